@@ -1,0 +1,51 @@
+# pitools developer tasks. Everything runs inside .venv, created on first use.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SAMPLE := golden/seed-running-example/session.jsonl
+
+.PHONY: install run test lint fmt bench golden differential fuzz stress clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e . --group dev
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Install, then replay Pi's context on a bundled sample session.
+run: $(STAMP)
+	$(BIN)/pitools inspect $(SAMPLE)
+	$(BIN)/pitools context $(SAMPLE)
+
+## The whole test suite (what CI runs).
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy pitools
+
+fmt: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench.py
+
+## Re-record Pi 1.6.0's results for every golden session (needs node and the reference, see README).
+golden: $(STAMP)
+	$(BIN)/python scripts/record_golden.py
+
+## Compare pitools with Pi on freshly generated sessions (needs node and the reference).
+differential: $(STAMP)
+	$(BIN)/python scripts/differential.py
+
+fuzz: $(STAMP)
+	PITOOLS_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q tests/fuzz -p no:randomly
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The pure core: no click, no rich, no printing, no network."""

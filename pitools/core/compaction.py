@@ -1,0 +1,369 @@
+"""Compaction planning: Pi 1.6.0's ``prepareCompaction`` and the summarizer input it implies.
+
+Planning never calls a model. The plan says which projected entries get summarized, where the
+cut falls, whether a turn is split, and what text the summarizer would receive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pitools.core import jsops
+from pitools.core.context import Projection, ProjectedEntry, build_projection, estimate_projected_context_tokens
+from pitools.core.jsops import nullish, prop, truthy
+from pitools.core.jsvalue import UNDEFINED, js_stringify, slice_head_utf16, utf16_len
+from pitools.core.messages import content_text, convert_to_llm, entry_to_messages
+from pitools.core.tokens import estimate_tokens
+
+DEFAULT_RESERVE_TOKENS = 16384
+DEFAULT_KEEP_RECENT_TOKENS = 20000
+TOOL_RESULT_MAX_CHARS = 2000
+
+_CUT_ROLES = ("user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary")
+_TURN_START_ROLES = ("user", "bashExecution", "custom", "branchSummary", "compactionSummary")
+
+
+@dataclass(slots=True)
+class FileOps:
+    """Pi's ``FileOperations``: three insertion-ordered sets of paths."""
+
+    read: dict[str, None] = field(default_factory=dict)
+    written: dict[str, None] = field(default_factory=dict)
+    edited: dict[str, None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"read": js_sorted(self.read), "written": js_sorted(self.written), "edited": js_sorted(self.edited)}
+
+
+def js_sorted(items: Any) -> list[Any]:
+    """``[...items].sort()``: JavaScript's default order compares UTF-16 code units."""
+    return sorted(items, key=_utf16_key)
+
+
+def _utf16_key(value: Any) -> bytes:
+    text = value if type(value) is str else jsops.to_string(value)
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def _add_file_op(name: Any, args: Any, ops: FileOps) -> None:
+    path = prop(args, "path") if not nullish(args) else UNDEFINED
+    if type(path) is not str or not path:
+        return
+    if name == "read":
+        ops.read[path] = None
+    elif name == "write":
+        ops.written[path] = None
+    elif name == "edit":
+        ops.edited[path] = None
+
+
+def extract_file_ops(message: Any, ops: FileOps) -> None:
+    """Pi's ``extractFileOpsFromMessage``: read/write/edit tool calls with a string ``path``."""
+    role = prop(message, "role")
+    if role == "toolResult":
+        nested = prop(message, "nestedCalls")
+        calls = UNDEFINED if nullish(nested) else prop(nested, "calls")
+        for call in jsops.iterate([] if nullish(calls) else calls, "calls"):
+            _add_file_op(prop(call, "name"), prop(call, "arguments"), ops)
+        return
+    if role != "assistant" or type(message) is not dict:
+        return
+    content = message.get("content", UNDEFINED)
+    if "content" not in message or type(content) is not list:
+        return
+    for block in content:
+        if type(block) is not dict or block.get("type") != "toolCall":
+            continue
+        if "arguments" not in block or "name" not in block:
+            continue
+        _add_file_op(block["name"], block["arguments"], ops)
+
+
+def compute_file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
+    """Pi's ``computeFileLists``: read-only files and modified files, each sorted."""
+    modified = dict.fromkeys([*ops.edited, *ops.written])
+    read_only = [f for f in ops.read if f not in modified]
+    return js_sorted(read_only), js_sorted(modified)
+
+
+def format_file_operations(read_files: list[str], modified_files: list[str]) -> str:
+    """Pi's ``formatFileOperations``: the tags appended to a compaction summary."""
+    sections = []
+    if read_files:
+        sections.append("<read-files>\n" + "\n".join(read_files) + "\n</read-files>")
+    if modified_files:
+        sections.append("<modified-files>\n" + "\n".join(modified_files) + "\n</modified-files>")
+    return "\n\n" + "\n\n".join(sections) if sections else ""
+
+
+# -- serialization ------------------------------------------------------------------------------
+
+
+def truncate_for_summary(text: str, max_chars: int) -> str:
+    n = utf16_len(text)
+    if n <= max_chars:
+        return text
+    return f"{slice_head_utf16(text, max_chars)}\n\n[... {n - max_chars} more characters truncated]"
+
+
+def _entries_of(value: Any) -> list[tuple[str, Any]]:
+    from pitools.core.messages import _object_entries
+
+    return _object_entries(value)
+
+
+def serialize_conversation(messages: list[Any]) -> str:
+    """Pi's ``serializeConversation``: the plain-text transcript the summarizer reads."""
+    parts: list[str] = []
+    for msg in messages:
+        role = prop(msg, "role")
+        if role == "user":
+            text = content_text(prop(msg, "content"), "")
+            if text:
+                parts.append(f"[User]: {text}")
+        elif role == "assistant":
+            content = prop(msg, "content")
+            calls = []
+            for block in jsops.iterate(content, "msg.content"):
+                if prop(block, "type") == "toolCall":
+                    args = ", ".join(
+                        f"{k}={jsops.to_string(js_stringify(v))}" for k, v in _entries_of(prop(block, "arguments"))
+                    )
+                    calls.append(f"{jsops.to_string(prop(block, 'name'))}({args})")
+            if any(prop(b, "type") == "text" for b in content):
+                parts.append(f"[Assistant]: {content_text(content)}")
+            if calls:
+                parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
+        elif role == "toolResult":
+            text = content_text(prop(msg, "content"), "")
+            if text:
+                parts.append(f"[Tool result]: {truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}")
+    return "\n\n".join(parts)
+
+
+# -- cut points -----------------------------------------------------------------------------------
+
+
+def _is_cut_point(pe: ProjectedEntry) -> bool:
+    return pe.source_type != "compaction" and any(prop(m, "role") in _CUT_ROLES for m in pe.messages)
+
+
+def _is_turn_start(pe: ProjectedEntry) -> bool:
+    return pe.source_type != "compaction" and any(prop(m, "role") in _TURN_START_ROLES for m in pe.messages)
+
+
+@dataclass(frozen=True, slots=True)
+class CutPoint:
+    first_kept_index: int
+    turn_start_index: int
+    is_split_turn: bool
+
+
+def _entry_tokens(pe: ProjectedEntry) -> Any:
+    total: Any = 0
+    for m in pe.messages:
+        total = jsops.add(total, estimate_tokens(m))
+    return total
+
+
+def find_cut_point(entries: list[ProjectedEntry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
+    """Pi's ``findProjectedCutPoint``: keep about ``keep_recent_tokens`` of the newest context."""
+    cut_points = [i for i in range(start, end) if _is_cut_point(entries[i])]
+    if not cut_points:
+        return CutPoint(start, -1, False)
+    accumulated: Any = 0
+    exceeded = False
+    cut = cut_points[0]
+    for i in range(end - 1, start - 1, -1):
+        tokens = _entry_tokens(entries[i])
+        if tokens == 0:
+            continue
+        accumulated = jsops.add(accumulated, tokens)
+        if type(accumulated) in (int, float) and accumulated >= keep_recent_tokens:
+            exceeded = True
+            cut = next((c for c in cut_points if c >= i), cut_points[-1])
+            break
+    # A failed recovery attempt whose messages were all edited out, after the last visible
+    # input, is skipped rather than kept (Pi advances the cut by one in that case only).
+    suffix = entries[cut + 1 : end]
+
+    def intrinsically_visible(pe: ProjectedEntry) -> bool:
+        return pe.source_type != "context_edit" and len(entry_to_messages(pe.source)) > 0
+
+    def omitted(pe: ProjectedEntry) -> bool:
+        return intrinsically_visible(pe) and not pe.messages
+
+    omitted_ids = {_key(pe.source_id) for pe in suffix if omitted(pe)}
+    external_replacement = any(
+        pe.source_type == "context_edit"
+        and pe.source.get("replacement", UNDEFINED) is not None
+        and _key(pe.source.get("targetId", UNDEFINED)) not in omitted_ids
+        for pe in suffix
+    )
+    recovery_suffix = (
+        exceeded
+        and not external_replacement
+        and any(
+            pe.source_type == "message" and prop(pe.source.get("message", UNDEFINED), "role") == "assistant" and omitted(pe)
+            for pe in suffix
+        )
+        and all(pe.source_type != "compaction" and (not intrinsically_visible(pe) or omitted(pe)) for pe in suffix)
+    )
+    if recovery_suffix:
+        cut += 1
+    while cut > start:
+        prev = entries[cut - 1]
+        if prev.source_type == "compaction" or prev.messages:
+            break
+        cut -= 1
+    if cut >= len(entries):
+        # Pi reads entries[cut].sourceEntry here and throws on an empty projection.
+        raise jsops.type_error("Cannot read properties of undefined (reading 'sourceEntry')")
+    starts_turn = _is_turn_start(entries[cut])
+    turn_start = -1
+    if not starts_turn:
+        for i in range(cut, start - 1, -1):
+            if _is_turn_start(entries[i]):
+                turn_start = i
+                break
+    return CutPoint(cut, turn_start, not starts_turn and turn_start != -1)
+
+
+def _key(value: Any) -> Any:
+    from pitools.core.tree import mkey
+
+    return mkey(value)
+
+
+# -- prepareCompaction ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSettings:
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+    enabled: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "reserveTokens": self.reserve_tokens, "keepRecentTokens": self.keep_recent_tokens}
+
+
+@dataclass(slots=True)
+class CompactionPreparation:
+    """Pi's ``CompactionPreparation`` plus the regions (projected-entry index ranges) behind it."""
+
+    first_kept_entry_id: Any
+    messages_to_summarize: list[Any]
+    turn_prefix_messages: list[Any]
+    is_split_turn: bool
+    tokens_before: Any
+    previous_summary: Any
+    file_ops: FileOps
+    settings: CompactionSettings
+    projection: Projection
+    boundary_start: int
+    history_end: int
+    first_kept_index: int
+    prev_compaction_index: int
+
+    def serialized_conversation(self) -> str:
+        return serialize_conversation(convert_to_llm(self.messages_to_summarize))
+
+    def serialized_turn_prefix(self) -> str | None:
+        if not self.is_split_turn:
+            return None
+        return serialize_conversation(convert_to_llm(self.turn_prefix_messages))
+
+    def file_lists(self) -> tuple[list[str], list[str]]:
+        return compute_file_lists(self.file_ops)
+
+
+def _messages_for_summary(pe: ProjectedEntry) -> list[Any]:
+    # Older compactions contribute nothing; system messages are prompt state, replayed separately.
+    if pe.source_type == "compaction":
+        return []
+    return [m for m in pe.messages if prop(m, "role") != "system"]
+
+
+def prepare_compaction(path_entries: Sequence[Any], settings: CompactionSettings) -> CompactionPreparation | None:
+    """Pi's ``prepareCompaction(pathEntries, settings)``; None where Pi returns undefined."""
+    if path_entries:
+        last = path_entries[-1]
+        if type(last) is dict and last.get("type") == "compaction":
+            return None
+    path = list(path_entries)
+    # Pi projects the path again from its own last entry (buildSessionPath with no leaf).
+    from pitools.core.tree import SessionIndex
+
+    projection = build_projection(SessionIndex.build(path).session_path(UNDEFINED))
+    projected = projection.entries
+    prev_idx = next(
+        (i for i, pe in enumerate(projected) if pe.source_type == "compaction" and pe.messages), -1
+    )
+    previous_summary: Any = UNDEFINED
+    boundary_start = 0
+    if prev_idx >= 0:
+        previous_summary = projected[prev_idx].source.get("summary", UNDEFINED)
+        boundary_start = prev_idx + 1
+    boundary_end = len(projected)
+    tokens_before = estimate_projected_context_tokens(projection, path).tokens
+    cut = find_cut_point(projected, boundary_start, boundary_end, settings.keep_recent_tokens)
+    first_kept = projected[cut.first_kept_index].source
+    first_kept_id = first_kept.get("id", UNDEFINED) if type(first_kept) is dict else UNDEFINED
+    if not truthy(first_kept_id):
+        return None
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    to_summarize = [m for pe in projected[boundary_start:history_end] for m in _messages_for_summary(pe)]
+    prefix = (
+        [m for pe in projected[cut.turn_start_index : cut.first_kept_index] for m in _messages_for_summary(pe)]
+        if cut.is_split_turn
+        else []
+    )
+    if not to_summarize and not prefix:
+        return None
+    ops = FileOps()
+    if prev_idx >= 0:
+        prev = projected[prev_idx].source
+        details = prev.get("details", UNDEFINED)
+        if not truthy(prev.get("fromHook", UNDEFINED)) and truthy(details):
+            read_files = prop(details, "readFiles")
+            if type(read_files) is list:
+                for f in read_files:
+                    ops.read[_hashable(f)] = None
+            modified = prop(details, "modifiedFiles")
+            if type(modified) is list:
+                for f in modified:
+                    ops.edited[_hashable(f)] = None
+    for m in to_summarize:
+        extract_file_ops(m, ops)
+    if cut.is_split_turn:
+        for m in prefix:
+            extract_file_ops(m, ops)
+    return CompactionPreparation(
+        first_kept_entry_id=first_kept_id,
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=previous_summary,
+        file_ops=ops,
+        settings=settings,
+        projection=projection,
+        boundary_start=boundary_start,
+        history_end=history_end,
+        first_kept_index=cut.first_kept_index,
+        prev_compaction_index=prev_idx,
+    )
+
+
+def _hashable(value: Any) -> Any:
+    return value if type(value) is str else jsops.to_string(value)
+
+
+def should_compact(context_tokens: Any, context_window: int, settings: CompactionSettings) -> bool:
+    """Pi's ``shouldCompact``: context above ``window - reserveTokens``."""
+    if not settings.enabled or type(context_tokens) not in (int, float):
+        return False
+    return bool(context_tokens > context_window - settings.reserve_tokens)

@@ -1,0 +1,65 @@
+"""Turn core values into JSON data exactly as ``JSON.stringify`` would present them.
+
+``UNDEFINED`` object members are left out (and become ``null`` inside arrays), NaN and
+infinities become ``null``, integers beyond 2**53 become the double JavaScript holds, and
+integral floats print without a fraction (``200.0`` is ``200`` in JavaScript).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+from pitools.core.jsvalue import UNDEFINED
+
+_MAX_SAFE = 2**53
+
+
+def jsonable(value: Any) -> Any:
+    """A copy of ``value`` holding only what ``JSON.stringify`` would keep, JS-normalised."""
+    t = type(value)
+    if t is str or value is None or t is bool:
+        return value
+    if t is int:
+        if -_MAX_SAFE <= value <= _MAX_SAFE:
+            return value
+        return _float(float(value))
+    if t is float:
+        return _float(value)
+    if t is dict:
+        return {k: jsonable(v) for k, v in value.items() if v is not UNDEFINED}
+    if t is list or t is tuple:
+        return [None if v is UNDEFINED else jsonable(v) for v in value]
+    if value is UNDEFINED:
+        return None
+    to_json = getattr(value, "to_json", None)
+    if to_json is not None:
+        return jsonable(to_json())
+    return str(value)
+
+
+def _float(x: float) -> Any:
+    if math.isnan(x) or math.isinf(x):
+        return None
+    if x.is_integer() and abs(x) <= _MAX_SAFE:
+        return int(x)
+    return x
+
+
+def dumps(value: Any, *, indent: bool = False) -> bytes:
+    """Serialize already-``jsonable`` data (orjson; non-ASCII raw, like JavaScript)."""
+    option = orjson.OPT_INDENT_2 if indent else 0
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:
+        # Lone surrogates (from broken files) are not valid UTF-8; escape them as JSON does.
+        from pitools.core.jsvalue import js_stringify
+
+        text = js_stringify(value) or "null"
+        if indent:
+            import json
+
+            text = json.dumps(json.loads(text), indent=2, ensure_ascii=True)
+        return text.encode("utf-8")

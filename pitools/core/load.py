@@ -1,0 +1,333 @@
+"""Streaming session reader: Pi's ``loadEntriesFromFile`` + ``parseSessionEntries``, read-only and talkative.
+
+Pi's loader splits the decoded text on ``"\\n"`` only, skips blank lines (JavaScript ``trim()``
+whitespace) and lines that ``JSON.parse`` rejects, drops values that parse to something falsy,
+and accepts the file only when the first parsed value is a ``session`` header whose ``id`` is a
+string. pitools returns the same entries, never writes (Pi appends a newline to a torn tail and
+rewrites migrated files), and reports every anomaly as a :class:`Diagnostic` with a line number
+and byte offset.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from pitools.core.errors import SessionParseError
+
+#: Lines longer than this are reported (Pi itself has no limit and still reads them).
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+_READ_CHUNK = 1 << 20
+_BOM = b"\xef\xbb\xbf"
+
+# JavaScript's String.prototype.trim() whitespace: WhiteSpace + LineTerminator code points.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding about the file: a stable kebab-case code, a severity and where it is."""
+
+    code: str
+    severity: str
+    message: str
+    line: int | None = None
+    offset: int | None = None
+    entry_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "line": self.line,
+            "offset": self.offset,
+            "entryId": self.entry_id,
+        }
+
+
+@dataclass(slots=True)
+class RawSession:
+    """What Pi's loader returns for one file, plus where every value came from.
+
+    ``values`` holds every parsed, truthy JSON value in file order (Pi's ``fileEntries``
+    before migration), including the header and any later ``session`` lines. ``lines`` and
+    ``offsets`` are parallel to it: the 1-based line number and byte offset of each value.
+    """
+
+    path: str
+    size: int
+    values: list[Any] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    line_count: int = 0
+    ends_with_newline: bool = True
+    crlf_lines: int = 0
+    #: True when Pi would accept the file (first parsed value is a header with a string id).
+    valid: bool = False
+
+
+def _js_blank(text: str) -> bool:
+    return not text.strip(JS_WHITESPACE)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"invalid JSON constant {name}")
+
+
+def parse_json_line(data: bytes) -> tuple[Any, bool]:
+    """Parse one line as ``JSON.parse`` would after UTF-8 decoding with replacement.
+
+    Returns ``(value, replaced)`` where ``replaced`` tells that invalid UTF-8 was replaced by
+    U+FFFD. Raises ``ValueError`` for text ``JSON.parse`` rejects.
+    """
+    try:
+        return orjson.loads(data), False
+    except orjson.JSONDecodeError:
+        pass
+    # orjson refuses a few things JSON.parse accepts: invalid UTF-8 (Node decodes it to
+    # U+FFFD first), lone surrogate escapes ("\ud800") and numbers that overflow to Infinity.
+    try:
+        text = data.decode("utf-8")
+        replaced = False
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        replaced = True
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(str(exc)) from None
+    return value, replaced
+
+
+def _iter_lines(path: str) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield ``(offset, line_bytes_without_newline, had_newline)`` reading in 1 MiB chunks."""
+    with open(path, "rb") as fh:
+        pending = b""
+        pos = 0  # file offset of pending[0]
+        while True:
+            chunk = fh.read(_READ_CHUNK)
+            if not chunk:
+                break
+            buf = pending + chunk if pending else chunk
+            start = 0
+            nl = buf.find(b"\n", start)
+            while nl != -1:
+                yield pos + start, buf[start:nl], True
+                start = nl + 1
+                nl = buf.find(b"\n", start)
+            pending = buf[start:]
+            pos += start
+        if pending:
+            yield pos, pending, False
+
+
+def _truthy_json(value: Any) -> bool:
+    # JSON values that are falsy in JavaScript: null, false, 0, -0, "".
+    if value is None or value is False:
+        return False
+    if type(value) in (int, float):
+        return value != 0
+    return not (type(value) is str and value == "")
+
+
+def read_session(path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> RawSession:
+    """Read a session file the way Pi 1.6.0 does, never writing to it.
+
+    Raises :class:`SessionParseError` only when the file cannot be opened at all; a file that
+    is not a session is returned with ``valid=False`` and a diagnostic saying why.
+    """
+    spath = os.fspath(path)
+    try:
+        size = os.stat(spath).st_size
+        if os.path.isdir(spath):
+            raise SessionParseError("is a directory, not a session file", path=spath)
+        lines_iter = _iter_lines(spath)
+        raw = RawSession(path=spath, size=size)
+        _consume(raw, lines_iter, max_line_bytes)
+    except OSError as exc:
+        raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
+    return raw
+
+
+def _consume(raw: RawSession, lines_iter: Iterator[tuple[int, bytes, bool]], max_line_bytes: int) -> None:
+    diags = raw.diagnostics
+    values = raw.values
+    header_seen = False
+    lineno = 0
+    first_value_line: int | None = None
+    skipped_before_header: list[int] = []
+    for offset, data, had_nl in lines_iter:
+        lineno += 1
+        if not had_nl:
+            raw.ends_with_newline = False
+        if data.endswith(b"\r"):
+            raw.crlf_lines += 1
+        if len(data) > max_line_bytes:
+            diags.append(
+                Diagnostic(
+                    "line-too-long",
+                    WARNING,
+                    f"line is {len(data)} bytes, over the {max_line_bytes}-byte limit",
+                    lineno,
+                    offset,
+                )
+            )
+        if lineno == 1 and data.startswith(_BOM):
+            diags.append(
+                Diagnostic(
+                    "utf8-bom",
+                    ERROR,
+                    "file starts with a UTF-8 byte order mark; Pi cannot parse that line",
+                    lineno,
+                    offset,
+                )
+            )
+        try:
+            value, replaced = parse_json_line(data)
+        except ValueError as exc:
+            text = data.decode("utf-8", "replace")
+            if _js_blank(text):
+                if not (not had_nl and not data):
+                    diags.append(Diagnostic("blank-line", INFO, "blank line (skipped)", lineno, offset))
+                if not header_seen:
+                    skipped_before_header.append(lineno)
+                continue
+            diags.append(
+                Diagnostic("malformed-json", ERROR, f"not valid JSON ({_short(str(exc))}); Pi skips it", lineno, offset)
+            )
+            if not header_seen:
+                skipped_before_header.append(lineno)
+            continue
+        if replaced:
+            diags.append(
+                Diagnostic("invalid-utf8", WARNING, "invalid UTF-8 replaced by U+FFFD (as Pi does)", lineno, offset)
+            )
+        if not _truthy_json(value):
+            diags.append(
+                Diagnostic(
+                    "falsy-line", WARNING, f"line parses to {_js_repr(value)}, which Pi drops", lineno, offset
+                )
+            )
+            continue
+        if type(value) is not dict:
+            diags.append(
+                Diagnostic(
+                    "non-object-line",
+                    ERROR,
+                    f"line is a JSON {_json_kind(value)}, not an object; Pi keeps it as a broken entry",
+                    lineno,
+                    offset,
+                )
+            )
+        if first_value_line is None:
+            first_value_line = lineno
+        values.append(value)
+        raw.lines.append(lineno)
+        raw.offsets.append(offset)
+        raw.lengths.append(len(data))
+        header_seen = True
+    raw.line_count = lineno
+    if raw.size == 0:
+        diags.append(Diagnostic("empty-file", ERROR, "file is empty; Pi would start a new session in it", None, 0))
+        return
+    if not values:
+        diags.append(
+            Diagnostic("missing-header", ERROR, "no JSON value in the file; it is not a Pi session", None, None)
+        )
+        return
+    head = values[0]
+    if type(head) is not dict or head.get("type") != "session":
+        diags.append(
+            Diagnostic(
+                "missing-header",
+                ERROR,
+                "first parsed line is not a session header; Pi rejects the whole file",
+                raw.lines[0],
+                raw.offsets[0],
+            )
+        )
+        return
+    if type(head.get("id")) is not str:
+        diags.append(
+            Diagnostic(
+                "invalid-header",
+                ERROR,
+                "session header has no string id; Pi rejects the whole file",
+                raw.lines[0],
+                raw.offsets[0],
+            )
+        )
+        return
+    raw.valid = True
+    if skipped_before_header:
+        diags.append(
+            Diagnostic(
+                "header-not-first",
+                WARNING,
+                f"the header is on line {raw.lines[0]}; {len(skipped_before_header)} line(s) before it are skipped",
+                raw.lines[0],
+                raw.offsets[0],
+            )
+        )
+    if raw.crlf_lines:
+        diags.append(
+            Diagnostic(
+                "crlf-line-endings",
+                INFO,
+                f"{raw.crlf_lines} line(s) end in CRLF; Pi reads them, other tools may not",
+                None,
+                None,
+            )
+        )
+    if not raw.ends_with_newline:
+        diags.append(
+            Diagnostic(
+                "unterminated-last-line",
+                WARNING,
+                "the last line has no newline (torn write?); Pi would append one when it opens the file",
+                raw.line_count,
+                None,
+            )
+        )
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "value"
+
+
+def _js_repr(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return '""'
+    return "0"

@@ -1,0 +1,321 @@
+"""pitools' results laid out like the reference oracle's output, for field-by-field comparison.
+
+The reference oracle (``shared/reference/oracle.mjs``) runs Pi 1.6.0 on a session and prints
+one JSON object. :func:`oracle_view` computes the same object with pitools' core, so the
+conformance tests and ``scripts/differential.py`` can diff the two. Where Pi throws, the field
+holds ``{"error": "..."}``; where Pi would loop forever, ``{"error": "cycle", ...}``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from pitools.core.compaction import (
+    CompactionSettings,
+    compute_file_lists,
+    format_file_operations,
+    prepare_compaction,
+)
+from pitools.core.context import (
+    build_projection,
+    context_entries_from_path,
+    context_usage,
+    estimate_projected_context_tokens,
+)
+from pitools.core.errors import CycleError, PiCrashError
+from pitools.core.jsonout import jsonable
+from pitools.core.jsvalue import UNDEFINED
+from pitools.core.messages import convert_to_llm, get_current_system_message
+from pitools.core.load import read_session
+from pitools.core.migrate import MigrationError
+from pitools.core.session import Session, entry_id, entry_type, open_session
+from pitools.core.stats import session_stats, usage_breakdown
+from pitools.core.tokens import estimate_tokens
+from pitools.core.tree import SessionIndex, flatten_tree, get_tree, labels_by_id
+
+
+def _attempt(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except PiCrashError as exc:
+        return {"error": exc.message}
+    except CycleError as exc:
+        return {"error": "cycle", "detail": exc.message}
+
+
+def oracle_view(
+    path: str | os.PathLike[str],
+    *,
+    leaves: list[Any] | None = None,
+    all_leaves: bool = True,
+    settings: CompactionSettings | None = None,
+    context_window: int = 200000,
+) -> dict[str, Any]:
+    """The oracle's JSON object for ``path`` computed by pitools (same keys, same values)."""
+    settings = settings or CompactionSettings()
+    out: dict[str, Any] = {}
+    try:
+        session = open_session(path)
+    except MigrationError as exc:
+        raw = read_session(path)
+        return jsonable(
+            {
+                "fileBytes": raw.size,
+                "invalid": False,
+                "loadedEntryCount": len(raw.values),
+                "loaderAppendedNewline": not raw.ends_with_newline,
+                "version_before": raw.values[0].get("version"),
+                "error": exc.pi_error or exc.message,
+            }
+        )
+    out["invalid"] = not session.valid
+    out["fileBytes"] = session.raw.size
+    out["loaderAppendedNewline"] = session.valid and not session.raw.ends_with_newline
+    out["loadedEntryCount"] = len(session.raw.values) if session.valid else 0
+    if not session.valid:
+        out.update(header=None, version_before=None, migrated=False, entries=[], leafId=None)
+        out.update(leaves=[], roots=[], tree=[], requestedLeaves=[], byLeaf={})
+        out["emptyFile"] = session.raw.size == 0
+        return jsonable(out)
+    return jsonable(_valid_view(session, out, leaves, all_leaves, settings, context_window))
+
+
+def _valid_view(
+    session: Session,
+    out: dict[str, Any],
+    leaves: list[Any] | None,
+    all_leaves: bool,
+    settings: CompactionSettings,
+    context_window: int,
+) -> dict[str, Any]:
+    entries = session.entries
+    index = SessionIndex.build(entries)
+    out["version_before"] = session.version_before
+    out["migrated"] = session.migration.needed
+    out["uuidCallsDuringLoad"] = session.migration.ids_assigned
+    out["header"] = session.header
+    out["entries"] = entries
+    out["sessionId"] = session.header.get("id") if session.header else None
+    out["sessionName"] = _attempt(lambda: session_name(entries))
+    out["entryCount"] = len(index.by_id)
+    default_leaf = index.leaf_id
+    out["leafId"] = None if default_leaf is UNDEFINED else default_leaf
+    out["labels"] = {
+        _label_key(k): {"label": v[0], "timestamp": v[1]} for k, v in labels_by_id(entries).items()
+    }
+    roots = get_tree(index)
+    flat = flatten_tree(roots)
+    if any(item.get("revisit") for item in flat) and _tree_loops(roots):
+        # A node that is its own descendant (duplicate ids): Pi's getTree() never returns.
+        out["roots"] = {"error": "timeout"}
+        out["tree"] = {"error": "timeout"}
+    else:
+        out["roots"] = [entry_id(r.entry) for r in roots]
+        out["tree"] = flat
+    leaf_list = index.leaves()
+    out["leaves"] = leaf_list
+    out["stats"] = _attempt(lambda: dict(session_stats(entries).to_json(), sessionId=out["sessionId"]))
+    out["usageBreakdown"] = _attempt(lambda: usage_breakdown(entries))
+    if leaves is not None:
+        targets = list(leaves)
+    elif all_leaves:
+        targets = list(leaf_list)
+        if default_leaf is not None and default_leaf is not UNDEFINED and default_leaf not in targets:
+            targets.append(default_leaf)
+    else:
+        targets = [default_leaf]
+    out["requestedLeaves"] = [None if t is UNDEFINED else t for t in targets]
+    by_leaf: dict[str, Any] = {}
+    for leaf in targets:
+        key = "null" if leaf is None or leaf is UNDEFINED else str(leaf)
+        by_leaf[key] = leaf_view(index, leaf, settings, context_window)
+    out["byLeaf"] = by_leaf
+    return out
+
+
+def _label_key(k: Any) -> str:
+    if type(k) is str:
+        return k
+    if k is UNDEFINED:
+        return "undefined"
+    if k is None:
+        return "null"
+    return str(k)
+
+
+def _tree_loops(roots: list[Any]) -> bool:
+    """True when a node is its own descendant (Pi's getTree sort loop never ends)."""
+    stack: list[tuple[Any, frozenset[int]]] = [(r, frozenset()) for r in roots]
+    budget = 1_000_000
+    while stack and budget:
+        budget -= 1
+        node, ancestors = stack.pop()
+        if id(node) in ancestors:
+            return True
+        nxt = ancestors | {id(node)}
+        stack.extend((c, nxt) for c in node.children)
+    return not budget
+
+
+def session_name(entries: list[Any]) -> Any:
+    """Pi's ``getSessionName``: the latest ``session_info`` name, trimmed; empty clears it."""
+    for entry in reversed(entries):
+        if entry_type(entry) == "session_info":
+            name = entry.get("name", UNDEFINED)
+            if name is None or name is UNDEFINED:
+                return None
+            if type(name) is not str:
+                raise PiCrashError("TypeError: entry.name?.trim is not a function")
+            from pitools.core.load import JS_WHITESPACE
+
+            trimmed = name.strip(JS_WHITESPACE)
+            return trimmed or None
+    return None
+
+
+def leaf_view(index: SessionIndex, leaf: Any, settings: CompactionSettings, context_window: int) -> dict[str, Any]:
+    """One ``byLeaf`` record of the oracle."""
+    r: dict[str, Any] = {"leafExists": leaf is not None and leaf is not UNDEFINED and index.has(leaf)}
+    try:
+        start = None if leaf is None else index.get(leaf) if index.has(leaf) and leaf else None
+        if leaf is not None:
+            if start is None and index.entries:
+                start = index.entries[-1]
+            if start is not None:
+                index.walk_to_root(start)
+    except CycleError as exc:
+        return {"leafExists": r["leafExists"], "error": "cycle", "detail": exc.message}
+    r["path"] = [] if leaf is None else _attempt(lambda: [entry_id(e) for e in index.get_branch(leaf)])
+    session_path = [] if leaf is None else index.session_path(leaf)
+    r["contextEntries"] = _attempt(lambda: [entry_id(e) for e in context_entries_from_path(session_path)])
+    projection = _attempt(lambda: build_projection(session_path))
+    if isinstance(projection, dict):
+        r["projection"] = projection
+        r["context"] = projection
+    else:
+        r["projection"] = [
+            {"sourceId": pe.source_id, "sourceType": pe.source_type, "messages": pe.messages}
+            for pe in projection.entries
+        ]
+        r["context"] = {
+            "messages": projection.messages,
+            "thinkingLevel": projection.thinking_level,
+            "model": projection.model,
+        }
+        r["tokenEstimates"] = _attempt(lambda: [estimate_tokens(m) for m in projection.messages])
+        r["llmMessages"] = _attempt(lambda: convert_to_llm(projection.messages))
+    branch = [] if leaf is None else index.get_branch(leaf)
+    if not isinstance(projection, dict):
+        r["estimatedContextTokens"] = _attempt(
+            lambda: estimate_projected_context_tokens(projection, branch).to_json()
+        )
+        r["contextUsage"] = _attempt(lambda: _context_usage_at(index, leaf, context_window))
+    else:
+        r["contextUsage"] = _attempt(lambda: _context_usage_at(index, leaf, context_window))
+    r["compaction"] = _attempt(lambda: compaction_view(branch, settings, projection))
+    return r
+
+
+def _context_usage_at(index: SessionIndex, leaf: Any, context_window: int) -> Any:
+    session_path = [] if leaf is None else index.session_path(leaf)
+    projection = build_projection(session_path)
+    branch = [] if leaf is None else index.get_branch(leaf)
+    return context_usage(projection, branch, context_window)
+
+
+def compaction_view(branch: list[Any], settings: CompactionSettings, projection: Any) -> Any:
+    """The oracle's ``compaction`` record (without the summary-request fields)."""
+    prep = prepare_compaction(branch, settings)
+    if prep is None:
+        return None
+    read_files, modified_files = compute_file_lists(prep.file_ops)
+    c: dict[str, Any] = {
+        "firstKeptEntryId": prep.first_kept_entry_id,
+        "messagesToSummarize": prep.messages_to_summarize,
+        "turnPrefixMessages": prep.turn_prefix_messages,
+        "isSplitTurn": prep.is_split_turn,
+        "tokensBefore": prep.tokens_before,
+        "previousSummary": None if prep.previous_summary is UNDEFINED else prep.previous_summary,
+        "fileOps": prep.file_ops.to_json(),
+        "settings": prep.settings.to_json(),
+        "fileLists": {"readFiles": read_files, "modifiedFiles": modified_files},
+        "fileListsText": format_file_operations(read_files, modified_files),
+        "serializedConversation": _attempt(prep.serialized_conversation),
+        "serializedTurnPrefix": _attempt(prep.serialized_turn_prefix),
+    }
+    if isinstance(projection, dict):
+        c["systemCheckpoint"] = projection
+    else:
+        c["systemCheckpoint"] = _attempt(lambda: get_current_system_message(projection.messages))
+    return c
+
+
+#: Oracle fields pitools does not compute (oracle metadata, branch-summary navigation, the
+#: fake-LLM summary run and Pi's own error text for rejected files).
+SKIPPED_KEYS = frozenset(
+    {
+        "oracle",
+        "file",
+        "options",
+        "navigateToDefault",
+        "summaryRequests",
+        "summarySystemPrompt",
+        "compactResult",
+        "openError",
+        "openBehavior",
+    }
+)
+
+
+def diff_values(ours: Any, theirs: Any, where: str = "", out: list[str] | None = None, limit: int = 50) -> list[str]:
+    """Differences between pitools' view and the oracle's, as readable ``where: ours != theirs``.
+
+    An ``{"error": ...}`` record matches any other error record of the same kind (Pi's exact
+    ``TypeError`` wording is not reproduced); a cycle must be a cycle, a timeout a timeout.
+    """
+    if out is None:
+        out = []
+    if len(out) >= limit:
+        return out
+    if isinstance(theirs, dict) and "error" in theirs and len(theirs) <= 3:
+        if not (isinstance(ours, dict) and "error" in ours):
+            out.append(f"{where}: pitools has no error, Pi: {theirs['error']}")
+        elif (theirs["error"] in ("cycle", "timeout")) != (ours["error"] in ("cycle", "timeout")):
+            out.append(f"{where}: error {ours['error']!r} != {theirs['error']!r}")
+        return out
+    if isinstance(ours, dict) and "error" in ours and len(ours) <= 3 and not isinstance(theirs, dict):
+        out.append(f"{where}: pitools error {ours['error']!r}, Pi: {_short(theirs)}")
+        return out
+    if isinstance(theirs, dict) and isinstance(ours, dict):
+        for k in sorted(set(theirs) | set(ours)):
+            if k in SKIPPED_KEYS:
+                continue
+            if k not in ours:
+                out.append(f"{where}.{k}: missing in pitools (Pi: {_short(theirs[k])})")
+            elif k not in theirs:
+                out.append(f"{where}.{k}: extra in pitools ({_short(ours[k])})")
+            else:
+                diff_values(ours[k], theirs[k], f"{where}.{k}", out, limit)
+        return out
+    if isinstance(theirs, list) and isinstance(ours, list):
+        if len(theirs) != len(ours):
+            out.append(f"{where}: length {len(ours)} != {len(theirs)}")
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
+            diff_values(a, b, f"{where}[{i}]", out, limit)
+        return out
+    if type(ours) in (int, float) and type(theirs) in (int, float):
+        # The oracle prints doubles beyond 2**53 in JavaScript's shortest form, which Python
+        # reads back as an exact int: compare them as doubles.
+        if float(ours) != float(theirs):
+            out.append(f"{where}: {ours!r} != {theirs!r}")
+        return out
+    if ours != theirs or type(ours) is not type(theirs):
+        out.append(f"{where}: {_short(ours)} != {_short(theirs)}")
+    return out
+
+
+def _short(v: Any, n: int = 120) -> str:
+    s = repr(v)
+    return s if len(s) <= n else s[: n - 1] + "…"

@@ -1,0 +1,148 @@
+"""A loaded session: Pi's ``SessionManager`` state after ``setSessionFile``, without any writes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from pitools.core.jsvalue import UNDEFINED
+from pitools.core.load import ERROR, WARNING, Diagnostic, RawSession, read_session
+from pitools.core.migrate import MigrationError, MigrationReport, migrate_values
+
+
+
+
+def get(obj: Any, key: str) -> Any:
+    """``obj[key]`` in JavaScript terms for a parsed JSON value (UNDEFINED when missing)."""
+    if type(obj) is dict:
+        return obj.get(key, UNDEFINED)
+    return UNDEFINED
+
+
+def entry_type(entry: Any) -> Any:
+    return entry.get("type", UNDEFINED) if type(entry) is dict else UNDEFINED
+
+
+def entry_id(entry: Any) -> Any:
+    return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
+
+
+@dataclass(slots=True)
+class Session:
+    """Entries as Pi sees them after loading and migrating, with their file positions.
+
+    ``entries`` is Pi's ``getEntries()``: every parsed value except ``session`` headers, in
+    file order, after migration. ``lines``/``offsets``/``positions`` are parallel to it
+    (``positions`` indexes ``raw.values``).
+    """
+
+    path: str
+    raw: RawSession
+    header: dict[str, Any] | None
+    entries: list[Any]
+    lines: list[int]
+    offsets: list[int]
+    positions: list[int]
+    migration: MigrationReport
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    migrated_values: list[Any] | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.raw.valid
+
+    @property
+    def version_before(self) -> Any:
+        return self.migration.version_before
+
+    @property
+    def needs_migration(self) -> bool:
+        return self.migration.needed
+
+    def line_of(self, index: int) -> int:
+        return self.lines[index]
+
+
+def open_session(path: str | os.PathLike[str], *, migrate: bool = True) -> Session:
+    """Load ``path`` like Pi's ``SessionManager.open`` (header check, migration), read-only.
+
+    A file Pi would reject comes back with ``valid=False`` and no entries; a v1 file that Pi's
+    migration cannot handle raises :class:`MigrationError` (a one-line, user-facing error).
+    """
+    raw = read_session(path)
+    diags = list(raw.diagnostics)
+    if not raw.valid:
+        return Session(
+            path=raw.path,
+            raw=raw,
+            header=None,
+            entries=[],
+            lines=[],
+            offsets=[],
+            positions=[],
+            migration=MigrationReport(),
+            diagnostics=diags,
+        )
+    values = raw.values
+    report = MigrationReport(version_before=values[0].get("version"))
+    migrated_values: list[Any] | None = None
+    if migrate:
+        try:
+            values, report = migrate_values(raw.values, raw.lines)
+        except MigrationError as exc:
+            exc.path = raw.path
+            raise
+        if report.needed:
+            migrated_values = values
+    else:
+        from pitools.core.migrate import effective_version
+
+        if effective_version(report.version_before) < 3:
+            report.steps.append("pending")
+    header = values[0]
+    entries: list[Any] = []
+    lines: list[int] = []
+    offsets: list[int] = []
+    positions: list[int] = []
+    for pos in range(1, len(values)):
+        v = values[pos]
+        if type(v) is dict and v.get("type") == "session":
+            diags.append(
+                Diagnostic(
+                    "extra-header",
+                    WARNING,
+                    "a second session header; Pi ignores it",
+                    raw.lines[pos],
+                    raw.offsets[pos],
+                    v.get("id") if isinstance(v.get("id"), str) else None,
+                )
+            )
+            continue
+        entries.append(v)
+        lines.append(raw.lines[pos])
+        offsets.append(raw.offsets[pos])
+        positions.append(pos)
+    return Session(
+        path=raw.path,
+        raw=raw,
+        header=header,
+        entries=entries,
+        lines=lines,
+        offsets=offsets,
+        positions=positions,
+        migration=report,
+        diagnostics=diags,
+        migrated_values=migrated_values,
+    )
+
+
+def require_valid(session: Session) -> Session:
+    """Raise a one-line error when Pi would reject the file."""
+    from pitools.core.errors import SessionParseError
+
+    if not session.valid:
+        first = next((d for d in session.diagnostics if d.severity == ERROR), None)
+        msg = first.message if first else "not a Pi session"
+        raise SessionParseError(msg, path=session.path, line=first.line if first else None)
+    return session

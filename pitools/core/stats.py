@@ -1,0 +1,127 @@
+"""Session-wide token and cost totals, as Pi's ``AgentSession.getSessionStats`` and
+``getUsageCostBreakdown`` (``usage-totals.js``) compute them over every entry of every branch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pitools.core import jsops
+from pitools.core.jsops import prop, truthy
+
+
+@dataclass(slots=True)
+class UsageTotals:
+    input: Any = 0
+    output: Any = 0
+    cache_read: Any = 0
+    cache_write: Any = 0
+    cost: Any = 0
+
+    def add(self, usage: Any) -> None:
+        """Pi's ``addUsageToTotals`` (throws like Pi on a missing usage or cost)."""
+        self.input = jsops.add(self.input, prop(usage, "input"))
+        self.output = jsops.add(self.output, prop(usage, "output"))
+        self.cache_read = jsops.add(self.cache_read, prop(usage, "cacheRead"))
+        self.cache_write = jsops.add(self.cache_write, prop(usage, "cacheWrite"))
+        self.cost = jsops.add(self.cost, prop(prop(usage, "cost"), "total"))
+
+    @property
+    def tokens(self) -> Any:
+        return jsops.add(jsops.add(jsops.add(self.input, self.output), self.cache_read), self.cache_write)
+
+
+@dataclass(slots=True)
+class SessionStats:
+    user_messages: int = 0
+    assistant_messages: int = 0
+    tool_calls: int = 0
+    tool_results: int = 0
+    total_messages: int = 0
+    totals: UsageTotals = field(default_factory=UsageTotals)
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.totals
+        return {
+            "userMessages": self.user_messages,
+            "assistantMessages": self.assistant_messages,
+            "toolCalls": self.tool_calls,
+            "toolResults": self.tool_results,
+            "totalMessages": self.total_messages,
+            "tokens": {
+                "input": t.input,
+                "output": t.output,
+                "cacheRead": t.cache_read,
+                "cacheWrite": t.cache_write,
+                "total": t.tokens,
+            },
+            "cost": t.cost,
+        }
+
+
+def session_stats(entries: Iterable[Any]) -> SessionStats:
+    """Pi's ``getSessionStats`` message counts and usage totals."""
+    stats = SessionStats()
+    totals = stats.totals
+    for entry in entries:
+        if type(entry) is not dict:
+            continue
+        etype = entry.get("type")
+        if etype == "usage":
+            totals.add(entry.get("usage"))
+        elif etype in ("branch_summary", "compaction") and truthy(entry.get("usage")):
+            totals.add(entry["usage"])
+        if etype != "message":
+            continue
+        stats.total_messages += 1
+        message = entry.get("message", jsops.UNDEFINED)
+        role = prop(message, "role")
+        if role == "user":
+            stats.user_messages += 1
+        elif role == "toolResult":
+            stats.tool_results += 1
+            if truthy(prop(message, "usage")):
+                totals.add(message["usage"])
+        elif role == "assistant":
+            stats.assistant_messages += 1
+            content = prop(message, "content")
+            if type(content) is list:
+                stats.tool_calls += sum(1 for c in content if prop(c, "type") == "toolCall")
+            totals.add(prop(message, "usage"))
+    return stats
+
+
+def usage_breakdown(entries: Iterable[Any]) -> list[dict[str, Any]]:
+    """Pi's ``getUsageCostBreakdown``: cost and tokens per provider/model, summaries apart."""
+    by_key: dict[str, UsageTotals] = {}
+    for entry in entries:
+        if type(entry) is not dict:
+            continue
+        etype = entry.get("type")
+        key: str | None = None
+        usage: Any = None
+        message = entry.get("message", jsops.UNDEFINED)
+        if etype == "message" and prop(message, "role") == "assistant":
+            model = prop(message, "responseModel")
+            if jsops.nullish(model):
+                model = prop(message, "model")
+            key = f"{jsops.to_string(prop(message, 'provider'))}/{jsops.to_string(model)}"
+            usage = prop(message, "usage")
+        elif etype == "usage":
+            key = f"{jsops.to_string(entry.get('provider', jsops.UNDEFINED))}/{jsops.to_string(entry.get('model', jsops.UNDEFINED))}"
+            usage = entry.get("usage", jsops.UNDEFINED)
+        elif etype == "message" and prop(message, "role") == "toolResult" and truthy(prop(message, "usage")):
+            key = "Tools/summaries"
+            usage = prop(message, "usage")
+        elif etype in ("branch_summary", "compaction") and truthy(entry.get("usage")):
+            key = "Tools/summaries"
+            usage = entry["usage"]
+        if not key or not truthy(usage):
+            continue
+        totals = by_key.setdefault(key, UsageTotals())
+        totals.add(usage)
+    rows = [{"key": k, "cost": t.cost, "tokens": t.tokens} for k, t in by_key.items()]
+    rows = [r for r in rows if jsops.gt_zero(r["cost"]) or jsops.gt_zero(r["tokens"])]
+    rows.sort(key=lambda r: -r["cost"] if type(r["cost"]) in (int, float) else 0)
+    return rows

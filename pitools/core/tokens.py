@@ -1,0 +1,161 @@
+"""Pi's token heuristics (``compaction.js``): ``estimateTokens`` and the usage-anchored estimates.
+
+"Characters" are JavaScript string lengths (UTF-16 code units), tool-call arguments are measured
+as ``JSON.stringify`` prints them, an image counts 4,800 characters, and the result is
+``Math.ceil(chars / 4)``. A value Pi would choke on raises :class:`PiCrashError` with the
+``TypeError`` Pi throws; a non-number length makes the estimate NaN as in JavaScript.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from pitools.core import jsops
+from pitools.core.jsops import NAN, prop, truthy
+from pitools.core.jsvalue import UNDEFINED, js_stringify
+
+ESTIMATED_IMAGE_CHARS = 4800
+
+
+def _plus(total: Any, n: Any) -> Any:
+    # chars += x, where x may be undefined (NaN) in broken files.
+    if type(total) is int and type(n) is int:
+        return total + n
+    if n is UNDEFINED or n is None or type(n) not in (int, float):
+        return NAN
+    return total + n
+
+
+def _content_chars(content: Any, what: str) -> Any:
+    if type(content) is str:
+        return jsops.length(content)
+    chars: Any = 0
+    for block in jsops.iterate(content, what):
+        btype = prop(block, "type")
+        if btype == "text":
+            text = prop(block, "text")
+            if truthy(text):
+                chars = _plus(chars, jsops.length(text))
+        elif btype == "image":
+            chars = _plus(chars, ESTIMATED_IMAGE_CHARS)
+    return chars
+
+
+def _stringify_len(value: Any) -> Any:
+    text = js_stringify(value)
+    if text is None:
+        raise jsops.type_error("Cannot read properties of undefined (reading 'length')")
+    return jsops.length(text)
+
+
+def estimate_tokens(message: Any) -> Any:
+    """Pi's ``estimateTokens(message)``: ``ceil(chars / 4)`` with per-role rules."""
+    role = prop(message, "role")
+    if role == "user" or role == "custom" or role == "toolResult":
+        return jsops.ceil_div4(_content_chars(prop(message, "content"), "content"))
+    if role == "assistant":
+        chars: Any = 0
+        for block in jsops.iterate(prop(message, "content"), "assistant.content"):
+            btype = prop(block, "type")
+            if btype == "text":
+                chars = _plus(chars, jsops.length(_need(prop(block, "text"), "length")))
+            elif btype == "thinking":
+                chars = _plus(chars, jsops.length(_need(prop(block, "thinking"), "length")))
+            elif btype == "toolCall":
+                name_len = jsops.length(_need(prop(block, "name"), "length"))
+                chars = _plus(chars, jsops.add(name_len, _stringify_len(prop(block, "arguments"))))
+        return jsops.ceil_div4(chars)
+    if role == "system":
+        chars = _content_chars(prop(message, "content"), "content")
+        sections = prop(message, "sections")
+        if truthy(sections):
+            values = list(sections.values()) if type(sections) is dict else []
+            for section in values:
+                if truthy(section):
+                    chars = _plus(chars, jsops.length(section))
+        tools = prop(message, "toolsAdded")
+        if truthy(tools):
+            chars = _plus(chars, _stringify_len(tools))
+        return jsops.ceil_div4(chars)
+    if role == "bashExecution":
+        command = jsops.length(_need(prop(message, "command"), "length"))
+        output = jsops.length(_need(prop(message, "output"), "length"))
+        return jsops.ceil_div4(jsops.add(command, output))
+    if role == "branchSummary" or role == "compactionSummary":
+        return jsops.ceil_div4(jsops.length(_need(prop(message, "summary"), "length")))
+    return 0
+
+
+def _need(value: Any, reading: str) -> Any:
+    if value is None or value is UNDEFINED:
+        kind = "null" if value is None else "undefined"
+        raise jsops.type_error(f"Cannot read properties of {kind} (reading '{reading}')")
+    return value
+
+
+def sum_tokens(messages: list[Any]) -> Any:
+    total: Any = 0
+    for m in messages:
+        total = jsops.add(total, estimate_tokens(m))
+    return total
+
+
+# -- usage ----------------------------------------------------------------------------------
+
+
+def calculate_context_tokens(usage: Any) -> Any:
+    """Pi's ``calculateContextTokens``: ``totalTokens`` or the sum of the four counters."""
+    total = prop(usage, "totalTokens")
+    if truthy(total):
+        return total
+    s = jsops.add(prop(usage, "input"), prop(usage, "output"))
+    s = jsops.add(s, prop(usage, "cacheRead"))
+    return jsops.add(s, prop(usage, "cacheWrite"))
+
+
+def assistant_usage(message: Any) -> Any:
+    """Pi's ``getAssistantUsage``: usage of a finished, non-empty assistant reply, else None."""
+    if type(message) is not dict or message.get("role") != "assistant" or "usage" not in message:
+        return None
+    if message.get("stopReason") in ("aborted", "error"):
+        return None
+    usage = message["usage"]
+    if not truthy(usage):
+        return None
+    return usage if jsops.gt_zero(calculate_context_tokens(usage)) else None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEstimate:
+    """Pi's ``ContextUsageEstimate``."""
+
+    tokens: Any
+    usage_tokens: Any
+    trailing_tokens: Any
+    last_usage_index: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "usageTokens": self.usage_tokens,
+            "trailingTokens": self.trailing_tokens,
+            "lastUsageIndex": self.last_usage_index,
+        }
+
+
+def estimate_context_tokens(messages: list[Any]) -> ContextEstimate:
+    """Pi's ``estimateContextTokens``: last valid assistant usage + estimates after it."""
+    for i in range(len(messages) - 1, -1, -1):
+        usage = assistant_usage(messages[i])
+        if usage is not None:
+            usage_tokens = calculate_context_tokens(usage)
+            trailing = sum_tokens(messages[i + 1 :])
+            return ContextEstimate(jsops.add(usage_tokens, trailing), usage_tokens, trailing, i)
+    estimated = sum_tokens(messages)
+    return ContextEstimate(estimated, 0, estimated, None)
+
+
+def nan_to_none(value: Any) -> Any:
+    return None if type(value) is float and math.isnan(value) else value
