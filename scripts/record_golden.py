@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Record Pi 1.6.0's results for every golden session (``make golden``).
+
+For each ``golden/<case>/session.jsonl`` this runs the reference oracle
+(``../shared/reference/oracle.mjs``) at every leaf, once per ``keepRecentTokens`` value, and
+stores its JSON as ``golden/<case>/pi.krt<N>.json.xz``. The tests read those recordings; they
+never need node. Needs node and the reference package: set ``PI_REF_DIR``, or let this script
+install ``@earendil-works/pi-coding-agent@1.6.0`` into ``.pi-ref/`` (npm registry access).
+
+Usage: scripts/record_golden.py [CASE ...]   (default: every case)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import lzma
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "golden"
+KEEP_RECENT = (20000, 2000, 300)
+PI_PACKAGE = "@earendil-works/pi-coding-agent@1.6.0"
+
+
+def oracle_script() -> Path:
+    candidates = [os.environ.get("PI_ORACLE", ""), str(ROOT.parent / "shared" / "reference" / "oracle.mjs")]
+    for c in candidates:
+        if c and Path(c).is_file():
+            return Path(c)
+    sys.exit("record_golden: oracle.mjs not found (set PI_ORACLE or keep ../shared/reference beside the repo)")
+
+
+def reference_dir() -> Path:
+    env = os.environ.get("PI_REF_DIR")
+    if env:
+        return Path(env)
+    scratch = ROOT / ".pi-ref"
+    pkg = scratch / "node_modules" / "@earendil-works" / "pi-coding-agent"
+    if not pkg.is_dir():
+        scratch.mkdir(exist_ok=True)
+        (scratch / "package.json").write_text('{"name": "pi-ref", "private": true}\n')
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", PI_PACKAGE],
+            cwd=scratch,
+            check=True,
+        )
+    return pkg
+
+
+def record(case: Path, oracle: Path, ref: Path) -> str:
+    session = case / "session.jsonl"
+    env = dict(os.environ, PI_REF_DIR=str(ref), TZ="UTC")
+    for krt in KEEP_RECENT:
+        cmd = ["node", "--max-old-space-size=3072", str(oracle), str(session), "--all-leaves"]
+        cmd += ["--keep-recent-tokens", str(krt)]
+        proc = subprocess.run(cmd, capture_output=True, env=env, timeout=120, check=False)
+        if proc.returncode != 0:
+            err = {"error": "crash", "exitCode": proc.returncode, "stderrTail": proc.stderr.decode()[-2000:]}
+            blob = json.dumps(err).encode()
+        else:
+            blob = proc.stdout  # the oracle's own text: lone surrogates stay escaped
+        (case / f"pi.krt{krt}.json.xz").write_bytes(lzma.compress(blob, preset=9 | lzma.PRESET_EXTREME))
+    return case.name
+
+
+def main(argv: list[str]) -> int:
+    oracle = oracle_script()
+    ref = reference_dir()
+    cases = [GOLDEN / a for a in argv] if argv else sorted(p.parent for p in GOLDEN.glob("*/session.jsonl"))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for name in pool.map(lambda c: record(c, oracle, ref), cases):
+            print(f"recorded {name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
