@@ -1,0 +1,51 @@
+"""``pitools context``: what Pi 1.6.0 would send to the model from a leaf."""
+
+from __future__ import annotations
+
+import click
+
+from pitools.cli.options import color_option, consoles, format_option, leaf_option, session_argument, write_json
+
+
+@click.command("context")
+@session_argument
+@leaf_option
+@format_option("human", "json", "markdown")
+@click.option("--tokenizer", metavar="NAME", default=None,
+              help="Also count real tokens with a tiktoken encoding (o200k_base, cl100k_base).")
+@color_option
+def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None, color: str) -> int:
+    """Replay Pi's context (buildSessionContext) at a leaf.
+
+    Shows the path, the context entries after compaction and context edits, every message
+    Pi would send with its token estimate, and the model and thinking level in force.
+
+    \b
+    Example:
+      pitools context session.jsonl --leaf a1b2c3d4 --format json
+    """
+    from pitools.core.api import load
+    from pitools.core.context import replay_context
+
+    loaded = load(file)
+    leaf = loaded.leaf(leaf_ref)
+    replay = replay_context(loaded.index, leaf)
+    counts = None
+    if tokenizer:
+        from pitools.core.tiktoken_count import count_messages
+
+        counts = count_messages(replay.projection.messages, tokenizer)
+    if format_ == "json":
+        from pitools.render.context import context_json
+
+        write_json(context_json(replay, counts))
+    elif format_ == "markdown":
+        from pitools.render.context import context_markdown
+
+        click.echo(context_markdown(replay, loaded.session), nl=False)
+    else:
+        from pitools.render.context import render_context
+
+        out, _ = consoles(color)
+        render_context(out, replay, loaded.session, counts)
+    return 0

@@ -1,0 +1,86 @@
+"""Options shared by several commands, and the consoles every renderer writes to."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def format_option(*choices: str, default: str = "human") -> Callable[[F], F]:
+    """``--format`` with the given choices (``human`` first)."""
+    return click.option(
+        "--format",
+        "format_",
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=True,
+        help="Output format. json is a stable interface (schemas/output/).",
+    )
+
+
+def color_option(f: F) -> F:
+    return click.option(
+        "--color",
+        type=click.Choice(["auto", "always", "never"]),
+        default="auto",
+        show_default=True,
+        help="Colour in human output (auto honours NO_COLOR/FORCE_COLOR and terminals).",
+    )(f)
+
+
+def leaf_option(f: F) -> F:
+    return click.option(
+        "--leaf",
+        "leaf_ref",
+        metavar="REF",
+        default=None,
+        help="Entry id, unique id prefix, or label (default: Pi's default leaf, the last entry).",
+    )(f)
+
+
+def verbosity_options(f: F) -> F:
+    f = click.option("-q", "--quiet", count=True, help="Less output (repeatable).")(f)
+    f = click.option("-v", "--verbose", count=True, help="More output (repeatable).")(f)
+    return f
+
+
+def verbosity(verbose: int, quiet: int) -> int:
+    return 1 + verbose - quiet
+
+
+def session_argument(f: F) -> F:
+    return click.argument("file", metavar="FILE", type=click.Path(dir_okay=False, path_type=str))(f)
+
+
+def consoles(color: str = "auto", width: int | None = None) -> tuple[Any, Any]:
+    """One rich console for stdout (data) and one for stderr (messages)."""
+    from rich.console import Console
+
+    force: bool | None = None
+    no_color = False
+    if color == "always":
+        force = True
+    elif color == "never":
+        no_color = True
+    if width is None and os.environ.get("PITOOLS_WIDTH"):
+        width = int(os.environ["PITOOLS_WIDTH"])
+    out = Console(file=sys.stdout, force_terminal=force, no_color=no_color, width=width, highlight=False,
+                  soft_wrap=False, emoji=False, markup=False)
+    err = Console(file=sys.stderr, force_terminal=force, no_color=no_color, width=width, highlight=False,
+                  emoji=False, markup=False)
+    return out, err
+
+
+def write_json(data: Any) -> None:
+    """Write one JSON document to stdout (orjson, JavaScript number forms, trailing newline)."""
+    from pitools.core.jsonout import dumps, jsonable
+
+    out = click.get_binary_stream("stdout")
+    out.write(dumps(jsonable(data)) + b"\n")
+    out.flush()

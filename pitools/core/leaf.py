@@ -1,0 +1,39 @@
+"""Resolve a user's ``--leaf`` reference (id, unique id prefix, or label) to an entry id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pitools.core.errors import LeafError
+from pitools.core.jsvalue import UNDEFINED
+from pitools.core.tree import SessionIndex, labels_by_id
+
+
+def resolve_leaf(index: SessionIndex, ref: str | None, *, path: str | None = None) -> Any:
+    """The entry id ``ref`` names; ``None`` means Pi's default leaf (the last entry's id).
+
+    Unlike Pi, which silently falls back to the last entry for an unknown id, an unknown or
+    ambiguous reference is an error.
+    """
+    if ref is None:
+        return index.leaf_id
+    if index.has(ref):
+        return ref
+    ids = [k for k in index.by_id if type(k) is str]
+    matches = [k for k in ids if k.startswith(ref)]
+    labelled = [k for k, (label, _ts) in labels_by_id(index.entries).items() if label == ref and type(k) is str]
+    candidates = list(dict.fromkeys(matches + labelled))
+    if len(candidates) == 1:
+        return candidates[0]
+    if not candidates:
+        raise LeafError(
+            f"--leaf {ref!r} matches no entry id, id prefix or label "
+            "(Pi itself would silently fall back to the last entry)",
+            path=path,
+        )
+    shown = ", ".join(candidates[:6]) + (" …" if len(candidates) > 6 else "")
+    raise LeafError(f"--leaf {ref!r} is ambiguous: it matches {shown}", path=path)
+
+
+def default_leaf_text(leaf_id: Any) -> str:
+    return "(no id)" if leaf_id is UNDEFINED or leaf_id is None else str(leaf_id)

@@ -1,0 +1,133 @@
+"""Render a :class:`~pitools.core.context.ContextReplay` as JSON, rich text or Markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pitools.core.context import ContextReplay
+from pitools.core.jsvalue import UNDEFINED
+from pitools.core.session import Session, entry_id, entry_type
+from pitools.render.preview import clip, entry_preview, entry_tag, message_preview
+
+
+def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict[str, Any]:
+    """The ``pitools context --format json`` object (schemas/output/context.schema.json)."""
+    p = replay.projection
+    data: dict[str, Any] = {
+        "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
+        "path": [entry_id(e) for e in replay.path],
+        "contextEntries": [entry_id(e) for e in replay.context_entries],
+        "projection": [
+            {"sourceId": pe.source_id, "sourceType": pe.source_type, "messages": pe.messages} for pe in p.entries
+        ],
+        "messages": p.messages,
+        "thinkingLevel": p.thinking_level,
+        "model": p.model,
+        "tokenEstimates": replay.token_estimates,
+        "estimatedContextTokens": replay.estimate.to_json(),
+    }
+    if counts is not None:
+        data["tiktokenCounts"] = counts
+    return data
+
+
+def _model_text(model: Any) -> str:
+    if not isinstance(model, dict):
+        return "none"
+
+    def part(v: Any) -> str:
+        return "?" if v is UNDEFINED or v is None else str(v)
+
+    return f"{part(model.get('provider'))}/{part(model.get('modelId'))}"
+
+
+def _estimate_text(replay: ContextReplay) -> str:
+    e = replay.estimate
+    if e.last_usage_index is None:
+        return f"~{e.tokens} tokens (chars/4 estimate of every message)"
+    return (
+        f"~{e.tokens} tokens (usage of message #{e.last_usage_index}: {e.usage_tokens}"
+        f" + {e.trailing_tokens} estimated after it)"
+    )
+
+
+def render_context(console: Any, replay: ContextReplay, session: Session, counts: list[int] | None = None) -> None:
+    """Human view: a header line, then one line per projected entry and message."""
+    from rich.text import Text
+
+    p = replay.projection
+    leaf = "(last entry: no id)" if replay.leaf_id is UNDEFINED else str(replay.leaf_id)
+    head = Text()
+    head.append("Context at ", style="bold")
+    head.append(leaf, style="bold cyan")
+    head.append(f"  model {_model_text(p.model)}  thinking {p.thinking_level}  ")
+    head.append(_estimate_text(replay), style="yellow")
+    console.print(head)
+    console.print(
+        Text(
+            f"{len(replay.path)} entries on the path, {len(replay.context_entries)} in context, "
+            f"{len(p.messages)} messages",
+            style="dim",
+        )
+    )
+    n = 0
+    for pe in p.entries:
+        sid = "(no id)" if pe.source_id is UNDEFINED else str(pe.source_id)
+        if not pe.messages:
+            line = Text("   ")
+            line.append(f"{sid:<10} ", style="dim")
+            line.append(f"{entry_tag(pe.source):<14}", style="dim")
+            reason = {
+                "edited-out": f"omitted by context_edit {entry_id(pe.edit)}",
+                "older-compaction": "older compaction inside the kept range: contributes nothing",
+            }.get(pe.omitted or "", "no model-visible content")
+            line.append(f"— {reason}: {clip(entry_preview(pe.source), 80)}", style="dim italic")
+            console.print(line)
+            continue
+        for m in pe.messages:
+            role = m.get("role") if isinstance(m, dict) else "?"
+            line = Text(f"{n:>3} ")
+            line.append(f"{sid:<10} ", style="cyan")
+            line.append(f"{role!s:<14}", style=_ROLE_STYLE.get(str(role), ""))
+            tokens = replay.token_estimates[n] if n < len(replay.token_estimates) else "?"
+            extra = f"/{counts[n]}" if counts is not None and n < len(counts) else ""
+            line.append(f"{'~' + str(tokens) + extra:>8} ", style="yellow")
+            if pe.edit is not None:
+                line.append("[edited] ", style="magenta")
+            line.append(message_preview(m, 160))
+            console.print(line, overflow="ellipsis", no_wrap=True)
+            n += 1
+
+
+_ROLE_STYLE = {
+    "user": "bold green",
+    "assistant": "bold blue",
+    "toolResult": "blue",
+    "system": "bold magenta",
+    "compactionSummary": "bold yellow",
+    "branchSummary": "yellow",
+    "custom": "magenta",
+    "bashExecution": "green",
+}
+
+
+def context_markdown(replay: ContextReplay, session: Session) -> str:
+    """The context as a readable Markdown transcript."""
+    from pitools.render.markdown import message_markdown
+
+    p = replay.projection
+    leaf = "(last entry)" if replay.leaf_id is UNDEFINED else str(replay.leaf_id)
+    lines = [
+        f"# Pi context at `{leaf}`",
+        "",
+        f"- Session: `{session.header.get('id') if session.header else '?'}`",
+        f"- Model: `{_model_text(p.model)}`, thinking level: `{p.thinking_level}`",
+        f"- Estimated context: {_estimate_text(replay)}",
+        "",
+    ]
+    n = 0
+    for pe in p.entries:
+        for m in pe.messages:
+            lines.append(message_markdown(m, n, pe.source_id, entry_type(pe.source), replay.token_estimates[n]))
+            n += 1
+    return "\n".join(lines) + "\n"

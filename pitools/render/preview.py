@@ -1,0 +1,132 @@
+"""Short, safe, one-line previews of Pi messages and entries for human output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pitools.core.jsvalue import js_stringify
+
+ELLIPSIS = "…"
+
+
+def clip(text: str, limit: int) -> str:
+    """One line, at most ``limit`` characters, with a visible marker when cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[: max(0, limit - 12)] + f"{ELLIPSIS} [+{len(flat) - limit + 12} chars]"
+
+
+def block_text(block: Any) -> str:
+    if not isinstance(block, dict):
+        return str(block)
+    btype = block.get("type")
+    if btype == "text":
+        return str(block.get("text", ""))
+    if btype == "thinking":
+        n = len(str(block.get("thinking", "")))
+        return f"[thinking: {n} chars]" if not block.get("redacted") else "[redacted thinking]"
+    if btype == "image":
+        return f"[image {block.get('mimeType', '?')}]"
+    if btype == "toolCall":
+        return f"{block.get('name')}({tool_args(block.get('arguments'))})"
+    return f"[{btype} block]"
+
+
+def tool_args(args: Any, limit: int = 160) -> str:
+    if isinstance(args, dict):
+        parts = [f"{k}={js_stringify(v)}" for k, v in args.items()]
+        return clip(", ".join(parts), limit)
+    return clip(js_stringify(args) or "", limit)
+
+
+def content_preview(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(block_text(b) for b in content)
+    return "" if content is None else str(content)
+
+
+def message_preview(message: Any, limit: int = 200) -> str:
+    """What a reader needs to recognise a message: text, tool calls, results, summaries."""
+    if not isinstance(message, dict):
+        return clip(str(message), limit)
+    role = message.get("role")
+    if role == "assistant":
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        texts = [block_text(b) for b in blocks if isinstance(b, dict) and b.get("type") in ("text", "thinking")]
+        calls = [block_text(b) for b in blocks if isinstance(b, dict) and b.get("type") == "toolCall"]
+        text = " ".join(t for t in texts if t)
+        if calls:
+            text = (text + " " if text else "") + "→ " + "; ".join(calls)
+        if message.get("stopReason") in ("error", "aborted"):
+            text = f"[{message.get('stopReason')}] " + text
+        return clip(text, limit)
+    if role == "toolResult":
+        prefix = f"{message.get('toolName', '?')}{' ERROR' if message.get('isError') else ''}: "
+        return clip(prefix + content_preview(message.get("content")), limit)
+    if role in ("compactionSummary", "branchSummary"):
+        return clip(str(message.get("summary", "")), limit)
+    if role == "bashExecution":
+        return clip(f"$ {message.get('command')} → {message.get('output', '')}", limit)
+    if role == "system":
+        extra = ""
+        if message.get("toolsAdded"):
+            extra = f" [+{len(message['toolsAdded'])} tools]"
+        return clip(content_preview(message.get("content")) + extra, limit)
+    if role == "custom":
+        return clip(f"<{message.get('customType')}> " + content_preview(message.get("content")), limit)
+    return clip(content_preview(message.get("content")), limit)
+
+
+def entry_preview(entry: Any, limit: int = 200) -> str:
+    """A preview for any entry type (metadata entries included)."""
+    if not isinstance(entry, dict):
+        return clip(f"(not an object: {js_stringify(entry)})", limit)
+    etype = entry.get("type")
+    if etype == "message":
+        return message_preview(entry.get("message"), limit)
+    if etype == "model_change":
+        return f"model → {entry.get('provider')}/{entry.get('modelId')}"
+    if etype == "thinking_level_change":
+        return f"thinking → {entry.get('thinkingLevel')}"
+    if etype == "compaction":
+        return clip(f"kept from {entry.get('firstKeptEntryId')}; {entry.get('summary', '')}", limit)
+    if etype == "branch_summary":
+        return clip(f"from {entry.get('fromId')}: {entry.get('summary', '')}", limit)
+    if etype == "context_edit":
+        rep = entry.get("replacement")
+        what = "omit" if rep is None else "replace: " + content_preview(rep.get("content") if isinstance(rep, dict) else rep)
+        return clip(f"edit {entry.get('targetId')} ({what})", limit)
+    if etype == "label":
+        return f"label {entry.get('targetId')} = {entry.get('label')!r}" if entry.get("label") else f"clear label on {entry.get('targetId')}"
+    if etype == "session_info":
+        return f"name = {entry.get('name')!r}"
+    if etype == "custom":
+        return clip(f"<{entry.get('customType')}> {js_stringify(entry.get('data')) or ''}", limit)
+    if etype == "custom_message":
+        return clip(f"<{entry.get('customType')}> " + content_preview(entry.get("content")), limit)
+    if etype == "usage":
+        return clip(f"{entry.get('kind')} usage {entry.get('provider')}/{entry.get('model')}", limit)
+    return clip(js_stringify(entry) or "", limit)
+
+
+def entry_tag(entry: Any) -> str:
+    """A short role/type tag: user, assistant, tool, compaction, ..."""
+    if not isinstance(entry, dict):
+        return "?"
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message")
+        role = msg.get("role") if isinstance(msg, dict) else None
+        return {"toolResult": "tool", "bashExecution": "bash"}.get(str(role), str(role))
+    return {
+        "thinking_level_change": "thinking",
+        "model_change": "model",
+        "branch_summary": "branch-summary",
+        "custom_message": "custom-msg",
+        "session_info": "name",
+        "context_edit": "edit",
+    }.get(str(etype), str(etype))
