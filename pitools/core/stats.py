@@ -19,8 +19,16 @@ class UsageTotals:
     cache_write: Any = 0
     cost: Any = 0
 
-    def add(self, usage: Any) -> None:
-        """Pi's ``addUsageToTotals`` (throws like Pi on a missing usage or cost)."""
+    def add(self, usage: Any, strict: bool = True) -> None:
+        """Pi's ``addUsageToTotals`` (throws like Pi on a missing usage or cost unless not strict)."""
+        if not strict:
+            if type(usage) is not dict:
+                return
+            cost = usage.get("cost")
+            usage = {
+                k: (usage.get(k) if type(usage.get(k)) in (int, float) else 0)
+                for k in ("input", "output", "cacheRead", "cacheWrite")
+            } | {"cost": {"total": cost.get("total", 0) if type(cost) is dict else 0}}
         self.input = jsops.add(self.input, prop(usage, "input"))
         self.output = jsops.add(self.output, prop(usage, "output"))
         self.cache_read = jsops.add(self.cache_read, prop(usage, "cacheRead"))
@@ -60,8 +68,12 @@ class SessionStats:
         }
 
 
-def session_stats(entries: Iterable[Any]) -> SessionStats:
-    """Pi's ``getSessionStats`` message counts and usage totals."""
+def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStats:
+    """Pi's ``getSessionStats`` message counts and usage totals.
+
+    ``strict=False`` skips usage records Pi would choke on (missing usage or cost) instead of
+    raising, for summaries of damaged or hand-written files.
+    """
     stats = SessionStats()
     totals = stats.totals
     for entry in entries:
@@ -69,9 +81,9 @@ def session_stats(entries: Iterable[Any]) -> SessionStats:
             continue
         etype = entry.get("type")
         if etype == "usage":
-            totals.add(entry.get("usage"))
+            totals.add(entry.get("usage"), strict)
         elif etype in ("branch_summary", "compaction") and truthy(entry.get("usage")):
-            totals.add(entry["usage"])
+            totals.add(entry["usage"], strict)
         if etype != "message":
             continue
         stats.total_messages += 1
@@ -82,13 +94,13 @@ def session_stats(entries: Iterable[Any]) -> SessionStats:
         elif role == "toolResult":
             stats.tool_results += 1
             if truthy(prop(message, "usage")):
-                totals.add(message["usage"])
+                totals.add(message["usage"], strict)
         elif role == "assistant":
             stats.assistant_messages += 1
             content = prop(message, "content")
             if type(content) is list:
                 stats.tool_calls += sum(1 for c in content if prop(c, "type") == "toolCall")
-            totals.add(prop(message, "usage"))
+            totals.add(prop(message, "usage"), strict)
     return stats
 
 

@@ -1,0 +1,36 @@
+"""``pitools inspect``: header, counts, tree shape, labels, models and usage totals."""
+
+from __future__ import annotations
+
+import click
+
+from pitools.cli.options import color_option, consoles, format_option, session_argument, write_json
+
+
+@click.command("inspect")
+@session_argument
+@format_option("human", "json")
+@color_option
+def command(file: str, format_: str, color: str) -> None:
+    """Summarise a session file.
+
+    Header (id, cwd, version, whether migration is needed), size, counts by entry type and
+    message role, roots, leaves, the default leaf, labels, compactions, branch summaries,
+    models, thinking levels, and token/cost totals computed as Pi's session stats do.
+
+    \b
+    Example:
+      pitools inspect session.jsonl --format json
+    """
+    from pitools.core.api import load
+    from pitools.core.inspect import inspect_session
+
+    loaded = load(file)
+    data = inspect_session(loaded.session, loaded.index)
+    if format_ == "json":
+        write_json(data)
+    else:
+        from pitools.render.inspect import render_inspect
+
+        out, _ = consoles(color)
+        render_inspect(out, data)

@@ -1,0 +1,117 @@
+"""``pitools migrate``: bring a v1/v2 session to v3 the way Pi does, but only when asked."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from pitools.cli.options import format_option, session_argument, write_json
+
+
+@click.command("migrate")
+@session_argument
+@click.option("-o", "--output", "output", metavar="OUT", default=None,
+              help="Write the migrated session to OUT ('-' for stdout); the original is untouched.")
+@click.option("--in-place", is_flag=True, help="Replace FILE atomically (keeps FILE.bak-<time> unless --no-backup).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when the file needs migration (for CI).")
+@click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
+@format_option("human", "json")
+@click.pass_context
+def command(
+    ctx: click.Context, file: str, output: str | None, in_place: bool, check: bool, no_backup: bool, format_: str
+) -> None:
+    """Migrate a session to format v3 (Pi's migrateToCurrentVersion).
+
+    v1 entries get ids (deterministic: the k-th entry gets %08x of k) and parent links,
+    compaction indices become firstKeptEntryId, and the hookMessage role becomes custom.
+    A v3 file is left alone (exit 0). Without -o or --in-place nothing is written: the
+    command reports what would change.
+
+    \b
+    Examples:
+      pitools migrate old.jsonl --check
+      pitools migrate old.jsonl -o new.jsonl
+      pitools migrate old.jsonl --in-place
+    """
+    if sum(bool(x) for x in (output, in_place, check)) > 1:
+        raise click.UsageError("use only one of -o/--output, --in-place and --check")
+    if no_backup and not in_place:
+        raise click.UsageError("--no-backup only applies to --in-place")
+    from pitools import store
+    from pitools.core.migrate_file import migrated_lines
+    from pitools.core.session import open_session, require_valid
+
+    before = store.stamp(file) if in_place else None
+    session = require_valid(open_session(file))
+    report = session.migration
+    needed = report.needed
+    written: str | None = None
+    backup: Any = None
+    if needed and not check:
+        if in_place:
+            assert before is not None
+            backup = store.atomic_replace(file, migrated_lines(session), expected=before, backup=not no_backup)
+            written = file
+        elif output == "-":
+            out = click.get_binary_stream("stdout")
+            for chunk in migrated_lines(session):
+                out.write(chunk)
+            out.flush()
+            written = "-"
+        elif output:
+            store.write_new(output, migrated_lines(session))
+            written = output
+    elif output == "-" and not needed:
+        # Nothing to migrate: the output is the file itself.
+        with open(file, "rb") as fh:
+            click.get_binary_stream("stdout").write(fh.read())
+        written = "-"
+    result = {
+        "path": file,
+        "needed": needed,
+        "versionBefore": report.version_before,
+        "versionAfter": 3 if needed else report.version_before,
+        "report": report.to_json(),
+        "written": written,
+        "backup": str(backup) if backup else None,
+    }
+    if written != "-":
+        if format_ == "json":
+            write_json(result)
+        else:
+            click.echo(_human(result, check))
+    elif format_ == "json":
+        click.echo(_human(result, check), err=True)
+    if check and needed:
+        ctx.exit(1)
+
+
+def _human(r: dict[str, Any], check: bool) -> str:
+    rep = r["report"]
+    if not r["needed"]:
+        return f"{r['path']}: already version {r['versionBefore']}; nothing to migrate"
+    parts = [f"{r['path']}: version {r['versionBefore'] if r['versionBefore'] is not None else '1 (none)'} → 3"]
+    details = []
+    if rep["idsAssigned"]:
+        details.append(f"{rep['idsAssigned']} entries given ids")
+    if rep["rolesRenamed"]:
+        details.append(f"{rep['rolesRenamed']} hookMessage roles renamed to custom")
+    if rep["indicesConverted"]:
+        details.append(f"{rep['indicesConverted']} compaction indices converted")
+    if rep["indicesDropped"]:
+        details.append(f"{rep['indicesDropped']} compaction indices dropped (target missing, as Pi does)")
+    if rep["indicesKeptAsIs"]:
+        details.append(f"{rep['indicesKeptAsIs']} non-numeric compaction indices kept as is (as Pi does)")
+    if details:
+        parts.append("  " + "; ".join(details))
+    if check:
+        parts.append("  migration needed (nothing written)")
+    elif r["written"]:
+        parts.append(f"  written to {r['written']}" + (f" (backup: {r['backup']})" if r["backup"] else ""))
+    else:
+        parts.append("  nothing written: use -o OUT or --in-place")
+    return "\n".join(parts)
+
+

@@ -1,0 +1,120 @@
+"""``pitools inspect``: a one-screen summary of a session, computed in one pass."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from pitools.core.errors import CycleError, PiCrashError
+from pitools.core.jsvalue import UNDEFINED
+from pitools.core.parity import session_name
+from pitools.core.session import Session, entry_id, entry_type
+from pitools.core.stats import session_stats, usage_breakdown
+from pitools.core.tree import SessionIndex, get_tree, labels_by_id
+
+
+@dataclass(slots=True)
+class Inspection:
+    data: dict[str, Any]
+
+
+def _role(entry: Any) -> Any:
+    msg = entry.get("message") if type(entry) is dict else None
+    return msg.get("role") if type(msg) is dict else None
+
+
+def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
+    """Everything ``pitools inspect`` shows, as JSON-ready data (Pi's field names)."""
+    entries = session.entries
+    header = session.header or {}
+    types: Counter[str] = Counter()
+    roles: Counter[str] = Counter()
+    models: dict[str, int] = {}
+    thinking: dict[str, int] = {}
+    compactions = []
+    summaries = []
+    for i, e in enumerate(entries):
+        t = entry_type(e)
+        types["(not an object)" if t is UNDEFINED and type(e) is not dict else str(t)] += 1
+        if t == "message":
+            role = _role(e)
+            roles[str(role)] += 1
+            if role == "assistant":
+                m = e["message"]
+                key = f"{m.get('provider')}/{m.get('model')}"
+                models[key] = models.get(key, 0) + 1
+        elif t == "model_change":
+            key = f"{e.get('provider')}/{e.get('modelId')}"
+            models.setdefault(key, 0)
+        elif t == "thinking_level_change":
+            level = str(e.get("thinkingLevel"))
+            thinking[level] = thinking.get(level, 0) + 1
+        elif t == "compaction":
+            compactions.append(
+                {
+                    "id": entry_id(e),
+                    "line": session.lines[i],
+                    "firstKeptEntryId": e.get("firstKeptEntryId"),
+                    "tokensBefore": e.get("tokensBefore"),
+                    "fromHook": e.get("fromHook"),
+                }
+            )
+        elif t == "branch_summary":
+            summaries.append({"id": entry_id(e), "line": session.lines[i], "fromId": e.get("fromId")})
+    leaves = []
+    for leaf in index.leaves():
+        try:
+            path = index.get_branch(leaf)
+            depth: Any = len(path) - 1
+        except CycleError:
+            depth = None
+        entry = index.get(leaf)
+        leaves.append({"id": leaf, "depth": depth, "timestamp": entry.get("timestamp") if type(entry) is dict else None})
+    labels = {str(k): {"label": v[0], "timestamp": v[1]} for k, v in labels_by_id(entries).items()}
+    try:
+        stats: Any = session_stats(entries).to_json()
+    except PiCrashError as exc:
+        # Pi's own stats would throw; report tolerant totals and say why they differ.
+        stats = session_stats(entries, strict=False).to_json()
+        stats["piError"] = exc.message
+    try:
+        breakdown: Any = usage_breakdown(entries)
+    except PiCrashError as exc:
+        breakdown = {"error": exc.message}
+    try:
+        name = session_name(entries)
+    except PiCrashError:
+        name = None
+    severities = Counter(d.severity for d in session.diagnostics)
+    roots = [entry_id(r.entry) for r in get_tree(index)]
+    default_leaf = index.leaf_id
+    return {
+        "path": session.path,
+        "header": {
+            "id": header.get("id"),
+            "cwd": header.get("cwd"),
+            "version": session.version_before,
+            "timestamp": header.get("timestamp"),
+            "parentSession": header.get("parentSession"),
+        },
+        "needsMigration": session.migration.needed,
+        "name": name,
+        "fileBytes": session.raw.size,
+        "lineCount": session.raw.line_count,
+        "entryCount": len(entries),
+        "uniqueIds": len(index.by_id),
+        "entryTypes": dict(types.most_common()),
+        "messageRoles": dict(roles.most_common()),
+        "roots": roots,
+        "leaves": leaves,
+        "defaultLeaf": None if default_leaf is UNDEFINED else default_leaf,
+        "labels": labels,
+        "compactions": compactions,
+        "branchSummaries": summaries,
+        "models": models,
+        "thinkingLevels": thinking,
+        "stats": stats,
+        "usageBreakdown": breakdown,
+        "diagnostics": {"error": severities["error"], "warning": severities["warning"], "info": severities["info"]},
+    }
