@@ -1,0 +1,285 @@
+"""The ``builtin`` summarizer: an offline, deterministic, extractive checkpoint.
+
+No model is called and no key is needed. The summary is assembled from the messages
+themselves into the sections of Pi's checkpoint format, so a compacted session stays
+usable by Pi (and a later real summary can replace it). It is plainly marked as extractive
+on its first line. Same input, byte-identical output.
+
+History summary:
+
+* Goal: the first user request; Constraints & Preferences: later user requests;
+* Progress: Done = the closing text of each assistant message, In Progress = a last user
+  request with no assistant text after it, Blocked = tool results flagged ``isError``;
+* Key Decisions: which tools were used; Next Steps: the last user request;
+* Critical Context: files named by tool-call ``path`` arguments.
+
+With ``previous_summary`` the previous sections are kept and the new items added
+(In Progress and Next Steps are replaced when there is something new).
+Turn-prefix summary: Original Request, Progress So Far, Context Needed to Continue.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pitools.summarize.textutil import sanitize_surrogates
+from pitools.summarize.types import SummaryRequest, SummaryResult
+from pitools.summarize.usage import zero_usage
+
+MARKER = "<!-- pitools builtin extractive summary: no model was called -->"
+ITEM_CHARS = 240
+#: Most items kept per section; older ones are dropped with a note.
+MAX_ITEMS = 20
+MAX_FILES = 50
+NONE = "(none)"
+
+_OMITTED = re.compile(r"^\(\d+ (?:earlier|more) items? omitted\)$")
+_BULLET = re.compile(r"^(?:[-*]\s+(?:\[[ xX]\]\s+)?|\d+\.\s+)")
+_FILE_BLOCK = re.compile(r"<(read-files|modified-files)>.*?</\1>", re.DOTALL)
+_TURN_CONTEXT = re.compile(r"^\*\*Turn Context \(split turn\):\*\*$")
+
+
+def _one_line(text: str, limit: int = ITEM_CHARS) -> str:
+    """Whitespace collapsed to single spaces, cut at ``limit`` characters with a marker."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return f"{flat[:limit].rstrip()}… [+{len(flat) - limit} chars]"
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        if item and item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def _cap(items: Sequence[str], limit: int = MAX_ITEMS, *, keep_first: bool = False) -> list[str]:
+    if len(items) <= limit:
+        return list(items)
+    dropped = len(items) - limit
+    if keep_first:
+        return [*items[:limit], f"({dropped} more item{'s' if dropped != 1 else ''} omitted)"]
+    return [f"({dropped} earlier item{'s' if dropped != 1 else ''} omitted)", *items[-limit:]]
+
+
+@dataclass
+class _Facts:
+    """What the extractive summary is made of."""
+
+    user_requests: list[str] = field(default_factory=list)
+    conclusions: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    tool_counts: dict[str, int] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    awaiting_reply: bool = False
+
+
+def _facts(messages: Sequence[dict[str, Any]]) -> _Facts:
+    facts = _Facts()
+    last_user = -1
+    last_answer = -1
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content")
+        if role == "user":
+            text = _one_line(_text_of(content))
+            if text:
+                facts.user_requests.append(text)
+                last_user = index
+        elif role == "assistant" and isinstance(content, list):
+            texts = [
+                str(b.get("text", ""))
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "text" and str(b.get("text", "")).strip()
+            ]
+            if texts:
+                facts.conclusions.append(_one_line(texts[-1]))
+                last_answer = index
+            for block in content:
+                if not isinstance(block, dict) or block.get("type") != "toolCall":
+                    continue
+                name = str(block.get("name") or "tool")
+                facts.tool_counts[name] = facts.tool_counts.get(name, 0) + 1
+                args = block.get("arguments")
+                path = args.get("path") if isinstance(args, dict) else None
+                if isinstance(path, str) and path and path not in facts.files:
+                    facts.files.append(path)
+        elif role == "toolResult" and message.get("isError"):
+            name = str(message.get("toolName") or "tool")
+            detail = _one_line(_text_of(content)) or "failed without output"
+            facts.errors.append(f"`{name}` failed: {detail}")
+    facts.conclusions = _dedupe(facts.conclusions)
+    facts.errors = _dedupe(facts.errors)
+    facts.awaiting_reply = last_user > last_answer
+    return facts
+
+
+def _tools_line(facts: _Facts) -> list[str]:
+    if not facts.tool_counts:
+        return []
+    used = ", ".join(f"{name} ×{count}" for name, count in facts.tool_counts.items())
+    return [f"**Tools used**: {used}"]
+
+
+def _files(facts: _Facts) -> list[str]:
+    return [f"`{path}`" for path in facts.files]
+
+
+def _focus(request: SummaryRequest) -> list[str]:
+    if not request.custom_instructions or not request.custom_instructions.strip():
+        return []
+    note = "Requested focus (noted only; not applied by the extractive summarizer)"
+    return [f"{note}: {_one_line(request.custom_instructions)}"]
+
+
+# -- previous summary -----------------------------------------------------------------
+
+_SECTION_ALIASES = {
+    "goal": "goal",
+    "original request": "goal",
+    "constraints & preferences": "constraints",
+    "done": "done",
+    "progress so far": "done",
+    "in progress": "in_progress",
+    "blocked": "blocked",
+    "key decisions": "decisions",
+    "next steps": "next",
+    "critical context": "context",
+    "context needed to continue": "context",
+}
+
+
+def parse_sections(summary: str) -> dict[str, list[str]]:
+    """Items of each known section of a checkpoint summary (bullets and placeholders removed).
+
+    Pi's appended ``<read-files>``/``<modified-files>`` blocks are dropped (the caller adds
+    the cumulative lists again); lines under unknown headings go to Critical Context.
+    """
+    text = _FILE_BLOCK.sub("", summary)
+    sections: dict[str, list[str]] = {}
+    current = "context"
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line == MARKER or line == "---" or _TURN_CONTEXT.match(line):
+            continue
+        heading = re.match(r"^#{2,3}\s+(.*)$", line)
+        if heading:
+            name = heading.group(1).strip().lower()
+            if name == "progress":
+                continue
+            current = _SECTION_ALIASES.get(name, "context")
+            continue
+        item = _BULLET.sub("", line, count=1).strip()
+        if not item or item == NONE or _OMITTED.match(item):
+            continue
+        sections.setdefault(current, []).append(item)
+    return sections
+
+
+# -- rendering ------------------------------------------------------------------------
+
+
+def _bullets(items: Sequence[str], prefix: str = "- ") -> list[str]:
+    return [f"{prefix}{item}" for item in items] if items else [f"- {NONE}"]
+
+
+def _numbered(items: Sequence[str]) -> list[str]:
+    return [f"{i}. {item}" for i, item in enumerate(items, 1)] if items else [f"1. {NONE}"]
+
+
+def _history(request: SummaryRequest) -> str:
+    facts = _facts(request.messages)
+    users = facts.user_requests
+    new = {
+        "goal": users[:1],
+        "constraints": users[1:-1],
+        "done": facts.conclusions,
+        "in_progress": users[-1:] if facts.awaiting_reply else [],
+        "blocked": facts.errors,
+        "decisions": _tools_line(facts),
+        "next": users[-1:],
+        "context": [*_files(facts), *_focus(request)],
+    }
+    if request.previous_summary:
+        old = parse_sections(request.previous_summary)
+        if old.get("goal"):
+            # The goal is already known: every new request but the last is a later request,
+            # and so is the previous summary's next step once a newer request exists.
+            earlier_next = [item for item in old.get("next", []) if users and item not in users[-1:]]
+            new["goal"] = []
+            new["constraints"] = [*earlier_next, *users[:-1]]
+        for key, items in new.items():
+            if key in ("in_progress", "next"):
+                new[key] = items or old.get(key, [])
+            else:
+                new[key] = _dedupe([*old.get(key, []), *items])
+    for key in ("constraints", "done", "blocked", "decisions"):
+        new[key] = _cap(new[key])
+    new["goal"] = _cap(new["goal"], keep_first=True)
+    new["context"] = _cap(new["context"], MAX_FILES, keep_first=True)
+    lines = [MARKER, "", "## Goal"]
+    lines += new["goal"] if new["goal"] else [NONE]
+    lines += ["", "## Constraints & Preferences", *_bullets(new["constraints"])]
+    lines += ["", "## Progress", "### Done", *_bullets(new["done"], "- [x] ")]
+    lines += ["", "### In Progress", *_bullets(new["in_progress"], "- [ ] ")]
+    lines += ["", "### Blocked", *_bullets(new["blocked"])]
+    lines += ["", "## Key Decisions", *_bullets(new["decisions"])]
+    lines += ["", "## Next Steps", *_numbered(new["next"])]
+    lines += ["", "## Critical Context", *_bullets(new["context"])]
+    return "\n".join(lines)
+
+
+def _turn_prefix(request: SummaryRequest) -> str:
+    facts = _facts(request.messages)
+    progress = [*_cap(facts.conclusions), *_tools_line(facts)]
+    context = [*_cap(facts.errors), *_cap(_files(facts), MAX_FILES, keep_first=True), *_focus(request)]
+    lines = [MARKER, "", "## Original Request"]
+    lines += facts.user_requests[:1] or [NONE]
+    lines += ["", "## Progress So Far", *_bullets(progress)]
+    lines += ["", "## Context Needed to Continue", *_bullets(context)]
+    return "\n".join(lines)
+
+
+def extractive_summary(request: SummaryRequest) -> str:
+    """The summary text for ``request`` (kind ``history`` or ``turnPrefix``)."""
+    return _turn_prefix(request) if request.kind == "turnPrefix" else _history(request)
+
+
+class BuiltinSummarizer:
+    """A ``Summarizer`` that never calls a model."""
+
+    provider = "pitools"
+    model = "builtin"
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        """Build the extractive summary; usage and cost are zero."""
+        return SummaryResult(
+            # Session text may hold lone surrogates (JavaScript strings); keep them out of
+            # the summary so it can be written as UTF-8 JSON.
+            text=sanitize_surrogates(extractive_summary(request)),
+            usage=zero_usage(),
+            stop_reason="stop",
+            provider=self.provider,
+            model=self.model,
+            attempts=1,
+        )
+
+    def __repr__(self) -> str:
+        return "BuiltinSummarizer()"
