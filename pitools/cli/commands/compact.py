@@ -1,0 +1,191 @@
+"""``pitools compact``: plan a compaction like Pi (--dry-run) or apply one offline (--apply)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from pitools.cli.options import color_option, consoles, format_option, leaf_option, session_argument, write_json
+
+
+@click.command("compact")
+@session_argument
+@click.option("--dry-run", "mode", flag_value="dry-run", help="Show the plan; never writes, never calls a model.")
+@click.option("--apply", "mode", flag_value="apply", help="Summarize with a model and append a compaction entry.")
+@leaf_option
+@click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=None, help="Override keepRecentTokens.")
+@click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override reserveTokens.")
+@click.option("--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens.")
+@click.option("--no-config", is_flag=True, help="Ignore Pi's settings.json and models.json files.")
+@click.option("--show-prompt", is_flag=True, help="Dry run: print the exact summarizer input.")
+@click.option("--model", "model_arg", metavar="PROVIDER/ID|builtin", default=None,
+              help="Apply: the summarizer model (default: the session's model, then Pi's default, then builtin).")
+@click.option("--base-url", default=None, help="Apply: an OpenAI-compatible server (llama.cpp, Ollama, vLLM...).")
+@click.option("--instructions", default=None, help="Apply: an extra focus for the summary.")
+@click.option("-o", "--output", default=None, metavar="OUT", help="Apply: write a new session file instead.")
+@click.option("--no-backup", is_flag=True, help="Apply: do not keep FILE.bak-<time>.")
+@click.option("--yes", is_flag=True, help="Apply: do not ask before calling a paid model.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
+              help="Apply: seconds to wait for each model response.")
+@format_option("human", "json")
+@color_option
+@click.pass_context
+def command(
+    ctx: click.Context,
+    file: str,
+    mode: str | None,
+    leaf_ref: str | None,
+    keep_recent_tokens: int | None,
+    reserve_tokens: int | None,
+    context_window: int | None,
+    no_config: bool,
+    show_prompt: bool,
+    model_arg: str | None,
+    base_url: str | None,
+    instructions: str | None,
+    output: str | None,
+    no_backup: bool,
+    yes: bool,
+    timeout: float,
+    format_: str,
+    color: str,
+) -> None:
+    """Plan or apply a compaction exactly as Pi 1.6.0's prepareCompaction/compact would.
+
+    --dry-run shows the branch as regions (already summarized, to summarize, split-turn
+    prefix, kept), the cut, token totals, whether Pi would compact now, and the file
+    lists. --apply asks a model (or the offline builtin summarizer) and appends a real
+    compaction entry that Pi loads.
+
+    \b
+    Examples:
+      pitools compact session.jsonl --dry-run --keep-recent-tokens 2000
+      pitools compact session.jsonl --dry-run --show-prompt
+      pitools compact session.jsonl --apply --model builtin
+      pitools compact session.jsonl --apply --model anthropic/claude-sonnet-4-5 --yes
+    """
+    if mode is None:
+        raise click.UsageError("choose --dry-run (plan only) or --apply (write a compaction)")
+    apply_only = {"--model": model_arg, "--base-url": base_url, "--instructions": instructions, "-o": output}
+    if mode == "dry-run":
+        used = [k for k, v in apply_only.items() if v] + (["--no-backup"] if no_backup else []) + (["--yes"] if yes else [])
+        if used:
+            raise click.UsageError(f"{', '.join(used)} only apply to --apply")
+    elif show_prompt:
+        raise click.UsageError("--show-prompt only applies to --dry-run")
+    if output and no_backup:
+        raise click.UsageError("--no-backup has no effect with -o (the original is untouched)")
+
+    from pitools.core.api import load
+    from pitools.core.context import build_projection
+    from pitools.core.plan import plan_compaction
+    from pitools.core.settings import resolve_settings
+
+    loaded = load(file)
+    leaf = loaded.leaf(leaf_ref)
+    projection = build_projection(loaded.index.session_path(leaf))
+    model = projection.model
+    session_model = None
+    if isinstance(model, dict) and isinstance(model.get("provider"), str) and isinstance(model.get("modelId"), str):
+        session_model = (model["provider"], model["modelId"])
+    header = loaded.session.header or {}
+    resolved = resolve_settings(
+        session_cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else None,
+        model=session_model,
+        flags={
+            "keep_recent_tokens": keep_recent_tokens,
+            "reserve_tokens": reserve_tokens,
+            "context_window": context_window,
+        },
+        use_config=not no_config,
+    )
+    out, err = consoles(color)
+    for warning in getattr(resolved, "warnings", []) or []:
+        err.print(f"pitools: warning: {warning}")
+    settings = resolved.compaction_settings()
+    plan = plan_compaction(
+        loaded, leaf, settings, context_window=int(resolved.context_window.value), settings_json=resolved.to_json()
+    )
+    if mode == "dry-run":
+        if format_ == "json":
+            data = plan.to_json()
+            if show_prompt:
+                data["summaryRequests"] = _requests_json(plan)
+            write_json(data)
+        else:
+            from pitools.render.compact import render_plan, render_prompts
+
+            render_plan(out, plan)
+            if show_prompt:
+                render_prompts(out, _requests_json(plan))
+        return
+    _apply(ctx, file, leaf, plan, settings, session_model, model_arg, base_url, instructions, output,
+           no_backup, yes, timeout, format_, out, err)
+
+
+def _requests_json(plan: Any) -> list[dict[str, str]]:
+    from pitools.core.prompts import summary_requests
+
+    if plan.preparation is None:
+        return []
+    return [{"kind": r.kind, "system": r.system, "prompt": r.prompt} for r in summary_requests(plan.preparation)]
+
+
+def _apply(ctx: click.Context, file: str, leaf: Any, plan: Any, settings: Any, session_model: Any,
+           model_arg: str | None, base_url: str | None, instructions: str | None, output: str | None,
+           no_backup: bool, yes: bool, timeout: float, format_: str, out: Any, err: Any) -> None:
+    from pitools.core.errors import PitoolsError
+    from pitools.core.plan import apply_compaction
+    from pitools.summarize import build_summarizer, resolve_model
+
+    if plan.preparation is None:
+        raise PitoolsError(f"refusing to compact: {plan.reason}", path=file)
+    spec = resolve_model(model_arg, session_model=session_model, base_url=base_url)
+    paid = spec.api != "builtin"
+    label = "builtin (offline, extractive)" if not paid else f"{spec.provider}/{spec.model_id}"
+    if paid and not yes:
+        if not sys.stdin.isatty():
+            raise click.UsageError(f"calling the paid model {label} needs --yes when not run from a terminal")
+        if format_ != "json":
+            from pitools.render.compact import render_plan
+
+            render_plan(err, plan)
+        if not click.confirm(f"Summarize with {label}?", default=False, err=True):
+            raise PitoolsError("cancelled; nothing was written")
+    summarizer = build_summarizer(spec, on_retry=lambda msg: err.print(f"pitools: retry: {msg}"), timeout=timeout)
+    result = apply_compaction(
+        file,
+        None if leaf is None else str(leaf),
+        settings,
+        summarizer,
+        instructions=instructions,
+        output=output,
+        backup=not no_backup,
+        progress=(lambda msg: err.print(f"pitools: {msg}")) if format_ != "json" else None,
+    )
+    from pitools.core.api import load
+    from pitools.core.context import replay_context
+
+    reloaded = load(result.written_to)
+    replay = replay_context(reloaded.index, result.entry["id"])
+    after = replay.estimate.tokens
+    data = {
+        "entry": result.entry,
+        "writtenTo": result.written_to,
+        "backup": result.backup,
+        "model": label,
+        "requests": result.requests,
+        "tokensBefore": plan.preparation.tokens_before,
+        "tokensAfter": after,
+        "leafWasLast": result.leaf_was_last,
+    }
+    if format_ == "json":
+        write_json(data)
+        return
+    from pitools.render.compact import render_applied
+    from pitools.render.context import render_context
+
+    render_applied(out, data)
+    render_context(out, replay, reloaded.session)

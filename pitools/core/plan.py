@@ -1,0 +1,335 @@
+"""``compact --dry-run`` and ``compact --apply`` as pure-ish operations on a loaded session.
+
+:func:`plan_compaction` never touches the network or the file. :func:`build_compaction_entry`
+produces the line Pi's ``appendCompaction`` would write; :func:`apply_compaction` asks a
+:class:`~pitools.summarize.Summarizer`, then appends through :mod:`pitools.store`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pitools.core.api import LoadedSession
+from pitools.core.compaction import CompactionPreparation, CompactionSettings, prepare_compaction, should_compact
+from pitools.core.context import build_projection, estimate_projected_context_tokens
+from pitools.core.errors import PitoolsError
+from pitools.core.jsvalue import UNDEFINED
+from pitools.core.messages import get_current_system_message
+from pitools.core.session import entry_id, entry_type
+from pitools.core.tokens import estimate_tokens
+
+REGION_SUMMARIZED = "already-summarized"
+REGION_PREVIOUS = "previous-compaction"
+REGION_SUMMARIZE = "summarize"
+REGION_PREFIX = "turn-prefix"
+REGION_KEPT = "kept"
+
+
+@dataclass(slots=True)
+class RegionEntry:
+    entry_id: Any
+    entry: Any
+    region: str
+    tokens: int
+    is_cut: bool = False
+
+
+@dataclass(slots=True)
+class CompactionPlan:
+    """Everything ``compact --dry-run`` reports."""
+
+    leaf_id: Any
+    settings: CompactionSettings
+    settings_json: dict[str, Any]
+    context_window: int
+    context_tokens: Any
+    preparation: CompactionPreparation | None
+    reason: str | None
+    regions: list[RegionEntry] = field(default_factory=list)
+
+    @property
+    def threshold(self) -> int:
+        return self.context_window - self.settings.reserve_tokens
+
+    @property
+    def would_compact(self) -> bool:
+        return should_compact(self.context_tokens, self.context_window, self.settings)
+
+    def region_totals(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for r in self.regions:
+            totals[r.region] = totals.get(r.region, 0) + r.tokens
+        return totals
+
+    def tokens_after(self) -> int | None:
+        """Estimated context right after compaction: the summary is not known yet, so kept only."""
+        if self.preparation is None:
+            return None
+        return self.region_totals().get(REGION_KEPT, 0)
+
+    def to_json(self) -> dict[str, Any]:
+        prep = self.preparation
+        data: dict[str, Any] = {
+            "leafId": None if self.leaf_id is UNDEFINED else self.leaf_id,
+            "settings": self.settings_json,
+            "shouldCompact": {
+                "tokens": self.context_tokens,
+                "contextWindow": self.context_window,
+                "reserveTokens": self.settings.reserve_tokens,
+                "threshold": self.threshold,
+                "result": self.would_compact,
+            },
+            "preparation": None,
+            "reason": self.reason,
+            "regions": [
+                {"entryId": r.entry_id, "type": entry_type(r.entry), "region": r.region, "tokens": r.tokens}
+                for r in self.regions
+            ],
+            "regionTokens": self.region_totals(),
+        }
+        if prep is not None:
+            data["preparation"] = {
+                "firstKeptEntryId": prep.first_kept_entry_id,
+                "messagesToSummarize": prep.messages_to_summarize,
+                "turnPrefixMessages": prep.turn_prefix_messages,
+                "isSplitTurn": prep.is_split_turn,
+                "tokensBefore": prep.tokens_before,
+                "previousSummary": None if prep.previous_summary is UNDEFINED else prep.previous_summary,
+                "fileOps": prep.file_ops.to_json(),
+                "settings": prep.settings.to_json(),
+                "serializedConversation": prep.serialized_conversation(),
+                "serializedTurnPrefix": prep.serialized_turn_prefix(),
+            }
+        return data
+
+
+def _entry_tokens(entry: Any, messages: list[Any] | None) -> int:
+    total = 0
+    for m in messages or []:
+        t = estimate_tokens(m)
+        if type(t) is int:
+            total += t
+    return total
+
+
+def plan_compaction(
+    loaded: LoadedSession,
+    leaf: Any,
+    settings: CompactionSettings,
+    *,
+    context_window: int,
+    settings_json: dict[str, Any] | None = None,
+) -> CompactionPlan:
+    """Pi's ``prepareCompaction`` on the branch at ``leaf``, with the regions laid out."""
+    index = loaded.index
+    branch = index.get_branch(leaf)
+    if not branch:
+        raise PitoolsError(f"leaf {leaf!r} has no path (unknown id)", path=loaded.path)
+    projection = build_projection(index.session_path(leaf))
+    tokens = estimate_projected_context_tokens(projection, branch).tokens
+    prep = prepare_compaction(branch, settings)
+    reason = None
+    if prep is None:
+        last = branch[-1]
+        if entry_type(last) == "compaction":
+            reason = "already compacted: the last entry on this branch is a compaction"
+        else:
+            reason = "nothing to compact: no messages before the kept region"
+    plan = CompactionPlan(
+        leaf_id=leaf,
+        settings=settings,
+        settings_json=settings_json or {k: {"value": v, "source": "default"} for k, v in settings.to_json().items()},
+        context_window=context_window,
+        context_tokens=tokens,
+        preparation=prep,
+        reason=reason,
+    )
+    plan.regions = _regions(branch, prep, projection)
+    return plan
+
+
+def _regions(branch: list[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionEntry]:
+    if prep is None:
+        projected = {id(pe.source): pe for pe in current.entries}
+        return [
+            RegionEntry(entry_id(e), e, REGION_KEPT if id(e) in projected else REGION_SUMMARIZED,
+                        _entry_tokens(e, projected[id(e)].messages if id(e) in projected else None))
+            for e in branch
+        ]
+    entries = prep.projection.entries
+    region_of: dict[int, str] = {}
+    messages_of: dict[int, list[Any]] = {}
+    for i, pe in enumerate(entries):
+        if i < prep.boundary_start:
+            region = REGION_PREVIOUS
+        elif i < prep.history_end:
+            region = REGION_SUMMARIZE
+        elif i < prep.first_kept_index:
+            region = REGION_PREFIX
+        else:
+            region = REGION_KEPT
+        region_of[id(pe.source)] = region
+        messages_of[id(pe.source)] = pe.messages
+    first_kept = entries[prep.first_kept_index].source if prep.first_kept_index < len(entries) else None
+    out = []
+    for e in branch:
+        region = region_of.get(id(e), REGION_SUMMARIZED)
+        out.append(RegionEntry(entry_id(e), e, region, _entry_tokens(e, messages_of.get(id(e))), e is first_kept))
+    return out
+
+
+# -- the compaction entry --------------------------------------------------------------------
+
+
+def iso_now(now: _dt.datetime | None = None) -> str:
+    """``new Date().toISOString()``: UTC, millisecond precision, ``Z``."""
+    now = now or _dt.datetime.now(_dt.UTC)
+    now = now.astimezone(_dt.UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def new_entry_id(existing: Any) -> str:
+    """A fresh 8-hex id not used in the session (Pi's ``generateId``)."""
+    for _ in range(100):
+        candidate = secrets.token_hex(4)
+        if not existing.has(candidate):
+            return candidate
+    return secrets.token_hex(16)
+
+
+def build_compaction_entry(
+    loaded: LoadedSession,
+    leaf: Any,
+    prep: CompactionPreparation,
+    summary: str,
+    usage: dict[str, Any] | None,
+    *,
+    now: _dt.datetime | None = None,
+    entry_id_: str | None = None,
+) -> dict[str, Any]:
+    """The entry Pi's ``appendCompaction(summary, firstKeptEntryId, tokensBefore, details, false, usage)`` writes."""
+    timestamp = iso_now(now)
+    new_id = entry_id_ or new_entry_id(loaded.index)
+    read_files, modified_files = prep.file_lists()
+    projection = build_projection(loaded.index.session_path(leaf))
+    system = get_current_system_message(projection.messages)
+    entry: dict[str, Any] = {
+        "type": "compaction",
+        "id": new_id,
+        "parentId": leaf,
+        "timestamp": timestamp,
+        "summary": summary,
+        "firstKeptEntryId": prep.first_kept_entry_id,
+        "tokensBefore": prep.tokens_before,
+        "details": {"readFiles": read_files, "modifiedFiles": modified_files},
+        "usage": usage if usage is not None else UNDEFINED,
+        "fromHook": False,
+    }
+    if system is not None:
+        from pitools.core.jsvalue import js_date_ms
+
+        entry["systemMessage"] = dict(system, timestamp=js_date_ms(timestamp))
+    return entry
+
+
+@dataclass(slots=True)
+class ApplyResult:
+    entry: dict[str, Any]
+    written_to: str
+    backup: str | None
+    requests: int
+    leaf_was_last: bool
+
+
+ProgressFn = Callable[[str], None]
+
+
+def apply_compaction(
+    path: str,
+    leaf_ref: str | None,
+    settings: CompactionSettings,
+    summarizer: Any,
+    *,
+    instructions: str | None = None,
+    output: str | None = None,
+    backup: bool = True,
+    progress: ProgressFn | None = None,
+    now: _dt.datetime | None = None,
+) -> ApplyResult:
+    """Plan, summarize with ``summarizer``, and append one compaction entry (or write ``output``).
+
+    Nothing is written when the plan is empty, the model fails, or the file changed while the
+    model was working.
+    """
+    from pitools import store
+    from pitools.core.api import load
+    from pitools.core.jsonout import jsonable
+    from pitools.core.jsvalue import js_stringify
+    from pitools.core.messages import convert_to_llm
+    from pitools.core.prompts import join_summaries, summary_requests
+    from pitools.summarize import SummaryRequest, combine_usage
+
+    before = store.stamp(path)
+    loaded = load(path)
+    if loaded.session.migration.needed:
+        raise PitoolsError(
+            "this session needs migration to v3 before it can be compacted; run `pitools migrate --in-place` first",
+            path=path,
+        )
+    leaf = loaded.leaf(leaf_ref)
+    branch = loaded.index.get_branch(leaf)
+    prep = prepare_compaction(branch, settings)
+    if prep is None:
+        if branch and entry_type(branch[-1]) == "compaction":
+            raise PitoolsError("already compacted: the branch ends in a compaction entry", path=path)
+        raise PitoolsError("nothing to compact on this branch", path=path)
+    if not before.ends_with_newline:
+        raise PitoolsError(
+            "the file's last line has no newline (torn write?); refusing to add a line after it. "
+            "Repair it first (`pitools migrate --in-place` terminates it) and retry",
+            path=path,
+        )
+    projection = build_projection(loaded.index.session_path(leaf))
+    thinking = projection.thinking_level if isinstance(projection.thinking_level, str) else None
+    texts: dict[str, str] = {}
+    usage: dict[str, Any] | None = None
+    requests = summary_requests(prep, instructions)
+    for req in requests:
+        source = prep.messages_to_summarize if req.kind == "history" else prep.turn_prefix_messages
+        llm = [m for m in jsonable(convert_to_llm(source)) if isinstance(m, dict)]
+        if progress:
+            progress(f"asking for the {'history' if req.kind == 'history' else 'turn-prefix'} summary…")
+        result = summarizer.summarize(
+            SummaryRequest(
+                system_prompt=req.system,
+                prompt=req.prompt,
+                kind=req.kind,
+                reasoning_level=thinking if thinking in ("minimal", "low", "medium", "high", "xhigh") else None,
+                messages=llm,
+                previous_summary=prep.previous_summary if isinstance(prep.previous_summary, str) else None,
+                custom_instructions=instructions,
+            )
+        )
+        texts[req.kind] = result.text
+        usage = result.usage if usage is None else combine_usage(usage, result.usage)
+    summary = join_summaries(prep, texts.get("history"), texts.get("turnPrefix"))
+    entry = build_compaction_entry(loaded, leaf, prep, summary, usage, now=now)
+    line = (js_stringify(entry) or "").encode("utf-8") + b"\n"
+    leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
+    if output:
+        store.check_unchanged(path, before)
+
+        def chunks() -> Any:
+            with open(path, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    yield chunk
+            yield line
+
+        store.write_new(output, chunks())
+        return ApplyResult(entry, output, None, len(requests), leaf_was_last)
+    made = store.append_line(path, line, expected=before, backup=backup)
+    return ApplyResult(entry, path, str(made) if made else None, len(requests), leaf_was_last)
