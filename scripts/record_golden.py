@@ -70,6 +70,11 @@ def record(case: Path, oracle: Path, ref: Path) -> str:
 def main(argv: list[str]) -> int:
     oracle = oracle_script()
     ref = reference_dir()
+    # Sessions compacted by pitools (builtin and a local HTTP model) are golden cases too.
+    sys.path.insert(0, str(ROOT))
+    from tests.golden.compacted_cases import write_all
+
+    write_all()
     cases = [GOLDEN / a for a in argv] if argv else sorted(p.parent for p in GOLDEN.glob("*/session.jsonl"))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         for name in pool.map(lambda c: record(c, oracle, ref), cases):

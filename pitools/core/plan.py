@@ -259,6 +259,7 @@ def apply_compaction(
     backup: bool = True,
     progress: ProgressFn | None = None,
     now: _dt.datetime | None = None,
+    entry_id_: str | None = None,
 ) -> ApplyResult:
     """Plan, summarize with ``summarizer``, and append one compaction entry (or write ``output``).
 
@@ -317,7 +318,7 @@ def apply_compaction(
         texts[req.kind] = result.text
         usage = result.usage if usage is None else combine_usage(usage, result.usage)
     summary = join_summaries(prep, texts.get("history"), texts.get("turnPrefix"))
-    entry = build_compaction_entry(loaded, leaf, prep, summary, usage, now=now)
+    entry = build_compaction_entry(loaded, leaf, prep, summary, usage, now=now, entry_id_=entry_id_)
     line = (js_stringify(entry) or "").encode("utf-8") + b"\n"
     leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
     if output:
