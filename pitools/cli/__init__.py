@@ -19,6 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tree": ("pitools.cli.commands.tree", "Draw the session tree as Pi's /tree shows it."),
     "branches": ("pitools.cli.commands.branches", "List the leaves (branches) of a session."),
     "compact": ("pitools.cli.commands.compact", "Plan (--dry-run) or apply (--apply) a compaction like Pi."),
+    "ls": ("pitools.cli.commands.ls", "List sessions where Pi keeps them (this directory, or --all)."),
+    "export": ("pitools.cli.commands.export", "Export a branch or the whole tree as Markdown, HTML or JSONL."),
+    "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
+    "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
 }
 
 EXIT_OK = 0
