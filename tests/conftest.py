@@ -1,0 +1,38 @@
+"""Suite-wide fixtures: no test may reach the network beyond this machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+
+
+def _is_loopback(address: Any) -> bool:
+    if isinstance(address, tuple) and address:
+        host = address[0]
+        if host in ("localhost", ""):
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+    return True  # AF_UNIX paths
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fail any connection to a non-loopback address (tests are offline by rule)."""
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        if not _is_loopback(address):
+            raise AssertionError(f"test tried to reach the network: {address!r}")
+        return _real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", "/nonexistent/pitools-test-agent-dir")
+    yield
