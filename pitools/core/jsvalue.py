@@ -799,6 +799,9 @@ def _is_keyword_z(tok: _Token) -> bool:
     return tok[0] == _KW_TIME_ZONE_NAME and tok[1] == 1 and tok[2] == 0
 
 
+_POW10: Final = (1, 10, 100, 1000, 10_000, 100_000, 1_000_000)
+
+
 def _read_milliseconds(tok: _Token) -> int:
     """``DateParser::ReadMilliseconds``: the first three significant digits of a fraction."""
     number, length = tok[2], tok[1]
@@ -808,7 +811,7 @@ def _read_milliseconds(tok: _Token) -> int:
         return number * 10
     if length > 3:
         length = min(length, _MAX_SIGNIFICANT_DIGITS)
-        return number // 10 ** (length - 3)
+        return number // _POW10[length - 3]
     return number
 
 
