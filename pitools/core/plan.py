@@ -50,6 +50,8 @@ class CompactionPlan:
     preparation: CompactionPreparation | None
     reason: str | None
     regions: list[RegionEntry] = field(default_factory=list)
+    #: Where the settings came from: agent dir, files read, project trust, warnings.
+    config: dict[str, Any] = field(default_factory=dict)
 
     @property
     def threshold(self) -> int:
@@ -76,6 +78,7 @@ class CompactionPlan:
         data: dict[str, Any] = {
             "leafId": None if self.leaf_id is UNDEFINED else self.leaf_id,
             "settings": self.settings_json,
+            "config": self.config,
             "shouldCompact": {
                 "tokens": self.context_tokens,
                 "contextWindow": self.context_window,

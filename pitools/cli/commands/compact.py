@@ -105,9 +105,10 @@ def command(
     for warning in getattr(resolved, "warnings", []) or []:
         err.print(f"pitools: warning: {warning}")
     settings = resolved.compaction_settings()
-    plan = plan_compaction(
-        loaded, leaf, settings, context_window=int(resolved.context_window.value), settings_json=resolved.to_json()
-    )
+    resolved_json = resolved.to_json()
+    sourced = {k: v for k, v in resolved_json.items() if isinstance(v, dict) and "source" in v}
+    plan = plan_compaction(loaded, leaf, settings, context_window=int(resolved.context_window.value), settings_json=sourced)
+    plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
     if mode == "dry-run":
         if format_ == "json":
             data = plan.to_json()

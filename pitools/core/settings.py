@@ -1,0 +1,815 @@
+"""Compaction settings and the context window, resolved the way Pi 1.6.0 resolves them, with provenance.
+
+Compaction settings (``SettingsManager.getCompactionSettings`` in ``core/settings-manager.js``):
+
+* two settings files: the agent directory's ``settings.json`` and the project's
+  ``<session cwd>/.pi/settings.json``, deep-merged with the project winning (objects merge key by
+  key, anything else -- arrays too -- replaces). The project file is read only when the project
+  is trusted (``core/trust-manager.js``, ``core/project-trust.js``, ``createRuntime`` in
+  ``main.js``);
+* a settings file that cannot be read or parsed is skipped with a warning, as if it were empty;
+* ``compaction.reserveTokens`` / ``keepRecentTokens`` resolve independently: the session model's
+  ``compaction.modelOverrides["<provider>/<modelId>"]`` entry, then the plain setting, then the
+  default (16384 / 20000). Pi checks each value only when it reads it and throws on one that is
+  not a non-negative safe integer, so that is a :class:`ConfigError` here;
+* ``compaction.enabled`` is not checked at all: Pi uses the value's truthiness.
+
+The context window is ``model.contextWindow`` of the session model as Pi's model runtime builds it
+(``core/model-runtime.js``, ``core/provider-composer.js``, ``core/remote-catalog-provider.js``):
+pi-ai's built-in catalogue, overlaid by the pi.dev catalogue cached in ``models-store.json``, then
+``models.json`` custom models and ``modelOverrides``.
+
+pitools' own flags (``--reserve-tokens``, ``--keep-recent-tokens``, ``--context-window``) override
+everything; with ``use_config=False`` (``--no-config``) no file is read at all.
+
+Out of reach offline, and reported as warnings where they matter: extensions (they can register
+providers, answer the project-trust question, or add virtual models), and Pi's refusal to restore
+a session model whose provider has no credentials. For a model Pi would not know at all, Pi picks
+another model at startup; pitools cannot know which and uses 128000 tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from pitools.core.errors import ConfigError
+from pitools.core.jsvalue import JSTypeError, js_date_ms, js_to_string, js_truthy
+
+if TYPE_CHECKING:
+    from pitools.core.compaction import CompactionSettings
+
+__all__ = [
+    "AGENT_DIR_ENV",
+    "DEFAULT_CONTEXT_WINDOW",
+    "ResolvedSettings",
+    "Sourced",
+    "agent_dir",
+    "builtin_model_limits",
+    "load_json_file",
+    "parse_json",
+    "resolve_settings",
+    "strip_json_comments",
+]
+
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+CONFIG_DIR_NAME = ".pi"
+
+# SETTINGS_DEFAULTS.compaction in core/settings-defaults.js.
+DEFAULT_ENABLED = True
+DEFAULT_RESERVE_TOKENS = 16384
+DEFAULT_KEEP_RECENT_TOKENS = 20000
+#: What Pi gives a models.json model without ``contextWindow`` (``modelFromJson``); pitools also
+#: falls back to it for a model Pi would not know (see ``_context_window``).
+DEFAULT_CONTEXT_WINDOW = 128000
+MAX_SAFE_INTEGER = 2**53 - 1
+
+SOURCE_DEFAULT = "default"
+SOURCE_PI_DEFAULT = "Pi default"
+SOURCE_CATALOGUE = "built-in model catalogue"
+
+_FLAG_NAMES = {
+    "reserve_tokens": "--reserve-tokens",
+    "keep_recent_tokens": "--keep-recent-tokens",
+    "context_window": "--context-window",
+}
+_RADIUS_DEFAULT_GATEWAY = "https://radius.pi.dev"
+_KNOWN_MODEL_TYPES = ("chat", "image", "classifier")
+_ASK = "Pi default (ask; untrusted without an answer)"
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A value and where it came from."""
+
+    value: Any
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "source": self.source}
+
+
+@dataclass(frozen=True)
+class ResolvedSettings:
+    """The compaction settings and context window Pi 1.6.0 would use for a session."""
+
+    enabled: Sourced
+    reserve_tokens: Sourced
+    keep_recent_tokens: Sourced
+    context_window: Sourced
+    agent_dir: Path
+    files_read: list[Path] = field(default_factory=list)
+    #: Whether the project's ``.pi/settings.json`` applies; None when there is no such file.
+    project_trusted: Sourced | None = None
+    #: Things Pi would warn about or silently ignore, and places where pitools has to guess.
+    warnings: list[str] = field(default_factory=list)
+
+    def compaction_settings(self) -> CompactionSettings:
+        from pitools.core.compaction import CompactionSettings
+
+        return CompactionSettings(
+            reserve_tokens=self.reserve_tokens.value,
+            keep_recent_tokens=self.keep_recent_tokens.value,
+            enabled=self.enabled.value,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "enabled": self.enabled.to_json(),
+            "reserveTokens": self.reserve_tokens.to_json(),
+            "keepRecentTokens": self.keep_recent_tokens.to_json(),
+            "contextWindow": self.context_window.to_json(),
+            "projectTrusted": None if self.project_trusted is None else self.project_trusted.to_json(),
+            "agentDir": str(self.agent_dir),
+            "filesRead": [str(p) for p in self.files_read],
+            "warnings": list(self.warnings),
+        }
+
+
+# --------------------------------------------------------------------------------------------------
+# paths
+
+
+def _home(env: Mapping[str, str]) -> str:
+    # Node's os.homedir(): $HOME whenever it is set (even empty), else the passwd entry.
+    if "HOME" in env:
+        return env["HOME"]
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, AttributeError):
+        return os.path.expanduser("~")
+
+
+def _file_url_to_path(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        raise ConfigError(f"file URL must be absolute and have no host: {url}")
+    if re.search(r"%2f", parts.path, re.IGNORECASE):
+        raise ConfigError(f"file URL must not include encoded / characters: {url}")
+    return unquote(parts.path)
+
+
+def _resolve_path(raw: str, env: Mapping[str, str]) -> str:
+    """Pi's ``resolvePath``: ``~`` and ``file://`` handling, then an absolute, normalised path."""
+    path = raw
+    if path == "~":
+        path = _home(env)
+    elif path.startswith("~/"):
+        path = os.path.join(_home(env), path[2:])
+    if path.startswith("file://"):
+        path = _file_url_to_path(path)
+    # path.resolve(): relative to the process cwd, '..' folded, symlinks left alone.
+    return os.path.abspath(path)
+
+
+def agent_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The agent directory, as Pi's ``getAgentDir`` (``config.js``) plus ``resolvePath``.
+
+    A non-empty ``PI_CODING_AGENT_DIR`` (``~`` expanded), else ``~/.pi/agent``.
+    """
+    env = os.environ if env is None else env
+    configured = env.get(AGENT_DIR_ENV)
+    if configured:
+        return Path(_resolve_path(configured, env))
+    return Path(os.path.abspath(os.path.join(_home(env), CONFIG_DIR_NAME, "agent")))
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON files
+
+# A JSON string literal (JS ``.`` stops at any line terminator), for the comment strippers below.
+_STRING = r'"(?:\\[^\n\r\u2028\u2029]|[^"\\])*"'
+_JS_SPACE = "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+_LINE_COMMENT_RE = re.compile(_STRING + r"|//[^\n]*")
+_TRAILING_COMMA_RE = re.compile(_STRING + r"|,([" + _JS_SPACE + r"]*[}\]])")
+_CONSTANT_RE = re.compile(_STRING + r"|(-?Infinity|NaN)")
+
+
+def strip_json_comments(text: str) -> str:
+    """Pi's ``stripJsonComments`` (``utils/json.js``): ``//`` comments and trailing commas go."""
+    text = _LINE_COMMENT_RE.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+    return _TRAILING_COMMA_RE.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
+
+
+class _NonJsonConstant(Exception):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonJsonConstant(name)
+
+
+def _line_col(text: str, pos: int) -> tuple[int, int]:
+    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+def parse_json(text: str, path: Path | str) -> Any:
+    """``JSON.parse(text)``; a ConfigError naming the file, line and column when it fails."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        message = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        raise ConfigError(message, path=str(path), line=exc.lineno) from None
+    except _NonJsonConstant as exc:
+        # Python accepts NaN and Infinity; JSON.parse does not.
+        found = next((m for m in _CONSTANT_RE.finditer(text) if m.group(1)), None)
+        line, col = _line_col(text, found.start(1)) if found else (None, None)
+        where = f" (line {line}, column {col})" if line else ""
+        raise ConfigError(f"invalid JSON: unexpected {exc}{where}", path=str(path), line=line) from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"invalid JSON: {exc}", path=str(path)) from None
+
+
+def _read_text(path: Path) -> str | None:
+    """The file decoded as Node's ``readFileSync(path, "utf-8")`` does; None when it does not exist."""
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+    return data.decode("utf-8", errors="replace")
+
+
+def load_json_file(path: Path, *, comments: bool = False) -> Any:
+    """Read and parse one JSON file (leading BOM dropped; ``comments`` allows Pi's ``//`` + trailing commas).
+
+    Raises ConfigError, with the path and, for malformed JSON, line and column. Callers that
+    mirror Pi's leniency catch it and turn it into a warning.
+    """
+    text = _read_text(path)
+    if text is None:
+        raise ConfigError("no such file", path=str(path))
+    text = text.removeprefix("\ufeff")
+    return parse_json(strip_json_comments(text) if comments else text, path)
+
+
+# --------------------------------------------------------------------------------------------------
+# settings layers
+
+
+class _Leaf:
+    """A non-object value from one settings file."""
+
+    __slots__ = ("path", "source", "value")
+
+    def __init__(self, value: Any, source: str, path: str) -> None:
+        self.value = value
+        self.source = source
+        self.path = path
+
+
+class _Obj(dict[str, Any]):
+    """An object from the merged settings; ``source``/``path`` name the last file that shaped it."""
+
+    source: str
+    path: str
+
+
+def _wrap(value: Any, source: str, path: str) -> Any:
+    if isinstance(value, dict):
+        obj = _Obj((k, _wrap(v, source, path)) for k, v in value.items())
+        obj.source, obj.path = source, path
+        return obj
+    return _Leaf(value, source, path)
+
+
+def _merge(base: _Obj, over: _Obj) -> _Obj:
+    """``deepMergeObjects``: objects merge recursively, any other value (arrays too) replaces."""
+    result = _Obj(base)
+    result.source, result.path = over.source, over.path
+    for key, value in over.items():
+        old = base.get(key)
+        result[key] = _merge(old, value) if isinstance(old, _Obj) and isinstance(value, _Obj) else value
+    return result
+
+
+def _get(obj: Any, key: str) -> Any:
+    """``obj?.[key]`` for our keys: None for undefined; a non-object has none of them."""
+    return obj.get(key) if isinstance(obj, _Obj) else None
+
+
+def _raw(node: Any) -> Any:
+    return node.value if isinstance(node, _Leaf) else node
+
+
+def _js_string(node: Any) -> str:
+    try:
+        return js_to_string(_raw(node))
+    except JSTypeError:
+        return "[object with its own toString]"
+
+
+def _load_settings_file(path: Path, warnings: list[str], files_read: list[Path]) -> dict[str, Any]:
+    """``SettingsManager.loadFromStorage`` for one file; a failure is Pi's warning and ``{}``."""
+    try:
+        text = _read_text(path)
+    except ConfigError as exc:
+        warnings.append(f"Invalid settings file {path}: {exc.message}")
+        return {}
+    if text is None:
+        return {}
+    files_read.append(path)
+    if not text:  # Pi checks the content before dropping a BOM: a BOM-only file fails to parse.
+        return {}
+    try:
+        data = parse_json(text.removeprefix("\ufeff"), path)
+    except ConfigError as exc:
+        warnings.append(f"Invalid settings file {path}: {exc.message}")
+        return {}
+    if isinstance(data, dict):
+        return data
+    if isinstance(data, list):
+        # migrateSettings accepts an array and the merge spreads it into index keys: no settings.
+        return {}
+    # migrateSettings starts with `"queueMode" in settings`, a TypeError for a primitive.
+    what = js_to_string(data)
+    warnings.append(
+        f"Invalid settings file {path}: Cannot use 'in' operator to search for 'queueMode' in {what}"
+    )
+    return {}
+
+
+# --------------------------------------------------------------------------------------------------
+# project trust
+
+
+def _trust_decision(store: Path, cwd: str, files_read: list[Path]) -> tuple[bool, str] | None:
+    """``ProjectTrustStore.get``: the nearest ``trust.json`` entry at or above ``cwd``."""
+    text = _read_text(store)
+    if text is None:
+        return None
+    files_read.append(store)
+    try:
+        data = parse_json(text.removeprefix("\ufeff"), store)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"Failed to read trust store: {exc.message}", path=str(store), line=exc.line
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError("Invalid trust store: expected an object", path=str(store))
+    for key, value in data.items():
+        if value is not True and value is not False and value is not None:
+            shown = json.dumps(key, ensure_ascii=False)
+            raise ConfigError(
+                f"Invalid trust store: value for {shown} must be true, false, or null", path=str(store)
+            )
+    resolved = {key: os.path.abspath(key) for key in data}
+    current = os.path.realpath(cwd)
+    while True:
+        for key, value in data.items():
+            if resolved[key] == current and isinstance(value, bool):
+                return value, f"trust.json: {store} ({key})"
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _project_trust(
+    cwd: str,
+    agent: Path,
+    global_settings: dict[str, Any],
+    override: bool | None,
+    warnings: list[str],
+    files_read: list[Path],
+) -> Sourced:
+    """``resolveProjectTrusted``, for a project whose ``.pi/settings.json`` exists."""
+    if override is not None:
+        return Sourced(override, "flag --approve" if override else "flag --no-approve")
+    # Pi would first ask the project_trust handlers of loaded extensions; pitools runs none.
+    decision = _trust_decision(agent / "trust.json", cwd, files_read)
+    if decision is not None:
+        return Sourced(*decision)
+    default = global_settings.get("defaultProjectTrust")
+    where = f"defaultProjectTrust in agent settings: {agent / 'settings.json'}"
+    if default == "always":
+        return Sourced(True, where)
+    if default == "never":
+        return Sourced(False, where)
+    return Sourced(False, _ASK)
+
+
+# --------------------------------------------------------------------------------------------------
+# compaction settings
+
+
+def _is_safe_non_negative(node: Any) -> bool:
+    """``typeof v === "number" && Number.isSafeInteger(v) && v >= 0``."""
+    if not isinstance(node, _Leaf):
+        return False
+    v = node.value
+    if type(v) is int:
+        return 0 <= v <= MAX_SAFE_INTEGER
+    if type(v) is float:
+        return v.is_integer() and 0 <= v <= MAX_SAFE_INTEGER
+    return False
+
+
+def _check_flag(name: str, value: Any, *, minimum: int) -> int:
+    if type(value) is not int or not minimum <= value <= MAX_SAFE_INTEGER:
+        kind = "a positive" if minimum > 0 else "a non-negative"
+        raise ConfigError(f"{_FLAG_NAMES[name]} must be {kind} integer, got {value!r}")
+    return value
+
+
+def _token_setting(
+    name: str, compaction: Any, model_key: str | None, flag: int | None, warnings: list[str]
+) -> Sourced:
+    """``getCompactionTokenSetting``: model override, then the plain setting, then the default."""
+    setting = "reserveTokens" if name == "reserve_tokens" else "keepRecentTokens"
+    expected = "Expected a non-negative safe integer."
+    problems: list[tuple[str, str]] = []  # (message, file), in the order Pi checks them
+    ordinary = _get(compaction, setting)
+    if ordinary is not None and not _is_safe_non_negative(ordinary):
+        problems.append(
+            (f"Invalid compaction.{setting} setting: {_js_string(ordinary)}. {expected}", ordinary.path)
+        )
+    entry = _get(_get(compaction, "modelOverrides"), model_key) if model_key is not None else None
+    override = None
+    if entry is not None and not isinstance(entry, _Obj):
+        message = (
+            f'Invalid compaction.modelOverrides["{model_key}"] setting: {_js_string(entry)}. '
+            "Expected an object."
+        )
+        problems.append((message, entry.path))
+    else:
+        override = _get(entry, setting)
+        if override is not None and not _is_safe_non_negative(override):
+            message = (
+                f'Invalid compaction.modelOverrides["{model_key}"].{setting} setting: '
+                f"{_js_string(override)}. {expected}"
+            )
+            problems.append((message, override.path))
+    if flag is not None:
+        value = _check_flag(name, flag, minimum=0)
+        for message, path in problems[:1]:
+            warnings.append(f"{path}: {message} (Pi 1.6.0 stops here; {_FLAG_NAMES[name]} overrides it)")
+        return Sourced(value, f"flag {_FLAG_NAMES[name]}")
+    if problems:
+        message, path = problems[0]
+        raise ConfigError(message, path=path)
+    if override is not None:
+        return Sourced(int(override.value), f"modelOverrides[{model_key}] in {override.path}")
+    if ordinary is not None:
+        return Sourced(int(ordinary.value), ordinary.source)
+    default = DEFAULT_RESERVE_TOKENS if name == "reserve_tokens" else DEFAULT_KEEP_RECENT_TOKENS
+    return Sourced(default, SOURCE_DEFAULT)
+
+
+def _enabled(compaction: Any, warnings: list[str]) -> Sourced:
+    """``getCompactionEnabled``: ``compaction?.enabled ?? true``, never validated, used for truthiness."""
+    node = _get(compaction, "enabled")
+    if node is None or _raw(node) is None:
+        return Sourced(DEFAULT_ENABLED, SOURCE_DEFAULT)
+    raw = _raw(node)
+    value = True if isinstance(node, _Obj) else js_truthy(raw)
+    if type(raw) is not bool:
+        shown = "an object" if isinstance(node, _Obj) else json.dumps(raw)
+        warnings.append(
+            f"{node.path}: compaction.enabled is {shown}, not true/false; Pi 1.6.0 does not check it and "
+            f"treats it as {str(value).lower()}"
+        )
+    return Sourced(value, node.source)
+
+
+def _check_shapes(compaction: Any, warnings: list[str]) -> None:
+    # Pi reads through these without complaint; say why a setting seems to have no effect.
+    if compaction is not None and not isinstance(compaction, _Obj):
+        warnings.append(
+            f"{compaction.path}: compaction is {_js_string(compaction)!r}, not an object; Pi ignores it"
+        )
+        return
+    overrides = _get(compaction, "modelOverrides")
+    if overrides is not None and not isinstance(overrides, _Obj):
+        warnings.append(f"{overrides.path}: compaction.modelOverrides is not an object; Pi ignores it")
+
+
+# --------------------------------------------------------------------------------------------------
+# context window
+
+
+@cache
+def _builtin_table() -> dict[str, Any]:
+    text = (resources.files("pitools") / "data" / "model_limits.json").read_text(encoding="utf-8")
+    table: dict[str, Any] = json.loads(text)
+    return table
+
+
+def builtin_model_limits(provider: str, model_id: str) -> tuple[int, int] | None:
+    """``(contextWindow, maxTokens)`` of a chat model in pi-ai 1.6.0's built-in catalogue, or None."""
+    limits = _builtin_table()["providers"].get(provider, {}).get(model_id)
+    return None if limits is None else (limits[0], limits[1])
+
+
+@cache
+def _models_schema_validator() -> Any:
+    import jsonschema  # type: ignore[import-untyped]
+
+    text = (resources.files("pitools") / "data" / "models.schema.json").read_text(encoding="utf-8")
+    base = jsonschema.Draft202012Validator
+
+    def is_number(checker: Any, value: Any) -> bool:
+        # TypeBox's Number rejects Infinity, which JSON.parse makes of a literal like 1e400.
+        return base.TYPE_CHECKER.is_type(value, "number") and math.isfinite(value)
+
+    checker = base.TYPE_CHECKER.redefine("number", is_number)
+    return jsonschema.validators.extend(base, type_checker=checker)(json.loads(text))
+
+
+# One chat model in Pi's list for a provider: id, contextWindow, where the value came from.
+_Model = tuple[Any, Any, str]
+
+
+def _load_models_json(
+    agent: Path, warnings: list[str], files_read: list[Path]
+) -> tuple[dict[str, Any], Path]:
+    """``ModelConfig.load``: any error drops the whole file (Pi shows it as a warning)."""
+    path = agent / "models.json"
+    try:
+        text = _read_text(path)
+    except ConfigError as exc:
+        warnings.append(f"{path}: {exc.message}; Pi ignores models.json")
+        return {}, path
+    if text is None:
+        return {}, path
+    files_read.append(path)
+    try:
+        data = parse_json(strip_json_comments(text.removeprefix("\ufeff")), path)
+    except ConfigError as exc:
+        warnings.append(f"{path}: {exc.message}; Pi ignores models.json")
+        return {}, path
+    errors = sorted(_models_schema_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        where = ".".join(str(p) for p in first.absolute_path) or "root"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        warnings.append(
+            f"{path}: invalid models.json schema: {where}: {first.message}{more}; Pi ignores models.json"
+        )
+        return {}, path
+    return data["providers"], path
+
+
+class _Stored:
+    """One provider's entry in ``models-store.json``: its usable models and ``lastModified``."""
+
+    __slots__ = ("last_modified", "models")
+
+    def __init__(self, models: list[dict[str, Any]], last_modified: Any) -> None:
+        self.models = models
+        self.last_modified = last_modified
+
+
+def _stored_entry(agent: Path, provider: str, warnings: list[str], files_read: list[Path]) -> _Stored | None:
+    """The provider's cached catalogue in ``models-store.json`` as ``ModelsImpl.refresh`` reads it."""
+    path = agent / "models-store.json"
+    try:
+        text = _read_text(path)
+    except ConfigError as exc:
+        warnings.append(f"{path}: {exc.message}; Pi cannot use its cached model catalogues")
+        return None
+    if text is None:
+        return None
+    files_read.append(path)
+    if not text:
+        return None
+    try:
+        data = parse_json(text.removeprefix("\ufeff"), path)
+    except ConfigError as exc:
+        warnings.append(f"{path}: {exc.message}; Pi cannot use its cached model catalogues")
+        return None
+    entry = data.get(provider) if isinstance(data, dict) else None
+    if not js_truthy(entry):
+        return None
+    models = entry.get("models") if isinstance(entry, dict) else None
+    if not isinstance(models, list) or any(m is None for m in models):
+        # withKnownModelTypes throws on these, so the provider's refresh fails.
+        warnings.append(f'{path}: malformed entry for provider "{provider}"; Pi ignores it')
+        return None
+    # withKnownModelTypes, then the provider filter every overlay applies.
+    usable = [
+        m
+        for m in models
+        if isinstance(m, dict) and _model_type(m) in _KNOWN_MODEL_TYPES and m.get("provider") == provider
+    ]
+    return _Stored(usable, entry.get("lastModified"))  # type: ignore[union-attr]
+
+
+def _model_type(model: dict[str, Any]) -> Any:
+    """pi-ai's ``getModelType``: ``model.type ?? "chat"``."""
+    kind = model.get("type")
+    return "chat" if kind is None else kind
+
+
+def _chat(models: list[Any], source: str) -> list[_Model]:
+    return [(m.get("id"), m.get("contextWindow"), source) for m in models if _model_type(m) == "chat"]
+
+
+def _radius_gateway_is_default(base_url: str) -> bool:
+    gateway = re.sub(r"/v1/?$", "", base_url)
+    gateway = gateway if re.match(r"https?://", gateway, re.IGNORECASE) else f"https://{gateway}"
+    return gateway.rstrip("/") == _RADIUS_DEFAULT_GATEWAY
+
+
+def _base_models(
+    provider: str,
+    config: dict[str, Any] | None,
+    agent: Path,
+    use_config: bool,
+    warnings: list[str],
+    files_read: list[Path],
+) -> list[_Model]:
+    """The provider's chat models before models.json: built-in catalogue plus the cached overlay."""
+    table = _builtin_table()
+    if config is not None and config.get("oauth") == "radius" and config.get("baseUrl"):
+        # configureRadiusProviders: a models.json Radius login replaces the built-in provider; only the
+        # default gateway starts from the shipped Radius catalogue.
+        radius = True
+        shipped = table["providers"]["radius"] if _radius_gateway_is_default(config["baseUrl"]) else {}
+    elif provider in table["providers"]:
+        radius = provider == "radius"
+        shipped = table["providers"][provider]
+    else:
+        return []  # no built-in provider: nothing to refresh from models-store.json either
+    baseline: list[_Model] = [(mid, limits[0], SOURCE_CATALOGUE) for mid, limits in shipped.items()]
+    stored = _stored_entry(agent, provider, warnings, files_read) if use_config else None
+    if stored is None:
+        return baseline
+    overlay = f"cached model catalogue: {agent / 'models-store.json'}"
+    if radius:
+        return _chat(stored.models, overlay)  # a stored Radius catalogue replaces the shipped one
+    if provider == "openrouter":
+        # withPersonalizedCatalog: a non-empty stored list replaces the catalogue.
+        return _chat(stored.models, overlay) if stored.models else baseline
+    # withRemoteCatalog: only a catalogue newer than the shipped one counts, and it overlays by id.
+    # (Pi writes lastModified as a number; anything else is taken as "not newer".)
+    last_modified = stored.last_modified
+    if type(last_modified) not in (int, float) or not last_modified > js_date_ms(table["generatedAt"]):
+        return baseline
+    merged: dict[Any, _Model] = {m[0]: m for m in baseline}
+    for model in _chat(stored.models, overlay):
+        merged[model[0]] = model
+    return list(merged.values())
+
+
+def _apply_models_json(models: list[_Model], config: dict[str, Any], path: Path) -> list[_Model]:
+    """``applyModelsJson``: custom models replace or join the list. Raises ValueError like Pi's composer."""
+    if config.get("oauth") and not config.get("baseUrl"):
+        raise ValueError('"baseUrl" is required when "oauth" is set.')
+    # The schema already rules out empty strings, so presence is truthiness here.
+    keys = ("baseUrl", "headers", "compat", "apiKey", "oauth", "authHeader")
+    if not config.get("models") and not config.get("modelOverrides") and not any(k in config for k in keys):
+        raise ValueError('must specify "baseUrl", "headers", "compat", "modelOverrides", or "models".')
+    result = list(models)
+    for definition in config.get("models", []):
+        model_id = definition["id"]
+        # Without a model to borrow from, api and baseUrl must be given (findModelDefaults).
+        if not result and "api" not in definition and "api" not in config:
+            raise ValueError(f'model {model_id}: no "api" specified. Set at provider or model level.')
+        if not result and "baseUrl" not in definition and "baseUrl" not in config:
+            raise ValueError('"baseUrl" is required when defining custom models.')
+        if "contextWindow" in definition:
+            entry: _Model = (model_id, definition["contextWindow"], f"models.json: {path}")
+        else:
+            # A custom entry replaces a built-in model whole: its contextWindow is not inherited.
+            entry = (model_id, DEFAULT_CONTEXT_WINDOW, f"Pi default for models.json models ({path})")
+        index = next((i for i, m in enumerate(result) if m[0] == model_id), None)
+        if index is None:
+            result.append(entry)
+        else:
+            result[index] = entry
+    return result
+
+
+def _context_window(
+    model: tuple[str, str] | None,
+    flag: int | None,
+    agent: Path,
+    use_config: bool,
+    warnings: list[str],
+    files_read: list[Path],
+) -> Sourced:
+    if flag is not None:
+        return Sourced(_check_flag("context_window", flag, minimum=1), "flag --context-window")
+    if model is None:
+        warnings.append(
+            f"the session names no model; Pi would pick one at startup; using {DEFAULT_CONTEXT_WINDOW} tokens"
+        )
+        return Sourced(DEFAULT_CONTEXT_WINDOW, SOURCE_PI_DEFAULT)
+    provider, model_id = model
+    providers, models_path = _load_models_json(agent, warnings, files_read) if use_config else ({}, agent)
+    config = providers.get(provider)
+    models = _base_models(provider, config, agent, use_config, warnings, files_read)
+    if config is not None:
+        try:
+            models = _apply_models_json(models, config, models_path)
+        except ValueError as exc:
+            # composeProvider keeps the provider without its models.json layer.
+            warnings.append(f'{models_path}: provider "{provider}": {exc} Pi ignores this provider\'s entry')
+            config = None
+    found = next((m for m in models if m[0] == model_id), None)
+    if found is None:
+        warnings.append(
+            f"model {provider}/{model_id} is unknown to Pi 1.6.0 (built-in catalogue, models.json); "
+            "Pi would not restore it and would fall back to another model; "
+            f"using {DEFAULT_CONTEXT_WINDOW} tokens"
+        )
+        return Sourced(DEFAULT_CONTEXT_WINDOW, SOURCE_PI_DEFAULT)
+    _, value, source = found
+    override = (config or {}).get("modelOverrides", {}).get(model_id)
+    if override is not None and "contextWindow" in override:
+        value, source = override["contextWindow"], f"models.json: {models_path}"
+    if type(value) not in (int, float) or not value > 0:
+        warnings.append(
+            f"{source}: contextWindow of {provider}/{model_id} is {json.dumps(value)}; Pi treats the "
+            "model as having no context window and never compacts on the threshold"
+        )
+        return Sourced(0, source)
+    return Sourced(int(value) if float(value).is_integer() else value, source)
+
+
+# --------------------------------------------------------------------------------------------------
+# entry point
+
+
+def resolve_settings(
+    *,
+    session_cwd: str | None,
+    model: tuple[str, str] | None,
+    flags: Mapping[str, int | None],
+    use_config: bool = True,
+    env: Mapping[str, str] | None = None,
+    project_trust: bool | None = None,
+) -> ResolvedSettings:
+    """Resolve compaction settings and the context window as Pi 1.6.0 would for a session.
+
+    Mirrors ``SettingsManager.create`` + ``getCompactionSettings(model)`` and ``model.contextWindow``
+    from ``ModelRuntime``. ``model`` is the session's ``(provider, modelId)`` at the leaf; ``flags``
+    holds pitools' ``reserve_tokens``, ``keep_recent_tokens`` and ``context_window`` (None = unset);
+    ``project_trust`` is Pi's ``--approve`` (True) / ``--no-approve`` (False). Raises ConfigError
+    where Pi would stop (an invalid compaction token setting, an unreadable ``trust.json``).
+    """
+    unknown = set(flags) - set(_FLAG_NAMES)
+    if unknown:
+        raise ValueError(f"unknown flags: {sorted(unknown)}")
+    env = os.environ if env is None else env
+    agent = agent_dir(env)
+    warnings: list[str] = []
+    files_read: list[Path] = []
+    model_key = f"{model[0]}/{model[1]}" if model is not None else None
+
+    merged = _Obj()
+    merged.source, merged.path = SOURCE_DEFAULT, ""
+    trusted: Sourced | None = None
+    if use_config:
+        global_path = agent / "settings.json"
+        global_settings = _load_settings_file(global_path, warnings, files_read)
+        merged = _wrap(global_settings, f"agent settings: {global_path}", str(global_path))
+        if session_cwd is not None:
+            project_path = Path(_resolve_path(session_cwd, env)) / CONFIG_DIR_NAME / "settings.json"
+            if project_path.exists():
+                cwd = str(project_path.parent.parent)
+                trusted = _project_trust(cwd, agent, global_settings, project_trust, warnings, files_read)
+                if trusted.value:
+                    project = _load_settings_file(project_path, warnings, files_read)
+                    layer = _wrap(project, f"project settings: {project_path}", str(project_path))
+                    merged = _merge(merged, layer)
+                elif trusted.source == _ASK:
+                    warnings.append(
+                        f"project settings {project_path} not applied: no trust decision is recorded for "
+                        f"{cwd}; interactive Pi would ask, other modes ignore the file (trust the project "
+                        "in Pi, or pass --approve)"
+                    )
+                elif project_trust is None:
+                    warnings.append(f"project settings {project_path} not applied: {trusted.source} says no")
+
+    compaction = merged.get("compaction")
+    _check_shapes(compaction, warnings)
+    enabled = _enabled(compaction, warnings)
+    reserve = _token_setting("reserve_tokens", compaction, model_key, flags.get("reserve_tokens"), warnings)
+    keep = _token_setting(
+        "keep_recent_tokens", compaction, model_key, flags.get("keep_recent_tokens"), warnings
+    )
+    window = _context_window(model, flags.get("context_window"), agent, use_config, warnings, files_read)
+    return ResolvedSettings(
+        enabled=enabled,
+        reserve_tokens=reserve,
+        keep_recent_tokens=keep,
+        context_window=window,
+        agent_dir=agent,
+        files_read=files_read,
+        project_trusted=trusted,
+        warnings=warnings,
+    )
