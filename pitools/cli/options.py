@@ -81,6 +81,15 @@ def write_json(data: Any) -> None:
     """Write one JSON document to stdout (orjson, JavaScript number forms, trailing newline)."""
     from pitools.core.jsonout import dumps, jsonable
 
-    out = click.get_binary_stream("stdout")
+    out = stdout_bytes()
     out.write(dumps(jsonable(data)) + b"\n")
     out.flush()
+
+
+def stdout_bytes() -> Any:
+    """The binary stream behind stdout (also under click's test runner)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # pragma: no cover - a text-only replacement stream
+        raise RuntimeError("stdout has no binary buffer")
+    sys.stdout.flush()
+    return buffer

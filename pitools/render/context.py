@@ -76,7 +76,7 @@ def render_context(console: Any, replay: ContextReplay, session: Session, counts
         if not pe.messages:
             line = Text("   ")
             line.append(f"{sid:<10} ", style="dim")
-            line.append(f"{entry_tag(pe.source):<14}", style="dim")
+            line.append(f"{entry_tag(pe.source):<18}", style="dim")
             reason = {
                 "edited-out": f"omitted by context_edit {entry_id(pe.edit)}",
                 "older-compaction": "older compaction inside the kept range: contributes nothing",
@@ -88,7 +88,7 @@ def render_context(console: Any, replay: ContextReplay, session: Session, counts
             role = m.get("role") if isinstance(m, dict) else "?"
             line = Text(f"{n:>3} ")
             line.append(f"{sid:<10} ", style="cyan")
-            line.append(f"{role!s:<14}", style=_ROLE_STYLE.get(str(role), ""))
+            line.append(f"{role!s:<18}", style=_ROLE_STYLE.get(str(role), ""))
             tokens = replay.token_estimates[n] if n < len(replay.token_estimates) else "?"
             extra = f"/{counts[n]}" if counts is not None and n < len(counts) else ""
             line.append(f"{'~' + str(tokens) + extra:>8} ", style="yellow")

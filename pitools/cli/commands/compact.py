@@ -12,8 +12,8 @@ from pitools.cli.options import color_option, consoles, format_option, leaf_opti
 
 @click.command("compact")
 @session_argument
-@click.option("--dry-run", "mode", flag_value="dry-run", help="Show the plan; never writes, never calls a model.")
-@click.option("--apply", "mode", flag_value="apply", help="Summarize with a model and append a compaction entry.")
+@click.option("--dry-run", "dry_run", is_flag=True, help="Show the plan; never writes, never calls a model.")
+@click.option("--apply", "apply_", is_flag=True, help="Summarize with a model and append a compaction entry.")
 @leaf_option
 @click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=None, help="Override keepRecentTokens.")
 @click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override reserveTokens.")
@@ -35,7 +35,8 @@ from pitools.cli.options import color_option, consoles, format_option, leaf_opti
 def command(
     ctx: click.Context,
     file: str,
-    mode: str | None,
+    dry_run: bool,
+    apply_: bool,
     leaf_ref: str | None,
     keep_recent_tokens: int | None,
     reserve_tokens: int | None,
@@ -66,8 +67,9 @@ def command(
       pitools compact session.jsonl --apply --model builtin
       pitools compact session.jsonl --apply --model anthropic/claude-sonnet-4-5 --yes
     """
-    if mode is None:
-        raise click.UsageError("choose --dry-run (plan only) or --apply (write a compaction)")
+    if dry_run == apply_:
+        raise click.UsageError("choose one of --dry-run (plan only) or --apply (write a compaction)")
+    mode = "dry-run" if dry_run else "apply"
     apply_only = {"--model": model_arg, "--base-url": base_url, "--instructions": instructions, "-o": output}
     if mode == "dry-run":
         used = [k for k, v in apply_only.items() if v] + (["--no-backup"] if no_backup else []) + (["--yes"] if yes else [])
@@ -143,7 +145,17 @@ def _apply(ctx: click.Context, file: str, leaf: Any, plan: Any, settings: Any, s
 
     if plan.preparation is None:
         raise PitoolsError(f"refusing to compact: {plan.reason}", path=file)
-    spec = resolve_model(model_arg, session_model=session_model, base_url=base_url)
+    from pitools.summarize import MissingApiKeyError, builtin_spec
+
+    try:
+        spec = resolve_model(model_arg, session_model=session_model, base_url=base_url)
+    except MissingApiKeyError as exc:
+        if model_arg is not None:
+            raise
+        # No --model and no credentials for the session's model: the offline summarizer keeps
+        # `compact --apply` usable on a fresh machine, and says so.
+        err.print(f"pitools: {exc.message.split(':')[0]}; using the builtin extractive summarizer instead")
+        spec = builtin_spec()
     paid = spec.api != "builtin"
     label = "builtin (offline, extractive)" if not paid else f"{spec.provider}/{spec.model_id}"
     if paid and not yes:

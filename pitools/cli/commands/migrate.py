@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, session_argument, write_json
+from pitools.cli.options import format_option, session_argument, stdout_bytes, write_json
 
 
 @click.command("migrate")
@@ -55,7 +55,7 @@ def command(
             backup = store.atomic_replace(file, migrated_lines(session), expected=before, backup=not no_backup)
             written = file
         elif output == "-":
-            out = click.get_binary_stream("stdout")
+            out = stdout_bytes()
             for chunk in migrated_lines(session):
                 out.write(chunk)
             out.flush()
@@ -66,7 +66,7 @@ def command(
     elif output == "-" and not needed:
         # Nothing to migrate: the output is the file itself.
         with open(file, "rb") as fh:
-            click.get_binary_stream("stdout").write(fh.read())
+            stdout_bytes().write(fh.read())
         written = "-"
     result = {
         "path": file,

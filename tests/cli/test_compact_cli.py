@@ -1,0 +1,246 @@
+"""pitools compact: --dry-run against Pi's recorded plans; --apply with builtin and a local model server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from pitools.core.parity import diff_values
+from tests.golden.test_conformance import GOLDEN, load_recording
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "summarize"))
+from summarize_fakes import FakeModelServer, Step
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAN_SCHEMA = json.loads((ROOT / "schemas" / "output" / "compact-plan.schema.json").read_text())
+APPLY_SCHEMA = json.loads((ROOT / "schemas" / "output" / "compact-apply.schema.json").read_text())
+GEN = GOLDEN / "gen-s0001_v3" / "session.jsonl"
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    p = tmp_path / "s.jsonl"
+    shutil.copy(GEN, p)
+    return p
+
+
+@pytest.fixture
+def server():
+    s = FakeModelServer()
+    s.start()
+    yield s
+    s.stop()
+
+
+@pytest.mark.parametrize("krt", [20000, 2000, 300])
+@pytest.mark.parametrize("case", ["gen-s0001_v3", "gen-s0022_v3", "recovery-omission", "gen-s0016_v3"])
+def test_dry_run_json_equals_pis_prepare_compaction(run, case: str, krt: int) -> None:
+    pi = load_recording(case, krt)
+    for leaf, rec in pi["byLeaf"].items():
+        if "error" in rec:
+            continue
+        args = ["compact", GOLDEN / case / "session.jsonl", "--dry-run", "--format", "json", "--no-config"]
+        data = json.loads(run(*args, "--leaf", leaf, "--keep-recent-tokens", krt).stdout)
+        jsonschema.validate(data, PLAN_SCHEMA)
+        expected = rec["compaction"]
+        if expected is None:
+            assert data["preparation"] is None and data["reason"]
+            continue
+        prep = data["preparation"]
+        for key in ("firstKeptEntryId", "isSplitTurn", "tokensBefore", "previousSummary", "fileOps", "settings",
+                    "serializedConversation", "serializedTurnPrefix"):
+            assert diff_values(prep[key], expected[key]) == [], key
+        assert diff_values(prep["messagesToSummarize"], expected["messagesToSummarize"]) == []
+        assert diff_values(prep["turnPrefixMessages"], expected["turnPrefixMessages"]) == []
+
+
+def test_dry_run_human(run, snapshot) -> None:
+    r = run("compact", GOLDEN / "recovery-omission" / "session.jsonl", "--dry-run", "--no-config",
+            "--keep-recent-tokens", "300", "--color", "never", env={"PITOOLS_WIDTH": "120"})
+    assert "── to summarize ──" in r.stdout and "── kept verbatim ──" in r.stdout and "▶" in r.stdout
+    assert r.stdout == snapshot
+
+
+def test_dry_run_show_prompt(run) -> None:
+    r = run("compact", GEN, "--dry-run", "--no-config", "--show-prompt", "--format", "json")
+    reqs = json.loads(r.stdout)["summaryRequests"]
+    assert reqs and reqs[0]["kind"] == "history" and reqs[0]["prompt"].startswith("<conversation>\n")
+
+
+def test_dry_run_already_compacted(run) -> None:
+    data = json.loads(run("compact", GOLDEN / "seed-running-example" / "session.jsonl", "--dry-run",
+                          "--format", "json").stdout)
+    assert data["preparation"] is None and "already compacted" in data["reason"]
+
+
+def test_settings_from_pi_files(run, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text('{"compaction": {"keepRecentTokens": 1234, "reserveTokens": 999}}')
+    data = json.loads(run("compact", GEN, "--dry-run", "--format", "json",
+                          env={"PI_CODING_AGENT_DIR": str(agent)}).stdout)
+    assert data["settings"]["keepRecentTokens"]["value"] == 1234
+    assert "settings" in data["settings"]["keepRecentTokens"]["source"]
+    data = json.loads(run("compact", GEN, "--dry-run", "--format", "json", "--keep-recent-tokens", "50",
+                          env={"PI_CODING_AGENT_DIR": str(agent)}).stdout)
+    assert data["settings"]["keepRecentTokens"] == {"value": 50, "source": "flag --keep-recent-tokens"}
+    data = json.loads(run("compact", GEN, "--dry-run", "--format", "json", "--no-config",
+                          env={"PI_CODING_AGENT_DIR": str(agent)}).stdout)
+    assert data["settings"]["keepRecentTokens"]["value"] == 20000
+
+
+def test_invalid_setting_is_an_error(run, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text('{"compaction": {"keepRecentTokens": -5}}')
+    r = run("compact", GEN, "--dry-run", env={"PI_CODING_AGENT_DIR": str(agent)}, exit_code=1)
+    assert "keepRecentTokens" in r.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["--dry-run", "--apply"], ["--dry-run", "--model", "builtin"],
+                                  ["--apply", "--show-prompt"]])
+def test_usage_errors(run, args: list[str]) -> None:
+    run("compact", GEN, *args, exit_code=2)
+
+
+# -- apply -------------------------------------------------------------------------------------
+
+
+def _lines(p: Path) -> list[bytes]:
+    return p.read_bytes().splitlines()
+
+
+def test_apply_builtin_in_place(run, session: Path) -> None:
+    before = session.read_bytes()
+    data = json.loads(run("compact", session, "--apply", "--model", "builtin", "--keep-recent-tokens", "2000",
+                          "--no-config", "--format", "json").stdout)
+    jsonschema.validate(data, APPLY_SCHEMA)
+    after = session.read_bytes()
+    assert after.startswith(before) and after[len(before):].count(b"\n") == 1
+    entry = json.loads(_lines(session)[-1])
+    assert entry == data["entry"]
+    assert entry["type"] == "compaction" and entry["parentId"] == "b888ee9c" and entry["fromHook"] is False
+    assert Path(data["backup"]).read_bytes() == before
+    assert data["tokensAfter"] < data["tokensBefore"]
+    # the new entry is now the default leaf, and its context starts with the summary
+    ctx = json.loads(run("context", session, "--format", "json").stdout)
+    roles = [m["role"] for m in ctx["messages"]]
+    assert ctx["leafId"] == entry["id"]
+    assert roles[: 2 if "systemMessage" in entry else 1][-1] == "compactionSummary"
+    # compacting again right away: the branch ends in a compaction
+    r = run("compact", session, "--apply", "--model", "builtin", "--no-config", exit_code=1)
+    assert "already compacted" in r.stderr
+
+
+def test_apply_to_new_file_leaves_original(run, session: Path, tmp_path: Path) -> None:
+    before = session.read_bytes()
+    out = tmp_path / "out.jsonl"
+    run("compact", session, "--apply", "--model", "builtin", "-o", out, "--no-config")
+    assert session.read_bytes() == before
+    assert out.read_bytes().startswith(before)
+
+
+def test_apply_refuses_legacy_and_torn_files(run, tmp_path: Path) -> None:
+    v1 = tmp_path / "v1.jsonl"
+    shutil.copy(GOLDEN / "v1-compaction-by-index" / "session.jsonl", v1)
+    r = run("compact", v1, "--apply", "--model", "builtin", "--no-config", "--keep-recent-tokens", "10", exit_code=1)
+    assert "pitools migrate" in r.stderr
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(GEN.read_bytes() + b'{"type":"message","id":"x"')
+    before = torn.read_bytes()
+    r = run("compact", torn, "--apply", "--model", "builtin", "--no-config", "--leaf", "b888ee9c", exit_code=1)
+    assert "no newline" in r.stderr
+    assert torn.read_bytes() == before
+
+
+def test_apply_with_paid_model_needs_yes_off_a_terminal(run, session: Path, server: FakeModelServer) -> None:
+    r = run("compact", session, "--apply", "--model", "local-llm", "--base-url", server.url + "/v1", "--no-config",
+            exit_code=2)
+    assert "--yes" in r.stderr
+    assert server.requests == []
+
+
+def test_apply_openai_compatible_server(run, session: Path, server: FakeModelServer) -> None:
+    server.script(Step(text="## Goal\nFrom the local model.", usage={"prompt_tokens": 100, "completion_tokens": 20,
+                                                                     "total_tokens": 120}))
+    data = json.loads(run("compact", session, "--apply", "--yes", "--model", "local-llm", "--base-url",
+                          server.url + "/v1", "--no-config", "--format", "json").stdout)
+    entry = data["entry"]
+    assert entry["summary"].startswith("## Goal\nFrom the local model.")
+    assert data["requests"] == len(server.requests) == 2  # this plan splits a turn: history + turn prefix
+    second = 1000  # the fake server's default usage for an unscripted reply
+    assert entry["usage"]["input"] == 100 + second and entry["usage"]["totalTokens"] > 120
+    body = server.requests[0].body
+    assert body["model"] == "local-llm" and "tools" not in body
+    assert body["messages"][-1]["content"].startswith("<conversation>") or "conversation" in json.dumps(body)
+
+
+def test_apply_anthropic_server(run, session: Path, server: FakeModelServer) -> None:
+    server.script(Step(text="## Goal\nFrom Claude."))
+    data = json.loads(run("compact", session, "--apply", "--yes", "--model", "anthropic/claude-sonnet-4-5",
+                          "--base-url", server.url, "--no-config", "--format", "json",
+                          env={"ANTHROPIC_API_KEY": "sk-ant-test-key-123"}).stdout)
+    assert data["entry"]["summary"].startswith("## Goal\nFrom Claude.")
+    req = server.requests[0]
+    assert req.path.endswith("/v1/messages") and req.headers["x-api-key"] == "sk-ant-test-key-123"
+    assert "sk-ant-test-key-123" not in json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        ([Step(kind="length")], "token"),
+        ([Step(kind="tool")], "tool"),
+        ([Step(kind="error", status=400, body={"error": {"message": "bad request"}})], "400"),
+        ([Step(kind="error", status=401, body={"error": {"message": "invalid key"}})], "401"),
+        ([Step(kind="drop")] * 4, ""),
+        ([Step(kind="error", status=500, body="boom")] * 4, "500"),
+    ],
+)
+def test_apply_failures_write_nothing(run, session: Path, server: FakeModelServer, steps, message: str) -> None:
+    server.script(*steps)
+    before = session.read_bytes()
+    r = run("compact", session, "--apply", "--yes", "--model", "local-llm", "--base-url", server.url + "/v1",
+            "--no-config", exit_code=1, env={"PITOOLS_RETRY_BASE_DELAY": "0.001"})
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+    assert session.read_bytes() == before
+    assert sorted(p.name for p in session.parent.iterdir()) == ["s.jsonl"]
+
+
+def test_apply_retries_429_then_succeeds(run, session: Path, server: FakeModelServer) -> None:
+    server.script(Step(kind="error", status=429, body={"error": {"message": "slow down"}}), Step(text="## Goal\nok"))
+    r = run("compact", session, "--apply", "--yes", "--model", "local-llm", "--base-url", server.url + "/v1",
+            "--no-config", env={"PITOOLS_RETRY_BASE_DELAY": "0.001"})
+    assert "retry" in r.stderr and "429" in r.stderr
+    assert json.loads(_lines(session)[-1])["summary"].startswith("## Goal\nok")
+
+
+def test_apply_timeout_writes_nothing(run, session: Path, server: FakeModelServer) -> None:
+    server.script(*[Step(kind="sleep", delay=3)] * 4)
+    before = session.read_bytes()
+    run("compact", session, "--apply", "--yes", "--model", "local-llm", "--base-url", server.url + "/v1",
+        "--no-config", "--timeout", "1", exit_code=1, env={"PITOOLS_RETRY_BASE_DELAY": "0.001"})
+    assert session.read_bytes() == before
+
+
+def test_apply_refuses_when_file_changes_during_the_call(session: Path) -> None:
+    from pitools.core.compaction import CompactionSettings
+    from pitools.core.errors import SessionChangedError
+    from pitools.core.plan import apply_compaction
+    from pitools.summarize import SummaryResult, zero_usage
+
+    class Meddler:
+        def summarize(self, request):  # another process appends while the model works
+            with open(session, "ab") as fh:
+                fh.write(b'{"type":"label","id":"zz","parentId":null,"timestamp":"2026-01-01T00:00:00Z"}\n')
+            return SummaryResult(text="x", usage=zero_usage(), provider="p", model="m")
+
+    with pytest.raises(SessionChangedError):
+        apply_compaction(str(session), None, CompactionSettings(keep_recent_tokens=2000), Meddler())
+    assert b'"type":"compaction"' not in _lines(session)[-1]

@@ -1,0 +1,97 @@
+"""pitools context: formats, leaf references, errors, and the published JSON shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from pitools.core.parity import diff_values
+from tests.golden.test_conformance import GOLDEN, load_recording
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = GOLDEN / "seed-running-example" / "session.jsonl"
+SCHEMA = json.loads((ROOT / "schemas" / "output" / "context.schema.json").read_text())
+
+
+@pytest.mark.parametrize("case", ["seed-running-example", "gen-s0000_v3", "gen-s0022_v3", "v1-compaction-by-index"])
+def test_json_matches_pis_context_at_every_leaf(run, case: str) -> None:
+    expected = load_recording(case, 20000)
+    for leaf, pi in expected["byLeaf"].items():
+        data = json.loads(run("context", GOLDEN / case / "session.jsonl", "--leaf", leaf, "--format", "json").stdout)
+        jsonschema.validate(data, SCHEMA)
+        assert data["leafId"] == leaf
+        assert data["path"] == pi["path"]
+        assert data["contextEntries"] == pi["contextEntries"]
+        # diff_values compares numbers beyond 2**53 as the doubles JavaScript holds.
+        assert diff_values(data["messages"], pi["context"]["messages"]) == []
+        assert data.get("thinkingLevel") == pi["context"].get("thinkingLevel")
+        assert data["model"] == pi["context"]["model"]
+        assert data["tokenEstimates"] == pi["tokenEstimates"]
+        assert data["estimatedContextTokens"] == pi["estimatedContextTokens"]
+
+
+def test_seed_example_context_is_the_documented_one(run) -> None:
+    # Section 14 of the seed: the context at C1 is [summary, U4, A6].
+    data = json.loads(run("context", SEED, "--format", "json").stdout)
+    assert data["contextEntries"] == ["C1", "U4", "A6"]
+    assert [m["role"] for m in data["messages"]] == ["compactionSummary", "user", "assistant"]
+
+
+def test_leaf_by_prefix_and_label(run, tmp_path: Path) -> None:
+    lines = SEED.read_text().splitlines()
+    lines.append('{"type":"label","id":"L1","parentId":"C1","timestamp":"2026-07-29T09:06:00Z","targetId":"A3","label":"jwt"}')
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    by_label = json.loads(run("context", p, "--leaf", "jwt", "--format", "json").stdout)
+    assert by_label["leafId"] == "A3"
+    by_prefix = json.loads(run("context", p, "--leaf", "U2", "--format", "json").stdout)
+    assert by_prefix["leafId"] == "U2B" or by_prefix["leafId"] == "U2"
+
+
+def test_unknown_and_ambiguous_leaf_are_errors(run) -> None:
+    r = run("context", SEED, "--leaf", "nope", exit_code=1)
+    assert "matches no entry" in r.stderr and "fall back to the last entry" in r.stderr
+    r = run("context", SEED, "--leaf", "A", exit_code=1)
+    assert "ambiguous" in r.stderr
+    assert r.stdout == ""
+
+
+def test_cycle_is_a_one_line_error(run) -> None:
+    r = run("context", GOLDEN / "broken-cycle" / "session.jsonl", exit_code=1)
+    assert "cycle" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in r.stderr
+
+
+def test_rejected_file_is_exit_1(run) -> None:
+    r = run("context", GOLDEN / "broken-missing-header" / "session.jsonl", exit_code=1)
+    assert "session header" in r.stderr
+
+
+def test_missing_file_is_exit_1(run, tmp_path: Path) -> None:
+    r = run("context", tmp_path / "nope.jsonl", exit_code=1)
+    assert "cannot read" in r.stderr
+
+
+def test_human_view(run, snapshot) -> None:
+    r = run("context", SEED, "--color", "never", env={"PITOOLS_WIDTH": "100"})
+    assert r.stdout == snapshot
+
+
+def test_human_view_lists_omitted_entries(run) -> None:
+    r = run("context", GOLDEN / "recovery-omission" / "session.jsonl", "--color", "never", env={"PITOOLS_WIDTH": "160"})
+    assert "omitted by context_edit" in r.stdout
+
+
+def test_markdown(run, snapshot) -> None:
+    r = run("context", SEED, "--leaf", "A3", "--format", "markdown")
+    assert r.stdout.startswith("# Pi context at `A3`")
+    assert r.stdout == snapshot
+
+
+def test_unknown_tokenizer_is_a_clear_error(run) -> None:
+    r = run("context", SEED, "--tokenizer", "nope", exit_code=1)
+    assert "unknown tokenizer" in r.stderr

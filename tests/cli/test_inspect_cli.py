@@ -1,0 +1,43 @@
+"""pitools inspect: values from Pi's recorded stats, leaves and labels."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pitools.core.parity import diff_values
+from tests.golden.test_conformance import GOLDEN, load_recording
+
+
+@pytest.mark.parametrize("case", ["gen-s0000_v3", "gen-s0013_broken-orphan+dupids", "v2-hook-message", "gen-s0006_v2"])
+def test_json_agrees_with_pi(run, case: str) -> None:
+    pi = load_recording(case, 20000)
+    data = json.loads(run("inspect", GOLDEN / case / "session.jsonl", "--format", "json").stdout)
+    assert [leaf["id"] for leaf in data["leaves"]] == pi["leaves"]
+    assert data["roots"] == pi["roots"]
+    assert data["defaultLeaf"] == pi["leafId"]
+    assert data["uniqueIds"] == pi["entryCount"]
+    assert data["name"] == pi["sessionName"]
+    assert data["needsMigration"] == pi["migrated"]
+    assert {k: v["label"] for k, v in data["labels"].items()} == {k: v["label"] for k, v in pi["labels"].items()}
+    stats = {k: v for k, v in data["stats"].items() if k != "piError"}
+    assert diff_values(stats, {k: v for k, v in pi["stats"].items() if k != "sessionId"}) == []
+    assert diff_values(data["usageBreakdown"], pi["usageBreakdown"]) == []
+
+
+def test_stats_where_pi_would_throw_are_flagged(run) -> None:
+    data = json.loads(run("inspect", GOLDEN / "seed-running-example" / "session.jsonl", "--format", "json").stdout)
+    assert "error" in load_recording("seed-running-example", 20000)["stats"]
+    assert "piError" in data["stats"]
+    assert data["stats"]["assistantMessages"] == 6
+
+
+def test_human(run, snapshot) -> None:
+    r = run("inspect", GOLDEN / "gen-s0000_v3" / "session.jsonl", "--color", "never", env={"PITOOLS_WIDTH": "120"})
+    assert r.stdout.replace(str(GOLDEN), "<golden>") == snapshot
+
+
+def test_rejected_file(run) -> None:
+    r = run("inspect", GOLDEN / "broken-missing-header" / "session.jsonl", exit_code=1)
+    assert r.stderr.startswith("pitools: ") and "Traceback" not in r.stderr
