@@ -1,0 +1,101 @@
+"""Render :class:`~pitools.core.validate.ValidationReport` lists as text, JSON or GitHub annotations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pitools.core.validate import Finding, ValidationReport
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+#: GitHub Actions workflow commands per severity.
+_GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def total_counts(reports: Sequence[ValidationReport]) -> dict[str, int]:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for report in reports:
+        for severity, n in report.counts.items():
+            counts[severity] += n
+    return counts
+
+
+def any_failed(reports: Sequence[ValidationReport], fail_on: str) -> bool:
+    return any(report.failed(fail_on) for report in reports)
+
+
+def validate_json(reports: Sequence[ValidationReport], fail_on: str) -> dict[str, Any]:
+    """The ``pitools validate --format json`` document (schemas/output/validate.schema.json)."""
+    return {
+        "status": "fail" if any_failed(reports, fail_on) else "ok",
+        "files": [report.to_json() for report in reports],
+        "counts": total_counts(reports),
+    }
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary_text(reports: Sequence[ValidationReport], fail_on: str) -> str:
+    """One closing line: files checked, findings per severity, and the verdict."""
+    counts = total_counts(reports)
+    files = _plural(len(reports), "file")
+    if not any(counts.values()):
+        return f"{files} checked: no problems found"
+    found = ", ".join(
+        [_plural(counts["error"], "error"), _plural(counts["warning"], "warning"), f"{counts['info']} info"]
+    )
+    verdict = "failed" if any_failed(reports, fail_on) else "passed"
+    flagged = sum(1 for r in reports if r.findings)
+    return f"{files} checked, {flagged} with findings: {found} — {verdict}"
+
+
+def finding_location(path: str, finding: Finding) -> str:
+    return f"{path}:{finding.line}" if finding.line is not None else path
+
+
+def render_human(console: Any, reports: Sequence[ValidationReport], fail_on: str) -> None:
+    """``path:line: severity code message`` per finding, then the summary line.
+
+    Messages quote session data (ids, timestamps, field values), so everything is printed as
+    ``rich.text.Text``, never parsed as markup, and never wrapped: one finding is one line.
+    """
+    from rich.text import Text
+
+    for report in reports:
+        for finding in report.findings:
+            line = Text()
+            line.append(finding_location(report.path, finding) + ":", style="bold")
+            line.append(" ")
+            line.append(finding.severity, style=_SEVERITY_STYLE.get(finding.severity, ""))
+            line.append(" ")
+            line.append(finding.code, style="magenta")
+            line.append(" ")
+            line.append(finding.message)
+            console.print(line, soft_wrap=True)
+    failed = any_failed(reports, fail_on)
+    style = "bold red" if failed else "bold green"
+    console.print(Text(summary_text(reports, fail_on), style=style), soft_wrap=True)
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_lines(reports: Sequence[ValidationReport]) -> list[str]:
+    """GitHub Actions annotations: ``::error file=…,line=…,title=CODE::message`` per finding."""
+    out: list[str] = []
+    for report in reports:
+        for finding in report.findings:
+            props = [f"file={_escape_property(report.path)}"]
+            if finding.line is not None:
+                props.append(f"line={finding.line}")
+            props.append(f"title={_escape_property(finding.code)}")
+            command = _GITHUB_COMMAND.get(finding.severity, "notice")
+            out.append(f"::{command} {','.join(props)}::{_escape_data(finding.message)}")
+    return out

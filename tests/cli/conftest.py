@@ -1,0 +1,45 @@
+"""Fixtures for command tests: ``run`` invokes ``pitools`` in-process and checks the exit code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from os import PathLike
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pitools.cli import cli
+
+Run = Callable[..., Result]
+
+
+@pytest.fixture
+def run() -> Run:
+    """``run("validate", path, exit_code=1)``: invoke the CLI and fail loudly on a surprising exit.
+
+    Arguments are converted with ``str`` (paths are fine). ``exit_code`` is what the test expects
+    (default 0; ``None`` accepts anything). Exceptions are not swallowed by the runner
+    (``catch_exceptions=False``), so a bug shows up with its traceback. On a mismatch the test
+    fails with the command line, the exit code, stdout and stderr. ``result.stdout`` holds data,
+    ``result.stderr`` messages (click 8.2+ keeps them apart).
+    """
+
+    def invoke(
+        *args: str | PathLike[str],
+        exit_code: int | None = 0,
+        input: str | bytes | None = None,
+        env: Mapping[str, str | None] | None = None,
+        **kwargs: Any,
+    ) -> Result:
+        argv = [str(a) for a in args]
+        result = CliRunner().invoke(cli, argv, input=input, env=env, catch_exceptions=False, **kwargs)
+        if exit_code is not None and result.exit_code != exit_code:
+            pytest.fail(
+                f"`pitools {' '.join(argv)}` exited {result.exit_code}, expected {exit_code}\n"
+                f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}",
+                pytrace=False,
+            )
+        return result
+
+    return invoke
