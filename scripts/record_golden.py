@@ -73,8 +73,10 @@ def main(argv: list[str]) -> int:
     # Sessions compacted by pitools (builtin and a local HTTP model) are golden cases too.
     sys.path.insert(0, str(ROOT))
     from tests.golden.compacted_cases import write_all
+    from tests.golden.fork_cases import write_all as write_fork_cases
 
     write_all()
+    write_fork_cases()  # golden/{fork,clone}-*: also records each source at the fork point (node)
     cases = [GOLDEN / a for a in argv] if argv else sorted(p.parent for p in GOLDEN.glob("*/session.jsonl"))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         for name in pool.map(lambda c: record(c, oracle, ref), cases):

@@ -55,7 +55,42 @@ def verbosity(verbose: int, quiet: int) -> int:
 
 
 def session_argument(f: F) -> F:
-    return click.argument("file", metavar="FILE", type=click.Path(dir_okay=False, path_type=str))(f)
+    """``[FILE]`` plus ``--session-dir``: a session file, a session id or unique id prefix, or nothing.
+
+    With no FILE the most recent session of the current directory is used, picked as
+    ``pi --continue`` picks it; the chosen file is named on stderr. The command receives the
+    resolved path as ``file``; ``--session-dir`` is kept in ``ctx.meta["pitools.session_dir"]``
+    for commands that also write where Pi would (fork, clone).
+    """
+    meta_key = "pitools.session_dir"
+
+    def remember_session_dir(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        ctx.meta[meta_key] = value
+        return value
+
+    def resolve_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if ctx.resilient_parsing:
+            return value
+        from pitools.core.locate import locate_session
+
+        located = locate_session(value, session_dir=ctx.meta.get(meta_key))
+        if located.how == "path" and os.path.isdir(located.path):
+            raise click.BadParameter(f"{value!r} is a directory, not a session file", ctx=ctx, param=param)
+        if located.how not in ("path", "file"):
+            click.echo(f"pitools: {located.describe()}", err=True)
+        return str(located.path)
+
+    f = click.argument("file", metavar="[FILE]", required=False, callback=resolve_file)(f)
+    return click.option(
+        "--session-dir",
+        metavar="DIR",
+        is_eager=True,
+        expose_value=False,
+        callback=remember_session_dir,
+        help="Where Pi's sessions are (default: PI_CODING_AGENT_SESSION_DIR, the sessionDir setting, "
+        "or ~/.pi/agent/sessions/--<cwd>--). FILE may be a path, a session id or id prefix, or "
+        "omitted for the most recent session here.",
+    )(f)
 
 
 def consoles(color: str = "auto", width: int | None = None) -> tuple[Any, Any]:

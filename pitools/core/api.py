@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,22 @@ class LoadedSession:
         return resolve_leaf(self.index, ref, path=self.session.path)
 
 
-def load(path: str | os.PathLike[str]) -> LoadedSession:
-    """Open ``path`` as Pi would (rejecting what Pi rejects) and index its entries."""
+def load(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    session_dir: str | None = None,
+) -> LoadedSession:
+    """Open a session as Pi would (rejecting what Pi rejects) and index its entries.
+
+    ``path`` is a session file, or a session reference resolved like ``pi --session``/``--continue``
+    (:func:`pitools.core.locate.locate_session`): a session id or unique id prefix, or None for the
+    most recent session of ``cwd``. A string naming an existing file is always that file.
+    """
+    if path is None or (isinstance(path, str) and not os.path.exists(path)):
+        from pitools.core.locate import resolve_session_ref
+
+        path = resolve_session_ref(path, cwd=cwd, env=env, session_dir=session_dir)
     session = require_valid(open_session(path))
     return LoadedSession(session, SessionIndex.build(session.entries))

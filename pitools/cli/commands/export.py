@@ -1,0 +1,94 @@
+"""``pitools export``: a branch (or the whole tree) as Markdown, HTML or a standalone JSONL session."""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from pitools.cli.options import leaf_option, session_argument
+
+
+@click.command("export")
+@session_argument
+@leaf_option
+@click.option("--all", "all_", is_flag=True, help="Every branch of the tree instead of one branch.")
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["markdown", "html", "jsonl"]),
+    default="markdown",
+    show_default=True,
+    help="markdown and html are transcripts; jsonl is the branch as a session file, "
+    "as Pi's /export writes it.",
+)
+@click.option(
+    "--images",
+    type=click.Choice(["placeholder", "embed"]),
+    default=None,
+    help="Images as placeholders or embedded data URIs (default: embed in html, placeholder in markdown).",
+)
+@click.option(
+    "-o", "--output", metavar="OUT", default=None, help="Write to OUT (never overwritten) instead of stdout."
+)
+def command(
+    file: str, leaf_ref: str | None, all_: bool, format_: str, images: str | None, output: str | None
+) -> int:
+    """Export a session as a readable transcript, or its branch as a standalone session.
+
+    The transcript shows user and assistant messages, tool calls with their arguments, tool
+    results (long ones folded), thinking (collapsed), images, compactions and branch summaries,
+    labels, timestamps and model changes. HTML is one self-contained page (inline CSS, no
+    network). jsonl writes the branch the way Pi's /export does: same session id, new timestamp,
+    entries re-chained root to leaf.
+
+    \b
+    Examples:
+      pitools export session.jsonl --format html -o session.html
+      pitools export 0190a1b2 --leaf a1b2c3d4 > branch.md
+      pitools export --all --format markdown
+    """
+    from pitools.core.api import load
+
+    if all_ and leaf_ref is not None:
+        raise click.UsageError("--all exports every branch; it cannot be combined with --leaf")
+    if all_ and format_ == "jsonl":
+        raise click.UsageError(
+            "--all cannot be used with --format jsonl (a session file holds one branch here)"
+        )
+    loaded = load(file)
+    leaf = None if all_ else loaded.leaf(leaf_ref)
+    if format_ == "jsonl":
+        from pitools.core.fork import export_branch
+
+        new = export_branch(loaded, leaf)
+        if output:
+            from pitools.core.fork import write_session
+
+            write_session(new, output)
+            click.echo(f"pitools: wrote {output}", err=True)
+        else:
+            click.echo(b"".join(new.lines()), nl=False)
+        return 0
+    from pitools.render.export_md import build_transcript
+
+    embed = (images or ("embed" if format_ == "html" else "placeholder")) == "embed"
+    transcript = build_transcript(loaded, leaf, all_=all_, embed_images=embed)
+    if format_ == "html":
+        from pitools.render.export_html import transcript_html
+
+        text = transcript_html(transcript)
+    else:
+        from pitools.render.export_md import transcript_markdown
+
+        text = transcript_markdown(transcript)
+    # Lone surrogates (from damaged files) have no UTF-8 form: show them as U+FFFD.
+    data = re.sub("[\ud800-\udfff]", "\ufffd", text).encode("utf-8")
+    if output:
+        from pitools import store
+
+        store.write_new(output, [data])
+        click.echo(f"pitools: wrote {output}", err=True)
+    else:
+        click.echo(data, nl=False)
+    return 0

@@ -1,0 +1,98 @@
+"""``pitools fork``: a new session from the path before a user message, as Pi's /fork makes it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from pitools.cli.options import format_option, session_argument
+
+_SESSION_DIR_META = "pitools.session_dir"  # set by session_argument's --session-dir
+
+
+def write_new_session(new: Any, source: str, output: str | None) -> str:
+    """Write ``new`` to ``output`` or where Pi would put it; returns the path written."""
+    from pitools.core.fork import new_session_dir, write_session
+
+    if output:
+        target = output
+    else:
+        ctx = click.get_current_context()
+        folder = new_session_dir(source, session_dir=ctx.meta.get(_SESSION_DIR_META))
+        target = os.path.join(folder, new.file_name)
+    return write_session(new, target)
+
+
+def report(new: Any, format_: str) -> None:
+    """The new path on stdout (or the JSON record); notes on stderr."""
+    if format_ == "json":
+        from pitools.core.jsonout import dumps, jsonable
+
+        click.echo(dumps(jsonable(new.to_json())) + b"\n", nl=False)
+        return
+    click.echo(new.target)
+    if new.labels_recreated:
+        click.echo(
+            f"pitools: {new.labels_recreated} label(s) re-created at the end of the new session", err=True
+        )
+    if new.pi_would_defer:
+        click.echo(
+            "pitools: note: the new session has no user or assistant message yet; Pi itself writes such a "
+            "file only once the next message is sent",
+            err=True,
+        )
+
+
+def resolve_ref(loaded: Any, ref: str, option: str) -> Any:
+    from pitools.core.errors import LeafError
+
+    try:
+        return loaded.leaf(ref)
+    except LeafError as exc:
+        raise LeafError(exc.message.replace("--leaf", option), path=exc.path) from None
+
+
+@click.command("fork")
+@session_argument
+@click.option(
+    "--at",
+    "at_ref",
+    metavar="REF",
+    required=True,
+    help="The user message to fork from: id, id prefix or label.",
+)
+@click.option(
+    "-o", "--output", metavar="OUT", default=None, help="Write here instead of Pi's session directory."
+)
+@format_option("human", "json")
+def command(file: str, at_ref: str, output: str | None, format_: str) -> int:
+    """Fork a new session before a user message, as Pi's /fork does.
+
+    The new session holds the path from the root to the message's parent (labels re-created,
+    compactions kept valid) and records the source in parentSession. It is written where Pi
+    would (the configured session directory, else next to the source) unless -o is given; its
+    path goes to stdout. The message's text, which Pi puts back in the editor, is printed on
+    stderr (and as selectedText in --format json).
+
+    \b
+    Example:
+      pitools fork session.jsonl --at 3f2a1b0c
+    """
+    from pitools.core.api import load
+    from pitools.core.fork import fork_session
+
+    loaded = load(file)
+    at = resolve_ref(loaded, at_ref, "--at")
+    new = fork_session(loaded, at)
+    write_new_session(new, file, output)
+    report(new, format_)
+    if format_ != "json":
+        click.echo(
+            f"pitools: forked before user message {new.forked_entry}; "
+            "its text (Pi puts it back in the editor):",
+            err=True,
+        )
+        click.echo(new.selected_text or "", err=True)
+    return 0

@@ -1,0 +1,573 @@
+"""``pitools ls``: one summary per session file, found where Pi looks (``SessionManager.list``/``listAll``).
+
+Each summary carries what Pi's session picker shows (``buildSessionInfo`` in
+``session-manager.js``: name, first user message, message count, last activity) plus what pitools
+adds: entry count, size, leaves, models, token and cost totals (``getSessionStats`` rules), and a
+status telling whether Pi can open the file as is.
+
+Pi's rules mirrored here:
+
+* ``name``: the latest ``session_info`` entry's ``name`` trimmed, an empty one clearing it;
+* ``firstMessage``: the text blocks (joined with a space) of the first user message with any text,
+  else ``"(no messages)"``;
+* ``modified`` (``getMessageActivityTime``): the newest user/assistant message time (the message's
+  numeric ``timestamp``, else the entry's ``timestamp``), else the header ``timestamp``, else the
+  file's mtime; sessions sort newest first on it;
+* a file Pi's picker would leave out (no header first, or a value that makes ``buildSessionInfo``
+  throw) is still listed, with ``piListed: false`` and a status.
+
+Speed: a file is read once, through ``mmap``; long tool-result lines are recognised from their first
+bytes and skipped unless they carry usage. Summaries are cached by path, size and mtime in
+``$PITOOLS_CACHE_DIR`` (default ``$XDG_CACHE_HOME/pitools``, else ``~/.cache/pitools``); the
+cache is an optimisation only, and any problem with it is ignored.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import mmap
+import os
+import re
+import stat as stat_mod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pitools.core import jsops
+from pitools.core.jsops import prop
+from pitools.core.jsvalue import UNDEFINED, js_date_ms
+from pitools.core.load import JS_WHITESPACE, parse_json_line
+from pitools.core.locate import (
+    SessionDirChoice,
+    all_session_dirs,
+    choose_session_dir,
+    header_cwd_matches,
+    mtime_ms,
+    resolve_path,
+    session_files,
+)
+from pitools.core.tree import mkey
+
+STATUS_OK = "ok"
+STATUS_MIGRATE = "needs-migration"
+STATUS_INVALID = "invalid"
+STATUS_ERROR = "error"
+
+CACHE_VERSION = 1
+#: Lines at least this long are first matched against the tool-result prefix and maybe skipped.
+_FAST_PATH_BYTES = 256
+#: The start of a ``toolResult`` or ``bashExecution`` message line as Pi's JSON.stringify writes it.
+_SKIPPABLE_HEAD = re.compile(
+    rb'\{"type":"message","id":"([^"\\]*)","parentId":(?:null|"([^"\\]*)"),'
+    rb'"timestamp":"[^"\\]*","message":\{"role":"(?:toolResult|bashExecution)",'
+)
+_USAGE_KEY = b'"usage"'
+
+ProgressFn = Callable[[int, int], None]
+_NO_PARENT = object()
+
+
+@dataclass(slots=True)
+class _Scan:
+    """Running state of one pass over a file."""
+
+    header: Any = None
+    entries: int = 0
+    messages: int = 0
+    name: Any = None
+    first_message: str = ""
+    last_activity: Any = None
+    pi_error: str | None = None
+    ids_in_order: list[str] = field(default_factory=list)
+    seen_ids: set[str] = field(default_factory=set)
+    parent_by_id: dict[Any, Any] = field(default_factory=dict)
+    models: dict[str, None] = field(default_factory=dict)
+    non_object_entries: int = 0
+    totals: Any = None
+
+
+def _iso(ms: Any) -> str | None:
+    """``Date#toISOString`` for a time value; None where JavaScript would throw (invalid date)."""
+    if type(ms) not in (int, float) or ms != ms or abs(ms) > 8.64e15:
+        return None
+    base = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+    try:
+        when = base + _dt.timedelta(milliseconds=int(ms // 1))
+    except OverflowError:
+        return None
+    if not 1 <= when.year <= 9999:
+        return None
+    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+def _note_pi_error(scan: _Scan, message: str) -> None:
+    if scan.pi_error is None:
+        scan.pi_error = message
+
+
+def _text_content(content: Any) -> str | None:
+    """Pi's ``extractTextContent``; None where Pi would throw."""
+    if type(content) is str:
+        return content
+    if type(content) is not list or None in content:
+        return None
+    texts = [prop(b, "text") for b in content if prop(b, "type") == "text"]
+    return jsops.join(texts, " ")
+
+
+def _content_ok(content: Any) -> bool:
+    """Whether ``extractTextContent`` would run without throwing (no text needed)."""
+    return type(content) is str or (type(content) is list and None not in content)
+
+
+_USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+
+
+def _add_usage(totals: list[Any], usage: Any) -> None:
+    """``addUsageToTotals`` on numbers only: what Pi sums for a well-formed usage record.
+
+    Fields that are not numbers count as 0 (Pi would throw, or concatenate strings).
+    """
+    if type(usage) is not dict:
+        return
+    for i, key in enumerate(_USAGE_KEYS):
+        value = usage.get(key)
+        if type(value) is int or type(value) is float:
+            totals[i] += value
+    cost = usage.get("cost")
+    if type(cost) is dict:
+        value = cost.get("total")
+        if type(value) is int or type(value) is float:
+            totals[4] += value
+
+
+def _message_entry(scan: _Scan, entry: dict[str, Any]) -> None:
+    scan.messages += 1
+    message = entry.get("message", UNDEFINED)
+    if type(message) is not dict:
+        if message is None or message is UNDEFINED:
+            _note_pi_error(scan, "TypeError: Cannot read properties of undefined (reading 'role')")
+        return
+    role = message.get("role")
+    if role == "assistant":
+        provider, model = message.get("provider"), message.get("model")
+        if provider is not None or model is not None:
+            scan.models.setdefault(f"{jsops.to_string(provider)}/{jsops.to_string(model)}", None)
+        _add_usage(scan.totals, message.get("usage"))
+    elif role == "toolResult":
+        usage = message.get("usage")
+        if jsops.truthy(usage):
+            _add_usage(scan.totals, usage)
+        return
+    if (role != "user" and role != "assistant") or "content" not in message:
+        return
+    # getMessageActivityTime: the message's numeric timestamp, else the entry's.
+    ts = message.get("timestamp")
+    if type(ts) is not int and type(ts) is not float:
+        try:
+            ts = js_date_ms(entry.get("timestamp", UNDEFINED))
+        except TypeError as exc:  # JSTypeError: new Date() of an object Pi cannot convert
+            _note_pi_error(scan, f"TypeError: {exc}")
+            return
+    if ts == ts:
+        scan.last_activity = max(scan.last_activity if scan.last_activity is not None else 0, ts)
+    content = message["content"]
+    if role == "user" and not scan.first_message:
+        text = _text_content(content)
+        if text is None:
+            _note_pi_error(scan, "TypeError: content.filter is not a function")
+        elif text:
+            scan.first_message = text
+    elif not _content_ok(content):
+        _note_pi_error(scan, "TypeError: content.filter is not a function")
+
+
+def _add_model(scan: _Scan, provider: Any, model: Any) -> None:
+    """Remember ``provider/model`` (first-seen order); messages that name no model add nothing."""
+    if jsops.nullish(provider) and jsops.nullish(model):
+        return
+    scan.models.setdefault(f"{jsops.to_string(provider)}/{jsops.to_string(model)}", None)
+
+
+def _entry(scan: _Scan, entry: Any) -> None:
+    """Fold one parsed non-header value into the scan."""
+    if type(entry) is not dict:
+        scan.entries += 1
+        scan.non_object_entries += 1
+        # Keyed as ``undefined`` in Pi's byId; a non-object has no parentId to count.
+        scan.parent_by_id[UNDEFINED] = _NO_PARENT
+        return
+    etype = entry.get("type")
+    if etype == "session":
+        return  # a second header: Pi's getEntries() leaves it out
+    scan.entries += 1
+    _track_id(scan, entry.get("id", UNDEFINED), entry.get("parentId", UNDEFINED))
+    if etype == "message":
+        _message_entry(scan, entry)
+    elif etype == "session_info":
+        name = entry.get("name", UNDEFINED)
+        if name is None or name is UNDEFINED:
+            scan.name = None
+        elif type(name) is str:
+            scan.name = name.strip(JS_WHITESPACE) or None
+        else:
+            scan.name = None
+            _note_pi_error(scan, "TypeError: entry.name?.trim is not a function")
+    elif etype == "model_change":
+        _add_model(scan, entry.get("provider", UNDEFINED), entry.get("modelId", UNDEFINED))
+    elif etype == "usage":
+        _add_usage(scan.totals, entry.get("usage"))
+    elif etype in ("branch_summary", "compaction") and jsops.truthy(entry.get("usage")):
+        _add_usage(scan.totals, entry["usage"])
+
+
+def _track_id(scan: _Scan, eid: Any, parent: Any) -> None:
+    key = eid if type(eid) is str else mkey(eid)
+    scan.parent_by_id[key] = parent if type(parent) is str else mkey(parent)
+    if type(eid) is str and eid not in scan.seen_ids:
+        scan.seen_ids.add(eid)
+        scan.ids_in_order.append(eid)
+
+
+def _skippable(buf: Any, start: int, end: int) -> re.Match[bytes] | None:
+    """A long tool-result line with no usage: only its id and parentId matter."""
+    if end - start < _FAST_PATH_BYTES:
+        return None
+    m = _SKIPPABLE_HEAD.match(buf, start, end)
+    if m is None or buf.find(_USAGE_KEY, start, end) != -1:
+        return None
+    return m
+
+
+def summarize_file(path: str, st: os.stat_result | None = None) -> dict[str, Any]:
+    """One session's summary (JSON-ready, Pi's field names)."""
+    try:
+        st = st or os.stat(path)
+    except OSError as exc:
+        return _error_summary(path, None, f"cannot read file: {exc.strerror or exc}")
+    scan = _Scan(totals=[0, 0, 0, 0, 0])
+    header_ok = False
+    first_value_seen = False
+    try:
+        with open(path, "rb") as fh:
+            if st.st_size == 0:
+                return _invalid_summary(path, st, "empty file")
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+                header_ok, first_value_seen = _read_all(scan, buf, len(buf))
+    except (OSError, ValueError) as exc:
+        return _error_summary(path, st, f"cannot read file: {getattr(exc, 'strerror', None) or exc}")
+    if not first_value_seen:
+        return _invalid_summary(path, st, "no JSON value in the file")
+    if not header_ok:
+        return _invalid_summary(path, st, "first parsed line is not a session header with a string id")
+    return _finish(path, st, scan)
+
+
+def _read_all(scan: _Scan, buf: Any, size: int) -> tuple[bool, bool]:
+    """Walk every line; returns (valid header, any value parsed)."""
+    pos = 0
+    while pos < size:
+        nl = buf.find(b"\n", pos)
+        end = size if nl == -1 else nl
+        if scan.header is not None:
+            m = _skippable(buf, pos, end)
+            if m is not None:
+                scan.entries += 1
+                scan.messages += 1
+                parent = m.group(2).decode("utf-8", "replace") if m.group(2) is not None else None
+                _track_id(scan, m.group(1).decode("utf-8", "replace"), parent)
+                pos = end + 1
+                continue
+        try:
+            value, _ = parse_json_line(buf[pos:end])
+        except ValueError:
+            value = None
+        pos = end + 1
+        if not jsops.truthy(value):
+            continue
+        if scan.header is None:
+            if type(value) is not dict or value.get("type") != "session" or type(value.get("id")) is not str:
+                scan.header = value
+                return False, True
+            scan.header = value
+            continue
+        _entry(scan, value)
+    return scan.header is not None, scan.header is not None
+
+
+def _base(path: str, st: os.stat_result | None) -> dict[str, Any]:
+    return {
+        "path": path,
+        "id": None,
+        "cwd": None,
+        "name": None,
+        "firstMessage": "(no messages)",
+        "created": None,
+        "modified": _iso(mtime_ms(st)) if st is not None else None,
+        "messageCount": 0,
+        "entryCount": 0,
+        "fileBytes": st.st_size if st is not None else None,
+        "leafCount": 0,
+        "models": [],
+        "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        "cost": 0,
+        "parentSession": None,
+        "version": None,
+        "status": STATUS_OK,
+        "piListed": True,
+        "problem": None,
+    }
+
+
+def _invalid_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, Any]:
+    out = _base(path, st)
+    out.update(status=STATUS_INVALID, piListed=False, problem=why + "; Pi cannot open it")
+    return out
+
+
+def _error_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, Any]:
+    out = _base(path, st)
+    out.update(status=STATUS_ERROR, piListed=False, problem=why)
+    return out
+
+
+def _finish(path: str, st: os.stat_result, scan: _Scan) -> dict[str, Any]:
+    from pitools.core.jsonout import jsonable
+    from pitools.core.migrate import effective_version
+
+    header = scan.header
+    version = header.get("version", UNDEFINED)
+    eff = effective_version(None if version is UNDEFINED else version)
+    if eff < 2:
+        # v1 migration chains every entry: one leaf. It throws on a bare JSON value.
+        leaf_count = 1 if scan.entries else 0
+    else:
+        parents = {p for p in scan.parent_by_id.values() if p is not _NO_PARENT}
+        leaf_count = sum(1 for i in scan.ids_in_order if mkey(i) not in parents)
+    header_ms = js_date_ms(header["timestamp"]) if type(header.get("timestamp")) is str else float("nan")
+    if type(scan.last_activity) in (int, float) and scan.last_activity > 0:
+        modified: Any = scan.last_activity
+    elif header_ms == header_ms:
+        modified = header_ms
+    else:
+        modified = mtime_ms(st)
+    t_in, t_out, t_read, t_write, t_cost = scan.totals
+    out = _base(path, st)
+    out.update(
+        id=header["id"],
+        cwd=header["cwd"] if type(header.get("cwd")) is str else "",
+        name=scan.name,
+        firstMessage=scan.first_message or "(no messages)",
+        created=_iso(js_date_ms(header.get("timestamp", UNDEFINED))),
+        modified=_iso(modified),
+        messageCount=scan.messages,
+        entryCount=scan.entries,
+        leafCount=leaf_count,
+        models=list(scan.models),
+        tokens=jsonable(
+            {
+                "input": t_in,
+                "output": t_out,
+                "cacheRead": t_read,
+                "cacheWrite": t_write,
+                "total": t_in + t_out + t_read + t_write,
+            }
+        ),
+        cost=jsonable(t_cost),
+        parentSession=jsonable(header.get("parentSession")),
+        version=jsonable(None if version is UNDEFINED else version),
+    )
+    if eff < 2 and scan.non_object_entries:
+        out.update(
+            status=STATUS_ERROR,
+            piListed=scan.pi_error is None,
+            problem="a line holds a bare JSON value: Pi's v1 migration throws on it and cannot open the file",
+        )
+    elif eff < 3:
+        out.update(
+            status=STATUS_MIGRATE, problem="version < 3: Pi migrates (rewrites) the file when it opens it"
+        )
+    if scan.pi_error is not None:
+        out.update(
+            piListed=False,
+            problem=(out["problem"] + "; " if out["problem"] else "")
+            + (f"Pi's session list skips it ({scan.pi_error})"),
+        )
+    return out
+
+
+# -- cache -------------------------------------------------------------------------------------
+
+
+def cache_dir(env: Mapping[str, str]) -> str:
+    """``$PITOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/pitools``, else ``~/.cache/pitools``."""
+    explicit = env.get("PITOOLS_CACHE_DIR")
+    if explicit:
+        return explicit
+    xdg = env.get("XDG_CACHE_HOME")
+    if xdg:
+        return os.path.join(xdg, "pitools")
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache", "pitools")
+
+
+class SummaryCache:
+    """Summaries keyed by path, size and mtime, kept in one JSON file; failures are ignored."""
+
+    def __init__(self, directory: str | None) -> None:
+        self.file = os.path.join(directory, f"ls-v{CACHE_VERSION}.json") if directory else None
+        self.items: dict[str, Any] = {}
+        self.dirty = False
+        self.hits = 0
+        if self.file:
+            self._load()
+
+    def _load(self) -> None:
+        import orjson
+
+        try:
+            with open(self.file, "rb") as fh:  # type: ignore[arg-type]
+                data = orjson.loads(fh.read())
+        except (OSError, ValueError):
+            return
+        from pitools import __version__
+
+        if (
+            isinstance(data, dict)
+            and data.get("pitools") == __version__
+            and isinstance(data.get("items"), dict)
+        ):
+            self.items = data["items"]
+
+    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None:
+        item = self.items.get(path)
+        if (
+            isinstance(item, dict)
+            and item.get("size") == st.st_size
+            and item.get("mtimeNs") == st.st_mtime_ns
+        ):
+            self.hits += 1
+            summary = item.get("summary")
+            return summary if isinstance(summary, dict) else None
+        return None
+
+    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None:
+        if self.file:
+            self.items[path] = {"size": st.st_size, "mtimeNs": st.st_mtime_ns, "summary": summary}
+            self.dirty = True
+
+    def forget_missing(self, folders: list[str], seen: set[str]) -> None:
+        """Drop entries for files that were in the scanned folders but are gone now."""
+        prefixes = tuple(os.path.join(f, "") for f in folders)
+        for path in list(self.items):
+            if path.startswith(prefixes) and path not in seen:
+                del self.items[path]
+                self.dirty = True
+
+    def save(self) -> None:
+        if not (self.file and self.dirty):
+            return
+        import tempfile
+
+        import orjson
+
+        from pitools import __version__
+
+        try:
+            os.makedirs(os.path.dirname(self.file), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".ls-cache.", dir=os.path.dirname(self.file))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(orjson.dumps({"pitools": __version__, "items": self.items}))
+            os.replace(tmp, self.file)
+        except (OSError, TypeError):
+            return
+
+
+# -- listing ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Listing:
+    """The result of ``pitools ls``."""
+
+    cwd: str
+    all: bool
+    choice: SessionDirChoice
+    folders: list[str]
+    sessions: list[dict[str, Any]]
+    cache_hits: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cwd": self.cwd,
+            "all": self.all,
+            "sessionDir": self.choice.directory,
+            "sessionDirSource": self.choice.source,
+            "folders": self.folders,
+            "count": len(self.sessions),
+            "sessions": self.sessions,
+        }
+
+
+def _sort_key(summary: dict[str, Any]) -> tuple[bool, str, str]:
+    """Newest activity first (Pi's sortSessionInfos); files Pi cannot open go last."""
+    openable = summary.get("status") not in (STATUS_INVALID, STATUS_ERROR)
+    return (openable, summary.get("modified") or "", os.path.basename(summary["path"]))
+
+
+def list_sessions(
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    session_dir: str | None = None,
+    all_: bool = False,
+    use_cache: bool = True,
+    progress: ProgressFn | None = None,
+) -> Listing:
+    """Pi's ``SessionManager.list(cwd, sessionDir)`` (or ``listAll``) with pitools' summaries."""
+    env = os.environ if env is None else env
+    here = os.getcwd()
+    cwd = resolve_path(cwd or here, here, env)
+    choice = choose_session_dir(cwd=cwd, env=env, session_dir=session_dir)
+    if all_:
+        folders = [choice.configured] if choice.configured else all_session_dirs(env)
+    else:
+        folders = [choice.directory]
+    folders = [os.path.abspath(f) for f in folders]
+    files = [p for folder in folders for p in session_files(folder)]
+    cache = SummaryCache(cache_dir(env) if use_cache else None)
+    summaries: dict[str, dict[str, Any]] = {}
+    todo: list[tuple[str, os.stat_result]] = []
+    for path in files:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            summaries[path] = _error_summary(path, None, f"cannot read file: {exc.strerror or exc}")
+            continue
+        if not stat_mod.S_ISREG(st.st_mode):
+            continue
+        cached = cache.get(path, st)
+        if cached is None:
+            todo.append((path, st))
+        else:
+            summaries[path] = cached
+    done = len(summaries)
+    if progress is not None and files:
+        progress(done, len(files))
+    # One process on purpose: a process pool re-imports __main__ (unsafe for library callers)
+    # and measured no faster here; the skip-ahead for tool results and the cache do the work.
+    for path, st in todo:
+        summary = summarize_file(path, st)
+        summaries[path] = summary
+        cache.put(path, st, summary)
+        done += 1
+        if progress is not None:
+            progress(done, len(files))
+    sessions = [
+        summary
+        for path, summary in summaries.items()
+        if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, cwd, env)
+    ]
+    cache.forget_missing(folders, set(files))
+    cache.save()
+    sessions.sort(key=_sort_key, reverse=True)
+    return Listing(cwd, all_, choice, folders, sessions, cache.hits)

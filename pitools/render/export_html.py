@@ -1,0 +1,154 @@
+"""A transcript as one self-contained HTML page: inline CSS, no script, no network, all text escaped.
+
+The page forbids every external load with a Content-Security-Policy (images only as ``data:``
+URIs), folds thinking and long tool output in ``<details>``, and nests branches of ``--all``
+exports in indented sections.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from pitools.render.export_md import EntryView, Part, Transcript
+
+CSS = """
+:root { --fg: #1f2328; --muted: #656d76; --bg: #ffffff; --line: #d0d7de; --user: #ddf4ff;
+  --assistant: #f6f8fa; --tool: #fff8c5; --error: #ffebe9; --summary: #fbefff; --code: #f6f8fa; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e6edf3; --muted: #8d96a0; --bg: #0d1117; --line: #30363d; --user: #0c2d6b;
+    --assistant: #161b22; --tool: #3b2e00; --error: #5d0f12; --summary: #3c1e70; --code: #161b22; }
+}
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+  font: 15px/1.5 -apple-system, BlinkMacSystemFont, "Segoe UI", Helvetica, Arial, sans-serif; }
+main { max-width: 980px; margin: 0 auto; padding: 24px 20px 64px; }
+h1 { font-size: 24px; margin: 0 0 8px; overflow-wrap: anywhere; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 0 0 24px;
+  color: var(--muted); font-size: 13px; }
+dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+article { border: 1px solid var(--line); border-radius: 8px; margin: 12px 0; padding: 10px 14px;
+  background: var(--assistant); }
+article.user { background: var(--user); }
+article.tool, article.bash { background: var(--tool); }
+article.compaction, article.branch-summary { background: var(--summary); border-width: 2px; }
+article.system, article.custom, article.other, article.event { background: var(--bg); }
+header.entry { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: baseline; font-size: 13px;
+  color: var(--muted); margin-bottom: 6px; }
+header.entry .title { font-weight: 700; color: var(--fg); font-size: 14px; overflow-wrap: anywhere; }
+code, pre { font: 12.5px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+pre { background: var(--code); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px;
+  overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; margin: 6px 0; }
+pre.error { background: var(--error); }
+.text { white-space: pre-wrap; overflow-wrap: anywhere; margin: 6px 0; }
+blockquote { margin: 6px 0; padding: 4px 12px; border-left: 4px solid #8250df; white-space: pre-wrap;
+  overflow-wrap: anywhere; }
+details { margin: 6px 0; } summary { cursor: pointer; color: var(--muted); font-size: 13px; }
+.label { display: inline-block; background: #8250df; color: #fff; border-radius: 10px; padding: 0 8px;
+  font-size: 12px; }
+.meta { color: var(--muted); font-size: 12px; }
+p.event { color: var(--muted); font-size: 13px; margin: 6px 0 6px 4px; }
+.tool-call .name { font-weight: 600; }
+img.embedded { max-width: 100%; border: 1px solid var(--line); border-radius: 6px; }
+.image-placeholder { display: inline-block; border: 1px dashed var(--line); padding: 4px 10px;
+  border-radius: 6px; color: var(--muted); font-size: 13px; }
+section.branch { border-left: 3px solid var(--line); margin: 14px 0 14px 6px; padding-left: 14px; }
+section.branch > h2 { font-size: 14px; color: var(--muted); margin: 4px 0; }
+"""
+
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+
+def _e(text: str) -> str:
+    return escape(text, quote=True)
+
+
+def _pre(part: Part, lang_class: str = "") -> str:
+    classes = " ".join(c for c in (lang_class, "error" if part.error else "") if c)
+    cls = f' class="{classes}"' if classes else ""
+    return f"<pre{cls}>{_e(part.text)}</pre>"
+
+
+def _part_html(part: Part, embed: bool) -> str:
+    if part.kind == "text":
+        return f'<div class="text">{_e(part.text)}</div>'
+    if part.kind == "thinking":
+        summary = _e(part.title or "Thinking")
+        return f'<details class="thinking"><summary>{summary}</summary>{_pre(part)}</details>'
+    if part.kind == "tool-call":
+        return (
+            f'<div class="tool-call"><span class="meta">Tool call</span> '
+            f'<code class="name">{_e(part.title)}</code>{_pre(part, "json")}</div>'
+        )
+    if part.kind == "image":
+        if embed and part.data and part.mime:
+            return (
+                f'<img class="embedded" alt="{_e(part.title)}" src="data:{_e(part.mime)};base64,{part.data}">'
+            )
+        return f'<span class="image-placeholder">[{_e(part.title)}]</span>'
+    if part.kind == "quote":
+        return f"<blockquote>{_e(part.text)}</blockquote>"
+    title = part.title or ("Output" if part.kind == "output" else "Data")
+    if part.folded:
+        lines = part.text.count("\n") + 1
+        summary = f"{title}: {lines:,} lines, {len(part.text):,} characters (folded)"
+        return f"<details><summary>{_e(summary)}</summary>{_pre(part)}</details>"
+    heading = f'<div class="meta">{_e(part.title)}</div>' if part.title else ""
+    return heading + _pre(part)
+
+
+def _entry_html(view: EntryView, embed: bool) -> str:
+    labels = "".join(f' <span class="label">{_e(lab)}</span>' for lab in view.labels)
+    ident = f"<code>{_e(view.entry_id)}</code>" if view.entry_id else ""
+    when = f"<time>{_e(view.timestamp)}</time>" if view.timestamp else ""
+    anchor = f' id="entry-{_e(view.entry_id)}"' if view.entry_id else ""
+    if view.inline:
+        return f'<p class="event"{anchor}>{_e(view.title)} {ident} {when}{labels}</p>'
+    meta = f'<div class="meta">{_e(" · ".join(view.meta))}</div>' if view.meta else ""
+    body = "".join(_part_html(p, embed) for p in view.parts)
+    return (
+        f'<article class="{_e(view.kind)}"{anchor}><header class="entry">'
+        f'<span class="title">{_e(view.title)}</span>'
+        f"{ident}{when}{labels}</header>{meta}{body}</article>"
+    )
+
+
+def transcript_html(t: Transcript) -> str:
+    """The whole page."""
+    h = t.header
+
+    def text(v: object) -> str:
+        return "" if v is None else v if isinstance(v, str) else str(v)
+
+    facts = [("Session id", text(h.get("id"))), ("File", t.path), ("Working directory", text(h.get("cwd")))]
+    facts.append(("Created", text(h.get("timestamp"))))
+    if h.get("parentSession"):
+        facts.append(("Forked from", text(h.get("parentSession"))))
+    if t.all:
+        facts.append(("Shown", f"the whole tree: {t.entry_count:,} entries, {t.leaf_count:,} leaves"))
+    else:
+        facts.append(("Shown", f"the branch ending at {t.leaf or '(none)'}"))
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="generator" content="pitools">',
+        f"<title>{_e(t.title)}</title>",
+        f"<style>{CSS}</style></head><body><main>",
+        f"<h1>{_e(t.title)}</h1>",
+        '<dl class="facts">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts) + "</dl>",
+    ]
+    depth = 0
+    for kind, item in t.items:
+        if kind == "open":
+            depth += 1
+            where = f" from {item.parent_id}" if item.parent_id else " (separate root)"
+            out.append(f'<section class="branch"><h2>⎇ Branch {item.number} of {item.of}{_e(where)}</h2>')
+        elif kind == "close":
+            depth -= 1
+            out.append("</section>")
+        else:
+            out.append(_entry_html(item, t.embed_images))
+    out.extend("</section>" for _ in range(depth))
+    out.append("</main></body></html>\n")
+    return "\n".join(out)

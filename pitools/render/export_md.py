@@ -1,0 +1,498 @@
+"""Readable transcripts of a branch or of the whole tree: the shared view model and Markdown.
+
+:func:`build_transcript` turns the entries into :class:`EntryView` items (a flat stream with
+branch open/close marks for ``--all``); :func:`transcript_markdown` and
+``export_html.transcript_html`` only lay those out. Every entry type is shown: messages of every
+role, tool calls with their arguments, tool results (long ones folded), thinking (collapsed),
+images (placeholders, or embedded as data URIs), compactions and branch summaries as call-outs,
+model and thinking-level changes, names, context edits, custom entries, labels and timestamps.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pitools.core.jsonout import jsonable
+from pitools.core.jsvalue import UNDEFINED
+
+#: Tool output longer than this (characters or lines) is folded.
+FOLD_CHARS = 1500
+FOLD_LINES = 25
+_MIME = re.compile(r"^image/[A-Za-z0-9.+-]{1,64}$")
+_B64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+
+
+@dataclass(slots=True)
+class Part:
+    """One piece of an entry's body."""
+
+    kind: str  # text, thinking, tool-call, output, image, json, quote
+    text: str = ""
+    title: str = ""
+    mime: str = ""
+    data: str = ""
+    error: bool = False
+
+    @property
+    def folded(self) -> bool:
+        return len(self.text) > FOLD_CHARS or self.text.count("\n") >= FOLD_LINES
+
+
+@dataclass(slots=True)
+class EntryView:
+    """One entry as the transcript shows it."""
+
+    entry_id: str
+    kind: str  # user, assistant, tool, bash, system, custom, compaction, branch-summary, event, other
+    title: str
+    timestamp: str | None
+    labels: list[str] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
+    meta: list[str] = field(default_factory=list)
+    #: A one-line event (model change, name, ...) rather than a full block.
+    inline: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BranchMark:
+    number: int
+    of: int
+    parent_id: str | None
+
+
+@dataclass(slots=True)
+class Transcript:
+    """What an export shows: session facts and a stream of entries and branch marks."""
+
+    path: str
+    header: dict[str, Any]
+    name: str | None
+    all: bool
+    leaf: str | None
+    entry_count: int
+    leaf_count: int
+    #: ("entry", EntryView) | ("open", BranchMark) | ("close", None)
+    items: list[tuple[str, Any]]
+    embed_images: bool
+
+    @property
+    def title(self) -> str:
+        return self.name or f"Session {_text(self.header.get('id'))}"
+
+
+def _text(value: Any) -> str:
+    if type(value) is str:
+        return value
+    if value is None or value is UNDEFINED:
+        return ""
+    return json.dumps(jsonable(value), ensure_ascii=False)
+
+
+def _pretty(value: Any) -> str:
+    if value is UNDEFINED:
+        return "undefined"
+    return json.dumps(jsonable(value), ensure_ascii=False, indent=2)
+
+
+def _image_part(block: dict[str, Any]) -> Part:
+    mime = block.get("mimeType")
+    data = block.get("data")
+    mime_s = mime if type(mime) is str and _MIME.match(mime) else ""
+    data_s = data if type(data) is str and len(data) % 4 == 0 and _B64.match(data) else ""
+    size = ""
+    if data_s:
+        try:
+            size = _size(len(base64.b64decode(data_s, validate=True)))
+        except (binascii.Error, ValueError):
+            data_s = ""
+    title = f"image {mime_s or _text(mime) or 'of unknown type'}" + (f", {size}" if size else "")
+    return Part("image", title=title, mime=mime_s, data=data_s if mime_s else "")
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def content_parts(content: Any, *, as_output: bool = False) -> list[Part]:
+    """Parts for a message ``content`` (a string or a list of blocks)."""
+    if type(content) is str:
+        return [Part("output" if as_output else "text", content)]
+    if type(content) is not list:
+        return [] if content is None or content is UNDEFINED else [Part("json", _pretty(content), "content")]
+    parts: list[Part] = []
+    texts: list[str] = []
+    for block in content:
+        btype = block.get("type") if type(block) is dict else None
+        if btype == "text" and as_output:
+            texts.append(_text(block.get("text")))
+            continue
+        if texts:
+            parts.append(Part("output", "\n".join(texts)))
+            texts = []
+        if btype == "text":
+            parts.append(Part("text", _text(block.get("text"))))
+        elif btype == "thinking":
+            if block.get("redacted"):
+                parts.append(Part("thinking", "(redacted thinking)", "Thinking (redacted)"))
+            else:
+                thinking = _text(block.get("thinking"))
+                parts.append(Part("thinking", thinking, f"Thinking ({len(thinking):,} characters)"))
+        elif btype == "image":
+            parts.append(_image_part(block))
+        elif btype == "toolCall":
+            args = block.get("arguments", UNDEFINED)
+            name = _text(block.get("name"))
+            call_id = _text(block.get("id"))
+            parts.append(Part("tool-call", _pretty(args), f"{name}" + (f" ({call_id})" if call_id else "")))
+        else:
+            parts.append(Part("json", _pretty(block), f"{_text(btype) or 'unknown'} block"))
+    if texts:
+        parts.append(Part("output", "\n".join(texts)))
+    return parts
+
+
+def _usage_meta(usage: Any) -> str | None:
+    if type(usage) is not dict:
+        return None
+    bits = []
+    for key, label in (
+        ("input", "in"),
+        ("output", "out"),
+        ("cacheRead", "cache read"),
+        ("cacheWrite", "cache write"),
+    ):
+        v = usage.get(key)
+        if type(v) in (int, float) and v:
+            bits.append(f"{label} {v:,}")
+    cost = usage.get("cost")
+    total = cost.get("total") if type(cost) is dict else None
+    if type(total) in (int, float) and total:
+        bits.append(f"${total:.4f}")
+    return "tokens " + ", ".join(bits) if bits else None
+
+
+def _message_view(entry: dict[str, Any], base: EntryView) -> EntryView:
+    message = entry.get("message", UNDEFINED)
+    if type(message) is not dict:
+        base.kind, base.title = "other", "Message (no message object)"
+        base.parts.append(Part("json", _pretty(message), "message"))
+        return base
+    role = message.get("role")
+    content = message.get("content", UNDEFINED)
+    if role == "user":
+        base.kind, base.title = "user", "User"
+        base.parts.extend(content_parts(content))
+    elif role == "assistant":
+        base.kind = "assistant"
+        model = "/".join(_text(message.get(k)) for k in ("provider", "model") if message.get(k) is not None)
+        base.title = "Assistant" + (f" · {model}" if model else "")
+        base.parts.extend(content_parts(content))
+        stop = message.get("stopReason")
+        if stop is not None:
+            base.meta.append(f"stop: {_text(stop)}")
+        if message.get("errorMessage"):
+            base.parts.append(Part("output", _text(message.get("errorMessage")), "Error", error=True))
+        usage = _usage_meta(message.get("usage"))
+        if usage:
+            base.meta.append(usage)
+    elif role == "toolResult":
+        base.kind = "tool"
+        error = bool(message.get("isError"))
+        base.title = f"Tool result · {_text(message.get('toolName')) or '?'}" + (" (error)" if error else "")
+        parts = content_parts(content, as_output=True)
+        for p in parts:
+            p.error = error
+        base.parts.extend(parts)
+        call_id = message.get("toolCallId")
+        if call_id is not None:
+            base.meta.append(f"call {_text(call_id)}")
+    elif role == "bashExecution":
+        base.kind, base.title = "bash", f"Shell · $ {_text(message.get('command'))}"
+        base.parts.append(
+            Part("output", _text(message.get("output")), error=message.get("exitCode") not in (0, None))
+        )
+        base.meta.append(f"exit {_text(message.get('exitCode'))}")
+        if message.get("excludeFromContext"):
+            base.meta.append("not sent to the model")
+    elif role == "system":
+        base.kind, base.title = "system", "System prompt"
+        text = content if type(content) is str else _text(content)
+        if text:
+            base.parts.append(Part("output", text, "System prompt"))
+        sections = message.get("sections")
+        if type(sections) is dict:
+            for name, value in sections.items():
+                shown = "(removed)" if value is None else _text(value)
+                base.parts.append(Part("output", shown, f"Section {name}"))
+        for key, word in (("toolsAdded", "Tools added"), ("toolsRemoved", "Tools removed")):
+            if message.get(key):
+                base.parts.append(Part("json", _pretty(message.get(key)), word))
+    elif role == "custom":
+        base.kind, base.title = "custom", f"Custom message · {_text(message.get('customType'))}"
+        base.parts.extend(content_parts(content))
+    elif role in ("compactionSummary", "branchSummary"):
+        base.kind = "compaction" if role == "compactionSummary" else "branch-summary"
+        base.title = "Compaction summary" if role == "compactionSummary" else "Branch summary"
+        base.parts.append(Part("quote", _text(message.get("summary"))))
+    else:
+        base.kind, base.title = "other", f"Message · role {_text(role)}"
+        base.parts.extend(content_parts(content))
+    return base
+
+
+def entry_view(entry: Any, labels: list[str]) -> EntryView:
+    """One entry of any type as a transcript block."""
+    if type(entry) is not dict:
+        return EntryView("", "other", "Not an object", None, labels, [Part("json", _pretty(entry), "value")])
+    etype = entry.get("type")
+    ts = entry.get("timestamp")
+    view = EntryView(
+        _text(entry.get("id")), "event", _text(etype), _text(ts) if ts is not None else None, labels
+    )
+    if etype == "message":
+        return _message_view(entry, view)
+    if etype == "compaction":
+        view.kind, view.title = "compaction", "Compaction: earlier messages summarized"
+        view.meta.append(f"kept from {_text(entry.get('firstKeptEntryId')) or '(nothing)'}")
+        view.meta.append(f"tokens before {_text(entry.get('tokensBefore'))}")
+        view.parts.append(Part("quote", _text(entry.get("summary"))))
+    elif etype == "branch_summary":
+        view.kind, view.title = "branch-summary", "Branch summary: the abandoned branch, summarized"
+        view.meta.append(f"from {_text(entry.get('fromId'))}")
+        summary = _text(entry.get("summary"))
+        view.parts.append(Part("quote", summary or "(empty summary: Pi adds nothing to the context)"))
+    elif etype == "model_change":
+        view.inline, view.title = (
+            True,
+            f"Model → {_text(entry.get('provider'))}/{_text(entry.get('modelId'))}",
+        )
+    elif etype == "thinking_level_change":
+        view.inline, view.title = True, f"Thinking level → {_text(entry.get('thinkingLevel'))}"
+    elif etype == "session_info":
+        name = entry.get("name")
+        view.inline, view.title = True, f"Session named “{_text(name)}”" if name else "Session name cleared"
+    elif etype == "label":
+        target = _text(entry.get("targetId"))
+        label = entry.get("label")
+        view.inline = True
+        view.title = f"Label “{_text(label)}” on {target}" if label else f"Label cleared on {target}"
+    elif etype == "context_edit":
+        replacement = entry.get("replacement", UNDEFINED)
+        target = _text(entry.get("targetId"))
+        if replacement is None:
+            view.inline, view.title = True, f"Context edit: {target} hidden from the model"
+        else:
+            view.title = f"Context edit: {target} replaced"
+            rep = replacement.get("content", UNDEFINED) if type(replacement) is dict else replacement
+            view.parts.extend(content_parts(rep, as_output=True))
+    elif etype == "custom_message":
+        view.kind, view.title = "custom", f"Custom message · {_text(entry.get('customType'))}"
+        view.parts.extend(content_parts(entry.get("content", UNDEFINED)))
+        if entry.get("display") is False:
+            view.meta.append("hidden in Pi's UI")
+    elif etype == "custom":
+        view.title = f"Custom entry · {_text(entry.get('customType'))}"
+        view.parts.append(Part("json", _pretty(entry.get("data", UNDEFINED)), "data"))
+    elif etype == "usage":
+        view.inline = True
+        view.title = (
+            f"Usage ({_text(entry.get('kind'))}) · {_text(entry.get('provider'))}/{_text(entry.get('model'))}"
+        )
+        usage = _usage_meta(entry.get("usage"))
+        if usage:
+            view.title += f" · {usage}"
+    else:
+        view.kind, view.title = "other", f"Entry · {_text(etype) or '(no type)'}"
+        view.parts.append(Part("json", _pretty(entry), "entry"))
+    return view
+
+
+def build_transcript(loaded: Any, leaf: Any, *, all_: bool = False, embed_images: bool = False) -> Transcript:
+    """The entries to show: the branch root → ``leaf``, or with ``all_`` every branch of the tree."""
+    from pitools.core.fork import resolved_labels
+    from pitools.core.parity import session_name
+    from pitools.core.tree import get_tree, mkey
+
+    index = loaded.index
+    labels: dict[Any, list[str]] = {}
+    for key, (_target, label, _ts) in resolved_labels(index.entries).items():
+        labels.setdefault(key, []).append(_text(label))
+
+    def view(entry: Any) -> EntryView:
+        return entry_view(entry, labels.get(mkey(entry.get("id") if type(entry) is dict else UNDEFINED), []))
+
+    def shown(entry: Any) -> bool:
+        # Labels appear on the entries they name, not as entries of their own.
+        return not (type(entry) is dict and entry.get("type") == "label")
+
+    items: list[tuple[str, Any]] = []
+    if not all_:
+        for entry in index.get_branch(leaf):
+            if shown(entry):
+                items.append(("entry", view(entry)))
+    else:
+        items = list(_tree_items(get_tree(index), view, shown))
+    try:
+        name = session_name(list(index.entries))
+    except Exception:  # Pi itself would throw on a non-string name; show none
+        name = None
+    return Transcript(
+        path=str(loaded.path),
+        header=dict(loaded.session.header or {}),
+        name=name,
+        all=all_,
+        leaf=None if all_ else _text(leaf) or None,
+        entry_count=len(index.entries),
+        leaf_count=len(index.leaves()),
+        items=items,
+        embed_images=embed_images,
+    )
+
+
+def _tree_items(roots: list[Any], view: Any, shown: Any) -> Iterator[tuple[str, Any]]:
+    """Pre-order walk of ``getTree`` with open/close marks around each branch (no recursion)."""
+    seen: set[int] = set()
+    stack: list[tuple[str, Any, BranchMark | None]] = []
+
+    def push_group(nodes: list[Any], parent_id: str | None) -> None:
+        nodes = [n for n in nodes if id(n) not in seen]
+        if len(nodes) == 1:
+            stack.append(("node", nodes[0], None))
+            return
+        for i in range(len(nodes) - 1, -1, -1):
+            stack.append(("close", None, None))
+            stack.append(("node", nodes[i], BranchMark(i + 1, len(nodes), parent_id)))
+
+    push_group(roots, None)
+    while stack:
+        what, node, mark = stack.pop()
+        if what == "close":
+            yield ("close", None)
+            continue
+        if id(node) in seen:
+            if mark is not None:
+                yield ("open", mark)
+            continue
+        seen.add(id(node))
+        if mark is not None:
+            yield ("open", mark)
+        if shown(node.entry):
+            yield ("entry", view(node.entry))
+        entry = node.entry
+        push_group(node.children, _text(entry.get("id")) if type(entry) is dict else None)
+
+
+# -- Markdown ---------------------------------------------------------------------------------
+
+
+def _fence(text: str, lang: str = "") -> str:
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def _inline_code(text: str) -> str:
+    text = text.replace("\n", " ")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details><summary>{_escape_html(summary)}</summary>\n\n{body}\n\n</details>"
+
+
+def _escape_html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _quote(text: str) -> str:
+    return "\n".join("> " + line if line else ">" for line in text.split("\n"))
+
+
+def _part_md(part: Part, embed: bool) -> str:
+    if part.kind == "text":
+        return part.text
+    if part.kind == "thinking":
+        return _details(part.title or "Thinking", _fence(part.text, "text"))
+    if part.kind == "tool-call":
+        return f"**Tool call** {_inline_code(part.title)}\n\n{_fence(part.text, 'json')}"
+    if part.kind == "image":
+        title = _escape_html(part.title).replace("[", "(").replace("]", ")")
+        if embed and part.data:
+            return f"![{title}](data:{part.mime};base64,{part.data})"
+        return f"*[{title}]*"
+    if part.kind == "quote":
+        return _quote(part.text)
+    heading = f"**{_escape_html(part.title)}**" if part.title else ""
+    lang = "json" if part.kind == "json" else "text"
+    if part.folded:
+        lines = part.text.count("\n") + 1
+        label = f"{part.title or 'Output'}: {lines:,} lines, {len(part.text):,} characters (folded)"
+        return _details(label, _fence(part.text, lang))
+    body = _fence(part.text, lang)
+    return f"{heading}\n\n{body}" if heading else body
+
+
+def _entry_md(view: EntryView, embed: bool) -> str:
+    # Message bodies stay as written (they are Markdown already); lines pitools composes from
+    # session strings are HTML-escaped so a Markdown viewer never reads them as markup.
+    bits = [_escape_html(view.title)]
+    if view.entry_id:
+        bits.append(_inline_code(view.entry_id))
+    if view.timestamp:
+        bits.append(view.timestamp)
+    head = " · ".join(bits).replace("\r", " ").replace("\n", " ")
+    if view.labels:
+        head += " · " + ", ".join(f"🏷 **{_escape_html(lab)}**" for lab in view.labels)
+    if view.inline:
+        return f"*{head}*\n"
+    out = [f"### {head}"]
+    if view.meta:
+        out.append("*" + _escape_html(" · ".join(view.meta)) + "*")
+    out.extend(_part_md(p, embed) for p in view.parts)
+    return "\n\n".join(out) + "\n"
+
+
+def transcript_markdown(t: Transcript) -> str:
+    """The transcript as one Markdown document."""
+    h = t.header
+    lines = [f"# {_escape_html(t.title)}", ""]
+    facts = [
+        ("Session id", _inline_code(_text(h.get("id")))),
+        ("File", _inline_code(t.path)),
+        ("Working directory", _inline_code(_text(h.get("cwd")))),
+        ("Created", _text(h.get("timestamp"))),
+    ]
+    if h.get("parentSession"):
+        facts.append(("Forked from", _inline_code(_text(h.get("parentSession")))))
+    if t.all:
+        facts.append(("Shown", f"the whole tree: {t.entry_count:,} entries, {t.leaf_count:,} leaves"))
+    else:
+        facts.append(("Shown", f"the branch ending at {_inline_code(t.leaf or '(none)')}"))
+    lines.extend(f"- **{k}:** {v}" for k, v in facts)
+    lines.append("")
+    depth = 0
+    for kind, item in t.items:
+        if kind == "open":
+            depth += 1
+            where = f" from {_inline_code(item.parent_id)}" if item.parent_id else " (separate root)"
+            lines.append(f"{'#' * min(2 + depth, 6)} ⎇ Branch {item.number} of {item.of}{where}\n")
+        elif kind == "close":
+            depth -= 1
+        else:
+            lines.append("---\n")
+            lines.append(_entry_md(item, t.embed_images))
+    return "\n".join(lines).rstrip("\n") + "\n"

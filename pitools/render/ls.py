@@ -1,0 +1,148 @@
+"""Human rendering of ``pitools ls``: one row per session, newest first."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+#: Short markers for the status column, and what they mean (printed under the table).
+MARKERS = {
+    "needs-migration": ("M", "needs migration (Pi rewrites it to v3 when it opens it; `pitools migrate`)"),
+    "invalid": ("!", "not a session Pi can open"),
+    "error": ("E", "cannot be read, or Pi fails on it"),
+    "hidden": ("h", "Pi's session picker leaves it out"),
+}
+
+
+def human_size(n: Any) -> str:
+    if type(n) is not int:
+        return "?"
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def human_tokens(n: Any) -> str:
+    if type(n) not in (int, float):
+        return "?"
+    if n < 1000:
+        return f"{n:g}"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def local_time(iso: str | None) -> str:
+    """``2026-01-02T03:04:05.678Z`` as local ``2026-01-02 04:04``."""
+    if not iso:
+        return "?"
+    try:
+        when = _dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    return when.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def marker(session: dict[str, Any]) -> str:
+    status = session.get("status")
+    if status in MARKERS:
+        return MARKERS[status][0]
+    if not session.get("piListed", True):
+        return MARKERS["hidden"][0]
+    return ""
+
+
+def title_of(session: dict[str, Any]) -> str:
+    """The session's name, else its first user message (one line)."""
+    if session.get("status") in ("invalid", "error"):
+        return f"({session.get('problem')})"
+    text = session.get("name") or session.get("firstMessage") or ""
+    return " ".join(str(text).split())
+
+
+def _row(s: dict[str, Any], all_: bool) -> list[str]:
+    sid = str(s.get("id") or "")
+    cost = s.get("cost")
+    row = [marker(s), local_time(s.get("modified")), sid[:8] if sid else "-"]
+    if all_:
+        row.append(str(s.get("cwd") or ""))
+    row += [
+        title_of(s),
+        f"{s.get('messageCount', 0):,}",
+        f"{s.get('entryCount', 0):,}",
+        f"{s.get('leafCount', 0):,}",
+        human_size(s.get("fileBytes")),
+        human_tokens(s.get("tokens", {}).get("total")),
+        f"${cost:.2f}" if type(cost) in (int, float) else "?",
+        ", ".join(s.get("models") or []),
+    ]
+    return row
+
+
+def _fit(text: str, width: int, right: bool) -> str:
+    """``text`` cut (with an ellipsis) or padded to exactly ``width`` terminal cells."""
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) > width:
+        text = set_cell_size(text, max(width - 1, 0)) + "…" if width else ""
+    pad = " " * (width - cell_len(text))
+    return pad + text if right else text + pad
+
+
+def render_ls(console: Any, listing: dict[str, Any]) -> None:
+    """The table, laid out by hand (a rich Table is slow for thousands of rows), then a summary."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    sessions = listing["sessions"]
+    all_ = listing["all"]
+    headers = ["", "activity", "id"] + (["cwd"] if all_ else [])
+    headers += ["name / first message", "msgs", "entries", "leaves", "size", "tokens", "cost", "models"]
+    rows = [_row(s, all_) for s in sessions]
+    right = {"msgs", "entries", "leaves", "size", "tokens", "cost"}
+    widths = [max([cell_len(h)] + [cell_len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    caps = {"cwd": 28, "models": 28}
+    widths = [min(w, caps.get(h, w)) for h, w in zip(headers, widths, strict=True)]
+    title_col = headers.index("name / first message")
+    # On a narrow terminal drop the least useful columns until the title gets some room.
+    shown = list(range(len(headers)))
+    for drop in ("models", "entries", "leaves", "cost", "size", "cwd", "tokens", "msgs"):
+        if console.width - sum(widths[i] for i in shown if i != title_col) - (len(shown) - 1) >= 24:
+            break
+        shown.remove(headers.index(drop))
+    rest = sum(widths[i] for i in shown if i != title_col) + len(shown) - 1
+    widths[title_col] = max(12, min(widths[title_col], console.width - rest))
+    out = Text(no_wrap=True, overflow="ignore")
+    if sessions:
+        line = " ".join(_fit(headers[i], widths[i], headers[i] in right) for i in shown)
+        out.append(line.rstrip() + "\n", style="bold")
+    used: set[str] = set()
+    for s, row in zip(sessions, rows, strict=True):
+        if row[0]:
+            used.add(row[0])
+        for n, i in enumerate(shown):
+            if n:
+                out.append(" ")
+            cell = _fit(row[i], widths[i], headers[i] in right)
+            if n == len(shown) - 1:
+                cell = cell.rstrip()
+            style = {0: "yellow", 2: "cyan"}.get(i, "")
+            if i == title_col and s.get("name"):
+                style = "bold"
+            out.append(cell, style=style)
+        out.append("\n")
+    where = ", ".join(listing["folders"]) if all_ else listing["sessionDir"]
+    scope = "all sessions" if all_ else f"sessions for {listing['cwd']}"
+    count = len(sessions)
+    out.append(
+        f"{count} {'session' if count == 1 else 'sessions'} ({scope}) in {where or '(nothing)'}", style="dim"
+    )
+    if listing.get("sessionDirSource") not in (None, "default"):
+        out.append(f" [{listing['sessionDirSource']}]", style="dim")
+    for mark, meaning in MARKERS.values():
+        if mark in used:
+            out.append(f"\n  {mark}  {meaning}", style="dim")
+    console.print(out, soft_wrap=True)

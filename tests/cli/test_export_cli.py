@@ -1,0 +1,365 @@
+"""``pitools export``: Markdown (snapshots), self-contained HTML (structure, escaping, Chromium), JSONL."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import zlib
+from collections.abc import Callable
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+Run = Callable[..., Result]  # the `run` fixture of tests/cli/conftest.py
+
+# A 2x2 PNG (red, green / blue, white).
+PNG_2X2 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR42mP4z8DAAMIM/4EAAB/uBfvxq7p3AAAAAElFTkSuQmCC"
+)
+HOSTILE = '<script>alert("pwned")</script>'
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for case in ("seed-running-example", "gen-s0000_v3"):
+        (tmp_path / f"{case}.jsonl").write_bytes((GOLDEN / case / "session.jsonl").read_bytes())
+    return tmp_path
+
+
+def _entry(kind: str, eid: str, parent: str | None, minute: int, **fields: Any) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "id": eid,
+        "parentId": parent,
+        "timestamp": f"2026-04-01T12:{minute:02d}:00.000Z",
+        **fields,
+    }
+
+
+def hostile_session(path: Path) -> Path:
+    """Every kind of entry, with markup and quotes in every user-controlled string."""
+    long_output = "\n".join(f"line {i} <tag> & stuff" for i in range(200))
+    values = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "hostile",
+            "timestamp": "2026-04-01T12:00:00.000Z",
+            "cwd": "/tmp/<cwd>",
+        },
+        _entry("model_change", "mc", None, 0, provider="anthropic", modelId="claude-<x>"),
+        _entry("thinking_level_change", "tl", "mc", 0, thinkingLevel="high"),
+        _entry(
+            "message",
+            "u1",
+            "tl",
+            1,
+            message={
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"Look at this {HOSTILE} & tell me"},
+                    {"type": "image", "mimeType": "image/png", "data": PNG_2X2},
+                    {"type": "image", "mimeType": 'image/png" onload="alert(1)', "data": PNG_2X2},
+                ],
+                "timestamp": 1775044860000,
+            },
+        ),
+        _entry(
+            "message",
+            "a1",
+            "u1",
+            2,
+            message={
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "Private </details> reasoning"},
+                    {"type": "text", "text": "Reading ```the``` file </pre>"},
+                    {
+                        "type": "toolCall",
+                        "id": "call-1",
+                        "name": "<img src=x onerror=alert(1)>",
+                        "arguments": {"path": 'a"b', "n": 200.0},
+                    },
+                ],
+                "provider": "anthropic",
+                "model": "claude-<x>",
+                "usage": {
+                    "input": 1200,
+                    "output": 80,
+                    "cacheRead": 0,
+                    "cacheWrite": 0,
+                    "cost": {"total": 0.0123},
+                },
+                "stopReason": "toolUse",
+            },
+        ),
+        _entry(
+            "message",
+            "t1",
+            "a1",
+            3,
+            message={
+                "role": "toolResult",
+                "toolCallId": "call-1",
+                "toolName": "read",
+                "content": [{"type": "text", "text": long_output}],
+                "isError": False,
+            },
+        ),
+        _entry("label", "lb", "t1", 4, targetId="u1", label=f'"><b>{HOSTILE}'),
+        _entry(
+            "compaction",
+            "c1",
+            "lb",
+            5,
+            summary=f"Summary with {HOSTILE}",
+            firstKeptEntryId="t1",
+            tokensBefore=5000,
+        ),
+        _entry("branch_summary", "bs", "c1", 6, fromId="zz", summary="Left a branch"),
+        _entry("session_info", "si", "bs", 7, name=f"Named {HOSTILE}"),
+        _entry("custom_message", "cm", "si", 8, customType="note<>", content="custom text", display=True),
+        _entry("custom", "cu", "cm", 9, customType="state", data={"k": HOSTILE}),
+        _entry("context_edit", "ce", "cu", 10, targetId="t1", replacement=None),
+        _entry(
+            "message",
+            "b1",
+            "ce",
+            11,
+            message={"role": "bashExecution", "command": "ls <dir>", "output": "x\ny", "exitCode": 1},
+        ),
+        _entry("message", "u2", "a1", 12, message={"role": "user", "content": "a second branch"}),
+    ]
+    path.write_text("".join(json.dumps(v, ensure_ascii=False) + "\n" for v in values), encoding="utf-8")
+    return path
+
+
+# -- Markdown -------------------------------------------------------------------------------
+
+
+def test_markdown_branch_snapshot(run: Run, workdir: Path, snapshot: Any) -> None:
+    assert run("export", "seed-running-example.jsonl").stdout == snapshot
+
+
+def test_markdown_whole_tree_snapshot(run: Run, workdir: Path, snapshot: Any) -> None:
+    assert run("export", "seed-running-example.jsonl", "--all").stdout == snapshot
+
+
+def test_markdown_hostile_snapshot(run: Run, workdir: Path, snapshot: Any) -> None:
+    hostile_session(workdir / "hostile.jsonl")
+    out = run("export", "hostile.jsonl", "--leaf", "b1").stdout
+    assert "*[image image/png, 75 B]*" in out and "data:image" not in out
+    assert "folded" in out  # the long tool result
+    assert out == snapshot
+
+
+def test_markdown_leaf_and_embedded_images(run: Run, workdir: Path) -> None:
+    hostile_session(workdir / "hostile.jsonl")
+    out = run("export", "hostile.jsonl", "--leaf", "u2", "--images", "embed").stdout
+    assert out.count("](data:image/png;base64,") == 1  # the invalid MIME type stays a placeholder
+    assert "a second branch" in out and "Compaction" not in out
+
+
+# -- HTML -------------------------------------------------------------------------------------
+
+
+class Structure(HTMLParser):
+    VOID = frozenset({"meta", "img", "br", "hr", "link", "input"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.errors: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"unexpected </{tag}> with open {self.stack[-3:]}")
+            return
+        self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(html: str) -> Structure:
+    parser = Structure()
+    parser.feed(html)
+    parser.close()
+    assert not parser.errors, parser.errors
+    assert parser.stack == []
+    return parser
+
+
+def test_html_is_self_contained_and_escaped(run: Run, workdir: Path) -> None:
+    hostile_session(workdir / "hostile.jsonl")
+    html = run("export", "hostile.jsonl", "--leaf", "b1", "--format", "html").stdout
+    assert html.startswith("<!DOCTYPE html>")
+    page = parse(html)
+    names = [t for t, _ in page.tags]
+    assert "script" not in names and "link" not in names and "iframe" not in names
+    csp = [a for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    assert csp and "default-src 'none'" in (csp[0]["content"] or "")
+    for tag, attrs in page.tags:
+        for key, value in attrs.items():
+            assert not key.startswith("on"), (tag, key)
+            if key in ("src", "href"):
+                assert (value or "").startswith("data:image/png;base64,"), value
+    images = [a for t, a in page.tags if t == "img"]
+    assert len(images) == 1  # the bad MIME type is a placeholder
+    text = "".join(page.text)
+    assert HOSTILE in text  # shown as text, never as markup
+    assert text.count(HOSTILE) >= 4
+    articles = [a.get("class") for t, a in page.tags if t == "article"]
+    assert articles[:3] == ["user", "assistant", "tool"]
+    assert "compaction" in articles and "branch-summary" in articles
+    details = [a for t, a in page.tags if t == "details"]
+    assert len(details) >= 2  # thinking and the long tool output are folded
+    assert "<style>" in html and "http://" not in html and "https://" not in html
+
+
+def test_html_whole_tree_nests_branches(run: Run, workdir: Path) -> None:
+    html = run("export", "seed-running-example.jsonl", "--all", "--format", "html").stdout
+    page = parse(html)
+    sections = [a for t, a in page.tags if t == "section"]
+    assert len(sections) == 2 and all(a.get("class") == "branch" for a in sections)
+    assert "Branch 1 of 2 from A2" in "".join(page.text)
+
+
+def _png_pixels(data: bytes) -> set[bytes]:
+    """Distinct pixels of an 8-bit RGB(A) PNG, decoded with zlib alone (every 4th row, enough for variety)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, channels = 8, b"", 0, 0, 0
+    while pos < len(data):
+        length = int.from_bytes(data[pos : pos + 4], "big")
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            width, height = int.from_bytes(body[:4], "big"), int.from_bytes(body[4:8], "big")
+            assert body[8] == 8 and body[12] == 0, "8-bit, non-interlaced"
+            channels = {2: 3, 6: 4}[body[9]]
+        elif kind == b"IDAT":
+            idat += body
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    prev = bytearray(stride)
+    seen: set[bytes] = set()
+    for y in range(height):
+        start = y * (stride + 1)
+        ftype, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b = prev[i]
+            c = prev[i - channels] if i >= channels else 0
+            if ftype == 1:
+                line[i] = (line[i] + a) & 0xFF
+            elif ftype == 2:
+                line[i] = (line[i] + b) & 0xFF
+            elif ftype == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xFF
+            elif ftype == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        if y % 4 == 0:
+            seen.update(bytes(line[x : x + 3]) for x in range(0, stride, channels))
+        prev = line
+    return seen
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="headless Chromium is not installed")
+def test_html_renders_in_headless_chromium(run: Run, workdir: Path) -> None:
+    hostile_session(workdir / "hostile.jsonl")
+    run("export", "hostile.jsonl", "--leaf", "b1", "--format", "html", "-o", "page.html")
+    shot = workdir / "page.png"
+    cmd = [
+        "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run",
+        f"--user-data-dir={workdir / 'profile'}", f"--screenshot={shot}", "--window-size=480,360",
+        "--hide-scrollbars", (workdir / "page.html").as_uri(),
+    ]  # fmt: skip
+    subprocess.run(cmd, capture_output=True, timeout=60, check=True)
+    pixels = _png_pixels(shot.read_bytes())
+    assert len(pixels) > 20, "the screenshot is (nearly) blank"
+    assert b"\xff\xff\xff" in pixels or b"\r\x11\x17" in pixels  # the page background
+
+
+# -- JSONL ------------------------------------------------------------------------------------
+
+
+def test_jsonl_is_a_standalone_session(run: Run, workdir: Path) -> None:
+    from pitools.core.api import load
+    from pitools.core.context import replay_context
+
+    result = run(
+        "export", "gen-s0000_v3.jsonl", "--leaf", "3d17697c", "--format", "jsonl", "-o", "out/branch.jsonl"
+    )
+    assert "wrote out/branch.jsonl" in result.stderr and result.stdout == ""
+    exported = load(workdir / "out" / "branch.jsonl")
+    source = load(workdir / "gen-s0000_v3.jsonl")
+    assert exported.session.header["id"] == source.session.header["id"]
+    assert "parentSession" not in exported.session.header and exported.session.header["version"] == 3
+    assert not [d for d in exported.session.diagnostics if d.severity == "error"]
+    assert len(exported.index.leaves()) == 1
+    assert [e["id"] for e in exported.session.entries] == [
+        e["id"] for e in source.index.get_branch("3d17697c")
+    ]
+    from pitools.core.jsonout import jsonable
+
+    ours = replay_context(exported.index, exported.index.leaf_id).projection.messages
+    theirs = replay_context(source.index, "3d17697c").projection.messages
+    # Compared as JavaScript numbers: Pi's JSON.stringify writes 12345678901234567890 as ...67000.
+    assert jsonable(ours) == jsonable(theirs)
+    # stdout without -o: the same bytes except the header's timestamp.
+    printed = run(
+        "export", "gen-s0000_v3.jsonl", "--leaf", "3d17697c", "--format", "jsonl"
+    ).stdout.splitlines()
+    written = (workdir / "out" / "branch.jsonl").read_text(encoding="utf-8").splitlines()
+    assert printed[1:] == written[1:]
+
+
+def test_output_file_and_usage_errors(run: Run, workdir: Path) -> None:
+    run("export", "seed-running-example.jsonl", "-o", "t.md")
+    assert (workdir / "t.md").read_text(encoding="utf-8").startswith("# Session S1")
+    result = run("export", "seed-running-example.jsonl", "-o", "t.md", exit_code=1)
+    assert "already exists" in result.stderr
+    assert "--all" in run("export", "seed-running-example.jsonl", "--all", "--leaf", "A3", exit_code=2).stderr
+    run("export", "seed-running-example.jsonl", "--all", "--format", "jsonl", exit_code=2)
+    assert (
+        "matches no entry"
+        in run("export", "seed-running-example.jsonl", "--leaf", "nope", exit_code=1).stderr
+    )
+
+
+def test_export_without_a_file_uses_the_most_recent_session(
+    run: Run, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pitools.core.locate import default_session_dir
+
+    env = {"HOME": str(workdir), "PI_CODING_AGENT_DIR": str(workdir / "agent")}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    folder = Path(default_session_dir(str(workdir), env))
+    folder.mkdir(parents=True)
+    shutil.copy(workdir / "seed-running-example.jsonl", folder / "2026-07-29T09-00-00-000Z_S1.jsonl")
+    result = run("export")
+    assert "using the most recent session" in result.stderr and result.stdout.startswith("# Session S1")
+    assert run("export", "S1", "--format", "html").stdout.startswith("<!DOCTYPE html>")
+
+
+def test_png_decoder_sees_colours() -> None:
+    png = base64.b64decode(PNG_2X2)
+    assert _png_pixels(png) >= {b"\xff\x00\x00", b"\x00\xff\x00"}

@@ -1,0 +1,105 @@
+"""``pitools ls`` on a private Pi agent directory holding copies of golden sessions."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+from pitools.core.locate import default_session_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "golden"
+SCHEMA = json.loads((ROOT / "schemas" / "output" / "ls.schema.json").read_text())
+
+Run = Callable[..., Result]  # the `run` fixture of tests/cli/conftest.py
+
+
+@pytest.fixture
+def pi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Agent dir with three sessions for the project and one elsewhere; cwd is the project."""
+    project = tmp_path / "projects" / "app"
+    project.mkdir(parents=True)
+    monkeypatch.chdir(project)
+    agent = tmp_path / "agent"
+    env = {"HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(agent)}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.setenv("PITOOLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PITOOLS_WIDTH", "160")
+    here = Path(default_session_dir(str(project), env))
+    here.mkdir(parents=True)
+    copies = {
+        "seed": ("seed-running-example", here / "2026-07-29T09-00-00-000Z_S1.jsonl"),
+        "big": ("gen-s0000_v3", here / "2025-10-09T22-34-34-000Z_445e9686.jsonl"),
+        "old": ("v1-compaction-by-index", here / "2025-01-01T00-00-00-000Z_old.jsonl"),
+        "other": ("gen-s0003_v3", agent / "sessions" / "--elsewhere--" / "2025-01-02T00-00-00-000Z_x.jsonl"),
+    }
+    for case, target in copies.values():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((GOLDEN / case / "session.jsonl").read_bytes())
+    return {"dir": here, "project": project, "agent": agent, "files": {k: v[1] for k, v in copies.items()}}
+
+
+def _validate(data: Any) -> None:
+    import jsonschema
+
+    jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(data)
+
+
+def test_human_listing(run: Run, pi_home: dict[str, Any]) -> None:
+    out = run("ls").stdout
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["activity", "id", "name"]
+    assert "检查认证实现" in lines[1]  # the newest activity first (2026-07-29)
+    assert lines[2].startswith("M ")  # the v1 session (2026-03-01) needs migration
+    assert "445e9686" in lines[3]  # 2025-10-10
+    assert "3 sessions (sessions for " in out and str(pi_home["dir"]) in out.replace("\n", "")
+    assert "M  needs migration" in out
+
+
+def test_json_listing_matches_schema(run: Run, pi_home: dict[str, Any]) -> None:
+    data = json.loads(run("ls", "--format", "json").stdout)
+    _validate(data)
+    assert data["count"] == 3 and data["sessionDirSource"] == "default"
+    seed = data["sessions"][0]
+    assert (seed["id"], seed["entryCount"], seed["leafCount"], seed["status"]) == ("S1", 14, 2, "ok")
+    assert data["sessions"][1]["status"] == "needs-migration"
+    big = data["sessions"][2]
+    assert big["tokens"]["total"] > 0 and big["cost"] > 0 and big["models"]
+
+
+def test_all_cwd_and_session_dir(run: Run, pi_home: dict[str, Any], tmp_path: Path) -> None:
+    everything = json.loads(run("ls", "--all", "--format", "json").stdout)
+    _validate(everything)
+    assert everything["count"] == 4 and len(everything["folders"]) == 2
+    assert "cwd" in run("ls", "--all").stdout.splitlines()[0]
+    elsewhere = json.loads(run("ls", "--cwd", "/elsewhere", "--format", "json").stdout)
+    assert elsewhere["count"] == 1 and elsewhere["sessions"][0]["path"].endswith("_x.jsonl")
+    empty = tmp_path / "empty"
+    result = run("ls", "--session-dir", str(empty))
+    assert result.stdout.startswith("0 sessions") and "[--session-dir]" in result.stdout
+    _validate(json.loads(run("ls", "--session-dir", str(empty), "--format", "json").stdout))
+
+
+def test_env_session_dir_and_no_cache(
+    run: Run, pi_home: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(pi_home["dir"]))
+    data = json.loads(run("ls", "--no-cache", "--format", "json").stdout)
+    assert data["sessionDirSource"] == "PI_CODING_AGENT_SESSION_DIR"
+    # A configured folder that is the default one for this cwd: no header-cwd filtering.
+    assert data["count"] == 3
+    assert not Path(os.environ["PITOOLS_CACHE_DIR"]).exists()
+
+
+def test_help_is_documented(run: Run) -> None:
+    out = run("ls", "--help").stdout
+    for flag in ("--all", "--cwd", "--session-dir", "--format", "--no-cache"):
+        assert flag in out
