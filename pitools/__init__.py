@@ -1,10 +1,48 @@
-"""pitools: inspect, validate, replay and compact Pi coding-agent session files offline."""
+"""pitools: inspect, validate, replay and compact Pi coding-agent session files offline.
+
+The Python API mirrors the commands; names are imported lazily so ``import pitools`` (and the
+``pitools`` command's start-up) stays cheap::
+
+    import pitools
+    loaded = pitools.load("session.jsonl")
+    replay = pitools.replay_context(loaded.index, loaded.leaf(None))
+    report = pitools.validate_file("session.jsonl")
+"""
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
 #: The Pi release whose behaviour pitools reproduces.
 PI_REFERENCE_VERSION = "1.6.0"
 
-__all__ = ["PI_REFERENCE_VERSION", "__version__"]
+_LAZY = {
+    "load": "pitools.core.api",
+    "LoadedSession": "pitools.core.api",
+    "open_session": "pitools.core.session",
+    "Session": "pitools.core.session",
+    "migrate_values": "pitools.core.migrate",
+    "SessionIndex": "pitools.core.tree",
+    "replay_context": "pitools.core.context",
+    "build_projection": "pitools.core.context",
+    "estimate_tokens": "pitools.core.tokens",
+    "prepare_compaction": "pitools.core.compaction",
+    "CompactionSettings": "pitools.core.compaction",
+    "plan_compaction": "pitools.core.plan",
+    "apply_compaction": "pitools.core.plan",
+    "validate_file": "pitools.core.validate",
+    "resolve_settings": "pitools.core.settings",
+    "PitoolsError": "pitools.core.errors",
+}
+
+__all__ = ["PI_REFERENCE_VERSION", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pitools' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
