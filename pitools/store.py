@@ -171,9 +171,7 @@ def _write_then_rename(
         raise
 
 
-def append_line(
-    path: str | os.PathLike[str], line: bytes, *, expected: FileStamp, backup: bool = True
-) -> Path | None:
+def append_line(path: str | os.PathLike[str], line: bytes, *, expected: FileStamp, backup: bool = True) -> Path | None:
     """Append one complete line (``line`` must end with ``\\n``) with a single fsynced write."""
     if not line.endswith(b"\n") or b"\n" in line[:-1]:
         raise ValueError("append_line takes exactly one newline-terminated line")

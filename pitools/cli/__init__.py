@@ -12,15 +12,24 @@ from pitools import __version__
 
 #: name -> "module:function"; modules are imported only when the command runs.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "inspect": ("pitools.cli.commands.inspect", "Summarise a session: header, counts, leaves, labels, usage."),
+    "inspect": (
+        "pitools.cli.commands.inspect",
+        "Summarise a session: header, counts, leaves, labels, usage.",
+    ),
     "validate": ("pitools.cli.commands.validate", "Check session files; exit 1 when problems are found."),
-    "migrate": ("pitools.cli.commands.migrate", "Migrate a v1/v2 session to v3 (prints, writes -o, or --in-place)."),
+    "migrate": (
+        "pitools.cli.commands.migrate",
+        "Migrate a v1/v2 session to v3 (prints, writes -o, or --in-place).",
+    ),
     "context": ("pitools.cli.commands.context", "Replay what Pi sends to the model at a leaf."),
     "tree": ("pitools.cli.commands.tree", "Draw the session tree as Pi's /tree shows it."),
     "branches": ("pitools.cli.commands.branches", "List the leaves (branches) of a session."),
     "compact": ("pitools.cli.commands.compact", "Plan (--dry-run) or apply (--apply) a compaction like Pi."),
     "ls": ("pitools.cli.commands.ls", "List sessions where Pi keeps them (this directory, or --all)."),
-    "export": ("pitools.cli.commands.export", "Export a branch or the whole tree as Markdown, HTML or JSONL."),
+    "export": (
+        "pitools.cli.commands.export",
+        "Export a branch or the whole tree as Markdown, HTML or JSONL.",
+    ),
     "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
 }
@@ -72,7 +81,7 @@ class PitoolsGroup(click.Group):
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(EXIT_OK)
         except Exception as exc:
-            if ctx.obj and ctx.obj.get("debug") or os.environ.get("PITOOLS_DEBUG") == "1":
+            if (ctx.obj and ctx.obj.get("debug")) or os.environ.get("PITOOLS_DEBUG") == "1":
                 raise
             name = type(exc).__name__
             click.echo(

@@ -105,10 +105,25 @@ def consoles(color: str = "auto", width: int | None = None) -> tuple[Any, Any]:
         no_color = True
     if width is None and os.environ.get("PITOOLS_WIDTH"):
         width = int(os.environ["PITOOLS_WIDTH"])
-    out = Console(file=sys.stdout, force_terminal=force, no_color=no_color, width=width, highlight=False,
-                  soft_wrap=False, emoji=False, markup=False)
-    err = Console(file=sys.stderr, force_terminal=force, no_color=no_color, width=width, highlight=False,
-                  emoji=False, markup=False)
+    out = Console(
+        file=sys.stdout,
+        force_terminal=force,
+        no_color=no_color,
+        width=width,
+        highlight=False,
+        soft_wrap=False,
+        emoji=False,
+        markup=False,
+    )
+    err = Console(
+        file=sys.stderr,
+        force_terminal=force,
+        no_color=no_color,
+        width=width,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
     return out, err
 
 

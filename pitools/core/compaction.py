@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core import jsops
-from pitools.core.context import Projection, ProjectedEntry, build_projection, estimate_projected_context_tokens
+from pitools.core.context import (
+    ProjectedEntry,
+    Projection,
+    build_projection,
+    estimate_projected_context_tokens,
+)
 from pitools.core.jsops import nullish, prop, truthy
 from pitools.core.jsvalue import UNDEFINED, js_stringify, slice_head_utf16, utf16_len
 from pitools.core.messages import content_text, convert_to_llm, entry_to_messages
@@ -34,7 +39,11 @@ class FileOps:
     edited: dict[str, None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, list[str]]:
-        return {"read": js_sorted(self.read), "written": js_sorted(self.written), "edited": js_sorted(self.edited)}
+        return {
+            "read": js_sorted(self.read),
+            "written": js_sorted(self.written),
+            "edited": js_sorted(self.edited),
+        }
 
 
 def js_sorted(items: Any) -> list[Any]:
@@ -206,7 +215,9 @@ def find_cut_point(entries: list[ProjectedEntry], start: int, end: int, keep_rec
         exceeded
         and not external_replacement
         and any(
-            pe.source_type == "message" and prop(pe.source.get("message", UNDEFINED), "role") == "assistant" and omitted(pe)
+            pe.source_type == "message"
+            and prop(pe.source.get("message", UNDEFINED), "role") == "assistant"
+            and omitted(pe)
             for pe in suffix
         )
         and all(pe.source_type != "compaction" and (not intrinsically_visible(pe) or omitted(pe)) for pe in suffix)
@@ -247,7 +258,11 @@ class CompactionSettings:
     enabled: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {"enabled": self.enabled, "reserveTokens": self.reserve_tokens, "keepRecentTokens": self.keep_recent_tokens}
+        return {
+            "enabled": self.enabled,
+            "reserveTokens": self.reserve_tokens,
+            "keepRecentTokens": self.keep_recent_tokens,
+        }
 
 
 @dataclass(slots=True)
@@ -299,9 +314,7 @@ def prepare_compaction(path_entries: Sequence[Any], settings: CompactionSettings
 
     projection = build_projection(SessionIndex.build(path).session_path(UNDEFINED))
     projected = projection.entries
-    prev_idx = next(
-        (i for i, pe in enumerate(projected) if pe.source_type == "compaction" and pe.messages), -1
-    )
+    prev_idx = next((i for i, pe in enumerate(projected) if pe.source_type == "compaction" and pe.messages), -1)
     previous_summary: Any = UNDEFINED
     boundary_start = 0
     if prev_idx >= 0:

@@ -202,9 +202,7 @@ def estimate_projected_context_tokens(projection: Projection, branch: Sequence[A
     return ContextEstimate(tokens, 0, tokens, None)
 
 
-def context_usage(
-    projection: Projection, branch: Sequence[Any], context_window: int
-) -> dict[str, Any] | None:
+def context_usage(projection: Projection, branch: Sequence[Any], context_window: int) -> dict[str, Any] | None:
     """``AgentSession.getContextUsage``: tokens are unknown after a compaction until a new reply."""
     from pitools.core.tokens import calculate_context_tokens
 

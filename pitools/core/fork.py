@@ -149,8 +149,7 @@ class NewSession:
     def has_conversation(self) -> bool:
         """Pi's ``_hasConversation``: any user or assistant message."""
         return any(
-            entry_type(e) == "message"
-            and jsops.prop(e.get("message", UNDEFINED), "role") in ("user", "assistant")
+            entry_type(e) == "message" and jsops.prop(e.get("message", UNDEFINED), "role") in ("user", "assistant")
             for e in self.entries
         )
 
@@ -255,9 +254,7 @@ def branched_entries(
     return kept + labels, len(labels), remapped
 
 
-def session_cwd(
-    header: Mapping[str, Any] | None, env: Mapping[str, str], process_cwd: str | None = None
-) -> str:
+def session_cwd(header: Mapping[str, Any] | None, env: Mapping[str, str], process_cwd: str | None = None) -> str:
     """``SessionManager.open``'s cwd: the header's string cwd (else the current directory), resolved."""
     from pitools.core.locate import resolve_path
 
@@ -302,9 +299,7 @@ def clone_session(loaded: Any, leaf: Any, opts: NewSessionOptions | None = None)
     timestamp, sid, parent, env = _common(loaded, opts)
     entries, labels, remapped = branched_entries(loaded.index, entry_id(entry), new_id=opts.new_label_id)
     header = _header(sid, timestamp, session_cwd(loaded.session.header, env, opts.process_cwd), parent)
-    return NewSession(
-        "clone", header, entries, entry_id(entry), labels_recreated=labels, remapped_first_kept=remapped
-    )
+    return NewSession("clone", header, entries, entry_id(entry), labels_recreated=labels, remapped_first_kept=remapped)
 
 
 def user_message_text(content: Any) -> str:

@@ -70,7 +70,9 @@ def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
         except CycleError:
             depth = None
         entry = index.get(leaf)
-        leaves.append({"id": leaf, "depth": depth, "timestamp": entry.get("timestamp") if type(entry) is dict else None})
+        leaves.append(
+            {"id": leaf, "depth": depth, "timestamp": entry.get("timestamp") if type(entry) is dict else None}
+        )
     labels = {str(k): {"label": v[0], "timestamp": v[1]} for k, v in labels_by_id(entries).items()}
     try:
         stats: Any = session_stats(entries).to_json()
@@ -116,5 +118,9 @@ def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
         "thinkingLevels": thinking,
         "stats": stats,
         "usageBreakdown": breakdown,
-        "diagnostics": {"error": severities["error"], "warning": severities["warning"], "info": severities["info"]},
+        "diagnostics": {
+            "error": severities["error"],
+            "warning": severities["warning"],
+            "info": severities["info"],
+        },
     }

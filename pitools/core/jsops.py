@@ -125,7 +125,7 @@ def to_number(v: Any) -> float | int:
 
 def gt_zero(v: Any) -> bool:
     """``v > 0`` with JavaScript coercion."""
-    n = to_number(v) if type(v) is not str else to_number(v)
+    n = to_number(v)
     return not (isinstance(n, float) and math.isnan(n)) and n > 0
 
 
@@ -136,7 +136,7 @@ def ceil_div4(chars: Any) -> Any:
     if type(chars) is float:
         if math.isnan(chars) or math.isinf(chars):
             return chars
-        return int(math.ceil(chars / 4))
+        return math.ceil(chars / 4)
     return NAN
 
 

@@ -317,9 +317,7 @@ def js_number_to_string(x: int | float) -> str:
 
 # JS escapes lone surrogates (well-formed JSON.stringify); a high surrogate directly followed by a low one
 # is a valid pair and stays raw, even when Python holds it as two separate code points.
-_LONE_SURROGATE_RE: Final = re.compile(
-    r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
-)
+_LONE_SURROGATE_RE: Final = re.compile(r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
 _ANY_SURROGATE_RE: Final = re.compile(r"[\ud800-\udfff]")
 
 
@@ -1141,9 +1139,7 @@ class _DateParser:
                     time.add_final(n)
                     # Require end, white space, "Z", "+" or "-" immediately after finalizing time.
                     peek = self.next_tok
-                    if not (
-                        peek[0] == _T_END or peek[0] == _T_WHITESPACE or _is_keyword_z(peek) or _is_sign(peek)
-                    ):
+                    if not (peek[0] == _T_END or peek[0] == _T_WHITESPACE or _is_keyword_z(peek) or _is_sign(peek)):
                         return None
                 else:
                     if not day.add(n):

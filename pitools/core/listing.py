@@ -384,9 +384,7 @@ def _finish(path: str, st: os.stat_result, scan: _Scan) -> dict[str, Any]:
             problem="a line holds a bare JSON value: Pi's v1 migration throws on it and cannot open the file",
         )
     elif eff < 3:
-        out.update(
-            status=STATUS_MIGRATE, problem="version < 3: Pi migrates (rewrites) the file when it opens it"
-        )
+        out.update(status=STATUS_MIGRATE, problem="version < 3: Pi migrates (rewrites) the file when it opens it")
     if scan.pi_error is not None:
         out.update(
             piListed=False,
@@ -431,20 +429,12 @@ class SummaryCache:
             return
         from pitools import __version__
 
-        if (
-            isinstance(data, dict)
-            and data.get("pitools") == __version__
-            and isinstance(data.get("items"), dict)
-        ):
+        if isinstance(data, dict) and data.get("pitools") == __version__ and isinstance(data.get("items"), dict):
             self.items = data["items"]
 
     def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None:
         item = self.items.get(path)
-        if (
-            isinstance(item, dict)
-            and item.get("size") == st.st_size
-            and item.get("mtimeNs") == st.st_mtime_ns
-        ):
+        if isinstance(item, dict) and item.get("size") == st.st_size and item.get("mtimeNs") == st.st_mtime_ns:
             self.hits += 1
             summary = item.get("summary")
             return summary if isinstance(summary, dict) else None

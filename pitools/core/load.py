@@ -206,7 +206,13 @@ def _consume(raw: RawSession, lines_iter: Iterator[tuple[int, bytes]], max_line_
                     skipped_before_header.append(lineno)
                 continue
             diags.append(
-                Diagnostic("malformed-json", ERROR, f"not valid JSON ({_short(str(exc))}); Pi skips it", lineno, offset)
+                Diagnostic(
+                    "malformed-json",
+                    ERROR,
+                    f"not valid JSON ({_short(str(exc))}); Pi skips it",
+                    lineno,
+                    offset,
+                )
             )
             if not header_seen:
                 skipped_before_header.append(lineno)
@@ -217,9 +223,7 @@ def _consume(raw: RawSession, lines_iter: Iterator[tuple[int, bytes]], max_line_
             )
         if not _truthy_json(value):
             diags.append(
-                Diagnostic(
-                    "falsy-line", WARNING, f"line parses to {_js_repr(value)}, which Pi drops", lineno, offset
-                )
+                Diagnostic("falsy-line", WARNING, f"line parses to {_js_repr(value)}, which Pi drops", lineno, offset)
             )
             continue
         if type(value) is not dict:

@@ -401,9 +401,7 @@ def locate_session(
     raise PitoolsError(f"no session file, session id or id prefix matches {ref!r} (looked in {where})")
 
 
-def _match(
-    ref: str, candidates: list[Candidate], scope: str, choice: SessionDirChoice
-) -> LocatedSession | None:
+def _match(ref: str, candidates: list[Candidate], scope: str, choice: SessionDirChoice) -> LocatedSession | None:
     for c in candidates:
         if c.id == ref:
             # Pi's findById: the first file in readdir order with exactly this id.

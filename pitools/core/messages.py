@@ -117,7 +117,9 @@ def content_text(content: Any, separator: str = "\n") -> str:
         return content
     if type(content) is not list:
         if nullish(content):
-            raise jsops.type_error(f"Cannot read properties of {'null' if content is None else 'undefined'} (reading 'filter')")
+            raise jsops.type_error(
+                f"Cannot read properties of {'null' if content is None else 'undefined'} (reading 'filter')"
+            )
         raise jsops.type_error("content.filter is not a function")
     texts = [prop(b, "text") for b in content if prop(b, "type") == "text"]
     return jsops.join(texts, separator)
@@ -163,10 +165,22 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
             out.append({"role": "user", "content": content, "timestamp": prop(m, "timestamp")})
         elif role == "branchSummary":
             text = BRANCH_SUMMARY_PREFIX + jsops.to_string(prop(m, "summary")) + BRANCH_SUMMARY_SUFFIX
-            out.append({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": prop(m, "timestamp")})
+            out.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": text}],
+                    "timestamp": prop(m, "timestamp"),
+                }
+            )
         elif role == "compactionSummary":
             text = COMPACTION_SUMMARY_PREFIX + jsops.to_string(prop(m, "summary")) + COMPACTION_SUMMARY_SUFFIX
-            out.append({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": prop(m, "timestamp")})
+            out.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": text}],
+                    "timestamp": prop(m, "timestamp"),
+                }
+            )
         elif role in ("system", "user", "assistant", "toolResult"):
             out.append(m)
     return out

@@ -77,7 +77,9 @@ def js_to_number(value: Any) -> float:
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, str):
-        text = value.strip("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+        from pitools.core.load import JS_WHITESPACE
+
+        text = value.strip(JS_WHITESPACE)
         if text == "":
             return 0.0
         low = text.lower()
@@ -86,7 +88,7 @@ def js_to_number(value: Any) -> float:
                 return float(int(text[2:], {"x": 16, "o": 8, "b": 2}[low[1]]))
         except ValueError:
             return math.nan
-        if not _NUM_RE.match(text) or "infinity" in low and text.strip("+-") != "Infinity":
+        if not _NUM_RE.match(text) or ("infinity" in low and text.strip("+-") != "Infinity"):
             return math.nan
         return float(text)
     if isinstance(value, list):
@@ -144,8 +146,7 @@ def migrate_v1_to_v2(values: list[Any], report: MigrationReport, lines: Sequence
 
             pi_error = f"TypeError: Cannot create property 'id' on {kind} '{js_to_string(entry)}'"
             err = MigrationError(
-                f"line holds a bare JSON {kind}; Pi 1.6.0's v1 migration fails on it ({pi_error}) "
-                "and refuses the file",
+                f"line holds a bare JSON {kind}; Pi 1.6.0's v1 migration fails on it ({pi_error}) and refuses the file",
                 line=line,
             )
             err.pi_error = pi_error

@@ -21,11 +21,9 @@ def migrated_lines(session: Session) -> Iterator[bytes]:
     report = session.migration
     changed_by_line: dict[int, int] = {}
     if values is not None:
-        for pos in report.changed:
-            changed_by_line[session.raw.lines[pos]] = pos
-    lineno = 0
-    for _offset, data, _had_nl in _iter_lines(session.path):
-        lineno += 1
+        for changed in report.changed:
+            changed_by_line[session.raw.lines[changed]] = changed
+    for lineno, (_offset, data, _had_nl) in enumerate(_iter_lines(session.path), start=1):
         pos = changed_by_line.get(lineno)
         if pos is not None and values is not None:
             text = js_stringify(values[pos]) or "null"

@@ -27,8 +27,8 @@ from pitools.core.context import (
 from pitools.core.errors import CycleError, PiCrashError
 from pitools.core.jsonout import jsonable
 from pitools.core.jsvalue import UNDEFINED
-from pitools.core.messages import convert_to_llm, get_current_system_message
 from pitools.core.load import read_session
+from pitools.core.messages import convert_to_llm, get_current_system_message
 from pitools.core.migrate import MigrationError
 from pitools.core.session import Session, entry_id, entry_type, open_session
 from pitools.core.stats import session_stats, usage_breakdown
@@ -102,9 +102,7 @@ def _valid_view(
     out["entryCount"] = len(index.by_id)
     default_leaf = index.leaf_id
     out["leafId"] = None if default_leaf is UNDEFINED else default_leaf
-    out["labels"] = {
-        _label_key(k): {"label": v[0], "timestamp": v[1]} for k, v in labels_by_id(entries).items()
-    }
+    out["labels"] = {_label_key(k): {"label": v[0], "timestamp": v[1]} for k, v in labels_by_id(entries).items()}
     roots = get_tree(index)
     flat = flatten_tree(roots)
     if any(item.get("revisit") for item in flat) and _tree_loops(roots):
@@ -208,9 +206,7 @@ def leaf_view(index: SessionIndex, leaf: Any, settings: CompactionSettings, cont
         r["llmMessages"] = _attempt(lambda: convert_to_llm(projection.messages))
     branch = [] if leaf is None else index.get_branch(leaf)
     if not isinstance(projection, dict):
-        r["estimatedContextTokens"] = _attempt(
-            lambda: estimate_projected_context_tokens(projection, branch).to_json()
-        )
+        r["estimatedContextTokens"] = _attempt(lambda: estimate_projected_context_tokens(projection, branch).to_json())
         r["contextUsage"] = _attempt(lambda: _context_usage_at(index, leaf, context_window))
     else:
         r["contextUsage"] = _attempt(lambda: _context_usage_at(index, leaf, context_window))

@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.api import LoadedSession
-from pitools.core.compaction import CompactionPreparation, CompactionSettings, prepare_compaction, should_compact
+from pitools.core.compaction import (
+    CompactionPreparation,
+    CompactionSettings,
+    prepare_compaction,
+    should_compact,
+)
 from pitools.core.context import build_projection, estimate_projected_context_tokens
 from pitools.core.errors import PitoolsError
 from pitools.core.jsvalue import UNDEFINED
@@ -159,8 +164,12 @@ def _regions(branch: list[Any], prep: CompactionPreparation | None, current: Any
     if prep is None:
         projected = {id(pe.source): pe for pe in current.entries}
         return [
-            RegionEntry(entry_id(e), e, REGION_KEPT if id(e) in projected else REGION_SUMMARIZED,
-                        _entry_tokens(e, projected[id(e)].messages if id(e) in projected else None))
+            RegionEntry(
+                entry_id(e),
+                e,
+                REGION_KEPT if id(e) in projected else REGION_SUMMARIZED,
+                _entry_tokens(e, projected[id(e)].messages if id(e) in projected else None),
+            )
             for e in branch
         ]
     entries = prep.projection.entries
@@ -251,6 +260,11 @@ class ApplyResult:
 ProgressFn = Callable[[str], None]
 
 
+def _reasoning(level: str | None) -> Any:
+    """The session's thinking level when it is one a model can be asked for."""
+    return level if level in ("minimal", "low", "medium", "high", "xhigh") else None
+
+
 def apply_compaction(
     path: str,
     leaf_ref: str | None,
@@ -311,8 +325,8 @@ def apply_compaction(
             SummaryRequest(
                 system_prompt=req.system,
                 prompt=req.prompt,
-                kind=req.kind,
-                reasoning_level=thinking if thinking in ("minimal", "low", "medium", "high", "xhigh") else None,
+                kind="history" if req.kind == "history" else "turnPrefix",
+                reasoning_level=_reasoning(thinking),
                 messages=llm,
                 previous_summary=prep.previous_summary if isinstance(prep.previous_summary, str) else None,
                 custom_instructions=instructions,

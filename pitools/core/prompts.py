@@ -111,10 +111,20 @@ def summary_requests(prep: CompactionPreparation, instructions: str | None = Non
     out: list[PromptRequest] = []
     split = prep.is_split_turn and bool(prep.turn_prefix_messages)
     if not split or prep.messages_to_summarize:
-        out.append(PromptRequest("history", SYSTEM_PROMPT, history_prompt(prep.serialized_conversation(), previous, instructions)))
+        out.append(
+            PromptRequest(
+                "history",
+                SYSTEM_PROMPT,
+                history_prompt(prep.serialized_conversation(), previous, instructions),
+            )
+        )
     if split:
         out.append(
-            PromptRequest("turnPrefix", SYSTEM_PROMPT, turn_prefix_prompt(prep.serialized_turn_prefix() or "", instructions))
+            PromptRequest(
+                "turnPrefix",
+                SYSTEM_PROMPT,
+                turn_prefix_prompt(prep.serialized_turn_prefix() or "", instructions),
+            )
         )
     return out
 
@@ -124,8 +134,10 @@ def join_summaries(prep: CompactionPreparation, history: str | None, turn_prefix
     from pitools.core.compaction import format_file_operations
 
     if prep.is_split_turn and prep.turn_prefix_messages:
-        base = history if history is not None else (
-            prep.previous_summary if isinstance(prep.previous_summary, str) else NO_HISTORY
+        base = (
+            history
+            if history is not None
+            else (prep.previous_summary if isinstance(prep.previous_summary, str) else NO_HISTORY)
         )
         summary = f"{base}{TURN_CONTEXT_HEADING}{turn_prefix or ''}"
     else:

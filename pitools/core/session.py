@@ -11,8 +11,6 @@ from pitools.core.load import ERROR, WARNING, Diagnostic, RawSession, read_sessi
 from pitools.core.migrate import MigrationError, MigrationReport, migrate_values
 
 
-
-
 def get(obj: Any, key: str) -> Any:
     """``obj[key]`` in JavaScript terms for a parsed JSON value (UNDEFINED when missing)."""
     if type(obj) is dict:

@@ -335,9 +335,7 @@ def _load_settings_file(path: Path, warnings: list[str], files_read: list[Path])
         return {}
     # migrateSettings starts with `"queueMode" in settings`, a TypeError for a primitive.
     what = js_to_string(data)
-    warnings.append(
-        f"Invalid settings file {path}: Cannot use 'in' operator to search for 'queueMode' in {what}"
-    )
+    warnings.append(f"Invalid settings file {path}: Cannot use 'in' operator to search for 'queueMode' in {what}")
     return {}
 
 
@@ -354,17 +352,13 @@ def _trust_decision(store: Path, cwd: str, files_read: list[Path]) -> tuple[bool
     try:
         data = parse_json(text.removeprefix("\ufeff"), store)
     except ConfigError as exc:
-        raise ConfigError(
-            f"Failed to read trust store: {exc.message}", path=str(store), line=exc.line
-        ) from None
+        raise ConfigError(f"Failed to read trust store: {exc.message}", path=str(store), line=exc.line) from None
     if not isinstance(data, dict):
         raise ConfigError("Invalid trust store: expected an object", path=str(store))
     for key, value in data.items():
         if value is not True and value is not False and value is not None:
             shown = json.dumps(key, ensure_ascii=False)
-            raise ConfigError(
-                f"Invalid trust store: value for {shown} must be true, false, or null", path=str(store)
-            )
+            raise ConfigError(f"Invalid trust store: value for {shown} must be true, false, or null", path=str(store))
     resolved = {key: os.path.abspath(key) for key in data}
     current = os.path.realpath(cwd)
     while True:
@@ -424,25 +418,18 @@ def _check_flag(name: str, value: Any, *, minimum: int) -> int:
     return value
 
 
-def _token_setting(
-    name: str, compaction: Any, model_key: str | None, flag: int | None, warnings: list[str]
-) -> Sourced:
+def _token_setting(name: str, compaction: Any, model_key: str | None, flag: int | None, warnings: list[str]) -> Sourced:
     """``getCompactionTokenSetting``: model override, then the plain setting, then the default."""
     setting = "reserveTokens" if name == "reserve_tokens" else "keepRecentTokens"
     expected = "Expected a non-negative safe integer."
     problems: list[tuple[str, str]] = []  # (message, file), in the order Pi checks them
     ordinary = _get(compaction, setting)
     if ordinary is not None and not _is_safe_non_negative(ordinary):
-        problems.append(
-            (f"Invalid compaction.{setting} setting: {_js_string(ordinary)}. {expected}", ordinary.path)
-        )
+        problems.append((f"Invalid compaction.{setting} setting: {_js_string(ordinary)}. {expected}", ordinary.path))
     entry = _get(_get(compaction, "modelOverrides"), model_key) if model_key is not None else None
     override = None
     if entry is not None and not isinstance(entry, _Obj):
-        message = (
-            f'Invalid compaction.modelOverrides["{model_key}"] setting: {_js_string(entry)}. '
-            "Expected an object."
-        )
+        message = f'Invalid compaction.modelOverrides["{model_key}"] setting: {_js_string(entry)}. Expected an object.'
         problems.append((message, entry.path))
     else:
         override = _get(entry, setting)
@@ -487,9 +474,7 @@ def _enabled(compaction: Any, warnings: list[str]) -> Sourced:
 def _check_shapes(compaction: Any, warnings: list[str]) -> None:
     # Pi reads through these without complaint; say why a setting seems to have no effect.
     if compaction is not None and not isinstance(compaction, _Obj):
-        warnings.append(
-            f"{compaction.path}: compaction is {_js_string(compaction)!r}, not an object; Pi ignores it"
-        )
+        warnings.append(f"{compaction.path}: compaction is {_js_string(compaction)!r}, not an object; Pi ignores it")
         return
     overrides = _get(compaction, "modelOverrides")
     if overrides is not None and not isinstance(overrides, _Obj):
@@ -532,9 +517,7 @@ def _models_schema_validator() -> Any:
 _Model = tuple[Any, Any, str]
 
 
-def _load_models_json(
-    agent: Path, warnings: list[str], files_read: list[Path]
-) -> tuple[dict[str, Any], Path]:
+def _load_models_json(agent: Path, warnings: list[str], files_read: list[Path]) -> tuple[dict[str, Any], Path]:
     """``ModelConfig.load``: any error drops the whole file (Pi shows it as a warning)."""
     path = agent / "models.json"
     try:
@@ -555,9 +538,7 @@ def _load_models_json(
         first = errors[0]
         where = ".".join(str(p) for p in first.absolute_path) or "root"
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        warnings.append(
-            f"{path}: invalid models.json schema: {where}: {first.message}{more}; Pi ignores models.json"
-        )
+        warnings.append(f"{path}: invalid models.json schema: {where}: {first.message}{more}; Pi ignores models.json")
         return {}, path
     return data["providers"], path
 
@@ -799,9 +780,7 @@ def resolve_settings(
     _check_shapes(compaction, warnings)
     enabled = _enabled(compaction, warnings)
     reserve = _token_setting("reserve_tokens", compaction, model_key, flags.get("reserve_tokens"), warnings)
-    keep = _token_setting(
-        "keep_recent_tokens", compaction, model_key, flags.get("keep_recent_tokens"), warnings
-    )
+    keep = _token_setting("keep_recent_tokens", compaction, model_key, flags.get("keep_recent_tokens"), warnings)
     window = _context_window(model, flags.get("context_window"), agent, use_config, warnings, files_read)
     return ResolvedSettings(
         enabled=enabled,

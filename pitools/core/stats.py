@@ -121,7 +121,8 @@ def usage_breakdown(entries: Iterable[Any]) -> list[dict[str, Any]]:
             key = f"{jsops.to_string(prop(message, 'provider'))}/{jsops.to_string(model)}"
             usage = prop(message, "usage")
         elif etype == "usage":
-            key = f"{jsops.to_string(entry.get('provider', jsops.UNDEFINED))}/{jsops.to_string(entry.get('model', jsops.UNDEFINED))}"
+            provider = jsops.to_string(entry.get("provider", jsops.UNDEFINED))
+            key = f"{provider}/{jsops.to_string(entry.get('model', jsops.UNDEFINED))}"
             usage = entry.get("usage", jsops.UNDEFINED)
         elif etype == "message" and prop(message, "role") == "toolResult" and truthy(prop(message, "usage")):
             key = "Tools/summaries"

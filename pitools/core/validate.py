@@ -69,9 +69,7 @@ CODES: dict[str, CodeInfo] = {
     "invalid-header": CodeInfo(ERROR, "the header has no string id; Pi rejects the file"),
     "utf8-bom": CodeInfo(ERROR, "the file starts with a byte order mark; Pi cannot parse that line"),
     "malformed-json": CodeInfo(ERROR, "a line is not valid JSON; Pi skips it"),
-    "non-object-line": CodeInfo(
-        ERROR, "a line is a JSON array, number or string; Pi keeps it as a broken entry"
-    ),
+    "non-object-line": CodeInfo(ERROR, "a line is a JSON array, number or string; Pi keeps it as a broken entry"),
     "invalid-utf8": CodeInfo(WARNING, "invalid UTF-8, which Pi replaces with U+FFFD"),
     "falsy-line": CodeInfo(WARNING, "a line is null, false, 0 or an empty string; Pi drops it"),
     "line-too-long": CodeInfo(WARNING, "a line is longer than pitools' limit"),
@@ -88,9 +86,7 @@ CODES: dict[str, CodeInfo] = {
     "invalid-field": CodeInfo(WARNING, "a field has the wrong type or value (an error only via pi-would-crash)"),
     "invalid-timestamp": CodeInfo(WARNING, "a timestamp is not an ISO 8601 date-time"),
     "unknown-entry-type": CodeInfo(WARNING, "an entry type Pi 1.6.0 does not know; it is kept but ignored"),
-    "unknown-message-role": CodeInfo(
-        WARNING, "a message role Pi 1.6.0 does not know; it never reaches the model"
-    ),
+    "unknown-message-role": CodeInfo(WARNING, "a message role Pi 1.6.0 does not know; it never reaches the model"),
     # -- the tree --
     "duplicate-id": CodeInfo(ERROR, "two entries share an id; Pi keeps only the last one"),
     "orphan-entry": CodeInfo(ERROR, "parentId matches no entry; Pi's path ends there"),
@@ -342,9 +338,7 @@ class _Checker:
     # -- plumbing ---------------------------------------------------------------------------------
     def add(self, code: str, message: str, line: int | None = None, entry: Any = None) -> None:
         eid = entry.get("id") if type(entry) is dict and self.show_ids else None
-        self.findings.append(
-            Finding(code, CODES[code].severity, message, line, eid if type(eid) is str else None)
-        )
+        self.findings.append(Finding(code, CODES[code].severity, message, line, eid if type(eid) is str else None))
 
     def internal(self, check: str, exc: BaseException, line: int | None = None) -> None:
         self.findings.append(
@@ -377,9 +371,7 @@ class _Checker:
             return
         self.session = session
         # The loader's own codes and severities (all listed in CODES; a test keeps them in step).
-        self.findings.extend(
-            Finding(d.code, d.severity, d.message, d.line, d.entry_id) for d in session.diagnostics
-        )
+        self.findings.extend(Finding(d.code, d.severity, d.message, d.line, d.entry_id) for d in session.diagnostics)
         if not session.valid or session.header is None:
             return
         self.entries = session.entries
@@ -400,9 +392,7 @@ class _Checker:
         header_line = None
         try:
             raw = read_session(self.path)
-            self.findings.extend(
-                Finding(d.code, d.severity, d.message, d.line, d.entry_id) for d in raw.diagnostics
-            )
+            self.findings.extend(Finding(d.code, d.severity, d.message, d.line, d.entry_id) for d in raw.diagnostics)
             header_line = raw.lines[0] if raw.lines else None
         except SessionParseError:
             pass
@@ -466,9 +456,7 @@ class _Checker:
                 if type(etype) is str:
                     by_type.setdefault(etype, []).append(pos)
                     if etype not in known_types:
-                        self.add(
-                            "unknown-entry-type", f"unknown entry type {_js(etype)}; Pi keeps it", line, entry
-                        )
+                        self.add("unknown-entry-type", f"unknown entry type {_js(etype)}; Pi keeps it", line, entry)
                 eid = entry.get("id", UNDEFINED)
                 if eid is not UNDEFINED:
                     k = mkey(eid)
@@ -496,9 +484,7 @@ class _Checker:
                 time_key = time_keys[pos] = _time_key(ts)
                 # A text key is one of the two ISO forms _time_key recognises: valid already.
                 if type(ts) is str and type(time_key) is not str and not _iso_ok(ts):
-                    self.add(
-                        "invalid-timestamp", f"timestamp {_js(ts)} is not an ISO 8601 date-time", line, entry
-                    )
+                    self.add("invalid-timestamp", f"timestamp {_js(ts)} is not an ISO 8601 date-time", line, entry)
                 covered: set[tuple[str, ...]] = set()
                 if etype == "message":
                     message = entry.get("message", UNDEFINED)
@@ -636,9 +622,7 @@ class _Checker:
                 if message is not None and message.get("role") == "assistant":
                     for call_id in _tool_call_ids(message):
                         open_calls[call_id].pop()
-                if parent >= 0 and (
-                    later_turn[pos] or (message is not None and message.get("role") in _TURN_ROLES)
-                ):
+                if parent >= 0 and (later_turn[pos] or (message is not None and message.get("role") in _TURN_ROLES)):
                     later_turn[parent] = True
                 continue
             if tin[pos] != -1:

@@ -58,7 +58,12 @@ def render_plan(console: Any, plan: CompactionPlan) -> None:
         line.append(entry_preview(r.entry, 140))
         console.print(line, overflow="ellipsis", no_wrap=True)
     totals = plan.region_totals()
-    console.print(Text("Totals: " + ", ".join(f"{_TITLE[k].split(' (')[0]} ~{v}" for k, v in totals.items()), style="bold"))
+    console.print(
+        Text(
+            "Totals: " + ", ".join(f"{_TITLE[k].split(' (')[0]} ~{v}" for k, v in totals.items()),
+            style="bold",
+        )
+    )
     prep = plan.preparation
     if prep is None:
         console.print(Text(f"Pi would not compact: {plan.reason}", style="bold"))
@@ -98,7 +103,12 @@ def render_applied(console: Any, d: dict[str, Any]) -> None:
     from rich.text import Text
 
     e = d["entry"]
-    console.print(Text(f"Appended compaction {e['id']} to {d['writtenTo']} (summarized with {d['model']})", style="bold green"))
+    console.print(
+        Text(
+            f"Appended compaction {e['id']} to {d['writtenTo']} (summarized with {d['model']})",
+            style="bold green",
+        )
+    )
     if d["backup"]:
         console.print(Text(f"Backup: {d['backup']}", style="dim"))
     console.print(Text(f"Context: ~{d['tokensBefore']} → ~{d['tokensAfter']} tokens", style="bold"))

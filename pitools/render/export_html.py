@@ -81,9 +81,7 @@ def _part_html(part: Part, embed: bool) -> str:
         )
     if part.kind == "image":
         if embed and part.data and part.mime:
-            return (
-                f'<img class="embedded" alt="{_e(part.title)}" src="data:{_e(part.mime)};base64,{part.data}">'
-            )
+            return f'<img class="embedded" alt="{_e(part.title)}" src="data:{_e(part.mime)};base64,{part.data}">'
         return f'<span class="image-placeholder">[{_e(part.title)}]</span>'
     if part.kind == "quote":
         return f"<blockquote>{_e(part.text)}</blockquote>"

@@ -219,9 +219,7 @@ def _message_view(entry: dict[str, Any], base: EntryView) -> EntryView:
             base.meta.append(f"call {_text(call_id)}")
     elif role == "bashExecution":
         base.kind, base.title = "bash", f"Shell · $ {_text(message.get('command'))}"
-        base.parts.append(
-            Part("output", _text(message.get("output")), error=message.get("exitCode") not in (0, None))
-        )
+        base.parts.append(Part("output", _text(message.get("output")), error=message.get("exitCode") not in (0, None)))
         base.meta.append(f"exit {_text(message.get('exitCode'))}")
         if message.get("excludeFromContext"):
             base.meta.append("not sent to the model")
@@ -257,9 +255,7 @@ def entry_view(entry: Any, labels: list[str]) -> EntryView:
         return EntryView("", "other", "Not an object", None, labels, [Part("json", _pretty(entry), "value")])
     etype = entry.get("type")
     ts = entry.get("timestamp")
-    view = EntryView(
-        _text(entry.get("id")), "event", _text(etype), _text(ts) if ts is not None else None, labels
-    )
+    view = EntryView(_text(entry.get("id")), "event", _text(etype), _text(ts) if ts is not None else None, labels)
     if etype == "message":
         return _message_view(entry, view)
     if etype == "compaction":
@@ -306,9 +302,7 @@ def entry_view(entry: Any, labels: list[str]) -> EntryView:
         view.parts.append(Part("json", _pretty(entry.get("data", UNDEFINED)), "data"))
     elif etype == "usage":
         view.inline = True
-        view.title = (
-            f"Usage ({_text(entry.get('kind'))}) · {_text(entry.get('provider'))}/{_text(entry.get('model'))}"
-        )
+        view.title = f"Usage ({_text(entry.get('kind'))}) · {_text(entry.get('provider'))}/{_text(entry.get('model'))}"
         usage = _usage_meta(entry.get("usage"))
         if usage:
             view.title += f" · {usage}"

@@ -31,7 +31,10 @@ def render_inspect(console: Any, d: dict[str, Any]) -> None:
     )
     if h["parentSession"]:
         grid.add_row("forked from", Text(str(h["parentSession"])))
-    grid.add_row("entries", Text(f"{d['entryCount']:,} ({d['uniqueIds']:,} unique ids): {_fmt_counts(d['entryTypes'])}"))
+    grid.add_row(
+        "entries",
+        Text(f"{d['entryCount']:,} ({d['uniqueIds']:,} unique ids): {_fmt_counts(d['entryTypes'])}"),
+    )
     grid.add_row("messages", Text(_fmt_counts(d["messageRoles"])))
     grid.add_row("roots", Text(", ".join(map(str, d["roots"])) or "none"))
     grid.add_row("default leaf", Text(str(d["defaultLeaf"])))
@@ -44,10 +47,18 @@ def render_inspect(console: Any, d: dict[str, Any]) -> None:
     if d["compactions"]:
         grid.add_row(
             "compactions",
-            Text("; ".join(f"{c['id']} keeps from {c['firstKeptEntryId']} (was {c['tokensBefore']} tokens)" for c in d["compactions"])),
+            Text(
+                "; ".join(
+                    f"{c['id']} keeps from {c['firstKeptEntryId']} (was {c['tokensBefore']} tokens)"
+                    for c in d["compactions"]
+                )
+            ),
         )
     if d["branchSummaries"]:
-        grid.add_row("branch summaries", Text(", ".join(f"{b['id']} (from {b['fromId']})" for b in d["branchSummaries"])))
+        grid.add_row(
+            "branch summaries",
+            Text(", ".join(f"{b['id']} (from {b['fromId']})" for b in d["branchSummaries"])),
+        )
     grid.add_row("models", Text(", ".join(f"{k} ×{v}" for k, v in d["models"].items()) or "none"))
     if d["thinkingLevels"]:
         grid.add_row("thinking", Text(_fmt_counts(d["thinkingLevels"])))
@@ -62,7 +73,13 @@ def render_inspect(console: Any, d: dict[str, Any]) -> None:
             ),
         )
         if "piError" in s:
-            grid.add_row("", Text(f"(Pi's own stats would fail here: {s['piError']}; entries without usage skipped)", style="yellow"))
+            grid.add_row(
+                "",
+                Text(
+                    f"(Pi's own stats would fail here: {s['piError']}; entries without usage skipped)",
+                    style="yellow",
+                ),
+            )
     if isinstance(d["usageBreakdown"], list):
         for row in d["usageBreakdown"]:
             grid.add_row("", Text(f"  {row['key']}: {row['tokens']:,} tokens, ${row['cost']:.4f}"))
@@ -70,6 +87,9 @@ def render_inspect(console: Any, d: dict[str, Any]) -> None:
     style = "red" if diag["error"] else ("yellow" if diag["warning"] else "green")
     grid.add_row(
         "diagnostics",
-        Text(f"{diag['error']} errors, {diag['warning']} warnings, {diag['info']} info (pitools validate for details)", style=style),
+        Text(
+            f"{diag['error']} errors, {diag['warning']} warnings, {diag['info']} info (pitools validate for details)",
+            style=style,
+        ),
     )
     console.print(grid)

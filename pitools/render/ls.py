@@ -137,9 +137,7 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
     where = ", ".join(listing["folders"]) if all_ else listing["sessionDir"]
     scope = "all sessions" if all_ else f"sessions for {listing['cwd']}"
     count = len(sessions)
-    out.append(
-        f"{count} {'session' if count == 1 else 'sessions'} ({scope}) in {where or '(nothing)'}", style="dim"
-    )
+    out.append(f"{count} {'session' if count == 1 else 'sessions'} ({scope}) in {where or '(nothing)'}", style="dim")
     if listing.get("sessionDirSource") not in (None, "default"):
         out.append(f" [{listing['sessionDirSource']}]", style="dim")
     for mark, meaning in MARKERS.values():

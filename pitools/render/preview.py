@@ -98,10 +98,18 @@ def entry_preview(entry: Any, limit: int = 200) -> str:
         return clip(f"from {entry.get('fromId')}: {entry.get('summary', '')}", limit)
     if etype == "context_edit":
         rep = entry.get("replacement")
-        what = "omit" if rep is None else "replace: " + content_preview(rep.get("content") if isinstance(rep, dict) else rep)
+        what = (
+            "omit"
+            if rep is None
+            else "replace: " + content_preview(rep.get("content") if isinstance(rep, dict) else rep)
+        )
         return clip(f"edit {entry.get('targetId')} ({what})", limit)
     if etype == "label":
-        return f"label {entry.get('targetId')} = {entry.get('label')!r}" if entry.get("label") else f"clear label on {entry.get('targetId')}"
+        return (
+            f"label {entry.get('targetId')} = {entry.get('label')!r}"
+            if entry.get("label")
+            else f"clear label on {entry.get('targetId')}"
+        )
     if etype == "session_info":
         return f"name = {entry.get('name')!r}"
     if etype == "custom":

@@ -124,9 +124,7 @@ def _check_headers(headers: object, where: str, path: Path) -> None:
 def _check_model_fields(model: dict[str, Any], where: str, path: Path) -> None:
     for key in ("contextWindow", "maxTokens"):
         value = model.get(key)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
-        ):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
             raise ConfigError(f"{where}: invalid {key}", path=str(path))
     if "reasoning" in model and not isinstance(model["reasoning"], bool):
         raise ConfigError(f'{where}: "reasoning" must be true or false', path=str(path))

@@ -30,9 +30,7 @@ def build_request(
     body: dict[str, Any] = {
         "model": spec.model_id,
         "max_tokens": budget.max_tokens,
-        "messages": [
-            {"role": "user", "content": [{"type": "text", "text": sanitize_surrogates(request.prompt)}]}
-        ],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": sanitize_surrogates(request.prompt)}]}],
     }
     if request.system_prompt:
         body["system"] = [{"type": "text", "text": sanitize_surrogates(request.system_prompt)}]
@@ -90,7 +88,5 @@ def parse_response(spec: ModelSpec, data: dict[str, Any]) -> tuple[str, dict[str
         raise ModelRequestError(f"{label}: the model refused to write the summary")
     if stop not in (None, "end_turn", "stop_sequence", "pause_turn"):
         raise ModelResponseError(f"{label}: the provider stopped with stop_reason {str(stop)[:40]!r}")
-    text = "\n".join(
-        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
-    )
+    text = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
     return text, parse_usage(spec, data.get("usage")), "stop"

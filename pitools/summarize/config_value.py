@@ -127,9 +127,7 @@ def _run_command(command: str, env: Mapping[str, str]) -> str | None:
     return out or None
 
 
-def resolve_config_value(
-    value: str, env: Mapping[str, str], extra_env: Mapping[str, str] | None = None
-) -> str | None:
+def resolve_config_value(value: str, env: Mapping[str, str], extra_env: Mapping[str, str] | None = None) -> str | None:
     """The resolved value, or None when a variable is missing or the command fails."""
     if is_command(value):
         # Pi runs the command in its own process environment; a credential's `env` is only
@@ -167,9 +165,7 @@ def resolve_config_value_or_raise(
         raise ConfigError(f"could not resolve {description} from shell command: {value[1:]}", path=path)
     missing = [n for n in env_var_names(value) if _lookup(n, env, extra_env) is None]
     if len(missing) == 1:
-        raise ConfigError(
-            f"could not resolve {description}: environment variable {missing[0]} is not set", path=path
-        )
+        raise ConfigError(f"could not resolve {description}: environment variable {missing[0]} is not set", path=path)
     if missing:
         raise ConfigError(
             f"could not resolve {description}: environment variables {', '.join(missing)} are not set",

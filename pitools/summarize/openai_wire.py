@@ -38,9 +38,7 @@ def _detect(spec: ModelSpec) -> dict[str, Any]:
     ant_ling = _hosts(spec, "ant-ling") or "api.ant-ling.com" in url
     deepseek = _hosts(spec, "deepseek") or "deepseek.com" in url
     grok = _hosts(spec, "xai") or "api.x.ai" in url
-    uses_max_tokens = (
-        "chutes.ai" in url or deepseek or moonshot or cf_gateway or together or nvidia or ant_ling or zai
-    )
+    uses_max_tokens = "chutes.ai" in url or deepseek or moonshot or cf_gateway or together or nvidia or ant_ling or zai
     if uses_max_tokens:
         field = "max_tokens"
     elif _is_openai(spec) or spec.provider in BUILTIN_PROVIDERS:
@@ -65,9 +63,7 @@ def _detect(spec: ModelSpec) -> dict[str, Any]:
     return {
         "maxTokensField": field,
         "supportsDeveloperRole": _is_openai(spec),
-        "supportsReasoningEffort": not (
-            grok or zai or moonshot or together or cf_gateway or nvidia or ant_ling
-        ),
+        "supportsReasoningEffort": not (grok or zai or moonshot or together or cf_gateway or nvidia or ant_ling),
         "thinkingFormat": thinking_format,
     }
 
@@ -172,9 +168,7 @@ def _content_text(content: object) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
+            str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
         )
     return ""
 

@@ -45,21 +45,13 @@ BUILTIN_PROVIDERS: dict[str, BuiltinProvider] = {
         "gemini-4-argon",
     ),
     # Pi uses Mistral's conversations API; pitools uses its chat completions endpoint.
-    "mistral": BuiltinProvider(
-        _OPENAI, "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "devstral-medium-latest"
-    ),
-    "groq": BuiltinProvider(
-        _OPENAI, "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "openai/gpt-oss-120b"
-    ),
+    "mistral": BuiltinProvider(_OPENAI, "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "devstral-medium-latest"),
+    "groq": BuiltinProvider(_OPENAI, "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "openai/gpt-oss-120b"),
     # Pi uses xAI's Responses API; chat completions serve the same models.
     "xai": BuiltinProvider(_OPENAI, "https://api.x.ai/v1", ("XAI_API_KEY",), "grok-4.7"),
-    "deepseek": BuiltinProvider(
-        _OPENAI, "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "deepseek-v4-pro"
-    ),
+    "deepseek": BuiltinProvider(_OPENAI, "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "deepseek-v4-pro"),
     "cerebras": BuiltinProvider(_OPENAI, "https://api.cerebras.ai/v1", ("CEREBRAS_API_KEY",), "gpt-oss-120b"),
-    "together": BuiltinProvider(
-        _OPENAI, "https://api.together.ai/v1", ("TOGETHER_API_KEY",), "moonshotai/Kimi-K3"
-    ),
+    "together": BuiltinProvider(_OPENAI, "https://api.together.ai/v1", ("TOGETHER_API_KEY",), "moonshotai/Kimi-K3"),
     "fireworks": BuiltinProvider(
         _OPENAI,
         "https://api.fireworks.ai/inference/v1",
@@ -75,30 +67,20 @@ BUILTIN_PROVIDERS: dict[str, BuiltinProvider] = {
         ("NVIDIA_API_KEY",),
         "nvidia/nemotron-3.5-super-vl-120b-a12b",
     ),
-    "moonshotai": BuiltinProvider(
-        _OPENAI, "https://api.moonshot.ai/v1", ("MOONSHOT_API_KEY",), "kimi-k2.7-code"
-    ),
-    "moonshotai-cn": BuiltinProvider(
-        _OPENAI, "https://api.moonshot.cn/v1", ("MOONSHOT_API_KEY",), "kimi-k2.7-code"
-    ),
+    "moonshotai": BuiltinProvider(_OPENAI, "https://api.moonshot.ai/v1", ("MOONSHOT_API_KEY",), "kimi-k2.7-code"),
+    "moonshotai-cn": BuiltinProvider(_OPENAI, "https://api.moonshot.cn/v1", ("MOONSHOT_API_KEY",), "kimi-k2.7-code"),
     "zai": BuiltinProvider(_OPENAI, "https://api.z.ai/api/coding/paas/v4", ("ZAI_API_KEY",), "glm-5.3"),
     "zai-coding-cn": BuiltinProvider(
         _OPENAI, "https://open.bigmodel.cn/api/coding/paas/v4", ("ZAI_CODING_CN_API_KEY",), "glm-5.3"
     ),
-    "minimax": BuiltinProvider(
-        _ANTHROPIC, "https://api.minimax.io/anthropic", ("MINIMAX_API_KEY",), "MiniMax-M3"
-    ),
+    "minimax": BuiltinProvider(_ANTHROPIC, "https://api.minimax.io/anthropic", ("MINIMAX_API_KEY",), "MiniMax-M3"),
     "minimax-cn": BuiltinProvider(
         _ANTHROPIC, "https://api.minimaxi.com/anthropic", ("MINIMAX_CN_API_KEY",), "MiniMax-M3"
     ),
-    "kimi-coding": BuiltinProvider(
-        _OPENAI, "https://api.kimi.com/coding/v1", ("KIMI_API_KEY",), "kimi-for-coding"
-    ),
+    "kimi-coding": BuiltinProvider(_OPENAI, "https://api.kimi.com/coding/v1", ("KIMI_API_KEY",), "kimi-for-coding"),
     "xiaomi": BuiltinProvider(_OPENAI, "https://api.xiaomimimo.com/v1", ("XIAOMI_API_KEY",), "mimo-v2.6-pro"),
     "ant-ling": BuiltinProvider(_OPENAI, "https://api.ant-ling.com/v1", ("ANT_LING_API_KEY",), "Ring-2.6-1T"),
-    "baseten": BuiltinProvider(
-        _OPENAI, "https://inference.baseten.co/v1", ("BASETEN_API_KEY",), "zai-org/GLM-5.3"
-    ),
+    "baseten": BuiltinProvider(_OPENAI, "https://inference.baseten.co/v1", ("BASETEN_API_KEY",), "zai-org/GLM-5.3"),
     "vercel-ai-gateway": BuiltinProvider(
         _ANTHROPIC, "https://ai-gateway.vercel.sh", ("AI_GATEWAY_API_KEY",), "zai/glm-5.3"
     ),

@@ -84,9 +84,7 @@ def resolve_model(
     if provider == "pitools" and model_id == BUILTIN:
         return builtin_spec()
     auth = agent_config.read_auth(directory)
-    return _build_spec(
-        provider, model_id, models=models, auth=auth, env=env, directory=directory, base_url=base_url
-    )
+    return _build_spec(provider, model_id, models=models, auth=auth, env=env, directory=directory, base_url=base_url)
 
 
 def _known_providers(models: Mapping[str, Any]) -> set[str]:
@@ -99,11 +97,7 @@ def _parse_reference(text: str, models: Mapping[str, Any], base_url: str | None)
     best: str | None = None
     for provider in _known_providers(models):
         prefix = provider.lower() + "/"
-        if (
-            lowered.startswith(prefix)
-            and len(text) > len(prefix)
-            and (best is None or len(provider) > len(best))
-        ):
+        if lowered.startswith(prefix) and len(text) > len(prefix) and (best is None or len(provider) > len(best)):
             best = provider
     if best is not None:
         return best, text[len(best) + 1 :]

@@ -62,9 +62,7 @@ def calculate_cost(
     }
 
 
-def make_usage(
-    input_: int, output: int, cache_read: int, cache_write: int, cost: ModelCost | None
-) -> dict[str, Any]:
+def make_usage(input_: int, output: int, cache_read: int, cache_write: int, cost: ModelCost | None) -> dict[str, Any]:
     """A Pi usage dict for these token counts, priced with ``cost``."""
     return {
         "input": input_,
@@ -72,9 +70,7 @@ def make_usage(
         "cacheRead": cache_read,
         "cacheWrite": cache_write,
         "totalTokens": input_ + output + cache_read + cache_write,
-        "cost": calculate_cost(
-            cost, input_=input_, output=output, cache_read=cache_read, cache_write=cache_write
-        ),
+        "cost": calculate_cost(cost, input_=input_, output=output, cache_read=cache_read, cache_write=cache_write),
     }
 
 

@@ -52,16 +52,33 @@ def test_dry_run_json_equals_pis_prepare_compaction(run, case: str, krt: int) ->
             assert data["preparation"] is None and data["reason"]
             continue
         prep = data["preparation"]
-        for key in ("firstKeptEntryId", "isSplitTurn", "tokensBefore", "previousSummary", "fileOps", "settings",
-                    "serializedConversation", "serializedTurnPrefix"):
+        for key in (
+            "firstKeptEntryId",
+            "isSplitTurn",
+            "tokensBefore",
+            "previousSummary",
+            "fileOps",
+            "settings",
+            "serializedConversation",
+            "serializedTurnPrefix",
+        ):
             assert diff_values(prep[key], expected[key]) == [], key
         assert diff_values(prep["messagesToSummarize"], expected["messagesToSummarize"]) == []
         assert diff_values(prep["turnPrefixMessages"], expected["turnPrefixMessages"]) == []
 
 
 def test_dry_run_human(run, snapshot) -> None:
-    r = run("compact", GOLDEN / "recovery-omission" / "session.jsonl", "--dry-run", "--no-config",
-            "--keep-recent-tokens", "300", "--color", "never", env={"PITOOLS_WIDTH": "120"})
+    r = run(
+        "compact",
+        GOLDEN / "recovery-omission" / "session.jsonl",
+        "--dry-run",
+        "--no-config",
+        "--keep-recent-tokens",
+        "300",
+        "--color",
+        "never",
+        env={"PITOOLS_WIDTH": "120"},
+    )
     assert "── to summarize ──" in r.stdout and "── kept verbatim ──" in r.stdout and "▶" in r.stdout
     assert r.stdout == snapshot
 
@@ -73,8 +90,9 @@ def test_dry_run_show_prompt(run) -> None:
 
 
 def test_dry_run_already_compacted(run) -> None:
-    data = json.loads(run("compact", GOLDEN / "seed-running-example" / "session.jsonl", "--dry-run",
-                          "--format", "json").stdout)
+    data = json.loads(
+        run("compact", GOLDEN / "seed-running-example" / "session.jsonl", "--dry-run", "--format", "json").stdout
+    )
     assert data["preparation"] is None and "already compacted" in data["reason"]
 
 
@@ -82,15 +100,35 @@ def test_settings_from_pi_files(run, tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     agent.mkdir()
     (agent / "settings.json").write_text('{"compaction": {"keepRecentTokens": 1234, "reserveTokens": 999}}')
-    data = json.loads(run("compact", GEN, "--dry-run", "--format", "json",
-                          env={"PI_CODING_AGENT_DIR": str(agent)}).stdout)
+    data = json.loads(
+        run("compact", GEN, "--dry-run", "--format", "json", env={"PI_CODING_AGENT_DIR": str(agent)}).stdout
+    )
     assert data["settings"]["keepRecentTokens"]["value"] == 1234
     assert "settings" in data["settings"]["keepRecentTokens"]["source"]
-    data = json.loads(run("compact", GEN, "--dry-run", "--format", "json", "--keep-recent-tokens", "50",
-                          env={"PI_CODING_AGENT_DIR": str(agent)}).stdout)
+    data = json.loads(
+        run(
+            "compact",
+            GEN,
+            "--dry-run",
+            "--format",
+            "json",
+            "--keep-recent-tokens",
+            "50",
+            env={"PI_CODING_AGENT_DIR": str(agent)},
+        ).stdout
+    )
     assert data["settings"]["keepRecentTokens"] == {"value": 50, "source": "flag --keep-recent-tokens"}
-    data = json.loads(run("compact", GEN, "--dry-run", "--format", "json", "--no-config",
-                          env={"PI_CODING_AGENT_DIR": str(agent)}).stdout)
+    data = json.loads(
+        run(
+            "compact",
+            GEN,
+            "--dry-run",
+            "--format",
+            "json",
+            "--no-config",
+            env={"PI_CODING_AGENT_DIR": str(agent)},
+        ).stdout
+    )
     assert data["settings"]["keepRecentTokens"]["value"] == 20000
 
 
@@ -102,8 +140,9 @@ def test_invalid_setting_is_an_error(run, tmp_path: Path) -> None:
     assert "keepRecentTokens" in r.stderr
 
 
-@pytest.mark.parametrize("args", [[], ["--dry-run", "--apply"], ["--dry-run", "--model", "builtin"],
-                                  ["--apply", "--show-prompt"]])
+@pytest.mark.parametrize(
+    "args", [[], ["--dry-run", "--apply"], ["--dry-run", "--model", "builtin"], ["--apply", "--show-prompt"]]
+)
 def test_usage_errors(run, args: list[str]) -> None:
     run("compact", GEN, *args, exit_code=2)
 
@@ -117,11 +156,23 @@ def _lines(p: Path) -> list[bytes]:
 
 def test_apply_builtin_in_place(run, session: Path) -> None:
     before = session.read_bytes()
-    data = json.loads(run("compact", session, "--apply", "--model", "builtin", "--keep-recent-tokens", "2000",
-                          "--no-config", "--format", "json").stdout)
+    data = json.loads(
+        run(
+            "compact",
+            session,
+            "--apply",
+            "--model",
+            "builtin",
+            "--keep-recent-tokens",
+            "2000",
+            "--no-config",
+            "--format",
+            "json",
+        ).stdout
+    )
     jsonschema.validate(data, APPLY_SCHEMA)
     after = session.read_bytes()
-    assert after.startswith(before) and after[len(before):].count(b"\n") == 1
+    assert after.startswith(before) and after[len(before) :].count(b"\n") == 1
     entry = json.loads(_lines(session)[-1])
     assert entry == data["entry"]
     assert entry["type"] == "compaction" and entry["parentId"] == "b888ee9c" and entry["fromHook"] is False
@@ -148,7 +199,17 @@ def test_apply_to_new_file_leaves_original(run, session: Path, tmp_path: Path) -
 def test_apply_refuses_legacy_and_torn_files(run, tmp_path: Path) -> None:
     v1 = tmp_path / "v1.jsonl"
     shutil.copy(GOLDEN / "v1-compaction-by-index" / "session.jsonl", v1)
-    r = run("compact", v1, "--apply", "--model", "builtin", "--no-config", "--keep-recent-tokens", "10", exit_code=1)
+    r = run(
+        "compact",
+        v1,
+        "--apply",
+        "--model",
+        "builtin",
+        "--no-config",
+        "--keep-recent-tokens",
+        "10",
+        exit_code=1,
+    )
     assert "pitools migrate" in r.stderr
     torn = tmp_path / "torn.jsonl"
     torn.write_bytes(GEN.read_bytes() + b'{"type":"message","id":"x"')
@@ -159,17 +220,43 @@ def test_apply_refuses_legacy_and_torn_files(run, tmp_path: Path) -> None:
 
 
 def test_apply_with_paid_model_needs_yes_off_a_terminal(run, session: Path, server: FakeModelServer) -> None:
-    r = run("compact", session, "--apply", "--model", "local-llm", "--base-url", server.url + "/v1", "--no-config",
-            exit_code=2)
+    r = run(
+        "compact",
+        session,
+        "--apply",
+        "--model",
+        "local-llm",
+        "--base-url",
+        server.url + "/v1",
+        "--no-config",
+        exit_code=2,
+    )
     assert "--yes" in r.stderr
     assert server.requests == []
 
 
 def test_apply_openai_compatible_server(run, session: Path, server: FakeModelServer) -> None:
-    server.script(Step(text="## Goal\nFrom the local model.", usage={"prompt_tokens": 100, "completion_tokens": 20,
-                                                                     "total_tokens": 120}))
-    data = json.loads(run("compact", session, "--apply", "--yes", "--model", "local-llm", "--base-url",
-                          server.url + "/v1", "--no-config", "--format", "json").stdout)
+    server.script(
+        Step(
+            text="## Goal\nFrom the local model.",
+            usage={"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        )
+    )
+    data = json.loads(
+        run(
+            "compact",
+            session,
+            "--apply",
+            "--yes",
+            "--model",
+            "local-llm",
+            "--base-url",
+            server.url + "/v1",
+            "--no-config",
+            "--format",
+            "json",
+        ).stdout
+    )
     entry = data["entry"]
     assert entry["summary"].startswith("## Goal\nFrom the local model.")
     assert data["requests"] == len(server.requests) == 2  # this plan splits a turn: history + turn prefix
@@ -182,9 +269,22 @@ def test_apply_openai_compatible_server(run, session: Path, server: FakeModelSer
 
 def test_apply_anthropic_server(run, session: Path, server: FakeModelServer) -> None:
     server.script(Step(text="## Goal\nFrom Claude."))
-    data = json.loads(run("compact", session, "--apply", "--yes", "--model", "anthropic/claude-sonnet-4-5",
-                          "--base-url", server.url, "--no-config", "--format", "json",
-                          env={"ANTHROPIC_API_KEY": "sk-ant-test-key-123"}).stdout)
+    data = json.loads(
+        run(
+            "compact",
+            session,
+            "--apply",
+            "--yes",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            server.url,
+            "--no-config",
+            "--format",
+            "json",
+            env={"ANTHROPIC_API_KEY": "sk-ant-test-key-123"},
+        ).stdout
+    )
     assert data["entry"]["summary"].startswith("## Goal\nFrom Claude.")
     req = server.requests[0]
     assert req.path.endswith("/v1/messages") and req.headers["x-api-key"] == "sk-ant-test-key-123"
@@ -205,8 +305,19 @@ def test_apply_anthropic_server(run, session: Path, server: FakeModelServer) -> 
 def test_apply_failures_write_nothing(run, session: Path, server: FakeModelServer, steps, message: str) -> None:
     server.script(*steps)
     before = session.read_bytes()
-    r = run("compact", session, "--apply", "--yes", "--model", "local-llm", "--base-url", server.url + "/v1",
-            "--no-config", exit_code=1, env={"PITOOLS_RETRY_BASE_DELAY": "0.001"})
+    r = run(
+        "compact",
+        session,
+        "--apply",
+        "--yes",
+        "--model",
+        "local-llm",
+        "--base-url",
+        server.url + "/v1",
+        "--no-config",
+        exit_code=1,
+        env={"PITOOLS_RETRY_BASE_DELAY": "0.001"},
+    )
     assert message in r.stderr
     assert "Traceback" not in r.stderr
     assert session.read_bytes() == before
@@ -215,8 +326,18 @@ def test_apply_failures_write_nothing(run, session: Path, server: FakeModelServe
 
 def test_apply_retries_429_then_succeeds(run, session: Path, server: FakeModelServer) -> None:
     server.script(Step(kind="error", status=429, body={"error": {"message": "slow down"}}), Step(text="## Goal\nok"))
-    r = run("compact", session, "--apply", "--yes", "--model", "local-llm", "--base-url", server.url + "/v1",
-            "--no-config", env={"PITOOLS_RETRY_BASE_DELAY": "0.001"})
+    r = run(
+        "compact",
+        session,
+        "--apply",
+        "--yes",
+        "--model",
+        "local-llm",
+        "--base-url",
+        server.url + "/v1",
+        "--no-config",
+        env={"PITOOLS_RETRY_BASE_DELAY": "0.001"},
+    )
     assert "retry" in r.stderr and "429" in r.stderr
     assert json.loads(_lines(session)[-1])["summary"].startswith("## Goal\nok")
 
@@ -224,8 +345,21 @@ def test_apply_retries_429_then_succeeds(run, session: Path, server: FakeModelSe
 def test_apply_timeout_writes_nothing(run, session: Path, server: FakeModelServer) -> None:
     server.script(*[Step(kind="sleep", delay=3)] * 4)
     before = session.read_bytes()
-    run("compact", session, "--apply", "--yes", "--model", "local-llm", "--base-url", server.url + "/v1",
-        "--no-config", "--timeout", "1", exit_code=1, env={"PITOOLS_RETRY_BASE_DELAY": "0.001"})
+    run(
+        "compact",
+        session,
+        "--apply",
+        "--yes",
+        "--model",
+        "local-llm",
+        "--base-url",
+        server.url + "/v1",
+        "--no-config",
+        "--timeout",
+        "1",
+        exit_code=1,
+        env={"PITOOLS_RETRY_BASE_DELAY": "0.001"},
+    )
     assert session.read_bytes() == before
 
 

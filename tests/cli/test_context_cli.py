@@ -42,7 +42,9 @@ def test_seed_example_context_is_the_documented_one(run) -> None:
 
 def test_leaf_by_prefix_and_label(run, tmp_path: Path) -> None:
     lines = SEED.read_text().splitlines()
-    lines.append('{"type":"label","id":"L1","parentId":"C1","timestamp":"2026-07-29T09:06:00Z","targetId":"A3","label":"jwt"}')
+    lines.append(
+        '{"type":"label","id":"L1","parentId":"C1","timestamp":"2026-07-29T09:06:00Z","targetId":"A3","label":"jwt"}'
+    )
     p = tmp_path / "s.jsonl"
     p.write_text("\n".join(lines) + "\n")
     by_label = json.loads(run("context", p, "--leaf", "jwt", "--format", "json").stdout)
@@ -82,7 +84,13 @@ def test_human_view(run, snapshot) -> None:
 
 
 def test_human_view_lists_omitted_entries(run) -> None:
-    r = run("context", GOLDEN / "recovery-omission" / "session.jsonl", "--color", "never", env={"PITOOLS_WIDTH": "160"})
+    r = run(
+        "context",
+        GOLDEN / "recovery-omission" / "session.jsonl",
+        "--color",
+        "never",
+        env={"PITOOLS_WIDTH": "160"},
+    )
     assert "omitted by context_edit" in r.stdout
 
 

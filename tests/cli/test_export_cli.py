@@ -19,9 +19,7 @@ GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 Run = Callable[..., Result]  # the `run` fixture of tests/cli/conftest.py
 
 # A 2x2 PNG (red, green / blue, white).
-PNG_2X2 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR42mP4z8DAAMIM/4EAAB/uBfvxq7p3AAAAAElFTkSuQmCC"
-)
+PNG_2X2 = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR42mP4z8DAAMIM/4EAAB/uBfvxq7p3AAAAAElFTkSuQmCC"
 HOSTILE = '<script>alert("pwned")</script>'
 
 
@@ -304,9 +302,7 @@ def test_jsonl_is_a_standalone_session(run: Run, workdir: Path) -> None:
     from pitools.core.api import load
     from pitools.core.context import replay_context
 
-    result = run(
-        "export", "gen-s0000_v3.jsonl", "--leaf", "3d17697c", "--format", "jsonl", "-o", "out/branch.jsonl"
-    )
+    result = run("export", "gen-s0000_v3.jsonl", "--leaf", "3d17697c", "--format", "jsonl", "-o", "out/branch.jsonl")
     assert "wrote out/branch.jsonl" in result.stderr and result.stdout == ""
     exported = load(workdir / "out" / "branch.jsonl")
     source = load(workdir / "gen-s0000_v3.jsonl")
@@ -314,9 +310,7 @@ def test_jsonl_is_a_standalone_session(run: Run, workdir: Path) -> None:
     assert "parentSession" not in exported.session.header and exported.session.header["version"] == 3
     assert not [d for d in exported.session.diagnostics if d.severity == "error"]
     assert len(exported.index.leaves()) == 1
-    assert [e["id"] for e in exported.session.entries] == [
-        e["id"] for e in source.index.get_branch("3d17697c")
-    ]
+    assert [e["id"] for e in exported.session.entries] == [e["id"] for e in source.index.get_branch("3d17697c")]
     from pitools.core.jsonout import jsonable
 
     ours = replay_context(exported.index, exported.index.leaf_id).projection.messages
@@ -324,9 +318,7 @@ def test_jsonl_is_a_standalone_session(run: Run, workdir: Path) -> None:
     # Compared as JavaScript numbers: Pi's JSON.stringify writes 12345678901234567890 as ...67000.
     assert jsonable(ours) == jsonable(theirs)
     # stdout without -o: the same bytes except the header's timestamp.
-    printed = run(
-        "export", "gen-s0000_v3.jsonl", "--leaf", "3d17697c", "--format", "jsonl"
-    ).stdout.splitlines()
+    printed = run("export", "gen-s0000_v3.jsonl", "--leaf", "3d17697c", "--format", "jsonl").stdout.splitlines()
     written = (workdir / "out" / "branch.jsonl").read_text(encoding="utf-8").splitlines()
     assert printed[1:] == written[1:]
 
@@ -338,10 +330,7 @@ def test_output_file_and_usage_errors(run: Run, workdir: Path) -> None:
     assert "already exists" in result.stderr
     assert "--all" in run("export", "seed-running-example.jsonl", "--all", "--leaf", "A3", exit_code=2).stderr
     run("export", "seed-running-example.jsonl", "--all", "--format", "jsonl", exit_code=2)
-    assert (
-        "matches no entry"
-        in run("export", "seed-running-example.jsonl", "--leaf", "nope", exit_code=1).stderr
-    )
+    assert "matches no entry" in run("export", "seed-running-example.jsonl", "--leaf", "nope", exit_code=1).stderr
 
 
 def test_export_without_a_file_uses_the_most_recent_session(

@@ -56,11 +56,7 @@ def test_clone_writes_next_to_the_source(run: Run, pi_home: dict[str, Any]) -> N
     assert new.parent == pi_home["folder"]
     loaded = load(new)
     header = loaded.session.header
-    assert (
-        header["parentSession"] == str(pi_home["source"])
-        and header["version"] == 3
-        and header["cwd"] == "/repo"
-    )
+    assert header["parentSession"] == str(pi_home["source"]) and header["version"] == 3 and header["cwd"] == "/repo"
     assert [e["id"] for e in loaded.session.entries] == [
         e["id"] for e in load(pi_home["source"]).index.get_branch("C1")
     ]
@@ -70,11 +66,7 @@ def test_clone_leaf_by_label_and_json(run: Run, pi_home: dict[str, Any], tmp_pat
     out = tmp_path / "copy.jsonl"
     data = json.loads(run("clone", "labels-so", "--leaf", "A4", "-o", str(out), "--format", "json").stdout)
     assert data["path"] == str(out) and data["kind"] == "clone" and data["sourceLeaf"] == "A4"
-    assert (
-        data["labelsRecreated"] == 3
-        and data["remappedFirstKeptEntryIds"] == ["C1"]
-        and not data["piWouldDefer"]
-    )
+    assert data["labelsRecreated"] == 3 and data["remappedFirstKeptEntryIds"] == ["C1"] and not data["piWouldDefer"]
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [e["type"] for e in lines[-3:]] == ["label"] * 3
     result = run(
@@ -99,9 +91,7 @@ def test_fork_prints_the_message_text(run: Run, pi_home: dict[str, Any]) -> None
 
 
 def test_fork_json_and_first_message(run: Run, pi_home: dict[str, Any], tmp_path: Path) -> None:
-    data = json.loads(
-        run("fork", "S1", "--at", "U1", "--format", "json", "-o", str(tmp_path / "f.jsonl")).stdout
-    )
+    data = json.loads(run("fork", "S1", "--at", "U1", "--format", "json", "-o", str(tmp_path / "f.jsonl")).stdout)
     assert data["selectedText"] == "检查认证实现" and data["entryCount"] == 0 and data["piWouldDefer"]
     assert (tmp_path / "f.jsonl").read_text(encoding="utf-8").count("\n") == 1
     result = run("fork", "S1", "--at", "U1", "-o", str(tmp_path / "g.jsonl"))
@@ -117,9 +107,7 @@ def test_fork_errors(run: Run, pi_home: dict[str, Any], tmp_path: Path) -> None:
     assert "no session file, session id or id prefix" in run("clone", "nothing-like-this", exit_code=1).stderr
 
 
-def test_configured_session_dir_receives_the_new_file(
-    run: Run, pi_home: dict[str, Any], tmp_path: Path
-) -> None:
+def test_configured_session_dir_receives_the_new_file(run: Run, pi_home: dict[str, Any], tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     result = run("clone", str(pi_home["source"]), "--session-dir", str(shared))
     assert _new_file(result).parent == shared

@@ -88,9 +88,7 @@ def test_all_cwd_and_session_dir(run: Run, pi_home: dict[str, Any], tmp_path: Pa
     _validate(json.loads(run("ls", "--session-dir", str(empty), "--format", "json").stdout))
 
 
-def test_env_session_dir_and_no_cache(
-    run: Run, pi_home: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_env_session_dir_and_no_cache(run: Run, pi_home: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(pi_home["dir"]))
     data = json.loads(run("ls", "--no-cache", "--format", "json").stdout)
     assert data["sessionDirSource"] == "PI_CODING_AGENT_SESSION_DIR"

@@ -32,7 +32,9 @@ def test_every_command_has_help_with_an_example(run, name: str) -> None:
 
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_every_command_is_documented_in_the_readme(name: str) -> None:
-    assert re.search(rf"^## pitools {re.escape(name)}\b", README, re.M) or f"## pitools fork and pitools {name}" in README
+    assert (
+        re.search(rf"^## pitools {re.escape(name)}\b", README, re.M) or f"## pitools fork and pitools {name}" in README
+    )
 
 
 def test_readme_opens_with_the_two_setup_commands() -> None:
@@ -91,8 +93,12 @@ def test_help_imports_no_heavy_module() -> None:
 
 
 def test_python_dash_m(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "pitools", "context", str(SEED), "--format", "json"],
-                       capture_output=True, text=True, check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "pitools", "context", str(SEED), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 0 and '"leafId":"C1"' in r.stdout
 
 

@@ -63,9 +63,7 @@ def test_v3_is_a_no_op(run) -> None:
     assert "nothing to migrate" in run("migrate", V3).stdout
 
 
-@pytest.mark.parametrize(
-    "args", [["--in-place", "--check"], ["-o", "x.jsonl", "--in-place"], ["--no-backup"]]
-)
+@pytest.mark.parametrize("args", [["--in-place", "--check"], ["-o", "x.jsonl", "--in-place"], ["--no-backup"]])
 def test_conflicting_options_are_usage_errors(run, v1: Path, args: list[str]) -> None:
     run("migrate", v1, *args, exit_code=2)
 

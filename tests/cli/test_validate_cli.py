@@ -106,9 +106,7 @@ def test_min_severity_hides_lower_findings(run: Any) -> None:
     case = GOLDEN / "gen-s0047_v3" / "session.jsonl"
     everything = check_output_schema(run("validate", "--format", "json", case).stdout)
     assert everything["counts"]["info"] > 0
-    warnings = check_output_schema(
-        run("validate", "--format", "json", "--min-severity", "warning", case).stdout
-    )
+    warnings = check_output_schema(run("validate", "--format", "json", "--min-severity", "warning", case).stdout)
     assert warnings["counts"] == dict(everything["counts"], info=0)
 
 
@@ -163,9 +161,7 @@ def test_json_output(run: Any) -> None:
 def test_json_envelope_when_everything_passes(run: Any) -> None:
     data = check_output_schema(run("validate", "--format", "json", CLEAN, WARNINGS_ONLY).stdout)
     assert data["status"] == "ok" and data["counts"]["warning"] == 1
-    strict = check_output_schema(
-        run("validate", "--format", "json", "--strict", WARNINGS_ONLY, exit_code=1).stdout
-    )
+    strict = check_output_schema(run("validate", "--format", "json", "--strict", WARNINGS_ONLY, exit_code=1).stdout)
     assert strict["status"] == "fail"
 
 
@@ -229,8 +225,7 @@ def test_many_files_are_checked_in_parallel_and_reported_in_order(
     assert pools == [validate_command.WORKERS]
     assert [Path(f["path"]).stem for f in parallel["files"]] == cases
     one_by_one = [
-        json.loads(run("validate", "--format", "json", tmp_path / f"{c}.jsonl", exit_code=None).stdout)
-        for c in cases
+        json.loads(run("validate", "--format", "json", tmp_path / f"{c}.jsonl", exit_code=None).stdout) for c in cases
     ]
     assert parallel["files"] == [single["files"][0] for single in one_by_one]
 

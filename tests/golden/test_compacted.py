@@ -54,12 +54,14 @@ def test_entry_matches_pi_compact_result(case: Case) -> None:
         }
     # Pi's own compact() with a canned model makes the same number of requests.
     kinds = [r["kind"] for r in expected["summaryRequests"]]
-    from pitools.core.compaction import CompactionSettings, prepare_compaction
     from pitools.core.api import load
+    from pitools.core.compaction import CompactionSettings, prepare_compaction
     from pitools.core.prompts import summary_requests
 
     loaded = load(GOLDEN / case.source / "session.jsonl")
-    prep = prepare_compaction(loaded.index.get_branch(leaf), CompactionSettings(keep_recent_tokens=case.keep_recent_tokens))
+    prep = prepare_compaction(
+        loaded.index.get_branch(leaf), CompactionSettings(keep_recent_tokens=case.keep_recent_tokens)
+    )
     assert prep is not None
     assert [r.kind for r in summary_requests(prep)] == kinds
 
@@ -80,7 +82,9 @@ def test_request_layout_matches_pi(case: Case) -> None:
     leaf = case.leaf or source["leafId"]
     pi_requests = source["byLeaf"][leaf]["compaction"]["summaryRequests"]
     loaded = load(GOLDEN / case.source / "session.jsonl")
-    prep = prepare_compaction(loaded.index.get_branch(leaf), CompactionSettings(keep_recent_tokens=case.keep_recent_tokens))
+    prep = prepare_compaction(
+        loaded.index.get_branch(leaf), CompactionSettings(keep_recent_tokens=case.keep_recent_tokens)
+    )
     assert prep is not None
     ours = prompts.summary_requests(prep)
     for mine, theirs in zip(ours, pi_requests, strict=True):

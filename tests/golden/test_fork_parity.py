@@ -103,9 +103,7 @@ def test_pi_context_equals_source_context(case: Case, krt: int, points: dict[str
     assert ours["leafExists"] and theirs["leafExists"]
     new_labels = _labels_of(new["entries"])
     old_labels = _labels_of(source["entries"])
-    assert [i for i in ours["path"] if i not in new_labels] == [
-        i for i in theirs["path"] if i not in old_labels
-    ]
+    assert [i for i in ours["path"] if i not in new_labels] == [i for i in theirs["path"] if i not in old_labels]
     assert [i for i in ours["contextEntries"] if i not in new_labels] == [
         i for i in theirs["contextEntries"] if i not in old_labels
     ]
@@ -129,9 +127,7 @@ def test_entries_follow_create_branched_session(case: Case, points: dict[str, An
     header = new["header"]
     assert header["version"] == 3 and header["type"] == "session"
     assert header["parentSession"] == parent_session_text(case)
-    assert header["cwd"] == source["header"]["cwd"] or not str(source["header"].get("cwd", "")).startswith(
-        "/"
-    )
+    assert header["cwd"] == source["header"]["cwd"] or not str(source["header"].get("cwd", "")).startswith("/")
     point = points[case.name]
     if point is None:
         assert new["entries"] == []

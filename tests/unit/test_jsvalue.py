@@ -190,9 +190,9 @@ json_leaves = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()))
 )
-json_keys = st.text(
-    alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=())
-) | (st.integers(min_value=0, max_value=2**33).map(str))
+json_keys = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=())) | (
+    st.integers(min_value=0, max_value=2**33).map(str)
+)
 json_values = st.recursive(
     json_leaves,
     lambda children: st.lists(children, max_size=5) | st.dictionaries(json_keys, children, max_size=5),
@@ -236,9 +236,7 @@ def test_stringify_round_trips(value: Any) -> None:
 
 
 tricky_text = st.lists(
-    st.sampled_from(
-        ['"', "\\", "1.0", ".0,", "e+16", "e-6}", '"1":', ":", ",", "{", "]", "é", "😀", "\n", "\x00"]
-    ),
+    st.sampled_from(['"', "\\", "1.0", ".0,", "e+16", "e-6}", '"1":', ":", ",", "{", "]", "é", "😀", "\n", "\x00"]),
     max_size=6,
 ).map("".join)
 tricky_values = st.recursive(
@@ -250,9 +248,7 @@ tricky_values = st.recursive(
     | tricky_text,
     lambda children: (
         st.lists(children, max_size=4)
-        | st.dictionaries(
-            tricky_text | st.sampled_from(["0", "1", "10", "01", "4294967295"]), children, max_size=4
-        )
+        | st.dictionaries(tricky_text | st.sampled_from(["0", "1", "10", "01", "4294967295"]), children, max_size=4)
     ),
     max_leaves=20,
 )
@@ -284,9 +280,7 @@ def _units(s: str) -> list[int]:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.text(
-        alphabet=st.sampled_from(["a", "é", "😀", "\ud83d", "\ude00", "\ud800", "日", "\x00"]), max_size=12
-    ),
+    st.text(alphabet=st.sampled_from(["a", "é", "😀", "\ud83d", "\ude00", "\ud800", "日", "\x00"]), max_size=12),
     st.integers(min_value=-2, max_value=30),
 )
 def test_slices_against_a_unit_level_model(text: str, n: int) -> None:

@@ -73,18 +73,14 @@ def _msg(eid: str, parent: str | None, message: Any, ts: str = "2026-01-02T00:00
 
 def test_pi_activity_name_and_first_message_rules(tmp_path: Path) -> None:
     entries = [
-        _msg(
-            "a", None, {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "timestamp": 5}
-        ),
+        _msg("a", None, {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "timestamp": 5}),
         _msg(
             "u",
             "a",
             {"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "ask"}]},
         ),
         {"type": "session_info", "id": "n1", "parentId": "u", "name": "  Named  "},
-        _msg(
-            "t", "n1", {"role": "toolResult", "content": [{"type": "text", "text": "x"}], "timestamp": 9e15}
-        ),
+        _msg("t", "n1", {"role": "toolResult", "content": [{"type": "text", "text": "x"}], "timestamp": 9e15}),
         {"type": "session_info", "id": "n2", "parentId": "t", "name": "later"},
         {"type": "session_info", "id": "n3", "parentId": "n2", "name": "   "},
     ]
@@ -100,9 +96,7 @@ def test_pi_activity_name_and_first_message_rules(tmp_path: Path) -> None:
 def test_modified_falls_back_to_header_then_mtime(tmp_path: Path) -> None:
     s = listing.summarize_file(str(_session(tmp_path / "a.jsonl", [])))
     assert s["modified"] == "2026-01-01T00:00:00.000Z" and s["firstMessage"] == "(no messages)"
-    path = _session(
-        tmp_path / "b.jsonl", [], {"type": "session", "version": 3, "id": "b", "timestamp": "bad"}
-    )
+    path = _session(tmp_path / "b.jsonl", [], {"type": "session", "version": 3, "id": "b", "timestamp": "bad"})
     os.utime(path, (1_700_000_000, 1_700_000_000))
     assert listing.summarize_file(str(path))["modified"] == "2023-11-14T22:13:20.000Z"
 
@@ -111,9 +105,7 @@ def test_files_pi_cannot_list(tmp_path: Path) -> None:
     hidden = listing.summarize_file(
         str(_session(tmp_path / "h.jsonl", [{"type": "message", "id": "m", "parentId": None}]))
     )
-    assert (
-        hidden["status"] == "ok" and not hidden["piListed"] and "session list skips it" in hidden["problem"]
-    )
+    assert hidden["status"] == "ok" and not hidden["piListed"] and "session list skips it" in hidden["problem"]
     empty = tmp_path / "e.jsonl"
     empty.write_bytes(b"")
     assert listing.summarize_file(str(empty))["status"] == "invalid"

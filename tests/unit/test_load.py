@@ -12,7 +12,10 @@ from pitools.core.load import read_session
 from pitools.core.session import open_session
 
 HEADER = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'
-ENTRY = b'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}'
+ENTRY = (
+    b'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+    b'"message":{"role":"user","content":"hi","timestamp":1}}'
+)
 
 
 def write(tmp_path: Path, data: bytes) -> Path:
@@ -41,8 +44,8 @@ def test_clean_file_has_no_diagnostics(tmp_path: Path) -> None:
         (HEADER + b"\r\n" + ENTRY + b"\r\n", "crlf-line-endings", True),
         (HEADER + b"\n" + ENTRY, "unterminated-last-line", True),
         (HEADER + b"\n42\n", "non-object-line", True),
-        (HEADER + b"\nnull\n0\nfalse\n\"\"\n", "falsy-line", True),
-        (HEADER + b"\n{\"type\":\"message\",\n", "malformed-json", True),
+        (HEADER + b'\nnull\n0\nfalse\n""\n', "falsy-line", True),
+        (HEADER + b'\n{"type":"message",\n', "malformed-json", True),
         (HEADER + b"\n\n   \n", "blank-line", True),
         (HEADER + b'\n{"type":"label","id":"x\xff\xfe"}\n', "invalid-utf8", True),
         (ENTRY + b"\n" + HEADER + b"\n", "missing-header", False),

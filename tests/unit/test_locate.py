@@ -28,9 +28,7 @@ def pi_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return env
 
 
-def put_session(
-    folder: Path, sid: str, cwd: str, *, mtime: float, source: str = "seed-running-example"
-) -> Path:
+def put_session(folder: Path, sid: str, cwd: str, *, mtime: float, source: str = "seed-running-example") -> Path:
     """A copy of a golden session with its header's id and cwd replaced, in Pi's file layout."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = (GOLDEN / source / "session.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -92,10 +90,7 @@ def test_session_dir_precedence(pi_env: dict[str, str], tmp_path: Path) -> None:
     assert locate.choose_session_dir(env=pi_env).configured == os.path.join(cwd, "local-sessions")
     env = dict(pi_env, **{locate.ENV_SESSION_DIR: str(tmp_path / "from-env")})
     assert locate.choose_session_dir(env=env).configured == str(tmp_path / "from-env")
-    assert (
-        locate.choose_session_dir(env=dict(pi_env, **{locate.ENV_SESSION_DIR: ""})).source
-        == "sessionDir setting"
-    )
+    assert locate.choose_session_dir(env=dict(pi_env, **{locate.ENV_SESSION_DIR: ""})).source == "sessionDir setting"
     choice = locate.choose_session_dir(env=env, session_dir=str(tmp_path / "flag"))
     assert (choice.configured, choice.source) == (str(tmp_path / "flag"), "--session-dir")
 
@@ -234,9 +229,7 @@ def test_configured_dir_limits_global_search(pi_env: dict[str, str], tmp_path: P
 
 
 def test_bare_name_of_an_existing_file(pi_env: dict[str, str]) -> None:
-    Path("mysession").write_text(
-        (GOLDEN / "seed-running-example" / "session.jsonl").read_text(encoding="utf-8")
-    )
+    Path("mysession").write_text((GOLDEN / "seed-running-example" / "session.jsonl").read_text(encoding="utf-8"))
     located = locate.locate_session("mysession", env=pi_env)
     assert (located.path, located.how) == (Path("mysession"), "file")
 
@@ -246,9 +239,7 @@ def test_api_load_accepts_references(pi_env: dict[str, str], monkeypatch: pytest
 
     for key, value in pi_env.items():
         monkeypatch.setenv(key, value)
-    path = put_session(
-        Path(locate.default_session_dir(os.getcwd(), pi_env)), "loadme-42", os.getcwd(), mtime=1e9
-    )
+    path = put_session(Path(locate.default_session_dir(os.getcwd(), pi_env)), "loadme-42", os.getcwd(), mtime=1e9)
     assert load("loadme").path == str(path)
     assert load().path == str(path)
     assert load(path).path == str(path)

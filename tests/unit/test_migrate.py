@@ -57,7 +57,16 @@ def _parses(line: bytes) -> bool:
 
 @pytest.mark.parametrize(
     ("value", "number"),
-    [("3", 3.0), (" 2 ", 2.0), ("", 0.0), ("0x10", 16.0), (True, 1.0), (None, 0.0), ([3], 3.0), ("1e1", 10.0)],
+    [
+        ("3", 3.0),
+        (" 2 ", 2.0),
+        ("", 0.0),
+        ("0x10", 16.0),
+        (True, 1.0),
+        (None, 0.0),
+        ([3], 3.0),
+        ("1e1", 10.0),
+    ],
 )
 def test_version_compares_as_javascript_numbers(value: object, number: float) -> None:
     assert js_to_number(value) == number

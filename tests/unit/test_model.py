@@ -163,8 +163,7 @@ def test_entry_problems_are_readable() -> None:
         ("invalid-field", "`message.content[1].text` should be a string (got 5)"),
         (
             "invalid-field",
-            "`message.content[3]` has an unknown type (tag 'video' found using 'type') "
-            '(got {"type":"video"})',
+            "`message.content[3]` has an unknown type (tag 'video' found using 'type') (got {\"type\":\"video\"})",
         ),
         ("missing-field", "`message.usage.cost` is required"),
     ]

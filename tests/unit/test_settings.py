@@ -105,9 +105,7 @@ def test_defaults_only(pi: Env) -> None:
 
 
 def test_agent_settings(pi: Env) -> None:
-    pi.write(
-        pi.agent_settings, {"compaction": {"enabled": False, "reserveTokens": 1000, "keepRecentTokens": 3000}}
-    )
+    pi.write(pi.agent_settings, {"compaction": {"enabled": False, "reserveTokens": 1000, "keepRecentTokens": 3000}})
     r = pi.resolve()
     source = f"agent settings: {pi.agent_settings}"
     assert values(r)[:3] == (False, 1000, 3000)
@@ -323,8 +321,7 @@ def test_malformed_json_is_a_warning_and_an_empty_file(pi: Env) -> None:
         f"project settings: {pi.project_settings}",
     )
     assert r.warnings == [
-        f"Invalid settings file {pi.agent_settings}: "
-        "invalid JSON: Expecting ',' delimiter (line 1, column 39)"
+        f"Invalid settings file {pi.agent_settings}: invalid JSON: Expecting ',' delimiter (line 1, column 39)"
     ]
 
 
@@ -483,9 +480,7 @@ def test_unknown_model_default(pi: Env) -> None:
 def test_compaction_settings_and_json(pi: Env) -> None:
     pi.write(pi.agent_settings, {"compaction": {"keepRecentTokens": 3000}})
     r = pi.resolve(flags={"reserve_tokens": 100})
-    assert r.compaction_settings() == CompactionSettings(
-        reserve_tokens=100, keep_recent_tokens=3000, enabled=True
-    )
+    assert r.compaction_settings() == CompactionSettings(reserve_tokens=100, keep_recent_tokens=3000, enabled=True)
     assert r.to_json() == {
         "enabled": {"value": True, "source": "default"},
         "reserveTokens": {"value": 100, "source": "flag --reserve-tokens"},

@@ -64,13 +64,9 @@ class Builder:
     def user(self, eid: str, text: str = "hello", parent: Any = "<prev>") -> dict[str, Any]:
         return self.message(eid, {"role": "user", "content": text}, parent)
 
-    def assistant(
-        self, eid: str, calls: tuple[str, ...] = (), parent: Any = "<prev>", **extra: Any
-    ) -> dict[str, Any]:
+    def assistant(self, eid: str, calls: tuple[str, ...] = (), parent: Any = "<prev>", **extra: Any) -> dict[str, Any]:
         content: list[Any] = [{"type": "text", "text": "ok"}]
-        content += [
-            {"type": "toolCall", "id": c, "name": "read", "arguments": {"path": "a.py"}} for c in calls
-        ]
+        content += [{"type": "toolCall", "id": c, "name": "read", "arguments": {"path": "a.py"}} for c in calls]
         message = {
             "role": "assistant",
             "content": content,
@@ -242,9 +238,7 @@ def test_torn_tail(tmp_path: Path) -> None:
 # -- header ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("version", "reads_as"), [("3", "as v3"), (4, "as v3"), (2.5, "v2"), ("x", "not a number")]
-)
+@pytest.mark.parametrize(("version", "reads_as"), [("3", "as v3"), (4, "as v3"), (2.5, "v2"), ("x", "not a number")])
 def test_header_version(tmp_path: Path, version: Any, reads_as: str) -> None:
     b = conversation()
     b.lines[0]["version"] = version
@@ -514,9 +508,7 @@ def test_message_entry_without_message(tmp_path: Path) -> None:
     assert codes(b.write(tmp_path)) == ["pi-would-crash"]  # not also a missing-field
 
 
-@pytest.mark.parametrize(
-    ("content", "error"), [("text", "flatMap"), (None, "not iterable"), (7, "not iterable")]
-)
+@pytest.mark.parametrize(("content", "error"), [("text", "flatMap"), (None, "not iterable"), (7, "not iterable")])
 def test_assistant_content_not_an_array(tmp_path: Path, content: Any, error: str) -> None:
     b = conversation()
     b.lines[4]["message"]["content"] = content
@@ -551,9 +543,7 @@ def test_a_failing_check_becomes_a_finding(tmp_path: Path, monkeypatch: pytest.M
 # -- the golden corpus ----------------------------------------------------------------------------
 
 # Cases with Pi's recording (a case being added may not have one yet).
-CASES = sorted(
-    p.parent.name for p in GOLDEN.glob("*/pi.krt20000.json.xz") if (p.parent / "session.jsonl").exists()
-)
+CASES = sorted(p.parent.name for p in GOLDEN.glob("*/pi.krt20000.json.xz") if (p.parent / "session.jsonl").exists())
 
 
 @cache
@@ -636,11 +626,7 @@ _JSON = st.recursive(
 )
 _ID = st.sampled_from(["a", "b", "c", "d", None, 1, ""])
 _ENTRY = st.fixed_dictionaries(
-    {
-        "type": st.sampled_from(
-            ["message", "compaction", "context_edit", "label", "branch_summary", "custom", "x"]
-        )
-    },
+    {"type": st.sampled_from(["message", "compaction", "context_edit", "label", "branch_summary", "custom", "x"])},
     optional={
         "id": _ID,
         "parentId": _ID,
@@ -670,9 +656,7 @@ def test_arbitrary_bytes_never_raise(tmp_path: Path, data: bytes) -> None:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(entries=st.lists(_ENTRY | _JSON, max_size=8), version=st.sampled_from([3, 3, 2, None, "3"]))
-def test_arbitrary_session_like_lines_never_break_a_check(
-    tmp_path: Path, entries: list[Any], version: Any
-) -> None:
+def test_arbitrary_session_like_lines_never_break_a_check(tmp_path: Path, entries: list[Any], version: Any) -> None:
     header = dict(HEADER, version=version)
     path = tmp_path / "fuzz.jsonl"
     path.write_text("\n".join(json.dumps(v) for v in [header, *entries]) + "\n")

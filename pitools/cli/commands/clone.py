@@ -10,9 +10,7 @@ from pitools.cli.options import format_option, leaf_option, session_argument
 @click.command("clone")
 @session_argument
 @leaf_option
-@click.option(
-    "-o", "--output", metavar="OUT", default=None, help="Write here instead of Pi's session directory."
-)
+@click.option("-o", "--output", metavar="OUT", default=None, help="Write here instead of Pi's session directory.")
 @format_option("human", "json")
 def command(file: str, leaf_ref: str | None, output: str | None, format_: str) -> int:
     """Clone the branch at a leaf into a new session, as Pi's /clone does.

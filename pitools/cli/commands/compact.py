@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option, leaf_option, session_argument, write_json
+from pitools.cli.options import (
+    color_option,
+    consoles,
+    format_option,
+    leaf_option,
+    session_argument,
+    write_json,
+)
 
 
 @click.command("compact")
@@ -20,15 +27,25 @@ from pitools.cli.options import color_option, consoles, format_option, leaf_opti
 @click.option("--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens.")
 @click.option("--no-config", is_flag=True, help="Ignore Pi's settings.json and models.json files.")
 @click.option("--show-prompt", is_flag=True, help="Dry run: print the exact summarizer input.")
-@click.option("--model", "model_arg", metavar="PROVIDER/ID|builtin", default=None,
-              help="Apply: the summarizer model (default: the session's model, then Pi's default, then builtin).")
+@click.option(
+    "--model",
+    "model_arg",
+    metavar="PROVIDER/ID|builtin",
+    default=None,
+    help="Apply: the summarizer model (default: the session's model, then Pi's default, then builtin).",
+)
 @click.option("--base-url", default=None, help="Apply: an OpenAI-compatible server (llama.cpp, Ollama, vLLM...).")
 @click.option("--instructions", default=None, help="Apply: an extra focus for the summary.")
 @click.option("-o", "--output", default=None, metavar="OUT", help="Apply: write a new session file instead.")
 @click.option("--no-backup", is_flag=True, help="Apply: do not keep FILE.bak-<time>.")
 @click.option("--yes", is_flag=True, help="Apply: do not ask before calling a paid model.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=600.0, show_default=True,
-              help="Apply: seconds to wait for each model response.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=600.0,
+    show_default=True,
+    help="Apply: seconds to wait for each model response.",
+)
 @format_option("human", "json")
 @color_option
 @click.pass_context
@@ -72,7 +89,11 @@ def command(
     mode = "dry-run" if dry_run else "apply"
     apply_only = {"--model": model_arg, "--base-url": base_url, "--instructions": instructions, "-o": output}
     if mode == "dry-run":
-        used = [k for k, v in apply_only.items() if v] + (["--no-backup"] if no_backup else []) + (["--yes"] if yes else [])
+        used = (
+            [k for k, v in apply_only.items() if v]
+            + (["--no-backup"] if no_backup else [])
+            + (["--yes"] if yes else [])
+        )
         if used:
             raise click.UsageError(f"{', '.join(used)} only apply to --apply")
     elif show_prompt:
@@ -109,7 +130,9 @@ def command(
     settings = resolved.compaction_settings()
     resolved_json = resolved.to_json()
     sourced = {k: v for k, v in resolved_json.items() if isinstance(v, dict) and "source" in v}
-    plan = plan_compaction(loaded, leaf, settings, context_window=int(resolved.context_window.value), settings_json=sourced)
+    plan = plan_compaction(
+        loaded, leaf, settings, context_window=int(resolved.context_window.value), settings_json=sourced
+    )
     plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
     if mode == "dry-run":
         if format_ == "json":
@@ -124,8 +147,24 @@ def command(
             if show_prompt:
                 render_prompts(out, _requests_json(plan))
         return
-    _apply(ctx, file, leaf, plan, settings, session_model, model_arg, base_url, instructions, output,
-           no_backup, yes, timeout, format_, out, err)
+    _apply(
+        ctx,
+        file,
+        leaf,
+        plan,
+        settings,
+        session_model,
+        model_arg,
+        base_url,
+        instructions,
+        output,
+        no_backup,
+        yes,
+        timeout,
+        format_,
+        out,
+        err,
+    )
 
 
 def _requests_json(plan: Any) -> list[dict[str, str]]:
@@ -136,9 +175,24 @@ def _requests_json(plan: Any) -> list[dict[str, str]]:
     return [{"kind": r.kind, "system": r.system, "prompt": r.prompt} for r in summary_requests(plan.preparation)]
 
 
-def _apply(ctx: click.Context, file: str, leaf: Any, plan: Any, settings: Any, session_model: Any,
-           model_arg: str | None, base_url: str | None, instructions: str | None, output: str | None,
-           no_backup: bool, yes: bool, timeout: float, format_: str, out: Any, err: Any) -> None:
+def _apply(
+    ctx: click.Context,
+    file: str,
+    leaf: Any,
+    plan: Any,
+    settings: Any,
+    session_model: Any,
+    model_arg: str | None,
+    base_url: str | None,
+    instructions: str | None,
+    output: str | None,
+    no_backup: bool,
+    yes: bool,
+    timeout: float,
+    format_: str,
+    out: Any,
+    err: Any,
+) -> None:
     from pitools.core.errors import PitoolsError
     from pitools.core.plan import apply_compaction
     from pitools.summarize import build_summarizer, resolve_model

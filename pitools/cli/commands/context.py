@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option, leaf_option, session_argument, write_json
+from pitools.cli.options import (
+    color_option,
+    consoles,
+    format_option,
+    leaf_option,
+    session_argument,
+    write_json,
+)
 
 
 @click.command("context")
 @session_argument
 @leaf_option
 @format_option("human", "json", "markdown")
-@click.option("--tokenizer", metavar="NAME", default=None,
-              help="Also count real tokens with a tiktoken encoding (o200k_base, cl100k_base).")
+@click.option(
+    "--tokenizer",
+    metavar="NAME",
+    default=None,
+    help="Also count real tokens with a tiktoken encoding (o200k_base, cl100k_base).",
+)
 @color_option
 def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None, color: str) -> int:
     """Replay Pi's context (buildSessionContext) at a leaf.

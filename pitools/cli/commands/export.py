@@ -19,8 +19,7 @@ from pitools.cli.options import leaf_option, session_argument
     type=click.Choice(["markdown", "html", "jsonl"]),
     default="markdown",
     show_default=True,
-    help="markdown and html are transcripts; jsonl is the branch as a session file, "
-    "as Pi's /export writes it.",
+    help="markdown and html are transcripts; jsonl is the branch as a session file, as Pi's /export writes it.",
 )
 @click.option(
     "--images",
@@ -28,12 +27,8 @@ from pitools.cli.options import leaf_option, session_argument
     default=None,
     help="Images as placeholders or embedded data URIs (default: embed in html, placeholder in markdown).",
 )
-@click.option(
-    "-o", "--output", metavar="OUT", default=None, help="Write to OUT (never overwritten) instead of stdout."
-)
-def command(
-    file: str, leaf_ref: str | None, all_: bool, format_: str, images: str | None, output: str | None
-) -> int:
+@click.option("-o", "--output", metavar="OUT", default=None, help="Write to OUT (never overwritten) instead of stdout.")
+def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: str | None, output: str | None) -> int:
     """Export a session as a readable transcript, or its branch as a standalone session.
 
     The transcript shows user and assistant messages, tool calls with their arguments, tool
@@ -53,9 +48,7 @@ def command(
     if all_ and leaf_ref is not None:
         raise click.UsageError("--all exports every branch; it cannot be combined with --leaf")
     if all_ and format_ == "jsonl":
-        raise click.UsageError(
-            "--all cannot be used with --format jsonl (a session file holds one branch here)"
-        )
+        raise click.UsageError("--all cannot be used with --format jsonl (a session file holds one branch here)")
     loaded = load(file)
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":

@@ -34,9 +34,7 @@ def report(new: Any, format_: str) -> None:
         return
     click.echo(new.target)
     if new.labels_recreated:
-        click.echo(
-            f"pitools: {new.labels_recreated} label(s) re-created at the end of the new session", err=True
-        )
+        click.echo(f"pitools: {new.labels_recreated} label(s) re-created at the end of the new session", err=True)
     if new.pi_would_defer:
         click.echo(
             "pitools: note: the new session has no user or assistant message yet; Pi itself writes such a "
@@ -63,9 +61,7 @@ def resolve_ref(loaded: Any, ref: str, option: str) -> Any:
     required=True,
     help="The user message to fork from: id, id prefix or label.",
 )
-@click.option(
-    "-o", "--output", metavar="OUT", default=None, help="Write here instead of Pi's session directory."
-)
+@click.option("-o", "--output", metavar="OUT", default=None, help="Write here instead of Pi's session directory.")
 @format_option("human", "json")
 def command(file: str, at_ref: str, output: str | None, format_: str) -> int:
     """Fork a new session before a user message, as Pi's /fork does.
@@ -90,8 +86,7 @@ def command(file: str, at_ref: str, output: str | None, format_: str) -> int:
     report(new, format_)
     if format_ != "json":
         click.echo(
-            f"pitools: forked before user message {new.forked_entry}; "
-            "its text (Pi puts it back in the editor):",
+            f"pitools: forked before user message {new.forked_entry}; its text (Pi puts it back in the editor):",
             err=True,
         )
         click.echo(new.selected_text or "", err=True)

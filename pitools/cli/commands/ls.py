@@ -41,9 +41,7 @@ def _progress() -> Callable[[int, int], None] | None:
 @format_option("human", "json")
 @click.option("--no-cache", is_flag=True, help="Read every file again instead of using the summary cache.")
 @color_option
-def command(
-    all_: bool, cwd: str | None, session_dir: str | None, format_: str, no_cache: bool, color: str
-) -> int:
+def command(all_: bool, cwd: str | None, session_dir: str | None, format_: str, no_cache: bool, color: str) -> int:
     """List sessions the way Pi finds them (pi --resume), newest activity first.
 
     Each row shows the session's name or first message, message and entry counts, leaves, size,
@@ -58,9 +56,7 @@ def command(
     """
     from pitools.core.listing import list_sessions
 
-    listing = list_sessions(
-        cwd=cwd, session_dir=session_dir, all_=all_, use_cache=not no_cache, progress=_progress()
-    )
+    listing = list_sessions(cwd=cwd, session_dir=session_dir, all_=all_, use_cache=not no_cache, progress=_progress())
     data = listing.to_json()
     if format_ == "json":
         from pitools.core.jsonout import dumps, jsonable

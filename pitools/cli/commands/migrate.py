@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -12,15 +11,27 @@ from pitools.cli.options import format_option, session_argument, stdout_bytes, w
 
 @click.command("migrate")
 @session_argument
-@click.option("-o", "--output", "output", metavar="OUT", default=None,
-              help="Write the migrated session to OUT ('-' for stdout); the original is untouched.")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="OUT",
+    default=None,
+    help="Write the migrated session to OUT ('-' for stdout); the original is untouched.",
+)
 @click.option("--in-place", is_flag=True, help="Replace FILE atomically (keeps FILE.bak-<time> unless --no-backup).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the file needs migration (for CI).")
 @click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
 @format_option("human", "json")
 @click.pass_context
 def command(
-    ctx: click.Context, file: str, output: str | None, in_place: bool, check: bool, no_backup: bool, format_: str
+    ctx: click.Context,
+    file: str,
+    output: str | None,
+    in_place: bool,
+    check: bool,
+    no_backup: bool,
+    format_: str,
 ) -> None:
     """Migrate a session to format v3 (Pi's migrateToCurrentVersion).
 
@@ -113,5 +124,3 @@ def _human(r: dict[str, Any], check: bool) -> str:
     else:
         parts.append("  nothing written: use -o OUT or --in-place")
     return "\n".join(parts)
-
-

@@ -168,9 +168,7 @@ def _write_json(data: Any) -> None:
     click.echo(dumps(jsonable(data)) + b"\n", nl=False)
 
 
-def _with_progress(
-    err: Any, files: Sequence[str], check: Callable[[str], ValidationReport]
-) -> list[ValidationReport]:
+def _with_progress(err: Any, files: Sequence[str], check: Callable[[str], ValidationReport]) -> list[ValidationReport]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     progress = Progress(

@@ -26,9 +26,7 @@ def spec(api: str = "anthropic-messages", **fields: object) -> ModelSpec:
 
 
 def request(chars: int, level: str | None = None, max_tokens: int | None = None) -> SummaryRequest:
-    return SummaryRequest(
-        system_prompt="s" * 5000, prompt="x" * chars, reasoning_level=level, max_tokens=max_tokens
-    )  # type: ignore[arg-type]
+    return SummaryRequest(system_prompt="s" * 5000, prompt="x" * chars, reasoning_level=level, max_tokens=max_tokens)  # type: ignore[arg-type]
 
 
 def test_estimate_counts_utf16_units() -> None:
@@ -52,9 +50,7 @@ def test_estimate_counts_utf16_units() -> None:
 def test_clamp_matches_pi(window: int, cap: int, chars: int, expected: int) -> None:
     assert clamp_max_tokens_to_context(window, estimate_text_tokens("x" * chars), cap) == expected
     # The system prompt is not part of the estimate, as in Pi.
-    budget = output_budget(
-        spec(api="openai-completions", context_window=window, max_tokens=cap), request(chars)
-    )
+    budget = output_budget(spec(api="openai-completions", context_window=window, max_tokens=cap), request(chars))
     assert budget.max_tokens == expected
 
 
@@ -99,9 +95,7 @@ def test_anthropic_thinking_modes() -> None:
     assert output_budget(reasoning, request(10, "off")).thinking == "disabled"
     always_on = spec(reasoning=True, thinking_level_map={"off": None})
     assert output_budget(always_on, request(10)).thinking == "none"
-    adaptive = spec(
-        reasoning=True, compat={"forceAdaptiveThinking": True}, thinking_level_map={"xhigh": "xhigh"}
-    )
+    adaptive = spec(reasoning=True, compat={"forceAdaptiveThinking": True}, thinking_level_map={"xhigh": "xhigh"})
     assert (
         output_budget(adaptive, request(10, "minimal")).effort,
         output_budget(adaptive, request(10, "xhigh")).effort,

@@ -173,10 +173,7 @@ def test_turn_prefix_sections() -> None:
     text = summarize(kind="turnPrefix", messages=MESSAGES[:6])
     assert text.splitlines()[0] == MARKER
     assert "## Original Request\nAdd a --json flag to the report command." in text
-    assert (
-        "## Progress So Far\n- Reading the command first.\n- **Tools used**: read ×1, edit ×1, bash ×1"
-        in text
-    )
+    assert "## Progress So Far\n- Reading the command first.\n- **Tools used**: read ×1, edit ×1, bash ×1" in text
     assert "## Context Needed to Continue\n- `bash` failed" in text
     assert "- `src/report.py`" in text
 
@@ -209,9 +206,7 @@ _block = st.one_of(
     st.fixed_dictionaries({"type": st.just("thinking"), "thinking": _text}),
 )
 _message = st.one_of(
-    st.fixed_dictionaries(
-        {"role": st.just("user"), "content": st.one_of(_text, st.lists(_block, max_size=3))}
-    ),
+    st.fixed_dictionaries({"role": st.just("user"), "content": st.one_of(_text, st.lists(_block, max_size=3))}),
     st.fixed_dictionaries({"role": st.just("assistant"), "content": st.lists(_block, max_size=3)}),
     st.fixed_dictionaries(
         {

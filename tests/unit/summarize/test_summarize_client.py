@@ -87,9 +87,7 @@ def test_openai_request_and_result(model_server: FakeModelServer, openai_spec: M
     assert "reasoning_effort" not in req.body
 
 
-def test_openai_own_api_uses_max_completion_tokens(
-    model_server: FakeModelServer, openai_spec: ModelSpec
-) -> None:
+def test_openai_own_api_uses_max_completion_tokens(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
     spec = openai_spec.model_copy(update={"provider": "openai", "reasoning": True})
     build_summarizer(spec).summarize(REQUEST.model_copy(update={"reasoning_level": "high"}))
     body = model_server.requests[0].body
@@ -99,9 +97,7 @@ def test_openai_own_api_uses_max_completion_tokens(
     assert body["reasoning_effort"] == "high"
 
 
-def test_openai_reasoning_only_for_reasoning_models(
-    model_server: FakeModelServer, openai_spec: ModelSpec
-) -> None:
+def test_openai_reasoning_only_for_reasoning_models(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
     build_summarizer(openai_spec).summarize(REQUEST.model_copy(update={"reasoning_level": "high"}))
     assert "reasoning_effort" not in model_server.requests[0].body
 
@@ -198,12 +194,8 @@ def _openai_error(message: str, code: str | None = None) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("status", [401, 403])
-def test_auth_errors_are_not_retried(
-    model_server: FakeModelServer, openai_spec: ModelSpec, status: int
-) -> None:
-    model_server.script(
-        Step("error", status=status, body=_openai_error(f"Incorrect API key provided: {SECRET_KEY}"))
-    )
+def test_auth_errors_are_not_retried(model_server: FakeModelServer, openai_spec: ModelSpec, status: int) -> None:
+    model_server.script(Step("error", status=status, body=_openai_error(f"Incorrect API key provided: {SECRET_KEY}")))
     with pytest.raises(ModelAuthError) as caught:
         _summarize(openai_spec)
     assert len(model_server.requests) == 1
@@ -226,9 +218,7 @@ def test_bad_request_shows_provider_status_and_excerpt(
 
 def test_error_text_redacts_key_like_strings(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
     other = "sk-proj-ANOTHERKEY123456789"
-    model_server.script(
-        Step("error", status=400, body=_openai_error(f"bad key {other} and Bearer abcdefghijkl"))
-    )
+    model_server.script(Step("error", status=400, body=_openai_error(f"bad key {other} and Bearer abcdefghijkl")))
     with pytest.raises(ModelRequestError) as caught:
         _summarize(openai_spec)
     assert other not in str(caught.value)
@@ -254,9 +244,7 @@ def test_quota_errors_are_not_retried(
 
 
 @pytest.mark.parametrize("status", [500, 502, 503, 529])
-def test_server_error_then_success(
-    model_server: FakeModelServer, openai_spec: ModelSpec, status: int
-) -> None:
+def test_server_error_then_success(model_server: FakeModelServer, openai_spec: ModelSpec, status: int) -> None:
     model_server.script(Step("error", status=status, body={"error": {"message": "Overloaded"}}))
     retries: list[str] = []
     result = build_summarizer(openai_spec, on_retry=retries.append).summarize(REQUEST)
@@ -362,9 +350,7 @@ def test_retry_sleeps_are_reported(model_server: FakeModelServer, openai_spec: M
 
 
 def test_repr_hides_the_key(openai_spec: ModelSpec) -> None:
-    spec = openai_spec.model_copy(
-        update={"headers": {"Authorization": f"Bearer {SECRET_KEY}", "X-Title": "t"}}
-    )
+    spec = openai_spec.model_copy(update={"headers": {"Authorization": f"Bearer {SECRET_KEY}", "X-Title": "t"}})
     for text in (repr(spec), str(spec), repr(build_summarizer(spec)), spec.model_dump_json()):
         assert SECRET_KEY not in text
     assert "X-Title" in repr(spec) and "'t'" in repr(spec)

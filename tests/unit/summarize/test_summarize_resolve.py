@@ -35,9 +35,7 @@ def resolve(
     base_url: str | None = None,
     **env: str,
 ) -> ModelSpec:
-    return resolve_model(
-        model, session_model=session, agent_dir=agent_dir, env={**BASE_ENV, **env}, base_url=base_url
-    )
+    return resolve_model(model, session_model=session, agent_dir=agent_dir, env={**BASE_ENV, **env}, base_url=base_url)
 
 
 # -- choice -----------------------------------------------------------------------------
@@ -310,22 +308,17 @@ def test_auth_json_command(agent_dir: Path) -> None:
 
 def test_auth_json_unresolvable_key_falls_back(agent_dir: Path) -> None:
     write(agent_dir, "auth.json", {"openai": {"type": "api_key", "key": "$NOT_SET"}})
-    assert (
-        resolve("openai/gpt-x", agent_dir, OPENAI_API_KEY="sk-env-1234567").key_source == "env OPENAI_API_KEY"
-    )
+    assert resolve("openai/gpt-x", agent_dir, OPENAI_API_KEY="sk-env-1234567").key_source == "env OPENAI_API_KEY"
     with pytest.raises(MissingApiKeyError, match="needs NOT_SET"):
         resolve("openai/gpt-x", agent_dir)
 
 
 def test_auth_json_oauth_is_reported(agent_dir: Path) -> None:
-    write(
-        agent_dir, "auth.json", {"anthropic": {"type": "oauth", "access": "a", "refresh": "r", "expires": 1}}
-    )
+    write(agent_dir, "auth.json", {"anthropic": {"type": "oauth", "access": "a", "refresh": "r", "expires": 1}})
     with pytest.raises(MissingApiKeyError, match="OAuth login"):
         resolve("anthropic/claude-sonnet-4-5", agent_dir)
     assert (
-        resolve("anthropic/claude-sonnet-4-5", agent_dir, ANTHROPIC_API_KEY=KEY).key_source
-        == "env ANTHROPIC_API_KEY"
+        resolve("anthropic/claude-sonnet-4-5", agent_dir, ANTHROPIC_API_KEY=KEY).key_source == "env ANTHROPIC_API_KEY"
     )
 
 
