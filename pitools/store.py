@@ -51,11 +51,10 @@ def stamp(path: str | os.PathLike[str]) -> FileStamp:
 
 
 def _matches(path: str | os.PathLike[str], expected: FileStamp) -> bool:
-    st = os.stat(path)
-    if st.st_size != expected.size:
+    # An equal size and mtime is not proof: a same-size rewrite within one timestamp tick (or
+    # with the mtime put back) would slip through, so the content hash always decides.
+    if os.stat(path).st_size != expected.size:
         return False
-    if st.st_mtime_ns == expected.mtime_ns:
-        return True
     return stamp(path).sha256 == expected.sha256
 
 
@@ -75,11 +74,19 @@ def backup_path(path: str | os.PathLike[str]) -> Path:
 def make_backup(path: str | os.PathLike[str]) -> Path:
     """Copy ``path`` next to itself (fsynced) and return the copy's path."""
     target = backup_path(path)
-    with open(path, "rb") as src, open(target, "xb") as dst:
-        shutil.copyfileobj(src, dst, _CHUNK)
-        dst.flush()
-        os.fsync(dst.fileno())
-    shutil.copymode(path, target)
+    try:
+        with open(path, "rb") as src, open(target, "xb") as dst:
+            shutil.copyfileobj(src, dst, _CHUNK)
+            dst.flush()
+            os.fsync(dst.fileno())
+        shutil.copymode(path, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            target.unlink()
+        raise PitoolsError(
+            f"cannot write the backup copy ({exc.strerror or exc}); nothing was changed (use --no-backup to skip it)",
+            path=os.fspath(path),
+        ) from None
     _fsync_dir(target.parent)
     return target
 
@@ -181,17 +188,26 @@ def append_line(path: str | os.PathLike[str], line: bytes, *, expected: FileStam
             "Repair it first (e.g. `pitools migrate --in-place` rewrites it terminated) and retry",
             path=os.fspath(path),
         )
-    made = make_backup(path) if backup else None
+    made: Path | None = None
     try:
         with _locked(path):
             check_unchanged(path, expected)
+            # The backup is taken only once the write is known to go ahead.
+            made = make_backup(path) if backup else None
             fd = os.open(path, os.O_WRONLY | os.O_APPEND)
             try:
                 view = memoryview(line)
-                while view:
-                    n = os.write(fd, view)
-                    view = view[n:]
-                os.fsync(fd)
+                try:
+                    while view:
+                        n = os.write(fd, view)
+                        view = view[n:]
+                    os.fsync(fd)
+                except OSError:
+                    # A partial line (disk full after a short write) must not stay behind.
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, expected.size)
+                        os.fsync(fd)
+                    raise
             finally:
                 os.close(fd)
     except OSError as exc:

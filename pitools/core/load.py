@@ -115,12 +115,24 @@ def parse_json_line(data: bytes) -> tuple[Any, bool]:
 
 
 def _iter_raw_lines(path: str) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(offset, line)`` with each line's ``\n`` still attached (C-speed buffered reads)."""
+    """Yield ``(offset, line)`` with each line's ``\n`` still attached (C-speed buffered reads).
+
+    Only the bytes present when the file was opened are read: a session another process is
+    appending to reads as a consistent snapshot, its last line torn at most.
+    """
     with open(path, "rb") as fh:
+        limit = os.fstat(fh.fileno()).st_size
         offset = 0
         for line in fh:
+            end = offset + len(line)
+            if end >= limit:
+                if end > limit:
+                    line = line[: limit - offset]
+                if line:
+                    yield offset, line
+                return
             yield offset, line
-            offset += len(line)
+            offset = end
 
 
 def _iter_lines(path: str) -> Iterator[tuple[int, bytes, bool]]:
