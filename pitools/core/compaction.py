@@ -20,7 +20,6 @@ from pitools.core.context import (
 from pitools.core.jsops import nullish, prop, truthy
 from pitools.core.jsvalue import UNDEFINED, js_stringify, slice_head_utf16, utf16_len
 from pitools.core.messages import content_text, convert_to_llm, entry_to_messages
-from pitools.core.tokens import estimate_tokens
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
@@ -171,10 +170,7 @@ class CutPoint:
 
 
 def _entry_tokens(pe: ProjectedEntry) -> Any:
-    total: Any = 0
-    for m in pe.messages:
-        total = jsops.add(total, estimate_tokens(m))
-    return total
+    return pe.tokens()
 
 
 def find_cut_point(entries: list[ProjectedEntry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
@@ -302,17 +298,20 @@ def _messages_for_summary(pe: ProjectedEntry) -> list[Any]:
     return [m for m in pe.messages if prop(m, "role") != "system"]
 
 
-def prepare_compaction(path_entries: Sequence[Any], settings: CompactionSettings) -> CompactionPreparation | None:
-    """Pi's ``prepareCompaction(pathEntries, settings)``; None where Pi returns undefined."""
+def prepare_compaction(
+    path_entries: Sequence[Any], settings: CompactionSettings, *, projection: Projection | None = None
+) -> CompactionPreparation | None:
+    """Pi's ``prepareCompaction(pathEntries, settings)``; None where Pi returns undefined.
+
+    ``projection`` may pass in ``build_projection(path_entries)`` when the caller has it already.
+    """
     if path_entries:
         last = path_entries[-1]
         if type(last) is dict and last.get("type") == "compaction":
             return None
     path = list(path_entries)
-    # Pi projects the path again from its own last entry (buildSessionPath with no leaf).
-    from pitools.core.tree import SessionIndex
-
-    projection = build_projection(SessionIndex.build(path).session_path(UNDEFINED))
+    if projection is None:
+        projection = build_projection(reprojected_path(path))
     projected = projection.entries
     prev_idx = next((i for i, pe in enumerate(projected) if pe.source_type == "compaction" and pe.messages), -1)
     previous_summary: Any = UNDEFINED
@@ -369,6 +368,20 @@ def prepare_compaction(path_entries: Sequence[Any], settings: CompactionSettings
         first_kept_index=cut.first_kept_index,
         prev_compaction_index=prev_idx,
     )
+
+
+def reprojected_path(path: list[Any]) -> list[Any]:
+    """The path Pi's ``buildSessionProjection(pathEntries)`` walks: from the last entry up, by id.
+
+    For a branch whose ids are all distinct that is the branch itself; only duplicate ids can
+    make Pi's re-walk differ, so only then is it repeated.
+    """
+    from pitools.core.tree import SessionIndex, mkey
+
+    seen = {mkey(e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED) for e in path}
+    if len(seen) == len(path):
+        return path
+    return SessionIndex.build(path).session_path(UNDEFINED)
 
 
 def _hashable(value: Any) -> Any:

@@ -28,6 +28,16 @@ class ProjectedEntry:
     omitted: str | None = None
     #: The context_edit entry applied to it, if any.
     edit: Any = None
+    _tokens: Any = None
+
+    def tokens(self) -> Any:
+        """Sum of Pi's ``estimateTokens`` over the messages (computed once)."""
+        if self._tokens is None:
+            total: Any = 0
+            for m in self.messages:
+                total = jsops.add(total, estimate_tokens(m))
+            self._tokens = total
+        return self._tokens
 
     @property
     def source_id(self) -> Any:

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.core.errors import CycleError, PiCrashError
+from pitools.core.errors import PiCrashError
 from pitools.core.jsvalue import UNDEFINED
 from pitools.core.parity import session_name
 from pitools.core.session import Session, entry_id, entry_type
@@ -63,13 +63,10 @@ def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
         elif t == "branch_summary":
             summaries.append({"id": entry_id(e), "line": session.lines[i], "fromId": e.get("fromId")})
     leaves = []
+    depths = index.depths()  # one pass: leaves × path length would be quadratic on big trees
     for leaf in index.leaves():
-        try:
-            path = index.get_branch(leaf)
-            depth: Any = len(path) - 1
-        except CycleError:
-            depth = None
         entry = index.get(leaf)
+        depth = depths.get(id(entry))
         leaves.append(
             {"id": leaf, "depth": depth, "timestamp": entry.get("timestamp") if type(entry) is dict else None}
         )

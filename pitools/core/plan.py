@@ -25,7 +25,6 @@ from pitools.core.errors import PitoolsError
 from pitools.core.jsvalue import UNDEFINED
 from pitools.core.messages import get_current_system_message
 from pitools.core.session import entry_id, entry_type
-from pitools.core.tokens import estimate_tokens
 
 REGION_SUMMARIZED = "already-summarized"
 REGION_PREVIOUS = "previous-compaction"
@@ -115,15 +114,6 @@ class CompactionPlan:
         return data
 
 
-def _entry_tokens(entry: Any, messages: list[Any] | None) -> int:
-    total = 0
-    for m in messages or []:
-        t = estimate_tokens(m)
-        if type(t) is int:
-            total += t
-    return total
-
-
 def plan_compaction(
     loaded: LoadedSession,
     leaf: Any,
@@ -131,15 +121,24 @@ def plan_compaction(
     *,
     context_window: int,
     settings_json: dict[str, Any] | None = None,
+    projection: Any = None,
 ) -> CompactionPlan:
-    """Pi's ``prepareCompaction`` on the branch at ``leaf``, with the regions laid out."""
+    """Pi's ``prepareCompaction`` on the branch at ``leaf``, with the regions laid out.
+
+    ``projection`` may pass in ``build_projection`` of the branch when the caller has it.
+    """
+    from pitools.core.compaction import reprojected_path
+
     index = loaded.index
     branch = index.get_branch(leaf)
     if not branch:
         raise PitoolsError(f"leaf {leaf!r} has no path (unknown id)", path=loaded.path)
-    projection = build_projection(index.session_path(leaf))
+    # For a known leaf buildSessionPath and getBranch give the same path.
+    if projection is None:
+        projection = build_projection(branch)
     tokens = estimate_projected_context_tokens(projection, branch).tokens
-    prep = prepare_compaction(branch, settings)
+    same = reprojected_path(branch) is branch
+    prep = prepare_compaction(branch, settings, projection=projection if same else None)
     reason = None
     if prep is None:
         last = branch[-1]
@@ -163,18 +162,16 @@ def plan_compaction(
 def _regions(branch: list[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionEntry]:
     if prep is None:
         projected = {id(pe.source): pe for pe in current.entries}
-        return [
-            RegionEntry(
-                entry_id(e),
-                e,
-                REGION_KEPT if id(e) in projected else REGION_SUMMARIZED,
-                _entry_tokens(e, projected[id(e)].messages if id(e) in projected else None),
-            )
-            for e in branch
-        ]
+        out_none = []
+        for e in branch:
+            pe = projected.get(id(e))
+            tokens = pe.tokens() if pe is not None else 0
+            region = REGION_KEPT if pe is not None else REGION_SUMMARIZED
+            out_none.append(RegionEntry(entry_id(e), e, region, tokens if type(tokens) is int else 0))
+        return out_none
     entries = prep.projection.entries
     region_of: dict[int, str] = {}
-    messages_of: dict[int, list[Any]] = {}
+    pe_of: dict[int, Any] = {}
     for i, pe in enumerate(entries):
         if i < prep.boundary_start:
             region = REGION_PREVIOUS
@@ -185,12 +182,22 @@ def _regions(branch: list[Any], prep: CompactionPreparation | None, current: Any
         else:
             region = REGION_KEPT
         region_of[id(pe.source)] = region
-        messages_of[id(pe.source)] = pe.messages
+        pe_of[id(pe.source)] = pe
     first_kept = entries[prep.first_kept_index].source if prep.first_kept_index < len(entries) else None
     out = []
     for e in branch:
-        region = region_of.get(id(e), REGION_SUMMARIZED)
-        out.append(RegionEntry(entry_id(e), e, region, _entry_tokens(e, messages_of.get(id(e))), e is first_kept))
+        key = id(e)
+        pe = pe_of.get(key)
+        tokens = pe.tokens() if pe is not None else 0
+        out.append(
+            RegionEntry(
+                entry_id(e),
+                e,
+                region_of.get(key, REGION_SUMMARIZED),
+                tokens if type(tokens) is int else 0,
+                e is first_kept,
+            )
+        )
     return out
 
 

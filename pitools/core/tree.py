@@ -159,6 +159,37 @@ class SessionIndex:
                 out.append(eid)
         return out
 
+    def depths(self) -> dict[int, int | None]:
+        """Depth of every entry ``by_id`` holds (``id(entry)`` → depth), in one memoised pass.
+
+        The root has depth 0; entries on or above a parentId cycle get ``None``.
+        """
+        depth: dict[int, int | None] = {}
+        by_id = self.by_id
+        for start in by_id.values():
+            if id(start) in depth:
+                continue
+            trail: list[Any] = []
+            on_trail: set[int] = set()
+            current = start
+            base: int | None = -1
+            while current is not None:
+                key = id(current)
+                if key in depth:
+                    base = depth[key]
+                    break
+                if key in on_trail:
+                    base = None
+                    break
+                on_trail.add(key)
+                trail.append(current)
+                pid = parent_of(current)
+                current = by_id.get(mkey(pid)) if js_truthy_id(pid) else None
+            for e in reversed(trail):
+                base = None if base is None else base + 1
+                depth[id(e)] = base
+        return depth
+
     def children_map(self) -> dict[Any, list[Any]]:
         """parent key → child entries (file order), over the entries ``by_id`` holds."""
         children: dict[Any, list[Any]] = {}

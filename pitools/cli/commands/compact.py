@@ -108,7 +108,8 @@ def command(
 
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
-    projection = build_projection(loaded.index.session_path(leaf))
+    branch = loaded.index.get_branch(leaf)
+    projection = build_projection(branch or loaded.index.session_path(leaf))
     model = projection.model
     session_model = None
     if isinstance(model, dict) and isinstance(model.get("provider"), str) and isinstance(model.get("modelId"), str):
@@ -131,7 +132,12 @@ def command(
     resolved_json = resolved.to_json()
     sourced = {k: v for k, v in resolved_json.items() if isinstance(v, dict) and "source" in v}
     plan = plan_compaction(
-        loaded, leaf, settings, context_window=int(resolved.context_window.value), settings_json=sourced
+        loaded,
+        leaf,
+        settings,
+        context_window=int(resolved.context_window.value),
+        settings_json=sourced,
+        projection=projection if branch else None,
     )
     plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
     if mode == "dry-run":
