@@ -1,0 +1,47 @@
+"""``pitools branches``: one row per leaf of the session tree."""
+
+from __future__ import annotations
+
+import click
+
+from pitools.cli.options import color_option, consoles, format_option, session_argument, write_json
+
+
+@click.command("branches")
+@session_argument
+@format_option("human", "json")
+@color_option
+def command(file: str, format_: str, color: str) -> int:
+    """List the branches (leaves) of a session.
+
+    For every leaf: entries on its path, depth, last timestamp, the entry where it forks from
+    its siblings, the first user message after that fork, the leaf's own label, and Pi's
+    estimated context tokens there. ★ marks Pi's default leaf (the last entry), which is listed
+    even when entries hang below it. A leaf whose path loops gets an error instead of numbers.
+
+    \b
+    Example:
+      pitools branches session.jsonl
+      pitools branches session.jsonl --format json
+    """
+    from pitools.core.api import load
+    from pitools.core.branches import list_branches
+    from pitools.core.errors import PiCrashError
+    from pitools.core.parity import session_name
+
+    loaded = load(file)
+    result = list_branches(loaded.index)
+    try:
+        name = session_name(list(loaded.session.entries))
+    except PiCrashError:
+        name = None  # a non-string name makes Pi's getSessionName throw; the listing still helps
+    if format_ == "json":
+        from pitools.render.branches import branches_json
+
+        write_json(branches_json(result, name))
+    else:
+        from pitools.render.branches import render_branches
+
+        out, _ = consoles(color)
+        render_branches(out, result, name)
+    return 0

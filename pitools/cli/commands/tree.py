@@ -1,0 +1,79 @@
+"""``pitools tree``: the session tree as Pi 1.6.0's ``/tree`` draws it."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from pitools.cli.options import (
+    color_option,
+    consoles,
+    format_option,
+    leaf_option,
+    session_argument,
+    stdout_bytes,
+)
+
+
+@click.command("tree")
+@session_argument
+@leaf_option
+@click.option(
+    "--filter",
+    "filter_",
+    type=click.Choice(["default", "no-tools", "user-only", "labeled-only", "all"]),
+    default="default",
+    show_default=True,
+    help="Pi's /tree filter: default hides settings entries; no-tools also hides tool results; "
+    "user-only shows user messages; labeled-only shows labelled entries; all shows everything "
+    "(Pi still hides usage entries and tool-call-only assistant turns).",
+)
+@click.option("--ids/--no-ids", default=True, show_default=True, help="Show the entry id column (human format).")
+@format_option("human", "json")
+@color_option
+def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: str, color: str) -> int:
+    """Draw the whole session tree as Pi's /tree shows it.
+
+    One line per entry with Pi's text for it, labels in [brackets], • on the path to the
+    current leaf and › on the leaf itself. Linear runs stay flat; indentation appears only
+    where the tree forks. --format json nests only at forks (linear runs are `chain` lists).
+
+    \b
+    Example:
+      pitools tree session.jsonl --filter user-only
+      pitools tree session.jsonl --leaf a1b2c3d4 --format json
+    """
+    from pitools.core.api import load
+    from pitools.core.branches import tree_view
+
+    loaded = load(file)
+    leaf = loaded.leaf(leaf_ref)
+    home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or None
+    view = tree_view(loaded.index, leaf, filter_, home=home)
+    name = _name(loaded.session.entries)
+    if format_ == "json":
+        from pitools.render.tree import tree_json
+
+        out = stdout_bytes()
+        out.write(tree_json(view, name))
+        out.flush()
+    else:
+        from pitools.core.leaf import default_leaf_text
+        from pitools.render.tree import render_tree
+
+        note = default_leaf_text(leaf) + (" (--leaf)" if leaf_ref is not None else " (default)")
+        stdout, _ = consoles(color)
+        render_tree(stdout, view, name, leaf_note=note, show_ids=ids)
+    return 0
+
+
+def _name(entries: list[object]) -> object:
+    from pitools.core.errors import PiCrashError
+    from pitools.core.parity import session_name
+
+    try:
+        return session_name(list(entries))
+    except PiCrashError:
+        # A non-string name makes Pi's getSessionName throw; the tree is still worth drawing.
+        return None

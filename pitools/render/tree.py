@@ -1,0 +1,315 @@
+"""Render a :class:`~pitools.core.branches.TreeView`: Pi's ``/tree`` lines, or shallow JSON."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pitools.core.branches import TreeRow, TreeView, js_text, safe_value
+from pitools.core.jsonout import dumps, jsonable
+from pitools.core.jsvalue import UNDEFINED
+from pitools.core.session import entry_type
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: rich styles for Pi's theme colours (theme.fg("accent"), "success", "muted", ...).
+_PREFIX_STYLE = {
+    "user": "bold cyan",
+    "assistant": "green",
+    "muted": "green",
+    "error": "green",
+    "branch-summary": "yellow",
+    "custom": "magenta",
+}
+_TEXT_STYLE = {
+    "tool": "bright_black",
+    "dim": "dim",
+    "muted": "bright_black",
+    "error": "red",
+    "compaction": "bold magenta",
+}
+
+
+def _plain(value: Any) -> Any:
+    return None if value is UNDEFINED else value
+
+
+def _clean(text: str) -> str:
+    """Control characters (newlines in names, escapes in tool output) become spaces: one line each."""
+    if _CONTROL.search(text):
+        text = _CONTROL.sub(" ", text)
+    if _SURROGATE.search(text):
+        # A lone surrogate (from a broken file) cannot be written as UTF-8.
+        text = _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def _id_text(value: Any) -> str:
+    if type(value) is str:
+        return value
+    return "(no id)" if value is UNDEFINED else repr(safe_value(value))
+
+
+# -- JSON ---------------------------------------------------------------------------------------
+
+
+def node_json(row: TreeRow) -> dict[str, Any]:
+    """The fields of one node (without ``chain``/``children``)."""
+    entry = row.entry
+    data: dict[str, Any] = {"id": safe_value(_plain(row.id)), "type": safe_value(_plain(entry_type(entry)))}
+    msg = entry.get("message") if type(entry) is dict else None
+    if entry_type(entry) == "message" and type(msg) is dict and msg.get("role", UNDEFINED) is not UNDEFINED:
+        data["role"] = safe_value(msg["role"])
+    if row.node.label is not None:
+        data["label"] = safe_value(row.node.label)
+        data["labelTimestamp"] = safe_value(_plain(row.node.label_timestamp))
+    data["timestamp"] = safe_value(entry.get("timestamp")) if type(entry) is dict else None
+    data["preview"] = row.preview
+    data["onPath"] = row.on_path
+    data["isLeaf"] = row.is_leaf
+    if row.revisit:
+        data["revisit"] = True
+    return data
+
+
+def _open_object(data: dict[str, Any]) -> bytes:
+    # `{...}` without its closing brace, so more members can follow.
+    return dumps(jsonable(data))[:-1]
+
+
+def tree_json(view: TreeView, session_name: Any) -> bytes:
+    """The ``pitools tree --format json`` document (schemas/output/tree.schema.json).
+
+    A run of single-child descendants is a flat ``chain`` list, and ``children`` appear only
+    where the tree forks, so nesting grows with the number of forks, not with the length of the
+    session. The document is written piecewise with an explicit stack: no recursion anywhere.
+    """
+    rows = view.rows
+    head = {
+        "sessionName": _plain(session_name),
+        "leafId": safe_value(_plain(view.leaf_id)),
+        "filter": view.filter,
+        "entryCount": view.entry_count,
+        "shownCount": len(rows),
+        "revisits": view.revisits,
+        "unreachable": [safe_value(_plain(u)) for u in view.unreachable],
+    }
+    out: list[bytes] = [_open_object(head), b',"roots":']
+    roots = [i for i, r in enumerate(rows) if r.parent is None]
+    # Work items: bytes to write, or ("run", row) / ("runs", [rows]) to expand.
+    stack: list[Any] = [("runs", roots)]
+    while stack:
+        item = stack.pop()
+        if type(item) is bytes:
+            out.append(item)
+            continue
+        kind, value = item
+        if kind == "runs":
+            out.append(b"[")
+            stack.append(b"]")
+            for n, idx in enumerate(reversed(value)):
+                stack.append(("run", idx))
+                if n != len(value) - 1:
+                    stack.append(b",")
+            continue
+        chain: list[int] = []
+        end = value
+        while len(rows[end].children) == 1:
+            end = rows[end].children[0]
+            chain.append(end)
+        out.append(_open_object(node_json(rows[value])))
+        out.append(b',"chain":[' + b",".join(dumps(jsonable(node_json(rows[c]))) for c in chain) + b'],"children":')
+        stack.append(b"}")
+        stack.append(("runs", rows[end].children))
+    out.append(b"}\n")
+    return b"".join(out)
+
+
+# -- human --------------------------------------------------------------------------------------
+
+
+def tree_prefix(view: TreeView, row: TreeRow) -> str:
+    """Pi's gutter/connector prefix: three columns per display level, ``├⊟``/``└─`` at forks."""
+    display = max(0, row.indent - 1) if view.multiple_roots else row.indent
+    connector = row.show_connector and not row.is_virtual_root_child
+    connector_at = display - 1 if connector else -1
+    gutters: dict[int, bool] = {}
+    for g in row.gutters:
+        gutters.setdefault(g.position, g.show)  # Pi's gutters.find(): the first one wins
+    parts: list[str] = []
+    for level in range(display):
+        if level in gutters:
+            parts.append("│  " if gutters[level] else "   ")
+        elif level == connector_at:
+            parts.append(("└" if row.is_last else "├") + ("⊟" if _foldable(view, row) else "─") + " ")
+        else:
+            parts.append("   ")
+    return "".join(parts)
+
+
+def _foldable(view: TreeView, row: TreeRow) -> bool:
+    # Pi marks a segment start that has visible children with ⊟ (it can be folded there).
+    if not row.children:
+        return False
+    if row.parent is None:
+        return True
+    return len(view.rows[row.parent].children) > 1
+
+
+Piece = tuple[str, str]  # (text, rich style)
+
+
+def tree_line(view: TreeView, row: TreeRow, id_width: int, selected: bool) -> list[Piece]:
+    """One row: id column, Pi's cursor, tree prefix, path marker, label, then Pi's text."""
+    pieces: list[Piece] = []
+    if id_width:
+        ident = _clean(_id_text(row.id))
+        if _cells(ident) > id_width:  # a UUID-length id: keep the column straight
+            ident = _cut(ident, id_width - 1) + "…"
+        pieces.append((ident + " " * (id_width - _cells(ident) + 1), "dim"))
+    pieces.append(("› " if selected else "  ", "bold cyan"))
+    prefix = tree_prefix(view, row)
+    if prefix:
+        pieces.append((prefix, "dim"))
+    if row.on_path:
+        pieces.append(("• ", "cyan"))
+    if row.node.label is not None:
+        pieces.append((f"[{_clean(js_text(row.node.label))}] ", "yellow"))
+    if row.prefix:
+        pieces.append((_clean(row.prefix), _PREFIX_STYLE.get(row.style, "")))
+    pieces.append((_clean(row.text), _TEXT_STYLE.get(row.style, "")))
+    if row.revisit:
+        pieces.append(("  ↺ repeated", "bold red"))
+    return pieces
+
+
+class LineWriter:
+    """Writes one-line pieces to a rich console's file, cut to its width with a visible ``…``.
+
+    ``Console.print`` costs tens of microseconds per line, far too slow for a 100k-entry tree,
+    so lines are measured, cut and styled here with rich's own cell widths and styles.
+    """
+
+    def __init__(self, console: Any) -> None:
+        from rich.color import ColorSystem
+
+        self.console = console
+        self.width = max(1, int(console.width))
+        system = console.color_system
+        self.system = None if system is None or console.no_color else _SYSTEMS[system](ColorSystem)
+        self.styles: dict[str, Any] = {}
+        self.buffer: list[str] = []
+
+    def line(self, pieces: list[Piece]) -> None:
+        pieces = fit(pieces, self.width)
+        if self.system is None:
+            self.buffer.append("".join(text for text, _ in pieces))
+        else:
+            self.buffer.append("".join(self._styled(text, style) for text, style in pieces))
+        if len(self.buffer) >= 2000:
+            self.flush()
+
+    def _styled(self, text: str, style: str) -> str:
+        if not style or not text:
+            return text
+        parsed = self.styles.get(style)
+        if parsed is None:
+            from rich.style import Style
+
+            parsed = self.styles[style] = Style.parse(style)
+        return str(parsed.render(text, color_system=self.system))
+
+    def flush(self) -> None:
+        if self.buffer:
+            self.console.file.write("\n".join(self.buffer) + "\n")
+            self.buffer.clear()
+        self.console.file.flush()
+
+
+_SYSTEMS = {
+    "standard": lambda cs: cs.STANDARD,
+    "256": lambda cs: cs.EIGHT_BIT,
+    "truecolor": lambda cs: cs.TRUECOLOR,
+    "windows": lambda cs: cs.WINDOWS,
+}
+
+
+def _cells(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return int(cell_len(text))
+
+
+def fit(pieces: list[Piece], width: int) -> list[Piece]:
+    """Cut a line to ``width`` terminal cells, ending with ``…`` when something was cut."""
+    widths = [_cells(text) for text, _ in pieces]
+    if sum(widths) <= width:
+        return pieces
+    budget = width - 1
+    out: list[Piece] = []
+    for (text, style), w in zip(pieces, widths, strict=True):
+        if w <= budget:
+            out.append((text, style))
+            budget -= w
+            continue
+        out.append((_cut(text, budget), style))
+        out.append(("…", style))
+        break
+    return out
+
+
+def _cut(text: str, cells: int) -> str:
+    if text.isascii():
+        return text[: max(0, cells)]
+    from rich.cells import get_character_cell_size
+
+    used = 0
+    for i, ch in enumerate(text):
+        used += get_character_cell_size(ch)
+        if used > cells:
+            return text[:i]
+    return text
+
+
+def render_tree(console: Any, view: TreeView, session_name: Any, *, leaf_note: str, show_ids: bool = True) -> None:
+    """Human view: a header, one line per visible entry as Pi draws it, then notes on broken links."""
+    out = LineWriter(console)
+    name = (
+        ("(no name)", "dim")
+        if session_name is None or session_name is UNDEFINED
+        else (_clean(js_text(session_name)), "bold cyan")
+    )
+    out.line([("Session tree · ", "bold"), name])
+    info = f"{len(view.rows)} of {view.entry_count} entries shown · filter {view.filter} · leaf {leaf_note}"
+    out.line([(_clean(info), "dim")])
+    if not view.rows:
+        out.line([("  No entries found", "dim")])
+    id_width = min(12, max((_cells(_clean(_id_text(r.id))) for r in view.rows), default=0)) if show_ids else 0
+    for i, row in enumerate(view.rows):
+        out.line(tree_line(view, row, id_width, i == view.selected))
+    if view.revisits:
+        out.line(
+            [
+                (
+                    f"↺ {view.revisits} node(s) reached twice: duplicate (or missing) ids link one node "
+                    "in several places (Pi's /tree would repeat them, or hang on a loop)",
+                    "red",
+                )
+            ]
+        )
+    if view.unreachable:
+        shown = ", ".join(_clean(_id_text(u)) for u in view.unreachable[:8])
+        more = f" … (+{len(view.unreachable) - 8})" if len(view.unreachable) > 8 else ""
+        out.line(
+            [
+                (
+                    f"{len(view.unreachable)} entries sit in or below a parentId cycle, where no root reaches "
+                    f"them (Pi's /tree leaves them out): {shown}{more}",
+                    "red",
+                )
+            ]
+        )
+    out.flush()
