@@ -6,7 +6,7 @@ cut falls, whether a turn is split, and what text the summarizer would receive.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -289,6 +289,26 @@ class CompactionPreparation:
 
     def file_lists(self) -> tuple[list[str], list[str]]:
         return compute_file_lists(self.file_ops)
+
+    def to_json(self, guard: Callable[[Callable[[], Any]], Any] | None = None) -> dict[str, Any]:
+        """Pi's ``CompactionPreparation`` fields (``fileOps`` sorted) plus the serialized inputs.
+
+        ``guard`` wraps the two serializations (which throw where Pi's would), e.g. to record
+        the error in place of the text.
+        """
+        run = guard or (lambda fn: fn())
+        return {
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "messagesToSummarize": self.messages_to_summarize,
+            "turnPrefixMessages": self.turn_prefix_messages,
+            "isSplitTurn": self.is_split_turn,
+            "tokensBefore": self.tokens_before,
+            "previousSummary": None if self.previous_summary is UNDEFINED else self.previous_summary,
+            "fileOps": self.file_ops.to_json(),
+            "settings": self.settings.to_json(),
+            "serializedConversation": run(self.serialized_conversation),
+            "serializedTurnPrefix": run(self.serialized_turn_prefix),
+        }
 
 
 def _messages_for_summary(pe: ProjectedEntry) -> list[Any]:

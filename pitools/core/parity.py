@@ -227,20 +227,9 @@ def compaction_view(branch: list[Any], settings: CompactionSettings, projection:
     if prep is None:
         return None
     read_files, modified_files = compute_file_lists(prep.file_ops)
-    c: dict[str, Any] = {
-        "firstKeptEntryId": prep.first_kept_entry_id,
-        "messagesToSummarize": prep.messages_to_summarize,
-        "turnPrefixMessages": prep.turn_prefix_messages,
-        "isSplitTurn": prep.is_split_turn,
-        "tokensBefore": prep.tokens_before,
-        "previousSummary": None if prep.previous_summary is UNDEFINED else prep.previous_summary,
-        "fileOps": prep.file_ops.to_json(),
-        "settings": prep.settings.to_json(),
-        "fileLists": {"readFiles": read_files, "modifiedFiles": modified_files},
-        "fileListsText": format_file_operations(read_files, modified_files),
-        "serializedConversation": _attempt(prep.serialized_conversation),
-        "serializedTurnPrefix": _attempt(prep.serialized_turn_prefix),
-    }
+    c = prep.to_json(guard=_attempt)
+    c["fileLists"] = {"readFiles": read_files, "modifiedFiles": modified_files}
+    c["fileListsText"] = format_file_operations(read_files, modified_files)
     if isinstance(projection, dict):
         c["systemCheckpoint"] = projection
     else:

@@ -99,18 +99,7 @@ class CompactionPlan:
             "regionTokens": self.region_totals(),
         }
         if prep is not None:
-            data["preparation"] = {
-                "firstKeptEntryId": prep.first_kept_entry_id,
-                "messagesToSummarize": prep.messages_to_summarize,
-                "turnPrefixMessages": prep.turn_prefix_messages,
-                "isSplitTurn": prep.is_split_turn,
-                "tokensBefore": prep.tokens_before,
-                "previousSummary": None if prep.previous_summary is UNDEFINED else prep.previous_summary,
-                "fileOps": prep.file_ops.to_json(),
-                "settings": prep.settings.to_json(),
-                "serializedConversation": prep.serialized_conversation(),
-                "serializedTurnPrefix": prep.serialized_turn_prefix(),
-            }
+            data["preparation"] = prep.to_json()
         return data
 
 
