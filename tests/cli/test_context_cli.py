@@ -103,3 +103,10 @@ def test_markdown(run, snapshot) -> None:
 def test_unknown_tokenizer_is_a_clear_error(run) -> None:
     r = run("context", SEED, "--tokenizer", "nope", exit_code=1)
     assert "unknown tokenizer" in r.stderr
+
+
+def test_tokenizer_offline_fails_cleanly(run, tmp_path: Path) -> None:
+    # An empty cache and no network (the suite blocks it): a clear message, and exit 1.
+    r = run("context", SEED, "--tokenizer", "o200k_base", env={"TIKTOKEN_CACHE_DIR": str(tmp_path)}, exit_code=1)
+    assert "not available offline" in r.stderr and "TIKTOKEN_CACHE_DIR" in r.stderr
+    assert "Traceback" not in r.stderr
