@@ -74,15 +74,18 @@ def backup_path(path: str | os.PathLike[str]) -> Path:
 def make_backup(path: str | os.PathLike[str]) -> Path:
     """Copy ``path`` next to itself (fsynced) and return the copy's path."""
     target = backup_path(path)
+    created = False
     try:
         with open(path, "rb") as src, open(target, "xb") as dst:
+            created = True
             shutil.copyfileobj(src, dst, _CHUNK)
             dst.flush()
             os.fsync(dst.fileno())
         shutil.copymode(path, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            target.unlink()
+        if created:  # never delete a file this call did not create
+            with contextlib.suppress(OSError):
+                target.unlink()
         raise PitoolsError(
             f"cannot write the backup copy ({exc.strerror or exc}); nothing was changed (use --no-backup to skip it)",
             path=os.fspath(path),

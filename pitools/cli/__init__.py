@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any
@@ -105,6 +106,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    # Session values can nest up to the parser's limit (~1,000 levels); walking them needs more
+    # Python frames than the default allows.
+    if sys.getrecursionlimit() < 20000:
+        sys.setrecursionlimit(20000)
+    # Session text may hold lone surrogates (JSON allows "\ud800"): never let printing them fail.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            with contextlib.suppress(ValueError, OSError):  # a stream that cannot be changed
+                reconfigure(errors="backslashreplace")
 
 
 def main() -> None:

@@ -115,12 +115,14 @@ def consoles(color: str = "auto", width: int | None = None) -> tuple[Any, Any]:
         emoji=False,
         markup=False,
     )
+    # Messages stay one line each (soft wrap): scripts read stderr line by line.
     err = Console(
         file=sys.stderr,
         force_terminal=force,
         no_color=no_color,
         width=width,
         highlight=False,
+        soft_wrap=True,
         emoji=False,
         markup=False,
     )

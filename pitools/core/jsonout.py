@@ -53,13 +53,19 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
     option = orjson.OPT_INDENT_2 if indent else 0
     try:
         return orjson.dumps(value, option=option)
-    except TypeError:
-        # Lone surrogates (from broken files) are not valid UTF-8; escape them as JSON does.
-        from pitools.core.jsvalue import js_stringify
+    except TypeError as exc:
+        deep = "recursion" in str(exc).lower()
+    import json
 
-        text = js_stringify(value) or "null"
-        if indent:
-            import json
-
-            text = json.dumps(json.loads(text), indent=2, ensure_ascii=True)
+    if deep:
+        # orjson stops at 255 levels; the stdlib encoder goes as deep as the recursion limit.
+        separators = None if indent else (",", ":")
+        text = json.dumps(value, ensure_ascii=True, indent=2 if indent else None, separators=separators)
         return text.encode("utf-8")
+    # Lone surrogates (from broken files) are not valid UTF-8; escape them as JSON.stringify does.
+    from pitools.core.jsvalue import js_stringify
+
+    text = js_stringify(value) or "null"
+    if indent:
+        text = json.dumps(json.loads(text), indent=2, ensure_ascii=True)
+    return text.encode("utf-8")

@@ -5,6 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 
+def _n(value: Any) -> str:
+    """A count with thousands separators; odd values (Pi adds strings as strings) as they are."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _money(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
 def _fmt_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
 
@@ -68,8 +77,9 @@ def render_inspect(console: Any, d: dict[str, Any]) -> None:
         grid.add_row(
             "usage",
             Text(
-                f"{t['total']:,} tokens (in {t['input']:,}, out {t['output']:,}, cache read {t['cacheRead']:,}, "
-                f"cache write {t['cacheWrite']:,}), cost ${s['cost']:.4f}; {s['toolCalls']} tool calls"
+                f"{_n(t['total'])} tokens (in {_n(t['input'])}, out {_n(t['output'])}, "
+                f"cache read {_n(t['cacheRead'])}, "
+                f"cache write {_n(t['cacheWrite'])}), cost ${_money(s['cost'])}; {s['toolCalls']} tool calls"
             ),
         )
         if "piError" in s:
@@ -82,7 +92,7 @@ def render_inspect(console: Any, d: dict[str, Any]) -> None:
             )
     if isinstance(d["usageBreakdown"], list):
         for row in d["usageBreakdown"]:
-            grid.add_row("", Text(f"  {row['key']}: {row['tokens']:,} tokens, ${row['cost']:.4f}"))
+            grid.add_row("", Text(f"  {row['key']}: {_n(row['tokens'])} tokens, ${_money(row['cost'])}"))
     diag = d["diagnostics"]
     style = "red" if diag["error"] else ("yellow" if diag["warning"] else "green")
     grid.add_row(
