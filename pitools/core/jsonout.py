@@ -19,6 +19,37 @@ _MAX_SAFE = 2**53
 
 def jsonable(value: Any) -> Any:
     """A copy of ``value`` holding only what ``JSON.stringify`` would keep, JS-normalised."""
+    try:
+        return _jsonable(value)
+    except RecursionError:
+        # JSON.parse accepts any depth; values too deep for recursion are copied with a stack.
+        return _jsonable_iterative(value)
+
+
+def _jsonable_iterative(value: Any) -> Any:
+    holder: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, holder, 0)]
+    while stack:
+        src, parent, key = stack.pop()
+        t = type(src)
+        if t is dict:
+            new: Any = {}
+            for k, v in src.items():
+                if v is not UNDEFINED:
+                    new[k] = None  # keeps the key order; filled in below
+                    stack.append((v, new, k))
+        elif t is list or t is tuple:
+            new = [None] * len(src)
+            for i, v in enumerate(src):
+                if v is not UNDEFINED:
+                    stack.append((v, new, i))
+        else:
+            new = _jsonable(src)
+        parent[key] = new
+    return holder[0]
+
+
+def _jsonable(value: Any) -> Any:
     t = type(value)
     if t is str or value is None or t is bool:
         return value
@@ -29,14 +60,14 @@ def jsonable(value: Any) -> Any:
     if t is float:
         return _float(value)
     if t is dict:
-        return {k: jsonable(v) for k, v in value.items() if v is not UNDEFINED}
+        return {k: _jsonable(v) for k, v in value.items() if v is not UNDEFINED}
     if t is list or t is tuple:
-        return [None if v is UNDEFINED else jsonable(v) for v in value]
+        return [None if v is UNDEFINED else _jsonable(v) for v in value]
     if value is UNDEFINED:
         return None
     to_json = getattr(value, "to_json", None)
     if to_json is not None:
-        return jsonable(to_json())
+        return _jsonable(to_json())
     return str(value)
 
 

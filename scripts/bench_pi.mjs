@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// bench_pi: do with the real Pi 1.6.0 what `pitools context` / `pitools compact --dry-run` do,
+// so scripts/bench.py can time both as whole processes side by side.
+//
+// usage: node scripts/bench_pi.mjs context|compact|load SESSION.jsonl
+//
+//   load     SessionManager.open() on a temp copy (load + migrate), nothing else
+//   context  load, then buildSessionContext(entries, leafId, byId) at Pi's default leaf and
+//            JSON.stringify of it, written to stdout
+//   compact  load, then prepareCompaction(getBranch(), DEFAULT_COMPACTION_SETTINGS) (what
+//            AgentSession.compact() prepares), serializeConversation(convertToLlm(...)) of the
+//            messages to summarize (pitools' dry-run JSON carries that text too), and
+//            JSON.stringify of the result, written to stdout
+//
+// Pi is found like the reference oracle does: $PI_REF_DIR, then .pi-ref/ (what bench.py installs),
+// then ../shared/reference/ref, then ./node_modules. The input is copied to a private temp folder first because SessionManager
+// appends "\n" to a torn last line and rewrites files it migrates. Phase times (ms) go to
+// stderr as one JSON line: {"importMs", "copyMs", "openMs", "workMs", "stringifyMs", "writeMs"}.
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const t0 = performance.now();
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+function findPiRoot() {
+    const candidates = [
+        process.env.PI_REF_DIR,
+        path.join(HERE, "..", ".pi-ref", "node_modules", "@earendil-works", "pi-coding-agent"),
+        path.join(HERE, "..", "..", "shared", "reference", "ref", "node_modules", "@earendil-works", "pi-coding-agent"),
+        path.join(process.cwd(), "node_modules", "@earendil-works", "pi-coding-agent"),
+    ].filter(Boolean);
+    for (const c of candidates) {
+        if (fs.existsSync(path.join(c, "dist", "core", "session-manager.js"))) return c;
+    }
+    throw new Error(`pi-coding-agent not found (tried ${candidates.join(", ")}); set PI_REF_DIR`);
+}
+
+const [mode, file] = process.argv.slice(2);
+if (!["context", "compact", "load"].includes(mode) || !file) {
+    process.stderr.write("usage: node bench_pi.mjs context|compact|load SESSION.jsonl\n");
+    process.exit(2);
+}
+
+const core = path.join(findPiRoot(), "dist", "core");
+const load = (rel) => import(pathToFileURL(path.join(core, rel)).href);
+const SM = await load("session-manager.js");
+const C = await load("compaction/compaction.js");
+const U = await load("compaction/utils.js");
+const M = await load("messages.js");
+const t1 = performance.now();
+
+const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-bench-"));
+try {
+    const tmpFile = path.join(tmpDir, path.basename(file));
+    fs.copyFileSync(file, tmpFile);
+    const t2 = performance.now();
+    const sm = SM.SessionManager.open(tmpFile, tmpDir);
+    const t3 = performance.now();
+    let result = null;
+    if (mode === "context") {
+        result = SM.buildSessionContext(sm.getEntries(), sm.getLeafId(), sm.byId);
+    } else if (mode === "compact") {
+        const prep = C.prepareCompaction(sm.getBranch(), { ...C.DEFAULT_COMPACTION_SETTINGS });
+        if (prep) {
+            result = {
+                ...prep,
+                fileOps: {
+                    read: [...prep.fileOps.read].sort(),
+                    written: [...prep.fileOps.written].sort(),
+                    edited: [...prep.fileOps.edited].sort(),
+                },
+                serializedConversation: U.serializeConversation(M.convertToLlm(prep.messagesToSummarize)),
+                serializedTurnPrefix: prep.isSplitTurn
+                    ? U.serializeConversation(M.convertToLlm(prep.turnPrefixMessages))
+                    : null,
+            };
+        }
+    } else {
+        result = { entries: sm.getEntries().length };
+    }
+    const t4 = performance.now();
+    const text = JSON.stringify(result);
+    const t5 = performance.now();
+    fs.writeSync(1, text + "\n");
+    const t6 = performance.now();
+    const round = (x) => Math.round(x * 10) / 10;
+    process.stderr.write(
+        JSON.stringify({
+            importMs: round(t1 - t0),
+            copyMs: round(t2 - t1),
+            openMs: round(t3 - t2),
+            workMs: round(t4 - t3),
+            stringifyMs: round(t5 - t4),
+            writeMs: round(t6 - t5),
+            outputBytes: Buffer.byteLength(text) + 1,
+        }) + "\n",
+    );
+} finally {
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+}
