@@ -319,7 +319,11 @@ def _messages_for_summary(pe: ProjectedEntry) -> list[Any]:
 
 
 def prepare_compaction(
-    path_entries: Sequence[Any], settings: CompactionSettings, *, projection: Projection | None = None
+    path_entries: Sequence[Any],
+    settings: CompactionSettings,
+    *,
+    projection: Projection | None = None,
+    tokens_before: Any = None,
 ) -> CompactionPreparation | None:
     """Pi's ``prepareCompaction(pathEntries, settings)``; None where Pi returns undefined.
 
@@ -340,7 +344,8 @@ def prepare_compaction(
         previous_summary = projected[prev_idx].source.get("summary", UNDEFINED)
         boundary_start = prev_idx + 1
     boundary_end = len(projected)
-    tokens_before = estimate_projected_context_tokens(projection, path).tokens
+    if tokens_before is None:
+        tokens_before = estimate_projected_context_tokens(projection, path).tokens
     cut = find_cut_point(projected, boundary_start, boundary_end, settings.keep_recent_tokens)
     first_kept = projected[cut.first_kept_index].source
     first_kept_id = first_kept.get("id", UNDEFINED) if type(first_kept) is dict else UNDEFINED

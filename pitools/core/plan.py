@@ -127,7 +127,11 @@ def plan_compaction(
         projection = build_projection(branch)
     tokens = estimate_projected_context_tokens(projection, branch).tokens
     same = reprojected_path(branch) is branch
-    prep = prepare_compaction(branch, settings, projection=projection if same else None)
+    prep = (
+        prepare_compaction(branch, settings, projection=projection, tokens_before=tokens)
+        if same
+        else prepare_compaction(branch, settings)
+    )
     reason = None
     if prep is None:
         last = branch[-1]
@@ -174,19 +178,14 @@ def _regions(branch: list[Any], prep: CompactionPreparation | None, current: Any
         pe_of[id(pe.source)] = pe
     first_kept = entries[prep.first_kept_index].source if prep.first_kept_index < len(entries) else None
     out = []
+    append = out.append
     for e in branch:
         key = id(e)
         pe = pe_of.get(key)
         tokens = pe.tokens() if pe is not None else 0
-        out.append(
-            RegionEntry(
-                entry_id(e),
-                e,
-                region_of.get(key, REGION_SUMMARIZED),
-                tokens if type(tokens) is int else 0,
-                e is first_kept,
-            )
-        )
+        eid = e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED
+        region = region_of.get(key, REGION_SUMMARIZED)
+        append(RegionEntry(eid, e, region, tokens if type(tokens) is int else 0, e is first_kept))
     return out
 
 
