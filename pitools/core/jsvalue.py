@@ -29,6 +29,8 @@ from typing import Any, Final
 
 import orjson
 
+from pitools.core.errors import PiCrashError
+
 __all__ = [
     "UNDEFINED",
     "JSTypeError",
@@ -551,8 +553,10 @@ def js_stringify_len(value: Any) -> int:
 # ToString
 
 
-class JSTypeError(TypeError):
+class JSTypeError(PiCrashError, TypeError):
     """JavaScript would throw a ``TypeError`` here (Pi would crash on this input).
+
+    A :class:`PiCrashError`, so commands report it as Pi's crash (exit 1) instead of a bug.
 
     Raised by :func:`js_to_string` and :func:`js_date_ms` for an object with an own ``toString`` member:
     JSON values are never callable, so ``ToPrimitive`` finds no method producing a primitive and throws

@@ -218,3 +218,10 @@ def test_object_entry_type_in_tree(scratch: Path) -> None:
 def test_nesting_15000_context_json(scratch: Path) -> None:
     line = b'{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi","x":'
     _strict_cli(_session() + line + b"[" * 15000 + b"]" * 15000 + b"}}\n", scratch, ["context", "--format", "json"])
+
+
+def test_object_timestamp_with_tostring_in_tree(scratch: Path) -> None:
+    a = _entry("a", None, _user("hi"))
+    b = {**_entry("b", "a", _user("x")), "timestamp": {"toString": 1}}
+    c = _entry("c", "a", _user("y"))
+    _strict_cli(_session(a, b, c), scratch, ["tree"], ["inspect"])
