@@ -177,7 +177,7 @@ def _regions(branch: list[Any], prep: CompactionPreparation | None, current: Any
         region_of[id(pe.source)] = region
         pe_of[id(pe.source)] = pe
     first_kept = entries[prep.first_kept_index].source if prep.first_kept_index < len(entries) else None
-    out = []
+    out: list[RegionEntry] = []
     append = out.append
     for e in branch:
         key = id(e)
