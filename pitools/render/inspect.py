@@ -96,9 +96,10 @@ def render_inspect(console: Any, d: dict[str, Any]) -> None:
     diag = d["diagnostics"]
     style = "red" if diag["error"] else ("yellow" if diag["warning"] else "green")
     grid.add_row(
-        "diagnostics",
+        "file diagnostics",
         Text(
-            f"{diag['error']} errors, {diag['warning']} warnings, {diag['info']} info (pitools validate for details)",
+            f"{diag['error']} errors, {diag['warning']} warnings, {diag['info']} info while reading "
+            "(pitools validate runs every check)",
             style=style,
         ),
     )
