@@ -44,6 +44,10 @@ golden: $(STAMP)
 differential: $(STAMP)
 	$(BIN)/python scripts/differential.py
 
+## SIGKILL the writers at random moments (1,000 trials each); see scripts/stress_crash.py.
+stress: $(STAMP)
+	$(BIN)/python scripts/stress_crash.py --trials 1000
+
 fuzz: $(STAMP)
 	PITOOLS_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q tests/fuzz -p no:randomly
 

@@ -129,7 +129,8 @@ def save_crash(kind: str, data: bytes, detail: str) -> Path:
 
 #: Open bugs found by fuzzing in code outside the fuzz suite, each with a strict-xfail regression
 #: test; name -> predicate over the error text (exception or stderr). Hits are counted, not failed,
-#: unless PITOOLS_FUZZ_STRICT=1. Everything else found so far is fixed (192f03d, 79450e7, 3832f2c).
+#: unless PITOOLS_FUZZ_STRICT=1. Empty: everything found so far is fixed (192f03d, 79450e7,
+#: 3832f2c, ca79533), with a regression test in test_fuzz_regressions.py.
 KNOWN_BUGS: dict[str, Callable[[str], bool]] = {}
 
 

@@ -57,7 +57,10 @@ def command(
     before = store.stamp(file) if in_place else None
     session = require_valid(open_session(file))
     report = session.migration
-    needed = report.needed
+    # A header version that is not a number makes Pi "migrate" (rewrite the file unchanged) on
+    # every open; there is nothing pitools could change, so it is reported, not written.
+    pointless = report.steps == ["none (version is not a number)"]
+    needed = report.needed and not pointless
     written: str | None = None
     backup: Any = None
     if needed and not check:
@@ -82,6 +85,12 @@ def command(
     result = {
         "path": file,
         "needed": needed,
+        "note": (
+            f"header version {report.version_before!r} is not a number: Pi rewrites this file unchanged "
+            "every time it opens it; set the version to 3 to stop that"
+            if pointless
+            else None
+        ),
         "versionBefore": report.version_before,
         "versionAfter": 3 if needed else report.version_before,
         "report": report.to_json(),
@@ -101,6 +110,8 @@ def command(
 
 def _human(r: dict[str, Any], check: bool) -> str:
     rep = r["report"]
+    if r.get("note"):
+        return f"{r['path']}: {r['note']}"
     if not r["needed"]:
         return f"{r['path']}: already version {r['versionBefore']}; nothing to migrate"
     parts = [f"{r['path']}: version {r['versionBefore'] if r['versionBefore'] is not None else '1 (none)'} → 3"]
