@@ -79,6 +79,17 @@ def _float(x: float) -> Any:
     return x
 
 
+def short_json(value: Any, limit: int = 40) -> str:
+    """A short one-line JSON rendering of a value, for messages about it."""
+    if value is UNDEFINED:
+        return "undefined"
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def dumps(value: Any, *, indent: bool = False) -> bytes:
     """Serialize already-``jsonable`` data (orjson; non-ASCII raw, like JavaScript)."""
     option = orjson.OPT_INDENT_2 if indent else 0

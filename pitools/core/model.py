@@ -21,11 +21,11 @@ from types import UnionType
 from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin
 
 import annotated_types
-import orjson
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
+from pitools.core.jsonout import short_json as _short_json
 from pitools.core.jsvalue import UNDEFINED
 
 __all__ = [
@@ -752,16 +752,6 @@ def _clean_loc(loc: tuple[Any, ...], value: Any) -> tuple[Any, ...]:
             continue
         # a union member label ("str", "list[...]") or a tag on a non-object: not part of the path
     return tuple(out)
-
-
-def _short_json(value: Any, limit: int = 40) -> str:
-    if value is UNDEFINED:
-        return "undefined"
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 SCHEMA_ID = "https://pitools.dev/schemas/session.schema.json"

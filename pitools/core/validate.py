@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import orjson
-
 from pitools.core.errors import PiCrashError, SessionParseError
+from pitools.core.jsonout import short_json as _js
 from pitools.core.jsops import prop, strict_equal
 from pitools.core.jsvalue import UNDEFINED, js_date_ms
 from pitools.core.load import ERROR, INFO, WARNING
@@ -296,17 +295,6 @@ def _before(a: str | float, b: str | float) -> bool:
     a_ms = float(js_date_ms(a)) if isinstance(a, str) else a
     b_ms = float(js_date_ms(b)) if isinstance(b, str) else b
     return a_ms < b_ms
-
-
-def _js(value: Any, limit: int = 40) -> str:
-    """A short JSON rendering of a value for messages."""
-    if value is UNDEFINED:
-        return "undefined"
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _id_text(value: Any) -> str:

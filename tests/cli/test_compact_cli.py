@@ -264,7 +264,9 @@ def test_apply_openai_compatible_server(run, session: Path, server: FakeModelSer
     assert entry["usage"]["input"] == 100 + second and entry["usage"]["totalTokens"] > 120
     body = server.requests[0].body
     assert body["model"] == "local-llm" and "tools" not in body
-    assert body["messages"][-1]["content"].startswith("<conversation>") or "conversation" in json.dumps(body)
+    user = body["messages"][-1]
+    text = user["content"] if isinstance(user["content"], str) else "".join(p["text"] for p in user["content"])
+    assert user["role"] == "user" and text.startswith("<conversation>\n")
 
 
 def test_apply_anthropic_server(run, session: Path, server: FakeModelServer) -> None:
