@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from typing import Any
@@ -120,4 +121,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    # A pitools process is short-lived and its bulk is parsed JSON, which holds no reference
+    # cycles: the cyclic collector would only rescan millions of dicts (a third of a 100 MB
+    # compact --dry-run) to free nothing. Reference counting still frees everything as usual.
+    gc.disable()
     cli(prog_name="pitools")

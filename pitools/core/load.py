@@ -10,9 +10,11 @@ and byte offset.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +81,23 @@ class RawSession:
     crlf_lines: int = 0
     #: True when Pi would accept the file (first parsed value is a header with a string id).
     valid: bool = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while parsed JSON piles up.
+
+    Parsed JSON holds no reference cycles, yet every few hundred new dicts the collector rescans
+    the young ones, and every so often all of them: on a 100 MB session that is a third of the
+    load time. Nesting is fine; the outermost caller's state is restored.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _js_blank(text: str) -> bool:
@@ -166,7 +185,8 @@ def read_session(path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_
             raise SessionParseError("is a directory, not a session file", path=spath)
         lines_iter = _iter_raw_lines(spath)
         raw = RawSession(path=spath, size=size)
-        _consume(raw, lines_iter, max_line_bytes)
+        with gc_paused():
+            _consume(raw, lines_iter, max_line_bytes)
     except OSError as exc:
         raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
     return raw
