@@ -78,21 +78,26 @@ def context_entries_from_path(path: list[Any]) -> list[Any]:
         return path
     comp_id = compaction.get("id", UNDEFINED)
     comp_idx = -1
-    for i, entry in enumerate(path):
-        if jsops.strict_equal(_id(entry), comp_id):
-            comp_idx = i
-            break
+    if type(comp_id) is str:  # the usual case: === on strings is ==, and only strings equal one
+        for i, entry in enumerate(path):
+            if type(entry) is dict and entry.get("id") == comp_id:
+                comp_idx = i
+                break
+    else:
+        for i, entry in enumerate(path):
+            if jsops.strict_equal(_id(entry), comp_id):
+                comp_idx = i
+                break
     if comp_idx < 0:
         return path
     first_kept = compaction.get("firstKeptEntryId", UNDEFINED)
     out = [compaction]
-    found = False
+    start = comp_idx
     for i in range(comp_idx):
-        entry = path[i]
-        if not found and jsops.strict_equal(_id(entry), first_kept):
-            found = True
-        if found and not _is_system_message(entry):
-            out.append(entry)
+        if jsops.strict_equal(_id(path[i]), first_kept):
+            start = i
+            break
+    out.extend(entry for entry in path[start:comp_idx] if not _is_system_message(entry))
     out.extend(path[comp_idx + 1 :])
     return out
 
@@ -123,7 +128,10 @@ def session_settings(path: Sequence[Any]) -> tuple[Any, Any]:
             model = {"provider": entry.get("provider", UNDEFINED), "modelId": entry.get("modelId", UNDEFINED)}
         elif etype == "message":
             message = entry.get("message", UNDEFINED)
-            if prop(message, "role") == "assistant":
+            if type(message) is dict:  # prop() inlined for the usual case
+                if message.get("role") == "assistant":
+                    model = {"provider": message.get("provider", UNDEFINED), "modelId": message.get("model", UNDEFINED)}
+            elif prop(message, "role") == "assistant":
                 model = {"provider": prop(message, "provider"), "modelId": prop(message, "model")}
     return thinking, model
 

@@ -65,6 +65,8 @@ def _jsonable(value: Any) -> Any:
         return [None if v is UNDEFINED else _jsonable(v) for v in value]
     if value is UNDEFINED:
         return None
+    if t is orjson.Fragment:
+        return value
     to_json = getattr(value, "to_json", None)
     if to_json is not None:
         return _jsonable(to_json())
@@ -77,6 +79,25 @@ def _float(x: float) -> Any:
     if x.is_integer() and abs(x) <= _MAX_SAFE:
         return int(x)
     return x
+
+
+def fragment(data: Any) -> Any:
+    """Already-``jsonable`` data serialized now, as an ``orjson.Fragment`` that :func:`dumps`
+    embeds as is and :func:`jsonable` passes through; ``data`` itself when orjson refuses it
+    (lone surrogates, nesting deeper than orjson goes).
+    """
+    try:
+        return orjson.Fragment(orjson.dumps(data))
+    except TypeError:
+        return data
+
+
+def _unfragment(value: Any) -> Any:
+    """``value`` with the ``orjson.Fragment`` members of a top-level object parsed back (the
+    only place pitools puts them), for the slow serializers."""
+    if type(value) is not dict or not any(type(v) is orjson.Fragment for v in value.values()):
+        return value
+    return {k: orjson.loads(v.contents) if type(v) is orjson.Fragment else v for k, v in value.items()}
 
 
 def short_json(value: Any, limit: int = 40) -> str:
@@ -99,6 +120,7 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
         deep = "recursion" in str(exc).lower()
     import json
 
+    value = _unfragment(value)
     if deep:
         # orjson stops at 255 levels; the stdlib encoder goes as deep as the recursion limit.
         separators = None if indent else (",", ":")

@@ -109,8 +109,11 @@ class SessionIndex:
                 )
             seen.add(ident)
             out.append(current)
-            pid = parent_of(current)
-            current = by_id.get(mkey(pid)) if js_truthy_id(pid) else None
+            pid = current.get("parentId", UNDEFINED) if type(current) is dict else UNDEFINED
+            if type(pid) is str:  # the usual case, inlined: a string is its own key
+                current = by_id.get(pid) if pid else None
+            else:
+                current = by_id.get(mkey(pid)) if js_truthy_id(pid) else None
         return out
 
     def get_branch(self, leaf_id: Any) -> list[Any]:

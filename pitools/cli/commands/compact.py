@@ -125,9 +125,8 @@ def command(
         },
         use_config=not no_config,
     )
-    out, err = consoles(color)
     for warning in getattr(resolved, "warnings", []) or []:
-        err.print(f"pitools: warning: {warning}")
+        click.echo(f"pitools: warning: {warning}", err=True)
     settings = resolved.compaction_settings()
     resolved_json = resolved.to_json()
     sourced = {k: v for k, v in resolved_json.items() if isinstance(v, dict) and "source" in v}
@@ -137,21 +136,23 @@ def command(
         settings,
         context_window=int(resolved.context_window.value),
         settings_json=sourced,
+        branch=branch,
         projection=projection if branch else None,
     )
     plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
+    if mode == "dry-run" and format_ == "json":  # no rich console needed: it takes a while to import
+        data = plan.to_json(fragments=True)
+        if show_prompt:
+            data["summaryRequests"] = _requests_json(plan)
+        write_json(data)
+        return
+    out, err = consoles(color)
     if mode == "dry-run":
-        if format_ == "json":
-            data = plan.to_json()
-            if show_prompt:
-                data["summaryRequests"] = _requests_json(plan)
-            write_json(data)
-        else:
-            from pitools.render.compact import render_plan, render_prompts
+        from pitools.render.compact import render_plan, render_prompts
 
-            render_plan(out, plan)
-            if show_prompt:
-                render_prompts(out, _requests_json(plan))
+        render_plan(out, plan)
+        if show_prompt:
+            render_prompts(out, _requests_json(plan))
         return
     _apply(
         ctx,
