@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Write ``schemas/session.schema.json`` from the pydantic models in ``pitools/core/model.py``.
+"""Write the files generated from the pydantic models in ``pitools/core/model.py``.
 
-The schema describes one line of a v3 session file (the header or any entry). It is generated,
-never edited: change the models, run this script, commit both. ``tests/unit/test_model.py``
-fails when the committed file and a fresh generation differ.
+* ``schemas/session.schema.json``: the JSON Schema of one line of a v3 session file (the header or
+  any entry);
+* ``pitools/core/_entry_check.py``: the fast pre-check validate runs on every entry, as plain
+  Python that imports no pydantic (see ``pitools/core/model_check.py``).
 
-Usage: scripts/gen_schema.py [--check]   (--check: exit 1 if the file is out of date)
+They are generated, never edited: change the models, run this script, commit the results.
+``tests/unit/test_model.py`` fails when a committed file and a fresh generation differ.
+
+Usage: scripts/gen_schema.py [--check]   (--check: exit 1 if a file is out of date)
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "schemas" / "session.schema.json"
+CHECK_TARGET = ROOT / "pitools" / "core" / "_entry_check.py"
 
 
 def render() -> str:
@@ -26,17 +31,25 @@ def render() -> str:
     return json.dumps(session_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
+def render_check() -> str:
+    """The fast check module's exact text (already in ``ruff format`` style)."""
+    sys.path.insert(0, str(ROOT))
+    from pitools.core.model_check import render_entry_check
+
+    return render_entry_check()
+
+
 def main(argv: list[str]) -> int:
-    text = render()
+    outputs = {TARGET: render(), CHECK_TARGET: render_check()}
     if "--check" in argv:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
-        if current != text:
-            print(f"{TARGET.relative_to(ROOT)} is out of date; run scripts/gen_schema.py", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.parent.mkdir(parents=True, exist_ok=True)
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET.relative_to(ROOT)}")
+        stale = [p for p, text in outputs.items() if (p.read_text(encoding="utf-8") if p.exists() else "") != text]
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} is out of date; run scripts/gen_schema.py", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in outputs.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(ROOT)}")
     return 0
 
 

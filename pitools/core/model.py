@@ -17,13 +17,10 @@ coerce them either. Entry and message types Pi does not know fall through to
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from types import UnionType
-from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, NamedTuple
 
-import annotated_types
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
-from pydantic.fields import FieldInfo
 
 from pitools.core.jsonout import short_json as _short_json
 from pitools.core.jsvalue import UNDEFINED
@@ -269,9 +266,27 @@ class UnknownMessage(PiModel):
     role: str = Field(json_schema_extra={"not": {"enum": list(MESSAGE_ROLES)}})
 
 
-def _message_tag(value: Any) -> str:
-    role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-    return role if isinstance(role, str) and role in MESSAGE_ROLES else "unknown"
+class TagOf:
+    """A union's discriminator: the value's ``field`` if it is one of ``known``, else ``"unknown"``.
+
+    A class, not a function, so the fast check's generator can write it out as source. pydantic
+    names it in error messages, as it would a function: ``name`` stands for that.
+    """
+
+    def __init__(self, name: str, field: str, known: Iterable[str]) -> None:
+        self.__name__ = name
+        self.field = field
+        self.known = frozenset(known)
+
+    def __call__(self, value: Any) -> str:
+        tag = value.get(self.field) if isinstance(value, dict) else getattr(value, self.field, None)
+        return tag if isinstance(tag, str) and tag in self.known else "unknown"
+
+    def __repr__(self) -> str:
+        return f"TagOf({self.__name__!r}, {self.field!r}, {sorted(self.known)!r})"
+
+
+_message_tag = TagOf("_message_tag", "role", MESSAGE_ROLES)
 
 
 AgentMessage = Annotated[
@@ -416,11 +431,7 @@ class UnknownEntry(EntryBase):
     type: str = Field(json_schema_extra={"not": {"enum": ["session", *ENTRY_TYPES]}})
 
 
-def _entry_tag(value: Any) -> str:
-    etype = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if isinstance(etype, str) and (etype in ENTRY_MODELS or etype == "session"):
-        return etype
-    return "unknown"
+_entry_tag = TagOf("_entry_tag", "type", (*ENTRY_TYPES, "session"))
 
 
 _ENTRY_VARIANTS = (
@@ -467,153 +478,20 @@ def line_adapter() -> TypeAdapter[Any]:
 # -- a cheap pre-check generated from the same annotations --------------------------------------
 #
 # Running pydantic on every entry of a 100 MB session costs as much as loading it. The predicate
-# below is generated from the models' own annotations (so it cannot drift from them) as plain
-# Python source, one flat function per model: when it says True, pydantic accepts the value too,
-# and validate runs pydantic -- for its precise messages -- only where it says False.
+# :mod:`pitools.core._entry_check` is generated from the models' own annotations (by
+# :mod:`pitools.core.model_check`, run from ``scripts/gen_schema.py``) as plain Python source, one
+# flat function per model: when it says True, pydantic accepts the value too, and validate runs
+# pydantic -- for its precise messages -- only where it says False. The module is committed, so
+# using it imports neither pydantic nor this module; a test fails when it is out of date.
 
 Check = Callable[[Any], bool]
-_MAX_FLOAT_INT = 2**1023  # strict pydantic floats take ints, unless they overflow a double
-
-
-class _CheckWriter:
-    """Writes ``def check_<Model>(v)`` functions and the namespace they run in."""
-
-    def __init__(self) -> None:
-        self.functions: dict[type[BaseModel], str] = {}
-        self.sources: list[str] = []
-        self.namespace: dict[str, Any] = {"_M": object(), "_BIG": _MAX_FLOAT_INT, "_call": _call}
-        #: tag -> function name, resolved to the functions once they exist
-        self.tables: list[dict[str, Any]] = []
-        self.depth = 0
-
-    def const(self, value: Any) -> str:
-        name = f"_c{len(self.namespace)}"
-        self.namespace[name] = value
-        return name
-
-    def model(self, model: type[BaseModel]) -> str:
-        name = self.functions.get(model)
-        if name is not None:
-            return name
-        name = f"check_{model.__name__}"
-        self.functions[model] = name
-        lines = [f"def {name}(v):", "    if type(v) is not dict: return False"]
-        for field_name, info in model.model_fields.items():
-            tp: Any = info.annotation
-            if info.metadata:
-                tp = Annotated[(tp, *info.metadata)]
-            key = repr(info.alias or field_name)
-            test = self.expr(tp, "x")
-            lines.append(f"    x = v.get({key}, _M)")
-            if info.is_required():
-                lines.append("    if x is _M: return False")
-                if test != "True":
-                    lines.append(f"    if not ({test}): return False")
-            elif test != "True":
-                lines.append(f"    if x is not _M and not ({test}): return False")
-        lines.append("    return True")
-        self.sources.append("\n".join(lines))
-        return name
-
-    def expr(self, tp: Any, x: str) -> str:
-        origin = get_origin(tp)
-        if origin is Annotated:
-            base, *meta = get_args(tp)
-            return self.annotated(base, meta, x)
-        if tp is Any:
-            return "True"
-        if tp is str:
-            return f"type({x}) is str"
-        if tp is bool:
-            return f"type({x}) is bool"
-        if tp is int:
-            return f"type({x}) is int"
-        if tp is float:
-            return f"(type({x}) is float or (type({x}) is int and -_BIG < {x} < _BIG))"
-        if tp is type(None):
-            return f"{x} is None"
-        if origin is Literal:
-            return f"(type({x}) is str and {x} in {self.const(frozenset(get_args(tp)))})"
-        if origin in (Union, UnionType):
-            return "(" + " or ".join(self.expr(a, x) for a in get_args(tp)) + ")"
-        if origin is list or origin is dict:
-            item_tp = get_args(tp)[-1]
-            self.depth += 1
-            y = f"y{self.depth}"
-            item = self.expr(item_tp, y)
-            self.depth -= 1
-            kind, values = ("list", x) if origin is list else ("dict", f"{x}.values()")
-            if item == "True":
-                return f"type({x}) is {kind}"
-            return f"(type({x}) is {kind} and all({item} for {y} in {values}))"
-        if isinstance(tp, type) and issubclass(tp, BaseModel):
-            return f"{self.model(tp)}({x})"
-        raise TypeError(f"no fast check for {tp!r}")
-
-    def annotated(self, base: Any, meta: list[Any], x: str) -> str:
-        test = self.expr(base, x)
-        for item in meta:
-            constraints: list[Any] = [item]
-            if isinstance(item, FieldInfo):
-                if item.discriminator is not None:
-                    test = self.discriminated(base, item.discriminator, x)
-                constraints = list(item.metadata)
-            elif isinstance(item, Discriminator):
-                test = self.discriminated(base, item, x)
-                constraints = []
-            for c in constraints:
-                if isinstance(c, annotated_types.Ge):
-                    test = f"({test} and {x} >= {c.ge!r})"
-                elif isinstance(c, annotated_types.Le):
-                    test = f"({test} and {x} <= {c.le!r})"
-                elif not isinstance(c, Tag):
-                    raise TypeError(f"no fast check for constraint {c!r}")
-        return test
-
-    def discriminated(self, union_tp: Any, discriminator: Any, x: str) -> str:
-        by_tag: dict[str, str] = {}
-        for member in get_args(union_tp):
-            model, *meta = get_args(member) if get_origin(member) is Annotated else (member,)
-            tags = [m.tag for m in meta if isinstance(m, Tag)]
-            if not tags:  # ``Field(discriminator="type")``: the tags are the Literal's values
-                tags = list(get_args(model.model_fields[discriminator].annotation))
-            for tag in tags:
-                by_tag[tag] = self.model(model)
-        self.tables.append(by_tag)
-        table = self.const(by_tag)
-        if isinstance(discriminator, str):
-            return (
-                f"(type({x}) is dict and type({x}.get({discriminator!r})) is str "
-                f"and _call({table}.get({x}[{discriminator!r}]), {x}))"
-            )
-        tag_of = self.const(discriminator.discriminator)
-        return f"_call({table}.get({tag_of}({x})), {x})"
-
-    def build(self, tp: Any) -> Check:
-        body = self.expr(tp, "v")
-        source = "\n\n".join([*self.sources, f"def check_root(v):\n    return {body}"])
-        namespace = self.namespace
-        code = compile(source, "<pitools.core.model fast check>", "exec")
-        exec(code, namespace)
-        for table in self.tables:
-            for tag, fn in table.items():
-                table[tag] = namespace[fn]
-        check: Check = namespace["check_root"]
-        return check
-
-
-def _call(fn: Check | None, value: Any) -> bool:
-    return fn is not None and fn(value)
-
-
-_CHECKS: dict[str, Check] = {}
 
 
 def entry_check() -> Check:
     """A fast predicate: True means ``entry_adapter()`` accepts the entry (False: maybe not)."""
-    if "entry" not in _CHECKS:
-        _CHECKS["entry"] = _CheckWriter().build(SessionEntry)
-    return _CHECKS["entry"]
+    from pitools.core._entry_check import check_root
+
+    return check_root
 
 
 # -- pydantic errors as readable problems ------------------------------------------------------

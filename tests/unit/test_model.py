@@ -6,6 +6,8 @@ import importlib.util
 import json
 import lzma
 import re
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from pitools.core import model
+from pitools.core import _entry_check, model, model_check
 from pitools.core.model import (
     ENTRY_TYPES,
     MESSAGE_ROLES,
@@ -31,6 +33,7 @@ from pitools.core.model import (
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"
 SCHEMA_FILE = ROOT / "schemas" / "session.schema.json"
+CHECK_FILE = ROOT / "pitools" / "core" / "_entry_check.py"
 
 ASSISTANT_ENTRY: dict[str, Any] = {
     "type": "message",
@@ -234,15 +237,82 @@ def test_fast_check_agrees_with_pydantic_on_mutated_entries(pick: int, data: st.
     assert entry_check()(mutated) == accepts(mutated), mutated
 
 
+def gen_schema() -> Any:
+    spec = importlib.util.spec_from_file_location("gen_schema", ROOT / "scripts" / "gen_schema.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_fast_check_is_the_committed_module() -> None:
+    assert entry_check() is _entry_check.check_root
+    assert _entry_check.ENTRY_TYPES == ENTRY_TYPES and _entry_check.MESSAGE_ROLES == MESSAGE_ROLES
+
+
+def test_committed_fast_check_equals_a_fresh_generation() -> None:
+    text = CHECK_FILE.read_text(encoding="utf-8")
+    assert text == gen_schema().render_check(), "run scripts/gen_schema.py"
+    assert text == model_check.render_entry_check()
+
+
+def test_committed_fast_check_agrees_with_a_fresh_build() -> None:
+    fresh = model_check._CheckWriter().build(model.SessionEntry)
+    assert fresh is not _entry_check.check_root
+    values = golden_values()
+    assert [fresh(v) for v in values] == [_entry_check.check_root(v) for v in values]
+
+
+def test_importing_the_fast_check_does_not_import_pydantic() -> None:
+    code = "import sys, pitools.core._entry_check; print(sorted(m for m in sys.modules if m.startswith('pyd')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys, pitools.core._entry_check; print('pitools.core.model' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert out.stdout.strip() == "False"
+
+
+class _Tagged:
+    def __init__(self, **attrs: Any) -> None:
+        self.__dict__.update(attrs)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"type": "label"},
+        {"type": "session"},
+        {"type": "bookmark"},
+        {"type": 3},
+        {},
+        [],
+        None,
+        _Tagged(type="usage"),
+        _Tagged(type="nope"),
+        _Tagged(role="user"),
+    ],
+)
+def test_discriminators_are_plain_functions_in_the_generated_module(value: Any) -> None:
+    # pydantic also hands model instances to the discriminator: ``getattr`` covers them.
+    assert _entry_check._tag_type(value) == model._entry_tag(value)
+    assert _entry_check._tag_role(value) == model._message_tag(value)
+
+
+def test_discriminators_read_model_instances() -> None:
+    entry = entry_adapter().validate_python(ASSISTANT_ENTRY)
+    assert model._entry_tag(entry) == "message" and model._message_tag(entry.message) == "assistant"
+
+
 # -- the JSON Schema ------------------------------------------------------------------------------
 
 
 def test_committed_schema_equals_a_fresh_generation() -> None:
-    spec = importlib.util.spec_from_file_location("gen_schema", ROOT / "scripts" / "gen_schema.py")
-    assert spec is not None and spec.loader is not None
-    gen_schema = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen_schema)
-    assert SCHEMA_FILE.read_text(encoding="utf-8") == gen_schema.render(), "run scripts/gen_schema.py"
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == gen_schema().render(), "run scripts/gen_schema.py"
     assert json.loads(SCHEMA_FILE.read_text(encoding="utf-8")) == session_json_schema()
 
 
