@@ -100,6 +100,10 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: What :func:`scan_lines` yields per kept value: ``(value, line number, byte offset, size)``.
+ScannedValue = tuple[Any, int, int, int]
+
+
 def _js_blank(text: str) -> bool:
     return not text.strip(JS_WHITESPACE)
 
@@ -178,26 +182,60 @@ def read_session(path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_
     Raises :class:`SessionParseError` only when the file cannot be opened at all; a file that
     is not a session is returned with ``valid=False`` and a diagnostic saying why.
     """
-    spath = os.fspath(path)
-    try:
-        size = os.stat(spath).st_size
-        if os.path.isdir(spath):
-            raise SessionParseError("is a directory, not a session file", path=spath)
-        lines_iter = _iter_raw_lines(spath)
-        raw = RawSession(path=spath, size=size)
-        with gc_paused():
-            _consume(raw, lines_iter, max_line_bytes)
-    except OSError as exc:
-        raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
+    raw, values = stream_session(path, max_line_bytes=max_line_bytes)
+    with gc_paused():
+        _consume(raw, values)
     return raw
 
 
-def _consume(raw: RawSession, lines_iter: Iterator[tuple[int, bytes]], max_line_bytes: int) -> None:
+def stream_session(
+    path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> tuple[RawSession, Iterator[ScannedValue]]:
+    """:func:`read_session` one value at a time: ``raw`` fills in as the iterator is consumed.
+
+    Both the call and the iteration raise :class:`SessionParseError` when the file cannot be
+    read (a directory, no permission, an I/O error halfway).
+    """
+    spath = os.fspath(path)
+    try:
+        size = os.stat(spath).st_size
+    except OSError as exc:
+        raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
+    if os.path.isdir(spath):
+        raise SessionParseError("is a directory, not a session file", path=spath)
+    raw = RawSession(path=spath, size=size)
+
+    def values() -> Iterator[ScannedValue]:
+        try:
+            yield from scan_lines(raw, _iter_raw_lines(spath), max_line_bytes)
+        except OSError as exc:
+            raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
+
+    return raw, values()
+
+
+def _consume(raw: RawSession, scanned: Iterator[ScannedValue]) -> None:
+    values, lines, offsets, lengths = raw.values, raw.lines, raw.offsets, raw.lengths
+    for value, lineno, offset, size in scanned:
+        values.append(value)
+        lines.append(lineno)
+        offsets.append(offset)
+        lengths.append(size)
+
+
+def scan_lines(
+    raw: RawSession, lines_iter: Iterator[tuple[int, bytes]], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Iterator[ScannedValue]:
+    """Parse lines as Pi does and yield every value Pi keeps, without holding on to them.
+
+    The line-level diagnostics, ``line_count``, ``crlf_lines``, ``ends_with_newline`` and, once
+    the iterator is exhausted, ``valid`` and the file-level diagnostics land in ``raw``;
+    ``raw.values`` is left alone (``validate`` checks each value and drops it).
+    """
     diags = raw.diagnostics
-    values = raw.values
     header_seen = False
     lineno = 0
-    first_value_line: int | None = None
+    head: ScannedValue | None = None
     skipped_before_header: list[int] = []
     for offset, line in lines_iter:
         lineno += 1
@@ -253,12 +291,14 @@ def _consume(raw: RawSession, lines_iter: Iterator[tuple[int, bytes]], max_line_
             diags.append(
                 Diagnostic("invalid-utf8", WARNING, "invalid UTF-8 replaced by U+FFFD (as Pi does)", lineno, offset)
             )
-        if not _truthy_json(value):
-            diags.append(
-                Diagnostic("falsy-line", WARNING, f"line parses to {_js_repr(value)}, which Pi drops", lineno, offset)
-            )
-            continue
         if type(value) is not dict:
+            if not _truthy_json(value):
+                diags.append(
+                    Diagnostic(
+                        "falsy-line", WARNING, f"line parses to {_js_repr(value)}, which Pi drops", lineno, offset
+                    )
+                )
+                continue
             diags.append(
                 Diagnostic(
                     "non-object-line",
@@ -268,31 +308,40 @@ def _consume(raw: RawSession, lines_iter: Iterator[tuple[int, bytes]], max_line_
                     offset,
                 )
             )
-        if first_value_line is None:
-            first_value_line = lineno
-        values.append(value)
-        raw.lines.append(lineno)
-        raw.offsets.append(offset)
-        raw.lengths.append(size)
+        item = (value, lineno, offset, size)
+        if head is None:
+            head = item
         header_seen = True
+        yield item
     raw.line_count = lineno
+    _finish(raw, head, skipped_before_header)
+
+
+def accepted_header(value: Any) -> bool:
+    """Whether Pi accepts a file whose first parsed value is ``value``: a header with a string id."""
+    return type(value) is dict and value.get("type") == "session" and type(value.get("id")) is str
+
+
+def _finish(raw: RawSession, head_item: ScannedValue | None, skipped_before_header: list[int]) -> None:
+    """The file-level verdict once every line is read: is it a session Pi accepts?"""
+    diags = raw.diagnostics
     if raw.size == 0:
         diags.append(Diagnostic("empty-file", ERROR, "file is empty; Pi would start a new session in it", None, 0))
         return
-    if not values:
+    if head_item is None:
         diags.append(
             Diagnostic("missing-header", ERROR, "no JSON value in the file; it is not a Pi session", None, None)
         )
         return
-    head = values[0]
+    head, head_line, head_offset, _ = head_item
     if type(head) is not dict or head.get("type") != "session":
         diags.append(
             Diagnostic(
                 "missing-header",
                 ERROR,
                 "first parsed line is not a session header; Pi rejects the whole file",
-                raw.lines[0],
-                raw.offsets[0],
+                head_line,
+                head_offset,
             )
         )
         return
@@ -302,20 +351,20 @@ def _consume(raw: RawSession, lines_iter: Iterator[tuple[int, bytes]], max_line_
                 "invalid-header",
                 ERROR,
                 "session header has no string id; Pi rejects the whole file",
-                raw.lines[0],
-                raw.offsets[0],
+                head_line,
+                head_offset,
             )
         )
         return
-    raw.valid = True
+    raw.valid = accepted_header(head)
     if skipped_before_header:
         diags.append(
             Diagnostic(
                 "header-not-first",
                 WARNING,
-                f"the header is on line {raw.lines[0]}; {len(skipped_before_header)} line(s) before it are skipped",
-                raw.lines[0],
-                raw.offsets[0],
+                f"the header is on line {head_line}; {len(skipped_before_header)} line(s) before it are skipped",
+                head_line,
+                head_offset,
             )
         )
     if raw.crlf_lines:

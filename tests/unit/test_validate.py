@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from pitools.core import validate as validate_module
 from pitools.core.validate import CODES, SEVERITIES, Finding, ValidationReport, validate_file
+from pitools.core.validate.structure import Structure
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"
@@ -535,7 +536,7 @@ def test_a_failing_check_becomes_a_finding(tmp_path: Path, monkeypatch: pytest.M
     def broken(self: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(validate_module._Checker, "_check_references", broken)
+    monkeypatch.setattr(Structure, "references", broken)
     f = only(conversation().write(tmp_path), "internal-check-error")
     assert "boom" in f.message and f.severity == "error"
 

@@ -1,0 +1,129 @@
+"""Finding codes, findings and reports of ``pitools validate`` (no checks here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pitools.core.load import ERROR, INFO, WARNING
+
+#: Severities from least to most serious.
+SEVERITIES: tuple[str, ...] = (INFO, WARNING, ERROR)
+_RANK = {INFO: 0, WARNING: 1, ERROR: 2}
+
+
+def severity_rank(severity: str) -> int:
+    """0 for info, 1 for warning, 2 for error."""
+    return _RANK[severity]
+
+
+@dataclass(frozen=True, slots=True)
+class CodeInfo:
+    severity: str
+    summary: str
+
+
+#: Every finding code, its fixed severity and what it means. The README table is built from this.
+CODES: dict[str, CodeInfo] = {
+    # -- reading the file (reported by pitools.core.load / session) --
+    "unreadable-file": CodeInfo(ERROR, "the file cannot be opened or read"),
+    "empty-file": CodeInfo(ERROR, "the file is empty; Pi would start a new session in it"),
+    "missing-header": CodeInfo(ERROR, "the first JSON line is not a session header; Pi rejects the file"),
+    "invalid-header": CodeInfo(ERROR, "the header has no string id; Pi rejects the file"),
+    "utf8-bom": CodeInfo(ERROR, "the file starts with a byte order mark; Pi cannot parse that line"),
+    "malformed-json": CodeInfo(ERROR, "a line is not valid JSON; Pi skips it"),
+    "non-object-line": CodeInfo(ERROR, "a line is a JSON array, number or string; Pi keeps it as a broken entry"),
+    "invalid-utf8": CodeInfo(WARNING, "invalid UTF-8, which Pi replaces with U+FFFD"),
+    "falsy-line": CodeInfo(WARNING, "a line is null, false, 0 or an empty string; Pi drops it"),
+    "line-too-long": CodeInfo(WARNING, "a line is longer than pitools' limit"),
+    "header-not-first": CodeInfo(WARNING, "lines before the header, which Pi skips"),
+    "extra-header": CodeInfo(WARNING, "a second session header, which Pi ignores"),
+    "unterminated-last-line": CodeInfo(WARNING, "the last line has no newline (torn write); Pi appends one"),
+    "blank-line": CodeInfo(INFO, "a blank line, which Pi skips"),
+    "crlf-line-endings": CodeInfo(INFO, "CRLF line endings (Pi reads them)"),
+    # -- header --
+    "header-version": CodeInfo(WARNING, "the header version is not a number from 1 to 3"),
+    "needs-migration": CodeInfo(INFO, "a v1/v2 session; Pi migrates it to v3 and rewrites the file on open"),
+    # -- entry shapes --
+    "missing-field": CodeInfo(WARNING, "a field Pi's types require is missing (an error only via pi-would-crash)"),
+    "invalid-field": CodeInfo(WARNING, "a field has the wrong type or value (an error only via pi-would-crash)"),
+    "invalid-timestamp": CodeInfo(WARNING, "a timestamp is not an ISO 8601 date-time"),
+    "unknown-entry-type": CodeInfo(WARNING, "an entry type Pi 1.6.0 does not know; it is kept but ignored"),
+    "unknown-message-role": CodeInfo(WARNING, "a message role Pi 1.6.0 does not know; it never reaches the model"),
+    # -- the tree --
+    "duplicate-id": CodeInfo(ERROR, "two entries share an id; Pi keeps only the last one"),
+    "orphan-entry": CodeInfo(ERROR, "parentId matches no entry; Pi's path ends there"),
+    "parent-cycle": CodeInfo(ERROR, "parentIds form a loop; Pi would loop forever"),
+    "self-parent": CodeInfo(ERROR, "an entry is its own parent; Pi's path walk never ends"),
+    "multiple-roots": CodeInfo(INFO, "more than one entry has no parent"),
+    # -- references between entries --
+    "compaction-missing-first-kept": CodeInfo(
+        WARNING, "a compaction's firstKeptEntryId is missing or matches no entry; Pi keeps nothing before it"
+    ),
+    "compaction-first-kept-off-path": CodeInfo(
+        WARNING, "a compaction's firstKeptEntryId is not an ancestor; Pi keeps nothing before it"
+    ),
+    "context-edit-missing-target": CodeInfo(WARNING, "a context_edit's targetId matches no entry"),
+    "context-edit-off-branch": CodeInfo(WARNING, "a context_edit's target is not on the edit's own branch"),
+    "context-edit-not-editable": CodeInfo(
+        WARNING,
+        "a context_edit targets something other than a user/assistant/toolResult message or custom_message",
+    ),
+    "context-edit-invalid-replacement": CodeInfo(
+        ERROR, "a context_edit replacement is neither null nor an object with string or array content"
+    ),
+    "label-missing-target": CodeInfo(WARNING, "a label's targetId matches no entry"),
+    "branch-summary-missing-from": CodeInfo(WARNING, "a branch_summary's fromId matches no entry"),
+    # -- conversation --
+    "tool-result-without-call": CodeInfo(WARNING, "a tool result answers no toolCall earlier on its path"),
+    "tool-call-unanswered": CodeInfo(
+        WARNING, "a tool call gets no result although the conversation goes on; Pi inserts a synthetic error"
+    ),
+    "timestamp-backwards": CodeInfo(INFO, "an entry's timestamp is earlier than its parent's"),
+    "pi-would-crash": CodeInfo(ERROR, "Pi 1.6.0 itself throws on this data"),
+    "internal-check-error": CodeInfo(ERROR, "a pitools check failed (a bug; please report it)"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem: a code from :data:`CODES`, its severity, a message and where it is."""
+
+    code: str
+    severity: str
+    message: str
+    line: int | None = None
+    entry_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "line": self.line,
+            "entryId": self.entry_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationReport:
+    """The immutable result of validating one file."""
+
+    path: str
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Findings per severity (``error``, ``warning``, ``info``; zeros included)."""
+        counts = {ERROR: 0, WARNING: 0, INFO: 0}
+        for f in self.findings:
+            counts[f.severity] += 1
+        return counts
+
+    def failed(self, fail_on: str = ERROR) -> bool:
+        """True when a finding is at least as serious as ``fail_on``."""
+        floor = _RANK[fail_on]
+        return any(_RANK[f.severity] >= floor for f in self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "findings": [f.to_json() for f in self.findings], "counts": self.counts}

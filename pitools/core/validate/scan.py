@@ -1,0 +1,401 @@
+"""The per-entry pass of ``validate``: checks one entry at a time and keeps a slim record of it.
+
+Everything the later checks need from an entry (its id and parent as hashable keys, type,
+message role, tool calls, timestamp, references) is copied into :class:`Records`, a set of
+parallel lists; the entry itself can then be dropped. That lets ``validate`` stream a file
+(parse, check, forget), and lets two processes scan the two halves of a big file and merge
+their records (:meth:`Records.extend`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pitools.core.jsonout import short_json as _js
+from pitools.core.jsops import prop, strict_equal
+from pitools.core.jsvalue import UNDEFINED, js_date_ms
+from pitools.core.tree import js_truthy_id
+from pitools.core.validate.codes import CODES, Finding
+from pitools.core.validate.crash import Suspicion
+
+#: The key of an entry without an id (and of non-object entries): Pi's ``byId`` holds the last one.
+UNDEF_KEY: Any = ("undefined",)
+
+# Ranks order the findings of one entry (one line) the way the checks run.
+R_TYPE, R_DUPLICATE, R_SELF_PARENT, R_TIMESTAMP, R_KIND, R_SHAPE, R_INTERNAL = range(7)
+
+_ROLES_WITH_CONTENT_EDITS = ("user", "assistant", "toolResult", "custom")
+_EDITABLE_MESSAGE_ROLES = ("user", "assistant", "toolResult")
+
+
+def id_key(value: Any, line: int, slot: str) -> Any:
+    """A hashable key with JS ``Map`` identity for an id value, that survives pickling.
+
+    Strings, numbers and null are their own keys (``1`` and ``1.0`` are one key, as in a Map);
+    booleans are tagged so ``true`` is not ``1``; an object or array is equal only to itself,
+    so it gets a key no other value has (its line and field).
+    """
+    t = type(value)
+    if t is str or t is int or t is float or value is None:
+        return value
+    if value is UNDEFINED:
+        return UNDEF_KEY
+    if t is bool:
+        return ("bool", value)
+    return ("object", line, slot)
+
+
+def id_text(value: Any) -> str:
+    """An id as finding messages quote it: strings as they are, anything else as JSON."""
+    return value if type(value) is str else _js(value)
+
+
+# -- timestamps ---------------------------------------------------------------------------------
+
+# ISO 8601 date or date-time as Pi writes and reads it (`new Date(...)` accepts more; we do not).
+_ISO_RE = re.compile(
+    r"[+-]?\d{4,6}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+    r"(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)?)?"
+)
+# Pi's own format (toISOString): such strings compare chronologically as text.
+_CANONICAL_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+_SECONDS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def pi_format(text: str) -> bool:
+    """``YYYY-MM-DDTHH:MM:SS.sssZ`` with a date every month has (so text order is time order)."""
+    return (
+        _CANONICAL_RE.fullmatch(text) is not None
+        and "01" <= text[5:7] <= "12"
+        and "01" <= text[8:10] <= "28"
+        and text[11:13] < "24"
+        and text[14:16] < "60"
+        and text[17:19] < "60"
+    )
+
+
+def iso_ok(text: str) -> bool:
+    if pi_format(text):
+        return True
+    if not _ISO_RE.fullmatch(text):
+        return False
+    ms = js_date_ms(text)
+    return ms == ms  # NaN: out of JavaScript's date range
+
+
+def time_key(ts: Any) -> str | float | None:
+    """A sortable form of an entry timestamp: Pi's own format as is, anything else as Date ms."""
+    if type(ts) is not str:
+        return None
+    if pi_format(ts):
+        return ts  # toISOString() output sorts chronologically as text
+    if len(ts) == 20 and _SECONDS_RE.fullmatch(ts) and pi_format(ts[:19] + ".000Z"):
+        return ts[:19] + ".000Z"
+    ms = js_date_ms(ts)
+    return None if ms != ms else float(ms)
+
+
+def before(a: str | float, b: str | float) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return a < b
+    a_ms = float(js_date_ms(a)) if isinstance(a, str) else a
+    b_ms = float(js_date_ms(b)) if isinstance(b, str) else b
+    return a_ms < b_ms
+
+
+# -- records --------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Records:
+    """What the tree checks need of each entry, in file order (index = entry position).
+
+    Lists hold a value per entry; the ``dict`` fields hold values only for the entries that
+    have one (tool calls, odd ids...), keyed by position.
+    """
+
+    lines: list[int] = field(default_factory=list)
+    #: :func:`id_key` of the id and of a JS-truthy parentId (None: no parent).
+    keys: list[Any] = field(default_factory=list)
+    parent_keys: list[Any] = field(default_factory=list)
+    #: The id a finding shows (None: not a string, or ids hidden for a v1 file).
+    shown_ids: list[str | None] = field(default_factory=list)
+    #: Entry type when it is a string; None otherwise.
+    types: list[str | None] = field(default_factory=list)
+    #: Message role, for ``message`` entries whose message is an object with a string role.
+    roles: list[str | None] = field(default_factory=list)
+    #: :func:`time_key` of the timestamp, and the timestamp text when that key exists.
+    time_keys: list[str | float | None] = field(default_factory=list)
+    stamps: list[str | None] = field(default_factory=list)
+    #: Assistant messages with tool calls: (call ids skipped as error/aborted?, ((id, name), ...)).
+    calls: dict[int, tuple[bool, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
+    #: Tool results with a string toolCallId.
+    results: dict[int, str] = field(default_factory=dict)
+    #: Raw id / parentId values that are not strings (for messages), and entry descriptions
+    #: that the type and role do not give (non-objects, odd roles).
+    odd_ids: dict[int, Any] = field(default_factory=dict)
+    odd_parents: dict[int, Any] = field(default_factory=dict)
+    odd_kinds: dict[int, str] = field(default_factory=dict)
+    non_objects: set[int] = field(default_factory=set)
+    self_parents: set[int] = field(default_factory=set)
+    #: Reference checks to run once every id is known: (position, entry type, data).
+    refs: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def id_text(self, pos: int) -> str:
+        odd = self.odd_ids.get(pos, _NONE)
+        return id_text(odd) if odd is not _NONE else str(self.keys[pos])
+
+    def tree_id_text(self, pos: int) -> str:
+        """The id as Pi's tree messages show it (``(no id)``, ``null``, or repr)."""
+        from pitools.core.tree import id_text as tree_id_text
+
+        odd = self.odd_ids.get(pos, _NONE)
+        return tree_id_text(odd) if odd is not _NONE else str(self.keys[pos])
+
+    def parent_text(self, pos: int) -> str:
+        odd = self.odd_parents.get(pos, _NONE)
+        return id_text(odd) if odd is not _NONE else str(self.parent_keys[pos])
+
+    def kind(self, pos: int) -> str:
+        """What the entry is, for messages: "user message", "label entry", "non-object entry"..."""
+        odd = self.odd_kinds.get(pos)
+        if odd is not None:
+            return odd
+        etype, role = self.types[pos], self.roles[pos]
+        if etype == "message":
+            return f"{role} message" if role is not None else "message"
+        return f"{etype} entry"
+
+    def editable(self, pos: int) -> bool:
+        """``appendContextEdit``'s rule: user/assistant/toolResult messages and custom_message entries."""
+        etype = self.types[pos]
+        return etype == "custom_message" or (etype == "message" and self.roles[pos] in _EDITABLE_MESSAGE_ROLES)
+
+    def contributes_editable_role(self, pos: int) -> bool:
+        """Whether ``projectContextEntry`` would swap the content of one of this entry's messages."""
+        etype = self.types[pos]
+        return etype == "custom_message" or (etype == "message" and self.roles[pos] in _ROLES_WITH_CONTENT_EDITS)
+
+    def extend(self, other: Records, line_shift: int = 0) -> None:
+        """Append ``other``'s entries (scanned from a later part of the file) after these."""
+        shift = len(self.lines)
+        if line_shift:
+            self.lines.extend(line + line_shift for line in other.lines)
+        else:
+            self.lines.extend(other.lines)
+        for name in ("keys", "parent_keys", "shown_ids", "types", "roles", "time_keys", "stamps"):
+            getattr(self, name).extend(getattr(other, name))
+        for name in ("calls", "results", "odd_ids", "odd_parents", "odd_kinds"):
+            mine = getattr(self, name)
+            for pos, value in getattr(other, name).items():
+                mine[pos + shift] = value
+        self.non_objects.update(pos + shift for pos in other.non_objects)
+        self.self_parents.update(pos + shift for pos in other.self_parents)
+        self.refs.extend((pos + shift, etype, data) for pos, etype, data in other.refs)
+
+
+_NONE: Any = object()
+
+#: A finding of the entry pass with its sort key: (line, rank within the entry, finding).
+RankedFinding = tuple[int, int, Finding]
+
+
+class Scanner:
+    """Runs the per-entry checks and fills :class:`Records`; never raises for bad data."""
+
+    def __init__(self, *, show_ids: bool = True, suspicion: Suspicion | None = None) -> None:
+        from pitools.core._entry_check import ENTRY_TYPES, MESSAGE_ROLES, check_root
+
+        self.records = Records()
+        self.findings: list[RankedFinding] = []
+        self.show_ids = show_ids
+        self.fast = check_root
+        self.known_types = frozenset(ENTRY_TYPES)
+        self.known_roles = frozenset(MESSAGE_ROLES)
+        self.suspicion = suspicion or Suspicion()
+
+    def add(self, line: int, rank: int, code: str, message: str, shown_id: str | None) -> None:
+        self.findings.append((line, rank, Finding(code, CODES[code].severity, message, line, shown_id)))
+
+    def scan(self, entry: Any, line: int) -> None:
+        """Check one entry (not the header) and record it."""
+        rec = self.records
+        pos = len(rec.lines)
+        rec.lines.append(line)
+        if type(entry) is not dict:  # the loader reported it (non-object-line)
+            rec.keys.append(UNDEF_KEY)
+            rec.parent_keys.append(None)
+            rec.shown_ids.append(None)
+            rec.types.append(None)
+            rec.roles.append(None)
+            rec.time_keys.append(None)
+            rec.stamps.append(None)
+            rec.odd_ids[pos] = UNDEFINED
+            rec.odd_kinds[pos] = "non-object entry"
+            rec.non_objects.add(pos)
+            return
+        get = entry.get
+        etype = get("type", UNDEFINED)
+        eid = get("id", UNDEFINED)
+        pid = get("parentId", UNDEFINED)
+        if type(eid) is str:
+            rec.keys.append(eid)
+            shown = eid if self.show_ids else None
+        else:
+            rec.keys.append(id_key(eid, line, "id"))
+            rec.odd_ids[pos] = eid
+            shown = None
+        rec.shown_ids.append(shown)
+        if type(pid) is str:
+            rec.parent_keys.append(pid or None)
+        elif js_truthy_id(pid):
+            rec.parent_keys.append(id_key(pid, line, "parentId"))
+            rec.odd_parents[pos] = pid
+        else:
+            rec.parent_keys.append(None)
+        rec.types.append(etype if type(etype) is str else None)
+        rec.roles.append(None)
+        rec.time_keys.append(None)
+        rec.stamps.append(None)
+        try:
+            self._check(entry, pos, line, etype, eid, pid, shown)
+        except Exception as exc:
+            self.add(line, R_INTERNAL, "internal-check-error", internal_message("entries", exc), None)
+
+    def _check(self, entry: dict[str, Any], pos: int, line: int, etype: Any, eid: Any, pid: Any, shown: Any) -> None:
+        rec = self.records
+        if type(etype) is str:
+            if etype not in self.known_types:
+                self.add(line, R_TYPE, "unknown-entry-type", f"unknown entry type {_js(etype)}; Pi keeps it", shown)
+        else:
+            rec.odd_kinds[pos] = f"{id_text(etype)} entry"
+        if pid is not UNDEFINED and js_truthy_id(pid) and strict_equal(pid, eid):
+            rec.self_parents.add(pos)
+            self.add(
+                line,
+                R_SELF_PARENT,
+                "self-parent",
+                f"entry {id_text(eid)} is its own parent; Pi's getTree shows it as a root, "
+                "but its path walk never ends",
+                shown,
+            )
+        ts = entry.get("timestamp", UNDEFINED)
+        if type(ts) is str:
+            key = time_key(ts)
+            if key is not None:
+                rec.time_keys[pos] = key
+                rec.stamps[pos] = ts
+            # A text key is one of the two ISO forms time_key recognises: valid already.
+            if type(key) is not str and not iso_ok(ts):
+                self.add(
+                    line, R_TIMESTAMP, "invalid-timestamp", f"timestamp {_js(ts)} is not an ISO 8601 date-time", shown
+                )
+        covered: set[tuple[str, ...]] = set()
+        if etype == "message":
+            self._message(entry, pos, line, shown)
+        elif etype == "compaction":
+            if "firstKeptEntryId" not in entry:
+                covered.add(("firstKeptEntryId",))
+                self.add(
+                    line,
+                    R_KIND,
+                    "compaction-missing-first-kept",
+                    "compaction has no firstKeptEntryId; Pi keeps nothing from before it",
+                    shown,
+                )
+            else:
+                first_kept = entry["firstKeptEntryId"]
+                # Its own id: a retain-none compaction.
+                if not strict_equal(first_kept, eid):
+                    rec.refs.append((pos, etype, {"key": id_key(first_kept, line, "f"), "text": id_text(first_kept)}))
+        elif etype == "context_edit":
+            self._context_edit(entry, pos, line, shown, covered)
+        elif etype == "label":
+            target = entry.get("targetId", UNDEFINED)
+            if target is not UNDEFINED:
+                rec.refs.append((pos, etype, {"key": id_key(target, line, "t"), "text": id_text(target)}))
+        elif etype == "branch_summary":
+            from_id = entry.get("fromId", UNDEFINED)
+            # "root": what Pi writes when the abandoned branch had no leaf.
+            if type(from_id) is str and from_id != "root":
+                rec.refs.append((pos, etype, {"key": from_id, "text": from_id}))
+        if not self.fast(entry):
+            for code, message in self.suspicion.findings(entry, covered):
+                self.add(line, R_SHAPE, code, message, shown)
+
+    def _message(self, entry: dict[str, Any], pos: int, line: int, shown: Any) -> None:
+        rec = self.records
+        message = entry.get("message", UNDEFINED)
+        if type(message) is not dict:
+            return
+        role = message.get("role", UNDEFINED)
+        if type(role) is not str:
+            if role is not None:  # a null role reads as a plain "message"
+                rec.odd_kinds[pos] = f"{id_text(role)} message"
+            return
+        rec.roles[pos] = role
+        if role not in self.known_roles:
+            self.add(
+                line,
+                R_KIND,
+                "unknown-message-role",
+                f"unknown message role {_js(role)}; Pi's convertToLlm drops it",
+                shown,
+            )
+        elif role == "assistant":
+            content = message.get("content")
+            if type(content) is list:
+                calls = []
+                for block in content:
+                    if type(block) is dict and block.get("type") == "toolCall":
+                        call_id = block.get("id")
+                        if type(call_id) is str:
+                            name = block.get("name")
+                            calls.append((call_id, name if type(name) is str else "?"))
+                if calls:
+                    rec.calls[pos] = (message.get("stopReason") in ("error", "aborted"), tuple(calls))
+        elif role == "toolResult":
+            result_id = message.get("toolCallId")
+            if type(result_id) is str:
+                rec.results[pos] = result_id
+
+    def _context_edit(self, entry: dict[str, Any], pos: int, line: int, shown: Any, covered: set[Any]) -> None:
+        replacement = entry.get("replacement", UNDEFINED)
+        valid = replacement is None or (
+            type(replacement) is dict and type(replacement.get("content", UNDEFINED)) in (str, list)
+        )
+        if not valid:
+            covered.add(("replacement",))
+            self.add(
+                line,
+                R_KIND,
+                "context-edit-invalid-replacement",
+                f"replacement {_js(replacement)} is neither null nor "
+                "{content: string | array}; Pi's appendContextEdit refuses that",
+                shown,
+            )
+        target = entry.get("targetId", UNDEFINED)
+        if target is UNDEFINED:
+            return  # missing-field
+        data: dict[str, Any] = {
+            "key": id_key(target, line, "t"),
+            "text": id_text(target),
+            "hides": replacement is None,
+        }
+        if not valid:
+            data["why"] = (
+                "projectContextEntry reads `content` of undefined (TypeError)"
+                if replacement is UNDEFINED
+                else f"the message content becomes {_js(prop(replacement, 'content'))}, which "
+                "estimateTokens cannot iterate (TypeError: … is not iterable)"
+            )
+        self.records.refs.append((pos, "context_edit", data))
+
+
+def internal_message(check: str, exc: BaseException) -> str:
+    return f"check {check!r} failed ({type(exc).__name__}: {exc}); this is a pitools bug"

@@ -1,0 +1,298 @@
+"""The checks that need every entry: ids, the parent tree, tool-call pairing along paths, references.
+
+They run on :class:`~pitools.core.validate.scan.Records` (positions, keys and a few fields per
+entry), never on the parsed entries themselves, and without recursion: a 100,000-deep chain is
+an ordinary input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pitools.core.jsonout import short_json as _js
+from pitools.core.validate.codes import CODES, Finding
+from pitools.core.validate.scan import R_DUPLICATE, UNDEF_KEY, RankedFinding, Records, before
+
+_TURN_ROLES = ("user", "assistant")
+#: The order in which reference checks report (each in file order).
+_REF_ORDER = {"compaction": 0, "context_edit": 1, "label": 2, "branch_summary": 3}
+
+
+class Structure:
+    """Pi's ``byId`` over the records, and the checks that use it."""
+
+    def __init__(self, rec: Records) -> None:
+        self.rec = rec
+        keys = rec.keys
+        #: Key -> position of the entry Pi's ``byId`` keeps (the last one with that id).
+        self.pos_by_key: dict[Any, int] = dict(zip(keys, range(len(keys)), strict=True))
+        #: Euler-tour times of the walked entries (-1: not reachable from a root).
+        self.tin: list[int] = []
+        self.tout: list[int] = []
+
+    def finding(self, code: str, message: str, pos: int | None) -> Finding:
+        if pos is None:
+            return Finding(code, CODES[code].severity, message, None, None)
+        return Finding(code, CODES[code].severity, message, self.rec.lines[pos], self.rec.shown_ids[pos])
+
+    def held(self) -> list[int]:
+        """Positions of the entries ``byId`` holds, in file order."""
+        return sorted(self.pos_by_key.values())
+
+    def parent_pos(self, pos: int) -> int | None:
+        key = self.rec.parent_keys[pos]
+        return None if key is None else self.pos_by_key.get(key)
+
+    # -- duplicate ids (reported with the entry pass) ---------------------------------------------
+    def duplicates(self) -> list[RankedFinding]:
+        rec = self.rec
+        first_line: dict[Any, int] = {}
+        out: list[RankedFinding] = []
+        for pos, (key, line) in enumerate(zip(rec.keys, rec.lines, strict=True)):
+            if key == UNDEF_KEY:
+                continue  # no id (or not an object)
+            first = first_line.setdefault(key, line)
+            if first != line:
+                message = (
+                    f"id {rec.id_text(pos)} is already used on line {first}; Pi's index keeps only the "
+                    "last entry with an id, so parent links and leaves resolve to that one"
+                )
+                out.append((line, R_DUPLICATE, self.finding("duplicate-id", message, pos)))
+        return out
+
+    # -- roots, orphans, cycles -------------------------------------------------------------------
+    def tree(self) -> list[Finding]:
+        rec = self.rec
+        out: list[Finding] = []
+        roots: list[int] = []
+        pos_by_key = self.pos_by_key
+        for pos in self.held():
+            if pos in rec.non_objects:
+                continue
+            key = rec.parent_keys[pos]
+            if key is None:
+                roots.append(pos)
+            elif key not in pos_by_key:
+                out.append(
+                    self.finding(
+                        "orphan-entry",
+                        f"parentId {rec.parent_text(pos)} matches no entry; Pi's path stops here, so nothing "
+                        "before it reaches the context",
+                        pos,
+                    )
+                )
+        if len(roots) > 1:
+            shown = ", ".join(str(rec.lines[p]) for p in roots[:8]) + (" …" if len(roots) > 8 else "")
+            out.append(
+                self.finding(
+                    "multiple-roots",
+                    f"{len(roots)} entries have no parent (lines {shown}); a path from a later root "
+                    "does not see the entries before it",
+                    roots[1],
+                )
+            )
+        for cycle in self.cycles():
+            if len(cycle) < 2:
+                continue  # a self-parent, reported per entry
+            ids = [rec.tree_id_text(p) for p in cycle]
+            loop = " -> ".join([*ids, ids[0]]) if len(ids) <= 6 else " -> ".join([*ids[:5], "…"])
+            out.append(
+                self.finding(
+                    "parent-cycle",
+                    f"parentId loop of {len(ids)} entries ({loop}); Pi's getBranch/buildSessionPath "
+                    "would loop forever on any path through it",
+                    min(cycle),
+                )
+            )
+        return out
+
+    def cycles(self) -> list[list[int]]:
+        """Every distinct parentId loop, as positions in walk order (iterative, linear)."""
+        parent_keys, pos_by_key = self.rec.parent_keys, self.pos_by_key
+        done = bytearray(len(parent_keys))
+        out: list[list[int]] = []
+        for start in pos_by_key.values():
+            if done[start]:
+                continue
+            trail: list[int] = []
+            on_trail: dict[int, int] = {}
+            current: int | None = start
+            while current is not None and not done[current]:
+                at = on_trail.get(current)
+                if at is not None:
+                    out.append(trail[at:])
+                    break
+                on_trail[current] = len(trail)
+                trail.append(current)
+                key = parent_keys[current]
+                current = None if key is None else pos_by_key.get(key)
+            for pos in trail:
+                done[pos] = 1
+        return out
+
+    # -- one walk over the tree: ancestry, tool calls, timestamps ---------------------------------
+    def walk(self) -> list[Finding]:
+        rec = self.rec
+        n = len(rec)
+        out: list[Finding] = []
+        parent_keys, pos_by_key, self_parents = rec.parent_keys, self.pos_by_key, rec.self_parents
+        children: dict[int, list[int]] = {}
+        roots: list[int] = []
+        for pos in self.held():
+            key = parent_keys[pos]
+            # Roots as Pi's getTree sees them: no parent, a missing parent, or itself as parent.
+            parent = None if key is None or pos in self_parents else pos_by_key.get(key)
+            if parent is None:
+                roots.append(pos)
+            else:
+                children.setdefault(parent, []).append(pos)
+        tin = [-1] * n
+        tout = [-1] * n
+        self.tin, self.tout = tin, tout
+        roles, calls, results = rec.roles, rec.calls, rec.results
+        time_keys = rec.time_keys
+        # tool call id -> stack of [assistant position, answered] on the current path
+        open_calls: dict[str, list[list[Any]]] = {}
+        declared: list[tuple[int, str, str, list[Any]]] = []
+        later_turn = bytearray(n)
+        timer = 0
+        stack: list[tuple[int, int, bool]] = [(r, -1, False) for r in reversed(roots)]
+        while stack:
+            pos, parent, leaving = stack.pop()
+            if leaving:
+                tout[pos] = timer
+                timer += 1
+                made = calls.get(pos)
+                if made is not None:
+                    for call_id, _ in made[1]:
+                        open_calls[call_id].pop()
+                if parent >= 0 and (later_turn[pos] or roles[pos] in _TURN_ROLES):
+                    later_turn[parent] = 1
+                continue
+            if tin[pos] != -1:
+                continue
+            tin[pos] = timer
+            timer += 1
+            stack.append((pos, parent, True))
+            if parent >= 0:
+                key, parent_key = time_keys[pos], time_keys[parent]
+                if key is not None and parent_key is not None and before(key, parent_key):
+                    out.append(
+                        self.finding(
+                            "timestamp-backwards",
+                            f"timestamp {rec.stamps[pos]} is earlier than its parent's "
+                            f"({rec.stamps[parent]}, line {rec.lines[parent]}); "
+                            "Pi's tree orders siblings by timestamp",
+                            pos,
+                        )
+                    )
+            made = calls.get(pos)
+            if made is not None:
+                skip, pairs = made
+                for call_id, name in pairs:
+                    record = [pos, False]
+                    open_calls.setdefault(call_id, []).append(record)
+                    if not skip:
+                        declared.append((pos, call_id, name, record))
+            else:
+                result_id = results.get(pos)
+                if result_id is not None:
+                    pending = open_calls.get(result_id)
+                    if pending:
+                        pending[-1][1] = True
+                    else:
+                        out.append(
+                            self.finding(
+                                "tool-result-without-call",
+                                f"tool result for call {_js(result_id)} has no matching toolCall earlier on "
+                                "its path; providers reject an unmatched result",
+                                pos,
+                            )
+                        )
+            for child in reversed(children.get(pos, ())):
+                stack.append((child, pos, False))
+        for pos, call_id, name, record in declared:
+            if not record[1] and later_turn[pos]:
+                out.append(
+                    self.finding(
+                        "tool-call-unanswered",
+                        f"tool call {_js(call_id)} ({name}) has no result before the conversation goes on; "
+                        "Pi sends a synthetic 'No result provided' error in its place",
+                        pos,
+                    )
+                )
+        return out
+
+    def is_ancestor(self, anc: int, desc: int) -> bool | None:
+        """True/False when both are in the walked tree; None when unknown (cycles, duplicates)."""
+        tin, tout = self.tin, self.tout
+        if not tin or tin[anc] < 0 or tin[desc] < 0:
+            return None
+        return tin[anc] <= tin[desc] and tout[desc] <= tout[anc]
+
+    # -- references ---------------------------------------------------------------------------------
+    def references(self) -> list[Finding]:
+        rec = self.rec
+        out: list[Finding] = []
+        refs = sorted(self.rec.refs, key=lambda ref: _REF_ORDER[ref[1]])
+        for pos, etype, data in refs:
+            target = self.pos_by_key.get(data["key"])
+            text = data["text"]
+            if etype == "compaction":
+                if target is None:
+                    out.append(
+                        self.finding(
+                            "compaction-missing-first-kept",
+                            f"firstKeptEntryId {text} matches no entry; Pi keeps nothing from before the compaction",
+                            pos,
+                        )
+                    )
+                elif self.is_ancestor(target, pos) is False:
+                    out.append(
+                        self.finding(
+                            "compaction-first-kept-off-path",
+                            f"firstKeptEntryId {text} (line {rec.lines[target]}) is not an "
+                            "ancestor of the compaction; Pi keeps nothing from before it",
+                            pos,
+                        )
+                    )
+            elif etype == "context_edit":
+                out.extend(self._context_edit(pos, target, data))
+            elif target is None and etype == "label":
+                out.append(self.finding("label-missing-target", f"label targets {text}, which matches no entry", pos))
+            elif target is None:
+                out.append(self.finding("branch-summary-missing-from", f"fromId {text} matches no entry", pos))
+        return out
+
+    def _context_edit(self, pos: int, target: int | None, data: dict[str, Any]) -> list[Finding]:
+        rec = self.rec
+        text = data["text"]
+        if target is None:
+            message = f"targetId {text} matches no entry; the edit does nothing"
+            return [self.finding("context-edit-missing-target", message, pos)]
+        out = []
+        if not rec.editable(target):
+            effect = "Pi 1.6.0 still hides it from the context" if data["hides"] else "Pi ignores the replacement"
+            out.append(
+                self.finding(
+                    "context-edit-not-editable",
+                    f"target {text} is a {rec.kind(target)}, which Pi's appendContextEdit refuses; {effect}",
+                    pos,
+                )
+            )
+        up = self.is_ancestor(target, pos)
+        if up is False:
+            out.append(
+                self.finding(
+                    "context-edit-off-branch",
+                    f"target {text} (line {rec.lines[target]}) is not on the edit's branch; "
+                    "Pi's appendContextEdit refuses that, and the edit applies only where both share a path",
+                    pos,
+                )
+            )
+        why = data.get("why")
+        if why is not None and rec.contributes_editable_role(target) and (up or self.is_ancestor(pos, target)):
+            out.append(
+                self.finding("pi-would-crash", f"Pi 1.6.0 throws when it applies this edit to {text}: {why}", pos)
+            )
+        return out
