@@ -7,8 +7,6 @@ Plain Python, generated from the models' annotations, so importing it costs no p
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 ENTRY_TYPES = (
     "message",
     "model_change",
@@ -77,10 +75,6 @@ _c26 = frozenset(
         "usage",
     }
 )
-
-
-def _call(fn: Callable[[object], bool] | None, value: object) -> bool:
-    return fn is not None and fn(value)
 
 
 def check_TextContent(v: object) -> bool:
@@ -156,7 +150,10 @@ def check_union1(v: object) -> bool:
     if type(v) is not dict:
         return False
     tag = v.get("type")
-    return type(tag) is str and _call(_t1.get(tag), v)
+    if type(tag) is not str:
+        return False
+    fn = _t1.get(tag)
+    return fn is not None and fn(v)
 
 
 def check_UserMessage(v: object) -> bool:
@@ -218,7 +215,10 @@ def check_union2(v: object) -> bool:
     if type(v) is not dict:
         return False
     tag = v.get("type")
-    return type(tag) is str and _call(_t2.get(tag), v)
+    if type(tag) is not str:
+        return False
+    fn = _t2.get(tag)
+    return fn is not None and fn(v)
 
 
 def check_UsageCost(v: object) -> bool:
@@ -511,6 +511,13 @@ def _tag_role(v: object) -> str:
     return tag if isinstance(tag, str) and tag in _c16 else "unknown"
 
 
+def check_by_role3(v: object) -> bool:
+    """Dispatch on `role` as _tag_role reads it."""
+    tag = v.get("role") if isinstance(v, dict) else getattr(v, "role", None)
+    fn = _t3.get(tag if isinstance(tag, str) and tag in _c16 else "unknown")
+    return fn is not None and fn(v)
+
+
 def check_MessageEntry(v: object) -> bool:
     if type(v) is not dict:
         return False
@@ -527,7 +534,7 @@ def check_MessageEntry(v: object) -> bool:
     if x is _M or not (type(x) is str and x in _c1):
         return False
     x = v.get("message", _M)
-    return x is not _M and _call(_t3.get(_tag_role(x)), x)
+    return x is not _M and check_by_role3(x)
 
 
 def check_ModelChangeEntry(v: object) -> bool:
@@ -638,7 +645,10 @@ def check_union4(v: object) -> bool:
     if type(v) is not dict:
         return False
     tag = v.get("type")
-    return type(tag) is str and _call(_t4.get(tag), v)
+    if type(tag) is not str:
+        return False
+    fn = _t4.get(tag)
+    return fn is not None and fn(v)
 
 
 def check_ContextEditReplacement(v: object) -> bool:
@@ -807,8 +817,15 @@ def _tag_type(v: object) -> str:
     return tag if isinstance(tag, str) and tag in _c26 else "unknown"
 
 
+def check_by_type5(v: object) -> bool:
+    """Dispatch on `type` as _tag_type reads it."""
+    tag = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
+    fn = _t5.get(tag if isinstance(tag, str) and tag in _c26 else "unknown")
+    return fn is not None and fn(v)
+
+
 def check_root(v: object) -> bool:
-    return _call(_t5.get(_tag_type(v)), v)
+    return check_by_type5(v)
 
 
 _t1 = {"text": check_TextContent, "image": check_ImageContent}

@@ -39,8 +39,6 @@ Plain Python, generated from the models' annotations, so importing it costs no p
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 '''
 
 # Small (level, text) expressions: the level says how the text binds, so parentheses go only
@@ -105,6 +103,7 @@ class _CheckWriter:
         self.consts: dict[str, tuple[str, Any]] = {}
         self.unions: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
         self.taggers: dict[tuple[str, frozenset[str]], str] = {}
+        self.dispatchers: dict[tuple[str, frozenset[str], str], str] = {}
         self.depth = 0
 
     def const(self, kind: str, value: Any) -> str:
@@ -230,7 +229,7 @@ class _CheckWriter:
         tag_of = discriminator.discriminator
         if not isinstance(tag_of, TagOf):
             raise TypeError(f"no fast check for discriminator {tag_of!r}")
-        return ATOM, f"_call({table}.get({self.tagger(tag_of)}({x})), {x})"
+        return ATOM, f"{self.dispatch(tag_of, table)}({x})"
 
     def union(self, field: str, table: str) -> str:
         """A function for a union discriminated on a string field (a content block)."""
@@ -245,9 +244,34 @@ class _CheckWriter:
                 "    if type(v) is not dict:\n"
                 "        return False\n"
                 f"    tag = v.get({_str(field)})\n"
-                f"    return type(tag) is str and _call({table}.get(tag), v)"
+                "    if type(tag) is not str:\n"
+                "        return False\n"
+                f"    fn = {table}.get(tag)\n"
+                "    return fn is not None and fn(v)"
             )
         return self.unions[key]
+
+    def dispatch(self, tag_of: TagOf, table: str) -> str:
+        """A function checking a value against the member its tag (``tag_of``) picks.
+
+        The tagger's logic is inlined (one call per value instead of three): these run for
+        every entry and message of a session.
+        """
+        key = (tag_of.field, tag_of.known, table)
+        if key not in self.dispatchers:
+            tagger = self.tagger(tag_of)  # also generated on its own, to be tested against pydantic's
+            name = f"check_by_{tag_of.field}{table.removeprefix('_t')}"
+            known = self.const("set", tag_of.known)
+            field = _str(tag_of.field)
+            self.dispatchers[key] = name
+            self.sources.append(
+                f"def {name}(v: object) -> bool:\n"
+                f'    """Dispatch on `{tag_of.field}` as {tagger} reads it."""\n'
+                f"    tag = v.get({field}) if isinstance(v, dict) else getattr(v, {field}, None)\n"
+                f'    fn = {table}.get(tag if isinstance(tag, str) and tag in {known} else "unknown")\n'
+                "    return fn is not None and fn(v)"
+            )
+        return self.dispatchers[key]
 
     def tagger(self, tag_of: TagOf) -> str:
         """A function that does what ``tag_of`` (a :class:`TagOf`) does."""
@@ -277,16 +301,12 @@ class _CheckWriter:
                 constants.append(_assign(name, "{", [_str(s) for s in sorted(value)], "}", call="frozenset"))
             else:
                 tables.append(_assign(name, "{", [f"{_str(tag)}: {fn}" for tag, fn in value], "}"))
-        call = (
-            "def _call(fn: Callable[[object], bool] | None, value: object) -> bool:\n"
-            "    return fn is not None and fn(value)"
-        )
         text = (
             HEADER
             + "\n"
             + "\n".join(constants)
             + "\n\n\n"
-            + "\n\n\n".join([call, *functions])
+            + "\n\n\n".join(functions)
             + "\n\n\n"
             + "\n".join(tables)
             + "\n"
