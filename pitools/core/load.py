@@ -79,6 +79,9 @@ class RawSession:
     line_count: int = 0
     ends_with_newline: bool = True
     crlf_lines: int = 0
+    #: The first kept value, and the lines skipped before it (for the file-level verdict).
+    head: ScannedValue | None = None
+    skipped_before_header: list[int] = field(default_factory=list)
     #: True when Pi would accept the file (first parsed value is a header with a string id).
     valid: bool = False
 
@@ -137,15 +140,20 @@ def parse_json_line(data: bytes) -> tuple[Any, bool]:
     return value, replaced
 
 
-def _iter_raw_lines(path: str) -> Iterator[tuple[int, bytes]]:
+def _iter_raw_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
     """Yield ``(offset, line)`` with each line's ``\n`` still attached (C-speed buffered reads).
 
-    Only the bytes present when the file was opened are read: a session another process is
-    appending to reads as a consistent snapshot, its last line torn at most.
+    Only the bytes present when the file was opened are read (or those before ``stop``): a
+    session another process is appending to reads as a consistent snapshot, its last line torn
+    at most. ``start`` must be 0 or just after a newline.
     """
     with open(path, "rb") as fh:
-        limit = os.fstat(fh.fileno()).st_size
-        offset = 0
+        limit = os.fstat(fh.fileno()).st_size if stop is None else stop
+        if start:
+            fh.seek(start)
+        offset = start
+        if offset >= limit:
+            return
         for line in fh:
             end = offset + len(line)
             if end >= limit:
@@ -189,12 +197,19 @@ def read_session(path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_
 
 
 def stream_session(
-    path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    path: str | os.PathLike[str],
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    start: int = 0,
+    stop: int | None = None,
+    finish: bool = True,
 ) -> tuple[RawSession, Iterator[ScannedValue]]:
     """:func:`read_session` one value at a time: ``raw`` fills in as the iterator is consumed.
 
     Both the call and the iteration raise :class:`SessionParseError` when the file cannot be
-    read (a directory, no permission, an I/O error halfway).
+    read (a directory, no permission, an I/O error halfway). ``start``/``stop`` read only part
+    of the file (see :func:`scan_lines` for ``finish``; a part from ``start > 0`` numbers its
+    lines from 1).
     """
     spath = os.fspath(path)
     try:
@@ -207,7 +222,8 @@ def stream_session(
 
     def values() -> Iterator[ScannedValue]:
         try:
-            yield from scan_lines(raw, _iter_raw_lines(spath), max_line_bytes)
+            lines = _iter_raw_lines(spath, start, stop)
+            yield from scan_lines(raw, lines, max_line_bytes, later_part=start > 0, finish=finish)
         except OSError as exc:
             raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
 
@@ -224,19 +240,28 @@ def _consume(raw: RawSession, scanned: Iterator[ScannedValue]) -> None:
 
 
 def scan_lines(
-    raw: RawSession, lines_iter: Iterator[tuple[int, bytes]], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    raw: RawSession,
+    lines_iter: Iterator[tuple[int, bytes]],
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    *,
+    later_part: bool = False,
+    finish: bool = True,
 ) -> Iterator[ScannedValue]:
     """Parse lines as Pi does and yield every value Pi keeps, without holding on to them.
 
     The line-level diagnostics, ``line_count``, ``crlf_lines``, ``ends_with_newline`` and, once
     the iterator is exhausted, ``valid`` and the file-level diagnostics land in ``raw``;
     ``raw.values`` is left alone (``validate`` checks each value and drops it).
+
+    A file can be read in parts (``validate`` splits big files between processes): a
+    ``later_part`` numbers its lines from 1 and knows the header came before it; parts are
+    read with ``finish=False``, and the first part's ``raw`` gets :func:`finish_raw` once the
+    others are merged into it.
     """
     diags = raw.diagnostics
-    header_seen = False
+    header_seen = later_part
     lineno = 0
-    head: ScannedValue | None = None
-    skipped_before_header: list[int] = []
+    skipped_before_header = raw.skipped_before_header
     for offset, line in lines_iter:
         lineno += 1
         # orjson ignores the trailing newline, so the line is parsed without copying it.
@@ -256,7 +281,7 @@ def scan_lines(
                     offset,
                 )
             )
-        if lineno == 1 and line.startswith(_BOM):
+        if lineno == 1 and not later_part and line.startswith(_BOM):
             diags.append(
                 Diagnostic(
                     "utf8-bom",
@@ -309,12 +334,13 @@ def scan_lines(
                 )
             )
         item = (value, lineno, offset, size)
-        if head is None:
-            head = item
+        if not header_seen:
+            raw.head = item
         header_seen = True
         yield item
     raw.line_count = lineno
-    _finish(raw, head, skipped_before_header)
+    if finish:
+        finish_raw(raw)
 
 
 def accepted_header(value: Any) -> bool:
@@ -322,9 +348,11 @@ def accepted_header(value: Any) -> bool:
     return type(value) is dict and value.get("type") == "session" and type(value.get("id")) is str
 
 
-def _finish(raw: RawSession, head_item: ScannedValue | None, skipped_before_header: list[int]) -> None:
+def finish_raw(raw: RawSession) -> None:
     """The file-level verdict once every line is read: is it a session Pi accepts?"""
     diags = raw.diagnostics
+    head_item = raw.head
+    skipped_before_header = raw.skipped_before_header
     if raw.size == 0:
         diags.append(Diagnostic("empty-file", ERROR, "file is empty; Pi would start a new session in it", None, 0))
         return

@@ -19,16 +19,28 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from pitools.core.errors import SessionParseError
 from pitools.core.jsonout import short_json as _js
 from pitools.core.jsvalue import UNDEFINED
-from pitools.core.load import ERROR, INFO, WARNING, Diagnostic, ScannedValue, accepted_header, gc_paused, stream_session
+from pitools.core.load import (
+    ERROR,
+    INFO,
+    WARNING,
+    Diagnostic,
+    ScannedValue,
+    accepted_header,
+    finish_raw,
+    gc_paused,
+    stream_session,
+)
 from pitools.core.migrate import MigrationError, effective_version
 from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
 from pitools.core.validate.crash import MAX_FIELD_FINDINGS_PER_ENTRY
-from pitools.core.validate.scan import RankedFinding, Scanner, internal_message, iso_ok
+from pitools.core.validate.scan import RankedFinding, Scanner, internal_message, iso_ok, scan_entries
+from pitools.core.validate.split import fork_part, scan_part, split_point
 from pitools.core.validate.structure import Structure
 
 __all__ = [
@@ -52,11 +64,14 @@ def validate_file(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     min_severity: str = INFO,
+    workers: int = 1,
 ) -> ValidationReport:
     """Validate one session file against Pi 1.6.0's format and behaviour; never raises for bad input.
 
     ``select`` keeps only the given codes, ``ignore`` drops them, ``min_severity`` drops findings
     below that severity. Unknown codes or severities raise ``ValueError`` (a caller's mistake).
+    ``workers=2`` lets a big file be scanned by this process and a forked child, half each
+    (see :mod:`.split`); the report is the same.
     """
     selected = _code_set(select, "select")
     ignored = _code_set(ignore, "ignore") or frozenset()
@@ -66,7 +81,7 @@ def validate_file(
     run = _Run(spath)
     try:
         with gc_paused():  # the whole run: nothing it allocates forms reference cycles
-            run.run()
+            run.run(workers)
     except Exception as exc:  # the last line of defence: a report, never a traceback
         run.internal("validate", exc)
     floor = _RANK[min_severity]
@@ -135,11 +150,15 @@ class _Run:
             self.internal(name, exc)
             return None
 
-    def run(self) -> None:
+    def run(self, workers: int = 1) -> None:
         try:
-            raw, values = stream_session(self.path)
-            self.loader = raw.diagnostics
-            scanner = self._scan(values)
+            cut = split_point(self.path) if workers > 1 else None
+            if cut is None:
+                raw, values = stream_session(self.path)
+                self.loader = raw.diagnostics
+                scanner = self._scan(values)
+            else:
+                scanner = self._scan_split(*cut)
         except SessionParseError as exc:
             self.loader, self.extra_headers, self.header, self.entries = [], [], [], []
             self.add(self.late, "unreadable-file", exc.message, exc.line)
@@ -153,6 +172,34 @@ class _Run:
         self.entries.extend(self.guarded("entries", structure.duplicates) or ())
         for name, check in (("tree", structure.tree), ("walk", structure.walk), ("references", structure.references)):
             self.late.extend(self.guarded(name, check) or ())
+
+    def _scan_split(self, cut: int, size: int) -> Scanner | None:
+        """Scan ``[0, cut)`` here and ``[cut, size)`` in a forked child (or here, if that fails)."""
+        child = fork_part(self.path, cut, size)
+        try:
+            raw, values = stream_session(self.path, stop=cut, finish=False)
+            self.loader = raw.diagnostics
+            scanner = self._scan(values)
+            part = child.result() if child is not None else None
+            child = None
+        finally:
+            if child is not None:  # this process failed first: do not leave the child behind
+                child.result()
+        if part is None:
+            part = scan_part(self.path, cut, size)
+        shift = raw.line_count
+        raw.diagnostics.extend(d if d.line is None else replace(d, line=d.line + shift) for d in part.diagnostics)
+        raw.line_count += part.line_count
+        raw.crlf_lines += part.crlf_lines
+        raw.ends_with_newline = part.ends_with_newline
+        finish_raw(raw)
+        self.extra_headers.extend(f if f.line is None else replace(f, line=f.line + shift) for f in part.extra_headers)
+        if scanner is not None:
+            scanner.records.extend(part.records, shift)
+            scanner.findings.extend(
+                (line + shift, rank, replace(f, line=line + shift)) for line, rank, f in part.findings
+            )
+        return scanner
 
     def _scan(self, values: Iterator[ScannedValue]) -> Scanner | None:
         """Read every value; check and record the entries when Pi accepts the file."""
@@ -179,21 +226,7 @@ class _Run:
         self.guarded("header", lambda: self._check_header(header, header_line, steps))
         # v1 files get ids only from the migration: pitools' deterministic ones, not the file's.
         scanner = Scanner(show_ids="v1-to-v2" not in steps)
-        scan = scanner.scan
-        for value, line, _offset, _size in entries:
-            if type(value) is dict and value.get("type") == "session":
-                eid = value.get("id")
-                self.extra_headers.append(
-                    Finding(
-                        "extra-header",
-                        WARNING,
-                        "a second session header; Pi ignores it",
-                        line,
-                        eid if isinstance(eid, str) else None,
-                    )
-                )
-                continue
-            scan(value, line)
+        scan_entries(entries, scanner, self.extra_headers)
         self.entries = scanner.findings
         return scanner
 

@@ -10,12 +10,14 @@ their records (:meth:`Records.extend`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.jsonout import short_json as _js
 from pitools.core.jsops import prop, strict_equal
 from pitools.core.jsvalue import UNDEFINED, js_date_ms
+from pitools.core.load import ScannedValue
 from pitools.core.tree import js_truthy_id
 from pitools.core.validate.codes import CODES, Finding
 from pitools.core.validate.crash import Suspicion
@@ -30,12 +32,12 @@ _ROLES_WITH_CONTENT_EDITS = ("user", "assistant", "toolResult", "custom")
 _EDITABLE_MESSAGE_ROLES = ("user", "assistant", "toolResult")
 
 
-def id_key(value: Any, line: int, slot: str) -> Any:
+def id_key(value: Any, where: Any, slot: str) -> Any:
     """A hashable key with JS ``Map`` identity for an id value, that survives pickling.
 
     Strings, numbers and null are their own keys (``1`` and ``1.0`` are one key, as in a Map);
     booleans are tagged so ``true`` is not ``1``; an object or array is equal only to itself,
-    so it gets a key no other value has (its line and field).
+    so it gets a key no other value has (``where`` it is: file part and line, and its field).
     """
     t = type(value)
     if t is str or t is int or t is float or value is None:
@@ -44,7 +46,7 @@ def id_key(value: Any, line: int, slot: str) -> Any:
         return UNDEF_KEY
     if t is bool:
         return ("bool", value)
-    return ("object", line, slot)
+    return ("object", where, slot)
 
 
 def id_text(value: Any) -> str:
@@ -208,12 +210,14 @@ RankedFinding = tuple[int, int, Finding]
 class Scanner:
     """Runs the per-entry checks and fills :class:`Records`; never raises for bad data."""
 
-    def __init__(self, *, show_ids: bool = True, suspicion: Suspicion | None = None) -> None:
+    def __init__(self, *, show_ids: bool = True, part: int = 0, suspicion: Suspicion | None = None) -> None:
         from pitools.core._entry_check import ENTRY_TYPES, MESSAGE_ROLES, check_root
 
         self.records = Records()
         self.findings: list[RankedFinding] = []
         self.show_ids = show_ids
+        #: Which part of the file this scanner reads (line numbers restart in each part).
+        self.part = part
         self.fast = check_root
         self.known_types = frozenset(ENTRY_TYPES)
         self.known_roles = frozenset(MESSAGE_ROLES)
@@ -247,14 +251,14 @@ class Scanner:
             rec.keys.append(eid)
             shown = eid if self.show_ids else None
         else:
-            rec.keys.append(id_key(eid, line, "id"))
+            rec.keys.append(id_key(eid, (self.part, line), "id"))
             rec.odd_ids[pos] = eid
             shown = None
         rec.shown_ids.append(shown)
         if type(pid) is str:
             rec.parent_keys.append(pid or None)
         elif js_truthy_id(pid):
-            rec.parent_keys.append(id_key(pid, line, "parentId"))
+            rec.parent_keys.append(id_key(pid, (self.part, line), "parentId"))
             rec.odd_parents[pos] = pid
         else:
             rec.parent_keys.append(None)
@@ -312,13 +316,15 @@ class Scanner:
                 first_kept = entry["firstKeptEntryId"]
                 # Its own id: a retain-none compaction.
                 if not strict_equal(first_kept, eid):
-                    rec.refs.append((pos, etype, {"key": id_key(first_kept, line, "f"), "text": id_text(first_kept)}))
+                    rec.refs.append(
+                        (pos, etype, {"key": id_key(first_kept, (self.part, line), "f"), "text": id_text(first_kept)})
+                    )
         elif etype == "context_edit":
             self._context_edit(entry, pos, line, shown, covered)
         elif etype == "label":
             target = entry.get("targetId", UNDEFINED)
             if target is not UNDEFINED:
-                rec.refs.append((pos, etype, {"key": id_key(target, line, "t"), "text": id_text(target)}))
+                rec.refs.append((pos, etype, {"key": id_key(target, (self.part, line), "t"), "text": id_text(target)}))
         elif etype == "branch_summary":
             from_id = entry.get("fromId", UNDEFINED)
             # "root": what Pi writes when the abandoned branch had no leaf.
@@ -383,7 +389,7 @@ class Scanner:
         if target is UNDEFINED:
             return  # missing-field
         data: dict[str, Any] = {
-            "key": id_key(target, line, "t"),
+            "key": id_key(target, (self.part, line), "t"),
             "text": id_text(target),
             "hides": replacement is None,
         }
@@ -395,6 +401,25 @@ class Scanner:
                 "estimateTokens cannot iterate (TypeError: … is not iterable)"
             )
         self.records.refs.append((pos, "context_edit", data))
+
+
+def scan_entries(entries: Iterable[ScannedValue], scanner: Scanner, extra_headers: list[Finding]) -> None:
+    """Feed every entry to ``scanner``; later ``session`` lines become extra-header findings."""
+    scan = scanner.scan
+    for value, line, _offset, _size in entries:
+        if type(value) is dict and value.get("type") == "session":
+            eid = value.get("id")
+            extra_headers.append(
+                Finding(
+                    "extra-header",
+                    CODES["extra-header"].severity,
+                    "a second session header; Pi ignores it",
+                    line,
+                    eid if isinstance(eid, str) else None,
+                )
+            )
+            continue
+        scan(value, line)
 
 
 def internal_message(check: str, exc: BaseException) -> str:

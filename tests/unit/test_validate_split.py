@@ -1,0 +1,142 @@
+"""``validate_file(workers=2)``: a file split between this process and a forked child reports the same."""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pitools.core.validate as validate_core
+import pitools.core.validate.split as split
+from pitools.core.validate import validate_file
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "golden"
+CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
+
+sys.path.insert(0, str(ROOT / "tests"))
+from fuzz.support import mutate_lines  # noqa: E402
+
+
+@pytest.fixture
+def every_file_is_big(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Split every file; returns a list that records, per split, whether a child was forked."""
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
+    forks: list[bool] = []
+    real_fork = validate_core.fork_part
+
+    def counting_fork(*args: Any) -> Any:
+        child = real_fork(*args)
+        forks.append(child is not None)
+        return child
+
+    monkeypatch.setattr(validate_core, "fork_part", counting_fork)
+    return forks
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_sessions_report_the_same_split(case: str, every_file_is_big: list[bool]) -> None:
+    path = GOLDEN / case / "session.jsonl"
+    one = validate_file(path)
+    assert every_file_is_big == []
+    two = validate_file(path, workers=2)
+    assert two == one
+    # A v3 header on line 1 and something after the middle line: split, and a child did its part.
+    assert every_file_is_big == ([True] if split.split_point(str(path)) else [])
+
+
+def test_mutated_sessions_report_the_same_split(tmp_path: Path, every_file_is_big: list[bool]) -> None:
+    rng = random.Random(1234)
+    sources = [GOLDEN / case / "session.jsonl" for case in CASES]
+    for i in range(150):
+        lines = rng.choice(sources).read_bytes().split(b"\n")[:80]
+        path = tmp_path / f"m{i}.jsonl"
+        # The header stays (or the file is not split at all); everything after it is fair game.
+        path.write_bytes(lines[0] + b"\n" + mutate_lines(rng, lines[1:], rounds=rng.randint(1, 3)))
+        assert validate_file(path, workers=2) == validate_file(path), path.read_bytes()[:2000]
+    assert sum(every_file_is_big) > 50  # the v1/v2 and bad-header sources are not split
+
+
+def test_the_second_part_reports_absolute_line_numbers(tmp_path: Path, every_file_is_big: list[bool]) -> None:
+    lines = (GOLDEN / "seed-running-example" / "session.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
+    lines.append(b"{not json")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    report = validate_file(path, workers=2)
+    assert every_file_is_big == [True]
+    malformed = [f for f in report.findings if f.code == "malformed-json"]
+    assert [f.line for f in malformed] == [len(lines)]
+
+
+def test_without_fork_the_part_is_scanned_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(validate_core, "fork_part", lambda *args: None)
+    path = GOLDEN / "broken-duplicate-ids" / "session.jsonl"
+    assert validate_file(path, workers=2) == validate_file(path)
+
+
+def test_a_failing_child_is_replaced_by_a_local_scan(
+    monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]
+) -> None:
+    parent = os.getpid()
+    real_scan = split.scan_part
+
+    def fails_in_the_child(*args: Any) -> Any:
+        if os.getpid() != parent:
+            raise MemoryError("the child ran out of memory")
+        return real_scan(*args)
+
+    monkeypatch.setattr(split, "scan_part", fails_in_the_child)
+    monkeypatch.setattr(validate_core, "scan_part", fails_in_the_child)
+    path = GOLDEN / "broken-cycle" / "session.jsonl"
+    expected = validate_file(path)
+    assert validate_file(path, workers=2) == expected
+    assert every_file_is_big == [True]
+
+
+def test_a_garbled_reply_is_replaced_by_a_local_scan(
+    monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]
+) -> None:
+    parent = os.getpid()
+    real_dumps = split.pickle.dumps
+
+    def garbled(obj: Any, *args: Any, **kwargs: Any) -> bytes:
+        data = real_dumps(obj, *args, **kwargs)
+        return data[: len(data) // 2] if os.getpid() != parent else data
+
+    monkeypatch.setattr(split.pickle, "dumps", garbled)
+    path = GOLDEN / "broken-malformed-lines" / "session.jsonl"
+    expected = validate_file(path)
+    assert validate_file(path, workers=2) == expected
+    assert every_file_is_big == [True]
+
+
+def _write(path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    return str(path)
+
+
+def test_split_point(tmp_path: Path) -> None:
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n'
+    body = b"".join(b'{"type":"label","id":"%d","parentId":null}\n' % i for i in range(200))
+    good = _write(tmp_path / "good.jsonl", header + body)
+    cut = split.split_point(good, min_bytes=1)
+    assert cut is not None
+    offset, size = cut
+    data = Path(good).read_bytes()
+    assert size == len(data) and 0 < offset < size and data[offset - 1 : offset] == b"\n"
+    assert abs(offset - int(size * (1 - split.CHILD_SHARE))) < 100
+    assert split.split_point(good) is None  # small: not worth a process
+    v2 = _write(tmp_path / "v2.jsonl", header.replace(b'"version":3', b'"version":2') + body)
+    assert split.split_point(v2, min_bytes=1) is None  # migration needs the whole file
+    late = _write(tmp_path / "late.jsonl", b"\n" + header + body)
+    assert split.split_point(late, min_bytes=1) is None  # header not on line 1
+    bom = _write(tmp_path / "bom.jsonl", b"\xef\xbb\xbf" + header + body)
+    assert split.split_point(bom, min_bytes=1) is None
+    one_line = _write(tmp_path / "one.jsonl", header + b'{"type":"label","text":"' + b"x" * 5000 + b'"}')
+    assert split.split_point(one_line, min_bytes=1) is None  # nothing after the middle line
+    assert split.split_point(str(tmp_path / "missing.jsonl"), min_bytes=1) is None
