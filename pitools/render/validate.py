@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,6 +54,27 @@ def summary_text(reports: Sequence[ValidationReport], fail_on: str) -> str:
 
 def finding_location(path: str, finding: Finding) -> str:
     return f"{path}:{finding.line}" if finding.line is not None else path
+
+
+def human_lines(reports: Sequence[ValidationReport], fail_on: str) -> list[str]:
+    """The lines :func:`render_human` prints, without colour."""
+    lines = [
+        f"{finding_location(report.path, finding)}: {finding.severity} {finding.code} {finding.message}"
+        for report in reports
+        for finding in report.findings
+    ]
+    lines.append(summary_text(reports, fail_on))
+    return lines
+
+
+#: Characters rich treats specially even without colour: it strips some control codes and
+#: expands tabs. Lines free of them print the same through rich and as plain text.
+_RICH_SPECIAL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def plain_safe(lines: Sequence[str]) -> bool:
+    """Whether ``lines`` print exactly as rich would print them (no colour, no wrapping)."""
+    return not any(_RICH_SPECIAL.search(line) for line in lines)
 
 
 def render_human(console: Any, reports: Sequence[ValidationReport], fail_on: str) -> None:

@@ -221,13 +221,48 @@ def test_many_files_are_checked_in_parallel_and_reported_in_order(
         return real_pool(*args, **kwargs)
 
     monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", counting_pool)
-    parallel = json.loads(run("validate", "--format", "json", tmp_path, exit_code=None).stdout)
-    assert pools == [validate_command.WORKERS]
+    parallel = json.loads(run("validate", "-j", "2", "--format", "json", tmp_path, exit_code=None).stdout)
+    assert pools == [2]
     assert [Path(f["path"]).stem for f in parallel["files"]] == cases
     one_by_one = [
         json.loads(run("validate", "--format", "json", tmp_path / f"{c}.jsonl", exit_code=None).stdout) for c in cases
     ]
     assert parallel["files"] == [single["files"][0] for single in one_by_one]
+
+
+def test_jobs_1_uses_no_pool(run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(validate_command.PARALLEL_THRESHOLD + 2):
+        shutil.copy(CLEAN, tmp_path / f"{i}.jsonl")
+
+    def no_pool(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("-j 1 must not start worker processes")
+
+    monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", no_pool)
+    assert "6 files checked: no problems found" in run("validate", "-j", "1", tmp_path).stdout
+
+
+def test_a_big_file_split_between_two_processes_reports_the_same(
+    run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pitools.core.validate as validate_core
+    import pitools.core.validate.split as split
+
+    forks: list[bool] = []
+    real_fork = validate_core.fork_part
+
+    def counting_fork(*args: Any) -> Any:
+        child = real_fork(*args)
+        forks.append(child is not None)
+        return child
+
+    monkeypatch.setattr(validate_core, "fork_part", counting_fork)
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)  # every file counts as big
+    broken = GOLDEN / "broken-duplicate-ids" / "session.jsonl"
+    one = run("validate", "-j", "1", "--format", "json", broken, exit_code=1).stdout
+    assert forks == []
+    two = run("validate", "-j", "2", "--format", "json", broken, exit_code=1).stdout
+    assert forks == [True]
+    assert one == two
 
 
 def test_progress_bar_only_decorates_stderr(run: Any, tmp_path: Path) -> None:

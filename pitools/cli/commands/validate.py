@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,14 @@ import click
 from pitools.cli.options import color_option, consoles, format_option
 from pitools.core.validate import CODES, SEVERITIES, ValidationReport
 
-#: More files than this are checked by a pool of worker processes.
+#: More files than this are checked by a pool of worker processes; fewer are checked one by
+#: one, each big one split between two processes.
 PARALLEL_THRESHOLD = 4
-WORKERS = 2
+
+
+def default_jobs() -> int:
+    """Both cores of a typical laptop or CI runner, when the machine has them."""
+    return min(2, os.cpu_count() or 1)
 
 
 def _codes(values: Sequence[str], option: str) -> list[str] | None:
@@ -48,13 +54,17 @@ def find_session_files(paths: Sequence[str]) -> list[str]:
 
 
 def run_checks(
-    files: Sequence[str], check: Callable[[str], ValidationReport], progress: Any = None
+    files: Sequence[str], check: Callable[..., ValidationReport], progress: Any = None, jobs: int = 1
 ) -> list[ValidationReport]:
-    """Validate ``files`` in order; more than a few go to a pool of worker processes."""
-    if len(files) <= PARALLEL_THRESHOLD:
+    """Validate ``files`` in order with up to ``jobs`` processes.
+
+    More than a few files go to a pool of ``jobs`` worker processes; fewer are checked here one
+    by one, and a big one is split between ``jobs`` processes (``validate_file(workers=)``).
+    """
+    if len(files) <= PARALLEL_THRESHOLD or jobs < 2:
         reports = []
         for f in files:
-            reports.append(check(f))
+            reports.append(check(f, workers=jobs))
             if progress is not None:
                 progress(1)
         return reports
@@ -64,7 +74,7 @@ def run_checks(
 
     prepare()
     results: dict[int, ValidationReport] = {}
-    with ProcessPoolExecutor(max_workers=WORKERS) as pool:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
         # Submit everything first: the workers are forked before any progress thread starts.
         futures = {pool.submit(check, f): i for i, f in enumerate(files)}
         if progress is not None:
@@ -99,6 +109,14 @@ def run_checks(
     show_default=True,
     help="Leave out findings below this severity.",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Processes to use (default: 2 when the machine has two cores; 1 = no extra process).",
+)
 @color_option
 @click.pass_context
 def command(
@@ -109,6 +127,7 @@ def command(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     min_severity: str,
+    jobs: int | None,
     color: str,
 ) -> None:
     """Check Pi session files for everything Pi 1.6.0 would trip over.
@@ -133,14 +152,14 @@ def command(
     ignored = _codes(ignore, "ignore")
     fail_on = "warning" if strict else "error"
     files = find_session_files(paths)
-    out, err = consoles(color)
     if not files:
-        err.print(f"pitools: no *.jsonl files under {', '.join(paths)}")
+        click.echo(f"pitools: no *.jsonl files under {', '.join(paths)}", err=True)
     check = partial(validate_file, select=selected, ignore=ignored, min_severity=min_severity)
-    if err.is_terminal and len(files) > 1:
-        reports = _with_progress(err, files, check)
+    jobs = default_jobs() if jobs is None else jobs
+    if len(files) > 1 and _terminal(color, sys.stderr):
+        reports = _with_progress(consoles(color)[1], files, check, jobs)
     else:
-        reports = run_checks(files, check)
+        reports = run_checks(files, check, jobs=jobs)
     if format_ == "json":
         from pitools.render.validate import validate_json
 
@@ -152,12 +171,35 @@ def command(
             click.echo(line)
         click.echo(summary_text(reports, fail_on))
     else:
-        from pitools.render.validate import render_human
+        from pitools.render.validate import human_lines, plain_safe, render_human
 
-        render_human(out, reports, fail_on)
+        lines = human_lines(reports, fail_on)
+        if not _terminal(color, sys.stdout) and plain_safe(lines):
+            # What rich would print here anyway; importing it would take a tenth of the run
+            # on a small file.
+            click.echo("\n".join(lines))
+        else:
+            render_human(consoles(color)[0], reports, fail_on)
     from pitools.render.validate import any_failed
 
     ctx.exit(1 if any_failed(reports, fail_on) else 0)
+
+
+def _terminal(color: str, stream: Any) -> bool:
+    """Whether rich may treat ``stream`` as a terminal (styles, progress bars) under ``--color``.
+
+    ``always`` forces a terminal; otherwise a TTY, or FORCE_COLOR / TTY_COMPATIBLE /
+    TTY_INTERACTIVE set to anything (where rich itself decides).
+    """
+    if color == "always":
+        return True
+    if any(os.environ.get(name) for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (ValueError, OSError):
+        return False
 
 
 def _write_json(data: Any) -> None:
@@ -168,7 +210,9 @@ def _write_json(data: Any) -> None:
     click.echo(dumps(jsonable(data)) + b"\n", nl=False)
 
 
-def _with_progress(err: Any, files: Sequence[str], check: Callable[[str], ValidationReport]) -> list[ValidationReport]:
+def _with_progress(
+    err: Any, files: Sequence[str], check: Callable[..., ValidationReport], jobs: int
+) -> list[ValidationReport]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     progress = Progress(
@@ -191,7 +235,7 @@ def _with_progress(err: Any, files: Sequence[str], check: Callable[[str], Valida
             progress.advance(task, n)
 
     try:
-        return run_checks(files, check, advance)
+        return run_checks(files, check, advance, jobs)
     finally:
         if started:
             progress.stop()
