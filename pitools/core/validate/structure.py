@@ -24,8 +24,15 @@ class Structure:
     def __init__(self, rec: Records) -> None:
         self.rec = rec
         keys = rec.keys
+        n = len(keys)
         #: Key -> position of the entry Pi's ``byId`` keeps (the last one with that id).
-        self.pos_by_key: dict[Any, int] = dict(zip(keys, range(len(keys)), strict=True))
+        pos_by_key: dict[Any, int] = dict(zip(keys, range(n), strict=True))
+        self.pos_by_key = pos_by_key
+        #: Every key distinct (the usual case): ``byId`` holds every entry.
+        self.all_held = len(pos_by_key) == n
+        #: Position of each entry's parent in ``byId`` (None: no parentId, or it matches nothing).
+        get = pos_by_key.get
+        self.parents: list[int | None] = [None if key is None else get(key) for key in rec.parent_keys]
         #: Euler-tour times of the walked entries (-1: not reachable from a root).
         self.tin: list[int] = []
         self.tout: list[int] = []
@@ -35,19 +42,17 @@ class Structure:
             return Finding(code, CODES[code].severity, message, None, None)
         return Finding(code, CODES[code].severity, message, self.rec.lines[pos], self.rec.shown_ids[pos])
 
-    def held(self) -> list[int]:
+    def held(self) -> range | list[int]:
         """Positions of the entries ``byId`` holds, in file order."""
-        return sorted(self.pos_by_key.values())
-
-    def parent_pos(self, pos: int) -> int | None:
-        key = self.rec.parent_keys[pos]
-        return None if key is None else self.pos_by_key.get(key)
+        return range(len(self.rec)) if self.all_held else sorted(self.pos_by_key.values())
 
     # -- duplicate ids (reported with the entry pass) ---------------------------------------------
     def duplicates(self) -> list[RankedFinding]:
         rec = self.rec
         first_line: dict[Any, int] = {}
         out: list[RankedFinding] = []
+        if self.all_held:
+            return out
         for pos, (key, line) in enumerate(zip(rec.keys, rec.lines, strict=True)):
             if key == UNDEF_KEY:
                 continue  # no id (or not an object)
@@ -65,14 +70,13 @@ class Structure:
         rec = self.rec
         out: list[Finding] = []
         roots: list[int] = []
-        pos_by_key = self.pos_by_key
+        parent_keys, parents, non_objects = rec.parent_keys, self.parents, rec.non_objects
         for pos in self.held():
-            if pos in rec.non_objects:
+            if parents[pos] is not None or pos in non_objects:
                 continue
-            key = rec.parent_keys[pos]
-            if key is None:
+            if parent_keys[pos] is None:
                 roots.append(pos)
-            elif key not in pos_by_key:
+            else:
                 out.append(
                     self.finding(
                         "orphan-entry",
@@ -108,10 +112,13 @@ class Structure:
 
     def cycles(self) -> list[list[int]]:
         """Every distinct parentId loop, as positions in walk order (iterative, linear)."""
-        parent_keys, pos_by_key = self.rec.parent_keys, self.pos_by_key
-        done = bytearray(len(parent_keys))
+        parents = self.parents
         out: list[list[int]] = []
-        for start in pos_by_key.values():
+        # Parents that all come earlier in the file (how Pi appends) cannot form a loop.
+        if all(parent is None or parent < pos for pos, parent in enumerate(parents)):
+            return out
+        done = bytearray(len(parents))
+        for start in self.pos_by_key.values():
             if done[start]:
                 continue
             trail: list[int] = []
@@ -124,8 +131,7 @@ class Structure:
                     break
                 on_trail[current] = len(trail)
                 trail.append(current)
-                key = parent_keys[current]
-                current = None if key is None else pos_by_key.get(key)
+                current = parents[current]
             for pos in trail:
                 done[pos] = 1
         return out
@@ -135,16 +141,17 @@ class Structure:
         rec = self.rec
         n = len(rec)
         out: list[Finding] = []
-        parent_keys, pos_by_key, self_parents = rec.parent_keys, self.pos_by_key, rec.self_parents
+        parents, self_parents = self.parents, rec.self_parents
         children: dict[int, list[int]] = {}
         roots: list[int] = []
+        up = [-1] * n  # the parent the walk reaches each entry from
         for pos in self.held():
-            key = parent_keys[pos]
             # Roots as Pi's getTree sees them: no parent, a missing parent, or itself as parent.
-            parent = None if key is None or pos in self_parents else pos_by_key.get(key)
-            if parent is None:
+            parent = parents[pos]
+            if parent is None or pos in self_parents:
                 roots.append(pos)
             else:
+                up[pos] = parent
                 children.setdefault(parent, []).append(pos)
         tin = [-1] * n
         tout = [-1] * n
@@ -156,16 +163,19 @@ class Structure:
         declared: list[tuple[int, str, str, list[Any]]] = []
         later_turn = bytearray(n)
         timer = 0
-        stack: list[tuple[int, int, bool]] = [(r, -1, False) for r in reversed(roots)]
+        # Entering pushes ~pos (negative): popped again, it means "leaving pos".
+        stack: list[int] = roots[::-1]
         while stack:
-            pos, parent, leaving = stack.pop()
-            if leaving:
+            pos = stack.pop()
+            if pos < 0:
+                pos = ~pos
                 tout[pos] = timer
                 timer += 1
                 made = calls.get(pos)
                 if made is not None:
                     for call_id, _ in made[1]:
                         open_calls[call_id].pop()
+                parent = up[pos]
                 if parent >= 0 and (later_turn[pos] or roles[pos] in _TURN_ROLES):
                     later_turn[parent] = 1
                 continue
@@ -173,10 +183,15 @@ class Structure:
                 continue
             tin[pos] = timer
             timer += 1
-            stack.append((pos, parent, True))
+            stack.append(~pos)
+            parent = up[pos]
             if parent >= 0:
                 key, parent_key = time_keys[pos], time_keys[parent]
-                if key is not None and parent_key is not None and before(key, parent_key):
+                if type(key) is str and type(parent_key) is str:  # Pi's own format: text order
+                    backwards = key < parent_key
+                else:
+                    backwards = key is not None and parent_key is not None and before(key, parent_key)
+                if backwards:
                     out.append(
                         self.finding(
                             "timestamp-backwards",
@@ -209,8 +224,9 @@ class Structure:
                                 pos,
                             )
                         )
-            for child in reversed(children.get(pos, ())):
-                stack.append((child, pos, False))
+            kids = children.get(pos)
+            if kids is not None:
+                stack.extend(reversed(kids))
         for pos, call_id, name, record in declared:
             if not record[1] and later_turn[pos]:
                 out.append(
