@@ -322,6 +322,14 @@ def test_invalid_timestamp(tmp_path: Path) -> None:
     assert f.line == 3 and f.severity == "warning"
 
 
+def test_pi_format_with_non_ascii_digits_is_not_a_date(tmp_path: Path) -> None:
+    # "\u0663" is ARABIC-INDIC DIGIT THREE: a regex \d digit, but new Date() gives Invalid Date.
+    b = conversation()
+    b.lines[2]["timestamp"] = "2025-0\u0663-01T00:00:03.000Z"
+    f = only(b.write(tmp_path), "invalid-timestamp")
+    assert f.line == 3
+
+
 def test_unknown_entry_type_and_message_role(tmp_path: Path) -> None:
     b = conversation()
     b.add("bookmark", "bm")

@@ -61,21 +61,18 @@ _ISO_RE = re.compile(
     r"[+-]?\d{4,6}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
     r"(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)?)?"
 )
-# Pi's own format (toISOString): such strings compare chronologically as text.
-_CANONICAL_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+# Pi's own format (toISOString) with a date every month has: such strings compare
+# chronologically as text.
+_PI_FORMAT_RE = re.compile(
+    r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z"
+)
+_pi_format_match = _PI_FORMAT_RE.fullmatch
 _SECONDS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 
 def pi_format(text: str) -> bool:
     """``YYYY-MM-DDTHH:MM:SS.sssZ`` with a date every month has (so text order is time order)."""
-    return (
-        _CANONICAL_RE.fullmatch(text) is not None
-        and "01" <= text[5:7] <= "12"
-        and "01" <= text[8:10] <= "28"
-        and text[11:13] < "24"
-        and text[14:16] < "60"
-        and text[17:19] < "60"
-    )
+    return _pi_format_match(text) is not None
 
 
 def iso_ok(text: str) -> bool:
@@ -91,7 +88,7 @@ def time_key(ts: Any) -> str | float | None:
     """A sortable form of an entry timestamp: Pi's own format as is, anything else as Date ms."""
     if type(ts) is not str:
         return None
-    if pi_format(ts):
+    if _pi_format_match(ts) is not None:
         return ts  # toISOString() output sorts chronologically as text
     if len(ts) == 20 and _SECONDS_RE.fullmatch(ts) and pi_format(ts[:19] + ".000Z"):
         return ts[:19] + ".000Z"
@@ -122,15 +119,13 @@ class Records:
     #: :func:`id_key` of the id and of a JS-truthy parentId (None: no parent).
     keys: list[Any] = field(default_factory=list)
     parent_keys: list[Any] = field(default_factory=list)
-    #: The id a finding shows (None: not a string, or ids hidden for a v1 file).
-    shown_ids: list[str | None] = field(default_factory=list)
     #: Entry type when it is a string; None otherwise.
     types: list[str | None] = field(default_factory=list)
     #: Message role, for ``message`` entries whose message is an object with a string role.
     roles: list[str | None] = field(default_factory=list)
-    #: :func:`time_key` of the timestamp, and the timestamp text when that key exists.
+    #: :func:`time_key` of the timestamp, and the timestamp text where it is not that key.
     time_keys: list[str | float | None] = field(default_factory=list)
-    stamps: list[str | None] = field(default_factory=list)
+    stamps: dict[int, str] = field(default_factory=dict)
     #: Assistant messages with tool calls: (call ids skipped as error/aborted?, ((id, name), ...)).
     calls: dict[int, tuple[bool, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
     #: Tool results with a string toolCallId.
@@ -144,9 +139,20 @@ class Records:
     self_parents: set[int] = field(default_factory=set)
     #: Reference checks to run once every id is known: (position, entry type, data).
     refs: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    #: False for a v1 file: its ids come from pitools' migration, not the file.
+    show_ids: bool = True
 
     def __len__(self) -> int:
         return len(self.lines)
+
+    def shown_id(self, pos: int) -> str | None:
+        """The id a finding shows (None: not a string, or ids hidden)."""
+        key = self.keys[pos]
+        return key if type(key) is str and self.show_ids else None
+
+    def stamp(self, pos: int) -> Any:
+        """The entry's timestamp text, when it has a time key."""
+        return self.stamps.get(pos, self.time_keys[pos])
 
     def id_text(self, pos: int) -> str:
         odd = self.odd_ids.get(pos, _NONE)
@@ -190,9 +196,9 @@ class Records:
             self.lines.extend(line + line_shift for line in other.lines)
         else:
             self.lines.extend(other.lines)
-        for name in ("keys", "parent_keys", "shown_ids", "types", "roles", "time_keys", "stamps"):
+        for name in ("keys", "parent_keys", "types", "roles", "time_keys"):
             getattr(self, name).extend(getattr(other, name))
-        for name in ("calls", "results", "odd_ids", "odd_parents", "odd_kinds"):
+        for name in ("calls", "results", "odd_ids", "odd_parents", "odd_kinds", "stamps"):
             mine = getattr(self, name)
             for pos, value in getattr(other, name).items():
                 mine[pos + shift] = value
@@ -213,7 +219,7 @@ class Scanner:
     def __init__(self, *, show_ids: bool = True, part: int = 0, suspicion: Suspicion | None = None) -> None:
         from pitools.core._entry_check import ENTRY_TYPES, MESSAGE_ROLES, check_root
 
-        self.records = Records()
+        self.records = Records(show_ids=show_ids)
         self.findings: list[RankedFinding] = []
         self.show_ids = show_ids
         #: Which part of the file this scanner reads (line numbers restart in each part).
@@ -234,11 +240,9 @@ class Scanner:
         if type(entry) is not dict:  # the loader reported it (non-object-line)
             rec.keys.append(UNDEF_KEY)
             rec.parent_keys.append(None)
-            rec.shown_ids.append(None)
             rec.types.append(None)
             rec.roles.append(None)
             rec.time_keys.append(None)
-            rec.stamps.append(None)
             rec.odd_ids[pos] = UNDEFINED
             rec.odd_kinds[pos] = "non-object entry"
             rec.non_objects.add(pos)
@@ -254,7 +258,6 @@ class Scanner:
             rec.keys.append(id_key(eid, (self.part, line), "id"))
             rec.odd_ids[pos] = eid
             shown = None
-        rec.shown_ids.append(shown)
         if type(pid) is str:
             rec.parent_keys.append(pid or None)
         elif js_truthy_id(pid):
@@ -265,7 +268,6 @@ class Scanner:
         rec.types.append(etype if type(etype) is str else None)
         rec.roles.append(None)
         rec.time_keys.append(None)
-        rec.stamps.append(None)
         try:
             self._check(entry, pos, line, etype, eid, pid, shown)
         except Exception as exc:
@@ -293,7 +295,8 @@ class Scanner:
             key = time_key(ts)
             if key is not None:
                 rec.time_keys[pos] = key
-                rec.stamps[pos] = ts
+                if key is not ts:
+                    rec.stamps[pos] = ts
             # A text key is one of the two ISO forms time_key recognises: valid already.
             if type(key) is not str and not iso_ok(ts):
                 self.add(

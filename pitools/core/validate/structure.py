@@ -40,7 +40,7 @@ class Structure:
     def finding(self, code: str, message: str, pos: int | None) -> Finding:
         if pos is None:
             return Finding(code, CODES[code].severity, message, None, None)
-        return Finding(code, CODES[code].severity, message, self.rec.lines[pos], self.rec.shown_ids[pos])
+        return Finding(code, CODES[code].severity, message, self.rec.lines[pos], self.rec.shown_id(pos))
 
     def held(self) -> range | list[int]:
         """Positions of the entries ``byId`` holds, in file order."""
@@ -195,8 +195,8 @@ class Structure:
                     out.append(
                         self.finding(
                             "timestamp-backwards",
-                            f"timestamp {rec.stamps[pos]} is earlier than its parent's "
-                            f"({rec.stamps[parent]}, line {rec.lines[parent]}); "
+                            f"timestamp {rec.stamp(pos)} is earlier than its parent's "
+                            f"({rec.stamp(parent)}, line {rec.lines[parent]}); "
                             "Pi's tree orders siblings by timestamp",
                             pos,
                         )
