@@ -102,17 +102,39 @@ def test_a_garbled_reply_is_replaced_by_a_local_scan(
     monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]
 ) -> None:
     parent = os.getpid()
-    real_dumps = split.pickle.dumps
+    real_to_wire = split.PartResult.to_wire
 
-    def garbled(obj: Any, *args: Any, **kwargs: Any) -> bytes:
-        data = real_dumps(obj, *args, **kwargs)
+    def garbled(self: split.PartResult) -> bytes:
+        data = real_to_wire(self)
         return data[: len(data) // 2] if os.getpid() != parent else data
 
-    monkeypatch.setattr(split.pickle, "dumps", garbled)
+    monkeypatch.setattr(split.PartResult, "to_wire", garbled)
     path = GOLDEN / "broken-malformed-lines" / "session.jsonl"
     expected = validate_file(path)
     assert validate_file(path, workers=2) == expected
     assert every_file_is_big == [True]
+
+
+def test_part_results_survive_the_wire(tmp_path: Path) -> None:
+    # Odd ids (undefined, objects, numbers, booleans), findings and diagnostics all round-trip.
+    lines = [
+        b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}',
+        b'{"type":"label","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z"}',
+        b'{"type":"label","parentId":"a"}',
+        b'{"type":"label","id":{"x":[1]},"parentId":true}',
+        b'{"type":"label","id":7,"parentId":7.0}',
+        b"[1,2]",
+        b"{broken",
+        b'{"type":"session","id":"again"}',
+        b'{"type":"context_edit","id":"e","parentId":"a","targetId":"zz","replacement":5}',
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    start = len(lines[0]) + 1
+    part = split.scan_part(str(path), start, path.stat().st_size)
+    back = split.PartResult.from_wire(part.to_wire())
+    assert back == part
+    assert part.records.odd_ids  # the undefined and object ids are in there
 
 
 def _write(path: Path, data: bytes) -> str:

@@ -13,13 +13,15 @@ other threads running (forking them is unsafe), a header that is not a plain v3 
 
 from __future__ import annotations
 
+import marshal
 import os
-import pickle
 import threading
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, fields
+from typing import Any
 
 import orjson
 
+from pitools.core.jsvalue import UNDEFINED
 from pitools.core.load import Diagnostic, accepted_header, stream_session
 from pitools.core.migrate import effective_version
 from pitools.core.validate.codes import Finding
@@ -43,6 +45,44 @@ class PartResult:
     line_count: int
     crlf_lines: int
     ends_with_newline: bool
+
+    def to_wire(self) -> bytes:
+        """Everything as builtins, marshalled (several times faster than pickle for this data)."""
+        rec = self.records
+        columns = [getattr(rec, f.name) for f in fields(rec)]
+        # The only non-builtin a record holds: undefined ids. A tuple never comes from JSON.
+        columns[[f.name for f in fields(rec)].index("odd_ids")] = {
+            pos: _WIRE_UNDEFINED if value is UNDEFINED else value for pos, value in rec.odd_ids.items()
+        }
+        return marshal.dumps(
+            (
+                columns,
+                [(line, rank, astuple(f)) for line, rank, f in self.findings],
+                [astuple(f) for f in self.extra_headers],
+                [astuple(d) for d in self.diagnostics],
+                self.line_count,
+                self.crlf_lines,
+                self.ends_with_newline,
+            )
+        )
+
+    @classmethod
+    def from_wire(cls, data: bytes) -> PartResult:
+        columns, findings, extra, diagnostics, line_count, crlf_lines, ends_with_newline = marshal.loads(data)
+        rec = Records(*columns)
+        rec.odd_ids = {pos: UNDEFINED if value == _WIRE_UNDEFINED else value for pos, value in rec.odd_ids.items()}
+        return cls(
+            rec,
+            [(line, rank, Finding(*f)) for line, rank, f in findings],
+            [Finding(*f) for f in extra],
+            [Diagnostic(*d) for d in diagnostics],
+            line_count,
+            crlf_lines,
+            ends_with_newline,
+        )
+
+
+_WIRE_UNDEFINED: Any = ("undefined",)
 
 
 def split_point(path: str, min_bytes: int | None = None) -> tuple[int, int] | None:
@@ -115,10 +155,9 @@ class ForkedPart:
         if status != 0 or not self.chunks:
             return None
         try:
-            part = pickle.loads(b"".join(self.chunks))
+            return PartResult.from_wire(b"".join(self.chunks))
         except Exception:
             return None
-        return part if isinstance(part, PartResult) else None
 
 
 def fork_part(path: str, start: int, stop: int) -> ForkedPart | None:
@@ -136,7 +175,7 @@ def fork_part(path: str, start: int, stop: int) -> ForkedPart | None:
         status = 1
         try:
             os.close(read_fd)
-            payload = pickle.dumps(scan_part(path, start, stop), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = scan_part(path, start, stop).to_wire()
             view = memoryview(payload)
             while view:
                 view = view[os.write(write_fd, view) :]
