@@ -10,7 +10,7 @@ their records (:meth:`Records.extend`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,6 +208,7 @@ class Records:
 
 
 _NONE: Any = object()
+_NOTHING_COVERED: frozenset[tuple[str, ...]] = frozenset()
 
 #: A finding of the entry pass with its sort key: (line, rank within the entry, finding).
 RankedFinding = tuple[int, int, Finding]
@@ -233,7 +234,11 @@ class Scanner:
         self.findings.append((line, rank, Finding(code, CODES[code].severity, message, line, shown_id)))
 
     def scan(self, entry: Any, line: int) -> None:
-        """Check one entry (not the header) and record it."""
+        """Check one entry (not the header) and record it.
+
+        The common case (string type, id, parentId and Pi-format timestamp) takes a straight
+        path: this runs for every line of a session.
+        """
         rec = self.records
         pos = len(rec.lines)
         rec.lines.append(line)
@@ -260,27 +265,85 @@ class Scanner:
             shown = None
         if type(pid) is str:
             rec.parent_keys.append(pid or None)
+            self_parent = pid == eid and pid != ""
         elif js_truthy_id(pid):
             rec.parent_keys.append(id_key(pid, (self.part, line), "parentId"))
             rec.odd_parents[pos] = pid
+            self_parent = strict_equal(pid, eid)
         else:
             rec.parent_keys.append(None)
+            self_parent = False
         rec.types.append(etype if type(etype) is str else None)
-        rec.roles.append(None)
-        rec.time_keys.append(None)
+        ts = get("timestamp", UNDEFINED)
+        if type(ts) is str and _pi_format_match(ts) is not None:
+            rec.time_keys.append(ts)
+            odd_stamp = False
+        else:
+            rec.time_keys.append(None)
+            odd_stamp = type(ts) is str
+        role = None
+        if etype == "message":
+            message = get("message", UNDEFINED)
+            if type(message) is dict:
+                role = message.get("role", UNDEFINED)
+                if type(role) is not str:
+                    if role is not None:  # a null role reads as a plain "message"
+                        rec.odd_kinds[pos] = f"{id_text(role)} message"
+                    role = None
+                elif role == "assistant":
+                    content = message.get("content")
+                    if type(content) is list:
+                        calls = [
+                            (block["id"], name if type(name := block.get("name")) is str else "?")
+                            for block in content
+                            if type(block) is dict and block.get("type") == "toolCall" and type(block.get("id")) is str
+                        ]
+                        if calls:
+                            rec.calls[pos] = (message.get("stopReason") in ("error", "aborted"), tuple(calls))
+                elif role == "toolResult":
+                    result_id = message.get("toolCallId")
+                    if type(result_id) is str:
+                        rec.results[pos] = result_id
+        rec.roles.append(role)
         try:
-            self._check(entry, pos, line, etype, eid, pid, shown)
+            covered: Set[tuple[str, ...]]
+            if (
+                self_parent
+                or odd_stamp
+                or type(etype) is not str
+                or etype not in self.known_types
+                or (etype != "message" or role not in self.known_roles)
+            ):
+                covered = self._unusual(entry, pos, line, etype, eid, ts, odd_stamp, self_parent, role, shown)
+            else:
+                covered = _NOTHING_COVERED
+            if not self.fast(entry):
+                for code, message_text in self.suspicion.findings(entry, set(covered)):
+                    self.add(line, R_SHAPE, code, message_text, shown)
         except Exception as exc:
             self.add(line, R_INTERNAL, "internal-check-error", internal_message("entries", exc), None)
 
-    def _check(self, entry: dict[str, Any], pos: int, line: int, etype: Any, eid: Any, pid: Any, shown: Any) -> None:
+    def _unusual(
+        self,
+        entry: dict[str, Any],
+        pos: int,
+        line: int,
+        etype: Any,
+        eid: Any,
+        ts: Any,
+        odd_stamp: bool,
+        self_parent: bool,
+        role: str | None,
+        shown: Any,
+    ) -> set[tuple[str, ...]]:
+        """Every check an ordinary message does not need; returns the field paths it reported."""
         rec = self.records
         if type(etype) is str:
             if etype not in self.known_types:
                 self.add(line, R_TYPE, "unknown-entry-type", f"unknown entry type {_js(etype)}; Pi keeps it", shown)
         else:
             rec.odd_kinds[pos] = f"{id_text(etype)} entry"
-        if pid is not UNDEFINED and js_truthy_id(pid) and strict_equal(pid, eid):
+        if self_parent:
             rec.self_parents.add(pos)
             self.add(
                 line,
@@ -290,13 +353,11 @@ class Scanner:
                 "but its path walk never ends",
                 shown,
             )
-        ts = entry.get("timestamp", UNDEFINED)
-        if type(ts) is str:
+        if odd_stamp:
             key = time_key(ts)
             if key is not None:
                 rec.time_keys[pos] = key
-                if key is not ts:
-                    rec.stamps[pos] = ts
+                rec.stamps[pos] = ts
             # A text key is one of the two ISO forms time_key recognises: valid already.
             if type(key) is not str and not iso_ok(ts):
                 self.add(
@@ -304,7 +365,14 @@ class Scanner:
                 )
         covered: set[tuple[str, ...]] = set()
         if etype == "message":
-            self._message(entry, pos, line, shown)
+            if role is not None and role not in self.known_roles:
+                self.add(
+                    line,
+                    R_KIND,
+                    "unknown-message-role",
+                    f"unknown message role {_js(role)}; Pi's convertToLlm drops it",
+                    shown,
+                )
         elif etype == "compaction":
             if "firstKeptEntryId" not in entry:
                 covered.add(("firstKeptEntryId",))
@@ -333,45 +401,7 @@ class Scanner:
             # "root": what Pi writes when the abandoned branch had no leaf.
             if type(from_id) is str and from_id != "root":
                 rec.refs.append((pos, etype, {"key": from_id, "text": from_id}))
-        if not self.fast(entry):
-            for code, message in self.suspicion.findings(entry, covered):
-                self.add(line, R_SHAPE, code, message, shown)
-
-    def _message(self, entry: dict[str, Any], pos: int, line: int, shown: Any) -> None:
-        rec = self.records
-        message = entry.get("message", UNDEFINED)
-        if type(message) is not dict:
-            return
-        role = message.get("role", UNDEFINED)
-        if type(role) is not str:
-            if role is not None:  # a null role reads as a plain "message"
-                rec.odd_kinds[pos] = f"{id_text(role)} message"
-            return
-        rec.roles[pos] = role
-        if role not in self.known_roles:
-            self.add(
-                line,
-                R_KIND,
-                "unknown-message-role",
-                f"unknown message role {_js(role)}; Pi's convertToLlm drops it",
-                shown,
-            )
-        elif role == "assistant":
-            content = message.get("content")
-            if type(content) is list:
-                calls = []
-                for block in content:
-                    if type(block) is dict and block.get("type") == "toolCall":
-                        call_id = block.get("id")
-                        if type(call_id) is str:
-                            name = block.get("name")
-                            calls.append((call_id, name if type(name) is str else "?"))
-                if calls:
-                    rec.calls[pos] = (message.get("stopReason") in ("error", "aborted"), tuple(calls))
-        elif role == "toolResult":
-            result_id = message.get("toolCallId")
-            if type(result_id) is str:
-                rec.results[pos] = result_id
+        return covered
 
     def _context_edit(self, entry: dict[str, Any], pos: int, line: int, shown: Any, covered: set[Any]) -> None:
         replacement = entry.get("replacement", UNDEFINED)
