@@ -73,17 +73,26 @@ def run_checks(
     from pitools.core.validate import prepare
 
     prepare()
-    results: dict[int, ValidationReport] = {}
+    # Files go out in small batches: one round trip per file costs more than a small file's
+    # check, while batches many times smaller than a worker's share keep the load even.
+    size = max(1, min(16, len(files) // (jobs * 8)))
+    batches = [files[i : i + size] for i in range(0, len(files), size)]
+    results: dict[int, list[ValidationReport]] = {}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         # Submit everything first: the workers are forked before any progress thread starts.
-        futures = {pool.submit(check, f): i for i, f in enumerate(files)}
+        futures = {pool.submit(_check_batch, check, batch): i for i, batch in enumerate(batches)}
         if progress is not None:
             progress(0)
         for future in as_completed(futures):
-            results[futures[future]] = future.result()
+            i = futures[future]
+            results[i] = future.result()
             if progress is not None:
-                progress(1)
-    return [results[i] for i in range(len(files))]
+                progress(len(batches[i]))
+    return [report for i in range(len(batches)) for report in results[i]]
+
+
+def _check_batch(check: Callable[..., ValidationReport], files: Sequence[str]) -> list[ValidationReport]:
+    return [check(f) for f in files]
 
 
 @click.command("validate")

@@ -95,11 +95,12 @@ def validate_file(
 
 
 def prepare() -> None:
-    """Import the fast check and build the models now: forked worker processes inherit them."""
-    import pitools.core._entry_check  # noqa: F401
-    from pitools.core.model import entry_adapter
+    """Import what every file needs now, so forked worker processes inherit it.
 
-    entry_adapter()
+    The pydantic models are not built here: only files with broken entries need them, and
+    each worker builds them (in parallel) the first time it meets one.
+    """
+    import pitools.core._entry_check  # noqa: F401
 
 
 def _code_set(codes: Iterable[str] | None, what: str) -> frozenset[str] | None:
