@@ -99,28 +99,34 @@ def open_session(path: str | os.PathLike[str], *, migrate: bool = True) -> Sessi
         if effective_version(report.version_before) < 3:
             report.steps.append("pending")
     header = values[0]
-    entries: list[Any] = []
-    lines: list[int] = []
-    offsets: list[int] = []
-    positions: list[int] = []
-    for pos in range(1, len(values)):
-        v = values[pos]
-        if type(v) is dict and v.get("type") == "session":
-            diags.append(
-                Diagnostic(
-                    "extra-header",
-                    WARNING,
-                    "a second session header; Pi ignores it",
-                    raw.lines[pos],
-                    raw.offsets[pos],
-                    v.get("id") if isinstance(v.get("id"), str) else None,
+    # Later session lines are rare: find them first, then slice (C speed) when there are none.
+    extra = [pos for pos in range(1, len(values)) if type(v := values[pos]) is dict and v.get("type") == "session"]
+    if not extra:
+        entries = values[1:]
+        lines = raw.lines[1:]
+        offsets = raw.offsets[1:]
+        positions = list(range(1, len(values)))
+    else:
+        entries, lines, offsets, positions = [], [], [], []
+        skip = set(extra)
+        for pos in range(1, len(values)):
+            if pos in skip:
+                v = values[pos]
+                diags.append(
+                    Diagnostic(
+                        "extra-header",
+                        WARNING,
+                        "a second session header; Pi ignores it",
+                        raw.lines[pos],
+                        raw.offsets[pos],
+                        v.get("id") if isinstance(v.get("id"), str) else None,
+                    )
                 )
-            )
-            continue
-        entries.append(v)
-        lines.append(raw.lines[pos])
-        offsets.append(raw.offsets[pos])
-        positions.append(pos)
+                continue
+            entries.append(values[pos])
+            lines.append(raw.lines[pos])
+            offsets.append(raw.offsets[pos])
+            positions.append(pos)
     return Session(
         path=raw.path,
         raw=raw,

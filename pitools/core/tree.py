@@ -76,7 +76,8 @@ class SessionIndex:
         by_id = index.by_id
         pos = index.pos_by_id
         for i, entry in enumerate(entries):
-            k = mkey(entry_id(entry))
+            eid = entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
+            k = eid if type(eid) is str else mkey(eid)  # a string is its own key (the usual case)
             by_id[k] = entry
             pos[k] = i
         index.leaf_id = entry_id(entries[-1]) if entries else None
@@ -94,27 +95,43 @@ class SessionIndex:
 
     # -- walks -------------------------------------------------------------------------
     def walk_to_root(self, start: Any) -> list[Any]:
-        """Entries from ``start`` up through its parents, leaf first; raises on a cycle."""
+        """Entries from ``start`` up through its parents, leaf first; raises on a cycle.
+
+        A path visits each entry of ``by_id`` at most once, so a walk longer than ``by_id`` has
+        met a loop: only then is it repeated with the bookkeeping that names the loop.
+        """
         out: list[Any] = []
-        seen: set[int] = set()
+        append = out.append
         current = start
         by_id = self.by_id
+        limit = len(by_id) + 1
         while current is not None:
-            ident = id(current)
-            if ident in seen:
-                loop = [id_text(entry_id(e)) for e in out[_index_of(out, current) :]]
-                raise CycleError(
-                    f"parentId cycle: {' -> '.join([*loop, loop[0]])}; Pi would loop forever on this path",
-                    cycle=loop,
-                )
-            seen.add(ident)
-            out.append(current)
+            append(current)
+            if len(out) > limit:
+                self._raise_cycle(start)
             pid = current.get("parentId", UNDEFINED) if type(current) is dict else UNDEFINED
             if type(pid) is str:  # the usual case, inlined: a string is its own key
                 current = by_id.get(pid) if pid else None
             else:
                 current = by_id.get(mkey(pid)) if js_truthy_id(pid) else None
         return out
+
+    def _raise_cycle(self, start: Any) -> None:
+        out: list[Any] = []
+        seen: set[int] = set()
+        current = start
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            out.append(current)
+            pid = parent_of(current)
+            current = self.by_id.get(mkey(pid)) if js_truthy_id(pid) else None
+        if current is None:  # pragma: no cover - only called once a walk outgrew byId
+            return
+        loop = [id_text(entry_id(e)) for e in out[_index_of(out, current) :]]
+        raise CycleError(
+            f"parentId cycle: {' -> '.join([*loop, loop[0]])}; Pi would loop forever on this path",
+            cycle=loop,
+        )
 
     def get_branch(self, leaf_id: Any) -> list[Any]:
         """Pi's ``SessionManager.getBranch(leafId)``: root → leaf; ``[]`` for an unknown leaf."""
