@@ -33,9 +33,14 @@ class Structure:
         #: Position of each entry's parent in ``byId`` (None: no parentId, or it matches nothing).
         get = pos_by_key.get
         self.parents: list[int | None] = [None if key is None else get(key) for key in rec.parent_keys]
+        #: Every parent comes earlier in the file (how Pi appends): no loops, and file order is
+        #: a topological order, which lets the walk run as plain loops (see :meth:`walk`).
+        self.parents_first = all(parent is None or parent < pos for pos, parent in enumerate(self.parents))
         #: Euler-tour times of the walked entries (-1: not reachable from a root).
         self.tin: list[int] = []
         self.tout: list[int] = []
+        #: Depth of each entry, when the walk ran as loops (ancestry is then answered by climbing).
+        self.depth: list[int] = []
 
     def finding(self, code: str, message: str, pos: int | None) -> Finding:
         if pos is None:
@@ -114,8 +119,7 @@ class Structure:
         """Every distinct parentId loop, as positions in walk order (iterative, linear)."""
         parents = self.parents
         out: list[list[int]] = []
-        # Parents that all come earlier in the file (how Pi appends) cannot form a loop.
-        if all(parent is None or parent < pos for pos, parent in enumerate(parents)):
+        if self.parents_first:  # parents that all come earlier cannot form a loop
             return out
         done = bytearray(len(parents))
         for start in self.pos_by_key.values():
@@ -138,6 +142,104 @@ class Structure:
 
     # -- one walk over the tree: ancestry, tool calls, timestamps ---------------------------------
     def walk(self) -> list[Finding]:
+        """Timestamps against parents, tool results against the calls on their path, and tool
+        calls nobody answers; also prepares :meth:`is_ancestor`."""
+        if self.parents_first and not self.rec.self_parents:
+            found = self._walk_in_file_order()
+            if found is not None:
+                return found
+        return self._walk_depth_first()
+
+    def _walk_in_file_order(self, budget_per_entry: int = 8) -> list[Finding] | None:
+        """:meth:`walk` as loops over file order (valid when every parent comes first).
+
+        A tool result climbs to the nearest ancestor that made its call (usually the entry
+        just above). Returns None when the climbs grow past ``budget_per_entry`` steps per
+        entry on average (results far from their calls): the depth-first walk is linear.
+        """
+        rec = self.rec
+        n = len(rec)
+        parents, roles, calls, results, time_keys = self.parents, rec.roles, rec.calls, rec.results, rec.time_keys
+        held = self.held()
+        budget = budget_per_entry * n + 64
+        out: list[Finding] = []
+        answered: set[tuple[int, int]] = set()  # (assistant position, index of the call in it)
+        for pos in held:
+            parent = parents[pos]
+            if parent is not None:
+                key, parent_key = time_keys[pos], time_keys[parent]
+                if type(key) is str and type(parent_key) is str:  # Pi's own format: text order
+                    backwards = key < parent_key
+                else:
+                    backwards = key is not None and parent_key is not None and before(key, parent_key)
+                if backwards:
+                    out.append(self._backwards(pos, parent))
+            result_id = results.get(pos)
+            if result_id is None or pos in calls:
+                continue
+            # The innermost open call with this id on the path: the nearest ancestor making it
+            # (its last block with that id).
+            up = parent
+            while up is not None:
+                budget -= 1
+                made = calls.get(up)
+                if made is not None:
+                    pairs = made[1]
+                    at = next((i for i in range(len(pairs) - 1, -1, -1) if pairs[i][0] == result_id), -1)
+                    if at >= 0:
+                        answered.add((up, at))
+                        break
+                up = parents[up]
+            if budget < 0:
+                return None
+            if up is None:
+                out.append(self._unmatched_result(pos, result_id))
+        later_turn = bytearray(n)
+        for pos in reversed(held):
+            parent = parents[pos]
+            if parent is not None and (later_turn[pos] or roles[pos] in _TURN_ROLES):
+                later_turn[parent] = 1
+        for pos, (skip, pairs) in sorted(calls.items()):
+            if skip or not later_turn[pos]:
+                continue
+            for i, (call_id, name) in enumerate(pairs):
+                if (pos, i) not in answered:
+                    out.append(self._unanswered(pos, call_id, name))
+        depth = [0] * n
+        for pos in held:
+            parent = parents[pos]
+            if parent is not None:
+                depth[pos] = depth[parent] + 1
+        self.depth = depth
+        return out
+
+    def _backwards(self, pos: int, parent: int) -> Finding:
+        rec = self.rec
+        return self.finding(
+            "timestamp-backwards",
+            f"timestamp {rec.stamp(pos)} is earlier than its parent's "
+            f"({rec.stamp(parent)}, line {rec.lines[parent]}); "
+            "Pi's tree orders siblings by timestamp",
+            pos,
+        )
+
+    def _unmatched_result(self, pos: int, result_id: str) -> Finding:
+        return self.finding(
+            "tool-result-without-call",
+            f"tool result for call {_js(result_id)} has no matching toolCall earlier on "
+            "its path; providers reject an unmatched result",
+            pos,
+        )
+
+    def _unanswered(self, pos: int, call_id: str, name: str) -> Finding:
+        return self.finding(
+            "tool-call-unanswered",
+            f"tool call {_js(call_id)} ({name}) has no result before the conversation goes on; "
+            "Pi sends a synthetic 'No result provided' error in its place",
+            pos,
+        )
+
+    def _walk_depth_first(self) -> list[Finding]:
         rec = self.rec
         n = len(rec)
         out: list[Finding] = []
@@ -192,15 +294,7 @@ class Structure:
                 else:
                     backwards = key is not None and parent_key is not None and before(key, parent_key)
                 if backwards:
-                    out.append(
-                        self.finding(
-                            "timestamp-backwards",
-                            f"timestamp {rec.stamp(pos)} is earlier than its parent's "
-                            f"({rec.stamp(parent)}, line {rec.lines[parent]}); "
-                            "Pi's tree orders siblings by timestamp",
-                            pos,
-                        )
-                    )
+                    out.append(self._backwards(pos, parent))
             made = calls.get(pos)
             if made is not None:
                 skip, pairs = made
@@ -216,31 +310,32 @@ class Structure:
                     if pending:
                         pending[-1][1] = True
                     else:
-                        out.append(
-                            self.finding(
-                                "tool-result-without-call",
-                                f"tool result for call {_js(result_id)} has no matching toolCall earlier on "
-                                "its path; providers reject an unmatched result",
-                                pos,
-                            )
-                        )
+                        out.append(self._unmatched_result(pos, result_id))
             kids = children.get(pos)
             if kids is not None:
                 stack.extend(reversed(kids))
         for pos, call_id, name, record in declared:
             if not record[1] and later_turn[pos]:
-                out.append(
-                    self.finding(
-                        "tool-call-unanswered",
-                        f"tool call {_js(call_id)} ({name}) has no result before the conversation goes on; "
-                        "Pi sends a synthetic 'No result provided' error in its place",
-                        pos,
-                    )
-                )
+                out.append(self._unanswered(pos, call_id, name))
         return out
 
     def is_ancestor(self, anc: int, desc: int) -> bool | None:
         """True/False when both are in the walked tree; None when unknown (cycles, duplicates)."""
+        if self.depth:  # the walk ran in file order: climb from desc to anc's depth
+            if (
+                (held := self.pos_by_key)
+                and not self.all_held
+                and (held.get(self.rec.keys[anc]) != anc or held.get(self.rec.keys[desc]) != desc)
+            ):
+                return None  # an earlier entry with a duplicated id: not in the walked tree
+            depth, parents = self.depth, self.parents
+            steps = depth[desc] - depth[anc]
+            if steps < 0:
+                return False
+            current: int | None = desc
+            for _ in range(steps):
+                current = parents[current] if current is not None else None
+            return current == anc
         tin, tout = self.tin, self.tout
         if not tin or tin[anc] < 0 or tin[desc] < 0:
             return None
