@@ -36,3 +36,22 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect", guarded)
     monkeypatch.setenv("PI_CODING_AGENT_DIR", "/nonexistent/pitools-test-agent-dir")
     yield
+
+
+@pytest.fixture
+def every_file_is_big(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """``validate`` splits every file it may; the list records, per split, whether a child forked."""
+    import pitools.core.validate as validate_core
+    import pitools.core.validate.split as split
+
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
+    forks: list[bool] = []
+    real_fork = validate_core.fork_part
+
+    def counting_fork(*args: Any) -> Any:
+        child = real_fork(*args)
+        forks.append(child is not None)
+        return child
+
+    monkeypatch.setattr(validate_core, "fork_part", counting_fork)
+    return forks

@@ -241,27 +241,12 @@ def test_jobs_1_uses_no_pool(run: Any, tmp_path: Path, monkeypatch: pytest.Monke
     assert "6 files checked: no problems found" in run("validate", "-j", "1", tmp_path).stdout
 
 
-def test_a_big_file_split_between_two_processes_reports_the_same(
-    run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import pitools.core.validate as validate_core
-    import pitools.core.validate.split as split
-
-    forks: list[bool] = []
-    real_fork = validate_core.fork_part
-
-    def counting_fork(*args: Any) -> Any:
-        child = real_fork(*args)
-        forks.append(child is not None)
-        return child
-
-    monkeypatch.setattr(validate_core, "fork_part", counting_fork)
-    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)  # every file counts as big
+def test_a_big_file_split_between_two_processes_reports_the_same(run: Any, every_file_is_big: list[bool]) -> None:
     broken = GOLDEN / "broken-duplicate-ids" / "session.jsonl"
     one = run("validate", "-j", "1", "--format", "json", broken, exit_code=1).stdout
-    assert forks == []
+    assert every_file_is_big == []
     two = run("validate", "-j", "2", "--format", "json", broken, exit_code=1).stdout
-    assert forks == [True]
+    assert every_file_is_big == [True]
     assert one == two
 
 

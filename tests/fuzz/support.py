@@ -597,6 +597,15 @@ def _validate(path: Path) -> None:
     report = validate_file(path)
     internal = [f for f in report.findings if f.code == "internal-check-error"]
     assert not internal, f"validate hit an internal error: {internal[0].message}"
+    # The same file split between this process and a forked child must report the same.
+    import pitools.core.validate.split as split
+
+    saved = split.SPLIT_MIN_BYTES
+    split.SPLIT_MIN_BYTES = 1
+    try:
+        assert validate_file(path, workers=2) == report, "validate split in two parts reports differently"
+    finally:
+        split.SPLIT_MIN_BYTES = saved
 
 
 def run_core(

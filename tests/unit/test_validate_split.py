@@ -22,22 +22,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fuzz.support import mutate_lines  # noqa: E402
 
 
-@pytest.fixture
-def every_file_is_big(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Split every file; returns a list that records, per split, whether a child was forked."""
-    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
-    forks: list[bool] = []
-    real_fork = validate_core.fork_part
-
-    def counting_fork(*args: Any) -> Any:
-        child = real_fork(*args)
-        forks.append(child is not None)
-        return child
-
-    monkeypatch.setattr(validate_core, "fork_part", counting_fork)
-    return forks
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_golden_sessions_report_the_same_split(case: str, every_file_is_big: list[bool]) -> None:
     path = GOLDEN / case / "session.jsonl"

@@ -18,6 +18,13 @@ _TURN_ROLES = ("user", "assistant")
 _REF_ORDER = {"compaction": 0, "context_edit": 1, "label": 2, "branch_summary": 3}
 
 
+def _earlier(key: str | float | None, parent_key: str | float | None) -> bool:
+    """Whether an entry's time key is before its parent's (False when either is unknown)."""
+    if type(key) is str and type(parent_key) is str:  # Pi's own format: text order (the usual case)
+        return key < parent_key
+    return key is not None and parent_key is not None and before(key, parent_key)
+
+
 class Structure:
     """Pi's ``byId`` over the records, and the checks that use it."""
 
@@ -166,14 +173,8 @@ class Structure:
         answered: set[tuple[int, int]] = set()  # (assistant position, index of the call in it)
         for pos in held:
             parent = parents[pos]
-            if parent is not None:
-                key, parent_key = time_keys[pos], time_keys[parent]
-                if type(key) is str and type(parent_key) is str:  # Pi's own format: text order
-                    backwards = key < parent_key
-                else:
-                    backwards = key is not None and parent_key is not None and before(key, parent_key)
-                if backwards:
-                    out.append(self._backwards(pos, parent))
+            if parent is not None and _earlier(time_keys[pos], time_keys[parent]):
+                out.append(self._backwards(pos, parent))
             result_id = results.get(pos)
             if result_id is None or pos in calls:
                 continue
@@ -287,14 +288,8 @@ class Structure:
             timer += 1
             stack.append(~pos)
             parent = up[pos]
-            if parent >= 0:
-                key, parent_key = time_keys[pos], time_keys[parent]
-                if type(key) is str and type(parent_key) is str:  # Pi's own format: text order
-                    backwards = key < parent_key
-                else:
-                    backwards = key is not None and parent_key is not None and before(key, parent_key)
-                if backwards:
-                    out.append(self._backwards(pos, parent))
+            if parent >= 0 and _earlier(time_keys[pos], time_keys[parent]):
+                out.append(self._backwards(pos, parent))
             made = calls.get(pos)
             if made is not None:
                 skip, pairs = made
