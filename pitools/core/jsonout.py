@@ -65,7 +65,7 @@ def _jsonable(value: Any) -> Any:
         return [None if v is UNDEFINED else _jsonable(v) for v in value]
     if value is UNDEFINED:
         return None
-    if t is orjson.Fragment:
+    if t is Serialized:
         return value
     to_json = getattr(value, "to_json", None)
     if to_json is not None:
@@ -81,23 +81,39 @@ def _float(x: float) -> Any:
     return x
 
 
+class Serialized:
+    """Already-``jsonable`` data, serialized once: :func:`dumps` embeds the bytes as they are
+    (an ``orjson.Fragment``), :func:`jsonable` passes it through, and the slow serializers
+    fall back to the data itself."""
+
+    __slots__ = ("data", "raw")
+
+    def __init__(self, data: Any, raw: bytes) -> None:
+        self.data = data
+        self.raw = raw
+
+
 def fragment(data: Any) -> Any:
-    """Already-``jsonable`` data serialized now, as an ``orjson.Fragment`` that :func:`dumps`
-    embeds as is and :func:`jsonable` passes through; ``data`` itself when orjson refuses it
-    (lone surrogates, nesting deeper than orjson goes).
-    """
+    """``data`` serialized now (:class:`Serialized`), or ``data`` itself when orjson refuses it
+    (lone surrogates, nesting deeper than orjson goes)."""
     try:
-        return orjson.Fragment(orjson.dumps(data))
+        return Serialized(data, orjson.dumps(data))
     except TypeError:
         return data
 
 
+def _embed(value: Any) -> Any:
+    if type(value) is Serialized:
+        return orjson.Fragment(value.raw)
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
 def _unfragment(value: Any) -> Any:
-    """``value`` with the ``orjson.Fragment`` members of a top-level object parsed back (the
-    only place pitools puts them), for the slow serializers."""
-    if type(value) is not dict or not any(type(v) is orjson.Fragment for v in value.values()):
+    """``value`` with the :class:`Serialized` members of a top-level object replaced by their
+    data (the only place pitools puts them), for the slow serializers."""
+    if type(value) is not dict or not any(type(v) is Serialized for v in value.values()):
         return value
-    return {k: orjson.loads(v.contents) if type(v) is orjson.Fragment else v for k, v in value.items()}
+    return {k: v.data if type(v) is Serialized else v for k, v in value.items()}
 
 
 def short_json(value: Any, limit: int = 40) -> str:
@@ -115,7 +131,7 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
     """Serialize already-``jsonable`` data (orjson; non-ASCII raw, like JavaScript)."""
     option = orjson.OPT_INDENT_2 if indent else 0
     try:
-        return orjson.dumps(value, option=option)
+        return orjson.dumps(value, option=option, default=_embed)
     except TypeError as exc:
         deep = "recursion" in str(exc).lower()
     import json

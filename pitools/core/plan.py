@@ -93,7 +93,7 @@ class CompactionPlan:
     def to_json(self, *, fragments: bool = False) -> dict[str, Any]:
         """The plan as JSON data; ``fragments=True`` pre-serializes the (long) region listing.
 
-        With ``fragments`` the ``regions`` value is an ``orjson.Fragment`` that
+        With ``fragments`` the ``regions`` value is a :class:`~pitools.core.jsonout.Serialized` that
         :func:`~pitools.core.jsonout.dumps` writes as is, instead of a list the caller's
         ``jsonable`` would copy once more (30,000 entries on a 100 MB session).
         """

@@ -225,3 +225,14 @@ def test_object_timestamp_with_tostring_in_tree(scratch: Path) -> None:
     b = {**_entry("b", "a", _user("x")), "timestamp": {"toString": 1}}
     c = _entry("c", "a", _user("y"))
     _strict_cli(_session(a, b, c), scratch, ["tree"], ["inspect"])
+
+
+@pytest.mark.parametrize("odd", ["surrogate", "deep"])
+def test_compact_plan_json_with_data_orjson_refuses(odd: str, scratch: Path) -> None:
+    # The region listing is serialized ahead (Serialized); when the rest of the plan has a lone
+    # surrogate or nests past orjson's limit, the slow serializers must still see plain data.
+    first = _user("bad " + support.LONE_SURROGATE + " text") if odd == "surrogate" else _user("hi")
+    if odd == "deep":
+        first = {**first, "x": json.loads("[" * 300 + "]" * 300)}
+    data = _session(_entry("a", None, first), _entry("b", "a", _user("again")), _entry("c", "b", _user("more")))
+    _strict_cli(data, scratch, ["compact", "--dry-run", "--format", "json", "--keep-recent-tokens", "1", "--no-config"])
