@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core import jsops
+from pitools.core.jsdate import js_date_ms
 from pitools.core.jsops import prop
-from pitools.core.jsvalue import UNDEFINED, js_date_ms
+from pitools.core.jsvalue import UNDEFINED
 from pitools.core.load import JS_WHITESPACE, parse_json_line
 from pitools.core.locate import (
     SessionDirChoice,

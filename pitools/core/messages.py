@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from pitools.core import jsops
+from pitools.core.jsdate import js_date_ms
 from pitools.core.jsops import nullish, prop, truthy
-from pitools.core.jsvalue import UNDEFINED, js_date_ms
+from pitools.core.jsvalue import UNDEFINED
 
 COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"

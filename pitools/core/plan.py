@@ -255,7 +255,7 @@ def build_compaction_entry(
         "fromHook": False,
     }
     if system is not None:
-        from pitools.core.jsvalue import js_date_ms
+        from pitools.core.jsdate import js_date_ms
 
         entry["systemMessage"] = dict(system, timestamp=js_date_ms(timestamp))
     return entry

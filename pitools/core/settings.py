@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from pitools.core.errors import ConfigError
-from pitools.core.jsvalue import JSTypeError, js_date_ms, js_to_string, js_truthy
+from pitools.core.jsdate import js_date_ms
+from pitools.core.jsvalue import JSTypeError, js_to_string, js_truthy
 
 if TYPE_CHECKING:
     from pitools.core.compaction import CompactionSettings

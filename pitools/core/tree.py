@@ -282,7 +282,7 @@ def get_tree(index: SessionIndex, *, max_nodes: int | None = None) -> list[TreeN
     becomes its own descendant); the returned structure reproduces the links, and walkers must
     guard against revisits.
     """
-    from pitools.core.jsvalue import js_date_ms
+    from pitools.core.jsdate import js_date_ms
 
     labels = labels_by_id(index.entries)
     node_map: dict[Any, TreeNode] = {}

@@ -22,12 +22,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pitools.core import jsdate
 from pitools.core import jsvalue as jv
+from pitools.core.jsdate import js_date_ms
 from pitools.core.jsvalue import (
     UNDEFINED,
     JSTypeError,
     is_undefined,
-    js_date_ms,
     js_keys,
     js_number_to_string,
     js_stringify,
@@ -334,7 +335,7 @@ def test_iso_dates_against_datetime(when: dt.datetime) -> None:
     iso = f"{when.year:04d}" + iso[iso.index("-") :]
     assert js_date_ms(iso) == expected
     # The general V8 parser port agrees with the fast path.
-    assert jv._DateParser(iso).parse() == (
+    assert jsdate._DateParser(iso).parse() == (
         when.year,
         when.month - 1,
         when.day,

@@ -14,9 +14,10 @@ from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Any
 
+from pitools.core.jsdate import js_date_ms
 from pitools.core.jsonout import short_json as _js
 from pitools.core.jsops import prop, strict_equal
-from pitools.core.jsvalue import UNDEFINED, js_date_ms
+from pitools.core.jsvalue import UNDEFINED
 from pitools.core.load import ScannedValue
 from pitools.core.tree import js_truthy_id
 from pitools.core.validate.codes import CODES, Finding
