@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pitools.core.errors import PiCrashError
-from pitools.core.jsvalue import UNDEFINED, js_number_to_string, utf16_len
+from pitools.core.jsvalue import UNDEFINED, js_number_to_string, js_truthy, utf16_len
 
 NAN = math.nan
 
@@ -56,18 +56,8 @@ def iterate(obj: Any, what: str) -> Iterator[Any]:
     raise type_error(f"{what} is not iterable")
 
 
-def truthy(v: Any) -> bool:
-    """JavaScript truthiness."""
-    if v is None or v is UNDEFINED or v is False or v is True:
-        return v is True
-    t = type(v)
-    if t is str:
-        return v != ""
-    if t is int:
-        return v != 0
-    if t is float:
-        return v != 0 and not math.isnan(v)
-    return True
+#: JavaScript truthiness (``!!v``); one implementation, in :mod:`pitools.core.jsvalue`.
+truthy = js_truthy
 
 
 def nullish(v: Any) -> bool:

@@ -15,6 +15,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from pitools.core.errors import CycleError
+from pitools.core.jsvalue import js_truthy
 from pitools.core.session import UNDEFINED, entry_id, entry_type
 
 _BOOL = object()
@@ -31,18 +32,8 @@ def mkey(value: Any) -> Any:
     return (_OBJ, id(value))
 
 
-def js_truthy_id(value: Any) -> bool:
-    """Truthiness of a parentId/leafId as JavaScript sees it."""
-    if value is None or value is UNDEFINED or value is False:
-        return False
-    t = type(value)
-    if t is str:
-        return value != ""
-    if t is int:
-        return value != 0
-    if t is float:
-        return value != 0 and not math.isnan(value)
-    return True
+#: Truthiness of a parentId/leafId: plain JavaScript truthiness (:func:`~pitools.core.jsvalue.js_truthy`).
+js_truthy_id = js_truthy
 
 
 def parent_of(entry: Any) -> Any:
