@@ -146,3 +146,24 @@ def test_split_point(tmp_path: Path) -> None:
     one_line = _write(tmp_path / "one.jsonl", header + b'{"type":"label","text":"' + b"x" * 5000 + b'"}')
     assert split.split_point(one_line, min_bytes=1) is None  # nothing after the middle line
     assert split.split_point(str(tmp_path / "missing.jsonl"), min_bytes=1) is None
+
+
+def test_an_error_here_stops_the_child(monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]) -> None:
+    children: list[split.ForkedPart] = []
+    real_fork = validate_core.fork_part
+
+    def keep(*args: Any) -> Any:
+        child = real_fork(*args)
+        children.append(child)
+        return child
+
+    def interrupted(*args: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(validate_core, "fork_part", keep)
+    monkeypatch.setattr(validate_core._Run, "_scan", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        validate_file(GOLDEN / "broken-cycle" / "session.jsonl", workers=2)
+    assert len(children) == 1 and children[0] is not None
+    with pytest.raises(ChildProcessError):  # killed and reaped: no zombie left behind
+        os.waitpid(children[0].pid, os.WNOHANG)

@@ -184,8 +184,8 @@ class _Run:
             part = child.result() if child is not None else None
             child = None
         finally:
-            if child is not None:  # this process failed first: do not leave the child behind
-                child.result()
+            if child is not None:  # this process failed (or was interrupted) first
+                child.cancel()
         if part is None:
             part = scan_part(self.path, cut, size)
         shift = raw.line_count

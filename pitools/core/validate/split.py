@@ -13,6 +13,7 @@ other threads running (forking them is unsafe), a header that is not a plain v3 
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import threading
@@ -145,6 +146,16 @@ class ForkedPart:
             self.chunks.clear()
         finally:
             os.close(self.fd)
+
+    def cancel(self) -> None:
+        """Stop the child now and reap it (this process no longer needs its part)."""
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        self.reader.join()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
 
     def result(self) -> PartResult | None:
         self.reader.join()
