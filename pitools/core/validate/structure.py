@@ -317,11 +317,7 @@ class Structure:
     def is_ancestor(self, anc: int, desc: int) -> bool | None:
         """True/False when both are in the walked tree; None when unknown (cycles, duplicates)."""
         if self.depth:  # the walk ran in file order: climb from desc to anc's depth
-            if (
-                (held := self.pos_by_key)
-                and not self.all_held
-                and (held.get(self.rec.keys[anc]) != anc or held.get(self.rec.keys[desc]) != desc)
-            ):
+            if not self.all_held and not (self._held(anc) and self._held(desc)):
                 return None  # an earlier entry with a duplicated id: not in the walked tree
             depth, parents = self.depth, self.parents
             steps = depth[desc] - depth[anc]
@@ -335,6 +331,9 @@ class Structure:
         if not tin or tin[anc] < 0 or tin[desc] < 0:
             return None
         return tin[anc] <= tin[desc] and tout[desc] <= tout[anc]
+
+    def _held(self, pos: int) -> bool:
+        return self.pos_by_key.get(self.rec.keys[pos]) == pos
 
     # -- references ---------------------------------------------------------------------------------
     def references(self) -> list[Finding]:
