@@ -45,13 +45,14 @@ def every_file_is_big(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     import pitools.core.validate.split as split
 
     monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(split, "PART_BYTES", 512)  # many small parts: the queue gets exercised
     forks: list[bool] = []
-    real_fork = validate_core.fork_part
+    real_fork = validate_core.fork_parts
 
     def counting_fork(*args: Any) -> Any:
         child = real_fork(*args)
         forks.append(child is not None)
         return child
 
-    monkeypatch.setattr(validate_core, "fork_part", counting_fork)
+    monkeypatch.setattr(validate_core, "fork_parts", counting_fork)
     return forks

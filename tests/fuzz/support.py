@@ -600,12 +600,12 @@ def _validate(path: Path) -> None:
     # The same file split between this process and a forked child must report the same.
     import pitools.core.validate.split as split
 
-    saved = split.SPLIT_MIN_BYTES
-    split.SPLIT_MIN_BYTES = 1
+    saved = split.SPLIT_MIN_BYTES, split.PART_BYTES
+    split.SPLIT_MIN_BYTES, split.PART_BYTES = 1, 256
     try:
-        assert validate_file(path, workers=2) == report, "validate split in two parts reports differently"
+        assert validate_file(path, workers=2) == report, "validate split into parts reports differently"
     finally:
-        split.SPLIT_MIN_BYTES = saved
+        split.SPLIT_MIN_BYTES, split.PART_BYTES = saved
 
 
 def run_core(

@@ -29,8 +29,8 @@ def test_golden_sessions_report_the_same_split(case: str, every_file_is_big: lis
     assert every_file_is_big == []
     two = validate_file(path, workers=2)
     assert two == one
-    # A v3 header on line 1 and something after the middle line: split, and a child did its part.
-    assert every_file_is_big == ([True] if split.split_point(str(path)) else [])
+    # A v3 header on line 1 and more than one line: split, and a child was started for the parts.
+    assert every_file_is_big == ([True] if split.split_points(str(path)) else [])
 
 
 def test_mutated_sessions_report_the_same_split(tmp_path: Path, every_file_is_big: list[bool]) -> None:
@@ -58,7 +58,7 @@ def test_the_second_part_reports_absolute_line_numbers(tmp_path: Path, every_fil
 
 def test_without_fork_the_part_is_scanned_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
-    monkeypatch.setattr(validate_core, "fork_part", lambda *args: None)
+    monkeypatch.setattr(validate_core, "fork_parts", lambda *args: None)
     path = GOLDEN / "broken-duplicate-ids" / "session.jsonl"
     assert validate_file(path, workers=2) == validate_file(path)
 
@@ -126,31 +126,32 @@ def _write(path: Path, data: bytes) -> str:
     return str(path)
 
 
-def test_split_point(tmp_path: Path) -> None:
+def test_split_points(tmp_path: Path) -> None:
     header = b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n'
     body = b"".join(b'{"type":"label","id":"%d","parentId":null}\n' % i for i in range(200))
     good = _write(tmp_path / "good.jsonl", header + body)
-    cut = split.split_point(good, min_bytes=1)
-    assert cut is not None
-    offset, size = cut
     data = Path(good).read_bytes()
-    assert size == len(data) and 0 < offset < size and data[offset - 1 : offset] == b"\n"
-    assert abs(offset - int(size * (1 - split.CHILD_SHARE))) < 100
-    assert split.split_point(good) is None  # small: not worth a process
+    bounds = split.split_points(good, min_bytes=1, part_bytes=1000)
+    assert bounds is not None
+    assert bounds[0] == 0 and bounds[-1] == len(data) and bounds == sorted(set(bounds))
+    assert all(data[b - 1 : b] == b"\n" for b in bounds[1:-1])  # every part starts a line
+    assert 6 <= len(bounds) - 1 <= 9  # ~1000 bytes each
+    assert len(split.split_points(good, min_bytes=1) or []) == 3  # a small file: two parts at least
+    assert split.split_points(good) is None  # small: not worth a process
     v2 = _write(tmp_path / "v2.jsonl", header.replace(b'"version":3', b'"version":2') + body)
-    assert split.split_point(v2, min_bytes=1) is None  # migration needs the whole file
+    assert split.split_points(v2, min_bytes=1) is None  # migration needs the whole file
     late = _write(tmp_path / "late.jsonl", b"\n" + header + body)
-    assert split.split_point(late, min_bytes=1) is None  # header not on line 1
+    assert split.split_points(late, min_bytes=1) is None  # header not on line 1
     bom = _write(tmp_path / "bom.jsonl", b"\xef\xbb\xbf" + header + body)
-    assert split.split_point(bom, min_bytes=1) is None
+    assert split.split_points(bom, min_bytes=1) is None
     one_line = _write(tmp_path / "one.jsonl", header + b'{"type":"label","text":"' + b"x" * 5000 + b'"}')
-    assert split.split_point(one_line, min_bytes=1) is None  # nothing after the middle line
-    assert split.split_point(str(tmp_path / "missing.jsonl"), min_bytes=1) is None
+    assert split.split_points(one_line, min_bytes=1) is None  # nothing after the middle line
+    assert split.split_points(str(tmp_path / "missing.jsonl"), min_bytes=1) is None
 
 
 def test_an_error_here_stops_the_child(monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]) -> None:
-    children: list[split.ForkedPart] = []
-    real_fork = validate_core.fork_part
+    children: list[split.ForkedParts] = []
+    real_fork = validate_core.fork_parts
 
     def keep(*args: Any) -> Any:
         child = real_fork(*args)
@@ -160,7 +161,7 @@ def test_an_error_here_stops_the_child(monkeypatch: pytest.MonkeyPatch, every_fi
     def interrupted(*args: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(validate_core, "fork_part", keep)
+    monkeypatch.setattr(validate_core, "fork_parts", keep)
     monkeypatch.setattr(validate_core._Run, "_scan", interrupted)
     with pytest.raises(KeyboardInterrupt):
         validate_file(GOLDEN / "broken-cycle" / "session.jsonl", workers=2)

@@ -30,6 +30,7 @@ from pitools.core.load import (
     INFO,
     WARNING,
     Diagnostic,
+    RawSession,
     ScannedValue,
     accepted_header,
     finish_raw,
@@ -40,7 +41,7 @@ from pitools.core.migrate import MigrationError, effective_version
 from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
 from pitools.core.validate.crash import MAX_FIELD_FINDINGS_PER_ENTRY
 from pitools.core.validate.scan import RankedFinding, Scanner, internal_message, iso_ok, scan_entries
-from pitools.core.validate.split import fork_part, scan_part, split_point
+from pitools.core.validate.split import PartResult, fork_parts, scan_part, split_points
 from pitools.core.validate.structure import Structure
 
 __all__ = [
@@ -153,13 +154,13 @@ class _Run:
 
     def run(self, workers: int = 1) -> None:
         try:
-            cut = split_point(self.path) if workers > 1 else None
-            if cut is None:
+            bounds = split_points(self.path) if workers > 1 else None
+            if bounds is None:
                 raw, values = stream_session(self.path)
                 self.loader = raw.diagnostics
                 scanner = self._scan(values)
             else:
-                scanner = self._scan_split(*cut)
+                scanner = self._scan_split(bounds)
         except SessionParseError as exc:
             self.loader, self.extra_headers, self.header, self.entries = [], [], [], []
             self.add(self.late, "unreadable-file", exc.message, exc.line)
@@ -174,33 +175,42 @@ class _Run:
         for name, check in (("tree", structure.tree), ("walk", structure.walk), ("references", structure.references)):
             self.late.extend(self.guarded(name, check) or ())
 
-    def _scan_split(self, cut: int, size: int) -> Scanner | None:
-        """Scan ``[0, cut)`` here and ``[cut, size)`` in a forked child (or here, if that fails)."""
-        child = fork_part(self.path, cut, size)
+    def _scan_split(self, bounds: list[int]) -> Scanner | None:
+        """Scan part 0 here, then parts 1.. with a forked child, both taking them from a queue."""
+        mine: dict[int, PartResult] = {}
+        theirs: dict[int, PartResult] = {}
+        child = fork_parts(self.path, bounds)
         try:
-            raw, values = stream_session(self.path, stop=cut, finish=False)
+            raw, values = stream_session(self.path, stop=bounds[1], finish=False)
             self.loader = raw.diagnostics
             scanner = self._scan(values)
-            part = child.result() if child is not None else None
-            child = None
+            if child is not None:
+                while (i := child.claim()) is not None:
+                    mine[i] = scan_part(self.path, bounds[i], bounds[i + 1])
+                theirs = child.result()
+                child = None
         finally:
             if child is not None:  # this process failed (or was interrupted) first
                 child.cancel()
-        if part is None:
-            part = scan_part(self.path, cut, size)
+        for i in range(1, len(bounds) - 1):
+            part = mine.get(i) or theirs.get(i) or scan_part(self.path, bounds[i], bounds[i + 1])
+            self._merge(raw, scanner, part)
+        finish_raw(raw)
+        return scanner
+
+    def _merge(self, raw: RawSession, scanner: Scanner | None, part: PartResult) -> None:
+        """Append a later part's findings and records, its line numbers shifted to the file's."""
         shift = raw.line_count
         raw.diagnostics.extend(d if d.line is None else replace(d, line=d.line + shift) for d in part.diagnostics)
         raw.line_count += part.line_count
         raw.crlf_lines += part.crlf_lines
         raw.ends_with_newline = part.ends_with_newline
-        finish_raw(raw)
         self.extra_headers.extend(f if f.line is None else replace(f, line=f.line + shift) for f in part.extra_headers)
         if scanner is not None:
             scanner.records.extend(part.records, shift)
             scanner.findings.extend(
                 (line + shift, rank, replace(f, line=line + shift)) for line, rank, f in part.findings
             )
-        return scanner
 
     def _scan(self, values: Iterator[ScannedValue]) -> Scanner | None:
         """Read every value; check and record the entries when Pi accepts the file."""

@@ -1,14 +1,17 @@
-"""Validate a big file with two processes: the second half is scanned by a forked child.
+"""Validate a big file with two processes that share its parts as they go.
 
 Parsing and the per-entry checks are most of ``validate``'s work and need nothing from other
-entries, so the file is cut at the newline nearest its middle: this process scans the first
-part (header included), a child forked for the occasion scans the second part and sends its
-:class:`PartResult` (records and findings, line numbers counted from the part's start) back
-through a pipe, and the parent merges them before the whole-file checks run.
+entries, so a big file is cut at line boundaries into parts of a few MB. This process scans the
+first part (the header is there), a child forked for the occasion and this process then take
+the remaining parts one at a time from a shared queue (a pipe holding their numbers), so the
+faster of the two does more (on a shared machine one core is often slower). The child sends
+its :class:`PartResult` s (records and findings, line numbers counted from each part's start)
+back through a second pipe, and the parts are merged in file order before the whole-file
+checks run.
 
 Anything unusual falls back to one process, with the same results: no ``fork`` (Windows),
 other threads running (forking them is unsafe), a header that is not a plain v3 one on line 1
-(migration needs the whole file), a child that fails or dies.
+(migration needs the whole file), a child that fails or dies (its parts are scanned here).
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from pitools.core.validate.scan import RankedFinding, Records, Scanner, scan_ent
 
 #: Files smaller than this are not worth a second process (forking and merging cost ~10 ms).
 SPLIT_MIN_BYTES = 8 << 20
-#: The child's share of the bytes: a bit less than half, since it also has to send its records
-#: (measured on the 100 MB benchmark session, this makes both parts end together).
-CHILD_SHARE = 0.45
+#: About this many bytes per part: small enough that the two processes end close together.
+PART_BYTES = 4 << 20
+MAX_PARTS = 64
 
 
 @dataclass(slots=True)
@@ -86,8 +89,9 @@ class PartResult:
 _WIRE_UNDEFINED: Any = ("undefined",)
 
 
-def split_point(path: str, min_bytes: int | None = None) -> tuple[int, int] | None:
-    """``(offset, size)``: where a second part can start, or None when the file should not be split."""
+def split_points(path: str, min_bytes: int | None = None, part_bytes: int | None = None) -> list[int] | None:
+    """Part boundaries ``[0, b1, ..., size]`` (each just after a newline), or None when the file
+    should not be split."""
     try:
         size = os.stat(path).st_size
         if size < (SPLIT_MIN_BYTES if min_bytes is None else min_bytes):
@@ -102,12 +106,18 @@ def split_point(path: str, min_bytes: int | None = None) -> tuple[int, int] | No
                 return None
             if not accepted_header(head) or not effective_version(head.get("version")) >= 3:
                 return None
-            fh.seek(int(size * (1 - CHILD_SHARE)))
-            fh.readline()
-            offset = fh.tell()
+            parts = max(2, min(MAX_PARTS, -(-size // (part_bytes or PART_BYTES))))
+            bounds = [0]
+            for j in range(1, parts):
+                fh.seek(size * j // parts)
+                fh.readline()
+                offset = fh.tell()
+                if bounds[-1] < offset < size:
+                    bounds.append(offset)
     except OSError:
         return None
-    return (offset, size) if offset < size else None
+    bounds.append(size)
+    return bounds if len(bounds) > 2 else None
 
 
 def scan_part(path: str, start: int, stop: int) -> PartResult:
@@ -127,14 +137,15 @@ def scan_part(path: str, start: int, stop: int) -> PartResult:
     )
 
 
-class ForkedPart:
-    """A child process scanning one part; :meth:`result` waits for it (None if it failed)."""
+class ForkedParts:
+    """A child process taking parts from the shared queue; this process takes from it too."""
 
-    def __init__(self, pid: int, fd: int) -> None:
+    def __init__(self, pid: int, queue_fd: int, results_fd: int) -> None:
         self.pid = pid
+        self.queue_fd = queue_fd
         self.chunks: list[bytes] = []
-        self.fd = fd
-        # Drain the pipe while this process scans its own part: a full pipe would stall the child.
+        self.fd = results_fd
+        # Drain the pipe while this process scans: a full pipe would stall the child.
         self.reader = threading.Thread(target=self._read, name="pitools-part-reader", daemon=True)
         self.reader.start()
 
@@ -147,53 +158,76 @@ class ForkedPart:
         finally:
             os.close(self.fd)
 
+    def claim(self) -> int | None:
+        """The number of the next part nobody has taken, or None when all are taken."""
+        return _claim(self.queue_fd)
+
     def cancel(self) -> None:
-        """Stop the child now and reap it (this process no longer needs its part)."""
+        """Stop the child now and reap it (this process no longer needs its parts)."""
         import signal
 
         with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)
-        self.reader.join()
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
+        self._finish()
 
-    def result(self) -> PartResult | None:
+    def _finish(self) -> int:
         self.reader.join()
+        with contextlib.suppress(OSError):
+            os.close(self.queue_fd)
         try:
-            _, status = os.waitpid(self.pid, 0)
+            return os.waitpid(self.pid, 0)[1]
         except ChildProcessError:
-            status = 0
-        if status != 0 or not self.chunks:
-            return None
+            return 0
+
+    def result(self) -> dict[int, PartResult]:
+        """The parts the child scanned, by number (those it lost, if it failed, are missing)."""
+        if self._finish() != 0 or not self.chunks:
+            return {}
         try:
-            return PartResult.from_wire(b"".join(self.chunks))
+            return {i: PartResult.from_wire(data) for i, data in marshal.loads(b"".join(self.chunks))}
         except Exception:
-            return None
+            return {}
 
 
-def fork_part(path: str, start: int, stop: int) -> ForkedPart | None:
-    """Start a child that scans ``[start, stop)``; None when forking is not possible or safe."""
+def _claim(queue_fd: int) -> int | None:
+    data = os.read(queue_fd, 4)  # every number was written as one 4-byte record
+    return int.from_bytes(data, "little") if len(data) == 4 else None
+
+
+def fork_parts(path: str, bounds: list[int]) -> ForkedParts | None:
+    """Queue parts 1.. of ``bounds`` and start a child taking them; None when forking is not
+    possible or safe (this process then scans every part)."""
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return None
-    read_fd, write_fd = os.pipe()
+    numbers = b"".join(i.to_bytes(4, "little") for i in range(1, len(bounds) - 1))
+    queue_r, queue_w = os.pipe()
+    if len(numbers) > 60_000:  # the whole queue must fit in the pipe before anyone reads
+        os.close(queue_r)
+        os.close(queue_w)
+        return None
+    os.write(queue_w, numbers)
+    os.close(queue_w)
+    results_r, results_w = os.pipe()
     try:
         pid = os.fork()
     except OSError:
-        os.close(read_fd)
-        os.close(write_fd)
+        for fd in (queue_r, results_r, results_w):
+            os.close(fd)
         return None
-    if pid == 0:  # the child: scan, send, and leave without any cleanup (nothing to flush or free)
+    if pid == 0:  # the child: scan parts, send them, leave without any cleanup
         status = 1
         try:
-            os.close(read_fd)
-            payload = scan_part(path, start, stop).to_wire()
-            view = memoryview(payload)
+            os.close(results_r)
+            done: list[tuple[int, bytes]] = []
+            while (i := _claim(queue_r)) is not None:
+                done.append((i, scan_part(path, bounds[i], bounds[i + 1]).to_wire()))
+            view = memoryview(marshal.dumps(done))
             while view:
-                view = view[os.write(write_fd, view) :]
+                view = view[os.write(results_w, view) :]
             status = 0
-        except BaseException:  # the parent redoes the part itself
+        except BaseException:  # the parent redoes whatever is missing
             pass
         finally:
             os._exit(status)
-    os.close(write_fd)
-    return ForkedPart(pid, read_fd)
+    os.close(results_w)
+    return ForkedParts(pid, queue_r, results_r)
