@@ -108,7 +108,7 @@ def _embed(value: Any) -> Any:
     raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
-def _unfragment(value: Any) -> Any:
+def _unwrap_serialized(value: Any) -> Any:
     """``value`` with the :class:`Serialized` members of a top-level object replaced by their
     data (the only place pitools puts them), for the slow serializers."""
     if type(value) is not dict or not any(type(v) is Serialized for v in value.values()):
@@ -136,7 +136,7 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
         deep = "recursion" in str(exc).lower()
     import json
 
-    value = _unfragment(value)
+    value = _unwrap_serialized(value)
     if deep:
         # orjson stops at 255 levels; the stdlib encoder goes as deep as the recursion limit.
         separators = None if indent else (",", ":")

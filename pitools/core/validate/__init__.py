@@ -230,10 +230,8 @@ class _Run:
             scanned = [first, *values]
             migrated, report = migrate_values([v[0] for v in scanned], [v[1] for v in scanned])
             steps = report.steps
-            entries = [
-                (value, line, offset, size) for value, (_, line, offset, size) in zip(migrated, scanned, strict=True)
-            ]
-            entries = entries[1:]
+            # The migrated entries keep their lines' numbers and offsets; the header is checked apart.
+            entries = [(value, *where) for value, (_, *where) in zip(migrated[1:], scanned[1:], strict=True)]
         self.guarded("header", lambda: self._check_header(header, header_line, steps))
         # v1 files get ids only from the migration: pitools' deterministic ones, not the file's.
         scanner = Scanner(show_ids="v1-to-v2" not in steps)

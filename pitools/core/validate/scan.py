@@ -19,6 +19,7 @@ from pitools.core.jsonout import short_json as _js
 from pitools.core.jsops import prop, strict_equal
 from pitools.core.jsvalue import UNDEFINED
 from pitools.core.load import ScannedValue
+from pitools.core.tree import id_text as tree_id_text
 from pitools.core.tree import js_truthy_id
 from pitools.core.validate.codes import CODES, Finding
 from pitools.core.validate.crash import Suspicion
@@ -161,8 +162,6 @@ class Records:
 
     def tree_id_text(self, pos: int) -> str:
         """The id as Pi's tree messages show it (``(no id)``, ``null``, or repr)."""
-        from pitools.core.tree import id_text as tree_id_text
-
         odd = self.odd_ids.get(pos, _NONE)
         return tree_id_text(odd) if odd is not _NONE else str(self.keys[pos])
 
