@@ -63,10 +63,10 @@ ORJSON_SNIPPET = (
 # The compaction planner without the CLI: used only when `pitools compact` cannot run yet.
 CORE_PLAN_SNIPPET = (
     "import sys\n"
-    "from pitools.core.api import load\n"
-    "from pitools.core.compaction import CompactionSettings\n"
-    "from pitools.core.jsonout import dumps, jsonable\n"
-    "from pitools.core.plan import plan_compaction\n"
+    "from pitools.core.session.api import load\n"
+    "from pitools.core.compaction.prepare import CompactionSettings\n"
+    "from pitools.core.js.jsonout import dumps, jsonable\n"
+    "from pitools.core.compaction.plan import plan_compaction\n"
     "loaded = load(sys.argv[1])\n"
     "leaf = loaded.leaf(None)\n"
     "plan = plan_compaction(loaded, leaf, CompactionSettings(), context_window=200000)\n"

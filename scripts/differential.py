@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from record_golden import reference_dir  # noqa: E402
 
-from pitools.core.compaction import CompactionSettings  # noqa: E402
+from pitools.core.compaction.prepare import CompactionSettings  # noqa: E402
 from pitools.core.parity import diff_values, oracle_view  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "reference"

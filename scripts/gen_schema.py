@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Write the files generated from the pydantic models in ``pitools/core/model.py``.
+"""Write the files generated from the pydantic models in ``pitools/core/session/schema.py``.
 
 * ``schemas/session.schema.json``: the JSON Schema of one line of a v3 session file (the header or
   any entry);
-* ``pitools/core/_entry_check.py``: the fast pre-check validate runs on every entry, as plain
-  Python that imports no pydantic (see ``pitools/core/model_check.py``).
+* ``pitools/core/session/_entry_check.py``: the fast pre-check validate runs on every entry, as plain
+  Python that imports no pydantic (see ``pitools/core/session/schema_check.py``).
 
 They are generated, never edited: change the models, run this script, commit the results.
 ``tests/unit/test_model.py`` fails when a committed file and a fresh generation differ.
@@ -20,13 +20,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "schemas" / "session.schema.json"
-CHECK_TARGET = ROOT / "pitools" / "core" / "_entry_check.py"
+CHECK_TARGET = ROOT / "pitools" / "core" / "session" / "_entry_check.py"
 
 
 def render() -> str:
     """The schema file's exact text (2-space indent, trailing newline)."""
     sys.path.insert(0, str(ROOT))
-    from pitools.core.model import session_json_schema
+    from pitools.core.session.schema import session_json_schema
 
     return json.dumps(session_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
@@ -34,7 +34,7 @@ def render() -> str:
 def render_check() -> str:
     """The fast check module's exact text (already in ``ruff format`` style)."""
     sys.path.insert(0, str(ROOT))
-    from pitools.core.model_check import render_entry_check
+    from pitools.core.session.schema_check import render_entry_check
 
     return render_entry_check()
 

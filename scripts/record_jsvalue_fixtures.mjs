@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Record Node's answers for pitools/core/jsvalue.py into tests/unit/fixtures/jsvalue/cases.json.
+// Record Node's answers for pitools/core/js/value.py into tests/unit/fixtures/jsvalue/cases.json.
 //
 //   TZ=UTC node scripts/record_jsvalue_fixtures.mjs
 //

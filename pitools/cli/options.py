@@ -71,7 +71,7 @@ def session_argument(f: F) -> F:
     def resolve_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if ctx.resilient_parsing:
             return value
-        from pitools.core.locate import locate_session
+        from pitools.core.session.locate import locate_session
 
         located = locate_session(value, session_dir=ctx.meta.get(meta_key))
         if located.how == "path" and os.path.isdir(located.path):
@@ -131,10 +131,10 @@ def consoles(color: str = "auto", width: int | None = None) -> tuple[Any, Any]:
 
 def write_json(data: Any) -> None:
     """Write one JSON document to stdout (orjson, JavaScript number forms, trailing newline)."""
-    from pitools.core.jsonout import dumps, jsonable
+    from pitools.core.js.jsonout import to_json_bytes
 
     out = stdout_bytes()
-    out.write(dumps(jsonable(data)) + b"\n")
+    out.write(to_json_bytes(data) + b"\n")
     out.flush()
 
 

@@ -12,28 +12,28 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from pitools.core.compaction import (
+from pitools.core.compaction.prepare import (
     CompactionSettings,
     compute_file_lists,
     format_file_operations,
     prepare_compaction,
 )
-from pitools.core.context import (
+from pitools.core.context.build import (
     build_projection,
     context_entries_from_path,
     context_usage,
     estimate_projected_context_tokens,
 )
+from pitools.core.context.messages import convert_to_llm, get_current_system_message
+from pitools.core.context.tokens import estimate_tokens
 from pitools.core.errors import CycleError, PiCrashError
-from pitools.core.jsonout import jsonable
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.load import read_session
-from pitools.core.messages import convert_to_llm, get_current_system_message
-from pitools.core.migrate import MigrationError
-from pitools.core.session import Session, entry_id, entry_type, open_session
-from pitools.core.stats import session_stats, usage_breakdown
-from pitools.core.tokens import estimate_tokens
-from pitools.core.tree import SessionIndex, flatten_tree, get_tree, labels_by_id
+from pitools.core.js.jsonout import jsonable
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.load import read_session
+from pitools.core.session.loaded import Session, entry_id, entry_type, open_session
+from pitools.core.session.migrate import MigrationError
+from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree, labels_by_id
+from pitools.core.views.stats import session_stats, usage_breakdown
 
 
 def _attempt(fn: Callable[[], Any]) -> Any:
@@ -166,7 +166,7 @@ def session_name(entries: list[Any]) -> Any:
                 return None
             if type(name) is not str:
                 raise PiCrashError("TypeError: entry.name?.trim is not a function")
-            from pitools.core.load import JS_WHITESPACE
+            from pitools.core.session.load import JS_WHITESPACE
 
             trimmed = name.strip(JS_WHITESPACE)
             return trimmed or None

@@ -1,13 +1,13 @@
-"""Render a :class:`~pitools.core.branches.BranchList` as a rich table or JSON."""
+"""Render a :class:`~pitools.core.views.branches.BranchList` as a rich table or JSON."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from pitools.core.branches import Branch, BranchList, js_text, safe_value
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.session import entry_id, entry_type
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.loaded import entry_id, entry_type
+from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
 from pitools.render.preview import entry_preview, entry_tag, message_preview
 
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.plan import (
+from pitools.core.compaction.plan import (
     REGION_KEPT,
     REGION_PREFIX,
     REGION_PREVIOUS,

@@ -1,12 +1,12 @@
-"""Render a :class:`~pitools.core.context.ContextReplay` as JSON, rich text or Markdown."""
+"""Render a :class:`~pitools.core.context.build.ContextReplay` as JSON, rich text or Markdown."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.context import ContextReplay
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.session import Session, entry_id, entry_type
+from pitools.core.context.build import ContextReplay
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.loaded import Session, entry_id, entry_type
 from pitools.render.preview import clip, entry_preview, entry_tag, message_preview
 
 

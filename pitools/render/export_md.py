@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.jsonout import jsonable
-from pitools.core.jsvalue import UNDEFINED
+from pitools.core.js.jsonout import jsonable
+from pitools.core.js.value import UNDEFINED
 
 #: Tool output longer than this (characters or lines) is folded.
 FOLD_CHARS = 1500
@@ -314,9 +314,9 @@ def entry_view(entry: Any, labels: list[str]) -> EntryView:
 
 def build_transcript(loaded: Any, leaf: Any, *, all_: bool = False, embed_images: bool = False) -> Transcript:
     """The entries to show: the branch root → ``leaf``, or with ``all_`` every branch of the tree."""
-    from pitools.core.fork import resolved_labels
     from pitools.core.parity import session_name
-    from pitools.core.tree import get_tree, mkey
+    from pitools.core.session.fork import resolved_labels
+    from pitools.core.session.tree import get_tree, mkey
 
     index = loaded.index
     labels: dict[Any, list[str]] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.jsvalue import UNDEFINED, js_stringify
+from pitools.core.js.value import UNDEFINED, js_stringify
 
 FOLD_CHARS = 2000
 

@@ -1,14 +1,14 @@
-"""Render a :class:`~pitools.core.branches.TreeView`: Pi's ``/tree`` lines, or shallow JSON."""
+"""Render a :class:`~pitools.core.views.branches.TreeView`: Pi's ``/tree`` lines, or shallow JSON."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from pitools.core.branches import TreeRow, TreeView, js_text, safe_value
-from pitools.core.jsonout import dumps, jsonable
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.session import entry_type
+from pitools.core.js.jsonout import dumps, jsonable
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.loaded import entry_type
+from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -299,8 +299,8 @@ def test_html_renders_in_headless_chromium(run: Run, workdir: Path) -> None:
 
 
 def test_jsonl_is_a_standalone_session(run: Run, workdir: Path) -> None:
-    from pitools.core.api import load
-    from pitools.core.context import replay_context
+    from pitools.core.context.build import replay_context
+    from pitools.core.session.api import load
 
     result = run("export", "gen-s0000_v3.jsonl", "--leaf", "3d17697c", "--format", "jsonl", "-o", "out/branch.jsonl")
     assert "wrote out/branch.jsonl" in result.stderr and result.stdout == ""
@@ -311,7 +311,7 @@ def test_jsonl_is_a_standalone_session(run: Run, workdir: Path) -> None:
     assert not [d for d in exported.session.diagnostics if d.severity == "error"]
     assert len(exported.index.leaves()) == 1
     assert [e["id"] for e in exported.session.entries] == [e["id"] for e in source.index.get_branch("3d17697c")]
-    from pitools.core.jsonout import jsonable
+    from pitools.core.js.jsonout import jsonable
 
     ours = replay_context(exported.index, exported.index.leaf_id).projection.messages
     theirs = replay_context(source.index, "3d17697c").projection.messages
@@ -336,7 +336,7 @@ def test_output_file_and_usage_errors(run: Run, workdir: Path) -> None:
 def test_export_without_a_file_uses_the_most_recent_session(
     run: Run, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pitools.core.locate import default_session_dir
+    from pitools.core.session.locate import default_session_dir
 
     env = {"HOME": str(workdir), "PI_CODING_AGENT_DIR": str(workdir / "agent")}
     for key, value in env.items():

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from pitools.core.locate import default_session_dir
+from pitools.core.session.locate import default_session_dir
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 NAME = re.compile(
@@ -48,7 +48,7 @@ def _new_file(result: Result) -> Path:
 
 
 def test_clone_writes_next_to_the_source(run: Run, pi_home: dict[str, Any]) -> None:
-    from pitools.core.api import load
+    from pitools.core.session.api import load
 
     result = run("clone")  # no FILE: the most recent session here (S1)
     assert "using the most recent session" in result.stderr
@@ -82,7 +82,7 @@ def test_clone_leaf_by_label_and_json(run: Run, pi_home: dict[str, Any], tmp_pat
 
 
 def test_fork_prints_the_message_text(run: Run, pi_home: dict[str, Any]) -> None:
-    from pitools.core.api import load
+    from pitools.core.session.api import load
 
     result = run("fork", "S1", "--at", "U3")
     new = _new_file(result)

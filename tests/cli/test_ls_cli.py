@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from pitools.core.locate import default_session_dir
+from pitools.core.session.locate import default_session_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"

@@ -58,7 +58,7 @@ def test_unknown_command_is_usage_error(run) -> None:
 
 
 def test_internal_error_is_exit_3_with_a_hint(run, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pitools.core.context as context
+    import pitools.core.context.build as context
 
     def boom(*args: object, **kwargs: object) -> None:
         raise ZeroDivisionError("simulated bug")
@@ -71,7 +71,7 @@ def test_internal_error_is_exit_3_with_a_hint(run, monkeypatch: pytest.MonkeyPat
 
 
 def test_keyboard_interrupt_is_130(run, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pitools.core.context as context
+    import pitools.core.context.build as context
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -84,8 +84,8 @@ def test_help_imports_no_heavy_module() -> None:
     code = (
         "import sys; from pitools.cli import cli\n"
         "try:\n    cli(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('rich', 'pydantic', 'jsonschema', 'tiktoken', 'httpx', 'orjson', 'pitools.core.tree')"
-        " if m in sys.modules]\n"
+        "heavy = [m for m in ('rich', 'pydantic', 'jsonschema', 'tiktoken', 'httpx', 'orjson',"
+        " 'pitools.core.session.tree') if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -490,15 +490,15 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
     Also checks invariants: parallel loader arrays, paths that never repeat an entry, v3 files
     dumping back byte for byte, migration idempotence, and validate reporting no internal error.
     """
-    from pitools.core.api import LoadedSession
-    from pitools.core.compaction import CompactionSettings
+    from pitools.core.compaction.prepare import CompactionSettings
     from pitools.core.errors import PitoolsError
-    from pitools.core.inspect import inspect_session
-    from pitools.core.jsonout import dumps, jsonable
-    from pitools.core.load import read_session
-    from pitools.core.migrate_file import migrated_lines
-    from pitools.core.session import open_session
-    from pitools.core.tree import SessionIndex, flatten_tree, get_tree
+    from pitools.core.js.jsonout import dumps, jsonable
+    from pitools.core.session.api import LoadedSession
+    from pitools.core.session.load import read_session
+    from pitools.core.session.loaded import open_session
+    from pitools.core.session.migrate_file import migrated_lines
+    from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree
+    from pitools.core.views.inspect import inspect_session
 
     rng = rng or random.Random(0)
     raw = read_session(path)
@@ -547,10 +547,10 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
 
 
 def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) -> None:
-    from pitools.core.context import context_usage, replay_context
+    from pitools.core.compaction.plan import plan_compaction
+    from pitools.core.context.build import context_usage, replay_context
     from pitools.core.errors import PitoolsError
-    from pitools.core.jsonout import dumps, jsonable
-    from pitools.core.plan import plan_compaction
+    from pitools.core.js.jsonout import dumps, jsonable
     from pitools.render.context import context_json
 
     index = loaded.index
@@ -568,7 +568,7 @@ def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) ->
         plan = plan_compaction(loaded, leaf, settings, context_window=rng.choice([1, 1000, 200000]))
         dumps(jsonable(plan.to_json()))
         if plan.preparation is not None:
-            from pitools.core.prompts import summary_requests
+            from pitools.core.compaction.prompts import summary_requests
 
             summary_requests(plan.preparation)
     except PitoolsError:
@@ -579,7 +579,7 @@ def _exercise_views(index: Any) -> None:
     from pitools.core.errors import PitoolsError
 
     try:
-        from pitools.core import branches
+        from pitools.core.views import branches
     except ImportError:  # pragma: no cover - being written
         return
     for mode in ("default", "all"):

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pitools.core.api import load
-from pitools.core.fork import NewSession, NewSessionOptions, clone_session, fork_session, write_session
-from pitools.core.jsvalue import js_stringify
+from pitools.core.js.value import js_stringify
+from pitools.core.session.api import load
+from pitools.core.session.fork import NewSession, NewSessionOptions, clone_session, fork_session, write_session
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"

@@ -54,9 +54,9 @@ def test_entry_matches_pi_compact_result(case: Case) -> None:
         }
     # Pi's own compact() with a canned model makes the same number of requests.
     kinds = [r["kind"] for r in expected["summaryRequests"]]
-    from pitools.core.api import load
-    from pitools.core.compaction import CompactionSettings, prepare_compaction
-    from pitools.core.prompts import summary_requests
+    from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
+    from pitools.core.compaction.prompts import summary_requests
+    from pitools.core.session.api import load
 
     loaded = load(GOLDEN / case.source / "session.jsonl")
     prep = prepare_compaction(
@@ -74,9 +74,9 @@ def test_compacted_cases_are_in_the_conformance_corpus() -> None:
 @pytest.mark.parametrize("case", RECORDED, ids=[c.name for c in RECORDED])
 def test_request_layout_matches_pi(case: Case) -> None:
     """Everything before the instructions (transcript, previous summary) is byte-identical to Pi's."""
-    from pitools.core import prompts
-    from pitools.core.api import load
-    from pitools.core.compaction import CompactionSettings, prepare_compaction
+    from pitools.core.compaction import prompts
+    from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
+    from pitools.core.session.api import load
 
     source = load_recording(case.source, case.keep_recent_tokens)
     leaf = case.leaf or source["leafId"]

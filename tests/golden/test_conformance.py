@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core.compaction import CompactionSettings
+from pitools.core.compaction.prepare import CompactionSettings
 from pitools.core.parity import diff_values, oracle_view
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from pitools.core.api import load
-from pitools.core.branches import (
+from pitools.core.errors import PitoolsError
+from pitools.core.session.api import load
+from pitools.core.session.tree import SessionIndex
+from pitools.core.views.branches import (
     display_text,
     first_user_message,
     fork_index,
@@ -20,8 +22,6 @@ from pitools.core.branches import (
     list_branches,
     tree_view,
 )
-from pitools.core.errors import PitoolsError
-from pitools.core.tree import SessionIndex
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 SEED = GOLDEN / "seed-running-example" / "session.jsonl"

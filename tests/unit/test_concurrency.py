@@ -22,7 +22,7 @@ import pytest
 
 from pitools import store
 from pitools.core.errors import SessionChangedError
-from pitools.core.load import read_session
+from pitools.core.session.load import read_session
 
 HEADER = b'{"type":"session","version":3,"id":"S","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/r"}\n'
 E0 = b'{"type":"message","id":"e0","parentId":null,"timestamp":"t","message":{"role":"user","content":"a"}}\n'
@@ -82,7 +82,7 @@ def test_a_torn_tail_that_completes_during_the_read_is_not_split(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Deterministic version of the race: the writer completes the line right after pitools saw it torn."""
-    import pitools.core.load as load
+    import pitools.core.session.load as load
 
     path = tmp_path / "s.jsonl"
     first = E0
@@ -197,8 +197,8 @@ def test_compaction_refuses_when_pi_appends_during_the_model_call(tmp_path: Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
     import gen_big
 
-    from pitools.core.compaction import CompactionSettings
-    from pitools.core.plan import apply_compaction
+    from pitools.core.compaction.plan import apply_compaction
+    from pitools.core.compaction.prepare import CompactionSettings
     from pitools.summarize import SummaryResult
 
     path = tmp_path / "s.jsonl"

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from pitools.core import fork
-from pitools.core.api import LoadedSession, load
 from pitools.core.errors import PitoolsError
-from pitools.core.session import open_session
-from pitools.core.tree import SessionIndex
+from pitools.core.session import fork
+from pitools.core.session.api import LoadedSession, load
+from pitools.core.session.loaded import open_session
+from pitools.core.session.tree import SessionIndex
 from tests.golden.fork_cases import LABELS_SOURCE
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"

@@ -1,4 +1,4 @@
-"""pitools.core.jsvalue against Node 20's own answers.
+"""pitools.core.js.value against Node 20's own answers.
 
 Expected values come only from ``tests/unit/fixtures/jsvalue/cases.json``, recorded by
 ``TZ=UTC node scripts/record_jsvalue_fixtures.mjs``; node is not needed at test time.  Set
@@ -22,10 +22,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitools.core import jsdate
-from pitools.core import jsvalue as jv
-from pitools.core.jsdate import js_date_ms
-from pitools.core.jsvalue import (
+from pitools.core.js import date as jsdate
+from pitools.core.js import value as jv
+from pitools.core.js.date import js_date_ms
+from pitools.core.js.value import (
     UNDEFINED,
     JSTypeError,
     is_undefined,

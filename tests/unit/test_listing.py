@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from pitools.core import listing, locate
+from pitools.core.session import locate
+from pitools.core.views import listing
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))

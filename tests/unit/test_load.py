@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitools.core.load import read_session
-from pitools.core.session import open_session
+from pitools.core.session.load import read_session
+from pitools.core.session.loaded import open_session
 
 HEADER = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'
 ENTRY = (

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core import locate
 from pitools.core.errors import ConfigError, PitoolsError
+from pitools.core.session import locate
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 
@@ -235,7 +235,7 @@ def test_bare_name_of_an_existing_file(pi_env: dict[str, str]) -> None:
 
 
 def test_api_load_accepts_references(pi_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from pitools.core.api import load
+    from pitools.core.session.api import load
 
     for key, value in pi_env.items():
         monkeypatch.setenv(key, value)

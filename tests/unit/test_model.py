@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from pitools.core import _entry_check, model, model_check
-from pitools.core.model import (
+from pitools.core.session import _entry_check
+from pitools.core.session import schema as model
+from pitools.core.session import schema_check as model_check
+from pitools.core.session.schema import (
     ENTRY_TYPES,
     MESSAGE_ROLES,
     entry_adapter,
@@ -33,7 +35,7 @@ from pitools.core.model import (
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"
 SCHEMA_FILE = ROOT / "schemas" / "session.schema.json"
-CHECK_FILE = ROOT / "pitools" / "core" / "_entry_check.py"
+CHECK_FILE = ROOT / "pitools" / "core" / "session" / "_entry_check.py"
 
 ASSISTANT_ENTRY: dict[str, Any] = {
     "type": "message",
@@ -264,11 +266,15 @@ def test_committed_fast_check_agrees_with_a_fresh_build() -> None:
 
 
 def test_importing_the_fast_check_does_not_import_pydantic() -> None:
-    code = "import sys, pitools.core._entry_check; print(sorted(m for m in sys.modules if m.startswith('pyd')))"
+    code = "import sys, pitools.core.session._entry_check; print(sorted(m for m in sys.modules if m.startswith('pyd')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
     out = subprocess.run(
-        [sys.executable, "-c", "import sys, pitools.core._entry_check; print('pitools.core.model' in sys.modules)"],
+        [
+            sys.executable,
+            "-c",
+            "import sys, pitools.core.session._entry_check; print('pitools.core.session.schema' in sys.modules)",
+        ],
         capture_output=True,
         text=True,
         check=True,

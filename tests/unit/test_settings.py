@@ -1,4 +1,4 @@
-"""Compaction settings and context window resolution (pitools.core.settings) against Pi 1.6.0's rules.
+"""Compaction settings and context window resolution (pitools.core.compaction.settings) against Pi 1.6.0's rules.
 
 Every test builds its own agent directory and project under tmp_path and passes an explicit env,
 so the real home directory is never read.
@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from pitools.core.compaction import CompactionSettings
-from pitools.core.errors import ConfigError
-from pitools.core.settings import (
+from pitools.core.compaction.prepare import CompactionSettings
+from pitools.core.compaction.settings import (
     DEFAULT_CONTEXT_WINDOW,
     agent_dir,
     builtin_model_limits,
@@ -22,6 +21,7 @@ from pitools.core.settings import (
     resolve_settings,
     strip_json_comments,
 )
+from pitools.core.errors import ConfigError
 
 MODEL = ("anthropic", "claude-fable-5")
 KEY = "anthropic/claude-fable-5"

@@ -163,7 +163,7 @@ def test_codes_table_is_kebab_case_with_known_severities() -> None:
 
 def test_loader_codes_are_in_the_table_with_the_same_severity() -> None:
     # Every Diagnostic the loader and session layer can emit, read from their source.
-    source = (ROOT / "pitools/core/load.py").read_text() + (ROOT / "pitools/core/session.py").read_text()
+    source = (ROOT / "pitools/core/session/load.py").read_text() + (ROOT / "pitools/core/session/loaded.py").read_text()
     emitted = re.findall(r'Diagnostic\(\s*"([a-z0-9-]+)",\s*(ERROR|WARNING|INFO)', source)
     assert len(emitted) >= 10
     for code, severity in emitted:

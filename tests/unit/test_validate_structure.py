@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core.load import stream_session
+from pitools.core.session.load import stream_session
 from pitools.core.validate.scan import Scanner, scan_entries
 from pitools.core.validate.structure import Structure
 

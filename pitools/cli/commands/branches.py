@@ -24,10 +24,10 @@ def command(file: str, format_: str, color: str) -> int:
       pitools branches session.jsonl
       pitools branches session.jsonl --format json
     """
-    from pitools.core.api import load
-    from pitools.core.branches import list_branches
     from pitools.core.errors import PiCrashError
     from pitools.core.parity import session_name
+    from pitools.core.session.api import load
+    from pitools.core.views.branches import list_branches
 
     loaded = load(file)
     result = list_branches(loaded.index)

@@ -26,8 +26,8 @@ def command(file: str, leaf_ref: str | None, output: str | None, format_: str) -
       pitools clone session.jsonl --leaf my-label -o copy.jsonl
     """
     from pitools.cli.commands.fork import report, resolve_ref, write_new_session
-    from pitools.core.api import load
-    from pitools.core.fork import clone_session
+    from pitools.core.session.api import load
+    from pitools.core.session.fork import clone_session
 
     loaded = load(file)
     leaf = resolve_ref(loaded, leaf_ref, "--leaf") if leaf_ref is not None else loaded.index.leaf_id

@@ -101,10 +101,10 @@ def command(
     if output and no_backup:
         raise click.UsageError("--no-backup has no effect with -o (the original is untouched)")
 
-    from pitools.core.api import load
-    from pitools.core.context import build_projection
-    from pitools.core.plan import plan_compaction
-    from pitools.core.settings import resolve_settings
+    from pitools.core.compaction.plan import plan_compaction
+    from pitools.core.compaction.settings import resolve_settings
+    from pitools.core.context.build import build_projection
+    from pitools.core.session.api import load
 
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
@@ -175,7 +175,7 @@ def command(
 
 
 def _requests_json(plan: Any) -> list[dict[str, str]]:
-    from pitools.core.prompts import summary_requests
+    from pitools.core.compaction.prompts import summary_requests
 
     if plan.preparation is None:
         return []
@@ -200,8 +200,8 @@ def _apply(
     out: Any,
     err: Any,
 ) -> None:
+    from pitools.core.compaction.plan import apply_compaction
     from pitools.core.errors import PitoolsError
-    from pitools.core.plan import apply_compaction
     from pitools.summarize import build_summarizer, resolve_model
 
     if plan.preparation is None:
@@ -239,8 +239,8 @@ def _apply(
         backup=not no_backup,
         progress=(lambda msg: err.print(f"pitools: {msg}")) if format_ != "json" else None,
     )
-    from pitools.core.api import load
-    from pitools.core.context import replay_context
+    from pitools.core.context.build import replay_context
+    from pitools.core.session.api import load
 
     reloaded = load(result.written_to)
     replay = replay_context(reloaded.index, result.entry["id"])

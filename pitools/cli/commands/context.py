@@ -35,15 +35,15 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
     Example:
       pitools context session.jsonl --leaf a1b2c3d4 --format json
     """
-    from pitools.core.api import load
-    from pitools.core.context import replay_context
+    from pitools.core.context.build import replay_context
+    from pitools.core.session.api import load
 
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
     replay = replay_context(loaded.index, leaf)
     counts = None
     if tokenizer:
-        from pitools.core.tiktoken_count import count_messages
+        from pitools.core.context.tiktoken_count import count_messages
 
         counts = count_messages(replay.projection.messages, tokenizer)
     if format_ == "json":

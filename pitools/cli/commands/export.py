@@ -43,7 +43,7 @@ def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
       pitools export 0190a1b2 --leaf a1b2c3d4 > branch.md
       pitools export --all --format markdown
     """
-    from pitools.core.api import load
+    from pitools.core.session.api import load
 
     if all_ and leaf_ref is not None:
         raise click.UsageError("--all exports every branch; it cannot be combined with --leaf")
@@ -52,11 +52,11 @@ def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
     loaded = load(file)
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
-        from pitools.core.fork import export_branch
+        from pitools.core.session.fork import export_branch
 
         new = export_branch(loaded, leaf)
         if output:
-            from pitools.core.fork import write_session
+            from pitools.core.session.fork import write_session
 
             write_session(new, output)
             click.echo(f"pitools: wrote {output}", err=True)

@@ -14,7 +14,7 @@ _SESSION_DIR_META = "pitools.session_dir"  # set by session_argument's --session
 
 def write_new_session(new: Any, source: str, output: str | None) -> str:
     """Write ``new`` to ``output`` or where Pi would put it; returns the path written."""
-    from pitools.core.fork import new_session_dir, write_session
+    from pitools.core.session.fork import new_session_dir, write_session
 
     if output:
         target = output
@@ -28,7 +28,7 @@ def write_new_session(new: Any, source: str, output: str | None) -> str:
 def report(new: Any, format_: str) -> None:
     """The new path on stdout (or the JSON record); notes on stderr."""
     if format_ == "json":
-        from pitools.core.jsonout import dumps, jsonable
+        from pitools.core.js.jsonout import dumps, jsonable
 
         click.echo(dumps(jsonable(new.to_json())) + b"\n", nl=False)
         return
@@ -76,8 +76,8 @@ def command(file: str, at_ref: str, output: str | None, format_: str) -> int:
     Example:
       pitools fork session.jsonl --at 3f2a1b0c
     """
-    from pitools.core.api import load
-    from pitools.core.fork import fork_session
+    from pitools.core.session.api import load
+    from pitools.core.session.fork import fork_session
 
     loaded = load(file)
     at = resolve_ref(loaded, at_ref, "--at")

@@ -22,8 +22,8 @@ def command(file: str, format_: str, color: str) -> None:
     Example:
       pitools inspect session.jsonl --format json
     """
-    from pitools.core.api import load
-    from pitools.core.inspect import inspect_session
+    from pitools.core.session.api import load
+    from pitools.core.views.inspect import inspect_session
 
     loaded = load(file)
     data = inspect_session(loaded.session, loaded.index)

@@ -54,12 +54,12 @@ def command(all_: bool, cwd: str | None, session_dir: str | None, format_: str, 
       pitools ls
       pitools ls --all --format json
     """
-    from pitools.core.listing import list_sessions
+    from pitools.core.views.listing import list_sessions
 
     listing = list_sessions(cwd=cwd, session_dir=session_dir, all_=all_, use_cache=not no_cache, progress=_progress())
     data = listing.to_json()
     if format_ == "json":
-        from pitools.core.jsonout import dumps, jsonable
+        from pitools.core.js.jsonout import dumps, jsonable
 
         click.echo(dumps(jsonable(data)) + b"\n", nl=False)
     else:

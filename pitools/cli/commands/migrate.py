@@ -51,8 +51,8 @@ def command(
     if no_backup and not in_place:
         raise click.UsageError("--no-backup only applies to --in-place")
     from pitools import store
-    from pitools.core.migrate_file import migrated_lines
-    from pitools.core.session import open_session, require_valid
+    from pitools.core.session.loaded import open_session, require_valid
+    from pitools.core.session.migrate_file import migrated_lines
 
     before = store.stamp(file) if in_place else None
     session = require_valid(open_session(file))

@@ -44,8 +44,8 @@ def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: s
       pitools tree session.jsonl --filter user-only
       pitools tree session.jsonl --leaf a1b2c3d4 --format json
     """
-    from pitools.core.api import load
-    from pitools.core.branches import tree_view
+    from pitools.core.session.api import load
+    from pitools.core.views.branches import tree_view
 
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
@@ -59,7 +59,7 @@ def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: s
         out.write(tree_json(view, name))
         out.flush()
     else:
-        from pitools.core.leaf import default_leaf_text
+        from pitools.core.session.leaf import default_leaf_text
         from pitools.render.tree import render_tree
 
         note = default_leaf_text(leaf) + (" (--leaf)" if leaf_ref is not None else " (default)")

@@ -214,7 +214,7 @@ def _terminal(color: str, stream: Any) -> bool:
 def _write_json(data: Any) -> None:
     # Like options.write_json, minus click.get_binary_stream (deprecated in click 8.5, and a
     # DeprecationWarning is an error under the test suite): click.echo writes bytes unchanged.
-    from pitools.core.jsonout import dumps, jsonable
+    from pitools.core.js.jsonout import dumps, jsonable
 
     click.echo(dumps(jsonable(data)) + b"\n", nl=False)
 

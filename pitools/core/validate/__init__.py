@@ -9,7 +9,7 @@ then run on the records (:mod:`.structure`). Each :class:`Finding` has a stable 
 raises: the worst a file can do is produce findings, and a bug in a check becomes an
 ``internal-check-error`` finding.
 
-Speed: the per-entry shape check is a generated predicate (:mod:`pitools.core._entry_check`);
+Speed: the per-entry shape check is a generated predicate (:mod:`pitools.core.session._entry_check`);
 pydantic, for its precise messages, and Pi's own functions (``getSessionStats``,
 ``estimateTokens``...) are imported and run only for the entries that predicate rejects
 (:mod:`.crash`).
@@ -23,9 +23,9 @@ from dataclasses import replace
 from typing import Any
 
 from pitools.core.errors import SessionParseError
-from pitools.core.jsonout import short_json as _js
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.load import (
+from pitools.core.js.jsonout import short_json as _js
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.load import (
     ERROR,
     INFO,
     WARNING,
@@ -37,7 +37,7 @@ from pitools.core.load import (
     gc_paused,
     stream_session,
 )
-from pitools.core.migrate import MigrationError, effective_version
+from pitools.core.session.migrate import MigrationError, effective_version
 from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
 from pitools.core.validate.crash import MAX_FIELD_FINDINGS_PER_ENTRY
 from pitools.core.validate.scan import RankedFinding, Scanner, internal_message, iso_ok, scan_entries
@@ -101,7 +101,7 @@ def prepare() -> None:
     The pydantic models are not built here: only files with broken entries need them, and
     each worker builds them (in parallel) the first time it meets one.
     """
-    import pitools.core._entry_check  # noqa: F401
+    import pitools.core.session._entry_check  # noqa: F401
 
 
 def _code_set(codes: Iterable[str] | None, what: str) -> frozenset[str] | None:
@@ -225,7 +225,7 @@ class _Run:
             steps: list[str] = []
             entries: Iterable[ScannedValue] = values
         else:
-            from pitools.core.migrate import migrate_values
+            from pitools.core.session.migrate import migrate_values
 
             scanned = [first, *values]
             migrated, report = migrate_values([v[0] for v in scanned], [v[1] for v in scanned])
@@ -241,7 +241,7 @@ class _Run:
 
     def _migration_crash(self, exc: MigrationError) -> None:
         # The file is readable; report what the loader saw, then Pi's refusal.
-        from pitools.core.load import read_session
+        from pitools.core.session.load import read_session
 
         header_line = None
         try:

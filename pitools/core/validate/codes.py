@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.core.load import ERROR, INFO, WARNING
+from pitools.core.session.load import ERROR, INFO, WARNING
 
 #: Severities from least to most serious.
 SEVERITIES: tuple[str, ...] = (INFO, WARNING, ERROR)
@@ -25,7 +25,7 @@ class CodeInfo:
 
 #: Every finding code, its fixed severity and what it means. The README table is built from this.
 CODES: dict[str, CodeInfo] = {
-    # -- reading the file (reported by pitools.core.load / session) --
+    # -- reading the file (reported by pitools.core.session.load / session) --
     "unreadable-file": CodeInfo(ERROR, "the file cannot be opened or read"),
     "empty-file": CodeInfo(ERROR, "the file is empty; Pi would start a new session in it"),
     "missing-header": CodeInfo(ERROR, "the first JSON line is not a session header; Pi rejects the file"),

@@ -1,6 +1,6 @@
 """Entries outside Pi's types: what Pi itself would throw on them, and what the models reject.
 
-Only entries the fast predicate (:mod:`pitools.core._entry_check`) does not accept get here,
+Only entries the fast predicate (:mod:`pitools.core.session._entry_check`) does not accept get here,
 so this is where pydantic and Pi's replayed functions are imported, lazily.
 """
 
@@ -11,8 +11,8 @@ from functools import partial
 from typing import Any
 
 from pitools.core.errors import PiCrashError
-from pitools.core.jsops import prop
-from pitools.core.jsvalue import UNDEFINED
+from pitools.core.js.ops import prop
+from pitools.core.js.value import UNDEFINED
 
 #: Findings reported per entry for shape problems, at most.
 MAX_FIELD_FINDINGS_PER_ENTRY = 5
@@ -33,7 +33,7 @@ class Suspicion:
         key = (_shape(entry), frozenset(covered))
         known = self.by_shape.get(key)
         if known is None:
-            from pitools.core.model import field_problems
+            from pitools.core.session.schema import field_problems
 
             crashes = _pi_crashes(entry)
             if crashes:
@@ -50,11 +50,11 @@ class Suspicion:
 
 def _pi_crashes(entry: dict[str, Any]) -> dict[str, list[str]]:
     """Pi functions that throw on this entry alone: ``{error text: [Pi function, ...]}``."""
-    from pitools.core.compaction import serialize_conversation
-    from pitools.core.messages import convert_to_llm, entry_to_messages, get_current_system_message
+    from pitools.core.compaction.prepare import serialize_conversation
+    from pitools.core.context.messages import convert_to_llm, entry_to_messages, get_current_system_message
+    from pitools.core.context.tokens import estimate_context_tokens, estimate_tokens
     from pitools.core.parity import session_name
-    from pitools.core.stats import session_stats, usage_breakdown
-    from pitools.core.tokens import estimate_context_tokens, estimate_tokens
+    from pitools.core.views.stats import session_stats, usage_breakdown
 
     crashes: dict[str, list[str]] = {}
 
@@ -101,7 +101,7 @@ def _pi_crashes(entry: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def _context_tokens(message: Any) -> Any:
-    from pitools.core.tokens import calculate_context_tokens
+    from pitools.core.context.tokens import calculate_context_tokens
 
     return calculate_context_tokens(prop(message, "usage"))
 

@@ -14,13 +14,13 @@ from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.jsdate import js_date_ms
-from pitools.core.jsonout import short_json as _js
-from pitools.core.jsops import prop, strict_equal
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.load import ScannedValue
-from pitools.core.tree import id_text as tree_id_text
-from pitools.core.tree import js_truthy_id
+from pitools.core.js.date import js_date_ms
+from pitools.core.js.jsonout import short_json as _js
+from pitools.core.js.ops import prop, strict_equal
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.load import ScannedValue
+from pitools.core.session.tree import id_text as tree_id_text
+from pitools.core.session.tree import js_truthy_id
 from pitools.core.validate.codes import CODES, Finding
 from pitools.core.validate.crash import Suspicion
 
@@ -218,7 +218,7 @@ class Scanner:
     """Runs the per-entry checks and fills :class:`Records`; never raises for bad data."""
 
     def __init__(self, *, show_ids: bool = True, part: int = 0, suspicion: Suspicion | None = None) -> None:
-        from pitools.core._entry_check import ENTRY_TYPES, MESSAGE_ROLES, check_root
+        from pitools.core.session._entry_check import ENTRY_TYPES, MESSAGE_ROLES, check_root
 
         self.records = Records(show_ids=show_ids)
         self.findings: list[RankedFinding] = []

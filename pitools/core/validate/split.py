@@ -25,9 +25,9 @@ from typing import Any
 
 import orjson
 
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.load import Diagnostic, accepted_header, stream_session
-from pitools.core.migrate import effective_version
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.load import Diagnostic, accepted_header, stream_session
+from pitools.core.session.migrate import effective_version
 from pitools.core.validate.codes import Finding
 from pitools.core.validate.scan import RankedFinding, Records, Scanner, scan_entries
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.jsonout import short_json as _js
+from pitools.core.js.jsonout import short_json as _js
 from pitools.core.validate.codes import CODES, Finding
 from pitools.core.validate.scan import R_DUPLICATE, UNDEF_KEY, RankedFinding, Records, before
 

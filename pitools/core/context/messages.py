@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core import jsops
-from pitools.core.jsdate import js_date_ms
-from pitools.core.jsops import nullish, prop, truthy
-from pitools.core.jsvalue import UNDEFINED
+from pitools.core.js import ops as jsops
+from pitools.core.js.date import js_date_ms
+from pitools.core.js.ops import nullish, prop, truthy
+from pitools.core.js.value import UNDEFINED
 
 COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
@@ -188,7 +188,7 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
 
 
 def _object_entries(value: Any) -> list[tuple[str, Any]]:
-    from pitools.core.jsvalue import js_keys
+    from pitools.core.js.value import js_keys
 
     if type(value) is dict:
         return [(k, value[k]) for k in js_keys(value)]
@@ -203,7 +203,7 @@ def _object_entries(value: Any) -> list[tuple[str, Any]]:
 
 def get_current_tools(messages: list[Any]) -> list[Any]:
     """pi-ai ``getCurrentTools``: the tool set after replaying every system message's delta."""
-    from pitools.core.tree import mkey
+    from pitools.core.session.tree import mkey
 
     tools: dict[Any, Any] = {}
     for message in messages:

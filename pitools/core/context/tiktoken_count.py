@@ -29,7 +29,7 @@ def _encoding(name: str) -> Any:
 
 def count_messages(messages: list[Any], name: str) -> list[int]:
     """Token count of each message's text as the named encoding splits it."""
-    from pitools.core.jsvalue import js_stringify
+    from pitools.core.js.value import js_stringify
 
     enc = _encoding(name)
     out = []

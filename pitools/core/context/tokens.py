@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.core import jsops
-from pitools.core.jsops import NAN, prop, truthy
-from pitools.core.jsvalue import UNDEFINED, js_stringify
+from pitools.core.js import ops as jsops
+from pitools.core.js.ops import NAN, prop, truthy
+from pitools.core.js.value import UNDEFINED, js_stringify
 
 ESTIMATED_IMAGE_CHARS = 4800
 

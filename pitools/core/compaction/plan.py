@@ -13,19 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.api import LoadedSession
-from pitools.core.compaction import (
+from pitools.core.compaction.prepare import (
     CompactionPreparation,
     CompactionSettings,
     prepare_compaction,
     should_compact,
 )
-from pitools.core.context import build_projection, estimate_projected_context_tokens
+from pitools.core.context.build import build_projection, estimate_projected_context_tokens
+from pitools.core.context.messages import get_current_system_message
 from pitools.core.errors import PitoolsError
-from pitools.core.jsonout import fragment, jsonable
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.messages import get_current_system_message
-from pitools.core.session import entry_id, entry_type
+from pitools.core.js.jsonout import fragment, jsonable
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.api import LoadedSession
+from pitools.core.session.loaded import entry_id, entry_type
 
 REGION_SUMMARIZED = "already-summarized"
 REGION_PREVIOUS = "previous-compaction"
@@ -93,8 +93,8 @@ class CompactionPlan:
     def to_json(self, *, fragments: bool = False) -> dict[str, Any]:
         """The plan as JSON data; ``fragments=True`` pre-serializes the (long) region listing.
 
-        With ``fragments`` the ``regions`` value is a :class:`~pitools.core.jsonout.Serialized` that
-        :func:`~pitools.core.jsonout.dumps` writes as is, instead of a list the caller's
+        With ``fragments`` the ``regions`` value is a :class:`~pitools.core.js.jsonout.Serialized` that
+        :func:`~pitools.core.js.jsonout.dumps` writes as is, instead of a list the caller's
         ``jsonable`` would copy once more (30,000 entries on a 100 MB session).
         """
         prep = self.preparation
@@ -255,7 +255,7 @@ def build_compaction_entry(
         "fromHook": False,
     }
     if system is not None:
-        from pitools.core.jsdate import js_date_ms
+        from pitools.core.js.date import js_date_ms
 
         entry["systemMessage"] = dict(system, timestamp=js_date_ms(timestamp))
     return entry
@@ -297,11 +297,11 @@ def apply_compaction(
     model was working.
     """
     from pitools import store
-    from pitools.core.api import load
-    from pitools.core.jsonout import jsonable
-    from pitools.core.jsvalue import js_stringify
-    from pitools.core.messages import convert_to_llm
-    from pitools.core.prompts import join_summaries, summary_requests
+    from pitools.core.compaction.prompts import join_summaries, summary_requests
+    from pitools.core.context.messages import convert_to_llm
+    from pitools.core.js.jsonout import jsonable
+    from pitools.core.js.value import js_stringify
+    from pitools.core.session.api import load
     from pitools.summarize import SummaryRequest, combine_usage
 
     before = store.stamp(path)

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.errors import PiCrashError
-from pitools.core.jsvalue import UNDEFINED
+from pitools.core.js.value import UNDEFINED
 from pitools.core.parity import session_name
-from pitools.core.session import Session, entry_id, entry_type
-from pitools.core.stats import session_stats, usage_breakdown
-from pitools.core.tree import SessionIndex, get_tree, labels_by_id
+from pitools.core.session.loaded import Session, entry_id, entry_type
+from pitools.core.session.tree import SessionIndex, get_tree, labels_by_id
+from pitools.core.views.stats import session_stats, usage_breakdown
 
 
 @dataclass(slots=True)

@@ -15,8 +15,8 @@ from functools import cmp_to_key
 from typing import Any
 
 from pitools.core.errors import CycleError
-from pitools.core.jsvalue import js_truthy
-from pitools.core.session import UNDEFINED, entry_id, entry_type
+from pitools.core.js.value import js_truthy
+from pitools.core.session.loaded import UNDEFINED, entry_id, entry_type
 
 _BOOL = object()
 _OBJ = object()
@@ -32,7 +32,7 @@ def mkey(value: Any) -> Any:
     return (_OBJ, id(value))
 
 
-#: Truthiness of a parentId/leafId: plain JavaScript truthiness (:func:`~pitools.core.jsvalue.js_truthy`).
+#: Truthiness of a parentId/leafId: plain JavaScript truthiness (:func:`~pitools.core.js.value.js_truthy`).
 js_truthy_id = js_truthy
 
 
@@ -273,7 +273,7 @@ def get_tree(index: SessionIndex, *, max_nodes: int | None = None) -> list[TreeN
     becomes its own descendant); the returned structure reproduces the links, and walkers must
     guard against revisits.
     """
-    from pitools.core.jsdate import js_date_ms
+    from pitools.core.js.date import js_date_ms
 
     labels = labels_by_id(index.entries)
     node_map: dict[Any, TreeNode] = {}

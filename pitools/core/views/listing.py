@@ -33,12 +33,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core import jsops
-from pitools.core.jsdate import js_date_ms
-from pitools.core.jsops import prop
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.load import JS_WHITESPACE, parse_json_line
-from pitools.core.locate import (
+from pitools.core.js import ops as jsops
+from pitools.core.js.date import js_date_ms
+from pitools.core.js.ops import prop
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.load import JS_WHITESPACE, parse_json_line
+from pitools.core.session.locate import (
     SessionDirChoice,
     all_session_dirs,
     choose_session_dir,
@@ -47,7 +47,7 @@ from pitools.core.locate import (
     resolve_path,
     session_files,
 )
-from pitools.core.tree import mkey
+from pitools.core.session.tree import mkey
 
 STATUS_OK = "ok"
 STATUS_MIGRATE = "needs-migration"
@@ -333,8 +333,8 @@ def _error_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, 
 
 
 def _finish(path: str, st: os.stat_result, scan: _Scan) -> dict[str, Any]:
-    from pitools.core.jsonout import jsonable
-    from pitools.core.migrate import effective_version
+    from pitools.core.js.jsonout import jsonable
+    from pitools.core.session.migrate import effective_version
 
     header = scan.header
     version = header.get("version", UNDEFINED)

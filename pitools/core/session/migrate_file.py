@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pitools.core.jsvalue import js_stringify
-from pitools.core.load import _iter_lines
-from pitools.core.session import Session
+from pitools.core.js.value import js_stringify
+from pitools.core.session.load import _iter_lines
+from pitools.core.session.loaded import Session
 
 
 def migrated_lines(session: Session) -> Iterator[bytes]:

@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.load import ERROR, WARNING, Diagnostic, RawSession, read_session
-from pitools.core.migrate import MigrationError, MigrationReport, migrate_values
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.load import ERROR, WARNING, Diagnostic, RawSession, read_session
+from pitools.core.session.migrate import MigrationError, MigrationReport, migrate_values
 
 
 def get(obj: Any, key: str) -> Any:
@@ -94,7 +94,7 @@ def open_session(path: str | os.PathLike[str], *, migrate: bool = True) -> Sessi
         if report.needed:
             migrated_values = values
     else:
-        from pitools.core.migrate import effective_version
+        from pitools.core.session.migrate import effective_version
 
         if effective_version(report.version_before) < 3:
             report.steps.append("pending")

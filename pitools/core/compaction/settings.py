@@ -43,11 +43,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from pitools.core.errors import ConfigError
-from pitools.core.jsdate import js_date_ms
-from pitools.core.jsvalue import JSTypeError, js_to_string, js_truthy
+from pitools.core.js.date import js_date_ms
+from pitools.core.js.value import JSTypeError, js_to_string, js_truthy
 
 if TYPE_CHECKING:
-    from pitools.core.compaction import CompactionSettings
+    from pitools.core.compaction.prepare import CompactionSettings
 
 __all__ = [
     "AGENT_DIR_ENV",
@@ -115,7 +115,7 @@ class ResolvedSettings:
     warnings: list[str] = field(default_factory=list)
 
     def compaction_settings(self) -> CompactionSettings:
-        from pitools.core.compaction import CompactionSettings
+        from pitools.core.compaction.prepare import CompactionSettings
 
         return CompactionSettings(
             reserve_tokens=self.reserve_tokens.value,

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core import jsops
-from pitools.core.jsops import prop, truthy
+from pitools.core.js import ops as jsops
+from pitools.core.js.ops import prop, truthy
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pitools.core.compaction import CompactionPreparation
+from pitools.core.compaction.prepare import CompactionPreparation
 
 SYSTEM_PROMPT = (
     "You write context checkpoints. You will be shown a transcript of a coding session between a "
@@ -131,7 +131,7 @@ def summary_requests(prep: CompactionPreparation, instructions: str | None = Non
 
 def join_summaries(prep: CompactionPreparation, history: str | None, turn_prefix: str | None) -> str:
     """Combine the answers as Pi does, then append the file lists in Pi's tag format."""
-    from pitools.core.compaction import format_file_operations
+    from pitools.core.compaction.prepare import format_file_operations
 
     if prep.is_split_turn and prep.turn_prefix_messages:
         base = (

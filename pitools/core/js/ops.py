@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pitools.core.errors import PiCrashError
-from pitools.core.jsvalue import UNDEFINED, js_number_to_string, js_truthy, utf16_len
+from pitools.core.js.value import UNDEFINED, js_number_to_string, js_truthy, utf16_len
 
 NAN = math.nan
 
@@ -56,7 +56,7 @@ def iterate(obj: Any, what: str) -> Iterator[Any]:
     raise type_error(f"{what} is not iterable")
 
 
-#: JavaScript truthiness (``!!v``); one implementation, in :mod:`pitools.core.jsvalue`.
+#: JavaScript truthiness (``!!v``); one implementation, in :mod:`pitools.core.js.value`.
 truthy = js_truthy
 
 
@@ -107,7 +107,7 @@ def to_number(v: Any) -> float | int:
     if v is True:
         return 1
     if t is str:
-        from pitools.core.migrate import js_to_number
+        from pitools.core.session.migrate import js_to_number
 
         return js_to_number(v)
     return NAN

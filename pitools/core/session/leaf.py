@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pitools.core.errors import LeafError
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.tree import SessionIndex, labels_by_id
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.tree import SessionIndex, labels_by_id
 
 
 def resolve_leaf(index: SessionIndex, ref: str | None, *, path: str | None = None) -> Any:

@@ -4,7 +4,7 @@ Pi is written in TypeScript and runs on Node; pitools reproduces its session log
 pitools handles come from ``orjson.loads`` (or ``json.loads`` as a fallback, so strings may hold lone
 surrogates and floats may be infinite), and wherever Pi's logic depends on a JavaScript primitive --
 ``s.length``, truthiness, ``Object.keys`` order, ``JSON.stringify``, ``Number#toString`` -- the
-helpers here give byte-identical answers (``new Date(x).getTime()`` is in :mod:`pitools.core.jsdate`).
+helpers here give byte-identical answers (``new Date(x).getTime()`` is in :mod:`pitools.core.js.date`).
 
 Every behaviour is pinned down by fixtures recorded from node itself
 (``scripts/record_jsvalue_fixtures.mjs`` -> ``tests/unit/fixtures/jsvalue/cases.json``).

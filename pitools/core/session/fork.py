@@ -41,11 +41,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core import jsops
 from pitools.core.errors import PitoolsError
-from pitools.core.jsvalue import UNDEFINED, js_stringify
-from pitools.core.session import entry_id, entry_type
-from pitools.core.tree import SessionIndex, mkey
+from pitools.core.js import ops as jsops
+from pitools.core.js.value import UNDEFINED, js_stringify
+from pitools.core.session.loaded import entry_id, entry_type
+from pitools.core.session.tree import SessionIndex, mkey
 
 CURRENT_VERSION = 3
 
@@ -256,7 +256,7 @@ def branched_entries(
 
 def session_cwd(header: Mapping[str, Any] | None, env: Mapping[str, str], process_cwd: str | None = None) -> str:
     """``SessionManager.open``'s cwd: the header's string cwd (else the current directory), resolved."""
-    from pitools.core.locate import resolve_path
+    from pitools.core.session.locate import resolve_path
 
     here = process_cwd or os.getcwd()
     cwd = header.get("cwd") if header else None
@@ -282,7 +282,7 @@ def _common(loaded: Any, opts: NewSessionOptions) -> tuple[str, str, str, Mappin
     sid = opts.session_id or uuid7(opts.now)
     parent = opts.parent_session
     if parent is None:
-        from pitools.core.locate import resolve_path
+        from pitools.core.session.locate import resolve_path
 
         parent = resolve_path(os.fspath(loaded.path), opts.process_cwd or os.getcwd(), env)
     return timestamp, sid, parent, env
@@ -381,7 +381,7 @@ def new_session_dir(
     cwd: str | None = None,
 ) -> str:
     """Where Pi puts a forked/cloned file: the configured session dir, else the source's folder."""
-    from pitools.core.locate import choose_session_dir
+    from pitools.core.session.locate import choose_session_dir
 
     choice = choose_session_dir(cwd=cwd, env=env, session_dir=session_dir)
     if choice.configured:

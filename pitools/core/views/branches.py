@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.errors import PitoolsError
-from pitools.core.jsops import to_number, to_string, truthy
-from pitools.core.jsvalue import UNDEFINED, js_number_to_string, js_stringify, slice_head_utf16, utf16_len
-from pitools.core.load import JS_WHITESPACE
-from pitools.core.session import entry_id, entry_type
-from pitools.core.tree import SessionIndex, TreeNode, get_tree, js_truthy_id, mkey, parent_of
+from pitools.core.js.ops import to_number, to_string, truthy
+from pitools.core.js.value import UNDEFINED, js_number_to_string, js_stringify, slice_head_utf16, utf16_len
+from pitools.core.session.load import JS_WHITESPACE
+from pitools.core.session.loaded import entry_id, entry_type
+from pitools.core.session.tree import SessionIndex, TreeNode, get_tree, js_truthy_id, mkey, parent_of
 
 #: Pi's filter modes, in the order its cycle key walks them.
 FILTERS: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -574,7 +574,7 @@ class BranchList:
 
 def list_branches(index: SessionIndex) -> BranchList:
     """Every leaf (``SessionIndex.leaves()``) plus Pi's default leaf, in file order."""
-    from pitools.core.tree import labels_by_id
+    from pitools.core.session.tree import labels_by_id
 
     default = index.leaf_id
     ids: list[Any] = list(index.leaves())
@@ -597,7 +597,7 @@ def _branch(
     is_default: bool,
     is_leaf: bool,
 ) -> Branch:
-    from pitools.core.context import replay_context
+    from pitools.core.context.build import replay_context
     from pitools.core.errors import CycleError
 
     leaf = index.get(leaf_id)

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core import jsops
-from pitools.core.jsops import prop
-from pitools.core.jsvalue import UNDEFINED
-from pitools.core.messages import entry_to_messages, get_current_system_message
-from pitools.core.tokens import ContextEstimate, estimate_context_tokens, estimate_tokens
-from pitools.core.tree import SessionIndex, mkey
+from pitools.core.context.messages import entry_to_messages, get_current_system_message
+from pitools.core.context.tokens import ContextEstimate, estimate_context_tokens, estimate_tokens
+from pitools.core.js import ops as jsops
+from pitools.core.js.ops import prop
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.tree import SessionIndex, mkey
 
 
 @dataclass(slots=True)
@@ -222,7 +222,7 @@ def estimate_projected_context_tokens(projection: Projection, branch: Sequence[A
 
 def context_usage(projection: Projection, branch: Sequence[Any], context_window: int) -> dict[str, Any] | None:
     """``AgentSession.getContextUsage``: tokens are unknown after a compaction until a new reply."""
-    from pitools.core.tokens import calculate_context_tokens
+    from pitools.core.context.tokens import calculate_context_tokens
 
     if context_window <= 0:
         return None

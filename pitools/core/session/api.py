@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.core.leaf import resolve_leaf
-from pitools.core.session import Session, open_session, require_valid
-from pitools.core.tree import SessionIndex
+from pitools.core.session.leaf import resolve_leaf
+from pitools.core.session.loaded import Session, open_session, require_valid
+from pitools.core.session.tree import SessionIndex
 
 
 @dataclass(slots=True)
@@ -35,11 +35,11 @@ def load(
     """Open a session as Pi would (rejecting what Pi rejects) and index its entries.
 
     ``path`` is a session file, or a session reference resolved like ``pi --session``/``--continue``
-    (:func:`pitools.core.locate.locate_session`): a session id or unique id prefix, or None for the
+    (:func:`pitools.core.session.locate.locate_session`): a session id or unique id prefix, or None for the
     most recent session of ``cwd``. A string naming an existing file is always that file.
     """
     if path is None or (isinstance(path, str) and not os.path.exists(path)):
-        from pitools.core.locate import resolve_session_ref
+        from pitools.core.session.locate import resolve_session_ref
 
         path = resolve_session_ref(path, cwd=cwd, env=env, session_dir=session_dir)
     session = require_valid(open_session(path))

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from pitools.core.jsvalue import UNDEFINED
+from pitools.core.js.value import UNDEFINED
 
 _MAX_SAFE = 2**53
 
@@ -143,9 +143,18 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
         text = json.dumps(value, ensure_ascii=True, indent=2 if indent else None, separators=separators)
         return text.encode("utf-8")
     # Lone surrogates (from broken files) are not valid UTF-8; escape them as JSON.stringify does.
-    from pitools.core.jsvalue import js_stringify
+    from pitools.core.js.value import js_stringify
 
     text = js_stringify(value) or "null"
     if indent:
         text = json.dumps(json.loads(text), indent=2, ensure_ascii=True)
     return text.encode("utf-8")
+
+
+def to_json_bytes(value: Any) -> bytes:
+    """One JSON document for ``value`` as ``JSON.stringify`` presents it (no trailing newline).
+
+    The single entry point every JSON output path uses, so how the bytes are produced (copying
+    into plain data first, or serializing directly) can change in one place.
+    """
+    return dumps(jsonable(value))

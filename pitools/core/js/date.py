@@ -13,7 +13,7 @@ import re
 from array import array
 from typing import Any, Final
 
-from pitools.core.jsvalue import UNDEFINED, _code_units, _int_to_number, js_to_string
+from pitools.core.js.value import UNDEFINED, _code_units, _int_to_number, js_to_string
 
 __all__ = ["js_date_ms"]
 

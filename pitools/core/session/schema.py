@@ -22,8 +22,8 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from pitools.core.jsonout import short_json as _short_json
-from pitools.core.jsvalue import UNDEFINED
+from pitools.core.js.jsonout import short_json as _short_json
+from pitools.core.js.value import UNDEFINED
 
 __all__ = [
     "ENTRY_TYPES",
@@ -478,8 +478,8 @@ def line_adapter() -> TypeAdapter[Any]:
 # -- a cheap pre-check generated from the same annotations --------------------------------------
 #
 # Running pydantic on every entry of a 100 MB session costs as much as loading it. The predicate
-# :mod:`pitools.core._entry_check` is generated from the models' own annotations (by
-# :mod:`pitools.core.model_check`, run from ``scripts/gen_schema.py``) as plain Python source, one
+# :mod:`pitools.core.session._entry_check` is generated from the models' own annotations (by
+# :mod:`pitools.core.session.schema_check`, run from ``scripts/gen_schema.py``) as plain Python source, one
 # flat function per model: when it says True, pydantic accepts the value too, and validate runs
 # pydantic -- for its precise messages -- only where it says False. The module is committed, so
 # using it imports neither pydantic nor this module; a test fails when it is out of date.
@@ -489,7 +489,7 @@ Check = Callable[[Any], bool]
 
 def entry_check() -> Check:
     """A fast predicate: True means ``entry_adapter()`` accepts the entry (False: maybe not)."""
-    from pitools.core._entry_check import check_root
+    from pitools.core.session._entry_check import check_root
 
     return check_root
 
@@ -650,7 +650,7 @@ def session_json_schema() -> dict[str, Any]:
         "title": "Pi session line (format v3)",
         "description": (
             "One line of a Pi coding-agent session file as Pi 1.6.0 writes it: the session header or an "
-            "entry. Generated from pitools/core/model.py by scripts/gen_schema.py; do not edit by hand."
+            "entry. Generated from pitools/core/session/schema.py by scripts/gen_schema.py; do not edit by hand."
         ),
         **schema,
     }

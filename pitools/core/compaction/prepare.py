@@ -10,16 +10,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core import jsops
-from pitools.core.context import (
+from pitools.core.context.build import (
     ProjectedEntry,
     Projection,
     build_projection,
     estimate_projected_context_tokens,
 )
-from pitools.core.jsops import nullish, prop, truthy
-from pitools.core.jsvalue import UNDEFINED, js_stringify, slice_head_utf16, utf16_len
-from pitools.core.messages import content_text, convert_to_llm, entry_to_messages
+from pitools.core.context.messages import content_text, convert_to_llm, entry_to_messages
+from pitools.core.js import ops as jsops
+from pitools.core.js.ops import nullish, prop, truthy
+from pitools.core.js.value import UNDEFINED, js_stringify, slice_head_utf16, utf16_len
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
@@ -117,7 +117,7 @@ def truncate_for_summary(text: str, max_chars: int) -> str:
 
 
 def _entries_of(value: Any) -> list[tuple[str, Any]]:
-    from pitools.core.messages import _object_entries
+    from pitools.core.context.messages import _object_entries
 
     return _object_entries(value)
 
@@ -239,7 +239,7 @@ def find_cut_point(entries: list[ProjectedEntry], start: int, end: int, keep_rec
 
 
 def _key(value: Any) -> Any:
-    from pitools.core.tree import mkey
+    from pitools.core.session.tree import mkey
 
     return mkey(value)
 
@@ -401,7 +401,7 @@ def reprojected_path(path: list[Any]) -> list[Any]:
     For a branch whose ids are all distinct that is the branch itself; only duplicate ids can
     make Pi's re-walk differ, so only then is it repeated.
     """
-    from pitools.core.tree import SessionIndex, mkey
+    from pitools.core.session.tree import SessionIndex, mkey
 
     seen = {mkey(e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED) for e in path}
     if len(seen) == len(path):

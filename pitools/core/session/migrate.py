@@ -77,7 +77,7 @@ def js_to_number(value: Any) -> float:
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, str):
-        from pitools.core.load import JS_WHITESPACE
+        from pitools.core.session.load import JS_WHITESPACE
 
         text = value.strip(JS_WHITESPACE)
         if text == "":
@@ -142,7 +142,7 @@ def migrate_v1_to_v2(values: list[Any], report: MigrationReport, lines: Sequence
             kind = {bool: "boolean", int: "number", float: "number", str: "string", list: "array"}.get(
                 type(entry), "value"
             )
-            from pitools.core.jsvalue import js_to_string
+            from pitools.core.js.value import js_to_string
 
             pi_error = f"TypeError: Cannot create property 'id' on {kind} '{js_to_string(entry)}'"
             err = MigrationError(

@@ -1,0 +1,1 @@
+"""Pi's prepareCompaction, the summarization prompts, settings and the compaction plan."""

@@ -1,0 +1,1 @@
+"""Read models for the renderers: inspect, stats, branches, listing."""
