@@ -245,9 +245,7 @@ def list_sessions(
     summaries = [orjson.loads(r["summary"]) for r in rows if r["summary"] is not None]
     choice = scope.choice
     sessions = [
-        s
-        for s in summaries
-        if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": s["cwd"]}, scope.cwd, env)
+        s for s in summaries if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": s["cwd"]}, scope.cwd, env)
     ]
     sessions.sort(key=_sort_key, reverse=True)
     return Listing(scope.cwd, all_, choice, scope.folders, sessions, stats.unchanged)

@@ -43,7 +43,6 @@ from typing import Any
 import orjson
 
 from pitools.ops.index_rows import (
-    ROWID_SHIFT,
     FileRows,
     entry_rows,
     is_regular,
@@ -585,7 +584,7 @@ class _Updater:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        for i, t in enumerate(todos):
+        for t in todos:
             if t.old is None:
                 self.stats.added += 1
             else:
@@ -751,7 +750,8 @@ class _Updater:
 
             def keys_of(sid: int) -> set[tuple[Any, Any]]:
                 if sid not in cache:
-                    cache[sid] = set(conn.execute("SELECT eid, ts FROM entries WHERE sid=? AND eid IS NOT NULL", (sid,)))
+                    rows = conn.execute("SELECT eid, ts FROM entries WHERE sid=? AND eid IS NOT NULL", (sid,))
+                    cache[sid] = set(rows)
                 return cache[sid]
 
             for key in affected:
@@ -766,8 +766,8 @@ class _Updater:
                 flags = [(1 if (e, t) in copied else 0, sid, o) for o, e, t in own]
                 conn.executemany("UPDATE entries SET copied=? WHERE sid=? AND ord=?", flags)
                 conn.execute(
-                    "UPDATE usage SET copied=(SELECT e.copied FROM entries e WHERE e.sid=usage.sid AND e.ord=usage.ord) "
-                    "WHERE sid=?",
+                    "UPDATE usage SET copied=(SELECT e.copied FROM entries e "
+                    "WHERE e.sid=usage.sid AND e.ord=usage.ord) WHERE sid=?",
                     (sid,),
                 )
             conn.execute("COMMIT")

@@ -15,6 +15,7 @@ Everything is taken only from values of the expected types; anything else is ski
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,10 +74,8 @@ def _blocks(content: Any, out: EntryText, *, tool_calls: bool = False) -> None:
                 out.parts.append(name)
             args = block.get("arguments")
             if args is not None:
-                try:
+                with contextlib.suppress(TypeError):
                     out.parts.append(orjson.dumps(args).decode("utf-8"))
-                except TypeError:
-                    pass
 
 
 def entry_text(entry: Any) -> EntryText:
