@@ -251,8 +251,14 @@ def list_sessions(
     return Listing(scope.cwd, all_, choice, scope.folders, sessions, stats.unchanged)
 
 
-def listing_totals(sessions: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The ``ls`` totals row: sums of the listed sessions' counts, tokens and cost."""
+def listing_totals(
+    sessions: Sequence[dict[str, Any]], index: ArchiveIndex | None = None, sids: Sequence[int] = ()
+) -> dict[str, Any]:
+    """The ``ls`` totals row: sums of the listed sessions' counts, tokens and cost.
+
+    With the index, tokens and cost count history copied by fork/clone once (``copiedCost`` says
+    how much the plain sum of the rows would count twice).
+    """
     out: dict[str, Any] = {
         "sessions": len(sessions),
         "messageCount": 0,
@@ -273,4 +279,21 @@ def listing_totals(sessions: Sequence[dict[str, Any]]) -> dict[str, Any]:
             v = tokens.get(k)
             if type(v) in (int, float):
                 out["tokens"][k] += v
+    out["copiedCost"] = 0
+    if index is not None and sids:
+        index.conn.execute("CREATE TEMP TABLE IF NOT EXISTS listed(sid INTEGER PRIMARY KEY)")
+        index.conn.execute("DELETE FROM temp.listed")
+        index.conn.executemany("INSERT OR IGNORE INTO temp.listed VALUES(?)", [(s,) for s in sids])
+        row = index.conn.execute(
+            "SELECT coalesce(sum(input), 0), coalesce(sum(output), 0), coalesce(sum(cache_read), 0), "
+            "coalesce(sum(cache_write), 0), coalesce(sum(cost), 0) FROM usage "
+            "WHERE copied = 0 AND sid IN (SELECT sid FROM temp.listed)"
+        ).fetchone()
+        copied = index.conn.execute(
+            "SELECT coalesce(sum(cost), 0) FROM usage WHERE copied = 1 AND sid IN (SELECT sid FROM temp.listed)"
+        ).fetchone()[0]
+        i, o, r, w, c = row
+        out["tokens"] = {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "total": i + o + r + w}
+        out["cost"] = c
+        out["copiedCost"] = copied
     return out
