@@ -27,7 +27,8 @@ from pitools.ops.index import ArchiveIndex
 from pitools.ops.index_rows import ROWID_SHIFT
 
 SNIPPET_CONTEXT = 80
-_WORD = re.compile(r"\w+", re.UNICODE)
+#: Runs of letters and digits: how FTS5's unicode61 tokenizer cuts text (``_`` separates).
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @dataclass(slots=True)
@@ -57,9 +58,9 @@ def parse_query(text: str, *, regex: bool = False, ignore_case: bool = True) -> 
     for term in terms:
         words = term.split()
         body = r"\s+".join(re.escape(w) for w in words)
-        lead = r"(?<!\w)" if _WORD.match(words[0]) else ""
+        lead = r"(?<![^\W_])" if _TOKEN.match(words[0]) else ""
         patterns.append(re.compile(lead + body, flags))
-        tokens.extend(t.lower() for t in _WORD.findall(term))
+        tokens.extend(t.lower() for t in _TOKEN.findall(term))
     fts = " AND ".join(f'"{t}"*' for t in dict.fromkeys(tokens)) if tokens else None
     return Query(terms, patterns, fts)
 
