@@ -238,17 +238,21 @@ def list_sessions(
     env = os.environ if env is None else env
     scope = archive_scope(env=env, session_dir=session_dir, all_=all_, cwd=cwd)
     index, stats = updated_index(scope, env=env, progress=progress, warn=warn)
+    choice = scope.choice
     try:
-        rows = index.session_rows(scope.folders)
+        listed: list[tuple[int, dict[str, Any]]] = []
+        for r in index.session_rows(scope.folders):
+            if r["summary"] is None:
+                continue
+            summary = orjson.loads(r["summary"])
+            if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, scope.cwd, env):
+                listed.append((r["sid"], summary))
+        totals = listing_totals([s for _sid, s in listed], index, [sid for sid, _s in listed])
     finally:
         index.close()
-    summaries = [orjson.loads(r["summary"]) for r in rows if r["summary"] is not None]
-    choice = scope.choice
-    sessions = [
-        s for s in summaries if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": s["cwd"]}, scope.cwd, env)
-    ]
+    sessions = [s for _sid, s in listed]
     sessions.sort(key=_sort_key, reverse=True)
-    return Listing(scope.cwd, all_, choice, scope.folders, sessions, stats.unchanged)
+    return Listing(scope.cwd, all_, choice, scope.folders, sessions, stats.unchanged, totals)
 
 
 def listing_totals(
