@@ -247,6 +247,7 @@ class ArchiveIndex:
                         if stmt.strip():
                             conn.execute(stmt.replace("IF NOT EXISTS ", f"IF NOT EXISTS s{k}."))
                 conn.execute(f"PRAGMA s{k}.journal_mode=WAL")
+                conn.execute(f"PRAGMA s{k}.synchronous=NORMAL")
             # Touch every table once: a corrupt file fails here, not in the user's query.
             conn.execute("SELECT count(*) FROM meta").fetchone()
             conn.execute("SELECT sid FROM sessions LIMIT 1").fetchall()
@@ -810,6 +811,7 @@ def _index_batch(
         conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("BEGIN IMMEDIATE")
             for rows in out:
                 conn.executemany("INSERT INTO fts(rowid, body) VALUES(?, ?)", rows.texts)
