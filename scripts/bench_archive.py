@@ -69,11 +69,13 @@ def generate(folder: Path, sessions: int, gb: float, seed: int = 11) -> dict[str
         shutil.rmtree(folder)
     ar = Archive(folder / "agent", seed=seed)
     target = int(gb * 1e9)
-    per_session = target // sessions
+    per_session = int(target / sessions * 1.3)  # the size estimate below runs ~25% high
     projects = [f"/home/dev/project{i:02d}" for i in range(24)]
     written = 0
     made: list[Writer] = []
-    for n in range(sessions):
+    n = 0
+    # At least ``sessions`` sessions, and more until the archive reaches ``gb``.
+    while n < sessions or written < target:
         parent = rng.choice(made[-50:]) if made and rng.random() < 0.15 else None
         if parent is not None and len(parent.entries) > 4:
             at = rng.choice(parent.entries[len(parent.entries) // 2 :])["id"]
@@ -82,13 +84,14 @@ def generate(folder: Path, sessions: int, gb: float, seed: int = 11) -> dict[str
             w = ar.new(rng.choice(projects))
         size = len(w.lines())
         turn = 0
-        while size < per_session * rng.uniform(0.5, 1.5):
+        goal = per_session * rng.uniform(0.5, 1.5)
+        while size < goal:
             w.user(w.text(rng.randint(5, 40)) + f" ticket{rng.randint(0, 99999)}")
             w.assistant(tool=("bash", {"command": "grep -rn " + rng.choice(vocab)}), thinking=w.text(30))
             out = rng.choice(chunks)
             w.tool_result(out, tool=rng.choice(["bash", "read", "grep"]))
             w.assistant(w.text(rng.randint(20, 120)))
-            size += len(out) + 1500
+            size += len(out) + 1200
             turn += 1
             if turn % 9 == 0 and len(w.entries) > 10:
                 w.compaction(first_kept=w.entries[-4]["id"])
@@ -97,9 +100,10 @@ def generate(folder: Path, sessions: int, gb: float, seed: int = 11) -> dict[str
         w.write()
         written += w.path.stat().st_size
         made.append(w)
+        n += 1
         if n % 100 == 0:
-            print(f"  generated {n}/{sessions} sessions, {written / 1e9:.2f} GB", file=sys.stderr)
-    return {"sessions": sessions, "bytes": written, "forks": sum(1 for w in made if "parentSession" in w.header)}
+            print(f"  generated {n} sessions, {written / 1e9:.2f} GB", file=sys.stderr)
+    return {"sessions": n, "bytes": written, "forks": sum(1 for w in made if "parentSession" in w.header)}
 
 
 # -- measuring -------------------------------------------------------------------------------------
@@ -166,7 +170,7 @@ def main() -> int:
     args = ap.parse_args()
     base = Path(args.dir)
     stamp = base / "params.json"
-    params = {"sessions": args.sessions, "gb": args.gb, "generator": 2}
+    params = {"sessions": args.sessions, "gb": args.gb, "generator": 3}
     if not stamp.exists() or json.loads(stamp.read_text()).get("params") != params:
         print(f"generating {args.sessions} sessions, {args.gb} GB in {base} …", file=sys.stderr)
         info = generate(base / "archive", args.sessions, args.gb)
