@@ -360,11 +360,13 @@ class ArchiveIndex:
             if self.fts:
                 for k in range(self.shard_count()):
                     for table in ("fts", "fts_thinking"):
-                        conn.execute(f"DELETE FROM s{k}.{table}")
-                        conn.execute(f"INSERT INTO s{k}.{table}({table}) VALUES('optimize')")
+                        # A contentless table cannot DELETE; 'delete-all' empties it.
+                        conn.execute(f"INSERT INTO s{k}.{table}({table}) VALUES('delete-all')")
             if not self.in_memory:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("VACUUM")
+                    for k in range(self.shard_count()):
+                        conn.execute(f"VACUUM s{k}")
 
     # -- small readers ---------------------------------------------------------------------------
     def session_rows(self, folders: Sequence[str] | None = None) -> list[sqlite3.Row]:

@@ -94,8 +94,10 @@ def _check_totals(report: Any, truth: dict[str, Any]) -> None:
 
 def _usage(env: dict[str, str], **kw: Any) -> Any:
     scope = archive_scope(env=env)
-    index, _ = updated_index(scope, env=env)
+    warnings: list[str] = []
+    index, _ = updated_index(scope, env=env, warn=warnings.append)
     try:
+        assert not index.in_memory and warnings == []  # no silent fallback
         return usage_report(index, scope, **kw)
     finally:
         index.close()
@@ -258,7 +260,15 @@ def test_old_schema_version_is_replaced(home: dict[str, Any]) -> None:
     db = sqlite3.connect(main)
     db.execute("PRAGMA user_version=999")
     db.close()
-    _check_totals(_usage(env), ar.truth())
+    warnings: list[str] = []
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env, warn=warnings.append)
+    try:
+        assert not index.in_memory and any("schema version 999" in m for m in warnings)
+        _check_totals(usage_report(index, scope), ar.truth())
+    finally:
+        index.close()
+    _check_totals(_usage(env), ar.truth())  # and the next run is quiet
 
 
 def test_cache_inside_pi_folder_is_refused(home: dict[str, Any]) -> None:
