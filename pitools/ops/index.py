@@ -238,11 +238,13 @@ class ArchiveIndex:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
                 raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
-            self._create(conn, want_shards)
+            if version == 0:
+                self._create(conn, want_shards)  # a warm open writes nothing
             shards = self.shard_count(conn)
             for k in range(shards):
                 conn.execute("ATTACH DATABASE ? AS ?", (self.shard_path(k), f"s{k}"))
-                if self.fts:
+                ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='fts_thinking'").fetchone()
+                if self.fts and not ready[0]:
                     for stmt in _SHARD_SCHEMA.strip().split(";\n"):
                         if stmt.strip():
                             conn.execute(stmt.replace("IF NOT EXISTS ", f"IF NOT EXISTS s{k}."))
