@@ -10,12 +10,10 @@ import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pitools.core.js.date import js_date_ms
-from pitools.core.views.entry_tree import TreeFacts, tree_facts
-from pitools.core.views.search_text import entry_text
-from pitools.core.views.usage import entry_time, entry_usage
+if TYPE_CHECKING:  # the loader and tree core load only when a file is indexed (warm runs skip them)
+    from pitools.core.views.entry_tree import TreeFacts
 
 #: Bytes at the end of the indexed part whose hash proves the prefix unchanged on the next run.
 TAIL_BYTES = 4096
@@ -71,6 +69,9 @@ def cap_text(text: str) -> str:
 
 def ts_ms(entry: Any) -> int | None:
     """The entry's time in Unix milliseconds (see :func:`pitools.core.views.usage.entry_time`)."""
+    from pitools.core.js.date import js_date_ms
+    from pitools.core.views.usage import entry_time
+
     if type(entry) is not dict:
         return None
     iso = entry_time(entry)
@@ -111,6 +112,9 @@ def entry_rows(
     with_text: bool = True,
 ) -> None:
     """Append the rows of ``entries`` (numbered from ``first_ord``) to ``out``."""
+    from pitools.core.views.search_text import entry_text
+    from pitools.core.views.usage import entry_usage
+
     base = sid << ROWID_SHIFT
     for k, entry in enumerate(entries):
         ord_ = first_ord + k
@@ -186,6 +190,7 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     from pitools.core.errors import PitoolsError
     from pitools.core.session.load import gc_paused
     from pitools.core.session.loaded import open_session
+    from pitools.core.views.entry_tree import tree_facts
 
     size = st.st_size
     out = FileRows(path, size, st.st_mtime_ns, st.st_ino, size, b"", False, False, None, None, [])
