@@ -163,7 +163,9 @@ def usage_report(
     """``pitools usage``: sums over every usage record in scope, copied fork history counted once."""
     from pitools.core.views.usage_report import PERIODS, SessionInfo, Sums, UsageGroup, build_report
 
-    where, params = _session_filters(scope, project=project, cwd=cwd, session=session)
+    swhere, params = _session_filters(scope, project=project, cwd=cwd, session=session)
+    # A semi-join on the sessions in scope: cheaper than joining every usage row.
+    where = [f"u.sid IN (SELECT s.sid FROM sessions s WHERE {' AND '.join(swhere) or '1'})"]
     lo = parse_time(since, tz) if since else None
     hi = parse_time(until, tz, end=True) if until else None
     if lo is not None:
@@ -172,40 +174,43 @@ def usage_report(
     if hi is not None:
         where.append("u.ts < ?")
         params.append(hi)
-    cond = " AND ".join(where) or "1"
+    cond = " AND ".join(where)
     conn = index.conn
     if by in PERIODS:
         key_sql = _local_day_sql(conn, tz, cond, params)
-    elif by == "project":
-        key_sql = "s.cwd"
-    elif by == "session":
-        key_sql = "s.sid"
+    elif by in ("project", "session"):
+        key_sql = "u.sid"
     else:
         key_sql = "NULL"
     sql = (
         f"SELECT {key_sql}, u.provider, u.model, u.copied, sum(u.input), sum(u.output), "
         "sum(u.cache_read), sum(u.cache_write), sum(u.cost), count(*) "
-        f"FROM usage u JOIN sessions s ON s.sid = u.sid WHERE {cond} GROUP BY 1, 2, 3, 4"
+        f"FROM usage u WHERE {cond} GROUP BY 1, 2, 3, 4"
     )
     infos: dict[int, SessionInfo] = {}
-    if by == "session":
+    if by in ("project", "session"):
         for sid, path, hid, name, scwd in conn.execute("SELECT sid, path, header_id, name, cwd FROM sessions"):
             infos[sid] = SessionInfo(path, hid, name, scwd)
+    epoch = _dt.date(1970, 1, 1)
+    days: dict[int, str] = {}
     groups: list[UsageGroup] = []
     copied: list[UsageGroup] = []
     for key, provider, model, is_copied, i, o, r, w, c, n in conn.execute(sql, params):
-        info = infos.get(key) if by == "session" else None
-        g = UsageGroup(
-            info.path if info is not None else key,
-            provider or "",
-            model or "",
-            Sums(i or 0, o or 0, r or 0, w or 0, c or 0, n),
-            info,
-        )
+        info: SessionInfo | None = None
+        if by in PERIODS:
+            if key is not None:
+                if key not in days:
+                    days[key] = (epoch + _dt.timedelta(days=key)).isoformat()
+                key = days[key]
+        elif by == "session":
+            info = infos.get(key)
+            key = info.path if info is not None else None
+        elif by == "project":
+            key = infos[key].cwd if key in infos else None
+        g = UsageGroup(key, provider or "", model or "", Sums(i or 0, o or 0, r or 0, w or 0, c or 0, n), info)
         (copied if is_copied else groups).append(g)
     sessions = conn.execute(
-        f"SELECT count(DISTINCT u.sid) FROM usage u JOIN sessions s ON s.sid = u.sid WHERE {cond} AND u.copied = 0",
-        params,
+        f"SELECT count(DISTINCT u.sid) FROM usage u WHERE {cond} AND u.copied = 0", params
     ).fetchone()[0]
     return build_report(
         groups,
@@ -220,12 +225,10 @@ def usage_report(
 
 
 def _local_day_sql(conn: Any, tz: _dt.tzinfo, cond: str, params: Sequence[Any]) -> str:
-    """SQL for a record's local day in ``tz``: its time plus the offset in force then."""
+    """SQL for a record's local day number in ``tz``: its time plus the offset in force then."""
     from pitools.core.views.usage_report import offset_pieces
 
-    lo, hi = conn.execute(
-        f"SELECT min(u.ts), max(u.ts) FROM usage u JOIN sessions s ON s.sid = u.sid WHERE {cond}", params
-    ).fetchone()
+    lo, hi = conn.execute(f"SELECT min(u.ts), max(u.ts) FROM usage u WHERE {cond}", params).fetchone()
     if lo is None:
         return "NULL"
     pieces = offset_pieces(tz, int(lo) // 1000 - 1, int(hi) // 1000 + 1)
@@ -237,7 +240,8 @@ def _local_day_sql(conn: Any, tz: _dt.tzinfo, cond: str, params: Sequence[Any]) 
             for (start, _), (_, prev) in zip(pieces[1:], pieces[:-1], strict=True)
         )
         offset = f"(CASE {cases} ELSE {pieces[-1][1]} END)"
-    return f"CASE WHEN u.ts IS NULL THEN NULL ELSE strftime('%Y-%m-%d', u.ts / 1000 + {offset}, 'unixepoch') END"
+    # Whole days since 1970-01-01 in local time (integer arithmetic: cheaper than strftime).
+    return f"(u.ts / 1000 + {offset}) / 86400"
 
 
 def _session_filters(
