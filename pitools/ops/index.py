@@ -649,7 +649,7 @@ class _Updater:
     def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
         from pitools.core.views.lineage import default_canonical
 
-        summary = _summary(rows.path)
+        summary = rows.summary if rows.summary is not None else _summary(rows.path)
         header = rows.header or {}
         parent = header.get("parentSession")
         conn = self.conn

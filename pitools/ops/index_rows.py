@@ -50,6 +50,8 @@ class FileRows:
     texts: list[tuple[int, str]] = field(default_factory=list)
     thinking: list[tuple[int, str]] = field(default_factory=list)
     error: str | None = None
+    #: ``ls``'s summary of the file (:func:`pitools.core.views.listing.summarize_file`).
+    summary: dict[str, Any] | None = None
 
 
 def tail_hash(path: str, end: int) -> bytes:
@@ -191,9 +193,11 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     from pitools.core.session.load import gc_paused
     from pitools.core.session.loaded import open_session
     from pitools.core.views.entry_tree import tree_facts
+    from pitools.core.views.listing import summarize_file
 
     size = st.st_size
     out = FileRows(path, size, st.st_mtime_ns, st.st_ino, size, b"", False, False, None, None, [])
+    out.summary = summarize_file(path)
     try:
         with gc_paused():
             session = open_session(path)
