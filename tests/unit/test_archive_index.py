@@ -463,3 +463,23 @@ def test_days_in_a_time_zone(home: dict[str, Any]) -> None:
     assert [(r.key, r.sums.records) for r in paris.rows] == [("2026-03-29", 1), ("2026-07-01", 1), ("2026-07-02", 1)]
     weeks = _usage(home["env"], by="week", tz=ZoneInfo("Europe/Paris"), tz_name="Europe/Paris")
     assert [r.key for r in weeks.rows] == ["2026-W13", "2026-W27"]
+
+
+def test_without_fts5_search_scans(home: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python whose SQLite lacks FTS5 still searches (by scanning), with the same hits."""
+    _ar, w = _build(home["agent"])
+    with_fts = _search(home["env"], "platypus lighthouse")
+    monkeypatch.setattr(index_mod, "fts5_available", lambda: False)
+    env = dict(home["env"], PITOOLS_CACHE_DIR=str(home["tmp"] / "nofts"))
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env)
+    try:
+        assert not index.fts
+        result = search(index, scope, "platypus lighthouse")
+    finally:
+        index.close()
+    assert result.mode == "scan"
+    assert [(h.path, h.entry_id, h.leaves) for h in result.hits] == [
+        (h.path, h.entry_id, h.leaves) for h in with_fts.hits
+    ]
+    assert with_fts.mode == "fts" and result.hits and result.hits[0].path == str(w["parent"].path)
