@@ -102,6 +102,8 @@ CREATE INDEX IF NOT EXISTS usage_ts ON usage(ts);
 _SHARD_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content='', detail=none);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_thinking USING fts5(body, content='', detail=none);
+INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
+INSERT INTO fts_thinking(fts_thinking, rank) VALUES('hashsize', 16777216)
 """
 
 
@@ -247,7 +249,7 @@ class ArchiveIndex:
                 if self.fts and not ready[0]:
                     for stmt in _SHARD_SCHEMA.strip().split(";\n"):
                         if stmt.strip():
-                            conn.execute(stmt.replace("IF NOT EXISTS ", f"IF NOT EXISTS s{k}."))
+                            conn.execute(_in_shard(stmt, k))
                 conn.execute(f"PRAGMA s{k}.journal_mode=WAL")
                 conn.execute(f"PRAGMA s{k}.synchronous=NORMAL")
             # Touch every table once: a corrupt file fails here, not in the user's query.
@@ -277,7 +279,7 @@ class ArchiveIndex:
                 if self.fts:
                     for stmt in _SHARD_SCHEMA.strip().split(";\n"):
                         if stmt.strip():
-                            conn.execute(stmt.replace("IF NOT EXISTS ", f"IF NOT EXISTS s{k}."))
+                            conn.execute(_in_shard(stmt, k))
 
     def shard_count(self, conn: sqlite3.Connection | None = None) -> int:
         row = (conn or self.conn).execute("SELECT value FROM meta WHERE key='shards'").fetchone()
@@ -382,6 +384,11 @@ class ArchiveIndex:
             return out
         finally:
             self.conn.row_factory = None
+
+
+def _in_shard(stmt: str, k: int) -> str:
+    """A shard-schema statement aimed at the attached shard ``s<k>``."""
+    return stmt.replace("IF NOT EXISTS ", f"IF NOT EXISTS s{k}.").replace("INSERT INTO ", f"INSERT INTO s{k}.")
 
 
 def _is_locked(exc: BaseException) -> bool:
