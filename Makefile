@@ -28,6 +28,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pitools
+	$(BIN)/lint-imports
+	$(BIN)/python scripts/check_purity.py
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

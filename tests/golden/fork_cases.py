@@ -28,7 +28,8 @@ from typing import Any
 
 from pitools.core.js.value import js_stringify
 from pitools.core.session.api import load
-from pitools.core.session.fork import NewSession, NewSessionOptions, clone_session, fork_session, write_session
+from pitools.core.session.fork import NewSession, NewSessionOptions, clone_session, fork_session
+from pitools.ops.newsession import write_session
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"

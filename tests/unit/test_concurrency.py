@@ -197,8 +197,8 @@ def test_compaction_refuses_when_pi_appends_during_the_model_call(tmp_path: Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
     import gen_big
 
-    from pitools.core.compaction.plan import apply_compaction
     from pitools.core.compaction.prepare import CompactionSettings
+    from pitools.ops.compaction import apply_compaction
     from pitools.summarize import SummaryResult
 
     path = tmp_path / "s.jsonl"

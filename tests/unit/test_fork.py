@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 
 from pitools.core.errors import PitoolsError
+from pitools.core.js.date import iso_now
 from pitools.core.session import fork
 from pitools.core.session.api import LoadedSession, load
+from pitools.core.session.ids import generate_id, uuid7
 from pitools.core.session.loaded import open_session
 from pitools.core.session.tree import SessionIndex
+from pitools.ops.newsession import write_session
 from tests.golden.fork_cases import LABELS_SOURCE
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
@@ -43,14 +46,14 @@ def counter_ids() -> Any:
 
 
 def test_timestamps_and_ids() -> None:
-    assert fork.iso_timestamp(NOW) == "2026-05-06T07:08:09.123Z"
+    assert iso_now(NOW) == "2026-05-06T07:08:09.123Z"
     assert fork.file_timestamp("2026-05-06T07:08:09.123Z") == "2026-05-06T07-08-09-123Z"
-    sid = fork.uuid7(NOW)
+    sid = uuid7(NOW)
     assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", sid)
     assert int(sid.replace("-", "")[:12], 16) == int(NOW.timestamp() * 1000)
-    assert fork.uuid7(NOW) != sid
+    assert uuid7(NOW) != sid
     taken = {"aaaaaaaa"}
-    assert re.fullmatch(r"[0-9a-f]{8}", fork.random_entry_id(taken))
+    assert re.fullmatch(r"[0-9a-f]{8}", generate_id(taken))
 
 
 def test_resolved_labels_follow_map_semantics() -> None:
@@ -223,7 +226,7 @@ def test_export_branch_is_pi_serialize_session_branch(labels_session: LoadedSess
 def test_migrated_sources_get_v3_ids_and_json_stringify_lines(tmp_path: Path) -> None:
     loaded = load(GOLDEN / "gen-s0010_v1" / "session.jsonl")
     new = fork.clone_session(loaded, loaded.index.leaf_id, options())
-    out = fork.write_session(new, tmp_path / "deep" / "folder" / new.file_name)
+    out = write_session(new, tmp_path / "deep" / "folder" / new.file_name)
     reopened = open_session(out)
     assert reopened.valid and reopened.header["version"] == 3 and not reopened.needs_migration
     assert reopened.entries[0]["id"] == "00000001" and reopened.entries[0]["parentId"] is None
@@ -243,7 +246,7 @@ def test_write_session_refuses_to_overwrite(tmp_path: Path, labels_session: Load
     target = tmp_path / "x.jsonl"
     target.write_text("keep me")
     with pytest.raises(PitoolsError, match="already exists"):
-        fork.write_session(new, target)
+        write_session(new, target)
     assert target.read_text() == "keep me"
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from pitools.core.session import locate
 from pitools.core.views import listing
+from pitools.ops import listing as ops_listing
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
@@ -156,21 +157,21 @@ def test_list_sorts_by_activity_and_caches(agent: dict[str, str], monkeypatch: p
     _place(here, "gen-s0000_v3", "a.jsonl")  # activity 2025-10-10
     _place(here, "seed-running-example", "b.jsonl")  # activity 2026-07-29
     _place(here, "gen-s0011_broken-noheader", "c.jsonl")
-    result = listing.list_sessions(env=agent)
+    result = ops_listing.list_sessions(env=agent)
     assert [Path(s["path"]).name for s in result.sessions[:2]] == ["b.jsonl", "a.jsonl"]
     assert [s["status"] for s in result.sessions] == ["ok", "ok", "invalid"]  # unopenable files last
     assert result.cache_hits == 0
     calls: list[str] = []
     real = listing.summarize_file
     monkeypatch.setattr(listing, "summarize_file", lambda p, st=None: calls.append(p) or real(p, st))
-    again = listing.list_sessions(env=agent)
+    again = ops_listing.list_sessions(env=agent)
     assert again.cache_hits == 3 and calls == [] and again.sessions == result.sessions
     b = Path(here) / "b.jsonl"
     b.write_bytes(b.read_bytes() + b"\n")
-    third = listing.list_sessions(env=agent)
+    third = ops_listing.list_sessions(env=agent)
     assert calls == [str(b)] and third.cache_hits == 2
     (Path(agent["PITOOLS_CACHE_DIR"]) / f"ls-v{listing.CACHE_VERSION}.json").write_text("garbage")
-    assert listing.list_sessions(env=agent).sessions == third.sessions  # a broken cache is ignored
+    assert ops_listing.list_sessions(env=agent).sessions == third.sessions  # a broken cache is ignored
 
 
 def test_list_all_and_shared_dirs(agent: dict[str, str], tmp_path: Path) -> None:
@@ -181,22 +182,22 @@ def test_list_all_and_shared_dirs(agent: dict[str, str], tmp_path: Path) -> None
         "gen-s0003_v3",
         "theirs.jsonl",
     )
-    assert len(listing.list_sessions(env=agent).sessions) == 1
-    everything = listing.list_sessions(env=agent, all_=True)
+    assert len(ops_listing.list_sessions(env=agent).sessions) == 1
+    everything = ops_listing.list_sessions(env=agent, all_=True)
     assert sorted(Path(s["path"]).name for s in everything.sessions) == ["mine.jsonl", "theirs.jsonl"]
     # A configured folder shared by projects: only sessions whose header cwd is ours.
     shared = tmp_path / "shared"
     _place(str(shared), "seed-running-example", "repo.jsonl")  # header cwd /repo
     _place(str(shared), "gen-s0003_v3", "other.jsonl")
-    mine = listing.list_sessions(env=agent, session_dir=str(shared), cwd="/repo")
+    mine = ops_listing.list_sessions(env=agent, session_dir=str(shared), cwd="/repo")
     assert [Path(s["path"]).name for s in mine.sessions] == ["repo.jsonl"]
     assert mine.choice.source == "--session-dir"
-    assert len(listing.list_sessions(env=agent, session_dir=str(shared), all_=True).sessions) == 2
+    assert len(ops_listing.list_sessions(env=agent, session_dir=str(shared), all_=True).sessions) == 2
 
 
 def test_no_cache_writes_nothing(agent: dict[str, str]) -> None:
     _place(locate.default_session_dir(os.getcwd(), agent), "seed-running-example", "s.jsonl")
-    listing.list_sessions(env=agent, use_cache=False)
+    ops_listing.list_sessions(env=agent, use_cache=False)
     assert not Path(agent["PITOOLS_CACHE_DIR"]).exists()
-    assert listing.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/pitools"
-    assert listing.cache_dir({"HOME": "/h"}) == "/h/.cache/pitools"
+    assert ops_listing.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/pitools"
+    assert ops_listing.cache_dir({"HOME": "/h"}) == "/h/.cache/pitools"
