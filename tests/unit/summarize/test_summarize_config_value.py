@@ -7,7 +7,7 @@ import os
 import pytest
 
 from pitools.core.errors import ConfigError
-from pitools.summarize.agent_config import strip_json_comments
+from pitools.piconfig import strip_json_comments
 from pitools.summarize.config_value import (
     env_var_names,
     resolve_config_value,

@@ -265,7 +265,7 @@ def test_models_json_auth_header(agent_dir: Path) -> None:
 
 def test_models_json_errors(agent_dir: Path) -> None:
     write(agent_dir, "models.json", "{ nope")
-    with pytest.raises(ConfigError, match="not valid JSON") as caught:
+    with pytest.raises(ConfigError, match="invalid JSON") as caught:
         resolve("local/big", agent_dir)
     assert caught.value.path == str(agent_dir / "models.json")
     write(
