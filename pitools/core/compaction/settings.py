@@ -387,11 +387,10 @@ def _check_shapes(compaction: Any, warnings: list[str]) -> None:
 # context window
 
 
-@cache
 def _builtin_table() -> dict[str, Any]:
-    text = (resources.files("pitools") / "data" / "model_limits.json").read_text(encoding="utf-8")
-    table: dict[str, Any] = json.loads(text)
-    return table
+    from pitools.piconfig.catalog import model_limits_table
+
+    return model_limits_table()
 
 
 def builtin_model_limits(provider: str, model_id: str) -> tuple[int, int] | None:

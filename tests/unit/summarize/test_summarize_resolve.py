@@ -353,12 +353,3 @@ def test_summary_request_rejects_unknown_fields() -> None:
         SummaryRequest(prompt="p", temperature=0.2)  # type: ignore[call-arg]
     with pytest.raises(ValidationError):
         SummaryRequest(prompt="p", reasoning_level="extreme")  # type: ignore[arg-type]
-
-
-def test_bundled_catalogue_matches_generator() -> None:
-    from pitools.summarize import catalog_build
-
-    data = Path("/work/scratch/node_modules/@earendil-works/pi-ai/dist/providers/data")
-    if not data.is_dir():
-        pytest.skip("pi-ai reference package not installed")
-    assert catalog_build.build(data) == catalog_build.OUTPUT.read_text(encoding="utf-8")
