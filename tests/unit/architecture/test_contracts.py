@@ -18,7 +18,9 @@ from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests import support
+
+ROOT = support.ROOT
 
 
 def _load_checker() -> ModuleType:

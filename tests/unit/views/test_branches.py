@@ -22,8 +22,9 @@ from pitools.core.views.branches import (
     list_branches,
     tree_view,
 )
+from tests import support
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = support.GOLDEN
 SEED = GOLDEN / "seed-running-example" / "session.jsonl"
 HEADER = {"type": "session", "version": 3, "id": "S", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"}
 

@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests import support
+
+ROOT = support.ROOT
 TRIALS = int(os.environ.get("PITOOLS_CRASH_TRIALS", "3"))
 COMPACT = ["--apply", "--model", "builtin", "--keep-recent-tokens", "2000", "--no-config", "--format", "json"]
 

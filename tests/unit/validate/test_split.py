@@ -13,8 +13,9 @@ import pytest
 import pitools.core.validate as validate_core
 import pitools.core.validate.split as split
 from pitools.core.validate import validate_file
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
 

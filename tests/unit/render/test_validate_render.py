@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pitools.core.validate import CODES, Finding, ValidationReport, validate_file
 from pitools.render.validate import human_lines, plain_safe, render_human
+from tests import support
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = support.GOLDEN
 
 
 def _rich_output(reports: list[ValidationReport], fail_on: str = "error") -> str:

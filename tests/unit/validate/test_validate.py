@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from pitools.core import validate as validate_module
 from pitools.core.validate import CODES, SEVERITIES, Finding, ValidationReport, validate_file
 from pitools.core.validate.structure import Structure
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 
 HEADER: dict[str, Any] = {

@@ -10,8 +10,9 @@ import pytest
 
 from pitools.core.errors import ConfigError, PitoolsError
 from pitools.core.session import locate
+from tests import support
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = support.GOLDEN
 
 
 @pytest.fixture

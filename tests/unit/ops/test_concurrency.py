@@ -23,6 +23,7 @@ import pytest
 from pitools import store
 from pitools.core.errors import SessionChangedError
 from pitools.core.session.load import read_session
+from tests import support
 
 HEADER = b'{"type":"session","version":3,"id":"S","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/r"}\n'
 E0 = b'{"type":"message","id":"e0","parentId":null,"timestamp":"t","message":{"role":"user","content":"a"}}\n'
@@ -194,7 +195,7 @@ def test_atomic_replace_refuses_when_the_file_changes_while_writing(session: Pat
 
 def test_compaction_refuses_when_pi_appends_during_the_model_call(tmp_path: Path) -> None:
     """apply_compaction: another process appends while the summarizer works -> nothing written."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    sys.path.insert(0, str(support.ROOT / "scripts"))
     import gen_big
 
     from pitools.core.compaction.prepare import CompactionSettings

@@ -19,9 +19,10 @@ from pitools.core.session.ids import generate_id, uuid7
 from pitools.core.session.loaded import open_session
 from pitools.core.session.tree import SessionIndex
 from pitools.ops.newsession import write_session
+from tests import support
 from tests.golden.fork_cases import LABELS_SOURCE
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = support.GOLDEN
 NOW = dt.datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=dt.UTC)
 
 

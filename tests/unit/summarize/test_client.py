@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-from summarize_fakes import SECRET_KEY, SUMMARY_TEXT, FakeModelServer, Step
 
 from pitools.core.errors import ModelError
 from pitools.summarize import (
@@ -25,6 +24,7 @@ from pitools.summarize import (
     build_summarizer,
 )
 from pitools.summarize.client import HttpSummarizer, retry_after_seconds
+from tests.unit.summarize.summarize_fakes import SECRET_KEY, SUMMARY_TEXT, FakeModelServer, Step
 
 REQUEST = SummaryRequest(system_prompt="You summarize.", prompt="<conversation>hi</conversation>")
 

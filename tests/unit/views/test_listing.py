@@ -13,8 +13,9 @@ import pytest
 from pitools.core.session import locate
 from pitools.core.views import listing
 from pitools.ops import listing as ops_listing
+from tests import support
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = support.GOLDEN
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
 
 

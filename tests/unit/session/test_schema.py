@@ -9,7 +9,6 @@ import re
 import subprocess
 import sys
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -31,8 +30,9 @@ from pitools.core.session.schema import (
     line_adapter,
     session_json_schema,
 )
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 SCHEMA_FILE = ROOT / "schemas" / "session.schema.json"
 CHECK_FILE = ROOT / "pitools" / "core" / "session" / "_entry_check.py"

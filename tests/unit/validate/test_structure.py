@@ -11,8 +11,9 @@ import pytest
 from pitools.core.session.load import stream_session
 from pitools.core.validate.scan import Scanner, scan_entries
 from pitools.core.validate.structure import Structure
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 sys.path.insert(0, str(ROOT / "tests"))
 from fuzz.support import mutate_lines  # noqa: E402
