@@ -9,6 +9,7 @@ import json
 import lzma
 import os
 import shutil
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,9 @@ def golden_cases() -> list[str]:
     return sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
 
 
+@cache
 def golden_recording(case: str, krt: int = 20000) -> Any:
-    """Pi's recorded view of a golden case (``pi.krt<krt>.json.xz``)."""
+    """Pi's recorded view of a golden case (``pi.krt<krt>.json.xz``); shared: do not modify it."""
     return json.loads(lzma.decompress((GOLDEN / case / f"pi.krt{krt}.json.xz").read_bytes()))
 
 
@@ -61,3 +63,18 @@ def pi_ai_dir() -> Path | None:
 def node() -> str | None:
     """The node executable, when there is one."""
     return shutil.which("node")
+
+
+def recorded_leaves(krt: int = 20000) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """(case, leaf, Pi's whole record, Pi's byLeaf record) for every leaf Pi answered without error."""
+    out = []
+    for case in golden_cases():
+        record = golden_recording(case, krt)
+        for leaf, view in (record.get("byLeaf") or {}).items():
+            if isinstance(view, dict) and "error" not in view and view.get("leafExists"):
+                out.append((case, leaf, record, view))
+    return out
+
+
+def case_ids(items: list[tuple[Any, ...]]) -> list[str]:
+    return [f"{item[0]}@{item[1]}" for item in items]
