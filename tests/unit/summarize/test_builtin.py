@@ -238,3 +238,13 @@ def test_lone_surrogates_do_not_reach_the_summary() -> None:
     text = summarize(messages=[{"role": "user", "content": "fix \ud83d this"}])
     assert "fix  this" in text
     text.encode("utf-8")
+
+
+def test_summarizers_satisfy_cores_protocol() -> None:
+    """core defines the Summarizer protocol; both implementations in summarize satisfy it."""
+    from pitools.core.compaction.summarizer import Summarizer
+    from pitools.summarize import build_summarizer, builtin_spec
+    from pitools.summarize.client import HttpSummarizer
+
+    assert isinstance(build_summarizer(builtin_spec()), Summarizer)
+    assert issubclass(HttpSummarizer, Summarizer)
