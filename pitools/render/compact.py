@@ -78,7 +78,13 @@ def render_plan(console: Any, plan: CompactionPlan) -> None:
     )
     read_files, modified_files = prep.file_lists()
     if read_files or modified_files:
-        console.print(Text(f"Files appended to the summary: read {read_files}, modified {modified_files}"))
+        console.print(Text("Files appended to the summary:"))
+        for title, files in (("read", read_files), ("modified", modified_files)):
+            if files:
+                console.print(Text(f"  {title} ({len(files)}):", style="dim"))
+                for path in files:
+                    # One path per line, never wrapped: it is copied into shells and editors.
+                    console.print(Text(f"    {path}"), no_wrap=True, overflow="ellipsis")
     if isinstance(prep.previous_summary, str):
         console.print(Text("Updates the previous summary (repeated compaction).", style="dim"))
 

@@ -7,14 +7,8 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import (
-    color_option,
-    consoles,
-    format_option,
-    leaf_option,
-    session_argument,
-    write_json,
-)
+from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("compact")
@@ -47,7 +41,6 @@ from pitools.cli.options import (
     help="Apply: seconds to wait for each model response.",
 )
 @format_option("human", "json")
-@color_option
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -68,8 +61,7 @@ def command(
     yes: bool,
     timeout: float,
     format_: str,
-    color: str,
-) -> None:
+) -> int:
     """Plan or apply a compaction exactly as Pi 1.6.0's prepareCompaction/compact would.
 
     --dry-run shows the branch as regions (already summarized, to summarize, split-turn
@@ -126,7 +118,7 @@ def command(
         use_config=not no_config,
     )
     for warning in getattr(resolved, "warnings", []) or []:
-        click.echo(f"pitools: warning: {warning}", err=True)
+        get_output().message(f"warning: {warning}")
     settings = resolved.compaction_settings()
     resolved_json = resolved.to_json()
     sourced = {k: v for k, v in resolved_json.items() if isinstance(v, dict) and "source" in v}
@@ -144,16 +136,17 @@ def command(
         data = plan.to_json(fragments=True)
         if show_prompt:
             data["summaryRequests"] = _requests_json(plan)
-        write_json(data)
-        return
-    out, err = consoles(color)
+        get_output().write_json(data)
+        return 0
+    output_ = get_output()
+    out, err = output_.console(), output_.console(err=True)
     if mode == "dry-run":
         from pitools.render.compact import render_plan, render_prompts
 
         render_plan(out, plan)
         if show_prompt:
             render_prompts(out, _requests_json(plan))
-        return
+        return 0
     _apply(
         ctx,
         file,
@@ -172,6 +165,7 @@ def command(
         out,
         err,
     )
+    return 0
 
 
 def _requests_json(plan: Any) -> list[dict[str, str]]:
@@ -256,7 +250,7 @@ def _apply(
         "leafWasLast": result.leaf_was_last,
     }
     if format_ == "json":
-        write_json(data)
+        get_output().write_json(data)
         return
     from pitools.render.compact import render_applied
     from pitools.render.context import render_context
