@@ -82,3 +82,56 @@ def session_argument(f: F) -> F:
         "or ~/.pi/agent/sessions/--<cwd>--). FILE may be a path, a session id or id prefix, or "
         "omitted for the most recent session here.",
     )(f)
+
+
+# -- transition: thin wrappers of the output layer ---------------------------------------------
+# Commands written before pitools/cli/output.py existed call these; they now go through the one
+# layer (colour rules, width, safe text, broken pipe). New code calls get_output() directly.
+# Delete once no command imports them.
+
+
+def color_option(f: F) -> F:
+    """``--color`` for a command that still takes it as a parameter (see :func:`consoles`)."""
+    from pitools.cli.output import COLOR_MODES, META_COLOR
+
+    def remember(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+        if value is not None:
+            ctx.meta[META_COLOR] = value
+        return value or "auto"
+
+    return click.option(
+        "--color",
+        type=click.Choice(COLOR_MODES),
+        default=None,
+        callback=remember,
+        help="Colour: auto (default; honours NO_COLOR, FORCE_COLOR, TERM=dumb and terminals), always, never.",
+    )(f)
+
+
+def consoles(color: str = "auto", width: int | None = None) -> tuple[Any, Any]:
+    """The output layer's stdout and stderr consoles (``color``/``width`` only when not set already)."""
+    from pitools.cli.output import META_COLOR, META_WIDTH, get_output
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        if color != "auto":
+            ctx.meta.setdefault(META_COLOR, color)
+        if width is not None:
+            ctx.meta.setdefault(META_WIDTH, width)
+    out = get_output()
+    return out.console(), out.console(err=True)
+
+
+def write_json(data: Any) -> None:
+    """One JSON document on stdout, through the output layer."""
+    from pitools.cli.output import get_output
+
+    get_output().write_json(data)
+
+
+def stdout_bytes() -> Any:
+    """The binary stream behind stdout (flushed first)."""
+    import sys
+
+    sys.stdout.flush()
+    return sys.stdout.buffer

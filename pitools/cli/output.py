@@ -276,9 +276,16 @@ class Output:
 
     def write_json(self, data: Any) -> None:
         """One JSON document on stdout (orjson, JavaScript number forms, trailing newline)."""
-        from pitools.core.js.jsonout import to_json_bytes
+        from pitools.core.js import jsonout
 
-        self.write_bytes(to_json_bytes(data) + b"\n")
+        stream_writer = getattr(jsonout, "write_json_to", None)  # streaming form, when available
+        buffer = getattr(self.stdout, "buffer", None)
+        if stream_writer is not None and buffer is not None:
+            self.stdout.flush()
+            stream_writer(buffer, data)
+            buffer.flush()
+            return
+        self.write_bytes(jsonout.to_json_bytes(data) + b"\n")
 
     def _encoding(self) -> str:
         encoding = getattr(self.stdout, "encoding", None) or "utf-8"
