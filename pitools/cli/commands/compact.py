@@ -22,6 +22,12 @@ from pitools.cli.output import get_output
 @click.option("--no-config", is_flag=True, help="Ignore Pi's settings.json and models.json files.")
 @click.option("--show-prompt", is_flag=True, help="Dry run: print the exact summarizer input.")
 @click.option(
+    "--entries",
+    "list_entries",
+    is_flag=True,
+    help="Dry run: list every entry of every region (default: the first and last few of each).",
+)
+@click.option(
     "--model",
     "model_arg",
     metavar="PROVIDER/ID|builtin",
@@ -53,6 +59,7 @@ def command(
     context_window: int | None,
     no_config: bool,
     show_prompt: bool,
+    list_entries: bool,
     model_arg: str | None,
     base_url: str | None,
     instructions: str | None,
@@ -64,10 +71,12 @@ def command(
 ) -> int:
     """Plan or apply a compaction exactly as Pi 1.6.0's prepareCompaction/compact would.
 
-    --dry-run shows the branch as regions (already summarized, to summarize, split-turn
-    prefix, kept), the cut, token totals, whether Pi would compact now, and the file
-    lists. --apply asks a model (or the offline builtin summarizer) and appends a real
-    compaction entry that Pi loads.
+    --dry-run leads with the plan: whether Pi would compact now, the regions (already
+    summarized, previous compaction, to summarize, split-turn prefix, kept) with entry counts
+    and tokens, the cut and why, the previous summary, the file lists and what Pi sends
+    afterwards; then each region's first and last entries (--entries lists all of them).
+    --apply asks a model (or the offline builtin summarizer) and appends a real compaction
+    entry that Pi loads.
 
     \b
     Examples:
@@ -88,8 +97,8 @@ def command(
         )
         if used:
             raise click.UsageError(f"{', '.join(used)} only apply to --apply")
-    elif show_prompt:
-        raise click.UsageError("--show-prompt only applies to --dry-run")
+    elif show_prompt or list_entries:
+        raise click.UsageError(f"{'--show-prompt' if show_prompt else '--entries'} only applies to --dry-run")
     if output and no_backup:
         raise click.UsageError("--no-backup has no effect with -o (the original is untouched)")
 
@@ -143,7 +152,7 @@ def command(
     if mode == "dry-run":
         from pitools.render.compact import render_plan, render_prompts
 
-        render_plan(out, plan)
+        render_plan(out, plan, entries=list_entries)
         if show_prompt:
             render_prompts(out, _requests_json(plan))
         return 0
