@@ -158,6 +158,16 @@ class StripTrailing:
         return getattr(self.stream, "errors", None)
 
 
+@dataclass
+class PlainConsole:
+    """The part of a rich console the line writer uses, for output without colour."""
+
+    file: Any
+    width: int
+    color_system: None = None
+    no_color: bool = True
+
+
 #: The width given to rich when there is no limit (a pipe without --width): wide enough that
 #: no line is ever cut, while tables still size columns to their content.
 UNLIMITED = UNLIMITED_WIDTH
@@ -226,6 +236,14 @@ class Output:
         if cached is None:
             cached = self._consoles[err] = _make_console(self, err)
         return cached
+
+    def line_console(self, err: bool = False) -> Any:
+        """What the fast line writer (``render.tree.LineWriter``) needs: the rich console when
+        there is colour, else a light stand-in, so plain output never imports rich."""
+        if self.err_color if err else self.color:
+            return self.console(err)
+        width = self.err_width if err else self.width
+        return PlainConsole(StripTrailing(self.stderr if err else self.stdout), UNLIMITED if width is None else width)
 
     @property
     def err_console(self) -> Any:

@@ -178,19 +178,25 @@ def tree_line(view: TreeView, row: TreeRow, id_width: int, selected: bool) -> li
 
 
 class LineWriter:
-    """Writes one-line pieces to a rich console's file, cut to its width with a visible ``…``.
+    """Writes one-line pieces to a console's file, cut to its width with a visible ``…``.
+
+    The console is a rich console, or (no colour) the output layer's light stand-in with the
+    same ``width``/``file``/``color_system``/``no_color``, so rich is not even imported.
+    Callers make the text safe themselves (``safe_text``): nothing here escapes it.
 
     ``Console.print`` costs tens of microseconds per line, far too slow for a 100k-entry tree,
     so lines are measured, cut and styled here with rich's own cell widths and styles.
     """
 
     def __init__(self, console: Any) -> None:
-        from rich.color import ColorSystem
-
         self.console = console
         self.width = max(1, int(console.width))
         system = console.color_system
-        self.system = None if system is None or console.no_color else _SYSTEMS[system](ColorSystem)
+        self.system = None
+        if system is not None and not console.no_color:
+            from rich.color import ColorSystem
+
+            self.system = _SYSTEMS[system](ColorSystem)
         self.styles: dict[str, Any] = {}
         self.buffer: list[str] = []
 

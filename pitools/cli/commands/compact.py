@@ -148,14 +148,14 @@ def command(
         get_output().write_json(data)
         return 0
     output_ = get_output()
-    out, err = output_.console(), output_.console(err=True)
     if mode == "dry-run":
         from pitools.render.compact import render_plan, render_prompts
 
-        render_plan(out, plan, entries=list_entries)
+        render_plan(output_.line_console(), plan, entries=list_entries)
         if show_prompt:
-            render_prompts(out, _requests_json(plan))
+            render_prompts(output_.console(), _requests_json(plan))
         return 0
+    out, err = output_.console(), output_.console(err=True)
     _apply(
         ctx,
         file,

@@ -50,5 +50,5 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
     else:
         from pitools.render.context import render_context
 
-        render_context(get_output().console(), replay, loaded.session, counts)
+        render_context(get_output().line_console(), replay, loaded.session, counts)
     return 0

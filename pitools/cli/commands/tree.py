@@ -54,7 +54,7 @@ def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: s
         from pitools.render.tree import render_tree
 
         note = default_leaf_text(leaf) + (" (--leaf)" if leaf_ref is not None else " (default)")
-        render_tree(get_output().console(), view, name, leaf_note=note, show_ids=ids)
+        render_tree(get_output().line_console(), view, name, leaf_note=note, show_ids=ids)
     return 0
 
 
