@@ -22,6 +22,7 @@ from pitools.cli.output import (
     get_output,
     make_safe_stream,
     silence_stdout,
+    stop_progress,
 )
 
 __all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
@@ -127,7 +128,10 @@ class PitoolsGroup(click.Group):
         from pitools.core.errors import PitoolsError
 
         try:
-            rv = super().invoke(ctx)
+            try:
+                rv = super().invoke(ctx)
+            finally:
+                stop_progress()
             sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's exit flush
         except PitoolsError as exc:
             get_output().message(str(exc))

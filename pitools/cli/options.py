@@ -69,6 +69,10 @@ def session_argument(f: F) -> F:
             from pitools.render.safe import safe_text
 
             click.echo(safe_text(f"pitools: {located.describe()}", one_line=True), err=True)
+        from pitools.cli.output import start_progress
+
+        # Reading and computing a big session can take seconds: say so on a terminal.
+        start_progress(f"pitools {ctx.info_name}: working on {os.path.basename(str(located.path))}")
         return str(located.path)
 
     f = click.argument("file", metavar="[FILE]", required=False, callback=resolve_file)(f)

@@ -232,6 +232,7 @@ class Output:
 
     def console(self, err: bool = False) -> Any:
         """The rich console for stdout (or stderr): safe text, our colour and width decisions."""
+        stop_progress()
         cached = self._consoles.get(err)
         if cached is None:
             cached = self._consoles[err] = _make_console(self, err)
@@ -240,6 +241,7 @@ class Output:
     def line_console(self, err: bool = False) -> Any:
         """What the fast line writer (``render.tree.LineWriter``) needs: the rich console when
         there is colour, else a light stand-in, so plain output never imports rich."""
+        stop_progress()
         if self.err_color if err else self.color:
             return self.console(err)
         width = self.err_width if err else self.width
@@ -258,6 +260,7 @@ class Output:
 
     def echo(self, text: str = "", *, err: bool = False, nl: bool = True, one_line: bool = False) -> None:
         """Write ``text`` (session data allowed: it is made safe) and a newline."""
+        stop_progress()
         stream = self.stderr if err else self.stdout
         stream.write(safe_text(text, one_line=one_line) + ("\n" if nl else ""))
         stream.flush()
@@ -272,6 +275,7 @@ class Output:
 
     def write_bytes(self, data: bytes) -> None:
         """Bytes on stdout, unchanged (session lines, JSON)."""
+        stop_progress()
         self.stdout.flush()
         buffer = getattr(self.stdout, "buffer", None)
         if buffer is None:  # a text-only stream (tests): decode back
@@ -283,6 +287,7 @@ class Output:
 
     def write_chunks(self, chunks: Iterable[bytes]) -> None:
         """Many byte chunks on stdout, unchanged, without joining them first."""
+        stop_progress()
         self.stdout.flush()
         buffer = getattr(self.stdout, "buffer", None)
         for chunk in chunks:
@@ -296,6 +301,7 @@ class Output:
         """One JSON document on stdout (orjson, JavaScript number forms, trailing newline)."""
         from pitools.core.js import jsonout
 
+        stop_progress()
         stream_writer = getattr(jsonout, "write_json_to", None)  # streaming form, when available
         buffer = getattr(self.stdout, "buffer", None)
         if stream_writer is not None and buffer is not None:
@@ -363,6 +369,88 @@ def get_output() -> Output:
         )
     assert isinstance(existing, Output)
     return existing
+
+
+class Spinner:
+    """A one-line "still working" indicator on a terminal's stderr, drawn only after ``delay`` s.
+
+    Single-file commands start one while they read and compute; it is erased as soon as output
+    starts (any :class:`Output` write or console) or the command ends, so it never mixes with
+    data and never appears in a pipe (the caller checks :attr:`Output.progress`).
+    """
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, stream: Any, label: str, delay: float) -> None:
+        import threading
+
+        self.stream = stream
+        self.label = safe_text(label, one_line=True)
+        self.delay = delay
+        self.drawn = False
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="pitools-progress", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        import time
+
+        if self._stop.wait(self.delay):
+            return
+        started = time.monotonic() - self.delay
+        frame = 0
+        while True:
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                elapsed = time.monotonic() - started
+                with contextlib.suppress(OSError, ValueError):
+                    self.stream.write(f"\r{self.FRAMES[frame % len(self.FRAMES)]} {self.label} ({elapsed:.0f} s)\x1b[K")
+                    self.stream.flush()
+                    self.drawn = True
+            frame += 1
+            if self._stop.wait(0.1):
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._lock:  # a frame being drawn finishes first
+            if self.drawn:
+                with contextlib.suppress(OSError, ValueError):
+                    self.stream.write("\r\x1b[K")
+                    self.stream.flush()
+                self.drawn = False
+
+
+_spinner: Spinner | None = None
+
+
+def start_progress(label: str) -> None:
+    """Show ``label`` with a spinner on stderr if the run takes over a second (terminal only).
+
+    ``PITOOLS_PROGRESS_DELAY`` overrides the one-second delay (tests use 0).
+    """
+    global _spinner
+    stop_progress()
+    if not (_isatty(sys.stderr) and os.environ.get("TERM") != "dumb"):
+        return
+    try:
+        delay = float(os.environ.get("PITOOLS_PROGRESS_DELAY", "1"))
+    except ValueError:
+        delay = 1.0
+    _spinner = Spinner(sys.stderr, label, delay)
+    _spinner.start()
+
+
+def stop_progress() -> None:
+    """Erase the spinner, if any (before any output, and when the command ends)."""
+    global _spinner
+    if _spinner is not None:
+        _spinner.stop()
+        _spinner = None
 
 
 def silence_stdout() -> None:

@@ -70,7 +70,8 @@ def in_pty(*args: str | Path, env: Mapping[str, str | None] | None = None) -> tu
         stdin=slave,
         stdout=slave,
         stderr=slave,
-        env=_env({"COLUMNS": "120", **(env or {})}),
+        # No progress spinner unless a test asks for one (a loaded machine may pass the 1 s).
+        env=_env({"COLUMNS": "120", "PITOOLS_PROGRESS_DELAY": "3600", **(env or {})}),
         close_fds=True,
     )
     os.close(slave)
@@ -128,6 +129,17 @@ def test_force_colour_in_a_pipe() -> None:
     # FORCE_COLOR asks for colour, not for a progress bar in a pipe
     many = pitools("validate", SEED, GEN, GOLDEN / "v2-hook-message" / "session.jsonl", env={"FORCE_COLOR": "1"})
     assert b"validating" not in many.stderr
+
+
+def test_progress_on_a_terminal_only_and_erased_before_output() -> None:
+    status, out = in_pty("inspect", GEN, "--format", "json", env={"TERM": "xterm", "PITOOLS_PROGRESS_DELAY": "0"})
+    assert status == 0
+    assert b"pitools inspect: working on session.jsonl" in out
+    # erased (\r + erase line) before the data starts
+    before, _, data = out.partition(b"{")
+    assert before.endswith(b"\r\x1b[K") and json.loads(b"{" + data.replace(b"\r\n", b"\n"))
+    piped = pitools("inspect", GEN, env={"PITOOLS_PROGRESS_DELAY": "0"})
+    assert b"working on" not in piped.stderr and piped.stderr == b""
 
 
 # -- width ----------------------------------------------------------------------------------------
