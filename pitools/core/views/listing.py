@@ -384,7 +384,7 @@ def _finish(path: str, st: os.stat_result, scan: _Scan) -> dict[str, Any]:
 
 
 class CacheLike(Protocol):
-    """Where :func:`list_sessions` keeps summaries between runs (``pitools.ops.listing.SummaryCache``)."""
+    """Summaries a caller keeps between runs (``pitools ls`` keeps them in the archive index instead)."""
 
     hits: int
 
