@@ -34,6 +34,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
+    "repair": (
+        "pitools.cli.commands.repair",
+        "Repair a damaged session (torn lines, header, ids, cycles); every fix reported.",
+    ),
+    "slim": (
+        "pitools.cli.commands.slim",
+        "Shrink a session: drop images/tool output/thinking no context holds any more.",
+    ),
 }
 
 EXIT_OK = 0
