@@ -90,11 +90,9 @@ def _read(path: str) -> tuple[RawSession, store.FileStamp]:
 def _output(path: str, replacements: dict[int, bytes], stamp: store.FileStamp) -> Iterator[bytes]:
     """The slimmed file, line by line, copied from ``path`` (refuses if it is not the stamped file)."""
     digest = hashlib.sha256()
-    lineno = 0
     pending: list[bytes] = []
     size = 0
-    for _offset, line in _iter_raw_lines(path):
-        lineno += 1
+    for lineno, (_offset, line) in enumerate(_iter_raw_lines(path), start=1):
         digest.update(line)
         new = replacements.get(lineno)
         pending.append(line if new is None else new)
