@@ -151,6 +151,7 @@ def check_invariant(
         if a != b:
             report.violations.append(f"line {line}: an entry Pi reads today changed without a reported fix")
     # 2./3. Contexts at every leaf Pi has today.
+    old_lines = set(o_sess.lines)
     for leaf in leaf_entries(o_idx):
         k = o_idx.position(leaf) if o_idx.has(entry_id(leaf)) else len(o_sess.entries) - 1
         line = o_sess.lines[k]
@@ -166,7 +167,10 @@ def check_invariant(
             path_lines = {o_sess.lines[o_idx.position(e)] for e in o_idx.walk_to_root(leaf) if o_idx.has(entry_id(e))}
         except CycleError:
             path_lines = None
-        if path_lines is not None and not (path_lines & touched) and not before_fp.startswith(b"!"):
+        # An entry on the new path that Pi did not read before (a split line's piece, an entry
+        # now reachable) or that a fix changed makes this a restored leaf, not an unchanged one.
+        new_path_ok = _only_old_entries(n_idx, n_sess, target, origins, old_lines, touched)
+        if path_lines is not None and not (path_lines & touched) and new_path_ok and not before_fp.startswith(b"!"):
             report.leaves_compared += 1
             if before_fp != after_fp:
                 report.violations.append(
@@ -183,6 +187,22 @@ def check_invariant(
         if context_fingerprint(n_idx, leaf) == b"!cycle":
             report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
     return report
+
+
+def _only_old_entries(
+    index: SessionIndex, session: Session, start: Any, origins: Sequence[Origin], old_lines: set[int], touched: set[int]
+) -> bool:
+    try:
+        path = index.walk_to_root(start)
+    except CycleError:
+        return False
+    for e in path:
+        if not index.has(entry_id(e)):
+            return False
+        origin = origins[session.lines[index.position(e)] - 1]
+        if origin[1] != 0 or origin[0] is None or origin[0] not in old_lines or origin[0] in touched:
+            return False
+    return True
 
 
 def _show(value: Any) -> str:
