@@ -74,9 +74,6 @@ def human_lines(reports: Sequence[ValidationReport], fail_on: str) -> list[str]:
         for finding in report.findings
     ]
     lines.append(summary_text(reports, fail_on))
-    hint = repair_hint(reports)
-    if hint:
-        lines.append(hint)
     return lines
 
 
@@ -112,9 +109,6 @@ def render_human(console: Any, reports: Sequence[ValidationReport], fail_on: str
     failed = any_failed(reports, fail_on)
     style = "bold red" if failed else "bold green"
     console.print(Text(summary_text(reports, fail_on), style=style), soft_wrap=True)
-    hint = repair_hint(reports)
-    if hint:
-        console.print(Text(hint), soft_wrap=True)
 
 
 def _escape_data(text: str) -> str:

@@ -189,6 +189,11 @@ def command(
             click.echo("\n".join(lines))
         else:
             render_human(consoles(color)[0], reports, fail_on)
+        from pitools.render.validate import repair_hint
+
+        hint = repair_hint(reports)
+        if hint:
+            click.echo(hint, err=True)
     from pitools.render.validate import any_failed
 
     ctx.exit(1 if any_failed(reports, fail_on) else 0)
