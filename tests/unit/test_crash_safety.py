@@ -70,7 +70,7 @@ def _assert_clean_refusal(rc: int, err: str) -> None:
 # -- SIGKILL -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("which", ["migrate", "compact"])
+@pytest.mark.parametrize("which", ["migrate", "compact", "repair", "slim"])
 def test_sigkill_never_tears_the_file(which: str, tmp_path: Path) -> None:
     (writer,) = stress_crash.build_writers(0.04, 3, False, which)
     env = dict(os.environ, PI_CODING_AGENT_DIR=str(tmp_path / "no-agent"))
@@ -210,7 +210,7 @@ def test_compact_apply_on_a_full_disk(tiny_fs: Path, v3_bytes: bytes) -> None:
     _assert_clean_refusal(rc, err)
 
 
-@pytest.mark.parametrize("which", ["migrate", "compact"])
+@pytest.mark.parametrize("which", ["migrate", "compact", "repair", "slim"])
 def test_writers_in_a_read_only_folder(tiny_fs: Path, v1_bytes: bytes, v3_bytes: bytes, which: str) -> None:
     target = tiny_fs / "s.jsonl"
     original = v1_bytes if which == "migrate" else v3_bytes
@@ -222,7 +222,7 @@ def test_writers_in_a_read_only_folder(tiny_fs: Path, v1_bytes: bytes, v3_bytes:
     assert target.read_bytes() == original
 
 
-@pytest.mark.parametrize("which", ["migrate", "compact"])
+@pytest.mark.parametrize("which", ["migrate", "compact", "repair", "slim"])
 def test_writers_with_backup_in_a_read_only_folder(tiny_fs: Path, v1_bytes: bytes, v3_bytes: bytes, which: str) -> None:
     target = tiny_fs / "s.jsonl"
     original = v1_bytes if which == "migrate" else v3_bytes
