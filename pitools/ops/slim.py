@@ -18,6 +18,7 @@ from pitools import store
 from pitools.core.errors import PitoolsError, SessionChangedError, SessionParseError
 from pitools.core.repair.slim import (
     SlimOptions,
+    MessageHashes,
     SlimPlan,
     compare_fingerprints,
     plan_slim,
@@ -149,18 +150,19 @@ def slim_file(
         return result
     # The proof: what Pi builds before, then after with the new lines as Pi would parse them.
     t1 = time.perf_counter()
-    before = slim_fingerprints(session, index)
+    hashes = MessageHashes()
+    before = slim_fingerprints(session, index, hashes)
     entries = session.entries
     for pos, data in plan.replacements.items():
         entries[pos] = parse_json_line(data)[0]
         raw.values[session.positions[pos]] = entries[pos]
     after_index = SessionIndex.build(entries)
-    after = slim_fingerprints(session, after_index)
+    after = slim_fingerprints(session, after_index, hashes)
     result.violations = compare_fingerprints(before, after)
     timings["verify"] = time.perf_counter() - t1
     if result.refused or dry_run:
         return result
-    del before, after, after_index, index
+    del before, after, after_index, index, hashes
     t2 = time.perf_counter()
     if in_place:
         made = store.atomic_replace(path, _output(path, by_line, stamp), expected=stamp, backup=backup)

@@ -158,3 +158,19 @@ def test_slim_nothing_selected_is_a_usage_error(run: Run) -> None:
 def test_slim_refuses_files_pi_rejects(run: Run) -> None:
     result = run("slim", GOLDEN / "repair-no-header" / "session.jsonl", "--images", exit_code=1)
     assert result.stderr.startswith("pitools: ")
+
+
+def test_slim_refuses_when_a_context_would_change(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If the plan touched content a leaf's context holds, the check catches it and nothing is written."""
+    from pitools.core.repair import slim as slim_core
+
+    def everything(index: object) -> tuple[set[int], int]:
+        return {id(e) for e in index.entries}, 1  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(slim_core, "compacted_away", everything)
+    target = tmp_path / "s.jsonl"
+    shutil.copyfile(GOLDEN / "slim-images" / "original.jsonl", target)
+    before = target.read_bytes()
+    result = run("slim", target, "--images", "--in-place", exit_code=1)
+    assert "REFUSED" in result.stdout and "refused to write" in result.stderr
+    assert target.read_bytes() == before and list(tmp_path.iterdir()) == [target]

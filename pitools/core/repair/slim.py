@@ -108,9 +108,40 @@ def compacted_away(index: SessionIndex) -> tuple[set[int], int]:
     return (on_path - in_context) & held, len(leaves)
 
 
+def _json_size(value: Any) -> int:
+    """Length of ``JSON.stringify(value)`` (orjson directly: no copy of a big string first)."""
+    import orjson
+
+    try:
+        return len(orjson.dumps(value))
+    except TypeError:  # lone surrogates, huge ints...: the careful path
+        return len(to_json_bytes(value))
+
+
 def _image_size(block: dict[str, Any]) -> bytes:
     data = block.get("data")
     return data.encode("utf-8", "surrogatepass") if type(data) is str else b""
+
+
+def _count_content(content: list[Any], role: Any, options: SlimOptions, counts: dict[str, CategoryTotals]) -> None:
+    """Count the blocks :func:`_slim_content` would replace (no hashing, no copies)."""
+    for block in content:
+        if type(block) is not dict:
+            continue
+        btype = block.get("type")
+        if options.images and btype == "image" and type(block.get("data")) is str and block["data"]:
+            counts[IMAGES].count += 1
+        elif (
+            options.tool_output is not None
+            and role == "toolResult"
+            and btype == "text"
+            and type(text := block.get("text")) is str
+            and len(text) * 3 > options.tool_output
+            and len(text.encode("utf-8", "surrogatepass")) > options.tool_output
+        ):
+            counts[TOOL_OUTPUT].count += 1
+        elif options.thinking and btype == "thinking" and role == "assistant":
+            counts[THINKING].count += 1
 
 
 def _slim_content(
@@ -143,7 +174,7 @@ def _slim_content(
                 new = {"type": "thinking", "thinking": placeholder("thinking", raw)}
                 cat = THINKING
             if new is not block:
-                saved = len(to_json_bytes(block)) - len(to_json_bytes(new))
+                saved = _json_size(block) - len(to_json_bytes(new))
                 if saved > 0:
                     totals = counts[cat]
                     totals.count += 1
@@ -205,8 +236,8 @@ def plan_slim(entries: Sequence[Any], index: SessionIndex, options: SlimOptions)
             new = slim_entry(entry, options, plan.totals)
             if new is not None:
                 plan.replacements[pos] = to_json_bytes(new) + b"\n"
-        elif _candidate_content(entry) is not None:
-            slim_entry(entry, options, in_context)  # counted only
+        elif (found := _candidate_content(entry)) is not None:
+            _count_content(found[0], found[1], options, in_context)
     for cat, totals in in_context.items():
         plan.totals[cat].kept_in_context = totals.count
     return plan
@@ -228,24 +259,74 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(to_json_bytes(value)).hexdigest()
 
 
-def slim_fingerprints(session: Any, index: SessionIndex) -> SlimFingerprints:
-    """Context and ``prepareCompaction`` (default settings) at every leaf, the tree and totals."""
+class MessageHashes:
+    """sha256 of each message's JSON, computed once per message object.
+
+    Untouched entries are the very same objects before and after slimming (their lines are
+    copied, not re-read), so the second pass only hashes what changed, which is the point:
+    an entry slim rewrote shows up as a new object with a new hash if any context holds it.
+    """
+
+    def __init__(self) -> None:
+        self.memo: dict[int, tuple[Any, bytes]] = {}
+
+    def __call__(self, message: Any) -> bytes:
+        hit = self.memo.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        digest = hashlib.sha256(to_json_bytes(message)).digest()
+        self.memo[id(message)] = (message, digest)
+        return digest
+
+
+def slim_fingerprints(session: Any, index: SessionIndex, hashes: MessageHashes | None = None) -> SlimFingerprints:
+    """Context and ``prepareCompaction`` (default settings) at every leaf, the tree and totals.
+
+    Pass the same ``hashes`` to the before and after calls to hash each unchanged message once.
+    """
     from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
+    from pitools.core.context.build import build_projection, context_entries_from_path
     from pitools.core.errors import CycleError, PiCrashError
-    from pitools.core.repair.invariant import context_fingerprint
     from pitools.core.session.loaded import entry_id
     from pitools.core.session.tree import flatten_tree, get_tree
     from pitools.core.views.inspect import inspect_session
 
+    hashes = hashes or MessageHashes()
     settings = CompactionSettings()
+    # prepareCompaction re-projects the path by id; with unique ids that is the path itself, so
+    # the projection built for the context can be reused.
+    unique_ids = len(index.by_id) == len(index.entries)
     leaves: dict[str, str] = {}
     for leaf in leaf_entries(index):
-        h = hashlib.sha256(context_fingerprint(index, leaf))
+        h = hashlib.sha256()
         try:
             branch = index.walk_to_root(leaf)
             branch.reverse()
-            prep = prepare_compaction(branch, settings)
-            h.update(to_json_bytes(None if prep is None else prep.to_json()))
+            projection = build_projection(branch, context_entries_from_path(branch))
+            h.update(to_json_bytes([projection.thinking_level, projection.model]))
+            for message in projection.messages:
+                h.update(hashes(message))
+            # prepareCompaction on the same path: its fields, and its messages by hash (the
+            # serialized conversation is a function of them).
+            prep = prepare_compaction(branch, settings, projection=projection if unique_ids else None)
+            if prep is None:
+                h.update(b"no compaction")
+            else:
+                h.update(
+                    to_json_bytes(
+                        [
+                            prep.first_kept_entry_id,
+                            prep.is_split_turn,
+                            prep.tokens_before,
+                            prep.previous_summary,
+                            prep.file_ops.to_json(),
+                            len(prep.messages_to_summarize),
+                            len(prep.turn_prefix_messages),
+                        ]
+                    )
+                )
+                for message in (*prep.messages_to_summarize, *prep.turn_prefix_messages):
+                    h.update(hashes(message))
         except (CycleError, PiCrashError) as exc:
             h.update(type(exc).__name__.encode())
         eid = entry_id(leaf)
