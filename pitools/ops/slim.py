@@ -17,8 +17,8 @@ from typing import Any
 from pitools import store
 from pitools.core.errors import PitoolsError, SessionChangedError, SessionParseError
 from pitools.core.repair.slim import (
-    SlimOptions,
     MessageHashes,
+    SlimOptions,
     SlimPlan,
     compare_fingerprints,
     plan_slim,
