@@ -36,11 +36,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
     "repair": (
         "pitools.cli.commands.repair",
-        "Repair a damaged session (torn lines, header, ids, cycles); every fix reported.",
+        "Repair a damaged session so Pi loads it; every fix reported.",
     ),
     "slim": (
         "pitools.cli.commands.slim",
-        "Shrink a session: drop images/tool output/thinking no context holds any more.",
+        "Shrink a session: drop compacted-away images, output, thinking.",
     ),
 }
 

@@ -40,8 +40,9 @@ def repair_lines(result: dict[str, Any]) -> list[str]:
     if inv is not None:
         if inv["holds"]:
             out.append(
-                f"checked: {inv['entriesBefore']} entries Pi reads today are all kept; the context is unchanged "
-                f"at {inv['leavesCompared']} leaf/leaves and builds at {inv['leavesRestored']} repaired one(s)"
+                f"checked: of the {inv['entriesBefore']} entries Pi reads today, none is lost or changed beyond "
+                f"the fixes above; Pi's context is unchanged at {inv['leavesCompared']} leaf/leaves and builds at "
+                f"{inv['leavesRestored']} repaired one(s)"
             )
         else:
             out.append("REFUSED: the repair would change what Pi reads; nothing was written:")
