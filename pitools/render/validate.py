@@ -63,7 +63,7 @@ def repair_hint(reports: Sequence[ValidationReport]) -> str | None:
     codes = sorted({f.code for r in reports for f in r.findings if f.code in REPAIRABLE_CODES and f.severity != "info"})
     if not codes:
         return None
-    return f"hint: `pitools repair FILE --dry-run` shows how it would fix: {', '.join(codes)}"
+    return f"pitools: hint: `pitools repair FILE --dry-run` shows how it would fix: {', '.join(codes)}"
 
 
 def human_lines(reports: Sequence[ValidationReport], fail_on: str) -> list[str]:

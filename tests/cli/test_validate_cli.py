@@ -119,7 +119,10 @@ def test_human_output(run: Any, snapshot: SnapshotAssertion, monkeypatch: pytest
     result = run("validate", *files, exit_code=1)
     assert result.stdout == snapshot
     # Messages only on stderr: here, that `pitools repair` can fix these findings.
-    assert result.stderr == "hint: `pitools repair FILE --dry-run` shows how it would fix: duplicate-id, orphan-entry\n"
+    assert (
+        result.stderr
+        == "pitools: hint: `pitools repair FILE --dry-run` shows how it would fix: duplicate-id, orphan-entry\n"
+    )
 
 
 def test_human_output_is_one_unwrapped_line_per_finding(run: Any) -> None:
