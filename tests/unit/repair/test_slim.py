@@ -18,7 +18,7 @@ from pitools.core.session.load import parse_json_line, read_session_bytes
 from pitools.core.session.loaded import session_from_raw
 from pitools.core.session.tree import SessionIndex
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 
 
 def _load(data: bytes) -> tuple[object, SessionIndex]:
