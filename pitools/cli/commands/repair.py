@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option, stdout_bytes, write_json
+from pitools.cli.options import format_option
+from pitools.cli.output import get_output
 
 
 @click.command("repair")
@@ -24,10 +25,7 @@ from pitools.cli.options import color_option, consoles, format_option, stdout_by
 )
 @click.option("--reattach", is_flag=True, help="Link each orphan (parent missing) to the previous entry in file order.")
 @format_option("human", "json")
-@color_option
-@click.pass_context
 def command(
-    ctx: click.Context,
     file: str,
     output: str | None,
     in_place: bool,
@@ -36,8 +34,7 @@ def command(
     cwd: str | None,
     reattach: bool,
     format_: str,
-    color: str,
-) -> None:
+) -> int:
     """Repair a damaged session file so Pi 1.6.0 loads it again (every fix reported).
 
     Fixes fused lines (split; a torn prefix is dropped), a torn last line, a BOM, CRLF, a
@@ -70,29 +67,19 @@ def command(
         cwd=cwd,
         reattach=reattach,
     )
-    to_stdout = output == "-" and not result.refused and result.data_after is not None
-    if to_stdout:
-        assert result.data_after is not None
-        out = stdout_bytes()
-        out.write(result.data_after)
-        out.flush()
+    out = get_output()
+    if output == "-" and not result.refused and result.data_after is not None:
+        out.write_bytes(result.data_after)
         result.written = "-"
-    elif output == "-" and result.data_after is None:
-        # Nothing could be built: stdout stays empty; the report goes to stderr below.
-        pass
     data = result.to_json()
     if format_ == "json" and output != "-":
-        write_json(data)
+        out.write_json(data)
     else:
-        from rich.text import Text
-
         from pitools.render.repair import repair_lines
 
-        out_console, err_console = consoles(color)
-        console = err_console if output == "-" else out_console
+        # With -o - the session is on stdout: the report goes to stderr.
         for line in repair_lines(data):
-            console.print(Text(line), soft_wrap=True)
+            out.echo(line, err=output == "-", one_line=True)
     if result.refused:
-        click.echo("pitools: refused to write: the repair would change what Pi reads (see the report)", err=True)
-    if not result.healthy:
-        ctx.exit(1)
+        out.message("refused to write: the repair would change what Pi reads (see the report)")
+    return 0 if result.healthy else 1

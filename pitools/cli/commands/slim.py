@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option, write_json
+from pitools.cli.options import format_option
+from pitools.cli.output import get_output
 
 
 @click.command("slim")
@@ -24,10 +25,7 @@ from pitools.cli.options import color_option, consoles, format_option, write_jso
 )
 @click.option("--thinking", is_flag=True, help="Replace assistant thinking blocks.")
 @format_option("human", "json")
-@color_option
-@click.pass_context
 def command(
-    ctx: click.Context,
     file: str,
     output: str | None,
     in_place: bool,
@@ -37,8 +35,7 @@ def command(
     tool_output: int | None,
     thinking: bool,
     format_: str,
-    color: str,
-) -> None:
+) -> int:
     """Shrink a session without changing the context Pi builds at any leaf.
 
     Only content that no leaf's context holds any more (compacted away on every branch through
@@ -81,16 +78,15 @@ def command(
     )
     result.dry_run = dry_run
     data = result.to_json()
+    out = get_output()
     if format_ == "json":
-        write_json(data)
+        out.write_json(data)
     else:
-        from rich.text import Text
-
         from pitools.render.repair import slim_lines
 
-        out_console, _err = consoles(color)
         for line in slim_lines(data):
-            out_console.print(Text(line), soft_wrap=True)
+            out.echo(line, one_line=True)
     if result.refused:
-        click.echo("pitools: refused to write: slimming would change what Pi builds (see the report)", err=True)
-        ctx.exit(1)
+        out.message("refused to write: slimming would change what Pi builds (see the report)")
+        return 1
+    return 0
