@@ -24,7 +24,7 @@ from pitools.core.repair.slim import (
     plan_slim,
     slim_fingerprints,
 )
-from pitools.core.session.load import RawSession, _consume, _iter_raw_lines, gc_paused, scan_lines
+from pitools.core.session.load import RawSession, consume_values, gc_paused, iter_file_lines, scan_lines
 from pitools.core.session.loaded import require_valid, session_from_raw
 from pitools.core.session.tree import SessionIndex
 
@@ -65,7 +65,7 @@ class SlimResult:
 
 
 def _hashing_lines(path: str, digest: Any) -> Iterator[tuple[int, bytes]]:
-    for offset, line in _iter_raw_lines(path):
+    for offset, line in iter_file_lines(path):
         digest.update(line)
         yield offset, line
 
@@ -81,7 +81,7 @@ def _read(path: str) -> tuple[RawSession, store.FileStamp]:
     digest = hashlib.sha256()
     try:
         with gc_paused():
-            _consume(raw, scan_lines(raw, _hashing_lines(path, digest)))
+            consume_values(raw, scan_lines(raw, _hashing_lines(path, digest)))
     except OSError as exc:
         raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=path) from None
     stamp = store.FileStamp(raw.size, st.st_mtime_ns, digest.hexdigest(), raw.ends_with_newline)
@@ -93,7 +93,7 @@ def _output(path: str, replacements: dict[int, bytes], stamp: store.FileStamp) -
     digest = hashlib.sha256()
     pending: list[bytes] = []
     size = 0
-    for lineno, (_offset, line) in enumerate(_iter_raw_lines(path), start=1):
+    for lineno, (_offset, line) in enumerate(iter_file_lines(path), start=1):
         digest.update(line)
         new = replacements.get(lineno)
         pending.append(line if new is None else new)

@@ -230,6 +230,16 @@ def stream_session(
     return raw, values()
 
 
+def iter_file_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for a file, each line with its ``\n``, as the loader reads it (public form)."""
+    return _iter_raw_lines(path, start, stop)
+
+
+def consume_values(raw: RawSession, scanned: Iterator[ScannedValue]) -> None:
+    """Keep every value :func:`scan_lines` yields in ``raw`` (what :func:`read_session` does)."""
+    _consume(raw, scanned)
+
+
 def iter_byte_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     """``(offset, line)`` for in-memory bytes, split on ``\n`` only (each line keeps its ``\n``)."""
     start = 0
