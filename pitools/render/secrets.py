@@ -151,3 +151,8 @@ def redact_summary(stats: Any, output: str) -> str:
         parts.append(f"replaced {_plural(stats.paths_replaced, 'home/user path')}")
     changed = _plural(stats.changed_lines, "line")
     return safe(f"{', '.join(parts)}; {changed} of {stats.lines} rewritten; wrote {output}")
+
+
+def export_redact_note(stats: Any) -> str:
+    kinds = len({f.kind for f in stats.findings})
+    return f"redacted {_plural(len(stats.findings), 'secret')} of {_plural(kinds, 'kind')} before exporting"

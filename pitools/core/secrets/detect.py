@@ -119,6 +119,10 @@ class Detector:
             for m in _BASE64_BLOCK.finditer(text):
                 found_block = _decode_block(m.group(0))
                 if found_block is None:
+                    # Wrapped or long base64 of binary data (an image, an archive) is data, not a
+                    # credential: its lines are not entropy-checked.
+                    if "\n" in m.group(0).rstrip("\r\n") or m.end() - m.start() > P.ENTROPY_MAX_LEN:
+                        covered.append(m.span())
                     continue
                 block, decoded = found_block
                 start, end = m.start(), m.start() + len(block)

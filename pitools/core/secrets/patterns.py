@@ -347,9 +347,14 @@ def shannon_entropy(text: str) -> float:
     return -sum(k / n * math.log2(k / n) for k in counts.values())
 
 
+_DIGEST_PREFIX = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5)[-_:]")
+
+
 def looks_random(token: str) -> bool:
     """A high-entropy token: upper, lower and digits mixed, not hex, not an identifier."""
     if not (ENTROPY_MIN_LEN <= len(token) <= ENTROPY_MAX_LEN):
+        return False
+    if _DIGEST_PREFIX.match(token):  # Subresource-integrity digests (package-lock.json): public hashes
         return False
     if not (any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)):
         return False
