@@ -35,6 +35,7 @@ fmt: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench_scan.py --sizes 1,10,100
 
 ## Re-record Pi 1.6.0's results for every golden session (needs node and the reference, see README).
 golden: $(STAMP)

@@ -76,14 +76,26 @@ class Detector:
 
     def line_may_hit(self, line: bytes) -> bool:
         """False only when no string of this raw JSON line can hold a finding."""
-        if P.ANCHORS_BYTES(line):
+        if self._raw_values and any(v in line for v in self._raw_values):
             return True
-        canon = P.canonical_line(line)
-        if canon is not line and P.ANCHORS_BYTES(canon):
+        for m in P.GATE_BYTES(line):
+            found = m.group()
+            if found[:1] == b"\\":  # an escape that could hide an anchor: decide on the decoded line
+                return self._canonical_may_hit(P.canonical_line(line))
+            if len(found) < 32 or not P.LONG_RUN_BYTES.fullmatch(found):
+                return True  # an anchor
+            # A long run: random-looking, or holding an anchor (a hex key such as SK… is both a run
+            # and an anchor; the alternation reports it as whichever comes first).
+            if P.interesting_run(found.decode("ascii")) or P.ANCHORS_BYTES(found):
+                return True
+        return False
+
+    def _canonical_may_hit(self, canon: bytes) -> bool:
+        if P.ANCHORS_BYTES(canon):
             return True
-        if self._raw_values and any(v in line or v in canon for v in self._raw_values):
+        if self._raw_values and any(v in canon for v in self._raw_values):
             return True
-        return any(P.interesting_run(m.group().decode("ascii")) for m in P.LONG_RUNS_BYTES(canon))
+        return any(P.interesting_run(m.group().decode("ascii")) for m in P.LONG_RUN_BYTES.finditer(canon))
 
     def string_may_hit(self, text: str) -> bool:
         if len(text) < MIN_VALUE_LEN:

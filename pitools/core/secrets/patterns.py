@@ -292,28 +292,36 @@ _RAW_SOURCE = (
 _STR_SOURCE = _ANCHOR_SOURCE.replace("{quote}", r"[\"'\\]?") + "|" + _LONG_SOURCE
 
 
+# Escapes JSON text may use for characters Pi never escapes (see canonical_line).
+_ESCAPE_SOURCE = r"\\u00[2-7][0-9A-Fa-f]|\\/"
+# One pass over a raw line: anchors first (leftmost-first alternation: an anchor beats a run
+# starting at the same place), then escapes worth decoding, then long runs.
+_GATE_SOURCE = _RAW_SOURCE + "|" + _ESCAPE_SOURCE + "|" + _LONG_SOURCE
+
+
 def _compile_prefilter() -> tuple[Callable[[bytes], Any], Callable[[bytes], Any], Callable[[str], Any]]:
     try:
         import re2  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # pragma: no cover - google-re2 is a dependency; kept for odd platforms
         return (
+            re.compile(_GATE_SOURCE.encode()).finditer,
             re.compile(_RAW_SOURCE.encode()).search,
-            re.compile(_LONG_SOURCE.encode()).finditer,
             re.compile(_STR_SOURCE).search,
         )
     options = re2.Options()
     options.max_mem = 64 << 20
     options.log_errors = False
     return (
+        re2.compile(_GATE_SOURCE.encode(), options).finditer,
         re2.compile(_RAW_SOURCE.encode(), options).search,
-        re2.compile(_LONG_SOURCE.encode(), options).finditer,
         re2.compile(_STR_SOURCE, options).search,
     )
 
 
-#: ``ANCHORS_BYTES(line)``: a raw line holds an anchor; ``LONG_RUNS_BYTES(line)``: its long token
-#: runs (checked with :func:`interesting_run`); ``PREFILTER_STR(text)``: either, in a decoded string.
-ANCHORS_BYTES, LONG_RUNS_BYTES, PREFILTER_STR = _compile_prefilter()
+#: ``GATE_BYTES(line)``: matches of anchors, escapes and long runs in a raw line;
+#: ``ANCHORS_BYTES(line)``: anchors only; ``PREFILTER_STR(text)``: anchors or runs in a decoded string.
+GATE_BYTES, ANCHORS_BYTES, PREFILTER_STR = _compile_prefilter()
+LONG_RUN_BYTES = re.compile(_LONG_SOURCE.encode())
 
 
 def interesting_run(run: str) -> bool:
@@ -347,6 +355,7 @@ def shannon_entropy(text: str) -> float:
     return -sum(k / n * math.log2(k / n) for k in counts.values())
 
 
+_DIGIT = re.compile(r"[0-9]")
 _DIGEST_PREFIX = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5)[-_:]")
 
 
@@ -356,7 +365,8 @@ def looks_random(token: str) -> bool:
         return False
     if _DIGEST_PREFIX.match(token):  # Subresource-integrity digests (package-lock.json): public hashes
         return False
-    if not (any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)):
+    # Upper, lower and digits all present (str methods: C speed, no per-character Python loop).
+    if token.lower() == token or token.upper() == token or not _DIGIT.search(token):
         return False
     # snake_case / kebab-case / path-like identifiers: long runs of letters between separators.
     parts = [p for p in re.split(r"[_\-/+.]", token) if p]
