@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from pitools.core.errors import PitoolsError
 from pitools.core.secrets.detect import Detector
-from pitools.core.secrets.scan import Finding, scan_lines
+from pitools.core.secrets.scan import Finding, scan_chunks
+
+_CHUNK = 4 << 20
 
 
 def session_files(paths: Iterable[str]) -> list[str]:
@@ -30,7 +33,22 @@ def scan_file(path: str, detector: Detector) -> list[Finding]:
     except OSError as exc:
         raise PitoolsError(f"cannot read: {exc.strerror or exc}", path=path) from None
     with fh:
-        return list(scan_lines(fh, detector, file=path))
+        return list(scan_chunks(_chunks(fh), detector, file=path))
+
+
+def _chunks(fh: Any) -> Iterator[bytes]:
+    """~4 MB pieces of the file, each cut after a newline (a longer line comes whole)."""
+    tail = b""
+    while block := fh.read(_CHUNK):
+        data = tail + block
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            tail = data
+            continue
+        yield data[:cut]
+        tail = data[cut:]
+    if tail:
+        yield tail
 
 
 def load_baseline(path: str) -> set[str]:

@@ -198,3 +198,20 @@ def test_redact_is_idempotent_and_keeps_line_endings() -> None:
     assert once[0].endswith(b"\r\n") and once[1] is lines[1]
     again = list(Redactor(Detector(), RedactOptions(key=b"k"), file="f").redact_lines(once))
     assert again == once
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 22])
+def test_chunked_scan_equals_line_scan(chunk: int, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from pitools.ops import scan as ops_scan
+
+    planted = Path(__file__).resolve().parents[2] / "golden" / "secrets-planted" / "session.jsonl"
+    data = planted.read_bytes() + b"no newline at the end ghp_" + R[:36].encode()
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    monkeypatch.setattr(ops_scan, "_CHUNK", chunk)
+    det = Detector([ExactValue("given-value", 'mistral"x' + R[:20])])
+    by_line = [(f.line, f.field, f.kind) for f in scan_lines(data.splitlines(keepends=True), det, file="f")]
+    by_chunk = [(f.line, f.field, f.kind) for f in ops_scan.scan_file(str(path), det)]
+    assert by_chunk == by_line and len(by_line) >= 33

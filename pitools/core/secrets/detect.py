@@ -90,6 +90,43 @@ class Detector:
                 return True
         return False
 
+    def candidate_lines(self, chunk: bytes) -> list[tuple[int, int]]:
+        """``(start, end)`` of the lines of ``chunk`` (whole lines) that may hold a finding.
+
+        The same decision as :meth:`line_may_hit`, taken with one pass of the gate over the
+        whole chunk: per-line calls cost more than the scan itself on a big file.
+        """
+        spans: dict[int, int] = {}
+        for v in self._raw_values:
+            at = chunk.find(v)
+            while at >= 0:
+                start = chunk.rfind(b"\n", 0, at) + 1
+                end = chunk.find(b"\n", at)
+                end = len(chunk) if end < 0 else end + 1
+                spans[start] = end
+                at = chunk.find(v, end)
+        last_end = -1
+        for m in P.GATE_BYTES(chunk):
+            at = m.start()
+            if at < last_end:
+                continue
+            found = m.group()
+            start = chunk.rfind(b"\n", 0, at) + 1
+            end = chunk.find(b"\n", at)
+            end = len(chunk) if end < 0 else end + 1
+            if found[:1] == b"\\":
+                keep = self._canonical_may_hit(P.canonical_line(chunk[start:end]))
+            elif len(found) < 32 or not P.LONG_RUN_BYTES.fullmatch(found):
+                keep = True
+            else:
+                keep = P.interesting_run(found.decode("ascii")) or bool(P.ANCHORS_BYTES(found))
+            if keep:
+                spans[start] = end
+                last_end = end
+            elif found[:1] == b"\\":
+                last_end = end  # the decoded line was checked whole
+        return sorted(spans.items())
+
     def _canonical_may_hit(self, canon: bytes) -> bool:
         if P.ANCHORS_BYTES(canon):
             return True

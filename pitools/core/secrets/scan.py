@@ -245,14 +245,32 @@ def scan_lines(lines: Iterable[bytes], detector: Detector, *, file: str) -> Iter
     """
     may_hit = detector.line_may_hit
     for lineno, line in enumerate(lines, 1):
-        if not may_hit(line):
-            continue
-        value, is_json = parse_line(line)
-        if not is_json:
-            hits = detector.hits(value)
-            if hits:
-                yield from findings_for_line(file, lineno, None, [StringHit((), hits)], raw=True)
-            continue
-        string_hits = line_hits(value, detector)
-        if string_hits:
-            yield from findings_for_line(file, lineno, value, string_hits)
+        if may_hit(line):
+            yield from _line_findings(line, lineno, detector, file)
+
+
+def scan_chunks(chunks: Iterable[bytes], detector: Detector, *, file: str) -> Iterator[Finding]:
+    """:func:`scan_lines` over a file read in big chunks, each ending at a line end (but the last).
+
+    The gate runs once over each chunk; only the lines it points at are parsed.
+    """
+    lineno = 1
+    for chunk in chunks:
+        pos = 0
+        for start, end in detector.candidate_lines(chunk):
+            lineno += chunk.count(b"\n", pos, start)
+            pos = start
+            yield from _line_findings(chunk[start:end], lineno, detector, file)
+        lineno += chunk.count(b"\n", pos)
+
+
+def _line_findings(line: bytes, lineno: int, detector: Detector, file: str) -> Iterator[Finding]:
+    value, is_json = parse_line(line)
+    if not is_json:
+        hits = detector.hits(value)
+        if hits:
+            yield from findings_for_line(file, lineno, None, [StringHit((), hits)], raw=True)
+        return
+    string_hits = line_hits(value, detector)
+    if string_hits:
+        yield from findings_for_line(file, lineno, value, string_hits)
