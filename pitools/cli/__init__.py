@@ -34,10 +34,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
-    "scan": ("pitools.cli.commands.scan", "Find secrets (API keys, tokens, passwords) in sessions; exit 1 if any."),
+    "scan": ("pitools.cli.commands.scan", "Find secrets (API keys, tokens, passwords) in sessions."),
     "redact": (
         "pitools.cli.commands.redact",
-        "Replace the secrets in a session with placeholders (-o OUT or --in-place).",
+        "Replace the secrets in a session with placeholders.",
     ),
 }
 
