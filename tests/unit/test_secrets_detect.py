@@ -83,6 +83,15 @@ def test_positive(kind: str) -> None:
         "the words ghp_ and sk- and AKIA alone",
         "[REDACTED:github-token:1a2b3c4d] stays as it is",
         "camelCaseIdentifierThatIsVeryLongButHasNoDigitsAtAll and snake_case_identifier_with_1_digit_here",
+        # Found in Pi's own bundled JavaScript and pitools' sources while tuning (all fixed):
+        "normalizeHeaderValueForSigV4Request2 and _X509CertificateParserContext3 in minified code",
+        'const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"',
+        "{isOAuthToken:isOAuthToken2,native:1}",
+        'X_AWS_EC2_METADATA_TOKEN="x-aws-ec2-metadata-token"',
+        "maxTokens: 128000, max_tokens=max_tokens, DEFAULT_MAX_TOKENS = 16384",
+        'ANTHROPIC_AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"; parser.add_argument("--reserve-tokens")',
+        'apiKey: "sk-ant-..." and token = this.settings?.token2',
+        "png iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
     ],
 )
 def test_quiet_on_look_alikes(text: str) -> None:

@@ -53,6 +53,22 @@ _PLACEHOLDER_WORDS = re.compile(
 )
 
 
+#: settings.api_key, this.token, options?.apiKey, --reserve-tokens: code, not a value.
+_CODE_VALUE = re.compile(r"[A-Za-z_$][\w$]*\??\.[A-Za-z_$]|-")
+#: ANTHROPIC_AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN": the name of a variable.
+_ENV_NAME_VALUE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\Z")
+_DIGIT = re.compile(r"[0-9]")
+#: Base64 of binary files (PNG, JPEG, GIF, WebP, PDF, zip, gzip): data, not a credential.
+_BINARY_BASE64 = re.compile(r"iVBORw0KGgo|/9j/|R0lGOD|UklGR|JVBERi0|UEsDB|H4sI")
+
+
+_KEYWORD_IN_VALUE = re.compile(r"(?i)token|secret|passw|api_?key")
+_WORDISH = re.compile(r"[A-Z]?[a-z]{4,}|[A-Z]{4,}")
+_SEQUENCE = re.compile(
+    r"(?:ABCDEF|BCDEFG|CDEFGH|DEFGHI|abcdef|bcdefg|cdefgh|defghi|012345|123456|234567|345678|456789)"
+)
+
+
 def _not_placeholder(value: str) -> bool:
     return not _PLACEHOLDER_WORDS.match(value) and not value.startswith("[REDACTED:")
 
@@ -65,7 +81,12 @@ def _assignment_value(value: str) -> bool:
         return False
     if value.lower() in {"required", "optional", "string", "str", "bool", "int", "env", "os.environ"}:
         return False
-    if "." in value and re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+", value):  # settings.api_key, self.token
+    if _CODE_VALUE.match(value) or _ENV_NAME_VALUE.match(value) or any(m in value for m in ("...", "…", "xxx", "XXX")):
+        return False
+    if not _DIGIT.search(value):  # identifiers and words (clearTimeout, options): code, not credentials
+        return False
+    # A value naming itself (isOAuthToken:isOAuthToken2, X_TOKEN="x-token"): a name, not a value.
+    if _KEYWORD_IN_VALUE.search(value):
         return False
     classes = sum(1 for test in (str.islower, str.isupper, str.isdigit) if any(test(c) for c in value)) + any(
         not c.isalnum() for c in value
@@ -248,7 +269,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "secret-assignment",
         r"(?i:\b[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api_?key|access_?key|private_?key|"
-        r"auth_?key|client_?secret)[A-Za-z0-9_\-]*)[\"'\\]*[ \t]*(?::=|=|:)[ \t]*[\"'\\]*"
+        r"auth_?key|client_?secret))[\"'\\]*[ \t]*(?::=|=|:)[ \t]*[\"'\\]*"
         r"(?P<s>[^\s\"'\\,;]{8,200})",
         ("ass", "ASS", "wd", "WD", "ecret", "ECRET", "oken", "OKEN", "ey", "EY"),
         "value assigned to a variable named like a password, secret, token or key",
@@ -355,7 +376,6 @@ def shannon_entropy(text: str) -> float:
     return -sum(k / n * math.log2(k / n) for k in counts.values())
 
 
-_DIGIT = re.compile(r"[0-9]")
 _DIGEST_PREFIX = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5)[-_:]")
 
 
@@ -364,6 +384,14 @@ def looks_random(token: str) -> bool:
     if not (ENTROPY_MIN_LEN <= len(token) <= ENTROPY_MAX_LEN):
         return False
     if _DIGEST_PREFIX.match(token):  # Subresource-integrity digests (package-lock.json): public hashes
+        return False
+    if _BINARY_BASE64.match(token):
+        return False
+    # Identifiers, minified or not (normalizeHeaderValue2, _X509CertificateParser): mostly words.
+    if sum(len(w) for w in _WORDISH.findall(token)) > len(token) * 0.35:
+        return False
+    # Alphabets and counting sequences (ABCDEFGH…, 0123456789…) written out in code.
+    if _SEQUENCE.search(token):
         return False
     # Upper, lower and digits all present (str methods: C speed, no per-character Python loop).
     if token.lower() == token or token.upper() == token or not _DIGIT.search(token):
