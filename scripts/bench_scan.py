@@ -58,9 +58,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             cli.append(time.perf_counter() - t)
         core_rate, cli_rate = mb / statistics.median(core), mb / statistics.median(cli)
-        met = cli_rate >= TARGET_MB_S
-        ok = ok and met
-        verdict = f"{'met' if met else 'MISSED'} (>= {TARGET_MB_S:.0f})"
+        # The target is for the 100 MB session; on small files start-up time dominates.
+        if float(size) >= 100:
+            met = cli_rate >= TARGET_MB_S
+            ok = ok and met
+            verdict = f"{'met' if met else 'MISSED'} (>= {TARGET_MB_S:.0f})"
+        else:
+            verdict = "-"
         print(f"| {size} MB | {core_rate:.0f} | {cli_rate:.0f} | {found} | {verdict} |")
     return 0 if ok else 1
 
