@@ -8,7 +8,8 @@
   a line Pi skips; some written with JSON escapes (``\\u00XX``, ``\\/``, ``\\"``) that split them.
   ``planted.json`` beside it lists every planted value with its kind and the ``--value`` list.
 * ``golden/secrets-planted-redacted/session.jsonl``: ``pitools redact`` of the first with a fixed
-  key, recorded through Pi 1.6.0 like every golden case (``make golden``).
+  key, recorded through Pi 1.6.0 like every golden case (``make golden``);
+  ``golden/secrets-planted-stripped``: the same with ``--paths --strip-images --strip-thinking``.
 
 Usage: scripts/make_secrets_corpus.py   (then record both cases with scripts/record_golden.py)
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import subprocess
 import sys
@@ -28,6 +30,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 CASE = ROOT / "golden" / "secrets-planted"
 REDACTED = ROOT / "golden" / "secrets-planted-redacted"
+#: Redacted with --paths --strip-images --strip-thinking too (HOME=/home/planted, USER=planted).
+STRIPPED = ROOT / "golden" / "secrets-planted-stripped"
 #: The fixed key the redacted case is made with (any key works; fixed so the bytes are stable).
 KEY = "golden-secrets-key"
 
@@ -366,6 +370,13 @@ def main() -> int:
     cmd = [sys.executable, "-m", "pitools", "redact", str(CASE / "session.jsonl"), "-o", str(out)]
     cmd += ["--key", KEY, "--values-file", str(values_file), "--no-pi-keys"]
     subprocess.run(cmd, check=True, cwd=ROOT)
+    STRIPPED.mkdir(parents=True, exist_ok=True)
+    stripped = STRIPPED / "session.jsonl"
+    stripped.unlink(missing_ok=True)
+    cmd[6] = str(stripped)
+    cmd += ["--paths", "--strip-images", "--strip-thinking"]
+    env = {**os.environ, "HOME": "/home/planted", "USER": "planted"}
+    subprocess.run(cmd, check=True, cwd=ROOT, env=env)
     return 0
 
 

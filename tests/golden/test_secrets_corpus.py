@@ -22,6 +22,7 @@ from pitools.core.secrets.scan import scan_lines
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "golden" / "secrets-planted"
 REDACTED = ROOT / "golden" / "secrets-planted-redacted"
+STRIPPED = ROOT / "golden" / "secrets-planted-stripped"  # also --paths --strip-images --strip-thinking
 KEY = b"golden-secrets-key"  # scripts/make_secrets_corpus.py KEY
 
 DATA = json.loads((PLANTED / "planted.json").read_text())
@@ -100,8 +101,9 @@ def test_untouched_lines_are_byte_identical() -> None:
 
 
 @pytest.mark.parametrize("krt", [20000, 2000, 300])
-def test_pi_loads_the_redacted_file_with_the_same_tree(krt: int) -> None:
-    before, after = recording(PLANTED, krt), recording(REDACTED, krt)
+@pytest.mark.parametrize("case", [REDACTED, STRIPPED], ids=["redacted", "stripped"])
+def test_pi_loads_the_redacted_file_with_the_same_tree(krt: int, case: Path) -> None:
+    before, after = recording(PLANTED, krt), recording(case, krt)
     assert after["invalid"] is False and before["invalid"] is False
     assert after["entryCount"] == before["entryCount"]
     ids = lambda rec: [(e.get("id"), e.get("parentId"), e.get("type")) for e in rec["entries"]]  # noqa: E731
@@ -121,5 +123,25 @@ def test_pi_sees_redacted_text_and_no_secret() -> None:
     assert "[REDACTED:" in blob
     assert rec["sessionName"].startswith("deploy [REDACTED:perplexity-key:")
     assert "[REDACTED:github-token:" in next(iter(rec["labels"].values()))["label"]
+    for name, value in VALUES.items():
+        assert value not in blob, name
+
+
+def test_committed_stripped_redaction_is_what_redact_produces() -> None:
+    options = RedactOptions(
+        key=KEY, paths=True, home="/home/planted", user="planted", strip_images=True, strip_thinking=True
+    )
+    redactor = Redactor(detector(), options, file="s")
+    out = b"".join(redactor.redact_lines(lines_of(PLANTED)))
+    assert out == (STRIPPED / "session.jsonl").read_bytes()
+    assert redactor.stats.images_removed == 1 and redactor.stats.thinking_removed == 1
+
+
+def test_pi_sees_no_image_thinking_or_home_after_stripping() -> None:
+    rec = recording(STRIPPED)
+    blob = json.dumps(rec, ensure_ascii=False)
+    assert '"thinking"' not in blob and "thinkingSignature" not in blob
+    assert '"image"' not in blob and "[image removed: image/png]" in blob
+    assert "/home/planted" not in blob and rec["header"]["cwd"] == "~/project"
     for name, value in VALUES.items():
         assert value not in blob, name

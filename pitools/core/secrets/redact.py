@@ -11,7 +11,8 @@
 * A secret inside a base64 block of text is replaced in the decoded text and the block is
   encoded again (same line width), so the rest of the block stays readable.
 * Lines that are not JSON (Pi skips them) are redacted as plain text.
-* Options: ``paths`` (home folder -> ``~``, the user name -> ``user``), ``strip_images``
+* Options: ``paths`` (home folder -> ``~``, the user name -> ``user``; not in structural fields
+  such as ``type``, ``customType``, ids, provider and model names), ``strip_images``
   (image blocks become a short text block), ``strip_thinking`` (thinking blocks, and with them
   their provider signatures, are removed).
 """
@@ -30,6 +31,30 @@ import orjson
 from pitools.core.errors import PitoolsError
 from pitools.core.secrets import scan as S
 from pitools.core.secrets.detect import Detector, Hit, utf8_ok
+
+#: Fields that name things Pi or an extension relies on (types, ids, providers, tools): secrets in
+#: them are still redacted, but ``--paths`` leaves them alone.
+_STRUCTURAL_KEYS = frozenset(
+    {
+        "type",
+        "customType",
+        "role",
+        "id",
+        "parentId",
+        "provider",
+        "model",
+        "modelId",
+        "api",
+        "toolCallId",
+        "toolName",
+        "stopReason",
+        "mimeType",
+        "timestamp",
+        "firstKeptEntryId",
+        "fromId",
+        "targetId",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +179,7 @@ class Redactor:
                     new = self.redact_text(item, entropy=allowed)
                     if new is item and self.detector.key_value_hit(key, item) is not None:
                         new = self.placeholder("secret-assignment", item)
-                    out[new_key] = self._paths(new)
+                    out[new_key] = new if key in _STRUCTURAL_KEYS else self._paths(new)
                 else:
                     out[new_key] = self._value(item, entropy)
             return out
