@@ -224,3 +224,17 @@ def test_chunked_scan_equals_line_scan(chunk: int, tmp_path, monkeypatch: pytest
     by_line = [(f.line, f.field, f.kind) for f in scan_lines(data.splitlines(keepends=True), det, file="f")]
     by_chunk = [(f.line, f.field, f.kind) for f in ops_scan.scan_file(str(path), det)]
     assert by_chunk == by_line and len(by_line) >= 33
+
+
+def test_json_text_inside_a_string_is_decoded_and_redacted_in_place() -> None:
+    # A tool printed PHP-style JSON: slashes and letters escaped inside the (already decoded) string.
+    printed = '{"url":"https:\\/\\/admin:S3cr3tPassw0rd@db.internal\\/x","k":"\\u0067hp_' + R[:36] + '"}'
+    line = orjson.dumps({"type": "message", "id": "m", "text": printed}) + b"\n"
+    det = Detector(entropy=False)
+    assert det.line_may_hit(line)
+    assert sorted(f.kind for f in scan_lines([line], det, file="f")) == ["basic-auth", "github-token"]
+    out = Redactor(det, RedactOptions(key=b"k"), file="f").redact_line(line, 1)
+    text = json.loads(out)["text"]
+    assert "S3cr3tPassw0rd" not in text and R[:36] not in text
+    assert text.startswith('{"url":"https:\\/\\/admin:[REDACTED:basic-auth:') and '"k":"[REDACTED:github-token:' in text
+    assert list(scan_lines([out], det, file="f")) == []

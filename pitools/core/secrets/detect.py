@@ -71,6 +71,7 @@ class Detector:
             raw_forms.add(orjson.dumps(v.value)[1:-1] if utf8_ok(v.value) else v.value.encode("ascii", "replace"))
         self._raw_values = tuple(raw_forms)
         self._str_values = tuple(v.value for v in self.values)
+        self._value_kinds = frozenset(v.kind for v in self.values)
 
     # -- the gates -------------------------------------------------------------------------------
 
@@ -189,6 +190,16 @@ class Detector:
                 token = m.group(0).rstrip("=")
                 if P.looks_random(token):
                     found.append((3, Hit(s, s + len(token), P.ENTROPY_KIND, token)))
+        if depth == 0 and ("\\u00" in text or "\\/" in text):
+            # JSON text inside the string (a tool printed a JSON file, PHP escapes slashes): look at
+            # it decoded as well, and map what is found back onto the escaped characters.
+            canonical = _canonical_text(text)
+            if canonical is not None:
+                decoded, index = canonical
+                for hit in self.hits(decoded, entropy=entropy, depth=1):
+                    mapped = Hit(index[hit.start], index[hit.end], hit.kind, hit.secret, hit.inner, hit.width)
+                    prio = 0 if hit.kind in self._value_kinds else P.GENERIC_KINDS.get(hit.kind, 1)
+                    found.append((prio, mapped))
         if not found:
             return []
         taken: list[Hit] = []
@@ -232,3 +243,25 @@ def _decode_block(block: str) -> tuple[str, str] | None:
             return candidate.rstrip("\r"), decoded
         lines.pop()
     return None
+
+
+_TEXT_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])|\\/")
+
+
+def _canonical_text(text: str) -> tuple[str, list[int]] | None:
+    """``text`` with ``\\/`` and printable ``\\u00XX`` decoded, and for each of its characters
+    (plus the end) the position it came from in ``text``."""
+    pieces: list[str] = []
+    index: list[int] = []
+    pos = 0
+    for m in _TEXT_ESCAPE.finditer(text):
+        pieces.append(text[pos : m.start()])
+        index.extend(range(pos, m.start()))
+        pieces.append("/" if m.group(1) is None else chr(int(m.group(1), 16)))
+        index.append(m.start())
+        pos = m.end()
+    if not index:
+        return None
+    pieces.append(text[pos:])
+    index.extend(range(pos, len(text) + 1))
+    return "".join(pieces), index

@@ -352,7 +352,7 @@ def interesting_run(run: str) -> bool:
 
 #: Escapes JSON text may use for characters Pi never escapes; a line holding one is canonicalised
 #: before the prefilter, so ``gh\u0070_…`` or ``https:\/\/u:p@h`` cannot slip past it.
-_ESCAPE = re.compile(rb"\\u00([2-7][0-9a-fA-F])|\\/")
+_ESCAPE = re.compile(rb"(?:\\\\)*\\u00([2-7][0-9a-fA-F])|(?:\\\\)*\\/")
 
 
 def _unescape(m: re.Match[bytes]) -> bytes:
