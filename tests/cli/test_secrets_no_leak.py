@@ -144,3 +144,40 @@ def test_findings_repr_hides_the_secret() -> None:
     found = list(scan_lines(lines, Detector(), file="f"))
     assert found
     assert_clean(repr(found), str(found), "\n".join(f"{f}" for f in found), json.dumps([f.to_json() for f in found]))
+
+
+def test_every_command_on_the_redacted_session_shows_no_secret(tmp_path: Path) -> None:
+    """After `pitools redact`, nothing pitools prints about the session holds a planted value."""
+    src = tmp_path / "planted.jsonl"
+    shutil.copy(PLANTED / "session.jsonl", src)
+    values = tmp_path / "values.txt"
+    values.write_text("".join(v + "\n" for v in DATA["given"]))
+    (tmp_path / "sessions").mkdir()
+    red = tmp_path / "sessions" / "redacted.jsonl"
+    assert invoke(["redact", str(src), "-o", str(red), "--values-file", str(values)])[0] == 0
+    commands = [
+        ["inspect", str(red)],
+        ["inspect", str(red), "--format", "json"],
+        ["validate", str(red), "--format", "json"],
+        ["context", str(red), "--format", "json"],
+        ["context", str(red), "--format", "markdown"],
+        ["tree", str(red)],
+        ["branches", str(red), "--format", "json"],
+        ["compact", str(red), "--dry-run", "--format", "json"],
+        ["export", str(red), "--all", "--format", "html"],
+        ["export", str(red), "--format", "jsonl"],
+        ["ls", "--all", "--session-dir", str(red.parent), "--format", "json", "--no-cache"],
+        ["scan", str(red), "--values-file", str(values), "--format", "sarif"],
+    ]
+    outputs = []
+    for args in commands:
+        for debug in ([], ["--debug"]):
+            code, out, err = invoke([*debug, *args])
+            assert code in (0, 1), (args, code, err)
+            assert_clean(out, err)
+            outputs.append(out)
+    # The commands that show session text did show it (with its placeholders).
+    shown = [
+        args[0] for args, out in zip([c for c in commands for _ in (0, 1)], outputs, strict=True) if "[REDACTED:" in out
+    ]
+    assert {"inspect", "context", "export", "ls"} <= set(shown)
