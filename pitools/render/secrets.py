@@ -135,9 +135,14 @@ def sarif(findings: Sequence[Finding]) -> dict[str, Any]:
 
 
 def _uri(path: str) -> str:
+    """A relative reference for a relative path (what code scanning expects), file:// otherwise."""
+    import os
+    from pathlib import Path
     from urllib.parse import quote
 
-    return quote(path.replace("\\", "/"), safe="/:._-~")
+    if os.path.isabs(path):
+        return Path(path).as_uri()
+    return quote(path.replace("\\", "/"), safe="/._-~")
 
 
 def redact_summary(stats: Any, output: str) -> str:
