@@ -238,3 +238,21 @@ def test_json_text_inside_a_string_is_decoded_and_redacted_in_place() -> None:
     assert "S3cr3tPassw0rd" not in text and R[:36] not in text
     assert text.startswith('{"url":"https:\\/\\/admin:[REDACTED:basic-auth:') and '"k":"[REDACTED:github-token:' in text
     assert list(scan_lines([out], det, file="f")) == []
+
+
+def test_plain_re_fallback_finds_the_same() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    planted = Path(__file__).resolve().parents[2] / "golden" / "secrets-planted" / "session.jsonl"
+    code = (
+        "import sys; sys.modules['re2'] = None\n"
+        "from pitools.core.secrets.detect import Detector\n"
+        "from pitools.ops.scan import scan_file\n"
+        f"print(len(scan_file({str(planted)!r}, Detector())))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    from pitools.ops.scan import scan_file
+
+    assert int(out) == len(scan_file(str(planted), Detector())) >= 30
