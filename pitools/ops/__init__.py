@@ -1,1 +1,1 @@
-"""Effectful use cases: each reads through core and writes only through ``pitools.store``."""
+"""Effectful use cases: read through core, ask models through summarize, write through store."""

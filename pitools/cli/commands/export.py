@@ -94,7 +94,7 @@ def _export(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
 
         new = export_branch(loaded, leaf)
         if output:
-            from pitools.core.session.fork import write_session
+            from pitools.ops.newsession import write_session
 
             write_session(new, output)
             click.echo(f"pitools: wrote {output}", err=True)
@@ -116,9 +116,9 @@ def _export(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
     # Lone surrogates (from damaged files) have no UTF-8 form: show them as U+FFFD.
     data = re.sub("[\ud800-\udfff]", "\ufffd", text).encode("utf-8")
     if output:
-        from pitools import store
+        from pitools.ops.newsession import write_new_file
 
-        store.write_new(output, [data])
+        write_new_file(output, data)
         click.echo(f"pitools: wrote {output}", err=True)
     else:
         click.echo(data, nl=False)
