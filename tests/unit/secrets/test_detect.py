@@ -12,6 +12,7 @@ from pitools.core.secrets.detect import Detector, ExactValue
 from pitools.core.secrets.patterns import PATTERNS, canonical_line
 from pitools.core.secrets.redact import RedactOptions, Redactor
 from pitools.core.secrets.scan import field_path, fingerprint, preview, scan_lines
+from tests import support
 
 R = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4cD6eF8gH0iJ2kL4mN6oP8qR0sT2uV4wX6yZ8"
 HEX = "0123456789abcdef" * 8
@@ -211,11 +212,10 @@ def test_redact_is_idempotent_and_keeps_line_endings() -> None:
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 22])
 def test_chunked_scan_equals_line_scan(chunk: int, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pathlib import Path
 
     from pitools.ops import scan as ops_scan
 
-    planted = Path(__file__).resolve().parents[2] / "golden" / "secrets-planted" / "session.jsonl"
+    planted = support.GOLDEN / "secrets-planted" / "session.jsonl"
     data = planted.read_bytes() + b"no newline at the end ghp_" + R[:36].encode()
     path = tmp_path / "s.jsonl"
     path.write_bytes(data)
@@ -243,9 +243,8 @@ def test_json_text_inside_a_string_is_decoded_and_redacted_in_place() -> None:
 def test_plain_re_fallback_finds_the_same() -> None:
     import subprocess
     import sys
-    from pathlib import Path
 
-    planted = Path(__file__).resolve().parents[2] / "golden" / "secrets-planted" / "session.jsonl"
+    planted = support.GOLDEN / "secrets-planted" / "session.jsonl"
     code = (
         "import sys; sys.modules['re2'] = None\n"
         "from pitools.core.secrets.detect import Detector\n"
