@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from pitools.cli.options import format_option, session_argument
+from pitools.cli.output import get_output
 
 _SESSION_DIR_META = "pitools.session_dir"  # set by session_argument's --session-dir
 
@@ -21,19 +22,17 @@ def write_new_session(new: Any, source: str, output: str | None) -> str:
 
 def report(new: Any, format_: str) -> None:
     """The new path on stdout (or the JSON record); notes on stderr."""
+    out = get_output()
     if format_ == "json":
-        from pitools.core.js.jsonout import dumps, jsonable
-
-        click.echo(dumps(jsonable(new.to_json())) + b"\n", nl=False)
+        out.write_json(new.to_json())
         return
-    click.echo(new.target)
+    out.echo(new.target, one_line=True)
     if new.labels_recreated:
-        click.echo(f"pitools: {new.labels_recreated} label(s) re-created at the end of the new session", err=True)
+        out.message(f"{new.labels_recreated} label(s) re-created at the end of the new session")
     if new.pi_would_defer:
-        click.echo(
-            "pitools: note: the new session has no user or assistant message yet; Pi itself writes such a "
-            "file only once the next message is sent",
-            err=True,
+        out.message(
+            "note: the new session has no user or assistant message yet; Pi itself writes such a "
+            "file only once the next message is sent"
         )
 
 
@@ -79,9 +78,7 @@ def command(file: str, at_ref: str, output: str | None, format_: str) -> int:
     write_new_session(new, file, output)
     report(new, format_)
     if format_ != "json":
-        click.echo(
-            f"pitools: forked before user message {new.forked_entry}; its text (Pi puts it back in the editor):",
-            err=True,
-        )
-        click.echo(new.selected_text or "", err=True)
+        out = get_output()
+        out.message(f"forked before user message {new.forked_entry}; its text (Pi puts it back in the editor):")
+        out.echo(new.selected_text or "", err=True)
     return 0

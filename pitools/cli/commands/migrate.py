@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, session_argument, stdout_bytes, write_json
+from pitools.cli.options import format_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("migrate")
@@ -23,16 +24,14 @@ from pitools.cli.options import format_option, session_argument, stdout_bytes, w
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the file needs migration (for CI).")
 @click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
 @format_option("human", "json")
-@click.pass_context
 def command(
-    ctx: click.Context,
     file: str,
     output: str | None,
     in_place: bool,
     check: bool,
     no_backup: bool,
     format_: str,
-) -> None:
+) -> int:
     """Migrate a session to format v3 (Pi's migrateToCurrentVersion).
 
     v1 entries get ids (deterministic: the k-th entry gets %08x of k) and parent links,
@@ -62,10 +61,7 @@ def command(
             backup = write_in_place(plan, backup=not no_backup)
             written = file
         elif output == "-":
-            out = stdout_bytes()
-            for chunk in plan.lines():
-                out.write(chunk)
-            out.flush()
+            get_output().write_chunks(plan.lines())
             written = "-"
         elif output:
             write_copy(plan, output)
@@ -73,7 +69,7 @@ def command(
     elif output == "-" and not needed:
         # Nothing to migrate: the output is the file itself.
         with open(file, "rb") as fh:
-            stdout_bytes().write(fh.read())
+            get_output().write_bytes(fh.read())
         written = "-"
     result = {
         "path": file,
@@ -92,13 +88,12 @@ def command(
     }
     if written != "-":
         if format_ == "json":
-            write_json(result)
+            get_output().write_json(result)
         else:
-            click.echo(_human(result, check))
+            get_output().echo(_human(result, check))
     elif format_ == "json":
-        click.echo(_human(result, check), err=True)
-    if check and needed:
-        ctx.exit(1)
+        get_output().echo(_human(result, check), err=True)
+    return 1 if check and needed else 0
 
 
 def _human(r: dict[str, Any], check: bool) -> str:
