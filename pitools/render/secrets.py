@@ -1,21 +1,18 @@
 """Render secret findings: human lines, the JSON document, GitHub annotations, SARIF 2.1.0.
 
 Findings carry no secret (only a masked preview); field paths and file names are session or
-user data, so human output goes through ``rich.text.Text`` with control characters shown as
-``?``.
+user data, so every text line goes through :func:`pitools.render.safe.safe_text` (one line,
+controls escaped) and human output is printed as ``rich.text.Text``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from pitools import __version__
 from pitools.core.secrets.patterns import ENTROPY_KIND, PATTERNS
 from pitools.core.secrets.scan import Finding
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 #: Kinds that are not patterns, with their descriptions (for SARIF rules).
 EXTRA_KINDS = {
@@ -27,7 +24,10 @@ EXTRA_KINDS = {
 
 
 def safe(text: str) -> str:
-    return _CONTROL.sub("?", text)
+    """One line with controls, bidi overrides and lone surrogates escaped (file names, field paths)."""
+    from pitools.render.safe import safe_text
+
+    return safe_text(text, one_line=True)
 
 
 def _plural(n: int, word: str) -> str:

@@ -254,3 +254,13 @@ def test_export_redact(run, tmp_path: Path) -> None:
 def test_help_mentions_thinking_replay(run) -> None:
     text = run("redact", "--help").stdout
     assert "no longer replay" in text
+
+
+def test_hostile_names_reach_the_terminal_escaped(run, tmp_path: Path) -> None:
+    evil = session(tmp_path, f"token {GH}", name="a\x1b[31mred\x07.jsonl")
+    for fmt in ("human", "github"):
+        result = run("scan", evil, "--format", fmt, exit_code=1)
+        assert "\x1b" not in result.stdout + result.stderr and "\x07" not in result.stdout + result.stderr
+    out = tmp_path / "o\x1b]0;title\x07.jsonl"
+    result = run("redact", evil, "-o", out)
+    assert "\x1b" not in result.stderr and out.exists()

@@ -48,19 +48,20 @@ def build_detector(
     given: tuple[str, ...], values_file: str | None, env_names: bool, no_pi_keys: bool, no_entropy: bool
 ) -> Any:
     """The detector for this run; notes about skipped values go to stderr (never the values)."""
+    from pitools.cli.output import get_output
     from pitools.core.secrets.detect import MIN_VALUE_LEN, Detector
     from pitools.ops.secret_values import collect
 
+    out = get_output()
     found = collect(given=given, values_file=values_file, env_names=env_names, pi_keys=not no_pi_keys)
     if found.skipped_commands:
         n = found.skipped_commands
-        click.echo(
-            f"pitools: {n} API key{'s' if n != 1 else ''} in Pi's config {'are' if n != 1 else 'is'} a !command, "
-            "not run while scanning; pass the value with --value or --values-file to look for it",
-            err=True,
+        out.message(
+            f"{n} API key{'s' if n != 1 else ''} in Pi's config {'are' if n != 1 else 'is'} a !command, "
+            "not run while scanning; pass the value with --value or --values-file to look for it"
         )
     if found.too_short:
-        click.echo(f"pitools: ignored {found.too_short} value(s) shorter than {MIN_VALUE_LEN} characters", err=True)
+        out.message(f"ignored {found.too_short} value(s) shorter than {MIN_VALUE_LEN} characters")
     for note in found.notes:
-        click.echo(f"pitools: {note}", err=True)
+        out.message(note)
     return Detector(found.values, entropy=not no_entropy)

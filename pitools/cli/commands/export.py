@@ -79,7 +79,7 @@ def command(
 
     detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
     with redacted_copy(file, detector=detector, options=RedactOptions(key=run_key(None))) as (copy, stats):
-        click.echo(f"pitools: {export_redact_note(stats)}", err=True)
+        get_output().message(export_redact_note(stats))
         return _export(copy, leaf_ref, all_, format_, images, output)
 
 

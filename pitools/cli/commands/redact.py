@@ -85,13 +85,13 @@ def command(
     result = redact_file(
         file, detector=detector, options=options, output=output, in_place=in_place, backup=not no_backup
     )
+    from pitools.cli.output import get_output
     from pitools.render import secrets as R
 
+    out = get_output()
     if format_ == "json":
-        from pitools.cli.options import write_json
-
         stats = result.stats
-        write_json(
+        out.write_json(
             {
                 "file": result.source,
                 "output": result.output,
@@ -104,7 +104,7 @@ def command(
                 "pathsReplaced": stats.paths_replaced,
             }
         )
-    click.echo(f"pitools: {R.redact_summary(result.stats, result.output)}", err=True)
+    out.message(R.redact_summary(result.stats, result.output))
     if result.backup:
-        click.echo(f"pitools: backup kept at {R.safe(result.backup)}", err=True)
+        out.message(f"backup kept at {result.backup}")
     return 0

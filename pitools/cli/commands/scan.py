@@ -26,9 +26,7 @@ from pitools.cli.options import color_option
     help="Accept the findings listed in FILE (a previous `scan --format json`; it holds fingerprints, not secrets).",
 )
 @color_option
-@click.pass_context
 def command(
-    ctx: click.Context,
     paths: tuple[str, ...],
     format_: str,
     given: tuple[str, ...],
@@ -38,7 +36,7 @@ def command(
     no_entropy: bool,
     baseline: str | None,
     color: str,
-) -> None:
+) -> int:
     """Find secrets in session files: API keys, tokens, private keys, passwords, given values.
 
     Every string a session holds is scanned (message text, thinking, tool-call arguments, tool
@@ -67,23 +65,18 @@ def command(
                 accepted += 1
             else:
                 findings.append(f)
+    from pitools.cli.output import get_output
     from pitools.render import secrets as R
 
+    out = get_output()
     if format_ == "json":
-        from pitools.cli.options import write_json
-
-        write_json(R.scan_json(findings, len(files), accepted))
+        out.write_json(R.scan_json(findings, len(files), accepted))
     elif format_ == "sarif":
-        from pitools.cli.options import write_json
-
-        write_json(R.sarif(findings))
+        out.write_json(R.sarif(findings))
     elif format_ == "github":
         for line in R.github_lines(findings):
-            click.echo(line)
-        click.echo(R.summary(findings, len(files), accepted), err=True)
+            out.echo(line)
+        out.message(R.summary(findings, len(files), accepted))
     else:
-        from pitools.cli.options import consoles
-
-        out, _ = consoles(color)
-        R.render_human(out, findings, len(files), accepted)
-    ctx.exit(1 if findings else 0)
+        R.render_human(out.console(), findings, len(files), accepted)
+    return 1 if findings else 0
