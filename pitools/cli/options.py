@@ -131,10 +131,10 @@ def consoles(color: str = "auto", width: int | None = None) -> tuple[Any, Any]:
 
 def write_json(data: Any) -> None:
     """Write one JSON document to stdout (orjson, JavaScript number forms, trailing newline)."""
-    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.js.jsonout import write_json_to
 
     out = stdout_bytes()
-    out.write(to_json_bytes(data) + b"\n")
+    write_json_to(out, data)  # piece by piece: a 200 MB document is never copied whole
     out.flush()
 
 

@@ -1,4 +1,9 @@
-"""Turn core values into JSON data exactly as ``JSON.stringify`` would present them.
+"""Turn core values into JSON exactly as ``JSON.stringify`` would present them.
+
+:func:`to_json_bytes` (and its streaming form :func:`write_json_to`) is what every output uses.
+:func:`jsonable` + :func:`dumps` are the older copy-then-dump pair, kept for callers that want the
+plain data; unlike :func:`to_json_bytes` they keep Python's key order (JavaScript lists array-index
+keys first) and orjson's float layouts (``1e+16``, ``3e-6``, ``9007199254740994.0``).
 
 ``UNDEFINED`` object members are left out (and become ``null`` inside arrays), NaN and
 infinities become ``null``, integers beyond 2**53 become the double JavaScript holds, and
@@ -93,13 +98,23 @@ class Serialized:
         self.raw = raw
 
 
+def serialize_each(values: list[Any]) -> list[Serialized]:
+    """Each value serialized once (:func:`fragment`), sharing the bytes of repeated objects: an
+    output that lists the same messages twice (``context``: per entry and flat) prints each once."""
+    seen: dict[int, Serialized] = {}
+    out: list[Serialized] = []
+    for value in values:
+        done = seen.get(id(value))
+        if done is None:
+            done = seen[id(value)] = Serialized(value, to_json_bytes(value))
+        out.append(done)
+    return out
+
+
 def fragment(data: Any) -> Any:
-    """``data`` serialized now (:class:`Serialized`), or ``data`` itself when orjson refuses it
-    (lone surrogates, nesting deeper than orjson goes)."""
-    try:
-        return Serialized(data, orjson.dumps(data))
-    except TypeError:
-        return data
+    """``data`` serialized now, exactly as :func:`to_json_bytes` would (:class:`Serialized`): later
+    outputs embed the bytes as they are."""
+    return Serialized(data, to_json_bytes(data))
 
 
 def _embed(value: Any) -> Any:
@@ -152,9 +167,24 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
 
 
 def to_json_bytes(value: Any) -> bytes:
-    """One JSON document for ``value`` as ``JSON.stringify`` presents it (no trailing newline).
+    """One JSON document for ``value`` exactly as ``JSON.stringify`` prints it (no trailing newline).
 
-    The single entry point every JSON output path uses, so how the bytes are produced (copying
-    into plain data first, or serializing directly) can change in one place.
+    The single entry point every JSON output path uses. orjson writes the value directly (no
+    copy); only the parts whose bytes could differ from JavaScript's take the exact path (see
+    :mod:`pitools.core.js.fastjson`). :class:`Serialized` values are embedded as they are.
     """
-    return dumps(jsonable(value))
+    from pitools.core.js.fastjson import encode
+
+    return b"".join(encode(value))
+
+
+def write_json_to(stream: Any, value: Any, *, newline: bool = True) -> None:
+    """Write ``to_json_bytes(value)`` (and a newline) to a binary ``stream`` piece by piece, so a
+    huge output is never held in memory twice."""
+    from pitools.core.js.fastjson import encode
+
+    write = stream.write
+    for part in encode(value):
+        write(part)
+    if newline:
+        write(b"\n")
