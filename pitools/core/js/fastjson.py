@@ -1,26 +1,25 @@
 """``JSON.stringify`` bytes straight from orjson, without copying the value first.
 
 orjson prints strings, integers up to 2**53 and the shortest float digits exactly as V8 does, and
-keeps insertion order. Everything else that JavaScript prints differently is either refused by
-orjson or visible in its output:
+keeps insertion order. What JavaScript prints differently is either refused by orjson or found
+by a cheap walk over the containers (strings are never looked into):
 
 * refused (``TypeError``): lone surrogates, integers beyond 2**53 (``OPT_STRICT_INTEGER``),
   nesting deeper than 255, non-string keys;
-* visible: an array-index key (``"0"`` .. ``"4294967294"``: V8 lists those first), and the three
-  float layouts that differ (``100.0`` for ``100``, ``1e+16``..``1e+20`` for the positional form,
-  ``3e-6`` for ``0.000003``); a raw ``\\x00`` marks an ``undefined`` member (left out) or
-  element (``null``), a raw ``\\x01`` the place of a :class:`Serialized` value (spliced in).
-  Raw control bytes never occur otherwise: orjson escapes them inside strings.
+* found by :func:`plain_json`: an array-index key (``"0"`` .. ``"4294967294"``: V8 lists those
+  first) and the floats orjson lays out differently (integral ``100.0`` and ``-0.0``, ``1e+16`` ..
+  ``1e+20``, and ``3e-6`` for ``0.000003``);
+* marked while dumping: a raw ``\x00`` for an ``undefined`` member (left out) or element
+  (``null``), a raw ``\x01`` for the place of a :class:`Serialized` value (spliced in). Raw
+  control bytes never occur otherwise: orjson escapes them inside strings.
 
-So each value is dumped once by orjson; only a value whose dump was refused or shows one of those
-patterns is taken apart, one level at a time, and only its offending members go further down
-to the exact (pure-Python) serializer. A pattern inside a string (``"version 1.0"``) costs one
-extra level, never a wrong answer.
+So a value is dumped by orjson in one go unless the walk stops at one of those; then it is taken
+apart one level, and each member goes the same way, so only the offending members reach the
+exact (pure-Python) serializer. The walk stops at the first find, so the levels above cost little.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -44,42 +43,51 @@ _OPTS: Final = (
 _UNDEF: Final = b"\x00"
 _HOLE: Final = b"\x01"
 _UNDEF_FRAGMENT: Final = orjson.Fragment(_UNDEF)
-#: Types whose orjson output is already JavaScript's (or refused).
-_SCALARS: Final = (str, int, bool, type(None))
 _HOLE_FRAGMENT: Final = orjson.Fragment(_HOLE)
+_DIGITS: Final = frozenset("0123456789")
 
-# orjson float layouts JavaScript prints differently (one literal-prefixed pattern each: far
-# quicker than one alternation).
-_INTEGRAL_FLOAT_RE: Final = re.compile(rb"\.0(?![0-9])")
-_EXP_PLUS_RE: Final = re.compile(rb"e\+(?:1[6-9]|20)(?![0-9])")
-_EXP_MINUS_6_RE: Final = re.compile(rb"e-6(?![0-9])")
-# A member key made of digits. `{"` and `,"` never occur inside an orjson string (a quote in a
-# string is always `\"`), so every hit is a real key.
-_DIGIT_KEY_AFTER_COMMA_RE: Final = re.compile(rb',"([0-9]{1,10})":')
-_DIGIT_KEY_FIRST_RE: Final = re.compile(rb'\{"([0-9]{1,10})":')
-
-
-def _index_key(m: re.Match[bytes] | None) -> bool:
-    return m is not None and _is_array_index(m.group(1).decode())
+#: Keys of Pi's messages, blocks and usage: a dict whose keys are all here has no index key.
+_COMMON_KEYS: Final = frozenset(
+    "role content type text thinking thinkingSignature redacted id name arguments api provider model "
+    "usage input output cacheRead cacheWrite totalTokens cost total stopReason errorMessage timestamp "
+    "responseId toolCallId toolName isError details data mimeType summary tokensBefore fromId "
+    "customType display sections toolsAdded toolsRemoved description parameters properties required "
+    "path command exitCode durationMs offset limit oldText newText pattern glob sourceId sourceType "
+    "messages entryId region tokens".split()
+)
 
 
-def needs_exact(out: bytes) -> bool:
-    """Whether orjson's bytes for a value may differ from ``JSON.stringify``'s (see the module doc)."""
-    if _INTEGRAL_FLOAT_RE.search(out) is not None:
-        return True
-    if b"e+" in out and _EXP_PLUS_RE.search(out) is not None:
-        return True
-    if b"e-6" in out and _EXP_MINUS_6_RE.search(out) is not None:
-        return True
-    for rx in (_DIGIT_KEY_FIRST_RE, _DIGIT_KEY_AFTER_COMMA_RE):
-        for m in rx.finditer(out):
-            if _index_key(m):
-                return True
-    return False
+def plain_json(value: Any) -> bool:
+    """Whether orjson prints ``value`` (a dict or list) exactly as ``JSON.stringify`` does, as far
+    as keys and floats go: no array-index key, no float in a layout orjson writes differently."""
+    stack = [value]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        v = pop()
+        if type(v) is dict:
+            if not (v.keys() <= _COMMON_KEYS):
+                for k in v:
+                    if type(k) is str and k and k[0] in _DIGITS and _is_array_index(k):
+                        return False
+            items = v.values()
+        else:
+            items = v
+        for x in items:
+            t = type(x)
+            if t is str or t is int or t is bool or x is None:
+                continue
+            if t is float:
+                # orjson: 100.0, -0.0, 1e+16..1e+20 (all integral) and 1e-6..1e-5 as 3e-6.
+                if x.is_integer() or -1e-5 < x < 1e-5:
+                    return False
+            elif t is dict or t is list or t is tuple:
+                push(x)
+    return True
 
 
 def _plain(value: Any) -> Any:
-    """A value orjson cannot print itself, as the older ``jsonable`` presented it."""
+    """A value orjson cannot print itself, as plain data (what the older ``jsonable`` made of it)."""
     to_json = getattr(value, "to_json", None)
     if to_json is not None:
         return to_json()
@@ -100,20 +108,16 @@ class _Dump:
         if type(value) is Serialized:
             self.holes.append(value)
             return _HOLE_FRAGMENT
-        return _plain(value)
+        # An object with to_json() (or anything else): its plain form, printed exactly.
+        parts: list[bytes] = []
+        _encode(_plain(value), parts.append)
+        return orjson.Fragment(b"".join(parts))
 
 
-def encode(value: Any) -> list[bytes]:
-    """The bytes of ``JSON.stringify(value)`` as a list of pieces (join or write them in order)."""
-    parts: list[bytes] = []
-    try:
-        _encode(value, parts.append)
-    except RecursionError:
-        # Deeper than Python recursion goes: the older copy-then-dump pair has an iterative path.
-        from pitools.core.js.jsonout import dumps, jsonable
-
-        return [dumps(jsonable(value))]
-    return parts
+def encode(value: Any, emit: Callable[[bytes], None]) -> None:
+    """Emit the bytes of ``JSON.stringify(value)`` in pieces, in order (:class:`Serialized` values
+    without bytes yet are serialized as they are reached, so a stream never holds them all)."""
+    _encode(value, emit)
 
 
 def _encode(value: Any, emit: Callable[[bytes], None]) -> None:
@@ -124,6 +128,9 @@ def _encode(value: Any, emit: Callable[[bytes], None]) -> None:
         return
     if t is float:
         emit(_stringify_number(value).encode())
+        return
+    if (t is dict or t is list or t is tuple) and not plain_json(value):
+        _encode_exact(value, emit)
         return
     dump = _Dump()
     try:
@@ -137,7 +144,7 @@ def _encode(value: Any, emit: Callable[[bytes], None]) -> None:
             emit((js_stringify(_unwrap_serialized(jsonable(value))) or "null").encode("utf-8"))
             return
         out = None
-    if out is not None and (t in _SCALARS or not needs_exact(out)):
+    if out is not None:
         if _UNDEF in out:
             out = _drop_undefined(out)
         if dump.holes:

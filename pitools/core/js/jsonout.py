@@ -87,26 +87,55 @@ def _float(x: float) -> Any:
 
 
 class Serialized:
-    """Already-``jsonable`` data, serialized once: :func:`dumps` embeds the bytes as they are
-    (an ``orjson.Fragment``), :func:`jsonable` passes it through, and the slow serializers
-    fall back to the data itself."""
+    """A value whose JSON bytes are made once and embedded as they are: :func:`to_json_bytes` and
+    :func:`dumps` write ``raw``, :func:`jsonable` passes it through, and the slow serializers
+    fall back to ``data``.
 
-    __slots__ = ("data", "raw")
+    Made with ``raw=None`` (see :func:`serialize_each`), the bytes are produced when first
+    written and kept only while the shared ``budget`` (a one-item list of bytes left) allows, so
+    a huge output is streamed instead of held.
+    """
 
-    def __init__(self, data: Any, raw: bytes) -> None:
+    __slots__ = ("_raw", "budget", "data")
+
+    def __init__(self, data: Any, raw: bytes | None = None, budget: list[int] | None = None) -> None:
         self.data = data
-        self.raw = raw
+        self._raw = raw
+        self.budget = budget
+
+    @property
+    def raw(self) -> bytes:
+        raw = self._raw
+        if raw is None:
+            raw = to_json_bytes(self.data)
+            budget = self.budget
+            if budget is None or budget[0] >= len(raw):
+                if budget is not None:
+                    budget[0] -= len(raw)
+                raw = self._raw = _compact(raw)
+        return raw
 
 
-def serialize_each(values: list[Any]) -> list[Serialized]:
-    """Each value serialized once (:func:`fragment`), sharing the bytes of repeated objects: an
-    output that lists the same messages twice (``context``: per entry and flat) prints each once."""
+def _compact(raw: bytes) -> bytes:
+    # orjson's output keeps the slack of its growing buffer in the heap: a kept copy is smaller.
+    return bytes(memoryview(raw)) if len(raw) > 4096 else raw
+
+
+#: How many bytes of shared message JSON :func:`serialize_each` keeps for reuse by default.
+SHARED_KEEP_BYTES = 4 << 20
+
+
+def serialize_each(values: list[Any], keep_bytes: int = SHARED_KEEP_BYTES) -> list[Serialized]:
+    """One :class:`Serialized` per value, the same one for repeated objects: an output that lists
+    the same messages twice (``context``: per entry and flat) serializes each once, keeping at
+    most ``keep_bytes`` of them (the rest are serialized again rather than held in memory)."""
     seen: dict[int, Serialized] = {}
+    budget = [keep_bytes]
     out: list[Serialized] = []
     for value in values:
         done = seen.get(id(value))
         if done is None:
-            done = seen[id(value)] = Serialized(value, to_json_bytes(value))
+            done = seen[id(value)] = Serialized(value, None, budget)
         out.append(done)
     return out
 
@@ -114,7 +143,7 @@ def serialize_each(values: list[Any]) -> list[Serialized]:
 def fragment(data: Any) -> Any:
     """``data`` serialized now, exactly as :func:`to_json_bytes` would (:class:`Serialized`): later
     outputs embed the bytes as they are."""
-    return Serialized(data, to_json_bytes(data))
+    return Serialized(data, _compact(to_json_bytes(data)))
 
 
 def _embed(value: Any) -> Any:
@@ -175,7 +204,9 @@ def to_json_bytes(value: Any) -> bytes:
     """
     from pitools.core.js.fastjson import encode
 
-    return b"".join(encode(value))
+    parts: list[bytes] = []
+    encode(value, parts.append)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def write_json_to(stream: Any, value: Any, *, newline: bool = True) -> None:
@@ -183,8 +214,6 @@ def write_json_to(stream: Any, value: Any, *, newline: bool = True) -> None:
     huge output is never held in memory twice."""
     from pitools.core.js.fastjson import encode
 
-    write = stream.write
-    for part in encode(value):
-        write(part)
+    encode(value, stream.write)
     if newline:
-        write(b"\n")
+        stream.write(b"\n")
