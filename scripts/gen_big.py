@@ -635,7 +635,7 @@ class Gen:
         # End on a finished assistant reply so the default leaf is a normal tip.
         if self.path and self.path[-1][2] != "assistant":
             self.assistant(final=True)
-        return b"".join(self.lines) if join else b"" if join else b""
+        return b"".join(self.lines) if join else b""
 
 
 def generate(size_mb: float, seed: int, shape: str = "compacted") -> bytes:

@@ -15,6 +15,7 @@ from pitools.core.context.tokens import ContextEstimate, estimate_context_tokens
 from pitools.core.js import ops as jsops
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
+from pitools.core.session.load import gc_paused
 from pitools.core.session.tree import SessionIndex, mkey
 
 
@@ -197,6 +198,22 @@ def build_projection(path: list[Any], context_entries: list[Any] | None = None) 
     return Projection(projected, thinking, model, messages)
 
 
+def message_estimates(projection: Projection) -> list[Any]:
+    """``estimateTokens`` of every projected message, computed once; each projected entry's
+    :meth:`ProjectedEntry.tokens` is filled in from them (the same sums, in the same order)."""
+    estimates = [estimate_tokens(m) for m in projection.messages]
+    at = 0
+    for pe in projection.entries:
+        n = len(pe.messages)
+        if pe._tokens is None:
+            total: Any = 0
+            for value in estimates[at : at + n]:
+                total = total + value if type(total) is int and type(value) is int else jsops.add(total, value)
+            pe._tokens = total
+        at += n
+    return estimates
+
+
 def estimate_projected_context_tokens(
     projection: Projection, branch: Sequence[Any], estimates: list[Any] | None = None
 ) -> ContextEstimate:
@@ -288,12 +305,17 @@ def replay_context(index: SessionIndex, leaf_id: Any) -> ContextReplay:
     ``path`` is ``getBranch(leaf)`` (``[]`` for an unknown leaf); the context uses
     ``buildSessionPath``, which falls back to the last entry, exactly as Pi does.
     """
+    with gc_paused():  # only acyclic objects are made here; see gc_paused
+        return _replay_context(index, leaf_id)
+
+
+def _replay_context(index: SessionIndex, leaf_id: Any) -> ContextReplay:
     branch = index.get_branch(leaf_id)
     # A leaf that exists gives the same walk for both (only a missing leaf falls back differently).
     session_path = list(branch) if branch else index.session_path(leaf_id)
     ctx_entries = context_entries_from_path(session_path)
     projection = build_projection(session_path, ctx_entries)
-    estimates = [estimate_tokens(m) for m in projection.messages]
+    estimates = message_estimates(projection)
     estimate = estimate_projected_context_tokens(projection, branch, estimates)
     return ContextReplay(
         leaf_id=leaf_id,

@@ -48,12 +48,67 @@ _DIGITS: Final = frozenset("0123456789")
 
 #: Keys of Pi's messages, blocks and usage: a dict whose keys are all here has no index key.
 _COMMON_KEYS: Final = frozenset(
-    "role content type text thinking thinkingSignature redacted id name arguments api provider model "
-    "usage input output cacheRead cacheWrite totalTokens cost total stopReason errorMessage timestamp "
-    "responseId toolCallId toolName isError details data mimeType summary tokensBefore fromId "
-    "customType display sections toolsAdded toolsRemoved description parameters properties required "
-    "path command exitCode durationMs offset limit oldText newText pattern glob sourceId sourceType "
-    "messages entryId region tokens".split()
+    [
+        "role",
+        "content",
+        "type",
+        "text",
+        "thinking",
+        "thinkingSignature",
+        "redacted",
+        "id",
+        "name",
+        "arguments",
+        "api",
+        "provider",
+        "model",
+        "usage",
+        "input",
+        "output",
+        "cacheRead",
+        "cacheWrite",
+        "totalTokens",
+        "cost",
+        "total",
+        "stopReason",
+        "errorMessage",
+        "timestamp",
+        "responseId",
+        "toolCallId",
+        "toolName",
+        "isError",
+        "details",
+        "data",
+        "mimeType",
+        "summary",
+        "tokensBefore",
+        "fromId",
+        "customType",
+        "display",
+        "sections",
+        "toolsAdded",
+        "toolsRemoved",
+        "description",
+        "parameters",
+        "properties",
+        "required",
+        "path",
+        "command",
+        "exitCode",
+        "durationMs",
+        "offset",
+        "limit",
+        "oldText",
+        "newText",
+        "pattern",
+        "glob",
+        "sourceId",
+        "sourceType",
+        "messages",
+        "entryId",
+        "region",
+        "tokens",
+    ]
 )
 
 

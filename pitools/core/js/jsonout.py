@@ -12,7 +12,10 @@ integral floats print without a fraction (``200.0`` is ``200`` in JavaScript).
 
 from __future__ import annotations
 
+import gc
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -160,6 +163,19 @@ def _unwrap_serialized(value: Any) -> Any:
     return {k: v.data if type(v) is Serialized else v for k, v in value.items()}
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while serializing: only bytes and small acyclic lists are
+    made, yet with a big session loaded each collection would rescan all of it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def short_json(value: Any, limit: int = 40) -> str:
     """A short one-line JSON rendering of a value, for messages about it."""
     if value is UNDEFINED:
@@ -205,7 +221,8 @@ def to_json_bytes(value: Any) -> bytes:
     from pitools.core.js.fastjson import encode
 
     parts: list[bytes] = []
-    encode(value, parts.append)
+    with _gc_paused():
+        encode(value, parts.append)
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
@@ -214,6 +231,7 @@ def write_json_to(stream: Any, value: Any, *, newline: bool = True) -> None:
     huge output is never held in memory twice."""
     from pitools.core.js.fastjson import encode
 
-    encode(value, stream.write)
+    with _gc_paused():
+        encode(value, stream.write)
     if newline:
         stream.write(b"\n")
