@@ -260,7 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", type=Path, default=None, help="also write the Markdown table to this file")
     p.add_argument("--json", type=Path, default=BENCH / "results.json")
     p.add_argument("--from-json", type=Path, default=None, help="only re-render the table of a results file")
+    p.add_argument("--check-only", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.check_only:
+        env = dict(os.environ, PITOOLS_DEBUG="0", TZ="UTC", PI_CODING_AGENT_DIR=str(BENCH / "no-agent-dir"))
+        print(json.dumps(same_work_check(pitools_argv(), args.check_only, env, env)))
+        return 0
     if args.from_json:
         table = markdown(json.loads(args.from_json.read_text()))
         print(table)
@@ -305,7 +310,12 @@ def main(argv: list[str] | None = None) -> int:
             cases.append(Case("pitools validate -j1", [*pit, "validate", "-j", "1", f], env, ok_codes=(0, 1)))
         check = None
         if node_env is not None and not args.no_check and not big:
-            check = same_work_check(pit, f, env, node_env)
+            # In a child process: the outputs compared are big, and every process forked later
+            # would start with (and report as its peak RSS) the memory this one had grown to.
+            proc = subprocess.run(
+                [sys.executable, __file__, "--check-only", f], env=node_env, capture_output=True, text=True
+            )
+            check = json.loads(proc.stdout) if proc.returncode == 0 else {"context": proc.stderr[-300:], "compact": "?"}
             print(f"bench: {shape} {size} MB same-work check: {check}", file=sys.stderr)
         loads = run_cases(cases, args.big_reps if big else args.reps, f"{shape} {size} MB")
         by_name = {c.name: c for c in cases}
