@@ -7,7 +7,8 @@ the median of wall time and of CPU time (user + sys of the child, from ``os.wait
 includes its helper threads). Sessions (``scripts/gen_big.py``, generated once and cached in
 ``--data``, default ``bench/data``): the 100 MB shapes ``compacted`` (Pi auto-compacts),
 ``never`` (never compacted: the context is the whole branch), ``branches`` (hundreds of leaves),
-``images`` (base64 screenshots in tool results), and the 1 GB ``compacted`` session.
+``tool-images`` (base64 PNGs returned by reads), ``images`` (pasted and screenshotted images make
+up most of the bytes), and the 1 GB ``compacted`` session.
 
 Per session:
 
@@ -24,7 +25,7 @@ Noise: the machine is shared, so each case also reports the spread of its runs (
 the coefficient of variation), ratios are also given as the median of per-round ratios (each
 round runs every case back to back), and the 1-minute load average is sampled every round.
 
-Usage: scripts/bench.py [--shapes compacted,never,branches,images] [--big 1000] [--reps 5]
+Usage: scripts/bench.py [--shapes compacted,never,branches,tool-images,images] [--big 1000] [--reps 5]
                         [--big-reps 3] [--data DIR] [--markdown FILE] [--from-json FILE]
 """
 
@@ -57,7 +58,7 @@ TARGET_RSS_RATIO = 3.0  # peak RSS vs file size, every command on the 1 GB sessi
 TARGET_GROWTH = 11.0  # 1 GB time vs 100 MB time (same shape)
 TARGET_HELP_MS = 150.0
 
-SHAPES = ("compacted", "never", "branches", "images")
+SHAPES = ("compacted", "never", "branches", "tool-images", "images")
 
 ORJSON_SNIPPET = (
     "import sys, orjson\n"
@@ -111,6 +112,12 @@ class Case:
             "samples": [s.__dict__ for s in self.samples],
             "error": self.error,
         }
+
+    def median(self) -> float | None:
+        return statistics.median(s.wall for s in self.samples) if self.samples else None
+
+    def peak_rss(self) -> int | None:
+        return max(s.maxrss for s in self.samples) if self.samples else None
 
 
 def run_once(argv: list[str], env: dict[str, str] | None = None, timeout: float = 1800.0) -> tuple[Sample, bytes]:
@@ -257,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=DATA, help="where generated sessions are cached")
     p.add_argument("--no-pi", action="store_true", help="skip Pi (node) runs")
     p.add_argument("--no-check", action="store_true", help="skip the same-work output comparison")
+    p.add_argument("--no-human", action="store_true", help="skip human views vs JSON (issue 13)")
     p.add_argument("--markdown", type=Path, default=None, help="also write the Markdown table to this file")
     p.add_argument("--json", type=Path, default=BENCH / "results.json")
     p.add_argument("--from-json", type=Path, default=None, help="only re-render the table of a results file")
@@ -347,6 +355,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n")  # partial results survive a stop
+
+    human_file = next((Path(x["file"]) for x in results["sessions"] if x["shape"] == "compacted"), None)
+    if human_file is not None and not args.no_human:
+        results["humanViews"] = bench_human_views(pit, human_file, env, args.reps)
 
     helps = [run_once([*pit, "--help"], env)[0] for _ in range(10)]
     results["help"] = {
@@ -514,6 +526,9 @@ def markdown(results: dict[str, Any]) -> str:
     for n in results.get("notes", []):
         out.append("")
         out.append(f"Note: {n}")
+    if results.get("humanViews"):
+        out.append("")
+        out.append(human_markdown(results["humanViews"]).rstrip())
     m = results.get("machine")
     if m:
         out.append("")
@@ -524,6 +539,81 @@ def markdown(results: dict[str, Any]) -> str:
             f"commit {m.get('commit', '?')}."
         )
     return "\n".join(out) + "\n"
+
+
+# -- human views against their JSON counterparts (issue 13) ------------------------------------
+
+#: (name, human argv, JSON argv); "{f}" is the session file. Human output goes to /dev/null
+#: (a pipe: no width limit), as in `pitools tree F > out.txt`.
+HUMAN_PAIRS: list[tuple[str, list[str], list[str]]] = [
+    (
+        "compact --dry-run",
+        ["compact", "{f}", "--dry-run", "--no-config"],
+        ["compact", "{f}", "--dry-run", "--no-config", "--format", "json"],
+    ),
+    ("tree", ["tree", "{f}"], ["tree", "{f}", "--format", "json"]),
+    ("branches", ["branches", "{f}"], ["branches", "{f}", "--format", "json"]),
+    ("context", ["context", "{f}"], ["context", "{f}", "--format", "json"]),
+    ("inspect", ["inspect", "{f}"], ["inspect", "{f}", "--format", "json"]),
+    ("export markdown", ["export", "{f}"], ["export", "{f}", "--format", "jsonl"]),
+]
+#: Targets: every human view within 1.3x its JSON counterpart; export's peak memory at most 3x the file.
+TARGET_HUMAN_RATIO = 1.3
+TARGET_EXPORT_MEMORY = 3.0
+
+
+def bench_human_views(pit: list[str], file: Path, env: dict[str, str], reps: int) -> dict[str, Any]:
+    """Median wall time and peak RSS of each human view and its JSON counterpart on ``file``."""
+    cases: list[tuple[str, Case, Case]] = []
+    for name, human, as_json in HUMAN_PAIRS:
+        h = Case(f"{name} (human)", [*pit, *(a.replace("{f}", str(file)) for a in human)], env)
+        j = Case(f"{name} (json)", [*pit, *(a.replace("{f}", str(file)) for a in as_json)], env)
+        cases.append((name, h, j))
+    for rep in range(reps + 1):  # one warm-up round, then interleaved repetitions
+        for _, h, j in cases:
+            for case in (h, j):
+                if case.error:
+                    continue
+                sample, tail = run_once(case.argv, case.env)
+                if sample.rc not in case.ok_codes:
+                    case.error = f"exit {sample.rc}: {tail.decode('utf-8', 'replace').strip()[-300:]}"
+                elif rep > 0:
+                    case.samples.append(sample)
+    nbytes = file.stat().st_size
+    out: dict[str, Any] = {"file": str(file), "bytes": nbytes, "views": {}}
+    for name, h, j in cases:
+        out["views"][name] = {
+            "humanSeconds": h.median(),
+            "jsonSeconds": j.median(),
+            "ratio": ratio(h.median(), j.median()),
+            "humanPeakRssBytes": h.peak_rss(),
+            "memoryPerFileByte": (h.peak_rss() or 0) / nbytes if nbytes else None,
+            "error": h.error or j.error,
+        }
+    return out
+
+
+def human_markdown(section: dict[str, Any]) -> str:
+    """The human-vs-JSON table for bench/RESULTS.md."""
+    lines = [
+        f"Human views vs JSON on {section['bytes'] / 1e6:.0f} MB "
+        f"(target: human ≤ {TARGET_HUMAN_RATIO}× JSON; export peak RSS ≤ {TARGET_EXPORT_MEMORY:g}× the file)",
+        "",
+        "| view | human wall | JSON wall | human / JSON | human peak RSS | RSS / file |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, v in section["views"].items():
+        if v["error"]:
+            lines.append(f"| {name} | failed: {v['error'][:60]} | | | | |")
+            continue
+        memory_target = TARGET_EXPORT_MEMORY if name.startswith("export") else None
+        per_byte = v["memoryPerFileByte"]
+        lines.append(
+            f"| {name} | {fmt_s(v['humanSeconds'])} | {fmt_s(v['jsonSeconds'])} "
+            f"| {fmt_r(v['ratio'], TARGET_HUMAN_RATIO)} | {fmt_mb(v['humanPeakRssBytes'])} "
+            f"| {fmt_r(per_byte, memory_target) if per_byte is not None else '—'} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

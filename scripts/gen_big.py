@@ -13,7 +13,9 @@ The same ``--seed`` and size always give byte-identical files (no clock, no ``ra
 
 Shapes (``--shape``): ``compacted`` (the default: Pi auto-compacts as above), ``never`` (no
 compaction, so the context is the whole branch), ``branches`` (a /tree branch after a quarter of the
-turns: hundreds of leaves), ``images`` (a third of the reads return a base64 PNG of 13-160 KB).
+turns: hundreds of leaves), ``tool-images`` (a third of the reads return a base64 PNG of 13-160
+KB), ``images`` (screenshots pasted by the user and returned by a screenshot tool, 40-330 KB each:
+most of the bytes; ``text`` is another name for ``compacted``).
 
 Usage: scripts/gen_big.py [--sizes 1,10,100] [--seed 1] [--shape compacted] [--out bench/data]
        writes <out>/big-<N>mb.jsonl for each size N (megabytes, 10**6 bytes)
@@ -191,7 +193,7 @@ MODELS = [("anthropic", "claude-sonnet-4-5", "anthropic-messages"), ("openai", "
 
 
 #: Session shapes: how often the agent compacts, branches and reads images.
-SHAPES = ("compacted", "never", "branches", "images")
+SHAPES = ("compacted", "never", "branches", "tool-images", "images")
 
 
 class Gen:
@@ -461,7 +463,7 @@ class Gen:
     def tool_result(self, call: dict[str, Any]) -> None:
         r = self.r
         name = call["name"]
-        if name == "read" and self.shape == "images" and r.random() < 0.35:
+        if name == "read" and self.shape == "tool-images" and r.random() < 0.35:
             self.image_result(call)
             return
         if name == "read":
@@ -643,14 +645,63 @@ def generate(size_mb: float, seed: int, shape: str = "compacted") -> bytes:
     return Gen(seed * 1000 + int(size_mb * 10), int(size_mb * 1_000_000), shape).run()
 
 
+class ImageGen(Gen):
+    """An image-heavy session: screenshots pasted by the user and returned by a screenshot tool.
+
+    Base64 images (40 KB to 330 KB each) make up most of the bytes, as in the
+    multi-GB sessions users report; compactions still happen, so older images end up in no
+    leaf's context (what ``pitools slim --images`` removes).
+    """
+
+    def image(self) -> dict[str, Any]:
+        import base64
+
+        data = base64.b64encode(self.r.randbytes(self.r.randint(30_000, 250_000))).decode("ascii")
+        return {"type": "image", "data": data, "mimeType": self.r.choice(["image/png", "image/jpeg"])}
+
+    def user(self) -> None:
+        text = self.paragraphs(self.r.randint(80, 600))
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        content += [self.image() for _ in range(self.r.choice([0, 1, 1, 2]))]
+        e = self.base("message", self.r.uniform(20, 300))
+        e["message"] = {"role": "user", "content": content, "timestamp": self.ms()}
+        images = len(content) - 1
+        self.emit(e, "user", len(text) // 4 + 1 + 1200 * images)
+
+    def tool_result(self, call: dict[str, Any]) -> None:
+        if self.r.random() < 0.12:
+            e = self.base("message", self.r.uniform(0.05, 8))
+            e["message"] = {
+                "role": "toolResult",
+                "toolCallId": call["id"],
+                "toolName": call["name"],
+                "content": [{"type": "text", "text": "Screenshot taken"}, self.image()],
+                "isError": False,
+                "timestamp": self.ms(),
+            }
+            self.emit(e, "toolResult", 1200 + 5)
+        else:
+            super().tool_result(call)
+
+
+def generate_images(size_mb: float, seed: int) -> bytes:
+    """Like :func:`generate`, but most bytes are base64 images (``--shape images``)."""
+    return ImageGen(seed * 1000 + int(size_mb * 10) + 7, int(size_mb * 1_000_000)).run()
+
+
 def file_name(size: str, shape: str = "compacted") -> str:
-    """``big-<N>mb.jsonl`` for the default (auto-compacted) shape, ``big-<shape>-<N>mb.jsonl`` else."""
-    return f"big-{size}mb.jsonl" if shape == "compacted" else f"big-{shape}-{size}mb.jsonl"
+    """``big-<N>mb.jsonl`` (auto-compacted), ``images-<N>mb.jsonl``, ``big-<shape>-<N>mb.jsonl``."""
+    if shape in ("compacted", "text"):
+        return f"big-{size}mb.jsonl"
+    return f"images-{size}mb.jsonl" if shape == "images" else f"big-{shape}-{size}mb.jsonl"
 
 
 def write_session(target: Path, size_mb: float, seed: int, shape: str) -> None:
     """Generate straight to ``target`` (through a temp name), without holding 1 GB of lines twice."""
-    gen = Gen(seed * 1000 + int(size_mb * 10), int(size_mb * 1_000_000), shape)
+    if shape == "images":
+        gen: Gen = ImageGen(seed * 1000 + int(size_mb * 10) + 7, int(size_mb * 1_000_000))
+    else:
+        gen = Gen(seed * 1000 + int(size_mb * 10), int(size_mb * 1_000_000), "compacted" if shape == "text" else shape)
     gen.run(join=False)
     tmp = target.with_suffix(".tmp")
     with open(tmp, "wb") as fh:
@@ -664,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="1,10,100", help="comma-separated sizes in MB (default 1,10,100)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    p.add_argument("--shape", default="compacted", choices=SHAPES, help="session shape (default compacted)")
+    p.add_argument("--shape", default="compacted", choices=[*SHAPES, "text"], help="session shape (default compacted)")
     p.add_argument("--force", action="store_true", help="regenerate even if the file exists")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

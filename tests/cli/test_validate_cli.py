@@ -16,8 +16,9 @@ from syrupy.assertion import SnapshotAssertion
 from pitools.cli.commands import validate as validate_command
 from pitools.core.validate import Finding, ValidationReport
 from pitools.render.validate import github_lines, summary_text
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 OUTPUT_SCHEMA = json.loads((ROOT / "schemas" / "output" / "validate.schema.json").read_text())
 
@@ -118,7 +119,11 @@ def test_human_output(run: Any, snapshot: SnapshotAssertion, monkeypatch: pytest
     files = ["golden/gen-s0013_broken-orphan+dupids/session.jsonl", "golden/gen-s0012_v3/session.jsonl"]
     result = run("validate", *files, exit_code=1)
     assert result.stdout == snapshot
-    assert result.stderr == ""
+    # Messages only on stderr: here, that `pitools repair` can fix these findings.
+    assert (
+        result.stderr
+        == "pitools: hint: `pitools repair FILE --dry-run` shows how it would fix: duplicate-id, orphan-entry\n"
+    )
 
 
 def test_human_output_is_one_unwrapped_line_per_finding(run: Any) -> None:
