@@ -11,16 +11,27 @@ from pitools.render.preview import clip, entry_preview, entry_tag, message_previ
 
 
 def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict[str, Any]:
-    """The ``pitools context --format json`` object (schemas/output/context.schema.json)."""
+    """The ``pitools context --format json`` object (schemas/output/context.schema.json).
+
+    Every message appears twice (under its projected entry and in ``messages``); each is
+    serialized once (:func:`~pitools.core.js.jsonout.serialize_each`) and embedded twice.
+    """
+    from pitools.core.js.jsonout import serialize_each
+
     p = replay.projection
+    shared = serialize_each(p.messages)
+    projection = []
+    at = 0
+    for pe in p.entries:
+        n = len(pe.messages)
+        projection.append({"sourceId": pe.source_id, "sourceType": pe.source_type, "messages": shared[at : at + n]})
+        at += n
     data: dict[str, Any] = {
         "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
         "path": [entry_id(e) for e in replay.path],
         "contextEntries": [entry_id(e) for e in replay.context_entries],
-        "projection": [
-            {"sourceId": pe.source_id, "sourceType": pe.source_type, "messages": pe.messages} for pe in p.entries
-        ],
-        "messages": p.messages,
+        "projection": projection,
+        "messages": shared,
         "thinkingLevel": p.thinking_level,
         "model": p.model,
         "tokenEstimates": replay.token_estimates,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,4 +44,9 @@ def load(
 
         path = resolve_session_ref(path, cwd=cwd, env=env, session_dir=session_dir)
     session = require_valid(open_session(path))
-    return LoadedSession(session, SessionIndex.build(session.entries))
+    loaded = LoadedSession(session, SessionIndex.build(session.entries))
+    # The parsed session holds no reference cycles and lives as long as the command: exempt it
+    # from cyclic collection, which would otherwise rescan millions of objects every time the
+    # work that follows allocates (a third of the time of context/compact on a big session).
+    gc.freeze()
+    return loaded
