@@ -29,7 +29,8 @@ def leaf_option(f: F) -> F:
         "leaf_ref",
         metavar="REF",
         default=None,
-        help="Entry id, unique id prefix, or label (default: Pi's default leaf, the last entry).",
+        help="Entry id, unique id prefix, label, or L<line> (the entry on that line of the file); "
+        "default: Pi's default leaf, the last entry.",
     )(f)
 
 
@@ -86,6 +87,19 @@ def session_argument(f: F) -> F:
         "or ~/.pi/agent/sessions/--<cwd>--). FILE may be a path, a session id or id prefix, or "
         "omitted for the most recent session here.",
     )(f)
+
+
+def note_synthetic_ids(loaded: Any) -> None:
+    """Once per run, on stderr: the ids shown for a v1 file are not in it (see README)."""
+    if not getattr(loaded, "synthetic_ids", False):
+        return
+    from pitools.cli.output import get_output
+
+    get_output().message(
+        "note: this file predates entry ids (format v1): the ids shown (00000001, …) are pitools' "
+        "stand-ins, not in the file, and Pi gives the entries random ids when it migrates it; "
+        "use line numbers to name entries for good (--leaf L17)"
+    )
 
 
 # -- transition: thin wrappers of the output layer ---------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
 from pitools.cli.output import get_output
 
 
@@ -33,6 +33,7 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
 
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
+    note_synthetic_ids(loaded)
     replay = replay_context(loaded.index, leaf)
     counts = None
     if tokenizer:
