@@ -104,3 +104,13 @@ def test_python_dash_m(tmp_path: Path) -> None:
 
 def test_group_is_importable_without_side_effects() -> None:
     assert cli.name in ("cli", "pitools")
+
+
+def test_the_sample_that_make_run_shows_is_clean(run) -> None:
+    sample = ROOT / "examples" / "sample-session.jsonl"
+    assert "SAMPLE := examples/sample-session.jsonl" in (ROOT / "Makefile").read_text()
+    assert "examples/sample-session.jsonl" in README.splitlines()[1]
+    assert run("validate", sample, "--strict").stdout.startswith("1 file checked: no problems found")
+    inspected = run("inspect", sample).stdout
+    assert "Pi's own stats would fail" not in inspected and "0 errors, 0 warnings, 0 info" in inspected
+    assert "unknown model" not in run("context", sample).stdout
