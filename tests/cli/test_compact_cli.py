@@ -16,7 +16,9 @@ from tests.golden.test_conformance import GOLDEN, load_recording
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "summarize"))
 from summarize_fakes import FakeModelServer, Step
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests import support
+
+ROOT = support.ROOT
 PLAN_SCHEMA = json.loads((ROOT / "schemas" / "output" / "compact-plan.schema.json").read_text())
 APPLY_SCHEMA = json.loads((ROOT / "schemas" / "output" / "compact-apply.schema.json").read_text())
 GEN = GOLDEN / "gen-s0001_v3" / "session.jsonl"
@@ -367,9 +369,9 @@ def test_apply_timeout_writes_nothing(run, session: Path, server: FakeModelServe
 
 
 def test_apply_refuses_when_file_changes_during_the_call(session: Path) -> None:
-    from pitools.core.compaction.plan import apply_compaction
     from pitools.core.compaction.prepare import CompactionSettings
     from pitools.core.errors import SessionChangedError
+    from pitools.ops.compaction import apply_compaction
     from pitools.summarize import SummaryResult, zero_usage
 
     class Meddler:

@@ -25,8 +25,8 @@ def command(file: str, format_: str) -> int:
       pitools branches session.jsonl --format json
     """
     from pitools.core.errors import PiCrashError
-    from pitools.core.parity import session_name
     from pitools.core.session.api import load
+    from pitools.core.session.name import session_name
     from pitools.core.views.branches import list_branches
 
     loaded = load(file)

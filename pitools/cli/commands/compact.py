@@ -203,8 +203,8 @@ def _apply(
     out: Any,
     err: Any,
 ) -> None:
-    from pitools.core.compaction.plan import apply_compaction
     from pitools.core.errors import PitoolsError
+    from pitools.ops.compaction import apply_compaction
     from pitools.summarize import build_summarizer, resolve_model
 
     if plan.preparation is None:

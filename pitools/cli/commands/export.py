@@ -55,7 +55,7 @@ def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
 
         new = export_branch(loaded, leaf)
         if output:
-            from pitools.core.session.fork import write_session
+            from pitools.ops.newsession import write_session
 
             write_session(new, output)
             get_output().message(f"wrote {output}")
@@ -75,11 +75,11 @@ def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
 
         text = transcript_markdown(transcript)
     if output:
-        from pitools import store
+        from pitools.ops.newsession import write_new_file
         from pitools.render.safe import safe_text
 
         # Control characters and lone surrogates (no UTF-8 form) are shown escaped, as on stdout.
-        store.write_new(output, [safe_text(text).encode("utf-8")])
+        write_new_file(output, safe_text(text).encode("utf-8"))
         get_output().message(f"wrote {output}")
     else:
         get_output().write_text(text)

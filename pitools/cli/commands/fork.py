@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
@@ -15,15 +14,10 @@ _SESSION_DIR_META = "pitools.session_dir"  # set by session_argument's --session
 
 def write_new_session(new: Any, source: str, output: str | None) -> str:
     """Write ``new`` to ``output`` or where Pi would put it; returns the path written."""
-    from pitools.core.session.fork import new_session_dir, write_session
+    from pitools.ops.newsession import write_where_pi_would
 
-    if output:
-        target = output
-    else:
-        ctx = click.get_current_context()
-        folder = new_session_dir(source, session_dir=ctx.meta.get(_SESSION_DIR_META))
-        target = os.path.join(folder, new.file_name)
-    return write_session(new, target)
+    session_dir = None if output else click.get_current_context().meta.get(_SESSION_DIR_META)
+    return write_where_pi_would(new, source, output, session_dir=session_dir)
 
 
 def report(new: Any, format_: str) -> None:

@@ -53,7 +53,7 @@ def command(all_: bool, cwd: str | None, session_dir: str | None, format_: str, 
       pitools ls
       pitools ls --all --format json
     """
-    from pitools.core.views.listing import list_sessions
+    from pitools.ops.listing import list_sessions
 
     listing = list_sessions(cwd=cwd, session_dir=session_dir, all_=all_, use_cache=not no_cache, progress=_progress())
     data = listing.to_json()

@@ -49,29 +49,22 @@ def command(
         raise click.UsageError("use only one of -o/--output, --in-place and --check")
     if no_backup and not in_place:
         raise click.UsageError("--no-backup only applies to --in-place")
-    from pitools import store
-    from pitools.core.session.loaded import open_session, require_valid
-    from pitools.core.session.migrate_file import migrated_lines
+    from pitools.ops.migrate import plan_migration, write_copy, write_in_place
 
-    before = store.stamp(file) if in_place else None
-    session = require_valid(open_session(file))
-    report = session.migration
-    # A header version that is not a number makes Pi "migrate" (rewrite the file unchanged) on
-    # every open; there is nothing pitools could change, so it is reported, not written.
-    pointless = report.steps == ["none (version is not a number)"]
-    needed = report.needed and not pointless
+    plan = plan_migration(file, in_place=in_place)
+    report = plan.session.migration
+    pointless, needed = plan.pointless, plan.needed
     written: str | None = None
     backup: Any = None
     if needed and not check:
         if in_place:
-            assert before is not None
-            backup = store.atomic_replace(file, migrated_lines(session), expected=before, backup=not no_backup)
+            backup = write_in_place(plan, backup=not no_backup)
             written = file
         elif output == "-":
-            get_output().write_chunks(migrated_lines(session))
+            get_output().write_chunks(plan.lines())
             written = "-"
         elif output:
-            store.write_new(output, migrated_lines(session))
+            write_copy(plan, output)
             written = output
     elif output == "-" and not needed:
         # Nothing to migrate: the output is the file itself.

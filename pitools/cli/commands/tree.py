@@ -61,7 +61,7 @@ def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: s
 
 def _name(entries: list[object]) -> object:
     from pitools.core.errors import PiCrashError
-    from pitools.core.parity import session_name
+    from pitools.core.session.name import session_name
 
     try:
         return session_name(list(entries))
