@@ -8,6 +8,7 @@ one fsynced append (or the new file with ``-o``).
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from pitools.core.compaction.prepare import CompactionSettings, prepare_compacti
 from pitools.core.compaction.prompts import join_summaries
 from pitools.core.compaction.summarizer import Summarizer
 from pitools.core.errors import PitoolsError
+from pitools.core.js.jsonout import to_json_bytes
 from pitools.core.session.api import load
 from pitools.core.session.loaded import entry_type
 
@@ -31,6 +33,19 @@ class ApplyResult:
     backup: str | None
     requests: int
     leaf_was_last: bool
+
+
+def _new_file_header(header: dict[str, Any], source: str, now: _dt.datetime | None) -> dict[str, Any]:
+    """The source's header for a new file: a new session id and timestamp, ``parentSession``
+    pointing at the source (absolute path), every other field kept."""
+    from pitools.core.js.date import iso_now
+    from pitools.core.session.ids import uuid7
+
+    new = dict(header)
+    new["id"] = uuid7(now)
+    new["timestamp"] = iso_now(now)
+    new["parentSession"] = os.path.abspath(source)
+    return new
 
 
 def apply_compaction(
@@ -93,9 +108,17 @@ def apply_compaction(
     leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
     if output:
         store.check_unchanged(path, before)
+        raw = loaded.session.raw
+        header_at, header_len = raw.offsets[0], raw.lengths[0]
+        new_header = _new_file_header(loaded.session.header or {}, path, now)
 
         def chunks() -> Iterator[bytes]:
+            # The source with a new header (new id, parentSession -> source, as Pi's fork and
+            # clone make them), so the two files are two sessions; every entry line unchanged.
             with open(path, "rb") as fh:
+                yield fh.read(header_at)
+                yield to_json_bytes(new_header)
+                fh.seek(header_at + header_len)
                 while chunk := fh.read(1 << 20):
                     yield chunk
             yield line

@@ -62,8 +62,12 @@ def pitools(
     )
 
 
-def in_pty(*args: str | Path, env: Mapping[str, str | None] | None = None) -> tuple[int, bytes]:
-    """Run pitools with stdin, stdout and stderr on a pseudo-terminal; returns (status, output)."""
+def in_pty(
+    *args: str | Path, env: Mapping[str, str | None] | None = None, answer: bytes | None = None
+) -> tuple[int, bytes]:
+    """Run pitools with stdin, stdout and stderr on a pseudo-terminal; returns (status, output).
+
+    ``answer`` is typed once the output shows a ``[y/N]`` prompt."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "pitools", *map(str, args)],
@@ -88,6 +92,9 @@ def in_pty(*args: str | Path, env: Mapping[str, str | None] | None = None) -> tu
         if not data:
             break
         chunks.append(data)
+        if answer is not None and b"[y/N]" in b"".join(chunks):
+            os.write(master, answer)
+            answer = None
     os.close(master)
     return proc.wait(timeout=60), b"".join(chunks)
 
