@@ -123,12 +123,17 @@ def _wrap_os_error(exc: OSError, path: str | os.PathLike[str]) -> PitoolsError:
     return PitoolsError(f"cannot write: {exc.strerror or exc}; the original file is unchanged", path=os.fspath(path))
 
 
-def write_new(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
-    """Write a new file atomically; refuses to overwrite an existing one."""
+def write_new(path: str | os.PathLike[str], chunks: Iterable[bytes], *, overwrite: bool = False) -> None:
+    """Write a new file atomically; refuses to overwrite an existing one unless ``overwrite``.
+
+    The file gets the mode Pi's own writes get: 0666 minus the umask (typically 0644).
+    """
     target = Path(path)
-    if target.exists():
+    if target.exists() and not overwrite:
         raise PitoolsError("output file already exists; choose another path", path=os.fspath(path))
-    _write_then_rename(target, chunks, expected=None, source=None)
+    if target.is_dir():
+        raise PitoolsError("output is a directory, not a file", path=os.fspath(path))
+    _write_then_rename(target, chunks, expected=None, source=None, replace=overwrite)
 
 
 def write_own_file(path: str | os.PathLike[str], data: bytes) -> bool:
@@ -162,6 +167,13 @@ def atomic_replace(
     return made
 
 
+def _umask() -> int:
+    """The process umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _write_then_rename(
     target: Path,
     chunks: Iterable[bytes],
@@ -184,6 +196,10 @@ def _write_then_rename(
             os.fsync(fh.fileno())
         if source is not None:
             shutil.copymode(source, tmp)
+        else:
+            # mkstemp creates 0600; a new session or export gets what Pi's writes get.
+            os.chmod(tmp, 0o666 & ~_umask())
+        if source is not None:
             with _locked(source):
                 if expected is not None:
                     check_unchanged(source, expected)
