@@ -115,3 +115,16 @@ def test_the_sample_that_make_run_shows_is_clean(run) -> None:
     inspected = run("inspect", sample).stdout
     assert "Pi's own stats would fail" not in inspected and "0 errors, 0 warnings, 0 info" in inspected
     assert "unknown model" not in run("context", sample).stdout
+
+
+def test_bare_pitools_and_help_command_print_the_help(run) -> None:
+    bare = run()
+    assert bare.stdout.startswith("Usage: ") and "Commands:" in bare.stdout and "help " in bare.stdout
+    assert run("help").stdout == bare.stdout
+    assert run("help", "tree").stdout == run("tree", "--help").stdout
+    assert "Did you mean 'tree'?" in run("help", "trea", exit_code=2).stderr
+
+
+def test_did_you_mean_for_commands_and_options(run) -> None:
+    assert "Did you mean 'inspect'?" in run("inspct", exit_code=2).stderr
+    assert "Did you mean '--format'?" in run("inspect", SEED, "--formt", "json", exit_code=2).stderr
