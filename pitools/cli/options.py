@@ -44,8 +44,39 @@ def verbosity(verbose: int, quiet: int) -> int:
     return 1 + verbose - quiet
 
 
+STDIN_META = "pitools.stdin"
+
+
+def _stdin_file(ctx: click.Context) -> str:
+    """``-``: the session on stdin, copied to a private temporary file removed at exit.
+
+    The loader reads files (it needs sizes, offsets and a second pass for some checks), so the
+    stream is spooled once; the session itself is never written anywhere else.
+    """
+    import shutil
+    import sys
+    import tempfile
+
+    if sys.stdin.isatty():
+        raise click.BadParameter("'-' reads the session from stdin, but stdin is a terminal", ctx=ctx)
+    folder = tempfile.mkdtemp(prefix="pitools-stdin-")
+    path = os.path.join(folder, "stdin.jsonl")
+    with open(path, "wb") as out:
+        shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+    ctx.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
+    ctx.meta[STDIN_META] = True
+    return path
+
+
+def from_stdin() -> bool:
+    """Whether this run's session came from stdin (``-``): commands that would write refuse."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(STDIN_META))
+
+
 def session_argument(f: F) -> F:
-    """``[FILE]`` plus ``--session-dir``: a session file, a session id or unique id prefix, or nothing.
+    """``[FILE]`` plus ``--session-dir``: a session file, ``-`` (stdin), a session id or unique id
+    prefix, or nothing.
 
     With no FILE the most recent session of the current directory is used, picked as
     ``pi --continue`` picks it; the chosen file is named on stderr. The command receives the
@@ -61,6 +92,8 @@ def session_argument(f: F) -> F:
     def resolve_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if ctx.resilient_parsing:
             return value
+        if value == "-":
+            return _stdin_file(ctx)
         from pitools.core.session.locate import locate_session
 
         located = locate_session(value, session_dir=ctx.meta.get(meta_key))
@@ -84,8 +117,8 @@ def session_argument(f: F) -> F:
         expose_value=False,
         callback=remember_session_dir,
         help="Where Pi's sessions are (default: PI_CODING_AGENT_SESSION_DIR, the sessionDir setting, "
-        "or ~/.pi/agent/sessions/--<cwd>--). FILE may be a path, a session id or id prefix, or "
-        "omitted for the most recent session here.",
+        "or ~/.pi/agent/sessions/--<cwd>--). FILE may be a path, '-' (stdin), a session id or id "
+        "prefix, or omitted for the most recent session here.",
     )(f)
 
 

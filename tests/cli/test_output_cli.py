@@ -557,3 +557,42 @@ def test_debug_after_the_subcommand_shows_the_traceback(tmp_path: Path) -> None:
     assert plain.returncode == 3 and b"Traceback" not in plain.stderr
     debug = pitools("context", SEED, "--debug", env=env)
     assert b"Traceback" in debug.stderr and b"ZeroDivisionError" in debug.stderr
+
+
+# -- stdin ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["inspect"], ["context", "--format", "json"], ["tree"], ["branches"], ["compact", "--dry-run"], ["export"]],
+)
+def test_a_dash_reads_the_session_from_stdin(command: list[str]) -> None:
+    data = SEED.read_bytes()
+    piped = subprocess.run(
+        [sys.executable, "-m", "pitools", command[0], "-", *command[1:]],
+        input=data,
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+    direct = pitools(command[0], SEED, *command[1:])
+    assert piped.returncode == direct.returncode == 0, piped.stderr
+    if command[0] not in ("inspect", "export"):  # these name the file they read
+        assert piped.stdout == direct.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["compact", "--apply", "--model", "builtin"], ["migrate", "--in-place"], ["clone"], ["fork", "--at", "U2"]],
+)
+def test_writing_commands_refuse_stdin_without_an_output(command: list[str]) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "pitools", command[0], "-", *command[1:]],
+        input=SEED.read_bytes(),
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 2 and b"stdin" in r.stderr, r.stderr

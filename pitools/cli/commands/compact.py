@@ -101,6 +101,10 @@ def command(
         raise click.UsageError(f"{'--show-prompt' if show_prompt else '--entries'} only applies to --dry-run")
     if output and no_backup:
         raise click.UsageError("--no-backup has no effect with -o (the original is untouched)")
+    from pitools.cli.options import from_stdin
+
+    if mode == "apply" and not output and from_stdin():
+        raise click.UsageError("a session read from stdin cannot be compacted in place: add -o OUT")
 
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.compaction.settings import resolve_settings

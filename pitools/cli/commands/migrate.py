@@ -52,6 +52,10 @@ def command(
         raise click.UsageError("use only one of -o/--output, --in-place and --check")
     if no_backup and not in_place:
         raise click.UsageError("--no-backup only applies to --in-place")
+    from pitools.cli.options import from_stdin
+
+    if in_place and from_stdin():
+        raise click.UsageError("a session read from stdin cannot be migrated in place: use -o OUT or -o -")
     if force and (not output or output == "-"):
         raise click.UsageError("--force only applies to -o OUT")
     from pitools.ops.migrate import plan_migration, write_copy, write_in_place
