@@ -23,12 +23,25 @@ def format_option(*choices: str, default: str = "human") -> Callable[[F], F]:
     )
 
 
+def _complete_leaf(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+    from pitools.cli.complete import complete_leaf
+
+    return complete_leaf(ctx, param, incomplete)
+
+
+def _complete_session(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+    from pitools.cli.complete import complete_session
+
+    return complete_session(ctx, param, incomplete)
+
+
 def leaf_option(f: F) -> F:
     return click.option(
         "--leaf",
         "leaf_ref",
         metavar="REF",
         default=None,
+        shell_complete=_complete_leaf,
         help="Entry id, unique id prefix, label, or L<line> (the entry on that line of the file); "
         "default: Pi's default leaf, the last entry.",
     )(f)
@@ -109,7 +122,9 @@ def session_argument(f: F) -> F:
         start_progress(f"pitools {ctx.info_name}: working on {os.path.basename(str(located.path))}")
         return str(located.path)
 
-    f = click.argument("file", metavar="[FILE]", required=False, callback=resolve_file)(f)
+    f = click.argument(
+        "file", metavar="[FILE]", required=False, callback=resolve_file, shell_complete=_complete_session
+    )(f)
     return click.option(
         "--session-dir",
         metavar="DIR",

@@ -55,6 +55,9 @@ def resolve_ref(loaded: Any, ref: str, option: str) -> Any:
     "at_ref",
     metavar="REF",
     required=True,
+    shell_complete=lambda ctx, param, incomplete: __import__(
+        "pitools.cli.complete", fromlist=["complete_leaf"]
+    ).complete_leaf(ctx, param, incomplete),
     help="The user message to fork from: id, id prefix or label.",
 )
 @click.option("-o", "--output", metavar="OUT", default=None, help="Write here instead of Pi's session directory.")
