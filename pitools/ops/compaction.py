@@ -61,12 +61,15 @@ def apply_compaction(
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
     expected: store.FileStamp | None = None,
+    new_session: bool = True,
 ) -> ApplyResult:
     """Plan, summarize with ``summarizer``, and append one compaction entry (or write ``output``).
 
     Nothing is written when the plan is empty, the model fails, or the file changed while the
     model was working. ``expected`` is the stamp the caller took before its own first read of
     the file: when given, the file must still match it (the caller's leaf is still current).
+    ``output`` is a new session (new id, ``parentSession`` = ``path``) unless ``new_session`` is
+    false, which keeps the source's header (the golden corpus builds its compacted cases so).
     """
     from pitools.core.compaction.summarizer import SummaryResult
     from pitools.summarize.usage import combine_usage
@@ -110,15 +113,16 @@ def apply_compaction(
         store.check_unchanged(path, before)
         raw = loaded.session.raw
         header_at, header_len = raw.offsets[0], raw.lengths[0]
-        new_header = _new_file_header(loaded.session.header or {}, path, now)
+        new_header = _new_file_header(loaded.session.header or {}, path, now) if new_session else None
 
         def chunks() -> Iterator[bytes]:
             # The source with a new header (new id, parentSession -> source, as Pi's fork and
             # clone make them), so the two files are two sessions; every entry line unchanged.
             with open(path, "rb") as fh:
-                yield fh.read(header_at)
-                yield to_json_bytes(new_header)
-                fh.seek(header_at + header_len)
+                if new_header is not None:
+                    yield fh.read(header_at)
+                    yield to_json_bytes(new_header)
+                    fh.seek(header_at + header_len)
                 while chunk := fh.read(1 << 20):
                     yield chunk
             yield line

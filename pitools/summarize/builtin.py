@@ -124,7 +124,10 @@ def substantive(text: str) -> bool:
     words = re.findall(r"[\w']+", stripped.lower())
     if not words:
         return False
-    return not all(w in _ACKS for w in words) and (len(words) >= 2 or len(stripped) >= 12)
+    if all(w in _ACKS for w in words):
+        return False
+    # Scripts written without spaces (Chinese, Japanese) carry a request in one "word".
+    return len(words) >= 2 or len(stripped) >= 12 or not stripped.isascii()
 
 
 def _sentences(text: str) -> list[str]:

@@ -113,6 +113,7 @@ def test_goal_skips_commands_and_acknowledgements_and_decisions_come_from_the_te
     messages: list[dict[str, Any]] = [
         {"role": "user", "content": "/mode plan"},
         {"role": "user", "content": "yo"},
+        {"role": "user", "content": "ok thanks"},
         {"role": "user", "content": "Make the cache survive restarts."},
         {
             "role": "assistant",
@@ -327,3 +328,7 @@ def test_builtin_summaries_of_every_golden_session_read_like_summaries() -> None
         for goal in sections.get("goal", [])[:1]:
             assert not goal.startswith("/") and len(goal.split()) >= 2, (where, goal)
         assert not any("×" in item for item in sections.get("decisions", [])), where  # no tool counts
+
+
+def test_a_request_without_spaces_is_still_a_request() -> None:
+    assert parse_sections(summarize(messages=[{"role": "user", "content": "检查认证实现"}]))["goal"] == ["检查认证实现"]
