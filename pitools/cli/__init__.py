@@ -49,6 +49,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
+    "repair": (
+        "pitools.cli.commands.repair",
+        "Repair a damaged session so Pi loads it; every fix reported.",
+    ),
+    "slim": (
+        "pitools.cli.commands.slim",
+        "Shrink a session: drop compacted-away images, output, thinking.",
+    ),
     "help": ("pitools.cli.commands.help", "Show the help of pitools or of one command (pitools help tree)."),
 }
 

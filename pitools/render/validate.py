@@ -85,6 +85,16 @@ def _rows(reports: Sequence[ValidationReport]) -> list[tuple[str, str, str, str]
     return rows
 
 
+def repair_hint(reports: Sequence[ValidationReport]) -> str | None:
+    """A closing hint when ``pitools repair`` can fix some findings (codes in REPAIRABLE_CODES)."""
+    from pitools.core.repair import REPAIRABLE_CODES
+
+    codes = sorted({f.code for r in reports for f in r.findings if f.code in REPAIRABLE_CODES and f.severity != "info"})
+    if not codes:
+        return None
+    return f"hint: `pitools repair FILE --dry-run` shows how it would fix: {', '.join(codes)}"
+
+
 def human_lines(reports: Sequence[ValidationReport], fail_on: str) -> list[str]:
     """The lines :func:`render_human` prints, without colour (identical findings grouped)."""
     lines = [f"{where}: {severity} {code} {message}" for where, severity, code, message in _rows(reports)]
