@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SAMPLE := golden/seed-running-example/session.jsonl
+SAMPLE := examples/sample-session.jsonl
 
 .PHONY: install run test lint fmt generate bench golden differential fuzz stress clean
 

@@ -23,7 +23,40 @@ class LoadedSession:
         return self.session.path
 
     def leaf(self, ref: str | None) -> Any:
+        """The entry ``ref`` names: an id, unique id prefix or label, or ``L<line>`` (the entry
+        on that line of the file: stable for any file, v1/v2 ones whose ids are made up too)."""
+        if ref is not None and not self.index.has(ref):
+            line = _line_ref(ref)
+            if line is not None:
+                return self.entry_id_at_line(line, ref)
         return resolve_leaf(self.index, ref, path=self.session.path)
+
+    def entry_id_at_line(self, line: int, ref: str) -> Any:
+        from pitools.core.errors import LeafError
+        from pitools.core.session.loaded import entry_id
+
+        lines = self.session.lines
+        import bisect
+
+        at = bisect.bisect_left(lines, line)
+        if at < len(lines) and lines[at] == line:
+            return entry_id(self.session.entries[at])
+        raise LeafError(
+            f"--leaf {ref!r}: line {line:,} of the file holds no entry (the header, a blank line or an unreadable one)",
+            path=self.session.path,
+        )
+
+    @property
+    def synthetic_ids(self) -> bool:
+        """Whether the ids shown are pitools' stand-ins: a v1 file has none, migration made them up."""
+        return self.session.migration.ids_assigned > 0
+
+
+def _line_ref(ref: str) -> int | None:
+    """``L17`` (or ``l17``) -> 17."""
+    if len(ref) > 1 and ref[0] in "Ll" and ref[1:].isdigit():
+        return int(ref[1:])
+    return None
 
 
 def load(
