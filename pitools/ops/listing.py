@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -25,6 +25,7 @@ def list_sessions(
     use_cache: bool = True,
     progress: ProgressFn | None = None,
     warn: WarnFn | None = None,
+    select: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
 ) -> Listing:
     """``pitools ls``: the summaries of :func:`pitools.core.views.listing.list_sessions`, kept in the index.
 
@@ -36,23 +37,29 @@ def list_sessions(
 
     env = os.environ if env is None else env
     if not use_cache:
-        return _list_sessions(cwd=cwd, env=env, session_dir=session_dir, all_=all_, progress=progress)
+        plain = _list_sessions(cwd=cwd, env=env, session_dir=session_dir, all_=all_, progress=progress)
+        if select is not None:
+            plain.sessions = select(plain.sessions)
+        return plain
     scope = archive_scope(env=env, session_dir=session_dir, all_=all_, cwd=cwd)
     index, stats = updated_index(scope, env=env, progress=progress, warn=warn)
     choice = scope.choice
     try:
-        listed: list[tuple[int, dict[str, Any]]] = []
+        sid_of: dict[str, int] = {}
+        sessions: list[dict[str, Any]] = []
         for r in index.session_rows(scope.folders):
             if r["summary"] is None:
                 continue
             summary = orjson.loads(r["summary"])
             if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, scope.cwd, env):
-                listed.append((r["sid"], summary))
-        totals = listing_totals([s for _sid, s in listed], index, [sid for sid, _s in listed])
+                sid_of[summary["path"]] = r["sid"]
+                sessions.append(summary)
+        sessions.sort(key=_sort_key, reverse=True)
+        if select is not None:
+            sessions = select(sessions)
+        totals = listing_totals(sessions, index, [sid_of[s["path"]] for s in sessions if s["path"] in sid_of])
     finally:
         index.close()
-    sessions = [s for _sid, s in listed]
-    sessions.sort(key=_sort_key, reverse=True)
     return Listing(scope.cwd, all_, choice, scope.folders, sessions, stats.unchanged, totals)
 
 

@@ -110,3 +110,12 @@ def test_ls_totals_row(run: Run, archive: Archive) -> None:
     human = run("ls", "--all").stdout
     assert "total" in human and "2 sessions" in human
     assert "totals" not in json.loads(run("ls", "--all", "--no-cache", "--format", "json").stdout)
+
+
+def test_ls_totals_follow_the_selection(run: Run, archive: Archive) -> None:
+    everything = json.loads(run("ls", "--all", "--format", "json").stdout)
+    one = json.loads(run("ls", "--all", "--limit", "1", "--format", "json").stdout)
+    _validate("ls", one)
+    assert one["count"] == 1 and one["totals"]["sessions"] == 1
+    assert one["totals"]["entryCount"] == one["sessions"][0]["entryCount"]
+    assert one["totals"]["cost"] <= everything["totals"]["cost"]
