@@ -1,4 +1,5 @@
-"""``pitools export``: a branch (or the whole tree) as Markdown, HTML or a standalone JSONL session."""
+"""``pitools export``: a branch (or the whole tree) as Markdown, HTML, a standalone JSONL session,
+OpenTelemetry traces (OTLP) or ATIF trajectories."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from pitools.cli.options import leaf_option, session_argument
 @click.option(
     "--format",
     "format_",
-    type=click.Choice(["markdown", "html", "jsonl"]),
+    type=click.Choice(["markdown", "html", "jsonl", "otlp", "atif"]),
     default="markdown",
     show_default=True,
-    help="markdown and html are transcripts; jsonl is the branch as a session file, as Pi's /export writes it.",
+    help="markdown and html are transcripts; jsonl is the branch as a session file, as Pi's /export writes it; "
+    "otlp is OpenTelemetry GenAI traces (OTLP/JSON); atif is Agent Trajectory Interchange Format.",
 )
 @click.option(
     "--images",
@@ -28,7 +30,21 @@ from pitools.cli.options import leaf_option, session_argument
     help="Images as placeholders or embedded data URIs (default: embed in html, placeholder in markdown).",
 )
 @click.option("-o", "--output", metavar="OUT", default=None, help="Write to OUT (never overwritten) instead of stdout.")
-def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: str | None, output: str | None) -> int:
+@click.option(
+    "--endpoint",
+    metavar="URL",
+    default=None,
+    help="otlp only: send the traces to this OTLP/HTTP collector (e.g. http://localhost:4318) instead of writing them.",
+)
+def command(
+    file: str,
+    leaf_ref: str | None,
+    all_: bool,
+    format_: str,
+    images: str | None,
+    output: str | None,
+    endpoint: str | None,
+) -> int:
     """Export a session as a readable transcript, or its branch as a standalone session.
 
     The transcript shows user and assistant messages, tool calls with their arguments, tool
@@ -37,19 +53,36 @@ def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
     network). jsonl writes the branch the way Pi's /export does: same session id, new timestamp,
     entries re-chained root to leaf.
 
+    otlp writes one trace per branch (spans invoke_agent, chat, execute_tool; OpenTelemetry
+    GenAI semantic conventions 0.1.0) as OTLP/JSON, or sends it with --endpoint over OTLP/HTTP;
+    atif writes one ATIF-v1.7 trajectory per branch (an array with --all). Fork/clone history
+    copied from a parent session is marked as copied context. otlp needs the optional extra:
+    pip install 'pitools[otel]'.
+
     \b
     Examples:
       pitools export session.jsonl --format html -o session.html
       pitools export 0190a1b2 --leaf a1b2c3d4 > branch.md
       pitools export --all --format markdown
+      pitools export session.jsonl --all --format otlp --endpoint http://localhost:4318
+      pitools export session.jsonl --format atif -o trajectory.json
     """
     from pitools.core.session.api import load
+
+    if endpoint is not None and format_ != "otlp":
+        raise click.UsageError("--endpoint is only for --format otlp")
+    if endpoint is not None and output is not None:
+        raise click.UsageError("--endpoint sends the traces; it cannot be combined with -o")
 
     if all_ and leaf_ref is not None:
         raise click.UsageError("--all exports every branch; it cannot be combined with --leaf")
     if all_ and format_ == "jsonl":
         raise click.UsageError("--all cannot be used with --format jsonl (a session file holds one branch here)")
     loaded = load(file)
+    if format_ in ("otlp", "atif"):
+        from pitools.render.export_data import export_data
+
+        return export_data(loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
         from pitools.core.session.fork import export_branch
