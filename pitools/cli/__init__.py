@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
+    "dataset": ("pitools.cli.commands.dataset", "Write sessions as Parquet/JSONL tables for DuckDB, Spark, Trino."),
 }
 
 EXIT_OK = 0

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pitools import __version__
 from pitools.core.errors import MissingExtraError
+from pitools.core.views.branch_common import fnum
 from pitools.core.views.otel import SEMCONV_VERSION, AttrValue, TraceData
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,7 +38,7 @@ def _any_value(common_pb2: Any, value: AttrValue) -> Any:
     if type(value) is int:
         if -(2**63) <= value < 2**63:
             return common_pb2.AnyValue(int_value=value)
-        return common_pb2.AnyValue(double_value=float(value))
+        return common_pb2.AnyValue(double_value=fnum(value))
     if type(value) is float:
         return common_pb2.AnyValue(double_value=value)
     if type(value) is list:
@@ -112,7 +113,7 @@ def _hex_ids(value: Any) -> None:
 
 def otlp_json(request: Any) -> dict[str, Any]:
     """OTLP/JSON for a request: protobuf's JSON mapping, hex ids, integer enums."""
-    from google.protobuf import json_format  # type: ignore[import-untyped]
+    from google.protobuf import json_format
 
     data: dict[str, Any] = json_format.MessageToDict(request, use_integers_for_enums=True)
     _hex_ids(data)

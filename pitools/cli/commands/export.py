@@ -82,7 +82,10 @@ def command(
     if format_ in ("otlp", "atif"):
         from pitools.render.export_data import export_data
 
-        return export_data(loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
+        code = export_data(loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
+        if code:
+            click.get_current_context().exit(code)
+        return 0
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
         from pitools.core.session.fork import export_branch

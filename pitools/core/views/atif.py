@@ -28,7 +28,7 @@ from typing import Any
 
 from pitools.core.js.jsonout import jsonable
 from pitools.core.session.tree import id_text
-from pitools.core.views.branch_common import entry_ms, str_or, text_of, usage_numbers
+from pitools.core.views.branch_common import entry_ms, fnum, str_or, text_of, usage_numbers
 
 ATIF_VERSION = "ATIF-v1.7"
 AGENT_NAME = "pi"
@@ -160,7 +160,7 @@ def branch_trajectory(
                         "prompt_tokens": prompt,
                         "completion_tokens": nums["output"],
                         "cached_tokens": nums["cacheRead"],
-                        "cost_usd": float(nums["cost"]),
+                        "cost_usd": fnum(nums["cost"]),
                         "extra": {"cache_write_tokens": nums["cacheWrite"]},
                     }
                     if eid not in copied:
@@ -204,7 +204,7 @@ def branch_trajectory(
             "total_prompt_tokens": totals["prompt"],
             "total_completion_tokens": totals["completion"],
             "total_cached_tokens": totals["cached"],
-            "total_cost_usd": float(totals["cost"]),
+            "total_cost_usd": fnum(totals["cost"]),
             "total_steps": len(steps),
         },
         "extra": {"pi_leaf_id": leaf_id, "pi_copied_steps": copied_steps},

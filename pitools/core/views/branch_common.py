@@ -38,6 +38,17 @@ def num(value: Any) -> int | float:
     return 0
 
 
+def fnum(value: Any) -> float:
+    """A number as a finite float (cost columns); anything else, or out of range, is 0.0."""
+    if type(value) is not int and type(value) is not float:
+        return 0.0
+    try:
+        f = float(value)
+    except OverflowError:
+        return 0.0
+    return f if math.isfinite(f) else 0.0
+
+
 def usage_numbers(usage: Any) -> dict[str, int | float] | None:
     """Pi's usage record as plain numbers (input excludes cache reads and writes, as Pi counts)."""
     if type(usage) is not dict:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.session.tree import id_text
-from pitools.core.views.branch_common import entry_ms, message_ms, str_or, usage_numbers
+from pitools.core.views.branch_common import entry_ms, fnum, message_ms, str_or, usage_numbers
 
 SEMCONV_NAME = "OpenTelemetry GenAI semantic conventions"
 SEMCONV_VERSION = "0.1.0"
@@ -116,7 +116,7 @@ def _usage_attrs(usage: Any) -> dict[str, AttrValue]:
         "gen_ai.usage.cache_read.input_tokens": nums["cacheRead"],
         "gen_ai.usage.cache_write.input_tokens": nums["cacheWrite"],
         "pi.usage.input": nums["input"],
-        "pi.usage.cost": float(nums["cost"]),
+        "pi.usage.cost": fnum(nums["cost"]),
     }
 
 
