@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := golden/seed-running-example/session.jsonl
 
-.PHONY: install run test lint fmt bench golden differential fuzz stress clean
+.PHONY: install run test lint fmt bench bench-dataset golden differential fuzz stress clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,6 +35,11 @@ fmt: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench_dataset.py
+
+## pitools dataset on a generated 1 GB archive: MB/s and peak memory (bench/out/).
+bench-dataset: $(STAMP)
+	$(BIN)/python scripts/bench_dataset.py
 
 ## Re-record Pi 1.6.0's results for every golden session (needs node and the reference, see README).
 golden: $(STAMP)
