@@ -34,6 +34,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
+    "index": ("pitools.cli.commands.index", "Build or update the archive index (ls, search and usage use it)."),
+    "search": ("pitools.cli.commands.search", "Full-text search over every session, with each hit's branch."),
+    "usage": ("pitools.cli.commands.usage", "Tokens and cost by day/week/month/model/project, forks counted once."),
     "dataset": ("pitools.cli.commands.dataset", "Write sessions as Parquet/JSONL tables for DuckDB, Spark, Trino."),
 }
 

@@ -152,25 +152,30 @@ def _place(folder: str, case: str, name: str) -> Path:
 
 
 def test_list_sorts_by_activity_and_caches(agent: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ls`` through the archive index: same summaries, only changed files read again."""
+    from pitools.ops import archive
+    from pitools.ops.index import SCHEMA_VERSION
+
     here = locate.default_session_dir(os.getcwd(), agent)
     _place(here, "gen-s0000_v3", "a.jsonl")  # activity 2025-10-10
     _place(here, "seed-running-example", "b.jsonl")  # activity 2026-07-29
     _place(here, "gen-s0011_broken-noheader", "c.jsonl")
-    result = listing.list_sessions(env=agent)
+    result = archive.list_sessions(env=agent)
     assert [Path(s["path"]).name for s in result.sessions[:2]] == ["b.jsonl", "a.jsonl"]
     assert [s["status"] for s in result.sessions] == ["ok", "ok", "invalid"]  # unopenable files last
     assert result.cache_hits == 0
+    assert result.sessions == listing.list_sessions(env=agent).sessions  # the index changes nothing
     calls: list[str] = []
     real = listing.summarize_file
     monkeypatch.setattr(listing, "summarize_file", lambda p, st=None: calls.append(p) or real(p, st))
-    again = listing.list_sessions(env=agent)
+    again = archive.list_sessions(env=agent)
     assert again.cache_hits == 3 and calls == [] and again.sessions == result.sessions
     b = Path(here) / "b.jsonl"
     b.write_bytes(b.read_bytes() + b"\n")
-    third = listing.list_sessions(env=agent)
+    third = archive.list_sessions(env=agent)
     assert calls == [str(b)] and third.cache_hits == 2
-    (Path(agent["PITOOLS_CACHE_DIR"]) / f"ls-v{listing.CACHE_VERSION}.json").write_text("garbage")
-    assert listing.list_sessions(env=agent).sessions == third.sessions  # a broken cache is ignored
+    (Path(agent["PITOOLS_CACHE_DIR"]) / f"index-v{SCHEMA_VERSION}.sqlite").write_bytes(b"garbage" * 1000)
+    assert archive.list_sessions(env=agent).sessions == third.sessions  # a broken index is rebuilt
 
 
 def test_list_all_and_shared_dirs(agent: dict[str, str], tmp_path: Path) -> None:
@@ -198,5 +203,9 @@ def test_no_cache_writes_nothing(agent: dict[str, str]) -> None:
     _place(locate.default_session_dir(os.getcwd(), agent), "seed-running-example", "s.jsonl")
     listing.list_sessions(env=agent, use_cache=False)
     assert not Path(agent["PITOOLS_CACHE_DIR"]).exists()
-    assert listing.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/pitools"
-    assert listing.cache_dir({"HOME": "/h"}) == "/h/.cache/pitools"
+    from pitools.ops.index import cache_dir
+
+    assert cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/pitools"
+    assert cache_dir({"HOME": "/h"}, "linux") == "/h/.cache/pitools"
+    assert cache_dir({"HOME": "/h"}, "darwin") == "/h/Library/Caches/pitools"
+    assert cache_dir({"PITOOLS_CACHE_DIR": "/c", "XDG_CACHE_HOME": "/x"}) == "/c"

@@ -39,24 +39,31 @@ def _progress() -> Callable[[int, int], None] | None:
     "per-directory folder under ~/.pi/agent/sessions).",
 )
 @format_option("human", "json")
-@click.option("--no-cache", is_flag=True, help="Read every file again instead of using the summary cache.")
+@click.option("--no-cache", is_flag=True, help="Read every file again instead of using the archive index.")
 @color_option
 def command(all_: bool, cwd: str | None, session_dir: str | None, format_: str, no_cache: bool, color: str) -> int:
     """List sessions the way Pi finds them (pi --resume), newest activity first.
 
     Each row shows the session's name or first message, message and entry counts, leaves, size,
     token and cost totals and models. Markers flag files that need migration (M), that Pi cannot
-    open (!) or read (E), or that Pi's picker leaves out (h). Summaries are cached by path, size
-    and mtime under $PITOOLS_CACHE_DIR (default $XDG_CACHE_HOME/pitools).
+    open (!) or read (E), or that Pi's picker leaves out (h). A totals row ends the table (fork and
+    clone history counted once). Summaries come from the archive index (`pitools index`), which
+    rereads only the files that changed.
 
     \b
     Examples:
       pitools ls
       pitools ls --all --format json
     """
-    from pitools.core.views.listing import list_sessions
+    if no_cache:
+        from pitools.core.views.listing import list_sessions
 
-    listing = list_sessions(cwd=cwd, session_dir=session_dir, all_=all_, use_cache=not no_cache, progress=_progress())
+        listing = list_sessions(cwd=cwd, session_dir=session_dir, all_=all_, progress=_progress())
+    else:
+        from pitools.cli.progress import warn_to_stderr
+        from pitools.ops.archive import list_sessions as list_indexed
+
+        listing = list_indexed(cwd=cwd, session_dir=session_dir, all_=all_, progress=_progress(), warn=warn_to_stderr)
     data = listing.to_json()
     if format_ == "json":
         from pitools.core.js.jsonout import dumps, jsonable

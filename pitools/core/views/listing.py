@@ -17,9 +17,9 @@ Pi's rules mirrored here:
   throw) is still listed, with ``piListed: false`` and a status.
 
 Speed: a file is read once, through ``mmap``; long tool-result lines are recognised from their first
-bytes and skipped unless they carry usage. Summaries are cached by path, size and mtime in
-``$PITOOLS_CACHE_DIR`` (default ``$XDG_CACHE_HOME/pitools``, else ``~/.cache/pitools``); the
-cache is an optimisation only, and any problem with it is ignored.
+bytes and skipped unless they carry usage. This module reads every file each time; ``pitools ls``
+keeps the summaries in the archive index (:func:`pitools.ops.archive.list_sessions`), which
+rereads only the files that changed.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ STATUS_MIGRATE = "needs-migration"
 STATUS_INVALID = "invalid"
 STATUS_ERROR = "error"
 
-CACHE_VERSION = 1
 #: Lines at least this long are first matched against the tool-result prefix and maybe skipped.
 _FAST_PATH_BYTES = 256
 #: The start of a ``toolResult`` or ``bashExecution`` message line as Pi's JSON.stringify writes it.
@@ -395,84 +394,6 @@ def _finish(path: str, st: os.stat_result, scan: _Scan) -> dict[str, Any]:
     return out
 
 
-# -- cache -------------------------------------------------------------------------------------
-
-
-def cache_dir(env: Mapping[str, str]) -> str:
-    """``$PITOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/pitools``, else ``~/.cache/pitools``."""
-    explicit = env.get("PITOOLS_CACHE_DIR")
-    if explicit:
-        return explicit
-    xdg = env.get("XDG_CACHE_HOME")
-    if xdg:
-        return os.path.join(xdg, "pitools")
-    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache", "pitools")
-
-
-class SummaryCache:
-    """Summaries keyed by path, size and mtime, kept in one JSON file; failures are ignored."""
-
-    def __init__(self, directory: str | None) -> None:
-        self.file = os.path.join(directory, f"ls-v{CACHE_VERSION}.json") if directory else None
-        self.items: dict[str, Any] = {}
-        self.dirty = False
-        self.hits = 0
-        if self.file:
-            self._load()
-
-    def _load(self) -> None:
-        import orjson
-
-        try:
-            with open(self.file, "rb") as fh:  # type: ignore[arg-type]
-                data = orjson.loads(fh.read())
-        except (OSError, ValueError):
-            return
-        from pitools import __version__
-
-        if isinstance(data, dict) and data.get("pitools") == __version__ and isinstance(data.get("items"), dict):
-            self.items = data["items"]
-
-    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None:
-        item = self.items.get(path)
-        if isinstance(item, dict) and item.get("size") == st.st_size and item.get("mtimeNs") == st.st_mtime_ns:
-            self.hits += 1
-            summary = item.get("summary")
-            return summary if isinstance(summary, dict) else None
-        return None
-
-    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None:
-        if self.file:
-            self.items[path] = {"size": st.st_size, "mtimeNs": st.st_mtime_ns, "summary": summary}
-            self.dirty = True
-
-    def forget_missing(self, folders: list[str], seen: set[str]) -> None:
-        """Drop entries for files that were in the scanned folders but are gone now."""
-        prefixes = tuple(os.path.join(f, "") for f in folders)
-        for path in list(self.items):
-            if path.startswith(prefixes) and path not in seen:
-                del self.items[path]
-                self.dirty = True
-
-    def save(self) -> None:
-        if not (self.file and self.dirty):
-            return
-        import tempfile
-
-        import orjson
-
-        from pitools import __version__
-
-        try:
-            os.makedirs(os.path.dirname(self.file), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".ls-cache.", dir=os.path.dirname(self.file))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(orjson.dumps({"pitools": __version__, "items": self.items}))
-            os.replace(tmp, self.file)
-        except (OSError, TypeError):
-            return
-
-
 # -- listing ------------------------------------------------------------------------------------
 
 
@@ -486,9 +407,11 @@ class Listing:
     folders: list[str]
     sessions: list[dict[str, Any]]
     cache_hits: int = 0
+    #: The totals row (``pitools ls`` from the index: fork/clone history counted once).
+    totals: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "cwd": self.cwd,
             "all": self.all,
             "sessionDir": self.choice.directory,
@@ -497,6 +420,9 @@ class Listing:
             "count": len(self.sessions),
             "sessions": self.sessions,
         }
+        if self.totals is not None:
+            out["totals"] = self.totals
+        return out
 
 
 def _sort_key(summary: dict[str, Any]) -> tuple[bool, str, str]:
@@ -514,7 +440,11 @@ def list_sessions(
     use_cache: bool = True,
     progress: ProgressFn | None = None,
 ) -> Listing:
-    """Pi's ``SessionManager.list(cwd, sessionDir)`` (or ``listAll``) with pitools' summaries."""
+    """Pi's ``SessionManager.list(cwd, sessionDir)`` (or ``listAll``) with pitools' summaries.
+
+    Every file is read (``use_cache`` is kept for callers; the index in :mod:`pitools.ops.archive`
+    is where summaries are kept between runs).
+    """
     env = os.environ if env is None else env
     here = os.getcwd()
     cwd = resolve_path(cwd or here, here, env)
@@ -525,7 +455,6 @@ def list_sessions(
         folders = [choice.directory]
     folders = [os.path.abspath(f) for f in folders]
     files = [p for folder in folders for p in session_files(folder)]
-    cache = SummaryCache(cache_dir(env) if use_cache else None)
     summaries: dict[str, dict[str, Any]] = {}
     todo: list[tuple[str, os.stat_result]] = []
     for path in files:
@@ -536,11 +465,7 @@ def list_sessions(
             continue
         if not stat_mod.S_ISREG(st.st_mode):
             continue
-        cached = cache.get(path, st)
-        if cached is None:
-            todo.append((path, st))
-        else:
-            summaries[path] = cached
+        todo.append((path, st))
     done = len(summaries)
     if progress is not None and files:
         progress(done, len(files))
@@ -549,7 +474,6 @@ def list_sessions(
     for path, st in todo:
         summary = summarize_file(path, st)
         summaries[path] = summary
-        cache.put(path, st, summary)
         done += 1
         if progress is not None:
             progress(done, len(files))
@@ -558,7 +482,5 @@ def list_sessions(
         for path, summary in summaries.items()
         if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, cwd, env)
     ]
-    cache.forget_missing(folders, set(files))
-    cache.save()
     sessions.sort(key=_sort_key, reverse=True)
-    return Listing(cwd, all_, choice, folders, sessions, cache.hits)
+    return Listing(cwd, all_, choice, folders, sessions, 0)
