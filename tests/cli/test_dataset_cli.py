@@ -360,3 +360,59 @@ def test_missing_pyarrow_is_one_line(run: Run, tmp_path: Path, monkeypatch: pyte
         result.stderr
         == "pitools: Parquet output needs pyarrow: pip install 'pitools[dataset]' (or use --format jsonl)\n"
     )
+
+
+def test_duckdb_totals_equal_pitools_usage_json(tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The archive generator of the index tests (true totals known by construction) → dataset →
+    DuckDB: the same totals as `pitools usage --format json`, and as the generator's truth."""
+    from tests.archive_gen import Archive, env_for
+
+    env = env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    ar = Archive(tmp_path / "agent", seed=18)
+    parent = ar.new("/work/app")
+    parent.conversation(4)
+    parent.tool_result("sub-agent ran", tool="subagent", with_usage=True)
+    parent.usage_entry()
+    parent.compaction(first_kept=parent.assistant()["id"])
+    parent.conversation(2)
+    fork_point = parent.leaf
+    parent.branch_from(parent.entries[0]["id"])
+    abandoned = parent.assistant()["id"]
+    parent.branch_from(fork_point)
+    parent.branch_summary(from_id=abandoned)
+    parent.conversation(1)
+    parent.write()
+    clone = ar.fork(parent, fork_point)
+    clone.conversation(2)
+    clone.write()
+    grandchild = ar.fork(clone, clone.leaf, cwd="/work/other")  # type: ignore[arg-type]
+    grandchild.conversation(1)
+    grandchild.write()
+    other = ar.new("/work/twins")
+    other.conversation(3)
+    other.write()
+
+    usage = json.loads(run("usage", "--format", "json", "--by", "session").stdout)["totals"]
+    out = tmp_path / "pi-dataset"
+    run("dataset", str(ar.sessions_root), "-o", str(out))
+    ((i, o, cr, cw, total, cost),) = _run_examples(out)["totals"]
+    assert (i, o, cr, cw, total) == (
+        usage["input"],
+        usage["output"],
+        usage["cacheRead"],
+        usage["cacheWrite"],
+        usage["totalTokens"],
+    )
+    assert cost == pytest.approx(usage["cost"], rel=1e-9)
+    truth = ar.truth()
+    assert (i, o, cost) == (truth["input"], truth["output"], pytest.approx(truth["cost"], rel=1e-9))
+    records = (
+        duckdb.connect()
+        .execute(f"SELECT count(*) FROM read_parquet('{out.as_posix()}/usage/**/*.parquet') WHERE NOT copied")
+        .fetchone()[0]
+    )
+    assert records == usage["records"] == truth["records"]
