@@ -416,3 +416,15 @@ def test_duckdb_totals_equal_pitools_usage_json(tmp_path: Path, run: Run, monkey
         .fetchone()[0]
     )
     assert records == usage["records"] == truth["records"]
+
+
+def test_outdir_inside_the_input_folder_is_not_read_back(tmp_path: Path, run: Run) -> None:
+    src = tmp_path / "sessions"
+    src.mkdir()
+    shutil.copyfile(GOLDEN / "seed-running-example" / "session.jsonl", src / "a.jsonl")
+    out = src / "tables"
+    run("dataset", str(src), "-o", str(out), "--format", "jsonl")
+    again = run("dataset", str(src), "-o", str(out), "--format", "jsonl")
+    assert "1 session(s)" in again.stderr and "0 skipped" in again.stderr
+    rows = [json.loads(line) for line in (out / "messages").glob("*.jsonl").__next__().read_text().splitlines()]
+    assert rows[0]["timestamp"] == "2026-07-29T09:00:01.000Z" and rows[0]["role"] == "user"
