@@ -130,26 +130,21 @@ class ParquetSink:
         import pyarrow.parquet as pq
 
         self.schema = _arrow_schema(columns)
-        self.names = [c.name for c in columns]
-        self.buffer: dict[str, list[Any]] = {n: [] for n in self.names}
-        self.count = 0
+        self.rows: list[dict[str, Any]] = []
         self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
 
     def add(self, row: dict[str, Any]) -> None:
-        for name in self.names:
-            self.buffer[name].append(row[name])
-        self.count += 1
-        if self.count >= BATCH_ROWS:
+        self.rows.append(row)
+        if len(self.rows) >= BATCH_ROWS:
             self.flush()
 
     def flush(self) -> None:
         import pyarrow as pa
 
-        if self.count:
-            batch = pa.RecordBatch.from_pydict(self.buffer, schema=self.schema)
-            self.writer.write_batch(batch)
-            self.buffer = {n: [] for n in self.names}
-            self.count = 0
+        if self.rows:
+            # Arrow converts the row dicts in C++ (faster than appending column by column here).
+            self.writer.write_batch(pa.RecordBatch.from_pylist(self.rows, schema=self.schema))
+            self.rows = []
 
     def close(self) -> None:
         self.flush()
@@ -262,6 +257,7 @@ def build_dataset(
         path_by_key[key] = path
         refs.append(lineage.SessionRef(key, header.get("id"), header.get("parentSession"), os.path.dirname(key)))
     parents = lineage.resolve_parents(refs)
+    parent_keys = set(parents.values())
 
     # Pass 2: rewrite what changed (or whose ancestors changed).
     key_cache: dict[str, set[Any]] = {}
@@ -279,7 +275,7 @@ def build_dataset(
             continue
         try:
             files, rows = _write_session(
-                key, info["path"], chain, parents, key_cache, outdir, format_, partition_by, info["size"]
+                key, info["path"], chain, parents, parent_keys, key_cache, outdir, format_, partition_by, info["size"]
             )
         except PitoolsError as exc:
             report.skipped.append((info["path"], exc.message))
@@ -330,11 +326,13 @@ def _remove(outdir: str, rel: Any) -> None:
 
 
 def _copied_ids(
-    key: str, entries: list[Any], chain: list[str], key_cache: dict[str, set[Any]]
-) -> tuple[set[str], list[Any]]:
+    key: str, entries: list[Any], chain: list[str], key_cache: dict[str, set[Any]], has_children: bool
+) -> set[str]:
     from pitools.core.session.loaded import open_session
     from pitools.core.views import lineage
 
+    if not chain and not has_children:
+        return set()  # nothing to compare, and no later session will ask for this one's keys
     held: list[set[Any]] = []
     for ancestor in chain:
         keys = key_cache.get(ancestor)
@@ -350,8 +348,9 @@ def _copied_ids(
         held.append(keys)
     own = lineage.entry_keys(entries)
     copied = {eid for eid, _ in lineage.copied_keys(own, held)}
-    key_cache[key] = own  # a child later in the run may need this session's keys
-    return copied, held
+    if has_children:
+        key_cache[key] = own  # a child later in the run needs this session's keys
+    return copied
 
 
 def _write_session(
@@ -359,6 +358,7 @@ def _write_session(
     path: str,
     chain: list[str],
     parents: dict[str, str | None],
+    parent_keys: set[str | None],
     key_cache: dict[str, set[Any]],
     outdir: str,
     format_: str,
@@ -374,7 +374,7 @@ def _write_session(
 
     session = require_valid(open_session(key))
     index = SessionIndex.build(session.entries)
-    copied, _ = _copied_ids(key, session.entries, chain, key_cache)
+    copied = _copied_ids(key, session.entries, chain, key_cache, key in parent_keys)
     header = session.header or {}
     part = partition_dir(partition_by, entry_ms(header), project_of(header.get("cwd")))
     stem = session_file_stem(key)

@@ -300,7 +300,8 @@ def session_rows(session: Session, index: SessionIndex, meta: SessionMeta) -> It
                 {
                     **base,
                     "entry_id": eid_s,
-                    "timestamp": _ms_of_iso(record.timestamp),
+                    # The record's time is the entry's, else its message's (usage.entry_time).
+                    "timestamp": ts if ts is not None else _ms_of_iso(record.timestamp),
                     "source": record.source,
                     "provider": clean(record.provider),
                     "model": clean(record.model),
