@@ -161,9 +161,11 @@ def usage_report(
     session: str | None = None,
 ) -> Any:
     """``pitools usage``: sums over every usage record in scope, copied fork history counted once."""
-    from pitools.core.views.usage_report import BUCKET_MS, SessionInfo, Sums, UsageGroup, build_report
+    from pitools.core.views.usage_report import PERIODS, SessionInfo, Sums, UsageGroup, build_report
 
-    where, params = _session_filters(scope, project=project, cwd=cwd, session=session)
+    swhere, params = _session_filters(scope, project=project, cwd=cwd, session=session)
+    # A semi-join on the sessions in scope: cheaper than joining every usage row.
+    where = [f"u.sid IN (SELECT s.sid FROM sessions s WHERE {' AND '.join(swhere) or '1'})"]
     lo = parse_time(since, tz) if since else None
     hi = parse_time(until, tz, end=True) if until else None
     if lo is not None:
@@ -172,29 +174,74 @@ def usage_report(
     if hi is not None:
         where.append("u.ts < ?")
         params.append(hi)
+    cond = " AND ".join(where)
+    conn = index.conn
+    if by in PERIODS:
+        key_sql = _local_day_sql(conn, tz, cond, params)
+    elif by in ("project", "session"):
+        key_sql = "u.sid"
+    else:
+        key_sql = "NULL"
     sql = (
-        f"SELECT u.ts / {BUCKET_MS}, s.sid, u.provider, u.model, u.copied, sum(u.input), sum(u.output), "
+        f"SELECT {key_sql}, u.provider, u.model, u.copied, sum(u.input), sum(u.output), "
         "sum(u.cache_read), sum(u.cache_write), sum(u.cost), count(*) "
-        "FROM usage u JOIN sessions s ON s.sid = u.sid "
-        f"WHERE {' AND '.join(where) or '1'} GROUP BY 1, 2, 3, 4, 5"
+        f"FROM usage u WHERE {cond} GROUP BY 1, 2, 3, 4"
     )
     infos: dict[int, SessionInfo] = {}
-    for sid, path, hid, name, scwd in index.conn.execute("SELECT sid, path, header_id, name, cwd FROM sessions"):
-        infos[sid] = SessionInfo(path, hid, name, scwd)
+    if by in ("project", "session"):
+        for sid, path, hid, name, scwd in conn.execute("SELECT sid, path, header_id, name, cwd FROM sessions"):
+            infos[sid] = SessionInfo(path, hid, name, scwd)
+    epoch = _dt.date(1970, 1, 1)
+    days: dict[int, str] = {}
     groups: list[UsageGroup] = []
     copied: list[UsageGroup] = []
-    for bucket, sid, provider, model, is_copied, i, o, r, w, c, n in index.conn.execute(sql, params):
-        g = UsageGroup(
-            None if bucket is None else int(bucket) * BUCKET_MS,
-            infos[sid],
-            provider or "",
-            model or "",
-            Sums(i or 0, o or 0, r or 0, w or 0, c or 0, n),
-        )
+    for key, provider, model, is_copied, i, o, r, w, c, n in conn.execute(sql, params):
+        info: SessionInfo | None = None
+        if by in PERIODS:
+            if key is not None:
+                if key not in days:
+                    days[key] = (epoch + _dt.timedelta(days=key)).isoformat()
+                key = days[key]
+        elif by == "session":
+            info = infos.get(key)
+            key = info.path if info is not None else None
+        elif by == "project":
+            key = infos[key].cwd if key in infos else None
+        g = UsageGroup(key, provider or "", model or "", Sums(i or 0, o or 0, r or 0, w or 0, c or 0, n), info)
         (copied if is_copied else groups).append(g)
+    sessions = conn.execute(
+        f"SELECT count(DISTINCT u.sid) FROM usage u WHERE {cond} AND u.copied = 0", params
+    ).fetchone()[0]
     return build_report(
-        groups, by=by, tz=tz, tz_name=tz_name, breakdown=breakdown, since=since, until=until, copied=copied
+        groups,
+        by=by,
+        tz_name=tz_name,
+        sessions=sessions,
+        breakdown=breakdown,
+        since=since,
+        until=until,
+        copied=copied,
     )
+
+
+def _local_day_sql(conn: Any, tz: _dt.tzinfo, cond: str, params: Sequence[Any]) -> str:
+    """SQL for a record's local day number in ``tz``: its time plus the offset in force then."""
+    from pitools.core.views.usage_report import offset_pieces
+
+    lo, hi = conn.execute(f"SELECT min(u.ts), max(u.ts) FROM usage u WHERE {cond}", params).fetchone()
+    if lo is None:
+        return "NULL"
+    pieces = offset_pieces(tz, int(lo) // 1000 - 1, int(hi) // 1000 + 1)
+    if len(pieces) == 1:
+        offset = str(pieces[0][1])
+    else:
+        cases = " ".join(
+            f"WHEN u.ts < {start * 1000} THEN {prev}"
+            for (start, _), (_, prev) in zip(pieces[1:], pieces[:-1], strict=True)
+        )
+        offset = f"(CASE {cases} ELSE {pieces[-1][1]} END)"
+    # Whole days since 1970-01-01 in local time (integer arithmetic: cheaper than strftime).
+    return f"(u.ts / 1000 + {offset}) / 86400"
 
 
 def _session_filters(

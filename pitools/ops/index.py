@@ -238,15 +238,18 @@ class ArchiveIndex:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
                 raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
-            self._create(conn, want_shards)
+            if version == 0:
+                self._create(conn, want_shards)  # a warm open writes nothing
             shards = self.shard_count(conn)
             for k in range(shards):
                 conn.execute("ATTACH DATABASE ? AS ?", (self.shard_path(k), f"s{k}"))
-                if self.fts:
+                ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='fts_thinking'").fetchone()
+                if self.fts and not ready[0]:
                     for stmt in _SHARD_SCHEMA.strip().split(";\n"):
                         if stmt.strip():
                             conn.execute(stmt.replace("IF NOT EXISTS ", f"IF NOT EXISTS s{k}."))
                 conn.execute(f"PRAGMA s{k}.journal_mode=WAL")
+                conn.execute(f"PRAGMA s{k}.synchronous=NORMAL")
             # Touch every table once: a corrupt file fails here, not in the user's query.
             conn.execute("SELECT count(*) FROM meta").fetchone()
             conn.execute("SELECT sid FROM sessions LIMIT 1").fetchall()
@@ -359,11 +362,13 @@ class ArchiveIndex:
             if self.fts:
                 for k in range(self.shard_count()):
                     for table in ("fts", "fts_thinking"):
-                        conn.execute(f"DELETE FROM s{k}.{table}")
-                        conn.execute(f"INSERT INTO s{k}.{table}({table}) VALUES('optimize')")
+                        # A contentless table cannot DELETE; 'delete-all' empties it.
+                        conn.execute(f"INSERT INTO s{k}.{table}({table}) VALUES('delete-all')")
             if not self.in_memory:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("VACUUM")
+                    for k in range(self.shard_count()):
+                        conn.execute(f"VACUUM s{k}")
 
     # -- small readers ---------------------------------------------------------------------------
     def session_rows(self, folders: Sequence[str] | None = None) -> list[sqlite3.Row]:
@@ -644,7 +649,7 @@ class _Updater:
     def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
         from pitools.core.views.lineage import default_canonical
 
-        summary = _summary(rows.path)
+        summary = rows.summary if rows.summary is not None else _summary(rows.path)
         header = rows.header or {}
         parent = header.get("parentSession")
         conn = self.conn
@@ -810,6 +815,7 @@ def _index_batch(
         conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("BEGIN IMMEDIATE")
             for rows in out:
                 conn.executemany("INSERT INTO fts(rowid, body) VALUES(?, ?)", rows.texts)

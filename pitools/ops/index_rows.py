@@ -10,19 +10,18 @@ import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pitools.core.js.date import js_date_ms
-from pitools.core.views.entry_tree import TreeFacts, tree_facts
-from pitools.core.views.search_text import entry_text
-from pitools.core.views.usage import entry_time, entry_usage
+if TYPE_CHECKING:  # the loader and tree core load only when a file is indexed (warm runs skip them)
+    from pitools.core.views.entry_tree import TreeFacts
 
 #: Bytes at the end of the indexed part whose hash proves the prefix unchanged on the next run.
 TAIL_BYTES = 4096
-#: Search indexes at most this much text per entry: the head and the tail of longer ones
-#: (huge tool outputs); ``search --regex`` scans the full text.
-TEXT_HEAD = 48 * 1024
-TEXT_TAIL = 16 * 1024
+#: Search indexes at most this much text per entry: the head and the tail of longer ones (long
+#: tool outputs, file contents). Tokenizing is what a cold build spends most of its time on
+#: (SQLite's FTS5 takes in ~10 MB/s per core here); ``search --regex`` scans the full text.
+TEXT_HEAD = 8 * 1024
+TEXT_TAIL = 2 * 1024
 #: An entry's search row id is ``sid << ROWID_SHIFT | ord``.
 ROWID_SHIFT = 24
 MAX_ORD = (1 << ROWID_SHIFT) - 1
@@ -51,6 +50,8 @@ class FileRows:
     texts: list[tuple[int, str]] = field(default_factory=list)
     thinking: list[tuple[int, str]] = field(default_factory=list)
     error: str | None = None
+    #: ``ls``'s summary of the file (:func:`pitools.core.views.listing.summarize_file`).
+    summary: dict[str, Any] | None = None
 
 
 def tail_hash(path: str, end: int) -> bytes:
@@ -70,6 +71,9 @@ def cap_text(text: str) -> str:
 
 def ts_ms(entry: Any) -> int | None:
     """The entry's time in Unix milliseconds (see :func:`pitools.core.views.usage.entry_time`)."""
+    from pitools.core.js.date import js_date_ms
+    from pitools.core.views.usage import entry_time
+
     if type(entry) is not dict:
         return None
     iso = entry_time(entry)
@@ -110,6 +114,9 @@ def entry_rows(
     with_text: bool = True,
 ) -> None:
     """Append the rows of ``entries`` (numbered from ``first_ord``) to ``out``."""
+    from pitools.core.views.search_text import entry_text
+    from pitools.core.views.usage import entry_usage
+
     base = sid << ROWID_SHIFT
     for k, entry in enumerate(entries):
         ord_ = first_ord + k
@@ -185,9 +192,12 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     from pitools.core.errors import PitoolsError
     from pitools.core.session.load import gc_paused
     from pitools.core.session.loaded import open_session
+    from pitools.core.views.entry_tree import tree_facts
+    from pitools.core.views.listing import summarize_file
 
     size = st.st_size
     out = FileRows(path, size, st.st_mtime_ns, st.st_ino, size, b"", False, False, None, None, [])
+    out.summary = summarize_file(path)
     try:
         with gc_paused():
             session = open_session(path)

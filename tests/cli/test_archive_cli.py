@@ -55,8 +55,9 @@ def test_index_json(run: Run, archive: Archive) -> None:
     assert data["update"]["added"] == 2 and data["sessions"] == 2 and data["fts"] is True
     again = json.loads(run("index", "--format", "json").stdout)
     assert again["update"]["unchanged"] == 2 and again["update"]["added"] == 0
-    rebuilt = json.loads(run("index", "--rebuild", "--format", "json").stdout)
-    assert rebuilt["update"]["added"] == 2
+    rebuilt = run("index", "--rebuild", "--format", "json")
+    assert json.loads(rebuilt.stdout)["update"]["added"] == 2
+    assert json.loads(rebuilt.stdout)["update"]["inMemory"] is False and rebuilt.stderr == ""
     assert "2 session files" in run("index").stdout
     run("index", "--all", "--session-dir", "x", exit_code=2)
 

@@ -94,8 +94,10 @@ def _check_totals(report: Any, truth: dict[str, Any]) -> None:
 
 def _usage(env: dict[str, str], **kw: Any) -> Any:
     scope = archive_scope(env=env)
-    index, _ = updated_index(scope, env=env)
+    warnings: list[str] = []
+    index, _ = updated_index(scope, env=env, warn=warnings.append)
     try:
+        assert not index.in_memory and warnings == []  # no silent fallback
         return usage_report(index, scope, **kw)
     finally:
         index.close()
@@ -258,7 +260,15 @@ def test_old_schema_version_is_replaced(home: dict[str, Any]) -> None:
     db = sqlite3.connect(main)
     db.execute("PRAGMA user_version=999")
     db.close()
-    _check_totals(_usage(env), ar.truth())
+    warnings: list[str] = []
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env, warn=warnings.append)
+    try:
+        assert not index.in_memory and any("schema version 999" in m for m in warnings)
+        _check_totals(usage_report(index, scope), ar.truth())
+    finally:
+        index.close()
+    _check_totals(_usage(env), ar.truth())  # and the next run is quiet
 
 
 def test_cache_inside_pi_folder_is_refused(home: dict[str, Any]) -> None:
@@ -412,3 +422,64 @@ def test_search_filters_and_order(home: dict[str, Any]) -> None:
     assert {h.path for h in one.hits} == {str(w["clone"].path)}
     limited = _search(env, "index", limit=3)
     assert len(limited.hits) == 3 and limited.truncated
+
+
+def test_offset_pieces_cut_days_like_the_zone() -> None:
+    """Local days across daylight-saving changes equal Python's own conversion, to the second."""
+    from zoneinfo import ZoneInfo
+
+    from pitools.core.views.usage_report import offset_pieces
+
+    rng = random.Random(5)
+    for name in ("Europe/Paris", "America/St_Johns", "Asia/Kathmandu", "Australia/Lord_Howe", "UTC"):
+        tz = ZoneInfo(name)
+        lo, hi = 1_735_689_600, 1_798_761_600  # 2025-01-01 .. 2027-01-01
+        pieces = offset_pieces(tz, lo, hi)
+        probes = [rng.randint(lo, hi) for _ in range(300)] + [start for start, _ in pieces[1:]]
+        probes += [start - 1 for start, _ in pieces[1:]]
+        for t in probes:
+            offset = [off for start, off in pieces if start <= t][-1]
+            local = dt.datetime.fromtimestamp(t, dt.UTC) + dt.timedelta(seconds=offset)
+            assert local.date() == dt.datetime.fromtimestamp(t, tz).date(), (name, t)
+        if name == "Europe/Paris":
+            assert len(pieces) == 5  # four changes in two years
+
+
+def test_days_in_a_time_zone(home: dict[str, Any]) -> None:
+    """A record at 23:30 UTC belongs to the next day in Paris (UTC+1 in winter, +2 in summer)."""
+    from zoneinfo import ZoneInfo
+
+    ar = Archive(home["agent"], seed=1)
+    w = ar.new("/work/tz")
+    for stamp in ("2026-03-28T23:30:00.000Z", "2026-07-01T21:59:00.000Z", "2026-07-01T22:01:00.000Z"):
+        w.clock = int(dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000) - 1_000
+        w.rng = random.Random(0)
+        w.usage_entry()
+        w.entries[-1]["timestamp"] = stamp
+    w.write()
+    utc = _usage(home["env"], by="day", tz=dt.UTC, tz_name="UTC")
+    assert [r.key for r in utc.rows] == ["2026-03-28", "2026-07-01"]
+    paris = _usage(home["env"], by="day", tz=ZoneInfo("Europe/Paris"), tz_name="Europe/Paris")
+    assert [(r.key, r.sums.records) for r in paris.rows] == [("2026-03-29", 1), ("2026-07-01", 1), ("2026-07-02", 1)]
+    weeks = _usage(home["env"], by="week", tz=ZoneInfo("Europe/Paris"), tz_name="Europe/Paris")
+    assert [r.key for r in weeks.rows] == ["2026-W13", "2026-W27"]
+
+
+def test_without_fts5_search_scans(home: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python whose SQLite lacks FTS5 still searches (by scanning), with the same hits."""
+    _ar, w = _build(home["agent"])
+    with_fts = _search(home["env"], "platypus lighthouse")
+    monkeypatch.setattr(index_mod, "fts5_available", lambda: False)
+    env = dict(home["env"], PITOOLS_CACHE_DIR=str(home["tmp"] / "nofts"))
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env)
+    try:
+        assert not index.fts
+        result = search(index, scope, "platypus lighthouse")
+    finally:
+        index.close()
+    assert result.mode == "scan"
+    assert [(h.path, h.entry_id, h.leaves) for h in result.hits] == [
+        (h.path, h.entry_id, h.leaves) for h in with_fts.hits
+    ]
+    assert with_fts.mode == "fts" and result.hits and result.hits[0].path == str(w["parent"].path)

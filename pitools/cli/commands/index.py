@@ -57,11 +57,12 @@ def command(session_dir: str | None, all_: bool, rebuild: bool, format_: str, co
             "shards": index.shard_count(),
             "folders": scope.folders,
             "sessions": index.conn.execute("SELECT count(*) FROM sessions").fetchone()[0],
-            "sizeBytes": index_size(index),
+            "sizeBytes": None,
             "update": stats.to_json(),
         }
     finally:
         index.close()
+    data["sizeBytes"] = index_size(index)  # after close: the write-ahead log is folded in
     if format_ == "json":
         write_json(data)
     else:

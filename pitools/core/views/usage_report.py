@@ -1,10 +1,11 @@
 """``pitools usage``: group usage sums by period, model, provider, project or session.
 
-Input is a list of :class:`UsageGroup` (sums over usage records that share a 15-minute UTC bucket,
-a session and a provider/model; the index pre-aggregates them so that a warm report reads few
-rows). Periods are cut in the requested time zone: 15-minute buckets are fine-grained enough for
-every real UTC offset (…:30 and …:45 included). Records without a valid time fall in the
-``(no date)`` row of a period report.
+Input is a list of :class:`UsageGroup`: sums over the usage records that share a key (the local
+day for periods, the cwd, the session) and a provider/model, which the index computes in SQL so
+that a warm report reads few rows. Days are cut in the requested time zone: :func:`offset_pieces`
+lists the zone's UTC offsets over the data's time range (daylight-saving changes included), and
+the query adds the offset in force to each record's time. Weeks (ISO) and months are made of
+days here. Records without a valid time fall in the ``(no date)`` row of a period report.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-BUCKET_MS = 15 * 60 * 1000
 BY_CHOICES = ("day", "week", "month", "model", "provider", "project", "session")
 PERIODS = ("day", "week", "month")
 NO_DATE = "(no date)"
@@ -63,13 +63,17 @@ class SessionInfo:
 
 @dataclass(slots=True)
 class UsageGroup:
-    """Sums of the records of one session, one provider/model, one 15-minute bucket (or no time)."""
+    """Sums of the records that share a key and a provider/model.
 
-    bucket_ms: int | None
-    session: SessionInfo
+    ``key``: the local day (``2026-03-01``, or None without a time) for periods, the cwd for
+    ``project``, the session path for ``session``; ignored for ``model`` and ``provider``.
+    """
+
+    key: str | None
     provider: str
     model: str
     sums: Sums
+    session: SessionInfo | None = None
 
 
 @dataclass(slots=True)
@@ -121,17 +125,47 @@ class UsageReport:
         }
 
 
-def period_key(bucket_ms: int | None, by: str, tz: _dt.tzinfo) -> str:
-    """The day (``2026-03-01``), ISO week (``2026-W09``) or month (``2026-03``) of a bucket in ``tz``."""
-    if bucket_ms is None:
+def period_key(day: str | None, by: str) -> str:
+    """The day (``2026-03-01``), ISO week (``2026-W09``) or month (``2026-03``) of a local day."""
+    if day is None:
         return NO_DATE
-    when = _dt.datetime.fromtimestamp(bucket_ms / 1000, tz)
     if by == "day":
-        return when.strftime("%Y-%m-%d")
-    if by == "week":
-        year, week, _ = when.isocalendar()
-        return f"{year:04d}-W{week:02d}"
-    return when.strftime("%Y-%m")
+        return day
+    if by == "month":
+        return day[:7]
+    year, week, _ = _dt.date.fromisoformat(day).isocalendar()
+    return f"{year:04d}-W{week:02d}"
+
+
+def _offset(tz: _dt.tzinfo, seconds: int) -> int:
+    off = _dt.datetime.fromtimestamp(seconds, tz).utcoffset()
+    return int(off.total_seconds()) if off is not None else 0
+
+
+def offset_pieces(tz: _dt.tzinfo, lo_s: int, hi_s: int) -> list[tuple[int, int]]:
+    """``[(from_second, utc_offset_seconds), …]``: the zone's offsets over ``[lo_s, hi_s]``.
+
+    The first piece starts at ``lo_s``; each later one where the offset changes (found to the
+    second by bisection inside the day it changes in).
+    """
+    current = _offset(tz, lo_s)
+    pieces = [(lo_s, current)]
+    t = lo_s
+    while t < hi_s:
+        nxt = min(t + 86_400, hi_s)
+        off = _offset(tz, nxt)
+        if off != current:
+            a, b = t, nxt
+            while b - a > 1:
+                mid = (a + b) // 2
+                if _offset(tz, mid) == current:
+                    a = mid
+                else:
+                    b = mid
+            pieces.append((b, off))
+            current = off
+        t = nxt
+    return pieces
 
 
 def model_name(provider: str, model: str) -> str:
@@ -142,8 +176,8 @@ def build_report(
     groups: Iterable[UsageGroup],
     *,
     by: str,
-    tz: _dt.tzinfo,
     tz_name: str,
+    sessions: int,
     breakdown: bool = False,
     since: str | None = None,
     until: str | None = None,
@@ -154,21 +188,17 @@ def build_report(
         raise ValueError(f"unknown grouping {by!r}")
     rows: dict[str, ReportRow] = {}
     totals = Sums()
-    sessions: set[str] = set()
-    period_cache: dict[int | None, str] = {}
     for g in groups:
         if by in PERIODS:
-            key = period_cache.get(g.bucket_ms)
-            if key is None:
-                key = period_cache[g.bucket_ms] = period_key(g.bucket_ms, by, tz)
+            key = period_key(g.key, by)
         elif by == "model":
             key = model_name(g.provider, g.model)
         elif by == "provider":
             key = g.provider
         elif by == "project":
-            key = g.session.cwd or "(no cwd)"
+            key = g.key or "(no cwd)"
         else:
-            key = g.session.path
+            key = g.key or ""
         row = rows.get(key)
         if row is None:
             row = rows[key] = ReportRow(key, session=g.session if by == "session" else None)
@@ -176,7 +206,6 @@ def build_report(
         if breakdown:
             row.models.setdefault(model_name(g.provider, g.model), Sums()).add(g.sums)
         totals.add(g.sums)
-        sessions.add(g.session.path)
     ordered = list(rows.values())
     if by in PERIODS:
         ordered.sort(key=lambda r: (r.key == NO_DATE, r.key))
@@ -185,4 +214,4 @@ def build_report(
     excluded = Sums()
     for g in copied:
         excluded.add(g.sums)
-    return UsageReport(by, tz_name, since, until, breakdown, ordered, totals, len(sessions), excluded)
+    return UsageReport(by, tz_name, since, until, breakdown, ordered, totals, sessions, excluded)
