@@ -17,6 +17,11 @@ class SendResult:
     message: str
 
 
+def _printable(text: str, limit: int = 200) -> str:
+    """A collector's words, safe for a terminal (no control or escape characters)."""
+    return "".join(c if c.isprintable() else " " for c in text[:limit])
+
+
 def traces_url(endpoint: str) -> str:
     """The URL to POST to: a bare collector address gets OTLP/HTTP's ``/v1/traces`` path."""
     parts = urlsplit(endpoint)
@@ -46,7 +51,7 @@ def send(request: Any, endpoint: str, *, timeout: float = 30.0, headers: dict[st
     except httpx.HTTPError as exc:
         raise ExportError(f"could not send to {url}: {exc}") from exc
     if not 200 <= response.status_code < 300:
-        snippet = response.text[:200].replace("\n", " ")
+        snippet = _printable(response.text)
         raise ExportError(f"{url} answered HTTP {response.status_code}: {snippet}")
     rejected, message = 0, ""
     if response.content:
@@ -57,5 +62,5 @@ def send(request: Any, endpoint: str, *, timeout: float = 30.0, headers: dict[st
             answer = None
         if answer is not None and answer.HasField("partial_success"):
             rejected = answer.partial_success.rejected_spans
-            message = answer.partial_success.error_message
+            message = _printable(answer.partial_success.error_message)
     return SendResult(url, response.status_code, rejected, message)

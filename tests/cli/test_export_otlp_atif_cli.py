@@ -332,3 +332,44 @@ def test_atif_and_otlp_on_every_golden_session(run: Run, case: str) -> None:
         run("export", str(path), "--format", "otlp", "--all")
     else:
         assert result.exit_code == 1 and result.stderr.count("\n") == 1
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if self.path == "/partial":
+            answer = trace_service_pb2.ExportTraceServiceResponse()
+            answer.partial_success.rejected_spans = 3
+            answer.partial_success.error_message = "too old"
+            body, code = answer.SerializeToString(), 200
+        else:
+            body, code = b"quota exceeded", 429
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_otlp_collector_refusals_are_exit_1(run: Run) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_port}"
+        partial = run("export", str(SESSION), "--format", "otlp", "--endpoint", f"{base}/partial", exit_code=1)
+        assert "the collector rejected 3 span(s): too old" in partial.stderr
+        refused = run("export", str(SESSION), "--format", "otlp", "--endpoint", f"{base}/v1/traces", exit_code=1)
+        assert "answered HTTP 429: quota exceeded" in refused.stderr
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_export_data_never_overwrites(run: Run, tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    out.write_text("keep")
+    result = run("export", str(SESSION), "--format", "atif", "-o", str(out), exit_code=1)
+    assert "already exists" in result.stderr and out.read_text() == "keep"
