@@ -428,3 +428,11 @@ def test_outdir_inside_the_input_folder_is_not_read_back(tmp_path: Path, run: Ru
     assert "1 session(s)" in again.stderr and "0 skipped" in again.stderr
     rows = [json.loads(line) for line in (out / "messages").glob("*.jsonl").__next__().read_text().splitlines()]
     assert rows[0]["timestamp"] == "2026-07-29T09:00:01.000Z" and rows[0]["role"] == "user"
+
+
+def test_hostile_file_names_are_not_printed_raw(tmp_path: Path, run: Run) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "evil\x1b[31m.jsonl").write_text('{"not": "a session"}\n')
+    result = run("dataset", str(src), "-o", str(tmp_path / "o"), "--format", "jsonl", exit_code=1)
+    assert "\x1b" not in result.stderr and "evil\\x1b[31m.jsonl: skipped" in result.stderr

@@ -5,6 +5,10 @@ from __future__ import annotations
 import click
 
 
+def _safe(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 @click.command("dataset")
 @click.argument("inputs", nargs=-1, required=True, metavar="FILE|DIR...")
 @click.option("-o", "--output", "outdir", required=True, metavar="OUTDIR", help="Folder for the tables (created).")
@@ -45,7 +49,8 @@ def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: st
         outdir,
         format_=format_,
         partition_by=partition_by,
-        warn=lambda message: click.echo(f"pitools: {message}", err=True),
+        # File names and loader messages may hold control characters: never send them raw.
+        warn=lambda message: click.echo(f"pitools: {_safe(message)}", err=True),
     )
     mb = report.bytes_read / 1e6
     click.echo(
