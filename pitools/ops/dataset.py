@@ -250,10 +250,11 @@ def build_dataset(
     parents = lineage.resolve_parents(refs)
     parent_keys = set(parents.values())
 
-    # Pass 2: rewrite what changed (or whose ancestors changed).
+    # Pass 2: rewrite what changed (or whose ancestors changed), each fork family parent first so
+    # a child finds its ancestors' entry keys in the cache instead of reading them again.
     key_cache: dict[str, set[Any]] = {}
     new_sessions: dict[str, Any] = {}
-    for ref in refs:
+    for ref in _family_order(refs, parents):
         key = ref.key
         info = info_by_key[key]
         chain = lineage.ancestors(key, parents)
@@ -302,6 +303,36 @@ def build_dataset(
         warn(f"{path}: skipped: {reason}")
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _family_order(refs: list[Any], parents: dict[str, str | None]) -> list[Any]:
+    """``refs`` depth-first from each lineage root (discovery order otherwise kept)."""
+    by_key = {r.key: r for r in refs}
+    children: dict[str, list[str]] = {}
+    for r in refs:
+        parent = parents.get(r.key)
+        if parent is not None:
+            children.setdefault(parent, []).append(r.key)
+    out: list[Any] = []
+    seen: set[str] = set()
+    for r in refs:
+        if r.key in seen:
+            continue
+        # Climb to the top of this session's family (a parentSession loop stops the climb).
+        top = r.key
+        climbed = {top}
+        while (up := parents.get(top)) is not None and up not in climbed:
+            climbed.add(up)
+            top = up
+        stack = [top]
+        while stack:
+            key = stack.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(by_key[key])
+            stack.extend(reversed(children.get(key, ())))
+    return out
 
 
 def _remove(outdir: str, rel: Any) -> None:

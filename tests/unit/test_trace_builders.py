@@ -112,3 +112,21 @@ def test_partition_dir_and_traces_url() -> None:
     assert len(hive_value("é" * 300)) < 130
     assert traces_url("http://127.0.0.1:4318") == "http://127.0.0.1:4318/v1/traces"
     assert traces_url("http://h:1/custom/path") == "http://h:1/custom/path"
+
+
+def test_family_order_puts_parents_first_and_survives_loops() -> None:
+    from pitools.core.views.lineage import SessionRef
+    from pitools.ops.dataset import _family_order
+
+    refs = [SessionRef(k) for k in ("grandchild", "loner", "child", "root", "loop-a", "loop-b")]
+    parents: dict[str, str | None] = {
+        "grandchild": "child",
+        "child": "root",
+        "root": None,
+        "loner": None,
+        "loop-a": "loop-b",
+        "loop-b": "loop-a",
+    }
+    order = [r.key for r in _family_order(refs, parents)]
+    assert sorted(order) == sorted(r.key for r in refs)
+    assert order.index("root") < order.index("child") < order.index("grandchild")
