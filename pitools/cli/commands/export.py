@@ -80,7 +80,7 @@ def command(
         raise click.UsageError("--all cannot be used with --format jsonl (a session file holds one branch here)")
     loaded = load(file)
     if format_ in ("otlp", "atif"):
-        from pitools.render.export_data import export_data
+        from pitools.cli.export_data import export_data
 
         code = export_data(loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
         if code:

@@ -1,4 +1,4 @@
-"""Pure builders behind export otlp/atif and dataset: edge cases a golden session may not hold."""
+"""Pure builders behind export otlp/atif: edge cases a golden session may not hold."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import pytest
 
 from pitools.core.views.atif import branch_trajectory
 from pitools.core.views.otel import branch_trace
-from pitools.ops.dataset import hive_value, partition_dir
-from pitools.ops.otlp_send import traces_url
 
 HEADER = {"type": "session", "version": 3, "id": "S", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w/p"}
 USAGE = {"input": 10, "output": 5, "cacheRead": 100, "cacheWrite": 7, "cost": {"total": 0.5}}
@@ -88,45 +86,3 @@ def test_atif_orphan_result_and_non_object_arguments() -> None:
     assert orphan.source == "system" and orphan.observation.results[0].source_call_id is None
     assert orphan.timestamp is None  # the entry's time does not parse
     assert agent.metrics.prompt_tokens == 117 and agent.metrics.cached_tokens == 100
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("proj", "proj"),
-        ("..", "%2E%2E"),
-        ("a/b", "a%2Fb"),
-        ("", "__HIVE_DEFAULT_PARTITION__"),
-        (None, "__HIVE_DEFAULT_PARTITION__"),
-        ("x y", "x%20y"),
-    ],
-)
-def test_hive_value_never_names_a_path(text: str | None, expected: str) -> None:
-    assert hive_value(text) == expected
-
-
-def test_partition_dir_and_traces_url() -> None:
-    assert partition_dir("day", 1767225600000, None) == "day=2026-01-01"
-    assert partition_dir("day", None, None) == "day=__HIVE_DEFAULT_PARTITION__"
-    assert partition_dir(None, 1, "p") == ""
-    assert len(hive_value("é" * 300)) < 130
-    assert traces_url("http://127.0.0.1:4318") == "http://127.0.0.1:4318/v1/traces"
-    assert traces_url("http://h:1/custom/path") == "http://h:1/custom/path"
-
-
-def test_family_order_puts_parents_first_and_survives_loops() -> None:
-    from pitools.core.views.lineage import SessionRef
-    from pitools.ops.dataset import _family_order
-
-    refs = [SessionRef(k) for k in ("grandchild", "loner", "child", "root", "loop-a", "loop-b")]
-    parents: dict[str, str | None] = {
-        "grandchild": "child",
-        "child": "root",
-        "root": None,
-        "loner": None,
-        "loop-a": "loop-b",
-        "loop-b": "loop-a",
-    }
-    order = [r.key for r in _family_order(refs, parents)]
-    assert sorted(order) == sorted(r.key for r in refs)
-    assert order.index("root") < order.index("child") < order.index("grandchild")

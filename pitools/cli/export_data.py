@@ -1,4 +1,4 @@
-"""``export --format otlp|atif``: build (ops), encode (render), then write or send."""
+"""``export --format otlp|atif`` (CLI glue): build (ops), encode (render), then write (store) or send."""
 
 from __future__ import annotations
 
