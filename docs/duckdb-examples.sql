@@ -38,8 +38,10 @@ GROUP BY ALL
 ORDER BY month, cost DESC;
 
 -- name: longest_sessions
--- Wall-clock span of each session's own entries (copied fork history left out).
+-- Wall-clock span of each session's own entries (copied fork history left out). Grouped by
+-- session_key: session ids are not unique (Pi's /export keeps the id).
 SELECT
+    s.path,
     s.session_id,
     s.project,
     s.name,
