@@ -200,9 +200,14 @@ def build_dataset(
     *,
     format_: str = "parquet",
     partition_by: str | None = None,
+    jobs: int | None = None,
     warn: Callable[[str], None] = lambda _m: None,
 ) -> DatasetReport:
-    """Write (or bring up to date) the dataset of ``inputs`` in ``outdir``."""
+    """Write (or bring up to date) the dataset of ``inputs`` in ``outdir``.
+
+    ``jobs`` worker processes write sessions side by side (None: one per core, at most
+    ``MAX_JOBS``, and only when there is enough to write; each worker holds one parsed session).
+    """
     from pitools.core.session.locate import read_session_header
     from pitools.core.views import lineage
 
@@ -252,8 +257,8 @@ def build_dataset(
 
     # Pass 2: rewrite what changed (or whose ancestors changed), each fork family parent first so
     # a child finds its ancestors' entry keys in the cache instead of reading them again.
-    key_cache: dict[str, set[Any]] = {}
     new_sessions: dict[str, Any] = {}
+    todo: list[tuple[str, list[str], list[list[str]]]] = []
     for ref in _family_order(refs, parents):
         key = ref.key
         info = info_by_key[key]
@@ -264,17 +269,21 @@ def build_dataset(
             report.unchanged += 1
             report.sessions += 1
             new_sessions[key] = {**prev, "path": info["path"], "mtimeNs": info["mtimeNs"]}
-            continue
-        try:
-            files, rows = _write_session(
-                key, info["path"], chain, parents, parent_keys, key_cache, outdir, format_, partition_by, info["size"]
-            )
-        except PitoolsError as exc:
-            report.skipped.append((info["path"], exc.message))
+        else:
+            todo.append((key, chain, signature))
+    common = (parents, parent_keys, outdir, format_, partition_by)
+    work = [(key, info_by_key[key]["path"], chain, info_by_key[key]["size"]) for key, chain, _ in todo]
+    signatures = {key: signature for key, _, signature in todo}
+    for (key, _path, _chain, _size), outcome in _run(work, common, jobs):
+        info = info_by_key[key]
+        prev = old_sessions.get(key)
+        if isinstance(outcome, str):  # the session could not be loaded
+            report.skipped.append((info["path"], outcome))
             if isinstance(prev, dict):
                 for rel in prev.get("files", ()):
                     _remove(outdir, rel)
             continue
+        files, rows = outcome
         if isinstance(prev, dict):
             for rel in set(prev.get("files", ())) - set(files):
                 _remove(outdir, rel)
@@ -288,7 +297,7 @@ def build_dataset(
             "size": info["size"],
             "mtimeNs": info["mtimeNs"],
             "sha256": info["sha256"],
-            "lineage": signature,
+            "lineage": signatures[key],
             "files": files,
         }
     for key, prev in old_sessions.items():
@@ -303,6 +312,50 @@ def build_dataset(
         warn(f"{path}: skipped: {reason}")
     report.seconds = time.perf_counter() - started
     return report
+
+
+#: Entry keys of recently written sessions, per process (a fork family's parent is written first).
+_KEY_CACHE: dict[str, set[Any]] = {}
+#: At most this many worker processes by default; below PARALLEL_MIN_BYTES one process does it all.
+MAX_JOBS = 4
+PARALLEL_MIN_BYTES = 64_000_000
+
+Outcome = tuple[list[str], dict[str, int]] | str
+
+
+def _write_one(item: tuple[str, str, list[str], int], common: tuple[Any, ...]) -> Outcome:
+    key, path, chain, size = item
+    parents, parent_keys, outdir, format_, partition_by = common
+    try:
+        return _write_session(key, path, chain, parents, parent_keys, outdir, format_, partition_by, size)
+    except PitoolsError as exc:
+        return exc.message
+
+
+def _run(
+    work: list[tuple[str, str, list[str], int]], common: tuple[Any, ...], jobs: int | None
+) -> Iterable[tuple[tuple[str, str, list[str], int], Outcome]]:
+    """Each item's outcome, written in this process or by a pool of fresh ("spawn") workers.
+
+    Workers are spawned, not forked: a fork of a process whose Arrow thread pools are running
+    can deadlock. Results come back as they finish; files are written by the workers themselves.
+    """
+    if jobs is None:
+        total = sum(item[3] for item in work)
+        jobs = min(os.cpu_count() or 1, MAX_JOBS) if total >= PARALLEL_MIN_BYTES else 1
+    jobs = max(1, min(jobs, len(work)))
+    if jobs == 1:
+        _KEY_CACHE.clear()
+        for item in work:
+            yield item, _write_one(item, common)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_write_one, item, common): item for item in work}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
 
 
 def _family_order(refs: list[Any], parents: dict[str, str | None]) -> list[Any]:
@@ -381,7 +434,6 @@ def _write_session(
     chain: list[str],
     parents: dict[str, str | None],
     parent_keys: set[str | None],
-    key_cache: dict[str, set[Any]],
     outdir: str,
     format_: str,
     partition_by: str | None,
@@ -396,7 +448,7 @@ def _write_session(
 
     session = require_valid(open_session(key))
     index = SessionIndex.build(session.entries)
-    copied = _copied_ids(key, session.entries, chain, key_cache, key in parent_keys)
+    copied = _copied_ids(key, session.entries, chain, _KEY_CACHE, key in parent_keys)
     header = session.header or {}
     part = partition_dir(partition_by, entry_ms(header), project_of(header.get("cwd")))
     stem = session_file_stem(key)

@@ -436,3 +436,17 @@ def test_hostile_file_names_are_not_printed_raw(tmp_path: Path, run: Run) -> Non
     (src / "evil\x1b[31m.jsonl").write_text('{"not": "a session"}\n')
     result = run("dataset", str(src), "-o", str(tmp_path / "o"), "--format", "jsonl", exit_code=1)
     assert "\x1b" not in result.stderr and "evil\\x1b[31m.jsonl: skipped" in result.stderr
+
+
+def test_worker_processes_write_the_same_tables(archive: Path, tmp_path: Path, run: Run) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    run("dataset", str(archive), "-o", str(one), "-j", "1", exit_code=1)
+    run("dataset", str(archive), "-o", str(two), "-j", "2", exit_code=1)
+    con = duckdb.connect()
+    for table in ("sessions", "entries", "messages", "tool_calls", "compactions", "usage"):
+        query = "SELECT * FROM read_parquet('{}/" + table + "/*.parquet') ORDER BY ALL"
+        assert (
+            con.execute(query.format(one.as_posix())).fetchall() == con.execute(query.format(two.as_posix())).fetchall()
+        )
+    manifest = [json.loads((d / "_pitools_dataset.json").read_text())["sessions"] for d in (one, two)]
+    assert manifest[0] == manifest[1]

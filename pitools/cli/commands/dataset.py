@@ -26,7 +26,16 @@ def _safe(text: str) -> str:
     default=None,
     help="Hive-style folders per session: day=YYYY-MM-DD (the session's start) or project_dir=<cwd name>.",
 )
-def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: str | None) -> int:
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Worker processes (default: one per core, at most 4, when over 64 MB is to be written; 1 = none). "
+    "Each holds one parsed session in memory.",
+)
+def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: str | None, jobs: int | None) -> int:
     """Write sessions as tables: sessions, entries, messages, tool_calls, compactions, usage.
 
     Directories are searched for *.jsonl session files. Run it again on the same OUTDIR and only
@@ -49,6 +58,7 @@ def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: st
         outdir,
         format_=format_,
         partition_by=partition_by,
+        jobs=jobs,
         # File names and loader messages may hold control characters: never send them raw.
         warn=lambda message: click.echo(f"pitools: {_safe(message)}", err=True),
     )
