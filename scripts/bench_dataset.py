@@ -5,8 +5,9 @@ The archive (deterministic, generated once into ``bench/out/dataset-archive``): 
 of ``--big-mb`` MB plus sessions of 10 MB up to ``--size-mb`` in total, spread over a few project
 folders, with a clone of every tenth session (real fork history for the ``copied`` flags). Each
 run is one ``pitools dataset`` process (start-up included); peak memory is its max RSS
-(``os.wait4`` rusage), and its CPU time (user + system) is reported beside the wall time, since
-on a shared machine the wall time mostly measures the neighbours. Measured: a full build
+(``os.wait4`` rusage: the largest single process, the command or one of its workers), and its
+CPU time (user + system, workers included) is reported beside the wall time, since on a shared
+machine the wall time mostly measures the neighbours. Measured: a full build
 (Parquet), the same as JSONL, an incremental re-run with nothing changed, and one after a turn is
 appended to one session.
 
@@ -107,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         out = OUT / f"dataset-{fmt}"
         shutil.rmtree(out, ignore_errors=True)
         results[f"full-{fmt}"] = run([*pitools(), "dataset", str(archive), "-o", str(out), "--format", fmt])
+    out = OUT / "dataset-parquet-j1"
+    shutil.rmtree(out, ignore_errors=True)
+    results["full-parquet -j 1"] = run([*pitools(), "dataset", str(archive), "-o", str(out), "-j", "1"])
     out = OUT / "dataset-parquet"
     results["incremental-unchanged"] = run([*pitools(), "dataset", str(archive), "-o", str(out)])
     victim = next(iter(sorted(archive.rglob("s0001.jsonl"))))
@@ -133,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         "| run | wall s | MB/s (wall) | CPU s | MB/s (CPU) | peak RSS | RSS / biggest file |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name in ("full-parquet", "full-jsonl", "incremental-unchanged", "incremental-one-changed"):
+    for name in ("full-parquet", "full-parquet -j 1", "full-jsonl", "incremental-unchanged", "incremental-one-changed"):
         r = results[name]
         rows.append(
             f"| {name} | {r['seconds']:.1f} | {mb / r['seconds']:.1f} | {r['cpuSeconds']:.1f} "
