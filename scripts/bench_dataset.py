@@ -108,9 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         out = OUT / f"dataset-{fmt}"
         shutil.rmtree(out, ignore_errors=True)
         results[f"full-{fmt}"] = run([*pitools(), "dataset", str(archive), "-o", str(out), "--format", fmt])
-    out = OUT / "dataset-parquet-j1"
+    out = OUT / "dataset-parquet-j2"
     shutil.rmtree(out, ignore_errors=True)
-    results["full-parquet -j 1"] = run([*pitools(), "dataset", str(archive), "-o", str(out), "-j", "1"])
+    results["full-parquet -j 2"] = run([*pitools(), "dataset", str(archive), "-o", str(out), "-j", "2"])
     out = OUT / "dataset-parquet"
     results["incremental-unchanged"] = run([*pitools(), "dataset", str(archive), "-o", str(out)])
     victim = next(iter(sorted(archive.rglob("s0001.jsonl"))))
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         "| run | wall s | MB/s (wall) | CPU s | MB/s (CPU) | peak RSS | RSS / biggest file |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name in ("full-parquet", "full-parquet -j 1", "full-jsonl", "incremental-unchanged", "incremental-one-changed"):
+    for name in ("full-parquet", "full-parquet -j 2", "full-jsonl", "incremental-unchanged", "incremental-one-changed"):
         r = results[name]
         rows.append(
             f"| {name} | {r['seconds']:.1f} | {mb / r['seconds']:.1f} | {r['cpuSeconds']:.1f} "

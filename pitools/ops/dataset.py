@@ -205,8 +205,8 @@ def build_dataset(
 ) -> DatasetReport:
     """Write (or bring up to date) the dataset of ``inputs`` in ``outdir``.
 
-    ``jobs`` worker processes write sessions side by side (None: one per core, at most
-    ``MAX_JOBS``, and only when there is enough to write; each worker holds one parsed session).
+    ``jobs`` worker processes write sessions side by side (None or 1: this process alone; each
+    worker holds one parsed session, so memory grows with ``jobs``).
     """
     from pitools.core.session.locate import read_session_header
     from pitools.core.views import lineage
@@ -316,10 +316,6 @@ def build_dataset(
 
 #: Entry keys of recently written sessions, per process (a fork family's parent is written first).
 _KEY_CACHE: dict[str, set[Any]] = {}
-#: At most this many worker processes by default; below PARALLEL_MIN_BYTES one process does it all.
-MAX_JOBS = 4
-PARALLEL_MIN_BYTES = 64_000_000
-
 Outcome = tuple[list[str], dict[str, int]] | str
 
 
@@ -340,10 +336,7 @@ def _run(
     Workers are spawned, not forked: a fork of a process whose Arrow thread pools are running
     can deadlock. Results come back as they finish; files are written by the workers themselves.
     """
-    if jobs is None:
-        total = sum(item[3] for item in work)
-        jobs = min(os.cpu_count() or 1, MAX_JOBS) if total >= PARALLEL_MIN_BYTES else 1
-    jobs = max(1, min(jobs, len(work)))
+    jobs = max(1, min(jobs or 1, len(work)))
     if jobs == 1:
         _KEY_CACHE.clear()
         for item in work:

@@ -32,7 +32,7 @@ def _safe(text: str) -> str:
     type=click.IntRange(min=1),
     default=None,
     metavar="N",
-    help="Worker processes (default: one per core, at most 4, when over 64 MB is to be written; 1 = none). "
+    help="Worker processes writing sessions side by side (default 1: this process alone). "
     "Each holds one parsed session in memory.",
 )
 def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: str | None, jobs: int | None) -> int:
