@@ -131,6 +131,21 @@ def write_new(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
     _write_then_rename(target, chunks, expected=None, source=None)
 
 
+def write_own_file(path: str | os.PathLike[str], data: bytes) -> bool:
+    """Replace a file pitools owns (its cache) atomically, creating its folder; False on failure.
+
+    Not for sessions: no change detection, no backup, and errors are swallowed because such a
+    file can always be rebuilt.
+    """
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_then_rename(target, [data], expected=None, source=None, replace=True)
+    except (OSError, PitoolsError):
+        return False
+    return True
+
+
 def atomic_replace(
     path: str | os.PathLike[str], chunks: Iterable[bytes], *, expected: FileStamp, backup: bool = True
 ) -> Path | None:
@@ -148,7 +163,12 @@ def atomic_replace(
 
 
 def _write_then_rename(
-    target: Path, chunks: Iterable[bytes], *, expected: FileStamp | None, source: Path | None
+    target: Path,
+    chunks: Iterable[bytes],
+    *,
+    expected: FileStamp | None,
+    source: Path | None,
+    replace: bool = False,
 ) -> None:
     folder = target.parent if str(target.parent) else Path(".")
     try:

@@ -1,18 +1,18 @@
-"""A throttled one-line progress counter on stderr, shown only when stderr is a terminal."""
+"""A throttled one-line progress bar on stderr, drawn only where the output layer allows it."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 
 
 def progress_line(label: str) -> Callable[[int, int], None] | None:
-    """``label n/total`` redrawn in place (at most ten times a second); None when not a terminal."""
-    if not sys.stderr.isatty():
-        return None
-    import click
+    """``label ███░░ n/total`` redrawn in place (at most ten times a second); None off a terminal."""
+    from pitools.cli.output import get_output
 
+    out = get_output()
+    if not out.progress:
+        return None
     last = [0.0]
 
     def show(done: int, total: int) -> None:
@@ -24,12 +24,14 @@ def progress_line(label: str) -> Callable[[int, int], None] | None:
         filled = width * done // total if total else width
         bar = "█" * filled + "░" * (width - filled)
         end = "\r\x1b[K" if done >= total else "\r"
-        click.echo(f"\r{label} {bar} {done}/{total}{end}", err=True, nl=False)
+        out.stderr.write(f"\r{label} {bar} {done}/{total}{end}")
+        out.stderr.flush()
 
     return show
 
 
 def warn_to_stderr(message: str) -> None:
-    import click
+    """One ``pitools: warning: …`` line on stderr (the index falling back, rebuilding)."""
+    from pitools.cli.output import get_output
 
-    click.echo(f"pitools: warning: {message}", err=True)
+    get_output().message(f"warning: {message}")

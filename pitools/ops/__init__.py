@@ -1,1 +1,1 @@
-"""Effectful use cases: each reads through core and writes through store (or sends over the network)."""
+"""Effectful use cases: read through core, ask models through summarize, write through store."""

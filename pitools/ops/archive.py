@@ -14,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from pitools.core.errors import PitoolsError
 from pitools.ops.index import ArchiveIndex, IndexUnavailableError, ProgressFn, UpdateStats, WarnFn, open_index
 
@@ -264,87 +262,3 @@ def _session_filters(
         esc = session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         params.extend([os.path.abspath(session), session, esc + "%", "%" + esc + "%"])
     return where, params
-
-
-# -- ls -------------------------------------------------------------------------------------------------
-
-
-def list_sessions(
-    *,
-    cwd: str | None = None,
-    env: Mapping[str, str] | None = None,
-    session_dir: str | None = None,
-    all_: bool = False,
-    progress: ProgressFn | None = None,
-    warn: WarnFn | None = None,
-) -> Any:
-    """``pitools ls`` from the index: the same summaries as :func:`pitools.core.views.listing.list_sessions`."""
-    from pitools.core.session.locate import header_cwd_matches
-    from pitools.core.views.listing import Listing, _sort_key
-
-    env = os.environ if env is None else env
-    scope = archive_scope(env=env, session_dir=session_dir, all_=all_, cwd=cwd)
-    index, stats = updated_index(scope, env=env, progress=progress, warn=warn)
-    choice = scope.choice
-    try:
-        listed: list[tuple[int, dict[str, Any]]] = []
-        for r in index.session_rows(scope.folders):
-            if r["summary"] is None:
-                continue
-            summary = orjson.loads(r["summary"])
-            if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, scope.cwd, env):
-                listed.append((r["sid"], summary))
-        totals = listing_totals([s for _sid, s in listed], index, [sid for sid, _s in listed])
-    finally:
-        index.close()
-    sessions = [s for _sid, s in listed]
-    sessions.sort(key=_sort_key, reverse=True)
-    return Listing(scope.cwd, all_, choice, scope.folders, sessions, stats.unchanged, totals)
-
-
-def listing_totals(
-    sessions: Sequence[dict[str, Any]], index: ArchiveIndex | None = None, sids: Sequence[int] = ()
-) -> dict[str, Any]:
-    """The ``ls`` totals row: sums of the listed sessions' counts, tokens and cost.
-
-    With the index, tokens and cost count history copied by fork/clone once (``copiedCost`` says
-    how much the plain sum of the rows would count twice).
-    """
-    out: dict[str, Any] = {
-        "sessions": len(sessions),
-        "messageCount": 0,
-        "entryCount": 0,
-        "fileBytes": 0,
-        "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        "cost": 0,
-    }
-    for s in sessions:
-        out["messageCount"] += s.get("messageCount") or 0
-        out["entryCount"] += s.get("entryCount") or 0
-        out["fileBytes"] += s.get("fileBytes") or 0
-        cost = s.get("cost")
-        if type(cost) in (int, float):
-            out["cost"] += cost
-        tokens = s.get("tokens") or {}
-        for k in out["tokens"]:
-            v = tokens.get(k)
-            if type(v) in (int, float):
-                out["tokens"][k] += v
-    out["copiedCost"] = 0
-    if index is not None and sids:
-        index.conn.execute("CREATE TEMP TABLE IF NOT EXISTS listed(sid INTEGER PRIMARY KEY)")
-        index.conn.execute("DELETE FROM temp.listed")
-        index.conn.executemany("INSERT OR IGNORE INTO temp.listed VALUES(?)", [(s,) for s in sids])
-        row = index.conn.execute(
-            "SELECT coalesce(sum(input), 0), coalesce(sum(output), 0), coalesce(sum(cache_read), 0), "
-            "coalesce(sum(cache_write), 0), coalesce(sum(cost), 0) FROM usage "
-            "WHERE copied = 0 AND sid IN (SELECT sid FROM temp.listed)"
-        ).fetchone()
-        copied = index.conn.execute(
-            "SELECT coalesce(sum(cost), 0) FROM usage WHERE copied = 1 AND sid IN (SELECT sid FROM temp.listed)"
-        ).fetchone()[0]
-        i, o, r, w, c = row
-        out["tokens"] = {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "total": i + o + r + w}
-        out["cost"] = c
-        out["copiedCost"] = copied
-    return out

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from typing import Any
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def safe_text(text: str, *, one_line: bool = True) -> str:
-    """Session text made harmless for a terminal: control and bidi characters shown as escapes."""
+    """Session text made harmless for a terminal (:func:`pitools.render.safe.safe_text`).
+
+    On one line, a line break shows as ``⏎`` so a snippet still reads as the text it came from.
+    """
+    from pitools.render.safe import safe_text as _safe
+
     if one_line:
-        text = text.replace("\r\n", "\n").replace("\n", " ⏎ ").replace("\t", " ")
-    return _CONTROL.sub(_escape, text)
-
-
-def _escape(m: re.Match[str]) -> str:
-    code = ord(m.group())
-    return f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}"
+        text = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
+    return _safe(text, one_line=one_line)
 
 
 def _money(x: Any) -> str:

@@ -9,9 +9,9 @@ from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
 from pitools.render.preview import entry_preview, entry_tag, message_preview
+from pitools.render.safe import safe_text
 
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)")
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def _plain(value: Any) -> Any:
@@ -19,8 +19,8 @@ def _plain(value: Any) -> Any:
 
 
 def _text(value: str) -> str:
-    # One line, and no lone surrogates (they cannot be written as UTF-8).
-    return _UNSAFE.sub(lambda m: " " if m.group() < "\ud800" else "\ufffd", value)
+    # One line, and shown safe (controls, bidi characters and lone surrogates escaped).
+    return safe_text(value, one_line=True)
 
 
 def divergent_preview(branch: Branch, limit: int = 200) -> str | None:
@@ -141,7 +141,10 @@ def render_branches(console: Any, result: BranchList, session_name: Any) -> None
             ]
         )
     headers = ["", "leaf", "entries", "depth", "last activity", "forks at", "~tokens", "label"]
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", expand=True)
+    from pitools.render.safe import unlimited
+
+    # Fill a terminal's width; in a pipe every column keeps its full content instead.
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", expand=not unlimited(console))
     for n, title in enumerate(headers):
         # Fixed columns keep their full width; the last column takes what is left.
         width = max([len(title)] + [cell_len(r[n]) for r in rows if isinstance(r[n], str)])

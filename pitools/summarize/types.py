@@ -8,13 +8,21 @@ is one summarization call; ``SummaryResult`` carries the text and Pi-shaped usag
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer
 
+# The request/result types and the protocol are core's (pitools.core.compaction.summarizer);
+# they are re-exported here because every summarizer module speaks them.
+from pitools.core.compaction.summarizer import (
+    ReasoningLevel,
+    Summarizer,
+    SummaryKind,
+    SummaryRequest,
+    SummaryResult,
+)
+
 Api = Literal["openai-completions", "anthropic-messages", "builtin"]
-SummaryKind = Literal["history", "turnPrefix"]
-ReasoningLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 
 #: Header names whose values are credentials and must never be shown.
 _SENSITIVE_HEADER = re.compile(r"auth|key|token|secret|cookie|signature|session", re.IGNORECASE)
@@ -108,42 +116,15 @@ class ModelSpec(BaseModel):
                 yield name, value
 
 
-class SummaryRequest(BaseModel):
-    """One summarization call.
-
-    HTTP summarizers send ``system_prompt`` and ``prompt`` (the single user message) as they
-    are; the builtin summarizer reads ``messages`` (Pi LLM messages as JSON dicts),
-    ``previous_summary`` and ``custom_instructions`` instead.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    system_prompt: str = ""
-    prompt: str = ""
-    kind: SummaryKind = "history"
-    max_tokens: int | None = None
-    reasoning_level: ReasoningLevel | None = None
-    messages: list[dict[str, Any]] = Field(default_factory=list)
-    previous_summary: str | None = None
-    custom_instructions: str | None = None
-
-
-class SummaryResult(BaseModel):
-    """The summary text and Pi-shaped usage of the call that produced it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    text: str
-    #: Pi's usage JSON: input, output, cacheRead, cacheWrite, totalTokens, cost{...,total}.
-    usage: dict[str, Any]
-    stop_reason: str = "stop"
-    provider: str
-    model: str
-    attempts: int = 1
-
-
-@runtime_checkable
-class Summarizer(Protocol):
-    """Turns a request into a summary; raises ``pitools.core.errors.ModelError`` on failure."""
-
-    def summarize(self, request: SummaryRequest) -> SummaryResult: ...
+__all__ = [
+    "Api",
+    "CostTier",
+    "ModelCost",
+    "ModelSpec",
+    "ReasoningLevel",
+    "Summarizer",
+    "SummaryKind",
+    "SummaryRequest",
+    "SummaryResult",
+    "is_sensitive_header",
+]

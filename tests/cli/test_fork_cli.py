@@ -14,8 +14,9 @@ import pytest
 from click.testing import Result
 
 from pitools.core.session.locate import default_session_dir
+from tests import support
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = support.GOLDEN
 NAME = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.jsonl"
 )

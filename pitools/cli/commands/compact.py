@@ -7,14 +7,8 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import (
-    color_option,
-    consoles,
-    format_option,
-    leaf_option,
-    session_argument,
-    write_json,
-)
+from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("compact")
@@ -27,6 +21,12 @@ from pitools.cli.options import (
 @click.option("--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens.")
 @click.option("--no-config", is_flag=True, help="Ignore Pi's settings.json and models.json files.")
 @click.option("--show-prompt", is_flag=True, help="Dry run: print the exact summarizer input.")
+@click.option(
+    "--entries",
+    "list_entries",
+    is_flag=True,
+    help="Dry run: list every entry of every region (default: the first and last few of each).",
+)
 @click.option(
     "--model",
     "model_arg",
@@ -47,7 +47,6 @@ from pitools.cli.options import (
     help="Apply: seconds to wait for each model response.",
 )
 @format_option("human", "json")
-@color_option
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -60,6 +59,7 @@ def command(
     context_window: int | None,
     no_config: bool,
     show_prompt: bool,
+    list_entries: bool,
     model_arg: str | None,
     base_url: str | None,
     instructions: str | None,
@@ -68,14 +68,15 @@ def command(
     yes: bool,
     timeout: float,
     format_: str,
-    color: str,
-) -> None:
+) -> int:
     """Plan or apply a compaction exactly as Pi 1.6.0's prepareCompaction/compact would.
 
-    --dry-run shows the branch as regions (already summarized, to summarize, split-turn
-    prefix, kept), the cut, token totals, whether Pi would compact now, and the file
-    lists. --apply asks a model (or the offline builtin summarizer) and appends a real
-    compaction entry that Pi loads.
+    --dry-run leads with the plan: whether Pi would compact now, the regions (already
+    summarized, previous compaction, to summarize, split-turn prefix, kept) with entry counts
+    and tokens, the cut and why, the previous summary, the file lists and what Pi sends
+    afterwards; then each region's first and last entries (--entries lists all of them).
+    --apply asks a model (or the offline builtin summarizer) and appends a real compaction
+    entry that Pi loads.
 
     \b
     Examples:
@@ -96,8 +97,8 @@ def command(
         )
         if used:
             raise click.UsageError(f"{', '.join(used)} only apply to --apply")
-    elif show_prompt:
-        raise click.UsageError("--show-prompt only applies to --dry-run")
+    elif show_prompt or list_entries:
+        raise click.UsageError(f"{'--show-prompt' if show_prompt else '--entries'} only applies to --dry-run")
     if output and no_backup:
         raise click.UsageError("--no-backup has no effect with -o (the original is untouched)")
 
@@ -126,7 +127,7 @@ def command(
         use_config=not no_config,
     )
     for warning in getattr(resolved, "warnings", []) or []:
-        click.echo(f"pitools: warning: {warning}", err=True)
+        get_output().message(f"warning: {warning}")
     settings = resolved.compaction_settings()
     resolved_json = resolved.to_json()
     sourced = {k: v for k, v in resolved_json.items() if isinstance(v, dict) and "source" in v}
@@ -144,16 +145,17 @@ def command(
         data = plan.to_json(fragments=True)
         if show_prompt:
             data["summaryRequests"] = _requests_json(plan)
-        write_json(data)
-        return
-    out, err = consoles(color)
+        get_output().write_json(data)
+        return 0
+    output_ = get_output()
     if mode == "dry-run":
         from pitools.render.compact import render_plan, render_prompts
 
-        render_plan(out, plan)
+        render_plan(output_.line_console(), plan, entries=list_entries)
         if show_prompt:
-            render_prompts(out, _requests_json(plan))
-        return
+            render_prompts(output_.console(), _requests_json(plan))
+        return 0
+    out, err = output_.console(), output_.console(err=True)
     _apply(
         ctx,
         file,
@@ -172,6 +174,7 @@ def command(
         out,
         err,
     )
+    return 0
 
 
 def _requests_json(plan: Any) -> list[dict[str, str]]:
@@ -200,8 +203,8 @@ def _apply(
     out: Any,
     err: Any,
 ) -> None:
-    from pitools.core.compaction.plan import apply_compaction
     from pitools.core.errors import PitoolsError
+    from pitools.ops.compaction import apply_compaction
     from pitools.summarize import build_summarizer, resolve_model
 
     if plan.preparation is None:
@@ -256,7 +259,7 @@ def _apply(
         "leafWasLast": result.leaf_was_last,
     }
     if format_ == "json":
-        write_json(data)
+        get_output().write_json(data)
         return
     from pitools.render.compact import render_applied
     from pitools.render.context import render_context

@@ -6,7 +6,8 @@ import contextlib
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option, write_json
+from pitools.cli.options import format_option
+from pitools.cli.output import get_output
 
 
 def index_size(index: object) -> int | None:
@@ -28,8 +29,7 @@ def index_size(index: object) -> int | None:
 @click.option("--all", "all_", is_flag=True, help="Every session Pi can see (the default).")
 @click.option("--rebuild", is_flag=True, help="Forget the index and build it again from the files.")
 @format_option("human", "json")
-@color_option
-def command(session_dir: str | None, all_: bool, rebuild: bool, format_: str, color: str) -> int:
+def command(session_dir: str | None, all_: bool, rebuild: bool, format_: str) -> int:
     """Build or update the archive index (other commands do this by themselves).
 
     The index lives in $PITOOLS_CACHE_DIR (default $XDG_CACHE_HOME/pitools or the platform's
@@ -64,10 +64,9 @@ def command(session_dir: str | None, all_: bool, rebuild: bool, format_: str, co
         index.close()
     data["sizeBytes"] = index_size(index)  # after close: the write-ahead log is folded in
     if format_ == "json":
-        write_json(data)
+        get_output().write_json(data)
     else:
         from pitools.render.archive import render_index
 
-        out, _ = consoles(color)
-        render_index(out, data)
+        render_index(get_output().console(), data)
     return 0

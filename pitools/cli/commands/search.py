@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option, write_json
+from pitools.cli.options import format_option
+from pitools.cli.output import get_output
 
 ROLE_CHOICES = ("user", "assistant", "toolResult", "bashExecution", "custom", "compaction", "branchSummary")
 
@@ -32,7 +33,6 @@ ROLE_CHOICES = ("user", "assistant", "toolResult", "bashExecution", "custom", "c
 @click.option("--timezone", "timezone", metavar="TZ", default=None, help="Zone of --since/--until dates.")
 @click.option("--session-dir", metavar="DIR", default=None, help="Search only this session folder.")
 @format_option("human", "json")
-@color_option
 def command(
     query: str,
     regex: bool,
@@ -50,7 +50,6 @@ def command(
     timezone: str | None,
     session_dir: str | None,
     format_: str,
-    color: str,
 ) -> int:
     """Find text in user and assistant messages, tool calls and results, summaries and custom messages.
 
@@ -96,10 +95,9 @@ def command(
         index.close()
     data = result.to_json()
     if format_ == "json":
-        write_json(data)
+        get_output().write_json(data)
     else:
         from pitools.render.archive import render_search
 
-        out, _ = consoles(color)
-        render_search(out, data)
+        render_search(get_output().console(), data)
     return 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option, write_json
+from pitools.cli.options import format_option
+from pitools.cli.output import get_output
 from pitools.core.views.usage_report import BY_CHOICES
 
 
@@ -19,7 +20,6 @@ from pitools.core.views.usage_report import BY_CHOICES
 @click.option("--session", metavar="REF", default=None, help="Only this session (path, id or id prefix).")
 @click.option("--session-dir", metavar="DIR", default=None, help="Only this session folder.")
 @format_option("human", "json", "csv")
-@color_option
 def command(
     by: str,
     since: str | None,
@@ -31,7 +31,6 @@ def command(
     session: str | None,
     session_dir: str | None,
     format_: str,
-    color: str,
 ) -> int:
     """Sum tokens (input, output, cache read/write) and cost over every usage record Pi keeps.
 
@@ -69,14 +68,13 @@ def command(
         index.close()
     data = report.to_json()
     if format_ == "json":
-        write_json(data)
+        get_output().write_json(data)
     elif format_ == "csv":
         from pitools.render.archive import usage_csv
 
-        click.echo(usage_csv(data), nl=False)
+        get_output().write_text(usage_csv(data))
     else:
         from pitools.render.archive import render_usage
 
-        out, _ = consoles(color)
-        render_usage(out, data)
+        render_usage(get_output().console(), data)
     return 0

@@ -17,24 +17,23 @@ Pi's rules mirrored here:
   throw) is still listed, with ``piListed: false`` and a status.
 
 Speed: a file is read once, through ``mmap``; long tool-result lines are recognised from their first
-bytes and skipped unless they carry usage. This module reads every file each time; ``pitools ls``
-keeps the summaries in the archive index (:func:`pitools.ops.archive.list_sessions`), which
-rereads only the files that changed.
+bytes and skipped unless they carry usage. Summaries are cached by path, size and mtime in
+``$PITOOLS_CACHE_DIR`` (default ``$XDG_CACHE_HOME/pitools``, else ``~/.cache/pitools``); the
+cache is an optimisation only, and any problem with it is ignored.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import mmap
 import os
 import re
 import stat as stat_mod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pitools.core.js import ops as jsops
-from pitools.core.js.date import js_date_ms
+from pitools.core.js.date import js_date_ms, to_iso_string
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import JS_WHITESPACE, parse_json_line
@@ -54,6 +53,7 @@ STATUS_MIGRATE = "needs-migration"
 STATUS_INVALID = "invalid"
 STATUS_ERROR = "error"
 
+CACHE_VERSION = 1
 #: Lines at least this long are first matched against the tool-result prefix and maybe skipped.
 _FAST_PATH_BYTES = 256
 #: The start of a ``toolResult`` or ``bashExecution`` message line as Pi's JSON.stringify writes it.
@@ -86,18 +86,7 @@ class _Scan:
     totals: Any = None
 
 
-def _iso(ms: Any) -> str | None:
-    """``Date#toISOString`` for a time value; None where JavaScript would throw (invalid date)."""
-    if type(ms) not in (int, float) or ms != ms or abs(ms) > 8.64e15:
-        return None
-    base = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-    try:
-        when = base + _dt.timedelta(milliseconds=int(ms // 1))
-    except OverflowError:
-        return None
-    if not 1 <= when.year <= 9999:
-        return None
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+_iso = to_iso_string
 
 
 def _note_pi_error(scan: _Scan, message: str) -> None:
@@ -394,6 +383,33 @@ def _finish(path: str, st: os.stat_result, scan: _Scan) -> dict[str, Any]:
     return out
 
 
+class CacheLike(Protocol):
+    """Where :func:`list_sessions` keeps summaries between runs (``pitools.ops.listing.SummaryCache``)."""
+
+    hits: int
+
+    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None: ...
+
+    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None: ...
+
+    def forget_missing(self, folders: list[str], seen: set[str]) -> None: ...
+
+
+class NoCache:
+    """A cache that remembers nothing."""
+
+    hits = 0
+
+    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None:
+        return None
+
+    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None:
+        return None
+
+    def forget_missing(self, folders: list[str], seen: set[str]) -> None:
+        return None
+
+
 # -- listing ------------------------------------------------------------------------------------
 
 
@@ -407,7 +423,7 @@ class Listing:
     folders: list[str]
     sessions: list[dict[str, Any]]
     cache_hits: int = 0
-    #: The totals row (``pitools ls`` from the index: fork/clone history counted once).
+    #: The totals row (``pitools ls`` from the archive index: fork/clone history counted once).
     totals: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -437,13 +453,13 @@ def list_sessions(
     env: Mapping[str, str] | None = None,
     session_dir: str | None = None,
     all_: bool = False,
-    use_cache: bool = True,
+    cache: CacheLike | None = None,
     progress: ProgressFn | None = None,
 ) -> Listing:
     """Pi's ``SessionManager.list(cwd, sessionDir)`` (or ``listAll``) with pitools' summaries.
 
-    Every file is read (``use_cache`` is kept for callers; the index in :mod:`pitools.ops.archive`
-    is where summaries are kept between runs).
+    ``cache`` is read and updated in memory only; saving it is the caller's business
+    (:func:`pitools.ops.listing.list_sessions`).
     """
     env = os.environ if env is None else env
     here = os.getcwd()
@@ -455,6 +471,7 @@ def list_sessions(
         folders = [choice.directory]
     folders = [os.path.abspath(f) for f in folders]
     files = [p for folder in folders for p in session_files(folder)]
+    cache = NoCache() if cache is None else cache
     summaries: dict[str, dict[str, Any]] = {}
     todo: list[tuple[str, os.stat_result]] = []
     for path in files:
@@ -465,7 +482,11 @@ def list_sessions(
             continue
         if not stat_mod.S_ISREG(st.st_mode):
             continue
-        todo.append((path, st))
+        cached = cache.get(path, st)
+        if cached is None:
+            todo.append((path, st))
+        else:
+            summaries[path] = cached
     done = len(summaries)
     if progress is not None and files:
         progress(done, len(files))
@@ -474,6 +495,7 @@ def list_sessions(
     for path, st in todo:
         summary = summarize_file(path, st)
         summaries[path] = summary
+        cache.put(path, st, summary)
         done += 1
         if progress is not None:
             progress(done, len(files))
@@ -482,5 +504,6 @@ def list_sessions(
         for path, summary in summaries.items()
         if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, cwd, env)
     ]
+    cache.forget_missing(folders, set(files))
     sessions.sort(key=_sort_key, reverse=True)
-    return Listing(cwd, all_, choice, folders, sessions, 0)
+    return Listing(cwd, all_, choice, folders, sessions, cache.hits)

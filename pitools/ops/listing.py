@@ -1,0 +1,104 @@
+"""``pitools ls`` over the archive index: summaries of the files that changed are computed again."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from pitools.core.views.listing import Listing
+from pitools.core.views.listing import list_sessions as _list_sessions
+from pitools.ops.archive import archive_scope, updated_index
+from pitools.ops.index import ArchiveIndex, ProgressFn, WarnFn, cache_dir
+
+__all__ = ["cache_dir", "list_sessions", "listing_totals"]
+
+
+def list_sessions(
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    session_dir: str | None = None,
+    all_: bool = False,
+    use_cache: bool = True,
+    progress: ProgressFn | None = None,
+    warn: WarnFn | None = None,
+) -> Listing:
+    """``pitools ls``: the summaries of :func:`pitools.core.views.listing.list_sessions`, kept in the index.
+
+    Only files that changed are read again; ``use_cache=False`` reads every file and leaves the
+    index alone. The listing gains a totals row (fork/clone history counted once).
+    """
+    from pitools.core.session.locate import header_cwd_matches
+    from pitools.core.views.listing import _sort_key
+
+    env = os.environ if env is None else env
+    if not use_cache:
+        return _list_sessions(cwd=cwd, env=env, session_dir=session_dir, all_=all_, progress=progress)
+    scope = archive_scope(env=env, session_dir=session_dir, all_=all_, cwd=cwd)
+    index, stats = updated_index(scope, env=env, progress=progress, warn=warn)
+    choice = scope.choice
+    try:
+        listed: list[tuple[int, dict[str, Any]]] = []
+        for r in index.session_rows(scope.folders):
+            if r["summary"] is None:
+                continue
+            summary = orjson.loads(r["summary"])
+            if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, scope.cwd, env):
+                listed.append((r["sid"], summary))
+        totals = listing_totals([s for _sid, s in listed], index, [sid for sid, _s in listed])
+    finally:
+        index.close()
+    sessions = [s for _sid, s in listed]
+    sessions.sort(key=_sort_key, reverse=True)
+    return Listing(scope.cwd, all_, choice, scope.folders, sessions, stats.unchanged, totals)
+
+
+def listing_totals(
+    sessions: Sequence[dict[str, Any]], index: ArchiveIndex | None = None, sids: Sequence[int] = ()
+) -> dict[str, Any]:
+    """The ``ls`` totals row: sums of the listed sessions' counts, tokens and cost.
+
+    With the index, tokens and cost count history copied by fork/clone once (``copiedCost`` says
+    how much the plain sum of the rows would count twice).
+    """
+    out: dict[str, Any] = {
+        "sessions": len(sessions),
+        "messageCount": 0,
+        "entryCount": 0,
+        "fileBytes": 0,
+        "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        "cost": 0,
+    }
+    for s in sessions:
+        out["messageCount"] += s.get("messageCount") or 0
+        out["entryCount"] += s.get("entryCount") or 0
+        out["fileBytes"] += s.get("fileBytes") or 0
+        cost = s.get("cost")
+        if type(cost) in (int, float):
+            out["cost"] += cost
+        tokens = s.get("tokens") or {}
+        for k in out["tokens"]:
+            v = tokens.get(k)
+            if type(v) in (int, float):
+                out["tokens"][k] += v
+    out["copiedCost"] = 0
+    if index is not None and sids:
+        index.conn.execute("CREATE TEMP TABLE IF NOT EXISTS listed(sid INTEGER PRIMARY KEY)")
+        index.conn.execute("DELETE FROM temp.listed")
+        index.conn.executemany("INSERT OR IGNORE INTO temp.listed VALUES(?)", [(s,) for s in sids])
+        row = index.conn.execute(
+            "SELECT coalesce(sum(input), 0), coalesce(sum(output), 0), coalesce(sum(cache_read), 0), "
+            "coalesce(sum(cache_write), 0), coalesce(sum(cost), 0) FROM usage "
+            "WHERE copied = 0 AND sid IN (SELECT sid FROM temp.listed)"
+        ).fetchone()
+        copied = index.conn.execute(
+            "SELECT coalesce(sum(cost), 0) FROM usage WHERE copied = 1 AND sid IN (SELECT sid FROM temp.listed)"
+        ).fetchone()[0]
+        i, o, r, w, c = row
+        out["tokens"] = {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "total": i + o + r + w}
+        out["cost"] = c
+        out["copiedCost"] = copied
+    return out
