@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import click
-
 from pitools.core.session.api import LoadedSession
 
 
@@ -17,7 +15,10 @@ def export_data(
     endpoint: str | None,
 ) -> int:
     """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code."""
+    from pitools.cli.output import get_output
     from pitools.ops import export_data as ops
+
+    out = get_output()
 
     if format_ == "otlp":
         from pitools.core.js.jsonout import dumps
@@ -30,14 +31,9 @@ def export_data(
             from pitools.ops.otlp_send import send
 
             result = send(request, endpoint)
-            click.echo(
-                f"pitools: sent {len(traces)} trace(s), {spans} span(s) to {result.url} (HTTP {result.status})",
-                err=True,
-            )
+            out.message(f"sent {len(traces)} trace(s), {spans} span(s) to {result.url} (HTTP {result.status})")
             if result.rejected_spans:
-                click.echo(
-                    f"pitools: the collector rejected {result.rejected_spans} span(s): {result.message}", err=True
-                )
+                out.message(f"the collector rejected {result.rejected_spans} span(s): {result.message}")
                 return 1
             return 0
         data = dumps(otlp_json(request)) + b"\n"
@@ -49,7 +45,7 @@ def export_data(
         from pitools import store
 
         store.write_new(output, [data])
-        click.echo(f"pitools: wrote {output}", err=True)
+        out.message(f"wrote {output}")
     else:
-        click.echo(data, nl=False)
+        out.write_bytes(data)
     return 0

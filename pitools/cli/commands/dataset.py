@@ -5,10 +5,6 @@ from __future__ import annotations
 import click
 
 
-def _safe(text: str) -> str:
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 @click.command("dataset")
 @click.argument("inputs", nargs=-1, required=True, metavar="FILE|DIR...")
 @click.option("-o", "--output", "outdir", required=True, metavar="OUTDIR", help="Folder for the tables (created).")
@@ -51,23 +47,24 @@ def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: st
       pitools dataset ~/.pi/agent/sessions -o pi-dataset --partition-by day
       duckdb -c "SELECT model, sum(cost) FROM 'pi-dataset/usage/**/*.parquet' WHERE NOT copied GROUP BY 1"
     """
+    from pitools.cli.output import get_output
     from pitools.ops.dataset import build_dataset
 
+    out = get_output()
     report = build_dataset(
         list(inputs),
         outdir,
         format_=format_,
         partition_by=partition_by,
         jobs=jobs,
-        # File names and loader messages may hold control characters: never send them raw.
-        warn=lambda message: click.echo(f"pitools: {_safe(message)}", err=True),
+        # File names and loader messages may hold control characters: the output layer escapes them.
+        warn=out.message,
     )
     mb = report.bytes_read / 1e6
-    click.echo(
-        f"pitools: {report.sessions} session(s) in {outdir}: {report.written} written, "
+    out.message(
+        f"{report.sessions} session(s) in {outdir}: {report.written} written, "
         f"{report.unchanged} unchanged, {report.removed} removed, {len(report.skipped)} skipped "
-        f"({mb:.1f} MB read in {report.seconds:.1f} s)",
-        err=True,
+        f"({mb:.1f} MB read in {report.seconds:.1f} s)"
     )
     if report.skipped:
         click.get_current_context().exit(1)
