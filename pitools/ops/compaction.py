@@ -17,7 +17,7 @@ from pitools.core.compaction.plan import build_compaction_entry, compaction_line
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
 from pitools.core.compaction.prompts import join_summaries
 from pitools.core.compaction.summarizer import Summarizer
-from pitools.core.errors import PitoolsError
+from pitools.core.errors import PitoolsError, SessionChangedError
 from pitools.core.session.api import load
 from pitools.core.session.loaded import entry_type
 
@@ -56,10 +56,12 @@ def apply_compaction(
     from pitools.core.compaction.summarizer import SummaryResult
     from pitools.summarize.usage import combine_usage
 
-    before = store.stamp(path)
-    if expected is not None and before != expected:
-        store.check_unchanged(path, expected)
+    before = expected if expected is not None else store.stamp(path)
     loaded = load(path)
+    if expected is not None:
+        # The caller chose the leaf from its own read: the file must still be what it read, now
+        # (before the model is paid for) and again under the lock right before the append.
+        store.check_unchanged(path, expected)
     if loaded.session.migration.needed:
         raise PitoolsError(
             "this session needs migration to v3 before it can be compacted; run `pitools migrate --in-place` first",
@@ -95,9 +97,18 @@ def apply_compaction(
         store.check_unchanged(path, before)
 
         def chunks() -> Iterator[bytes]:
+            # Exactly the bytes that were stamped, proven by their hash, so a line appended while
+            # copying can neither slip in nor be cut in half.
+            import hashlib
+
+            digest, left = hashlib.sha256(), before.size
             with open(path, "rb") as fh:
-                while chunk := fh.read(1 << 20):
+                while left > 0 and (chunk := fh.read(min(1 << 20, left))):
+                    digest.update(chunk)
+                    left -= len(chunk)
                     yield chunk
+            if left or digest.hexdigest() != before.sha256:
+                raise SessionChangedError("the file changed while pitools copied it; nothing was written", path=path)
             yield line
 
         store.write_new(output, chunks())

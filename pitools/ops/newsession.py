@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from pitools import store
 from pitools.core.errors import PitoolsError
-from pitools.core.session.fork import NewSession, new_session_dir
+from pitools.core.session.fork import NewSession
+from pitools.core.session.locate import SOURCE_OPTION, choose_session_dir
 
 
 def write_session(new: NewSession, target: str | os.PathLike[str], *, make_folders: bool = True) -> str:
@@ -23,12 +25,34 @@ def write_session(new: NewSession, target: str | os.PathLike[str], *, make_folde
     return new.target
 
 
-def write_where_pi_would(new: NewSession, source: str, output: str | None, *, session_dir: Any = None) -> str:
-    """Write ``new`` to ``output``, else to the folder Pi would pick; returns the path written."""
+def write_where_pi_would(
+    new: NewSession,
+    source: str,
+    output: str | None,
+    *,
+    session_dir: Any = None,
+    warn: Callable[[str], None] | None = None,
+) -> str:
+    """Write ``new`` to ``output`` or ``--session-dir`` (folders created: the user named them), else
+    to the folder Pi would pick, which pitools never creates (README); returns the path written.
+
+    A ``sessionDir`` setting of an untrusted project is ignored (``warn`` hears why).
+    """
     if output:
         return write_session(new, output)
-    folder = new_session_dir(source, session_dir=session_dir)
-    return write_session(new, os.path.join(folder, new.file_name))
+    choice = choose_session_dir(session_dir=session_dir)
+    if choice.ignored_setting and warn is not None:
+        warn(choice.ignored_setting)
+    folder = choice.configured or os.path.dirname(os.path.abspath(os.fspath(source)))
+    if choice.source == SOURCE_OPTION:  # --session-dir on the command line: the user's own choice, like -o
+        return write_session(new, os.path.join(folder, new.file_name))
+    if not os.path.isdir(folder):
+        raise PitoolsError(
+            f"the session folder does not exist and pitools does not create session folders ({choice.source}); "
+            "create it, or write elsewhere with -o",
+            path=folder,
+        )
+    return write_session(new, os.path.join(folder, new.file_name), make_folders=False)
 
 
 def write_new_file(path: str | os.PathLike[str], data: bytes) -> None:

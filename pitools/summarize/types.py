@@ -81,6 +81,11 @@ class ModelSpec(BaseModel):
     compat: dict[str, Any] = Field(default_factory=dict)
     #: Where the credential came from (``"env ANTHROPIC_API_KEY"``, ``"auth.json"``...); never the key.
     key_source: str | None = None
+    #: Headers whose value came from a ``!command`` or ``$VARIABLE``: secret whatever their name.
+    secret_headers: tuple[str, ...] = ()
+
+    def _header_is_secret(self, name: str) -> bool:
+        return is_sensitive_header(name) or name in self.secret_headers
 
     @property
     def label(self) -> str:
@@ -93,7 +98,7 @@ class ModelSpec(BaseModel):
         if self.api_key is not None and self.api_key.get_secret_value():
             found.append(self.api_key.get_secret_value())
         for name, value in self.headers.items():
-            if is_sensitive_header(name) and value:
+            if self._header_is_secret(name) and value:
                 found.append(value)
                 # "Bearer <token>": also hide the bare token wherever it is echoed.
                 parts = value.split(None, 1)
@@ -104,12 +109,12 @@ class ModelSpec(BaseModel):
     @field_serializer("headers")
     def _mask_headers(self, headers: dict[str, str]) -> dict[str, str]:
         # Dumps are for display and logs: credentials stay in the live object only.
-        return {k: ("***" if is_sensitive_header(k) else v) for k, v in headers.items()}
+        return {k: ("***" if self._header_is_secret(k) else v) for k, v in headers.items()}
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
             if name == "headers" and isinstance(value, dict):
-                yield name, {k: ("***" if is_sensitive_header(k) else v) for k, v in value.items()}
+                yield name, {k: ("***" if self._header_is_secret(k) else v) for k, v in value.items()}
             elif name == "api_key" and value is not None:
                 yield name, "***"
             else:

@@ -19,7 +19,9 @@ from pitools.cli.output import get_output
 @click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=None, help="Override keepRecentTokens.")
 @click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override reserveTokens.")
 @click.option("--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens.")
-@click.option("--no-config", is_flag=True, help="Ignore Pi's settings.json and models.json files.")
+@click.option(
+    "--no-config", is_flag=True, help="Read none of Pi's config files (settings, models, auth); keys from env only."
+)
 @click.option("--show-prompt", is_flag=True, help="Dry run: print the exact summarizer input.")
 @click.option(
     "--entries",
@@ -107,6 +109,13 @@ def command(
     from pitools.core.context.build import build_projection
     from pitools.core.session.api import load
 
+    # --apply: the stamp is taken before the first read, so anything appended between this load
+    # (which picks the leaf) and the final append is noticed and refused.
+    stamp = None
+    if mode == "apply":
+        from pitools import store
+
+        stamp = store.stamp(file)
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
     branch = loaded.index.get_branch(leaf)
@@ -159,6 +168,7 @@ def command(
     _apply(
         ctx,
         file,
+        stamp,
         leaf,
         plan,
         settings,
@@ -173,6 +183,7 @@ def command(
         format_,
         out,
         err,
+        no_config,
     )
     return 0
 
@@ -188,6 +199,7 @@ def _requests_json(plan: Any) -> list[dict[str, str]]:
 def _apply(
     ctx: click.Context,
     file: str,
+    stamp: Any,
     leaf: Any,
     plan: Any,
     settings: Any,
@@ -202,6 +214,7 @@ def _apply(
     format_: str,
     out: Any,
     err: Any,
+    no_config: bool = False,
 ) -> None:
     from pitools.core.errors import PitoolsError
     from pitools.ops.compaction import apply_compaction
@@ -211,8 +224,14 @@ def _apply(
         raise PitoolsError(f"refusing to compact: {plan.reason}", path=file)
     from pitools.summarize import MissingApiKeyError, builtin_spec
 
+    use_config = not no_config
+    # First without running any `!command` of the configuration: enough to know which model would
+    # be called and whether a key exists. Nothing from the configuration executes before the user
+    # has agreed to the paid call (or passed --yes).
     try:
-        spec = resolve_model(model_arg, session_model=session_model, base_url=base_url)
+        spec = resolve_model(
+            model_arg, session_model=session_model, base_url=base_url, use_config=use_config, run_commands=False
+        )
     except MissingApiKeyError as exc:
         if model_arg is not None:
             raise
@@ -231,6 +250,9 @@ def _apply(
             render_plan(err, plan)
         if not click.confirm(f"Summarize with {label}?", default=False, err=True):
             raise PitoolsError("cancelled; nothing was written")
+    if paid:
+        # Confirmed: now `!command` keys and headers may run.
+        spec = resolve_model(model_arg, session_model=session_model, base_url=base_url, use_config=use_config)
     summarizer = build_summarizer(spec, on_retry=lambda msg: err.print(f"pitools: retry: {msg}"), timeout=timeout)
     result = apply_compaction(
         file,
@@ -241,6 +263,7 @@ def _apply(
         output=output,
         backup=not no_backup,
         progress=(lambda msg: err.print(f"pitools: {msg}")) if format_ != "json" else None,
+        expected=stamp,
     )
     from pitools.core.context.build import replay_context
     from pitools.core.session.api import load

@@ -17,7 +17,13 @@ def write_new_session(new: Any, source: str, output: str | None) -> str:
     from pitools.ops.newsession import write_where_pi_would
 
     session_dir = None if output else click.get_current_context().meta.get(_SESSION_DIR_META)
-    return write_where_pi_would(new, source, output, session_dir=session_dir)
+    return write_where_pi_would(
+        new,
+        source,
+        output,
+        session_dir=session_dir,
+        warn=lambda note: click.echo(f"pitools: warning: {note}", err=True),
+    )
 
 
 def report(new: Any, format_: str) -> None:

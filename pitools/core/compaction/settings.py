@@ -46,6 +46,7 @@ from pitools.core.errors import ConfigError
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.value import JSTypeError, js_to_string, js_truthy
 from pitools.piconfig.jsonc import load_json_file, parse_json, read_text, strip_json_comments
+from pitools.piconfig.trust import project_trust
 
 if TYPE_CHECKING:
     from pitools.core.compaction.prepare import CompactionSettings
@@ -245,34 +246,6 @@ def _load_settings_file(path: Path, warnings: list[str], files_read: list[Path])
 # project trust
 
 
-def _trust_decision(store: Path, cwd: str, files_read: list[Path]) -> tuple[bool, str] | None:
-    """``ProjectTrustStore.get``: the nearest ``trust.json`` entry at or above ``cwd``."""
-    text = _read_text(store)
-    if text is None:
-        return None
-    files_read.append(store)
-    try:
-        data = parse_json(text.removeprefix("\ufeff"), store)
-    except ConfigError as exc:
-        raise ConfigError(f"Failed to read trust store: {exc.message}", path=str(store), line=exc.line) from None
-    if not isinstance(data, dict):
-        raise ConfigError("Invalid trust store: expected an object", path=str(store))
-    for key, value in data.items():
-        if value is not True and value is not False and value is not None:
-            shown = json.dumps(key, ensure_ascii=False)
-            raise ConfigError(f"Invalid trust store: value for {shown} must be true, false, or null", path=str(store))
-    resolved = {key: os.path.abspath(key) for key in data}
-    current = os.path.realpath(cwd)
-    while True:
-        for key, value in data.items():
-            if resolved[key] == current and isinstance(value, bool):
-                return value, f"trust.json: {store} ({key})"
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
 def _project_trust(
     cwd: str,
     agent: Path,
@@ -281,20 +254,9 @@ def _project_trust(
     warnings: list[str],
     files_read: list[Path],
 ) -> Sourced:
-    """``resolveProjectTrusted``, for a project whose ``.pi/settings.json`` exists."""
-    if override is not None:
-        return Sourced(override, "flag --approve" if override else "flag --no-approve")
-    # Pi would first ask the project_trust handlers of loaded extensions; pitools runs none.
-    decision = _trust_decision(agent / "trust.json", cwd, files_read)
-    if decision is not None:
-        return Sourced(*decision)
-    default = global_settings.get("defaultProjectTrust")
-    where = f"defaultProjectTrust in agent settings: {agent / 'settings.json'}"
-    if default == "always":
-        return Sourced(True, where)
-    if default == "never":
-        return Sourced(False, where)
-    return Sourced(False, _ASK)
+    """``resolveProjectTrusted``, for a project whose ``.pi/settings.json`` exists (see piconfig.trust)."""
+    decision = project_trust(cwd, agent, global_settings, override, files_read)
+    return Sourced(decision.trusted, _ASK if decision.asked else decision.source)
 
 
 # --------------------------------------------------------------------------------------------------

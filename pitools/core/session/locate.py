@@ -100,18 +100,33 @@ def _read_settings(path: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def setting_session_dir(cwd: str, env: Mapping[str, str]) -> tuple[Any, str | None]:
-    """The merged ``sessionDir`` setting and the file it came from (project over global)."""
-    global_file = piconfig.js_join(piconfig.agent_dir_resolved(env), "settings.json")
+def setting_session_dir(cwd: str, env: Mapping[str, str]) -> tuple[Any, str | None, str | None]:
+    """The merged ``sessionDir`` setting, the file it came from, and a note when a project's
+    setting was ignored because the project is not trusted (Pi's trust rule, see piconfig.trust)."""
+    from pitools.piconfig.trust import project_trust
+
+    agent = piconfig.agent_dir_resolved(env)
+    global_file = piconfig.js_join(agent, "settings.json")
     project_file = piconfig.project_settings_path(cwd, env)
-    value: Any = None
-    source: str | None = None
-    for path in (global_file, project_file):
-        settings = _read_settings(path)
-        if "sessionDir" in settings:
+    global_settings = _read_settings(global_file)
+    value: Any = global_settings.get("sessionDir")
+    source: str | None = global_file if "sessionDir" in global_settings else None
+    ignored: str | None = None
+    project = _read_settings(project_file)
+    if "sessionDir" in project:
+        project_dir = os.path.dirname(os.path.dirname(project_file))
+        try:
+            trust = project_trust(project_dir, Path(agent), global_settings)
+        except ConfigError as exc:  # an unreadable trust.json: no trust
+            trust = None
+            why = exc.message
+        if trust is not None and trust.trusted:
             # deepMergeObjects: a project value replaces the global one (JSON has no undefined).
-            value, source = settings["sessionDir"], path
-    return value, source
+            value, source = project["sessionDir"], project_file
+        else:
+            why = why if trust is None else trust.source
+            ignored = f"sessionDir in {project_file} ignored: the project is not trusted ({why})"
+    return value, source, ignored
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +139,8 @@ class SessionDirChoice:
     #: The per-cwd default directory (``getDefaultSessionDirPath``).
     default: str
     settings_file: str | None = None
+    #: Why a project's sessionDir setting was not used (an untrusted project), if one was ignored.
+    ignored_setting: str | None = None
 
     @property
     def directory(self) -> str:
@@ -148,15 +165,15 @@ def choose_session_dir(
     from_env = env.get(ENV_SESSION_DIR)
     if from_env:
         return SessionDirChoice(resolve_path(from_env, here, env), SOURCE_ENV, default)
-    value, settings_file = setting_session_dir(cwd, env)
+    value, settings_file, ignored = setting_session_dir(cwd, env)
     if value:
         if not isinstance(value, str):
             # Pi's normalizePath calls string methods on it and crashes at startup.
             raise ConfigError(f"sessionDir must be a string, not {type(value).__name__}", path=settings_file)
         # "Relative paths resolve from the working directory" (docs/settings.md).
         base = resolve_path(cwd, here, env)
-        return SessionDirChoice(resolve_path(value, base, env), SOURCE_SETTINGS, default, settings_file)
-    return SessionDirChoice(None, SOURCE_DEFAULT, default)
+        return SessionDirChoice(resolve_path(value, base, env), SOURCE_SETTINGS, default, settings_file, ignored)
+    return SessionDirChoice(None, SOURCE_DEFAULT, default, ignored_setting=ignored)
 
 
 # -- headers ------------------------------------------------------------------------------------

@@ -86,8 +86,14 @@ def test_session_dir_precedence(pi_env: dict[str, str], tmp_path: Path) -> None:
     choice = locate.choose_session_dir(env=pi_env)
     assert choice.configured == os.path.join(pi_env["HOME"], "from-global")
     assert choice.source == "sessionDir setting"
-    # The project file (read without a trust check at startup) wins; relative means from the cwd.
+    # The project file counts only when the project is trusted (pitools applies Pi's trust rule to
+    # sessionDir too, where Pi's start-up does not): untrusted, it is ignored and the note says why.
     _write_settings(Path(cwd) / ".pi" / "settings.json", {"sessionDir": "local-sessions"})
+    choice = locate.choose_session_dir(env=pi_env)
+    assert choice.configured == os.path.join(pi_env["HOME"], "from-global")
+    assert choice.ignored_setting is not None and "not trusted" in choice.ignored_setting
+    # Trusted (trust.json), it wins; relative means from the cwd.
+    _write_settings(tmp_path / "agent" / "trust.json", {cwd: True})
     assert locate.choose_session_dir(env=pi_env).configured == os.path.join(cwd, "local-sessions")
     env = dict(pi_env, **{locate.ENV_SESSION_DIR: str(tmp_path / "from-env")})
     assert locate.choose_session_dir(env=env).configured == str(tmp_path / "from-env")
