@@ -60,6 +60,15 @@ def stamp(path: str | os.PathLike[str]) -> FileStamp:
     return FileStamp(st.st_size, st.st_mtime_ns, h.hexdigest(), last in (b"", b"\n"))
 
 
+def read_stamped(path: str | os.PathLike[str]) -> tuple[bytes, FileStamp]:
+    """The file's bytes and the stamp of exactly those bytes (one read, so they cannot disagree)."""
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        data = fh.read()
+    stamp_ = FileStamp(len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest(), data[-1:] in (b"", b"\n"))
+    return data, stamp_
+
+
 def _matches(path: str | os.PathLike[str], expected: FileStamp) -> bool:
     # An equal size and mtime is not proof: a same-size rewrite within one timestamp tick (or
     # with the mtime put back) would slip through, so the content hash always decides.

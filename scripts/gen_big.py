@@ -606,22 +606,67 @@ def generate(size_mb: float, seed: int) -> bytes:
     return Gen(seed * 1000 + int(size_mb * 10), int(size_mb * 1_000_000)).run()
 
 
+class ImageGen(Gen):
+    """An image-heavy session: screenshots pasted by the user and returned by a screenshot tool.
+
+    Base64 images (40 KB to 330 KB each) make up most of the bytes, as in the
+    multi-GB sessions users report; compactions still happen, so older images end up in no
+    leaf's context (what ``pitools slim --images`` removes).
+    """
+
+    def image(self) -> dict[str, Any]:
+        import base64
+
+        data = base64.b64encode(self.r.randbytes(self.r.randint(30_000, 250_000))).decode("ascii")
+        return {"type": "image", "data": data, "mimeType": self.r.choice(["image/png", "image/jpeg"])}
+
+    def user(self) -> None:
+        text = self.paragraphs(self.r.randint(80, 600))
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        content += [self.image() for _ in range(self.r.choice([0, 1, 1, 2]))]
+        e = self.base("message", self.r.uniform(20, 300))
+        e["message"] = {"role": "user", "content": content, "timestamp": self.ms()}
+        images = len(content) - 1
+        self.emit(e, "user", len(text) // 4 + 1 + 1200 * images)
+
+    def tool_result(self, call: dict[str, Any]) -> None:
+        if self.r.random() < 0.12:
+            e = self.base("message", self.r.uniform(0.05, 8))
+            e["message"] = {
+                "role": "toolResult",
+                "toolCallId": call["id"],
+                "toolName": call["name"],
+                "content": [{"type": "text", "text": "Screenshot taken"}, self.image()],
+                "isError": False,
+                "timestamp": self.ms(),
+            }
+            self.emit(e, "toolResult", 1200 + 5)
+        else:
+            super().tool_result(call)
+
+
+def generate_images(size_mb: float, seed: int) -> bytes:
+    """Like :func:`generate`, but most bytes are base64 images (``--shape images``)."""
+    return ImageGen(seed * 1000 + int(size_mb * 10) + 7, int(size_mb * 1_000_000)).run()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="1,10,100", help="comma-separated sizes in MB (default 1,10,100)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--force", action="store_true", help="regenerate even if the file exists")
+    p.add_argument("--shape", choices=["text", "images"], default="text", help="images: image-heavy sessions")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for part in args.sizes.split(","):
         size = float(part)
-        name = f"big-{part.strip()}mb.jsonl"
+        name = f"big-{part.strip()}mb.jsonl" if args.shape == "text" else f"images-{part.strip()}mb.jsonl"
         target = args.out / name
         if target.exists() and not args.force:
             print(f"gen_big: {target} exists (use --force to regenerate)", file=sys.stderr)
             continue
-        data = generate(size, args.seed)
+        data = generate(size, args.seed) if args.shape == "text" else generate_images(size, args.seed)
         tmp = target.with_suffix(".tmp")
         tmp.write_bytes(data)
         tmp.replace(target)

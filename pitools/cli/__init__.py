@@ -52,6 +52,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "index": ("pitools.cli.commands.index", "Build or update the archive index (ls, search and usage use it)."),
     "search": ("pitools.cli.commands.search", "Full-text search over every session, with each hit's branch."),
     "usage": ("pitools.cli.commands.usage", "Tokens and cost by day/week/month/model/project, forks counted once."),
+    "repair": (
+        "pitools.cli.commands.repair",
+        "Repair a damaged session so Pi loads it; every fix reported.",
+    ),
+    "slim": (
+        "pitools.cli.commands.slim",
+        "Shrink a session: drop compacted-away images, output, thinking.",
+    ),
     "dataset": ("pitools.cli.commands.dataset", "Write sessions as Parquet/JSONL tables for DuckDB, Spark, Trino."),
 }
 

@@ -204,16 +204,20 @@ class ArchiveIndex:
         if self.folder is not None:
             try:
                 os.makedirs(self.folder, mode=0o700, exist_ok=True)
-                return self._open_on_disk(want_shards)
-            except (sqlite3.DatabaseError, OSError) as exc:
-                if not _is_locked(exc):
-                    self.warn(f"index unusable ({_short(exc)}); rebuilding it")
+                # Opened under the updaters' lock: two processes never create, or throw away and
+                # rebuild, the files at the same time (the lock is held for an instant when no
+                # update runs).
+                with self.updating():
                     try:
+                        return self._open_on_disk(want_shards)
+                    except (sqlite3.DatabaseError, OSError) as exc:
+                        if _is_locked(exc):
+                            raise
+                        self.warn(f"index unusable ({_short(exc)}); rebuilding it")
                         self._remove_files()
                         self.rebuilt = True
                         return self._open_on_disk(want_shards)
-                    except (sqlite3.DatabaseError, OSError) as exc2:
-                        exc = exc2
+            except (sqlite3.DatabaseError, OSError, IndexUnavailableError) as exc:
                 self.warn(f"index not available ({_short(exc)}); indexing in memory for this run")
         self.folder = None
         self.in_memory = True
@@ -277,7 +281,8 @@ class ArchiveIndex:
             return
         prefix = f"index-v{SCHEMA_VERSION}."
         for name in os.listdir(self.folder):
-            if name.startswith(prefix):
+            # The lock file stays: other processes may be waiting on it.
+            if name.startswith(prefix) and not name.endswith(".lock"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(self.folder, name))
 

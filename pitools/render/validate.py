@@ -56,6 +56,16 @@ def finding_location(path: str, finding: Finding) -> str:
     return f"{path}:{finding.line}" if finding.line is not None else path
 
 
+def repair_hint(reports: Sequence[ValidationReport]) -> str | None:
+    """A closing hint when ``pitools repair`` can fix some findings (codes in REPAIRABLE_CODES)."""
+    from pitools.core.repair import REPAIRABLE_CODES
+
+    codes = sorted({f.code for r in reports for f in r.findings if f.code in REPAIRABLE_CODES and f.severity != "info"})
+    if not codes:
+        return None
+    return f"hint: `pitools repair FILE --dry-run` shows how it would fix: {', '.join(codes)}"
+
+
 def human_lines(reports: Sequence[ValidationReport], fail_on: str) -> list[str]:
     """The lines :func:`render_human` prints, without colour."""
     lines = [

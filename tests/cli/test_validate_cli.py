@@ -119,7 +119,11 @@ def test_human_output(run: Any, snapshot: SnapshotAssertion, monkeypatch: pytest
     files = ["golden/gen-s0013_broken-orphan+dupids/session.jsonl", "golden/gen-s0012_v3/session.jsonl"]
     result = run("validate", *files, exit_code=1)
     assert result.stdout == snapshot
-    assert result.stderr == ""
+    # Messages only on stderr: here, that `pitools repair` can fix these findings.
+    assert (
+        result.stderr
+        == "pitools: hint: `pitools repair FILE --dry-run` shows how it would fix: duplicate-id, orphan-entry\n"
+    )
 
 
 def test_human_output_is_one_unwrapped_line_per_finding(run: Any) -> None:

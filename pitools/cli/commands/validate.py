@@ -187,6 +187,11 @@ def command(
             out.echo("\n".join(safe_text(line, one_line=True).rstrip(" ") for line in lines))
         else:
             render_human(out.console(), reports, fail_on)
+        from pitools.render.validate import repair_hint
+
+        hint = repair_hint(reports)
+        if hint:
+            out.message(hint)
     from pitools.render.validate import any_failed
 
     return 1 if any_failed(reports, fail_on) else 0

@@ -143,3 +143,8 @@ def _crash_paths(entry: dict[str, Any]) -> set[tuple[str, ...]]:
         if type(usage) is not dict or type(usage.get("cost")) is not dict:
             paths.add(("message", "usage"))
     return paths
+
+
+def pi_crashes(entry: dict[str, Any]) -> dict[str, list[str]]:
+    """The Pi 1.6.0 functions that throw on this one entry: ``{error text: [function, ...]}``."""
+    return _pi_crashes(entry)
