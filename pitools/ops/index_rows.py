@@ -98,6 +98,8 @@ def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool) ->
         eid, pid = entry.get("id"), entry.get("parentId")
         if type(eid) is not str or eid in seen or not (pid is None or type(pid) is str):
             return False
+        if entry.get("type") == "message" and type(entry.get("message")) is not dict:
+            return False  # Pi's context code throws on it: the stored skeleton would hide that
         seen.add(eid)
     return True
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.context.build import context_entries_from_path
+from pitools.core.errors import PitoolsError
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.tree import SessionIndex, mkey
 
@@ -96,10 +97,12 @@ def tree_facts(entries: Sequence[Any]) -> TreeFacts:
     default_leaf = index.leaf_id
     try:
         path = index.session_path(default_leaf)
-    except Exception:  # a parentId loop under the default leaf: Pi cannot build a context either
-        path = []
+        ctx = context_entries_from_path(path) if path else []
+    except PitoolsError:
+        # A parentId loop under the default leaf, or an entry Pi's context code throws on: Pi
+        # cannot build this session's context either, so nothing is in it.
+        path, ctx = [], []
     if path:
-        ctx = context_entries_from_path(path)
         ctx_ids = {id(e) for e in ctx}
         removed = _edited_out(ctx)
         pos_of = {id(e): i for i, e in enumerate(entries)}
