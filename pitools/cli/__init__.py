@@ -66,6 +66,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Replace the secrets in a session with placeholders.",
     ),
     "help": ("pitools.cli.commands.help", "Show the help of pitools or of one command (pitools help tree)."),
+    "dataset": ("pitools.cli.commands.dataset", "Write sessions as Parquet/JSONL tables for DuckDB, Spark, Trino."),
 }
 
 META_DEBUG = "pitools.debug"
