@@ -135,9 +135,28 @@ def parse_json_line(data: bytes) -> tuple[Any, bool]:
         replaced = True
     try:
         value = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        # Deeper than Python's recursion limit allows: Node's JSON.parse has no depth limit,
+        # so neither may we (an attacker could otherwise hide an entry from pitools).
+        value = _parse_deep(text)
+    except ValueError as exc:
         raise ValueError(str(exc)) from None
     return value, replaced
+
+
+class UnparsedLineError(ValueError):
+    """``JSON.parse`` accepts the line but pitools could not parse it (out of memory)."""
+
+
+def _parse_deep(text: str) -> Any:
+    from pitools.core.js.jsonparse import DeepJSONError, parse_deep
+
+    try:
+        return parse_deep(text)
+    except DeepJSONError as exc:
+        raise ValueError(str(exc)) from None
+    except MemoryError:
+        raise UnparsedLineError("out of memory while parsing a deeply nested line") from None
 
 
 def _iter_raw_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
@@ -293,6 +312,13 @@ def scan_lines(
             )
         try:
             value, replaced = parse_json_line(line)
+        except UnparsedLineError as exc:
+            diags.append(
+                Diagnostic("unparsed-line", ERROR, f"Pi reads this line, pitools could not ({exc})", lineno, offset)
+            )
+            if not header_seen:
+                skipped_before_header.append(lineno)
+            continue
         except ValueError as exc:
             text = line.decode("utf-8", "replace")
             if _js_blank(text):
