@@ -20,6 +20,7 @@ from typing import Any
 
 from pitools.core.js.jsonout import jsonable
 from pitools.core.js.value import UNDEFINED
+from pitools.render.pretty import pretty_json
 
 #: Tool output longer than this (characters or lines) is folded.
 FOLD_CHARS = 1500
@@ -95,9 +96,8 @@ def _text(value: Any) -> str:
 
 
 def _pretty(value: Any) -> str:
-    if value is UNDEFINED:
-        return "undefined"
-    return json.dumps(jsonable(value), ensure_ascii=False, indent=2)
+    # Bounded: indentation stops at a fixed depth and the size is capped (hostile nesting).
+    return pretty_json(value)
 
 
 def _image_part(block: dict[str, Any]) -> Part:
