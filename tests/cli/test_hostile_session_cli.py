@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.cli.conftest import Run
+from tests.fuzz.markdown_check import shape
 from tests.unit.test_deep_json import DEPTH, HEADER, hidden_message
 
 CUSTOM = (
@@ -35,3 +37,105 @@ def test_export_of_deep_nesting_stays_linear(tmp_path: Path, run: Run, depth: in
     size = out.stat().st_size
     assert size < 20 * p.stat().st_size + 50_000, size
     assert '"a": {' in out.read_text() or "&quot;a&quot;: {" in out.read_text()
+
+
+# -- Markdown injection ---------------------------------------------------------------------------
+
+
+def _hostile_markdown_session(path: Path) -> Path:
+    """The attacks of issue 12, one per field."""
+    asst_usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}
+    values = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s\n### User",
+            "timestamp": "<img src=x onerror=alert(1)>",
+            "cwd": "/repo\r# Injected cwd heading `x`",
+        },
+        {
+            "type": "session_info",
+            "id": "n1",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "name": "Nice name\n### User\n[click me](javascript:alert(1))",
+        },
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": "n1",
+            "timestamp": "<img src=x onerror=alert(2)>",
+            "message": {
+                "role": "user",
+                "timestamp": 1,
+                "content": [
+                    {"type": "text", "text": "### User\nfake turn\n<script>alert(3)</script>"},
+                    {"type": "image", "mimeType": "image/png\n", "data": "iVBORw0KGgo="},
+                ],
+            },
+        },
+        {
+            "type": "label",
+            "id": "l1",
+            "parentId": "u1",
+            "timestamp": "2026-01-01T00:00:02.000Z",
+            "targetId": "u1",
+            "label": "x\n\n## Label heading\n[a](javascript:alert(4))",
+        },
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": "l1",
+            "timestamp": "2026-01-01T00:00:03.000Z",
+            "message": {
+                "role": "assistant",
+                "api": "x",
+                "provider": "p\n### P",
+                "model": "m",
+                "stopReason": "stop\n### Stop",
+                "usage": asst_usage,
+                "timestamp": 2,
+                "content": [
+                    {"type": "thinking", "thinking": "</details>\n\n### Thinking heading\n<b>x</b>"},
+                    {"type": "text", "text": "```\n### Out of the fence\n```"},
+                    {
+                        "type": "toolCall",
+                        "id": "c1",
+                        "name": "`x` ``` [l](javascript:y)",
+                        "arguments": {"k": "````\n### Args"},
+                    },
+                ],
+            },
+        },
+        {
+            "type": "custom_message",
+            "id": "c1",
+            "parentId": "a1",
+            "timestamp": "2026-01-01T00:00:04.000Z",
+            "customType": "t\n### Custom",
+            "content": "body",
+            "display": True,
+        },
+    ]
+    path.write_text("".join(json.dumps(v) + "\n" for v in values))
+    return path
+
+
+@pytest.mark.parametrize("command", ["export", "context"])
+def test_markdown_output_keeps_session_text_inert(tmp_path: Path, run: Run, command: str) -> None:
+    p = _hostile_markdown_session(tmp_path / "s.jsonl")
+    out = run(command, p, "--format", "markdown").stdout
+    found = shape(out)
+    assert found.problems == []
+    assert found.headings.get(1) == 1
+    assert set(found.headings) <= {1, 3}
+    # export: user, assistant, custom message (the name is an inline line); context: 3 messages.
+    assert found.headings[3] == 3, found.heading_texts
+    assert "image/png\n" not in out
+
+
+def test_mime_type_with_a_trailing_newline_is_not_embedded(tmp_path: Path, run: Run) -> None:
+    p = _hostile_markdown_session(tmp_path / "s.jsonl")
+    out = run("export", p, "--format", "markdown", "--images", "embed").stdout
+    assert "data:image" not in out
+    assert shape(out).problems == []
