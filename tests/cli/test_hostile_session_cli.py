@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,3 +144,84 @@ def test_mime_type_with_a_trailing_newline_is_not_embedded(tmp_path: Path, run: 
     out = run("export", p, "--format", "markdown", "--images", "embed").stdout
     assert "data:image" not in out
     assert shape(out).problems == []
+
+
+# -- special files ------------------------------------------------------------------------------
+
+SEED = Path(__file__).resolve().parents[2] / "golden" / "seed-running-example" / "session.jsonl"
+
+
+def _pitools(
+    *args: str, stdin: Any = None, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A real process with a timeout: a hang fails the test instead of blocking it."""
+    return subprocess.run(
+        [sys.executable, "-m", "pitools", *args],
+        stdin=stdin,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+@pytest.fixture
+def folder_with_fifo(tmp_path: Path) -> Path:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    lines = SEED.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0]) | {"cwd": str(tmp_path)}
+    (folder / "2026-01-01T00-00-00-000Z_S1.jsonl").write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    os.mkfifo(folder / "2099-01-01T00-00-00-000Z_fifo.jsonl")  # newest by name and mtime
+    return folder
+
+
+@pytest.mark.parametrize("ref", [None, "S1", "S"])
+def test_a_fifo_in_the_sessions_folder_is_skipped(folder_with_fifo: Path, ref: str | None) -> None:
+    # Before: inspect with no FILE, or an id lookup, opened the FIFO and waited for a writer forever.
+    args = ["inspect", "--session-dir", str(folder_with_fifo), "--format", "json"]
+    env = {"PI_CODING_AGENT_DIR": str(folder_with_fifo.parent)}
+    proc = _pitools(*args, *([ref] if ref else []), env=env, cwd=folder_with_fifo.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["header"]["id"] == "S1"
+
+
+def test_a_pipe_is_read_as_a_stream(tmp_path: Path) -> None:
+    # `cat s | pitools inspect /dev/stdin` used to report "file is empty" (a pipe's size is 0).
+    for command in (["inspect", "--format", "json"], ["validate", "--format", "json"], ["context", "--format", "json"]):
+        with open(SEED, "rb") as fh:
+            proc = _pitools(command[0], "/dev/stdin", *command[1:], stdin=fh)
+        assert proc.returncode in (0, 1), proc.stderr
+        assert "empty" not in proc.stdout + proc.stderr
+        if command[0] == "inspect":
+            assert json.loads(proc.stdout)["lineCount"] == len(SEED.read_bytes().splitlines())
+        if command[0] == "context":
+            assert json.loads(proc.stdout)["leafId"] == "C1"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash for process substitution")
+def test_process_substitution_is_read_as_a_stream() -> None:
+    script = f'"{sys.executable}" -m pitools inspect <(cat "{SEED}") --format json'
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["header"]["id"] == "S1"
+
+
+def test_an_empty_pipe_is_still_an_empty_file() -> None:
+    proc = _pitools("validate", "/dev/stdin", stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1
+    assert "empty-file" in proc.stdout
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo"])
+def test_migrate_in_place_refuses_non_regular_files(tmp_path: Path, target: str) -> None:
+    # Before: `migrate --in-place /dev/zero` hashed /dev/zero forever.
+    if target == "fifo":
+        target = str(tmp_path / "f.jsonl")
+        os.mkfifo(target)
+    proc = _pitools("migrate", "--in-place", target)
+    assert proc.returncode == 1
+    assert "not a regular file" in proc.stderr
+    assert proc.stderr.count("\n") == 1
