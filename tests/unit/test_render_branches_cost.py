@@ -52,7 +52,7 @@ def _render(path: Path) -> tuple[int, str]:
 
 
 def test_cost_per_leaf_is_bounded_and_linear(tmp_path: Path) -> None:
-    small_calls, small_out = _render(_session(tmp_path, [f"l{i}" for i in range(200)]))
+    small_calls, _ = _render(_session(tmp_path, [f"l{i}" for i in range(200)]))
     big_calls, big_out = _render(_session(tmp_path, [f"l{i}" for i in range(2_000)]))
     assert big_out.count("\n") == 2 + 2 * 2_000
     per_leaf = (big_calls - small_calls) / 1_800
