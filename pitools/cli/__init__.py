@@ -41,6 +41,8 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+#: Python frames allowed for walking nested session values (the loader itself has no depth limit).
+RECURSION_LIMIT = 20000
 
 
 class PitoolsGroup(click.Group):
@@ -82,6 +84,17 @@ class PitoolsGroup(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(EXIT_OK)
+        except RecursionError:
+            # JSON.parse reads any depth, so a session can hold values nested deeper than the
+            # recursive parts of pitools can walk: bad input Pi copes with, not a pitools crash.
+            if (ctx.obj and ctx.obj.get("debug")) or os.environ.get("PITOOLS_DEBUG") == "1":
+                raise
+            click.echo(
+                f"pitools: a value in the session nests deeper than this command can follow "
+                f"(~{RECURSION_LIMIT:,} levels); Pi reads it, pitools could not finish",
+                err=True,
+            )
+            ctx.exit(EXIT_FAILURE)
         except Exception as exc:
             if (ctx.obj and ctx.obj.get("debug")) or os.environ.get("PITOOLS_DEBUG") == "1":
                 raise
@@ -107,10 +120,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
-    # Session values can nest up to the parser's limit (~1,000 levels); walking them needs more
-    # Python frames than the default allows.
-    if sys.getrecursionlimit() < 20000:
-        sys.setrecursionlimit(20000)
+    # Session values can nest to any depth (Node's JSON.parse has no limit, nor has our loader);
+    # walking them needs more Python frames than the default allows.
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
     # Session text may hold lone surrogates (JSON allows "\ud800"): never let printing them fail.
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)

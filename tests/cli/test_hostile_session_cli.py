@@ -225,3 +225,34 @@ def test_migrate_in_place_refuses_non_regular_files(tmp_path: Path, target: str)
     assert proc.returncode == 1
     assert "not a regular file" in proc.stderr
     assert proc.stderr.count("\n") == 1
+
+
+_DEEP_100K = '{"a":' * DEPTH + "1" + "}" * DEPTH
+_DEEP_PLACES = {
+    "id": '{"type":"message","id":DEEP,"parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+    '"message":{"role":"user","content":"x","timestamp":1}}',
+    "label": '{"type":"label","id":"l1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","targetId":"l1",'
+    '"label":DEEP}',
+    "tool-arguments": '{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+    '"message":{"role":"assistant","stopReason":"toolUse","timestamp":1,'
+    '"content":[{"type":"toolCall","id":"c1","name":"read","arguments":DEEP}]}}',
+}
+
+
+@pytest.mark.parametrize("place", sorted(_DEEP_PLACES))
+@pytest.mark.parametrize(
+    "command",
+    [["inspect"], ["validate"], ["context"], ["context", "--format", "json"], ["branches"], ["tree"]],
+    ids=" ".join,
+)
+def test_values_deeper_than_pitools_can_walk_end_in_one_clean_line(
+    tmp_path: Path, run: Run, place: str, command: list[str]
+) -> None:
+    # Now that such lines are read (as Pi reads them), a command that walks the value recursively
+    # stops with exit 1 and one line saying so, never an internal error.
+    p = tmp_path / "s.jsonl"
+    p.write_text(HEADER + "\n" + _DEEP_PLACES[place].replace("DEEP", _DEEP_100K) + "\n")
+    result = run(command[0], p, *command[1:], exit_code=None)
+    assert result.exit_code in (0, 1), result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert all(line.startswith("pitools: ") for line in lines) and len(lines) <= 1, result.stderr
