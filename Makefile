@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := golden/seed-running-example/session.jsonl
 
-.PHONY: install run test lint fmt bench golden differential fuzz stress clean
+.PHONY: install run test lint fmt generate bench golden differential fuzz stress clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -28,10 +28,18 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pitools
+	$(BIN)/lint-imports
+	$(BIN)/python scripts/check_purity.py
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+## Regenerate every generated file: the session schema + entry pre-check, the model catalogue.
+## tests/unit/test_generated.py fails when a committed one is stale.
+generate: $(STAMP)
+	$(BIN)/python scripts/gen_schema.py
+	$(BIN)/python scripts/gen_catalog.py
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py

@@ -32,7 +32,7 @@ _LAZY = {
     "prepare_compaction": "pitools.core.compaction.prepare",
     "CompactionSettings": "pitools.core.compaction.prepare",
     "plan_compaction": "pitools.core.compaction.plan",
-    "apply_compaction": "pitools.core.compaction.plan",
+    "apply_compaction": "pitools.ops.compaction",
     "validate_file": "pitools.core.validate",
     "resolve_settings": "pitools.core.compaction.settings",
     "PitoolsError": "pitools.core.errors",

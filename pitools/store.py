@@ -15,18 +15,27 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import hashlib
 import os
 import shutil
-import stat
+import stat as stat_mod
 import tempfile
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pitools.core.errors import PitoolsError, SessionChangedError
 
 _CHUNK = 1 << 20
+_TMP_SUFFIX = ".pitools-tmp"
+#: A temp file without a process id in its name (older pitools) counts as stale after this long.
+_STALE_AFTER_S = 3600
+
+#: Test hook: called inside :func:`append_line` with the lock held, after the final check and
+#: before the write (None in production).
+_after_final_check: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +55,7 @@ def stamp(path: str | os.PathLike[str]) -> FileStamp:
     # Non-blocking open: a FIFO must not wait for a writer before it is refused.
     with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as fh:
         st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
+        if not stat_mod.S_ISREG(st.st_mode):
             # Every writer stamps first: a pipe or a device (/dev/zero) is refused before any read.
             raise PitoolsError(
                 "not a regular file (a pipe, device or socket); pitools only rewrites regular files",
@@ -131,19 +140,149 @@ def _wrap_os_error(exc: OSError, path: str | os.PathLike[str]) -> PitoolsError:
     return PitoolsError(f"cannot write: {exc.strerror or exc}; the original file is unchanged", path=os.fspath(path))
 
 
+def _exists_error(path: str | os.PathLike[str]) -> PitoolsError:
+    return PitoolsError("output file already exists; choose another path", path=os.fspath(path))
+
+
 def write_new(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
-    """Write a new file atomically; refuses to overwrite an existing one."""
+    """Write a new file atomically; never replaces an existing one, even one created meanwhile.
+
+    The complete temp file is published with ``link`` (or ``renameat2(RENAME_NOREPLACE)`` where
+    hard links are not supported), which fails instead of replacing a file that appeared after
+    the first check.
+    """
     target = Path(path)
-    if target.exists():
-        raise PitoolsError("output file already exists; choose another path", path=os.fspath(path))
+    if os.path.lexists(target):  # early, before writing anything (the publish step decides)
+        raise _exists_error(path)
     _write_then_rename(target, chunks, expected=None, source=None)
+
+
+def _rename_noreplace(src: Path, dst: Path) -> None:
+    """``renameat2(src, dst, RENAME_NOREPLACE)`` through libc; OSError when unavailable."""
+    import ctypes
+    import ctypes.util
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    try:
+        renameat2 = libc.renameat2
+    except AttributeError:
+        raise OSError(errno.ENOSYS, "renameat2 is not available") from None
+    at_fdcwd, rename_noreplace = -100, 1
+    if renameat2(at_fdcwd, os.fsencode(src), at_fdcwd, os.fsencode(dst), rename_noreplace) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _publish_new(tmp: Path, target: Path) -> None:
+    """Give the finished temp file its final name only if that name is free."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise _exists_error(target) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS, errno.EXDEV):
+            raise
+        try:
+            _rename_noreplace(tmp, target)
+        except FileExistsError:
+            raise _exists_error(target) from None
+        except OSError as exc2:
+            if exc2.errno == errno.EEXIST:
+                raise _exists_error(target) from None
+            raise PitoolsError(
+                "this file system supports neither hard links nor no-replace renames, so pitools cannot "
+                "publish a new file without risking to replace one; write it to another folder",
+                path=os.fspath(target),
+            ) from None
+        return
+    os.unlink(tmp)
+
+
+def _writable_target(path: str | os.PathLike[str]) -> Path:
+    """The file a rewrite must change: a symlink is followed (as Pi's writeFileSync does), and a
+    file whose own mode forbids writing (``0444``) is refused even where the folder is writable."""
+    real = Path(os.path.realpath(path))
+    try:
+        st = os.stat(real)
+    except OSError as exc:
+        raise PitoolsError(f"cannot write: {exc.strerror or exc}", path=os.fspath(path)) from None
+    if not stat_mod.S_ISREG(st.st_mode):
+        raise PitoolsError("not a regular file; pitools only rewrites regular files", path=os.fspath(path))
+    if not st.st_mode & 0o222:
+        raise PitoolsError(
+            f"the file is read-only (mode {stat_mod.S_IMODE(st.st_mode):04o}); pitools respects that: "
+            "make it writable (chmod u+w) to change it; nothing was written",
+            path=os.fspath(path),
+        )
+    return real
+
+
+def clean_stale_temps(target: str | os.PathLike[str]) -> list[str]:
+    """Remove temp files pitools left next to ``target`` when it was killed mid-write.
+
+    Only names pitools makes (``.<name>.pid<N>.<random>.pitools-tmp``) of a process that is gone,
+    owned by this user, regular files; an older name without a pid when it is over an hour old.
+    """
+    folder = Path(target).parent if str(Path(target).parent) else Path(".")
+    prefix = f".{Path(target).name}."
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(_TMP_SUFFIX)):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat_mod.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+            continue
+        middle = name[len(prefix) : -len(_TMP_SUFFIX)]
+        if middle.startswith("pid") and middle[3:].split(".", 1)[0].isdigit():
+            pid = int(middle[3:].split(".", 1)[0])
+            if pid == os.getpid() or _alive(pid):
+                continue
+        elif time.time() - st.st_mtime < _STALE_AFTER_S:
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed.append(entry.path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def write_own_file(path: str | os.PathLike[str], data: bytes) -> bool:
+    """Replace a file pitools owns (its cache) atomically, creating its folder; False on failure.
+
+    Not for sessions: no change detection, no backup, and errors are swallowed because such a
+    file can always be rebuilt.
+    """
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_then_rename(target, [data], expected=None, source=None, replace=True)
+    except (OSError, PitoolsError):
+        return False
+    return True
 
 
 def atomic_replace(
     path: str | os.PathLike[str], chunks: Iterable[bytes], *, expected: FileStamp, backup: bool = True
 ) -> Path | None:
     """Replace ``path`` with ``chunks`` atomically; returns the backup path, if one was made."""
-    target = Path(path)
+    target = _writable_target(path)
     made = make_backup(target) if backup else None
     try:
         _write_then_rename(target, chunks, expected=expected, source=target)
@@ -156,11 +295,17 @@ def atomic_replace(
 
 
 def _write_then_rename(
-    target: Path, chunks: Iterable[bytes], *, expected: FileStamp | None, source: Path | None
+    target: Path,
+    chunks: Iterable[bytes],
+    *,
+    expected: FileStamp | None,
+    source: Path | None,
+    replace: bool = False,
 ) -> None:
     folder = target.parent if str(target.parent) else Path(".")
+    clean_stale_temps(target)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pitools-tmp", dir=folder)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.pid{os.getpid()}.", suffix=_TMP_SUFFIX, dir=folder)
     except OSError as exc:
         raise _wrap_os_error(exc, target) from None
     tmp = Path(tmp_name)
@@ -176,8 +321,10 @@ def _write_then_rename(
                 if expected is not None:
                     check_unchanged(source, expected)
                 os.replace(tmp, target)
-        else:
+        elif replace:
             os.replace(tmp, target)
+        else:
+            _publish_new(tmp, target)
         _fsync_dir(folder)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -199,10 +346,13 @@ def append_line(path: str | os.PathLike[str], line: bytes, *, expected: FileStam
             "Repair it first (e.g. `pitools migrate --in-place` rewrites it terminated) and retry",
             path=os.fspath(path),
         )
+    path = _writable_target(path)
     made: Path | None = None
     try:
         with _locked(path):
             check_unchanged(path, expected)
+            if _after_final_check is not None:
+                _after_final_check()
             # The backup is taken only once the write is known to go ahead.
             made = make_backup(path) if backup else None
             fd = os.open(path, os.O_WRONLY | os.O_APPEND)

@@ -325,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         results["profiles"] = profile(pit, files[sizes[-1]], env, core_plan)
 
+    results["humanViews"] = bench_human_views(pit, files[sizes[-1]], env, args.reps)
+
     results["machine"] = {
         "python": platform.python_version(),
         "node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
@@ -335,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
         "reps": args.reps,
     }
-    table = markdown(results, sizes)
+    table = markdown(results, sizes) + "\n" + human_markdown(results["humanViews"])
     results["markdown"] = table
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n")
@@ -465,6 +467,81 @@ def profile(pit: list[str], file: Path, env: dict[str, str], core_plan: bool) ->
         proc = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=False)
         out[name] = str(target) if target.exists() else f"failed: {proc.stderr.decode()[-300:]}"
     return out
+
+
+# -- human views against their JSON counterparts (issue 13) ------------------------------------
+
+#: (name, human argv, JSON argv); "{f}" is the session file. Human output goes to /dev/null
+#: (a pipe: no width limit), as in `pitools tree F > out.txt`.
+HUMAN_PAIRS: list[tuple[str, list[str], list[str]]] = [
+    (
+        "compact --dry-run",
+        ["compact", "{f}", "--dry-run", "--no-config"],
+        ["compact", "{f}", "--dry-run", "--no-config", "--format", "json"],
+    ),
+    ("tree", ["tree", "{f}"], ["tree", "{f}", "--format", "json"]),
+    ("branches", ["branches", "{f}"], ["branches", "{f}", "--format", "json"]),
+    ("context", ["context", "{f}"], ["context", "{f}", "--format", "json"]),
+    ("inspect", ["inspect", "{f}"], ["inspect", "{f}", "--format", "json"]),
+    ("export markdown", ["export", "{f}"], ["export", "{f}", "--format", "jsonl"]),
+]
+#: Targets: every human view within 1.3x its JSON counterpart; export's peak memory at most 3x the file.
+TARGET_HUMAN_RATIO = 1.3
+TARGET_EXPORT_MEMORY = 3.0
+
+
+def bench_human_views(pit: list[str], file: Path, env: dict[str, str], reps: int) -> dict[str, Any]:
+    """Median wall time and peak RSS of each human view and its JSON counterpart on ``file``."""
+    cases: list[tuple[str, Case, Case]] = []
+    for name, human, as_json in HUMAN_PAIRS:
+        h = Case(f"{name} (human)", [*pit, *(a.replace("{f}", str(file)) for a in human)], env)
+        j = Case(f"{name} (json)", [*pit, *(a.replace("{f}", str(file)) for a in as_json)], env)
+        cases.append((name, h, j))
+    for rep in range(reps + 1):  # one warm-up round, then interleaved repetitions
+        for _, h, j in cases:
+            for case in (h, j):
+                if case.error:
+                    continue
+                sample, tail = run_once(case.argv, case.env)
+                if sample.rc not in case.ok_codes:
+                    case.error = f"exit {sample.rc}: {tail.decode('utf-8', 'replace').strip()[-300:]}"
+                elif rep > 0:
+                    case.samples.append(sample)
+    nbytes = file.stat().st_size
+    out: dict[str, Any] = {"file": str(file), "bytes": nbytes, "views": {}}
+    for name, h, j in cases:
+        out["views"][name] = {
+            "humanSeconds": h.median(),
+            "jsonSeconds": j.median(),
+            "ratio": ratio(h.median(), j.median()),
+            "humanPeakRssBytes": h.peak_rss(),
+            "memoryPerFileByte": (h.peak_rss() or 0) / nbytes if nbytes else None,
+            "error": h.error or j.error,
+        }
+    return out
+
+
+def human_markdown(section: dict[str, Any]) -> str:
+    """The human-vs-JSON table for bench/RESULTS.md."""
+    lines = [
+        f"Human views vs JSON on {section['bytes'] / 1e6:.0f} MB "
+        f"(target: human ≤ {TARGET_HUMAN_RATIO}× JSON; export peak RSS ≤ {TARGET_EXPORT_MEMORY:g}× the file)",
+        "",
+        "| view | human wall | JSON wall | human / JSON | human peak RSS | RSS / file |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, v in section["views"].items():
+        if v["error"]:
+            lines.append(f"| {name} | failed: {v['error'][:60]} | | | | |")
+            continue
+        memory_target = TARGET_EXPORT_MEMORY if name.startswith("export") else None
+        per_byte = v["memoryPerFileByte"]
+        lines.append(
+            f"| {name} | {fmt_s(v['humanSeconds'])} | {fmt_s(v['jsonSeconds'])} "
+            f"| {fmt_r(v['ratio'], TARGET_HUMAN_RATIO)} | {fmt_mb(v['humanPeakRssBytes'])} "
+            f"| {fmt_r(per_byte, memory_target) if per_byte is not None else '—'} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

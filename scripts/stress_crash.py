@@ -11,8 +11,8 @@ with extra weight on its end, where the writing happens) it gets SIGKILL. Then t
   ``compaction`` entry whose parent is the old leaf.
 
 Anything else is a violation (the file is saved for inspection). Leftovers are counted too: temp
-files (``.*.pitools-tmp``, expected after SIGKILL: nothing can clean up) and backups, including
-backups shorter than the original (killed while copying).
+files (``.*.pitools-tmp``, expected right after a SIGKILL; the next write to the file removes
+them) and backups, including backups shorter than the original (killed while copying).
 
 Usage: scripts/stress_crash.py [--trials 1000] [--writer migrate|compact|both] [--size-mb 1]
                                [--seed 1] [--no-backup] [--json FILE]

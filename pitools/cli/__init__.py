@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import sys
@@ -11,6 +10,22 @@ from typing import Any
 import click
 
 from pitools import __version__
+from pitools.cli.output import (
+    COLOR_MODES,
+    EXIT_FAILURE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    META_COLOR,
+    META_WIDTH,
+    get_output,
+    make_safe_stream,
+    silence_stdout,
+    stop_progress,
+)
+
+__all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
 
 #: name -> "module:function"; modules are imported only when the command runs.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -36,17 +51,58 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
 }
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130
 #: Python frames allowed for walking nested session values (the loader itself has no depth limit).
 RECURSION_LIMIT = 20000
+META_DEBUG = "pitools.debug"
+
+
+def _remember(key: str) -> Any:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is not None and value is not False:
+            ctx.find_root().meta[key] = value
+        return value
+
+    return callback
+
+
+def _width_type() -> click.IntRange:
+    return click.IntRange(min=1)
+
+
+def output_params() -> list[click.Parameter]:
+    """``--color``, ``--width`` and ``--debug``: accepted before or after any subcommand."""
+    return [
+        click.Option(
+            ["--color"],
+            type=click.Choice(COLOR_MODES),
+            default=None,
+            expose_value=False,
+            callback=_remember(META_COLOR),
+            help="Colour: auto (default; honours NO_COLOR, FORCE_COLOR, TERM=dumb and terminals), always, never.",
+        ),
+        click.Option(
+            ["--width"],
+            type=_width_type(),
+            default=None,
+            metavar="N",
+            expose_value=False,
+            callback=_remember(META_WIDTH),
+            help="Wrap/cut human output at N columns (default: the terminal's width; no limit in a pipe; "
+            "also PITOOLS_WIDTH).",
+        ),
+        click.Option(
+            ["--debug"],
+            is_flag=True,
+            default=False,
+            expose_value=False,
+            callback=_remember(META_DEBUG),
+            help="Show tracebacks for internal errors (also PITOOLS_DEBUG=1).",
+        ),
+    ]
 
 
 class PitoolsGroup(click.Group):
-    """Lazy subcommands plus the single place where errors become exit codes."""
+    """Lazy subcommands plus the single place where errors and return values become exit codes."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -59,6 +115,10 @@ class PitoolsGroup(click.Group):
 
         module = importlib.import_module(entry[0])
         command: click.Command = module.command
+        names = {name for param in command.params for name in param.opts}
+        for param in output_params():
+            if not names.intersection(param.opts):
+                command.params.append(param)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -70,9 +130,13 @@ class PitoolsGroup(click.Group):
         from pitools.core.errors import PitoolsError
 
         try:
-            return super().invoke(ctx)
+            try:
+                rv = super().invoke(ctx)
+            finally:
+                stop_progress()
+            sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's exit flush
         except PitoolsError as exc:
-            click.echo(f"pitools: {exc}", err=True)
+            get_output().message(str(exc))
             ctx.exit(EXIT_FAILURE)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
@@ -80,56 +144,68 @@ class PitoolsGroup(click.Group):
             click.echo("pitools: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:
-            # Output piped into `head` and closed early: not an error.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            # The reader (`| head -1`) closed the pipe early: not an error, for every command.
+            silence_stdout()
             ctx.exit(EXIT_OK)
         except RecursionError:
             # JSON.parse reads any depth, so a session can hold values nested deeper than the
             # recursive parts of pitools can walk: bad input Pi copes with, not a pitools crash.
-            if (ctx.obj and ctx.obj.get("debug")) or os.environ.get("PITOOLS_DEBUG") == "1":
+            if ctx.meta.get(META_DEBUG) or os.environ.get("PITOOLS_DEBUG") == "1":
                 raise
-            click.echo(
-                f"pitools: a value in the session nests deeper than this command can follow "
-                f"(~{RECURSION_LIMIT:,} levels); Pi reads it, pitools could not finish",
-                err=True,
+            get_output().message(
+                f"a value in the session nests deeper than this command can follow "
+                f"(~{RECURSION_LIMIT:,} levels); Pi reads it, pitools could not finish"
             )
             ctx.exit(EXIT_FAILURE)
         except Exception as exc:
-            if (ctx.obj and ctx.obj.get("debug")) or os.environ.get("PITOOLS_DEBUG") == "1":
+            if ctx.meta.get(META_DEBUG) or os.environ.get("PITOOLS_DEBUG") == "1":
                 raise
             name = type(exc).__name__
-            click.echo(
-                f"pitools: internal error ({name}: {exc}); this is a bug — rerun with --debug for the traceback",
-                err=True,
+            get_output().message(
+                f"internal error ({name}: {exc}); this is a bug — rerun with --debug for the traceback"
             )
             ctx.exit(EXIT_INTERNAL)
+        # The int a command returns is the process's exit status (click itself ignores it).
+        if isinstance(rv, int) and not isinstance(rv, bool) and rv != EXIT_OK:
+            ctx.exit(rv)
+        return rv
 
 
 @click.group(cls=PitoolsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pitools", message="%(prog)s %(version)s (Pi 1.6.0 semantics)")
-@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors (also PITOOLS_DEBUG=1).")
+@click.option(
+    "--format",
+    "format_",
+    metavar="FORMAT",
+    default=None,
+    help="Output format for the subcommand (same as giving --format after it).",
+)
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, format_: str | None) -> None:
     """Inspect, validate, replay and compact Pi coding-agent session files, offline.
 
     Every result matches what Pi 1.6.0 computes on the same file. Exit codes: 0 success,
     1 bad input / findings / refused write, 2 usage error, 3 internal error, 130 interrupted.
+    --color, --width, --debug and --format work before or after the subcommand.
 
     Example: pitools context ~/.pi/agent/sessions/--home-me-proj--/2026-...jsonl
     """
     ctx.ensure_object(dict)
-    ctx.obj["debug"] = debug
+    for stream in (sys.stdout, sys.stderr):
+        # Session text may hold lone surrogates, and the locale may not encode everything
+        # (LANG=C, PYTHONIOENCODING=ascii): printing must never raise.
+        make_safe_stream(stream)
+    if format_ is not None and ctx.invoked_subcommand is not None:
+        # The subcommand checks the value against its own choices (a bad one is a usage error).
+        ctx.default_map = {ctx.invoked_subcommand: {"format_": format_}}
     # Session values can nest to any depth (Node's JSON.parse has no limit, nor has our loader);
     # walking them needs more Python frames than the default allows.
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
-    # Session text may hold lone surrogates (JSON allows "\ud800"): never let printing them fail.
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
-            with contextlib.suppress(ValueError, OSError):  # a stream that cannot be changed
-                reconfigure(errors="backslashreplace")
+
+
+for _param in output_params():
+    cli.params.append(_param)
 
 
 def main() -> None:
@@ -138,4 +214,8 @@ def main() -> None:
     # cycles: the cyclic collector would only rescan millions of dicts (a third of a 100 MB
     # compact --dry-run) to free nothing. Reference counting still frees everything as usual.
     gc.disable()
-    cli(prog_name="pitools")
+    try:
+        cli(prog_name="pitools")
+    except BrokenPipeError:  # pragma: no cover - a pipe closed while click itself printed
+        silence_stdout()
+        sys.exit(EXIT_OK)

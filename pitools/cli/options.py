@@ -1,9 +1,8 @@
-"""Options shared by several commands, and the consoles every renderer writes to."""
+"""Options shared by several commands (output options live in ``pitools.cli``: --color/--width/--debug)."""
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,16 +21,6 @@ def format_option(*choices: str, default: str = "human") -> Callable[[F], F]:
         show_default=True,
         help="Output format. json is a stable interface (schemas/output/).",
     )
-
-
-def color_option(f: F) -> F:
-    return click.option(
-        "--color",
-        type=click.Choice(["auto", "always", "never"]),
-        default="auto",
-        show_default=True,
-        help="Colour in human output (auto honours NO_COLOR/FORCE_COLOR and terminals).",
-    )(f)
 
 
 def leaf_option(f: F) -> F:
@@ -77,7 +66,13 @@ def session_argument(f: F) -> F:
         if located.how == "path" and os.path.isdir(located.path):
             raise click.BadParameter(f"{value!r} is a directory, not a session file", ctx=ctx, param=param)
         if located.how not in ("path", "file"):
-            click.echo(f"pitools: {located.describe()}", err=True)
+            from pitools.render.safe import safe_text
+
+            click.echo(safe_text(f"pitools: {located.describe()}", one_line=True), err=True)
+        from pitools.cli.output import start_progress
+
+        # Reading and computing a big session can take seconds: say so on a terminal.
+        start_progress(f"pitools {ctx.info_name}: working on {os.path.basename(str(located.path))}")
         return str(located.path)
 
     f = click.argument("file", metavar="[FILE]", required=False, callback=resolve_file)(f)
@@ -93,55 +88,54 @@ def session_argument(f: F) -> F:
     )(f)
 
 
-def consoles(color: str = "auto", width: int | None = None) -> tuple[Any, Any]:
-    """One rich console for stdout (data) and one for stderr (messages)."""
-    from rich.console import Console
+# -- transition: thin wrappers of the output layer ---------------------------------------------
+# Commands written before pitools/cli/output.py existed call these; they now go through the one
+# layer (colour rules, width, safe text, broken pipe). New code calls get_output() directly.
+# Delete once no command imports them.
 
-    force: bool | None = None
-    no_color = False
-    if color == "always":
-        force = True
-    elif color == "never":
-        no_color = True
-    if width is None and os.environ.get("PITOOLS_WIDTH"):
-        width = int(os.environ["PITOOLS_WIDTH"])
-    out = Console(
-        file=sys.stdout,
-        force_terminal=force,
-        no_color=no_color,
-        width=width,
-        highlight=False,
-        soft_wrap=False,
-        emoji=False,
-        markup=False,
-    )
-    # Messages stay one line each (soft wrap): scripts read stderr line by line.
-    err = Console(
-        file=sys.stderr,
-        force_terminal=force,
-        no_color=no_color,
-        width=width,
-        highlight=False,
-        soft_wrap=True,
-        emoji=False,
-        markup=False,
-    )
-    return out, err
+
+def color_option(f: F) -> F:
+    """``--color`` for a command that still takes it as a parameter (see :func:`consoles`)."""
+    from pitools.cli.output import COLOR_MODES, META_COLOR
+
+    def remember(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+        if value is not None:
+            ctx.meta[META_COLOR] = value
+        return value or "auto"
+
+    return click.option(
+        "--color",
+        type=click.Choice(COLOR_MODES),
+        default=None,
+        callback=remember,
+        help="Colour: auto (default; honours NO_COLOR, FORCE_COLOR, TERM=dumb and terminals), always, never.",
+    )(f)
+
+
+def consoles(color: str = "auto", width: int | None = None) -> tuple[Any, Any]:
+    """The output layer's stdout and stderr consoles (``color``/``width`` only when not set already)."""
+    from pitools.cli.output import META_COLOR, META_WIDTH, get_output
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        if color != "auto":
+            ctx.meta.setdefault(META_COLOR, color)
+        if width is not None:
+            ctx.meta.setdefault(META_WIDTH, width)
+    out = get_output()
+    return out.console(), out.console(err=True)
 
 
 def write_json(data: Any) -> None:
-    """Write one JSON document to stdout (orjson, JavaScript number forms, trailing newline)."""
-    from pitools.core.js.jsonout import to_json_bytes
+    """One JSON document on stdout, through the output layer."""
+    from pitools.cli.output import get_output
 
-    out = stdout_bytes()
-    out.write(to_json_bytes(data) + b"\n")
-    out.flush()
+    get_output().write_json(data)
 
 
 def stdout_bytes() -> Any:
-    """The binary stream behind stdout (also under click's test runner)."""
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # pragma: no cover - a text-only replacement stream
-        raise RuntimeError("stdout has no binary buffer")
+    """The binary stream behind stdout (flushed first)."""
+    import sys
+
     sys.stdout.flush()
-    return buffer
+    return sys.stdout.buffer

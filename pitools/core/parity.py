@@ -30,8 +30,9 @@ from pitools.core.errors import CycleError, PiCrashError
 from pitools.core.js.jsonout import jsonable
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import read_session
-from pitools.core.session.loaded import Session, entry_id, entry_type, open_session
+from pitools.core.session.loaded import Session, entry_id, open_session
 from pitools.core.session.migrate import MigrationError
+from pitools.core.session.name import session_name
 from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree, labels_by_id
 from pitools.core.views.stats import session_stats, usage_breakdown
 
@@ -155,22 +156,6 @@ def _tree_loops(roots: list[Any]) -> bool:
         nxt = ancestors | {id(node)}
         stack.extend((c, nxt) for c in node.children)
     return not budget
-
-
-def session_name(entries: list[Any]) -> Any:
-    """Pi's ``getSessionName``: the latest ``session_info`` name, trimmed; empty clears it."""
-    for entry in reversed(entries):
-        if entry_type(entry) == "session_info":
-            name = entry.get("name", UNDEFINED)
-            if name is None or name is UNDEFINED:
-                return None
-            if type(name) is not str:
-                raise PiCrashError("TypeError: entry.name?.trim is not a function")
-            from pitools.core.session.load import JS_WHITESPACE
-
-            trimmed = name.strip(JS_WHITESPACE)
-            return trimmed or None
-    return None
 
 
 def leaf_view(index: SessionIndex, leaf: Any, settings: CompactionSettings, context_window: int) -> dict[str, Any]:

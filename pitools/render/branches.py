@@ -9,9 +9,9 @@ from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
 from pitools.render.preview import entry_preview, entry_tag, message_preview
+from pitools.render.safe import safe_text
 
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)")
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def _plain(value: Any) -> Any:
@@ -19,8 +19,8 @@ def _plain(value: Any) -> Any:
 
 
 def _text(value: str) -> str:
-    # One line, and no lone surrogates (they cannot be written as UTF-8).
-    return _UNSAFE.sub(lambda m: " " if m.group() < "\ud800" else "\ufffd", value)
+    # One line, and shown safe (controls, bidi characters and lone surrogates escaped).
+    return safe_text(value, one_line=True)
 
 
 def divergent_preview(branch: Branch, limit: int = 200) -> str | None:
@@ -69,7 +69,7 @@ def _when(value: Any) -> str:
         return ""
     text = js_text(value)
     m = _ISO.match(text)
-    return f"{m.group(1)} {m.group(2)}" if m else _text(text)
+    return f"{m.group(1)} {m.group(2)}" if m else _text(_short(text))
 
 
 #: Ids and labels are cut to this many characters before any measuring: a 10 MB id must cost
@@ -149,7 +149,14 @@ def render_branches(console: Any, result: BranchList, session_name: Any) -> None
     widths = [max([len(title)] + [cell_len(cells[n]) for cells, _ in rows]) for n, title in enumerate(headers)]
     widths[-1] = min(widths[-1], MAX_LABEL_CELLS)
     fixed = sum(widths) + len(_SEP) * len(widths)
-    last = max(1, console.width - fixed)
+    from pitools.render.safe import unlimited
+
+    if unlimited(console):
+        # In a pipe nothing is cut: the last column is as wide as its widest line.
+        title = cell_len("divergent user message / leaf")
+        last = max([title] + [sum(cell_len(t) for t, _ in line) for _, story in rows for line in story])
+    else:
+        last = max(1, console.width - fixed)
     # One plain string plus style spans for the whole table: no rich object per cell.
     plain: list[str] = []
     spans: list[Span] = []

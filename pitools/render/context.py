@@ -52,51 +52,70 @@ def _estimate_text(replay: ContextReplay) -> str:
 
 
 def render_context(console: Any, replay: ContextReplay, session: Session, counts: list[int] | None = None) -> None:
-    """Human view: a header line, then one line per projected entry and message."""
-    from rich.text import Text
+    """Human view: a header line, then one line per projected entry and message.
 
+    Written through the fast line writer (one rich ``print`` per line took most of the run on
+    big sessions); every piece of session text is made safe here.
+    """
+    from pitools.render.safe import safe_text
+    from pitools.render.tree import LineWriter
+
+    def safe(text: str) -> str:
+        return safe_text(text, one_line=True)
+
+    out = LineWriter(console)
     p = replay.projection
     leaf = "(last entry: no id)" if replay.leaf_id is UNDEFINED else str(replay.leaf_id)
-    head = Text()
-    head.append("Context at ", style="bold")
-    head.append(leaf, style="bold cyan")
-    head.append(f"  model {_model_text(p.model)}  thinking {p.thinking_level}  ")
-    head.append(_estimate_text(replay), style="yellow")
-    console.print(head)
-    console.print(
-        Text(
-            f"{len(replay.path)} entries on the path, {len(replay.context_entries)} in context, "
-            f"{len(p.messages)} messages",
-            style="dim",
-        )
+    out.line(
+        [
+            ("Context at ", "bold"),
+            (safe(leaf), "bold cyan"),
+            (safe(f"  model {_model_text(p.model)}  thinking {p.thinking_level}  "), ""),
+            (_estimate_text(replay), "yellow"),
+        ]
+    )
+    out.line(
+        [
+            (
+                f"{len(replay.path)} entries on the path, {len(replay.context_entries)} in context, "
+                f"{len(p.messages)} messages",
+                "dim",
+            )
+        ]
     )
     n = 0
     for pe in p.entries:
-        sid = "(no id)" if pe.source_id is UNDEFINED else str(pe.source_id)
+        sid = safe("(no id)" if pe.source_id is UNDEFINED else str(pe.source_id))
         if not pe.messages:
-            line = Text("   ")
-            line.append(f"{sid:<10} ", style="dim")
-            line.append(f"{entry_tag(pe.source):<18}", style="dim")
             reason = {
                 "edited-out": f"omitted by context_edit {entry_id(pe.edit)}",
                 "older-compaction": "older compaction inside the kept range: contributes nothing",
             }.get(pe.omitted or "", "no model-visible content")
-            line.append(f"— {reason}: {clip(entry_preview(pe.source), 80)}", style="dim italic")
-            console.print(line)
+            out.line(
+                [
+                    ("   ", ""),
+                    (f"{sid:<10} ", "dim"),
+                    (f"{safe(entry_tag(pe.source)):<18}", "dim"),
+                    (safe(f"— {reason}: {clip(entry_preview(pe.source), 80)}"), "dim italic"),
+                ]
+            )
             continue
         for m in pe.messages:
             role = m.get("role") if isinstance(m, dict) else "?"
-            line = Text(f"{n:>3} ")
-            line.append(f"{sid:<10} ", style="cyan")
-            line.append(f"{role!s:<18}", style=_ROLE_STYLE.get(str(role), ""))
             tokens = replay.token_estimates[n] if n < len(replay.token_estimates) else "?"
             extra = f"/{counts[n]}" if counts is not None and n < len(counts) else ""
-            line.append(f"{'~' + str(tokens) + extra:>8} ", style="yellow")
+            pieces = [
+                (f"{n:>3} ", ""),
+                (f"{sid:<10} ", "cyan"),
+                (f"{safe(str(role)):<18}", _ROLE_STYLE.get(str(role), "")),
+                (f"{'~' + str(tokens) + extra:>8} ", "yellow"),
+            ]
             if pe.edit is not None:
-                line.append("[edited] ", style="magenta")
-            line.append(message_preview(m, 160))
-            console.print(line, overflow="ellipsis", no_wrap=True)
+                pieces.append(("[edited] ", "magenta"))
+            pieces.append((safe(message_preview(m, 160)), ""))
+            out.line(pieces)
             n += 1
+    out.flush()
 
 
 _ROLE_STYLE = {

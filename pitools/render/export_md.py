@@ -314,8 +314,8 @@ def entry_view(entry: Any, labels: list[str]) -> EntryView:
 
 def build_transcript(loaded: Any, leaf: Any, *, all_: bool = False, embed_images: bool = False) -> Transcript:
     """The entries to show: the branch root → ``leaf``, or with ``all_`` every branch of the tree."""
-    from pitools.core.parity import session_name
     from pitools.core.session.fork import resolved_labels
+    from pitools.core.session.name import session_name
     from pitools.core.session.tree import get_tree, mkey
 
     index = loaded.index

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pitools.core.js.jsonout import dumps, jsonable
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_type
 from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+from pitools.render.safe import safe_text
 
 #: rich styles for Pi's theme colours (theme.fg("accent"), "success", "muted", ...).
 _PREFIX_STYLE = {
@@ -36,13 +33,9 @@ def _plain(value: Any) -> Any:
 
 
 def _clean(text: str) -> str:
-    """Control characters (newlines in names, escapes in tool output) become spaces: one line each."""
-    if _CONTROL.search(text):
-        text = _CONTROL.sub(" ", text)
-    if _SURROGATE.search(text):
-        # A lone surrogate (from a broken file) cannot be written as UTF-8.
-        text = _SURROGATE.sub("\ufffd", text)
-    return text
+    """One line, safe: controls (newlines in names, escapes in tool output), bidi characters and
+    lone surrogates are shown escaped (``\\x1b``), never passed to the terminal."""
+    return safe_text(text, one_line=True)
 
 
 def _id_text(value: Any) -> str:
@@ -185,19 +178,25 @@ def tree_line(view: TreeView, row: TreeRow, id_width: int, selected: bool) -> li
 
 
 class LineWriter:
-    """Writes one-line pieces to a rich console's file, cut to its width with a visible ``…``.
+    """Writes one-line pieces to a console's file, cut to its width with a visible ``…``.
+
+    The console is a rich console, or (no colour) the output layer's light stand-in with the
+    same ``width``/``file``/``color_system``/``no_color``, so rich is not even imported.
+    Callers make the text safe themselves (``safe_text``): nothing here escapes it.
 
     ``Console.print`` costs tens of microseconds per line, far too slow for a 100k-entry tree,
     so lines are measured, cut and styled here with rich's own cell widths and styles.
     """
 
     def __init__(self, console: Any) -> None:
-        from rich.color import ColorSystem
-
         self.console = console
         self.width = max(1, int(console.width))
         system = console.color_system
-        self.system = None if system is None or console.no_color else _SYSTEMS[system](ColorSystem)
+        self.system = None
+        if system is not None and not console.no_color:
+            from rich.color import ColorSystem
+
+            self.system = _SYSTEMS[system](ColorSystem)
         self.styles: dict[str, Any] = {}
         self.buffer: list[str] = []
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from pitools.core.validate import Finding, ValidationReport
+from pitools.render.safe import safe_text
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 #: GitHub Actions workflow commands per severity.
@@ -67,34 +67,25 @@ def human_lines(reports: Sequence[ValidationReport], fail_on: str) -> list[str]:
     return lines
 
 
-#: Characters rich treats specially even without colour: it strips some control codes and
-#: expands tabs. Lines free of them print the same through rich and as plain text.
-_RICH_SPECIAL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def plain_safe(lines: Sequence[str]) -> bool:
-    """Whether ``lines`` print exactly as rich would print them (no colour, no wrapping)."""
-    return not any(_RICH_SPECIAL.search(line) for line in lines)
-
-
 def render_human(console: Any, reports: Sequence[ValidationReport], fail_on: str) -> None:
     """``path:line: severity code message`` per finding, then the summary line.
 
     Messages quote session data (ids, timestamps, field values), so everything is printed as
-    ``rich.text.Text``, never parsed as markup, and never wrapped: one finding is one line.
+    ``rich.text.Text``, never parsed as markup, made safe (one line, controls escaped) and never
+    wrapped: one finding is one line, the same line the plain-text path prints.
     """
     from rich.text import Text
 
     for report in reports:
         for finding in report.findings:
             line = Text()
-            line.append(finding_location(report.path, finding) + ":", style="bold")
+            line.append(safe_text(finding_location(report.path, finding), one_line=True) + ":", style="bold")
             line.append(" ")
             line.append(finding.severity, style=_SEVERITY_STYLE.get(finding.severity, ""))
             line.append(" ")
             line.append(finding.code, style="magenta")
             line.append(" ")
-            line.append(finding.message)
+            line.append(safe_text(finding.message, one_line=True))
             console.print(line, soft_wrap=True)
     failed = any_failed(reports, fail_on)
     style = "bold red" if failed else "bold green"

@@ -13,66 +13,24 @@ A missing file is the same as an empty one; an unreadable or malformed file is a
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from pitools import piconfig
 from pitools.core.errors import ConfigError
 
-AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
-
-# A JSON string literal, or the thing to remove: a `//` comment / a comma before `}` or `]`.
-_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*')
-_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])')
+AGENT_DIR_ENV = piconfig.ENV_AGENT_DIR
 
 
 def agent_dir(env: Mapping[str, str]) -> Path:
-    """``PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``, as Pi's ``getAgentDir``."""
-    configured = env.get(AGENT_DIR_ENV)
-    if configured:
-        return Path(_expand_tilde(configured, env))
-    return Path(_home(env)) / ".pi" / "agent"
-
-
-def _home(env: Mapping[str, str]) -> str:
-    return env.get("HOME") or os.path.expanduser("~")
-
-
-def _expand_tilde(path: str, env: Mapping[str, str]) -> str:
-    if path == "~":
-        return _home(env)
-    if path.startswith("~/"):
-        return _home(env) + path[1:]
-    return path
-
-
-def strip_json_comments(text: str) -> str:
-    """Drop ``//`` line comments and trailing commas outside strings (Pi's ``stripJsonComments``)."""
-    text = _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
-    return _TRAILING_COMMA.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
+    """Pi's ``getAgentDir`` (absolute): the same folder settings and session discovery use."""
+    return Path(piconfig.agent_dir_resolved(env))
 
 
 def _read_json(path: Path, *, lenient: bool = False) -> dict[str, Any]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
-    raw = raw.removeprefix("\ufeff")
-    if lenient:
-        raw = strip_json_comments(raw)
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise ConfigError(f"not valid JSON: {exc}", path=str(path)) from None
-    if not isinstance(data, dict):
-        raise ConfigError("expected a JSON object", path=str(path))
-    return data
+    # models.json is JSONC for Pi; the other files are plain JSON.
+    return piconfig.read_json_object(path, comments=lenient)
 
 
 def read_settings(directory: Path) -> dict[str, Any]:

@@ -1,23 +1,14 @@
-"""Lookup in the bundled copy of pi-ai's model catalogue (see ``catalog_build.py``)."""
+"""Lookup in the bundled copy of pi-ai's model catalogue (``pitools.piconfig.catalog``)."""
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-import orjson
 
-
-@cache
 def _index() -> dict[tuple[str, str], dict[str, Any]]:
-    from pitools.summarize._catalog_data import CATALOG_JSONL
+    from pitools.piconfig.catalog import summarizer_index
 
-    index: dict[tuple[str, str], dict[str, Any]] = {}
-    for line in CATALOG_JSONL.splitlines():
-        if line.strip():
-            model = orjson.loads(line)
-            index[(model["provider"], model["id"])] = model
-    return index
+    return summarizer_index()
 
 
 def lookup(provider: str, model_id: str) -> dict[str, Any] | None:

@@ -127,8 +127,23 @@ def _run_command(command: str, env: Mapping[str, str]) -> str | None:
     return out or None
 
 
-def resolve_config_value(value: str, env: Mapping[str, str], extra_env: Mapping[str, str] | None = None) -> str | None:
-    """The resolved value, or None when a variable is missing or the command fails."""
+#: What a ``!command`` value stands for while commands may not run yet (before the user confirmed).
+DEFERRED_COMMAND = "<!command, not run yet>"
+
+
+def resolve_config_value(
+    value: str,
+    env: Mapping[str, str],
+    extra_env: Mapping[str, str] | None = None,
+    *,
+    run_commands: bool = True,
+) -> str | None:
+    """The resolved value, or None when a variable is missing or the command fails.
+
+    With ``run_commands=False`` a ``!command`` is not run: :data:`DEFERRED_COMMAND` stands in.
+    """
+    if is_command(value) and not run_commands:
+        return DEFERRED_COMMAND
     if is_command(value):
         # Pi runs the command in its own process environment; a credential's `env` is only
         # for `$NAME` references.
@@ -152,13 +167,14 @@ def resolve_config_value_or_raise(
     extra_env: Mapping[str, str] | None = None,
     *,
     path: str | None = None,
+    run_commands: bool = True,
 ) -> str:
     """Resolve ``value`` or raise ``ConfigError`` naming the missing variable(s) or the command.
 
     Mirrors ``resolveConfigValueOrThrow``. The message never contains the value itself
     when it is literal, only variable names or the command text.
     """
-    resolved = resolve_config_value(value, env, extra_env)
+    resolved = resolve_config_value(value, env, extra_env, run_commands=run_commands)
     if resolved is not None:
         return resolved
     if is_command(value):
@@ -181,9 +197,12 @@ def resolve_headers_or_raise(
     extra_env: Mapping[str, str] | None = None,
     *,
     path: str | None = None,
+    run_commands: bool = True,
 ) -> dict[str, str]:
     """Resolve every header value (``resolveHeadersOrThrow``)."""
     return {
-        name: resolve_config_value_or_raise(raw, f'{description} header "{name}"', env, extra_env, path=path)
+        name: resolve_config_value_or_raise(
+            raw, f'{description} header "{name}"', env, extra_env, path=path, run_commands=run_commands
+        )
         for name, raw in headers.items()
     }

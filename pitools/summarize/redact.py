@@ -27,10 +27,34 @@ _KEY_LIKE = re.compile(
 EXCERPT_CHARS = 300
 
 
+def variants(secret: str) -> set[str]:
+    """Every way ``secret`` can appear in a message: raw, trimmed, Python ``repr`` of the text and
+    of its UTF-8 bytes (``Illegal header value b'sk-...\\n'``), JSON-escaped, URL-encoded."""
+    import json
+    from urllib.parse import quote, quote_plus
+
+    forms = {secret, secret.strip()}
+    for form in list(forms):
+        forms.add(repr(form)[1:-1])
+        forms.add(repr(form.encode("utf-8", "surrogatepass"))[2:-1])
+        forms.add(json.dumps(form)[1:-1])
+        forms.add(json.dumps(form, ensure_ascii=False)[1:-1])
+        forms.add(quote(form, safe=""))
+        forms.add(quote_plus(form, safe=""))
+        raw = form.encode("utf-8", "surrogatepass")
+        forms.add("".join(f"%{b:02X}" for b in raw))  # every byte escaped
+        forms.add("".join(f"%{b:02x}" for b in raw))
+    return {f for f in forms if len(f) >= 4}
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with every secret and key-looking token replaced by ``***``."""
-    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
-        text = text.replace(secret, MASK)
+    """``text`` with every secret (in every representation) and key-looking token replaced by ``***``."""
+    forms: set[str] = set()
+    for secret in secrets:
+        if secret:
+            forms |= variants(secret)
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, MASK)
     return _KEY_LIKE.sub(_mask_match, text)
 
 

@@ -25,6 +25,7 @@ from pitools.core.errors import ConfigError
 from pitools.summarize import agent_config, catalog
 from pitools.summarize.config_value import (
     env_var_names,
+    is_command,
     resolve_config_value,
     resolve_config_value_or_raise,
     resolve_headers_or_raise,
@@ -62,20 +63,28 @@ def resolve_model(
     agent_dir: Path | None = None,
     env: Mapping[str, str] | None = None,
     base_url: str | None = None,
+    use_config: bool = True,
+    run_commands: bool = True,
 ) -> ModelSpec:
-    """Resolve the model ``compact --apply`` will call (Pi's model selection and provider auth)."""
+    """Resolve the model ``compact --apply`` will call (Pi's model selection and provider auth).
+
+    ``use_config=False`` (``--no-config``) reads no file of the agent directory: no models.json,
+    auth.json or settings.json, so no ``!command`` either; keys come from the environment only.
+    ``run_commands=False`` resolves everything except ``!command`` values, which are not run
+    (for deciding what to ask the user before anything from the configuration executes).
+    """
     env = os.environ if env is None else env
     directory = agent_dir if agent_dir is not None else agent_config.agent_dir(env)
     text = (model_arg or "").strip()
     if text == BUILTIN:
         return builtin_spec()
-    models = agent_config.read_models(directory)
+    models = agent_config.read_models(directory) if use_config else {}
     if text:
         provider, model_id = _parse_reference(text, models, base_url)
     elif session_model is not None and session_model[0] and session_model[1]:
         provider, model_id = session_model
     else:
-        chosen = _settings_default(directory, models)
+        chosen = _settings_default(directory, models) if use_config else None
         if chosen is None:
             if base_url:
                 raise ConfigError("--base-url needs a model: pass --model <id>")
@@ -83,8 +92,17 @@ def resolve_model(
         provider, model_id = chosen
     if provider == "pitools" and model_id == BUILTIN:
         return builtin_spec()
-    auth = agent_config.read_auth(directory)
-    return _build_spec(provider, model_id, models=models, auth=auth, env=env, directory=directory, base_url=base_url)
+    auth = agent_config.read_auth(directory) if use_config else {}
+    return _build_spec(
+        provider,
+        model_id,
+        models=models,
+        auth=auth,
+        env=env,
+        directory=directory,
+        base_url=base_url,
+        run_commands=run_commands,
+    )
 
 
 def _known_providers(models: Mapping[str, Any]) -> set[str]:
@@ -230,6 +248,7 @@ def _build_spec(
     env: Mapping[str, str],
     directory: Path,
     base_url: str | None,
+    run_commands: bool = True,
 ) -> ModelSpec:
     models_path = str(directory / "models.json")
     config: dict[str, Any] = models.get(provider, {})
@@ -267,11 +286,18 @@ def _build_spec(
         api, url = _wire(api, raw_url, provider)
 
     meta = _model_metadata(provider, model_id, config, definition, entry)
-    credential = _resolve_key(provider, config, auth, env, directory)
+    credential = _resolve_key(provider, config, auth, env, directory, run_commands)
     key = credential.key
     headers = resolve_headers_or_raise(
-        meta["headers"], f'provider "{provider}"', env, credential.extra_env, path=models_path
+        meta["headers"],
+        f'provider "{provider}"',
+        env,
+        credential.extra_env,
+        path=models_path,
+        run_commands=run_commands,
     )
+    # Values from a command or a variable are credentials whatever the header is called.
+    secret_headers = tuple(name for name, raw in meta["headers"].items() if is_command(raw) or env_var_names(raw))
     if credential.bearer is not None:
         headers["Authorization"] = f"Bearer {credential.bearer}"
     if config.get("authHeader"):
@@ -283,6 +309,10 @@ def _build_spec(
             "Anthropic OAuth (Claude subscription) tokens are not supported by pitools; "
             "set ANTHROPIC_API_KEY to an API key"
         )
+    if key is not None:
+        _check_sendable(key, f"the API key from {credential.source}")
+    for name, value in headers.items():
+        _check_sendable(value, f'the value of header "{name}"')
     has_auth_header = any(name.lower() in ("authorization", "x-api-key") for name in headers)
     if key is None and not has_auth_header and builtin is not None and not base_url:
         raise MissingApiKeyError(_missing_key_message(provider, builtin, directory, credential.notes))
@@ -305,7 +335,20 @@ def _build_spec(
         thinking_level_map=meta["thinkingLevelMap"],
         compat=meta["compat"],
         key_source=credential.source,
+        secret_headers=secret_headers,
     )
+
+
+def _check_sendable(value: str, what: str) -> None:
+    """A credential or header value must be printable ASCII (HTTP allows nothing else to be sent as
+    is); the message names where it came from, never the value."""
+    if any(c in value for c in "\r\n\t"):
+        raise ConfigError(
+            f"{what} contains a line break or tab (a CRLF file or a trailing newline?); "
+            "remove it: pitools does not send it"
+        )
+    if not value.isascii() or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        raise ConfigError(f"{what} contains non-ASCII or control characters; pitools does not send it")
 
 
 @dataclass
@@ -325,6 +368,7 @@ def _resolve_key(
     auth: Mapping[str, dict[str, Any]],
     env: Mapping[str, str],
     directory: Path,
+    run_commands: bool = True,
 ) -> _Credential:
     """The provider's credential, from auth.json, then models.json, then the environment."""
     found = _Credential()
@@ -333,7 +377,7 @@ def _resolve_key(
         found.extra_env = credential.get("env")
         raw = credential.get("key")
         if raw:
-            key = resolve_config_value(raw, env, found.extra_env)
+            key = resolve_config_value(raw, env, found.extra_env, run_commands=run_commands)
             if key:
                 found.key, found.source = key, "auth.json"
                 return found
@@ -345,7 +389,11 @@ def _resolve_key(
     raw_key = config.get("apiKey")
     if raw_key is not None:
         found.key = resolve_config_value_or_raise(
-            raw_key, f'API key for provider "{provider}"', env, path=str(directory / "models.json")
+            raw_key,
+            f'API key for provider "{provider}"',
+            env,
+            path=str(directory / "models.json"),
+            run_commands=run_commands,
         )
         found.source = "models.json"
         return found

@@ -8,13 +8,21 @@ is one summarization call; ``SummaryResult`` carries the text and Pi-shaped usag
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_serializer
 
+# The request/result types and the protocol are core's (pitools.core.compaction.summarizer);
+# they are re-exported here because every summarizer module speaks them.
+from pitools.core.compaction.summarizer import (
+    ReasoningLevel,
+    Summarizer,
+    SummaryKind,
+    SummaryRequest,
+    SummaryResult,
+)
+
 Api = Literal["openai-completions", "anthropic-messages", "builtin"]
-SummaryKind = Literal["history", "turnPrefix"]
-ReasoningLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 
 #: Header names whose values are credentials and must never be shown.
 _SENSITIVE_HEADER = re.compile(r"auth|key|token|secret|cookie|signature|session", re.IGNORECASE)
@@ -73,6 +81,11 @@ class ModelSpec(BaseModel):
     compat: dict[str, Any] = Field(default_factory=dict)
     #: Where the credential came from (``"env ANTHROPIC_API_KEY"``, ``"auth.json"``...); never the key.
     key_source: str | None = None
+    #: Headers whose value came from a ``!command`` or ``$VARIABLE``: secret whatever their name.
+    secret_headers: tuple[str, ...] = ()
+
+    def _header_is_secret(self, name: str) -> bool:
+        return is_sensitive_header(name) or name in self.secret_headers
 
     @property
     def label(self) -> str:
@@ -85,7 +98,7 @@ class ModelSpec(BaseModel):
         if self.api_key is not None and self.api_key.get_secret_value():
             found.append(self.api_key.get_secret_value())
         for name, value in self.headers.items():
-            if is_sensitive_header(name) and value:
+            if self._header_is_secret(name) and value:
                 found.append(value)
                 # "Bearer <token>": also hide the bare token wherever it is echoed.
                 parts = value.split(None, 1)
@@ -96,54 +109,27 @@ class ModelSpec(BaseModel):
     @field_serializer("headers")
     def _mask_headers(self, headers: dict[str, str]) -> dict[str, str]:
         # Dumps are for display and logs: credentials stay in the live object only.
-        return {k: ("***" if is_sensitive_header(k) else v) for k, v in headers.items()}
+        return {k: ("***" if self._header_is_secret(k) else v) for k, v in headers.items()}
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
             if name == "headers" and isinstance(value, dict):
-                yield name, {k: ("***" if is_sensitive_header(k) else v) for k, v in value.items()}
+                yield name, {k: ("***" if self._header_is_secret(k) else v) for k, v in value.items()}
             elif name == "api_key" and value is not None:
                 yield name, "***"
             else:
                 yield name, value
 
 
-class SummaryRequest(BaseModel):
-    """One summarization call.
-
-    HTTP summarizers send ``system_prompt`` and ``prompt`` (the single user message) as they
-    are; the builtin summarizer reads ``messages`` (Pi LLM messages as JSON dicts),
-    ``previous_summary`` and ``custom_instructions`` instead.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    system_prompt: str = ""
-    prompt: str = ""
-    kind: SummaryKind = "history"
-    max_tokens: int | None = None
-    reasoning_level: ReasoningLevel | None = None
-    messages: list[dict[str, Any]] = Field(default_factory=list)
-    previous_summary: str | None = None
-    custom_instructions: str | None = None
-
-
-class SummaryResult(BaseModel):
-    """The summary text and Pi-shaped usage of the call that produced it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    text: str
-    #: Pi's usage JSON: input, output, cacheRead, cacheWrite, totalTokens, cost{...,total}.
-    usage: dict[str, Any]
-    stop_reason: str = "stop"
-    provider: str
-    model: str
-    attempts: int = 1
-
-
-@runtime_checkable
-class Summarizer(Protocol):
-    """Turns a request into a summary; raises ``pitools.core.errors.ModelError`` on failure."""
-
-    def summarize(self, request: SummaryRequest) -> SummaryResult: ...
+__all__ = [
+    "Api",
+    "CostTier",
+    "ModelCost",
+    "ModelSpec",
+    "ReasoningLevel",
+    "Summarizer",
+    "SummaryKind",
+    "SummaryRequest",
+    "SummaryResult",
+    "is_sensitive_header",
+]

@@ -9,9 +9,10 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests import support
 from tests.golden.test_conformance import GOLDEN, load_recording
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 SEED = GOLDEN / "seed-running-example" / "session.jsonl"
 GEN = GOLDEN / "gen-s0026_v3" / "session.jsonl"
 SCHEMA = json.loads((ROOT / "schemas" / "output" / "branches.schema.json").read_text())

@@ -16,7 +16,9 @@ from tests.golden.test_conformance import GOLDEN, load_recording
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "summarize"))
 from summarize_fakes import FakeModelServer, Step
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests import support
+
+ROOT = support.ROOT
 PLAN_SCHEMA = json.loads((ROOT / "schemas" / "output" / "compact-plan.schema.json").read_text())
 APPLY_SCHEMA = json.loads((ROOT / "schemas" / "output" / "compact-apply.schema.json").read_text())
 GEN = GOLDEN / "gen-s0001_v3" / "session.jsonl"
@@ -79,7 +81,8 @@ def test_dry_run_human(run, snapshot) -> None:
         "never",
         env={"PITOOLS_WIDTH": "120"},
     )
-    assert "── to summarize ──" in r.stdout and "── kept verbatim ──" in r.stdout and "▶" in r.stdout
+    assert "── to summarize (1 entry) ──" in r.stdout and "── kept verbatim (4 entries) ──" in r.stdout
+    assert "▶" in r.stdout
     assert r.stdout == snapshot
 
 
@@ -366,9 +369,9 @@ def test_apply_timeout_writes_nothing(run, session: Path, server: FakeModelServe
 
 
 def test_apply_refuses_when_file_changes_during_the_call(session: Path) -> None:
-    from pitools.core.compaction.plan import apply_compaction
     from pitools.core.compaction.prepare import CompactionSettings
     from pitools.core.errors import SessionChangedError
+    from pitools.ops.compaction import apply_compaction
     from pitools.summarize import SummaryResult, zero_usage
 
     class Meddler:
@@ -380,3 +383,20 @@ def test_apply_refuses_when_file_changes_during_the_call(session: Path) -> None:
     with pytest.raises(SessionChangedError):
         apply_compaction(str(session), None, CompactionSettings(keep_recent_tokens=2000), Meddler())
     assert b'"type":"compaction"' not in _lines(session)[-1]
+
+
+def test_dry_run_human_leads_with_the_plan_and_collapses_long_regions(run, tmp_path: Path) -> None:
+    from tests.cli.test_output_cli import _long_session
+
+    file = _long_session(tmp_path, entries=60)
+    args = ["compact", file, "--dry-run", "--no-config", "--keep-recent-tokens", "2000", "--color", "never"]
+    out = run(*args).stdout
+    plan, _, listing = out.partition("Entries (first and last 3 of each region; --entries lists all):")
+    assert "Regions on the branch (120 entries):" in plan and "to summarize" in plan and "Cut at " in plan
+    assert "why: the newest ~2,000 tokens stay" in plan and "After compaction Pi sends:" in plan
+    assert "… " in listing and " entries …" in listing  # the middle of a long region is collapsed
+    assert len(listing.splitlines()) < 20
+    full = run(*args, "--entries").stdout
+    assert "Entries:" in full and "entries …" not in full
+    assert len(full.splitlines()) > 121
+    run("compact", file, "--apply", "--entries", exit_code=2)

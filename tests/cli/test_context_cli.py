@@ -9,9 +9,10 @@ import jsonschema
 import pytest
 
 from pitools.core.parity import diff_values
+from tests import support
 from tests.golden.test_conformance import GOLDEN, load_recording
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 SEED = GOLDEN / "seed-running-example" / "session.jsonl"
 SCHEMA = json.loads((ROOT / "schemas" / "output" / "context.schema.json").read_text())
 

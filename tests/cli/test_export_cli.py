@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+from tests import support
+
+GOLDEN = support.GOLDEN
 Run = Callable[..., Result]  # the `run` fixture of tests/cli/conftest.py
 
 # A 2x2 PNG (red, green / blue, white).

@@ -14,8 +14,9 @@ import pytest
 from click.testing import Result
 
 from pitools.core.session.locate import default_session_dir
+from tests import support
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = support.GOLDEN
 NAME = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.jsonl"
 )
@@ -137,3 +138,33 @@ def test_forks_and_clones_add_no_validation_findings(run: Run) -> None:
         new = _finding_codes(run, GOLDEN / case.name / "session.jsonl")
         assert new - _finding_codes(run, source_path(case)) <= ONE_BRANCH_FINDINGS, case.name
         assert not new & {"duplicate-id", "orphan-entry", "parent-cycle", "needs-migration"}, case.name
+
+
+# -- a hostile repository (issue 12): its .pi/settings.json must not decide where pitools writes --------
+
+
+def test_untrusted_project_session_dir_is_ignored(run: Run, pi_home: dict[str, Any], tmp_path: Path) -> None:
+    evil = tmp_path / "attacker-chosen"
+    (Path.cwd() / ".pi").mkdir()
+    (Path.cwd() / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": str(evil)}))
+    result = run("clone", str(pi_home["source"]))
+    assert _new_file(result).parent == pi_home["folder"]  # next to the source, as without the setting
+    assert "not trusted" in result.stderr
+    assert not evil.exists()  # nothing created either
+    listing = json.loads(run("ls", "--format", "json").stdout)
+    assert listing["sessionDirSource"] == "default"
+
+
+def test_trusted_project_session_dir_is_used_but_never_created(
+    run: Run, pi_home: dict[str, Any], tmp_path: Path
+) -> None:
+    shared = tmp_path / "team-sessions"
+    (Path.cwd() / ".pi").mkdir()
+    (Path.cwd() / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": str(shared)}))
+    agent = tmp_path / "agent"
+    agent.mkdir(exist_ok=True)
+    (agent / "trust.json").write_text(json.dumps({str(Path.cwd()): True}))
+    result = run("clone", str(pi_home["source"]), exit_code=1)
+    assert "does not exist" in result.stderr and not shared.exists()
+    shared.mkdir()
+    assert _new_file(run("clone", str(pi_home["source"]))).parent == shared

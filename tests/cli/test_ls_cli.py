@@ -12,8 +12,9 @@ import pytest
 from click.testing import Result
 
 from pitools.core.session.locate import default_session_dir
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 SCHEMA = json.loads((ROOT / "schemas" / "output" / "ls.schema.json").read_text())
 

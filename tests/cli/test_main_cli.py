@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from pitools.cli import COMMANDS, cli
+from tests import support
 from tests.golden.test_conformance import GOLDEN
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 README = (ROOT / "README.md").read_text()
 SEED = GOLDEN / "seed-running-example" / "session.jsonl"
 

@@ -9,9 +9,10 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests import support
 from tests.golden.test_conformance import GOLDEN, load_recording
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 SEED = GOLDEN / "seed-running-example" / "session.jsonl"
 GEN = GOLDEN / "gen-s0026_v3" / "session.jsonl"
 SCHEMA = json.loads((ROOT / "schemas" / "output" / "tree.schema.json").read_text())
@@ -143,7 +144,8 @@ def test_markup_in_session_text_is_literal(run, tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
     p.write_text("\n".join(json.dumps(e) for e in [header, *entries]) + "\n")
     out = run("tree", p, "--color", "never", env=ENV).stdout
-    assert "[[link=x]lab[/link]] user: [bold red]not markup[/] and  [31mescape" in out
+    # Markup stays literal; the escape sequence is shown escaped (output layer), never raw.
+    assert "[[link=x]lab[/link]] user: [bold red]not markup[/] and \\x1b[31mescape" in out
     assert "\x1b" not in out
 
 

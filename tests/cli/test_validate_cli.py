@@ -16,8 +16,9 @@ from syrupy.assertion import SnapshotAssertion
 from pitools.cli.commands import validate as validate_command
 from pitools.core.validate import Finding, ValidationReport
 from pitools.render.validate import github_lines, summary_text
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 OUTPUT_SCHEMA = json.loads((ROOT / "schemas" / "output" / "validate.schema.json").read_text())
 

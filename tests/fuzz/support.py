@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests import support
+
+ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 
 EXAMPLES = int(os.environ.get("PITOOLS_FUZZ_EXAMPLES", "25"))

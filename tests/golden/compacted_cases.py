@@ -14,10 +14,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pitools.core.compaction.plan import apply_compaction
 from pitools.core.compaction.prepare import CompactionSettings
+from pitools.ops.compaction import apply_compaction
+from tests import support
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = support.GOLDEN
 NOW = dt.datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=dt.UTC)
 
 

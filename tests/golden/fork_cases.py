@@ -28,9 +28,11 @@ from typing import Any
 
 from pitools.core.js.value import js_stringify
 from pitools.core.session.api import load
-from pitools.core.session.fork import NewSession, NewSessionOptions, clone_session, fork_session, write_session
+from pitools.core.session.fork import NewSession, NewSessionOptions, clone_session, fork_session
+from pitools.ops.newsession import write_session
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 NOW = dt.datetime(2026, 2, 3, 4, 5, 6, 789000, tzinfo=dt.UTC)
 KEEP_RECENT = (20000, 2000, 300)

@@ -9,15 +9,15 @@ from __future__ import annotations
 import lzma
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from pitools.core.compaction.prepare import CompactionSettings
 from pitools.core.parity import diff_values, oracle_view
 from pitools.core.session.load import parse_json_line
+from tests import support
 
-GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+GOLDEN = support.GOLDEN
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
 RECORDINGS = [(case, krt) for case in CASES for krt in (20000, 2000, 300)]
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option, session_argument, write_json
+from pitools.cli.options import format_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("branches")
 @session_argument
 @format_option("human", "json")
-@color_option
-def command(file: str, format_: str, color: str) -> int:
+def command(file: str, format_: str) -> int:
     """List the branches (leaves) of a session.
 
     For every leaf: entries on its path, depth, last timestamp, the entry where it forks from
@@ -25,8 +25,8 @@ def command(file: str, format_: str, color: str) -> int:
       pitools branches session.jsonl --format json
     """
     from pitools.core.errors import PiCrashError
-    from pitools.core.parity import session_name
     from pitools.core.session.api import load
+    from pitools.core.session.name import session_name
     from pitools.core.views.branches import list_branches
 
     loaded = load(file)
@@ -38,10 +38,9 @@ def command(file: str, format_: str, color: str) -> int:
     if format_ == "json":
         from pitools.render.branches import branches_json
 
-        write_json(branches_json(result, name))
+        get_output().write_json(branches_json(result, name))
     else:
         from pitools.render.branches import render_branches
 
-        out, _ = consoles(color)
-        render_branches(out, result, name)
+        render_branches(get_output().console(), result, name)
     return 0

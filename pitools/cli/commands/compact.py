@@ -7,14 +7,8 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import (
-    color_option,
-    consoles,
-    format_option,
-    leaf_option,
-    session_argument,
-    write_json,
-)
+from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("compact")
@@ -25,8 +19,16 @@ from pitools.cli.options import (
 @click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=None, help="Override keepRecentTokens.")
 @click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override reserveTokens.")
 @click.option("--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens.")
-@click.option("--no-config", is_flag=True, help="Ignore Pi's settings.json and models.json files.")
+@click.option(
+    "--no-config", is_flag=True, help="Read none of Pi's config files (settings, models, auth); keys from env only."
+)
 @click.option("--show-prompt", is_flag=True, help="Dry run: print the exact summarizer input.")
+@click.option(
+    "--entries",
+    "list_entries",
+    is_flag=True,
+    help="Dry run: list every entry of every region (default: the first and last few of each).",
+)
 @click.option(
     "--model",
     "model_arg",
@@ -47,7 +49,6 @@ from pitools.cli.options import (
     help="Apply: seconds to wait for each model response.",
 )
 @format_option("human", "json")
-@color_option
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -60,6 +61,7 @@ def command(
     context_window: int | None,
     no_config: bool,
     show_prompt: bool,
+    list_entries: bool,
     model_arg: str | None,
     base_url: str | None,
     instructions: str | None,
@@ -68,14 +70,15 @@ def command(
     yes: bool,
     timeout: float,
     format_: str,
-    color: str,
-) -> None:
+) -> int:
     """Plan or apply a compaction exactly as Pi 1.6.0's prepareCompaction/compact would.
 
-    --dry-run shows the branch as regions (already summarized, to summarize, split-turn
-    prefix, kept), the cut, token totals, whether Pi would compact now, and the file
-    lists. --apply asks a model (or the offline builtin summarizer) and appends a real
-    compaction entry that Pi loads.
+    --dry-run leads with the plan: whether Pi would compact now, the regions (already
+    summarized, previous compaction, to summarize, split-turn prefix, kept) with entry counts
+    and tokens, the cut and why, the previous summary, the file lists and what Pi sends
+    afterwards; then each region's first and last entries (--entries lists all of them).
+    --apply asks a model (or the offline builtin summarizer) and appends a real compaction
+    entry that Pi loads.
 
     \b
     Examples:
@@ -96,8 +99,8 @@ def command(
         )
         if used:
             raise click.UsageError(f"{', '.join(used)} only apply to --apply")
-    elif show_prompt:
-        raise click.UsageError("--show-prompt only applies to --dry-run")
+    elif show_prompt or list_entries:
+        raise click.UsageError(f"{'--show-prompt' if show_prompt else '--entries'} only applies to --dry-run")
     if output and no_backup:
         raise click.UsageError("--no-backup has no effect with -o (the original is untouched)")
 
@@ -106,6 +109,13 @@ def command(
     from pitools.core.context.build import build_projection
     from pitools.core.session.api import load
 
+    # --apply: the stamp is taken before the first read, so anything appended between this load
+    # (which picks the leaf) and the final append is noticed and refused.
+    stamp = None
+    if mode == "apply":
+        from pitools import store
+
+        stamp = store.stamp(file)
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
     branch = loaded.index.get_branch(leaf)
@@ -126,7 +136,7 @@ def command(
         use_config=not no_config,
     )
     for warning in getattr(resolved, "warnings", []) or []:
-        click.echo(f"pitools: warning: {warning}", err=True)
+        get_output().message(f"warning: {warning}")
     settings = resolved.compaction_settings()
     resolved_json = resolved.to_json()
     sourced = {k: v for k, v in resolved_json.items() if isinstance(v, dict) and "source" in v}
@@ -144,19 +154,21 @@ def command(
         data = plan.to_json(fragments=True)
         if show_prompt:
             data["summaryRequests"] = _requests_json(plan)
-        write_json(data)
-        return
-    out, err = consoles(color)
+        get_output().write_json(data)
+        return 0
+    output_ = get_output()
     if mode == "dry-run":
         from pitools.render.compact import render_plan, render_prompts
 
-        render_plan(out, plan)
+        render_plan(output_.line_console(), plan, entries=list_entries)
         if show_prompt:
-            render_prompts(out, _requests_json(plan))
-        return
+            render_prompts(output_.console(), _requests_json(plan))
+        return 0
+    out, err = output_.console(), output_.console(err=True)
     _apply(
         ctx,
         file,
+        stamp,
         leaf,
         plan,
         settings,
@@ -171,7 +183,9 @@ def command(
         format_,
         out,
         err,
+        no_config,
     )
+    return 0
 
 
 def _requests_json(plan: Any) -> list[dict[str, str]]:
@@ -185,6 +199,7 @@ def _requests_json(plan: Any) -> list[dict[str, str]]:
 def _apply(
     ctx: click.Context,
     file: str,
+    stamp: Any,
     leaf: Any,
     plan: Any,
     settings: Any,
@@ -199,17 +214,24 @@ def _apply(
     format_: str,
     out: Any,
     err: Any,
+    no_config: bool = False,
 ) -> None:
-    from pitools.core.compaction.plan import apply_compaction
     from pitools.core.errors import PitoolsError
+    from pitools.ops.compaction import apply_compaction
     from pitools.summarize import build_summarizer, resolve_model
 
     if plan.preparation is None:
         raise PitoolsError(f"refusing to compact: {plan.reason}", path=file)
     from pitools.summarize import MissingApiKeyError, builtin_spec
 
+    use_config = not no_config
+    # First without running any `!command` of the configuration: enough to know which model would
+    # be called and whether a key exists. Nothing from the configuration executes before the user
+    # has agreed to the paid call (or passed --yes).
     try:
-        spec = resolve_model(model_arg, session_model=session_model, base_url=base_url)
+        spec = resolve_model(
+            model_arg, session_model=session_model, base_url=base_url, use_config=use_config, run_commands=False
+        )
     except MissingApiKeyError as exc:
         if model_arg is not None:
             raise
@@ -228,6 +250,9 @@ def _apply(
             render_plan(err, plan)
         if not click.confirm(f"Summarize with {label}?", default=False, err=True):
             raise PitoolsError("cancelled; nothing was written")
+    if paid:
+        # Confirmed: now `!command` keys and headers may run.
+        spec = resolve_model(model_arg, session_model=session_model, base_url=base_url, use_config=use_config)
     summarizer = build_summarizer(spec, on_retry=lambda msg: err.print(f"pitools: retry: {msg}"), timeout=timeout)
     result = apply_compaction(
         file,
@@ -238,6 +263,7 @@ def _apply(
         output=output,
         backup=not no_backup,
         progress=(lambda msg: err.print(f"pitools: {msg}")) if format_ != "json" else None,
+        expected=stamp,
     )
     from pitools.core.context.build import replay_context
     from pitools.core.session.api import load
@@ -256,7 +282,7 @@ def _apply(
         "leafWasLast": result.leaf_was_last,
     }
     if format_ == "json":
-        write_json(data)
+        get_output().write_json(data)
         return
     from pitools.render.compact import render_applied
     from pitools.render.context import render_context

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import (
-    color_option,
-    consoles,
-    format_option,
-    leaf_option,
-    session_argument,
-    write_json,
-)
+from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("context")
@@ -24,8 +18,7 @@ from pitools.cli.options import (
     default=None,
     help="Also count real tokens with a tiktoken encoding (o200k_base, cl100k_base).",
 )
-@color_option
-def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None, color: str) -> int:
+def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None) -> int:
     """Replay Pi's context (buildSessionContext) at a leaf.
 
     Shows the path, the context entries after compaction and context edits, every message
@@ -49,14 +42,13 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
     if format_ == "json":
         from pitools.render.context import context_json
 
-        write_json(context_json(replay, counts))
+        get_output().write_json(context_json(replay, counts))
     elif format_ == "markdown":
         from pitools.render.context import context_markdown
 
-        click.echo(context_markdown(replay, loaded.session), nl=False)
+        get_output().write_text(context_markdown(replay, loaded.session))
     else:
         from pitools.render.context import render_context
 
-        out, _ = consoles(color)
-        render_context(out, replay, loaded.session, counts)
+        render_context(get_output().line_console(), replay, loaded.session, counts)
     return 0

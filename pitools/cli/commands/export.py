@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 import click
 
 from pitools.cli.options import leaf_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("export")
@@ -56,12 +55,12 @@ def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
 
         new = export_branch(loaded, leaf)
         if output:
-            from pitools.core.session.fork import write_session
+            from pitools.ops.newsession import write_session
 
             write_session(new, output)
-            click.echo(f"pitools: wrote {output}", err=True)
+            get_output().message(f"wrote {output}")
         else:
-            click.echo(b"".join(new.lines()), nl=False)
+            get_output().write_bytes(b"".join(new.lines()))
         return 0
     from pitools.render.export_md import build_transcript
 
@@ -75,13 +74,13 @@ def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
         from pitools.render.export_md import transcript_markdown
 
         text = transcript_markdown(transcript)
-    # Lone surrogates (from damaged files) have no UTF-8 form: show them as U+FFFD.
-    data = re.sub("[\ud800-\udfff]", "\ufffd", text).encode("utf-8")
     if output:
-        from pitools import store
+        from pitools.ops.newsession import write_new_file
+        from pitools.render.safe import safe_text
 
-        store.write_new(output, [data])
-        click.echo(f"pitools: wrote {output}", err=True)
+        # Control characters and lone surrogates (no UTF-8 form) are shown escaped, as on stdout.
+        write_new_file(output, safe_text(text).encode("utf-8"))
+        get_output().message(f"wrote {output}")
     else:
-        click.echo(data, nl=False)
+        get_output().write_text(text)
     return 0

@@ -2,44 +2,43 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
 
 from pitools.cli.options import format_option, session_argument
+from pitools.cli.output import get_output
 
 _SESSION_DIR_META = "pitools.session_dir"  # set by session_argument's --session-dir
 
 
 def write_new_session(new: Any, source: str, output: str | None) -> str:
     """Write ``new`` to ``output`` or where Pi would put it; returns the path written."""
-    from pitools.core.session.fork import new_session_dir, write_session
+    from pitools.ops.newsession import write_where_pi_would
 
-    if output:
-        target = output
-    else:
-        ctx = click.get_current_context()
-        folder = new_session_dir(source, session_dir=ctx.meta.get(_SESSION_DIR_META))
-        target = os.path.join(folder, new.file_name)
-    return write_session(new, target)
+    session_dir = None if output else click.get_current_context().meta.get(_SESSION_DIR_META)
+    return write_where_pi_would(
+        new,
+        source,
+        output,
+        session_dir=session_dir,
+        warn=lambda note: click.echo(f"pitools: warning: {note}", err=True),
+    )
 
 
 def report(new: Any, format_: str) -> None:
     """The new path on stdout (or the JSON record); notes on stderr."""
+    out = get_output()
     if format_ == "json":
-        from pitools.core.js.jsonout import dumps, jsonable
-
-        click.echo(dumps(jsonable(new.to_json())) + b"\n", nl=False)
+        out.write_json(new.to_json())
         return
-    click.echo(new.target)
+    out.echo(new.target, one_line=True)
     if new.labels_recreated:
-        click.echo(f"pitools: {new.labels_recreated} label(s) re-created at the end of the new session", err=True)
+        out.message(f"{new.labels_recreated} label(s) re-created at the end of the new session")
     if new.pi_would_defer:
-        click.echo(
-            "pitools: note: the new session has no user or assistant message yet; Pi itself writes such a "
-            "file only once the next message is sent",
-            err=True,
+        out.message(
+            "note: the new session has no user or assistant message yet; Pi itself writes such a "
+            "file only once the next message is sent"
         )
 
 
@@ -85,9 +84,7 @@ def command(file: str, at_ref: str, output: str | None, format_: str) -> int:
     write_new_session(new, file, output)
     report(new, format_)
     if format_ != "json":
-        click.echo(
-            f"pitools: forked before user message {new.forked_entry}; its text (Pi puts it back in the editor):",
-            err=True,
-        )
-        click.echo(new.selected_text or "", err=True)
+        out = get_output()
+        out.message(f"forked before user message {new.forked_entry}; its text (Pi puts it back in the editor):")
+        out.echo(new.selected_text or "", err=True)
     return 0

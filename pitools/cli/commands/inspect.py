@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option, session_argument, write_json
+from pitools.cli.options import format_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("inspect")
 @session_argument
 @format_option("human", "json")
-@color_option
-def command(file: str, format_: str, color: str) -> None:
+def command(file: str, format_: str) -> int:
     """Summarise a session file.
 
     Header (id, cwd, version, whether migration is needed), size, counts by entry type and
@@ -28,9 +28,9 @@ def command(file: str, format_: str, color: str) -> None:
     loaded = load(file)
     data = inspect_session(loaded.session, loaded.index)
     if format_ == "json":
-        write_json(data)
+        get_output().write_json(data)
     else:
         from pitools.render.inspect import render_inspect
 
-        out, _ = consoles(color)
-        render_inspect(out, data)
+        render_inspect(get_output().console(), data)
+    return 0

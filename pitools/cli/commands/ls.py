@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option
+from pitools.cli.options import format_option
+from pitools.cli.output import get_output
 
 
 def _progress() -> Callable[[int, int], None] | None:
     """A throttled ``reading sessions n/total`` line on stderr, only when stderr is a terminal."""
-    if not sys.stderr.isatty():
+    if not get_output().progress:
         return None
     last = [0.0]
 
@@ -40,8 +40,7 @@ def _progress() -> Callable[[int, int], None] | None:
 )
 @format_option("human", "json")
 @click.option("--no-cache", is_flag=True, help="Read every file again instead of using the summary cache.")
-@color_option
-def command(all_: bool, cwd: str | None, session_dir: str | None, format_: str, no_cache: bool, color: str) -> int:
+def command(all_: bool, cwd: str | None, session_dir: str | None, format_: str, no_cache: bool) -> int:
     """List sessions the way Pi finds them (pi --resume), newest activity first.
 
     Each row shows the session's name or first message, message and entry counts, leaves, size,
@@ -54,17 +53,14 @@ def command(all_: bool, cwd: str | None, session_dir: str | None, format_: str, 
       pitools ls
       pitools ls --all --format json
     """
-    from pitools.core.views.listing import list_sessions
+    from pitools.ops.listing import list_sessions
 
     listing = list_sessions(cwd=cwd, session_dir=session_dir, all_=all_, use_cache=not no_cache, progress=_progress())
     data = listing.to_json()
     if format_ == "json":
-        from pitools.core.js.jsonout import dumps, jsonable
-
-        click.echo(dumps(jsonable(data)) + b"\n", nl=False)
+        get_output().write_json(data)
     else:
         from pitools.render.ls import render_ls
 
-        out, _ = consoles(color)
-        render_ls(out, data)
+        render_ls(get_output().console(), data)
     return 0

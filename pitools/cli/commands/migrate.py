@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, session_argument, stdout_bytes, write_json
+from pitools.cli.options import format_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("migrate")
@@ -23,16 +24,14 @@ from pitools.cli.options import format_option, session_argument, stdout_bytes, w
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the file needs migration (for CI).")
 @click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
 @format_option("human", "json")
-@click.pass_context
 def command(
-    ctx: click.Context,
     file: str,
     output: str | None,
     in_place: bool,
     check: bool,
     no_backup: bool,
     format_: str,
-) -> None:
+) -> int:
     """Migrate a session to format v3 (Pi's migrateToCurrentVersion).
 
     v1 entries get ids (deterministic: the k-th entry gets %08x of k) and parent links,
@@ -50,37 +49,27 @@ def command(
         raise click.UsageError("use only one of -o/--output, --in-place and --check")
     if no_backup and not in_place:
         raise click.UsageError("--no-backup only applies to --in-place")
-    from pitools import store
-    from pitools.core.session.loaded import open_session, require_valid
-    from pitools.core.session.migrate_file import migrated_lines
+    from pitools.ops.migrate import plan_migration, write_copy, write_in_place
 
-    before = store.stamp(file) if in_place else None
-    session = require_valid(open_session(file))
-    report = session.migration
-    # A header version that is not a number makes Pi "migrate" (rewrite the file unchanged) on
-    # every open; there is nothing pitools could change, so it is reported, not written.
-    pointless = report.steps == ["none (version is not a number)"]
-    needed = report.needed and not pointless
+    plan = plan_migration(file, in_place=in_place)
+    report = plan.session.migration
+    pointless, needed = plan.pointless, plan.needed
     written: str | None = None
     backup: Any = None
     if needed and not check:
         if in_place:
-            assert before is not None
-            backup = store.atomic_replace(file, migrated_lines(session), expected=before, backup=not no_backup)
+            backup = write_in_place(plan, backup=not no_backup)
             written = file
         elif output == "-":
-            out = stdout_bytes()
-            for chunk in migrated_lines(session):
-                out.write(chunk)
-            out.flush()
+            get_output().write_chunks(plan.lines())
             written = "-"
         elif output:
-            store.write_new(output, migrated_lines(session))
+            write_copy(plan, output)
             written = output
     elif output == "-" and not needed:
         # Nothing to migrate: the output is the file itself.
         with open(file, "rb") as fh:
-            stdout_bytes().write(fh.read())
+            get_output().write_bytes(fh.read())
         written = "-"
     result = {
         "path": file,
@@ -99,13 +88,12 @@ def command(
     }
     if written != "-":
         if format_ == "json":
-            write_json(result)
+            get_output().write_json(result)
         else:
-            click.echo(_human(result, check))
+            get_output().echo(_human(result, check))
     elif format_ == "json":
-        click.echo(_human(result, check), err=True)
-    if check and needed:
-        ctx.exit(1)
+        get_output().echo(_human(result, check), err=True)
+    return 1 if check and needed else 0
 
 
 def _human(r: dict[str, Any], check: bool) -> str:

@@ -6,14 +6,8 @@ import os
 
 import click
 
-from pitools.cli.options import (
-    color_option,
-    consoles,
-    format_option,
-    leaf_option,
-    session_argument,
-    stdout_bytes,
-)
+from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.output import get_output
 
 
 @click.command("tree")
@@ -31,8 +25,7 @@ from pitools.cli.options import (
 )
 @click.option("--ids/--no-ids", default=True, show_default=True, help="Show the entry id column (human format).")
 @format_option("human", "json")
-@color_option
-def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: str, color: str) -> int:
+def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: str) -> int:
     """Draw the whole session tree as Pi's /tree shows it.
 
     One line per entry with Pi's text for it, labels in [brackets], • on the path to the
@@ -55,22 +48,19 @@ def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: s
     if format_ == "json":
         from pitools.render.tree import tree_json
 
-        out = stdout_bytes()
-        out.write(tree_json(view, name))
-        out.flush()
+        get_output().write_bytes(tree_json(view, name))
     else:
         from pitools.core.session.leaf import default_leaf_text
         from pitools.render.tree import render_tree
 
         note = default_leaf_text(leaf) + (" (--leaf)" if leaf_ref is not None else " (default)")
-        stdout, _ = consoles(color)
-        render_tree(stdout, view, name, leaf_note=note, show_ids=ids)
+        render_tree(get_output().line_console(), view, name, leaf_note=note, show_ids=ids)
     return 0
 
 
 def _name(entries: list[object]) -> object:
     from pitools.core.errors import PiCrashError
-    from pitools.core.parity import session_name
+    from pitools.core.session.name import session_name
 
     try:
         return session_name(list(entries))

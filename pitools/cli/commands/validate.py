@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from pitools.cli.options import color_option, consoles, format_option
+from pitools.cli.options import format_option
+from pitools.cli.output import get_output
 from pitools.core.validate import CODES, SEVERITIES, ValidationReport
 
 #: More files than this are checked by a pool of worker processes; fewer are checked one by
@@ -126,10 +126,7 @@ def _check_batch(check: Callable[..., ValidationReport], files: Sequence[str]) -
     metavar="N",
     help="Processes to use (default: 2 when the machine has two cores; 1 = no extra process).",
 )
-@color_option
-@click.pass_context
 def command(
-    ctx: click.Context,
     paths: tuple[str, ...],
     format_: str,
     strict: bool,
@@ -137,8 +134,7 @@ def command(
     ignore: tuple[str, ...],
     min_severity: str,
     jobs: int | None,
-    color: str,
-) -> None:
+) -> int:
     """Check Pi session files for everything Pi 1.6.0 would trip over.
 
     Directories are searched recursively for *.jsonl files. Each finding has a stable code
@@ -162,61 +158,38 @@ def command(
     fail_on = "warning" if strict else "error"
     files = find_session_files(paths)
     if not files:
-        click.echo(f"pitools: no *.jsonl files under {', '.join(paths)}", err=True)
+        get_output().message(f"no *.jsonl files under {', '.join(paths)}")
     check = partial(validate_file, select=selected, ignore=ignored, min_severity=min_severity)
     jobs = default_jobs() if jobs is None else jobs
-    if len(files) > 1 and _terminal(color, sys.stderr):
-        reports = _with_progress(consoles(color)[1], files, check, jobs)
+    out = get_output()
+    if len(files) > 1 and out.progress:
+        reports = _with_progress(out.console(err=True), files, check, jobs)
     else:
         reports = run_checks(files, check, jobs=jobs)
     if format_ == "json":
         from pitools.render.validate import validate_json
 
-        _write_json(validate_json(reports, fail_on))
+        out.write_json(validate_json(reports, fail_on))
     elif format_ == "github":
         from pitools.render.validate import github_lines, summary_text
 
-        for line in github_lines(reports):
-            click.echo(line)
-        click.echo(summary_text(reports, fail_on))
+        out.echo("\n".join([*github_lines(reports), summary_text(reports, fail_on)]))
     else:
-        from pitools.render.validate import human_lines, plain_safe, render_human
+        from pitools.render.validate import human_lines, render_human
 
-        lines = human_lines(reports, fail_on)
-        if not _terminal(color, sys.stdout) and plain_safe(lines):
-            # What rich would print here anyway; importing it would take a tenth of the run
+        if not out.color:
+            # What rich would print without colour; importing it would take a tenth of the run
             # on a small file.
-            click.echo("\n".join(lines))
+            from pitools.render.safe import safe_text
+
+            # One finding per line, whatever its message holds.
+            lines = human_lines(reports, fail_on)
+            out.echo("\n".join(safe_text(line, one_line=True).rstrip(" ") for line in lines))
         else:
-            render_human(consoles(color)[0], reports, fail_on)
+            render_human(out.console(), reports, fail_on)
     from pitools.render.validate import any_failed
 
-    ctx.exit(1 if any_failed(reports, fail_on) else 0)
-
-
-def _terminal(color: str, stream: Any) -> bool:
-    """Whether rich may treat ``stream`` as a terminal (styles, progress bars) under ``--color``.
-
-    ``always`` forces a terminal; otherwise a TTY, or FORCE_COLOR / TTY_COMPATIBLE /
-    TTY_INTERACTIVE set to anything (where rich itself decides).
-    """
-    if color == "always":
-        return True
-    if any(os.environ.get(name) for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")):
-        return True
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except (ValueError, OSError):
-        return False
-
-
-def _write_json(data: Any) -> None:
-    # Like options.write_json, minus click.get_binary_stream (deprecated in click 8.5, and a
-    # DeprecationWarning is an error under the test suite): click.echo writes bytes unchanged.
-    from pitools.core.js.jsonout import dumps, jsonable
-
-    click.echo(dumps(jsonable(data)) + b"\n", nl=False)
+    return 1 if any_failed(reports, fail_on) else 0
 
 
 def _with_progress(

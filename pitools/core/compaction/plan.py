@@ -1,15 +1,14 @@
-"""``compact --dry-run`` and ``compact --apply`` as pure-ish operations on a loaded session.
+"""``compact --dry-run`` and the pure half of ``compact --apply`` on a loaded session.
 
-:func:`plan_compaction` never touches the network or the file. :func:`build_compaction_entry`
-produces the line Pi's ``appendCompaction`` would write; :func:`apply_compaction` asks a
-:class:`~pitools.summarize.Summarizer`, then appends through :mod:`pitools.store`.
+:func:`plan_compaction` lays out the regions; :func:`summary_inputs` builds the requests a
+:class:`~pitools.core.compaction.summarizer.Summarizer` answers; :func:`build_compaction_entry`
+produces the line Pi's ``appendCompaction`` would write. Nothing here reads the network or
+writes a file: :func:`pitools.ops.compaction.apply_compaction` does that.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import secrets
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,12 +18,15 @@ from pitools.core.compaction.prepare import (
     prepare_compaction,
     should_compact,
 )
+from pitools.core.compaction.summarizer import SummaryRequest
 from pitools.core.context.build import build_projection, estimate_projected_context_tokens
 from pitools.core.context.messages import get_current_system_message
 from pitools.core.errors import PitoolsError
+from pitools.core.js.date import iso_now
 from pitools.core.js.jsonout import fragment, jsonable
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession
+from pitools.core.session.ids import generate_id
 from pitools.core.session.loaded import entry_id, entry_type
 
 REGION_SUMMARIZED = "already-summarized"
@@ -210,22 +212,6 @@ def _regions(branch: list[Any], prep: CompactionPreparation | None, current: Any
 # -- the compaction entry --------------------------------------------------------------------
 
 
-def iso_now(now: _dt.datetime | None = None) -> str:
-    """``new Date().toISOString()``: UTC, millisecond precision, ``Z``."""
-    now = now or _dt.datetime.now(_dt.UTC)
-    now = now.astimezone(_dt.UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
-def new_entry_id(existing: Any) -> str:
-    """A fresh 8-hex id not used in the session (Pi's ``generateId``)."""
-    for _ in range(100):
-        candidate = secrets.token_hex(4)
-        if not existing.has(candidate):
-            return candidate
-    return secrets.token_hex(16)
-
-
 def build_compaction_entry(
     loaded: LoadedSession,
     leaf: Any,
@@ -238,7 +224,7 @@ def build_compaction_entry(
 ) -> dict[str, Any]:
     """The entry Pi's ``appendCompaction(summary, firstKeptEntryId, tokensBefore, details, false, usage)`` writes."""
     timestamp = iso_now(now)
-    new_id = entry_id_ or new_entry_id(loaded.index)
+    new_id = entry_id_ or generate_id(loaded.index.has)
     read_files, modified_files = prep.file_lists()
     projection = build_projection(loaded.index.session_path(leaf))
     system = get_current_system_message(projection.messages)
@@ -261,80 +247,25 @@ def build_compaction_entry(
     return entry
 
 
-@dataclass(slots=True)
-class ApplyResult:
-    entry: dict[str, Any]
-    written_to: str
-    backup: str | None
-    requests: int
-    leaf_was_last: bool
-
-
-ProgressFn = Callable[[str], None]
-
-
 def _reasoning(level: str | None) -> Any:
     """The session's thinking level when it is one a model can be asked for."""
     return level if level in ("minimal", "low", "medium", "high", "xhigh") else None
 
 
-def apply_compaction(
-    path: str,
-    leaf_ref: str | None,
-    settings: CompactionSettings,
-    summarizer: Any,
-    *,
-    instructions: str | None = None,
-    output: str | None = None,
-    backup: bool = True,
-    progress: ProgressFn | None = None,
-    now: _dt.datetime | None = None,
-    entry_id_: str | None = None,
-) -> ApplyResult:
-    """Plan, summarize with ``summarizer``, and append one compaction entry (or write ``output``).
-
-    Nothing is written when the plan is empty, the model fails, or the file changed while the
-    model was working.
-    """
-    from pitools import store
-    from pitools.core.compaction.prompts import join_summaries, summary_requests
+def summary_inputs(
+    loaded: LoadedSession, leaf: Any, prep: CompactionPreparation, instructions: str | None = None
+) -> list[SummaryRequest]:
+    """The one or two summarization calls Pi's ``compact`` makes (history, then turn prefix)."""
+    from pitools.core.compaction.prompts import summary_requests
     from pitools.core.context.messages import convert_to_llm
-    from pitools.core.js.jsonout import jsonable
-    from pitools.core.js.value import js_stringify
-    from pitools.core.session.api import load
-    from pitools.summarize import SummaryRequest, combine_usage
 
-    before = store.stamp(path)
-    loaded = load(path)
-    if loaded.session.migration.needed:
-        raise PitoolsError(
-            "this session needs migration to v3 before it can be compacted; run `pitools migrate --in-place` first",
-            path=path,
-        )
-    leaf = loaded.leaf(leaf_ref)
-    branch = loaded.index.get_branch(leaf)
-    prep = prepare_compaction(branch, settings)
-    if prep is None:
-        if branch and entry_type(branch[-1]) == "compaction":
-            raise PitoolsError("already compacted: the branch ends in a compaction entry", path=path)
-        raise PitoolsError("nothing to compact on this branch", path=path)
-    if not before.ends_with_newline:
-        raise PitoolsError(
-            "the file's last line has no newline (torn write?); refusing to add a line after it. "
-            "Repair it first (`pitools migrate --in-place` terminates it) and retry",
-            path=path,
-        )
     projection = build_projection(loaded.index.session_path(leaf))
     thinking = projection.thinking_level if isinstance(projection.thinking_level, str) else None
-    texts: dict[str, str] = {}
-    usage: dict[str, Any] | None = None
-    requests = summary_requests(prep, instructions)
-    for req in requests:
+    out: list[SummaryRequest] = []
+    for req in summary_requests(prep, instructions):
         source = prep.messages_to_summarize if req.kind == "history" else prep.turn_prefix_messages
         llm = [m for m in jsonable(convert_to_llm(source)) if isinstance(m, dict)]
-        if progress:
-            progress(f"asking for the {'history' if req.kind == 'history' else 'turn-prefix'} summary…")
-        result = summarizer.summarize(
+        out.append(
             SummaryRequest(
                 system_prompt=req.system,
                 prompt=req.prompt,
@@ -345,22 +276,11 @@ def apply_compaction(
                 custom_instructions=instructions,
             )
         )
-        texts[req.kind] = result.text
-        usage = result.usage if usage is None else combine_usage(usage, result.usage)
-    summary = join_summaries(prep, texts.get("history"), texts.get("turnPrefix"))
-    entry = build_compaction_entry(loaded, leaf, prep, summary, usage, now=now, entry_id_=entry_id_)
-    line = (js_stringify(entry) or "").encode("utf-8") + b"\n"
-    leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
-    if output:
-        store.check_unchanged(path, before)
+    return out
 
-        def chunks() -> Any:
-            with open(path, "rb") as fh:
-                while chunk := fh.read(1 << 20):
-                    yield chunk
-            yield line
 
-        store.write_new(output, chunks())
-        return ApplyResult(entry, output, None, len(requests), leaf_was_last)
-    made = store.append_line(path, line, expected=before, backup=backup)
-    return ApplyResult(entry, path, str(made) if made else None, len(requests), leaf_was_last)
+def compaction_line(entry: dict[str, Any]) -> bytes:
+    """The entry as the one JSONL line Pi appends (``JSON.stringify`` + newline)."""
+    from pitools.core.js.value import js_stringify
+
+    return (js_stringify(entry) or "").encode("utf-8") + b"\n"

@@ -40,11 +40,13 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
 
+from pitools import piconfig
 from pitools.core.errors import ConfigError
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.value import JSTypeError, js_to_string, js_truthy
+from pitools.piconfig.jsonc import load_json_file, parse_json, read_text, strip_json_comments
+from pitools.piconfig.trust import project_trust
 
 if TYPE_CHECKING:
     from pitools.core.compaction.prepare import CompactionSettings
@@ -62,8 +64,8 @@ __all__ = [
     "strip_json_comments",
 ]
 
-AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
-CONFIG_DIR_NAME = ".pi"
+AGENT_DIR_ENV = piconfig.ENV_AGENT_DIR
+CONFIG_DIR_NAME = piconfig.CONFIG_DIR_NAME
 
 # SETTINGS_DEFAULTS.compaction in core/settings-defaults.js.
 DEFAULT_ENABLED = True
@@ -140,120 +142,20 @@ class ResolvedSettings:
 # paths
 
 
-def _home(env: Mapping[str, str]) -> str:
-    # Node's os.homedir(): $HOME whenever it is set (even empty), else the passwd entry.
-    if "HOME" in env:
-        return env["HOME"]
-    try:
-        import pwd
-
-        return pwd.getpwuid(os.getuid()).pw_dir
-    except (ImportError, KeyError, AttributeError):
-        return os.path.expanduser("~")
-
-
-def _file_url_to_path(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.netloc not in ("", "localhost"):
-        raise ConfigError(f"file URL must be absolute and have no host: {url}")
-    if re.search(r"%2f", parts.path, re.IGNORECASE):
-        raise ConfigError(f"file URL must not include encoded / characters: {url}")
-    return unquote(parts.path)
-
-
 def _resolve_path(raw: str, env: Mapping[str, str]) -> str:
-    """Pi's ``resolvePath``: ``~`` and ``file://`` handling, then an absolute, normalised path."""
-    path = raw
-    if path == "~":
-        path = _home(env)
-    elif path.startswith("~/"):
-        path = os.path.join(_home(env), path[2:])
-    if path.startswith("file://"):
-        path = _file_url_to_path(path)
-    # path.resolve(): relative to the process cwd, '..' folded, symlinks left alone.
-    return os.path.abspath(path)
+    """Pi's ``resolvePath`` against the process's working directory."""
+    return piconfig.resolve_path(raw, os.getcwd(), env)
 
 
 def agent_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The agent directory, as Pi's ``getAgentDir`` (``config.js``) plus ``resolvePath``.
-
-    A non-empty ``PI_CODING_AGENT_DIR`` (``~`` expanded), else ``~/.pi/agent``.
-    """
-    env = os.environ if env is None else env
-    configured = env.get(AGENT_DIR_ENV)
-    if configured:
-        return Path(_resolve_path(configured, env))
-    return Path(os.path.abspath(os.path.join(_home(env), CONFIG_DIR_NAME, "agent")))
+    """The agent directory (Pi's ``getAgentDir``), absolute: see :mod:`pitools.piconfig`."""
+    return Path(piconfig.agent_dir_resolved(env))
 
 
 # --------------------------------------------------------------------------------------------------
 # JSON files
 
-# A JSON string literal (JS ``.`` stops at any line terminator), for the comment strippers below.
-_STRING = r'"(?:\\[^\n\r\u2028\u2029]|[^"\\])*"'
-_JS_SPACE = "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
-_LINE_COMMENT_RE = re.compile(_STRING + r"|//[^\n]*")
-_TRAILING_COMMA_RE = re.compile(_STRING + r"|,([" + _JS_SPACE + r"]*[}\]])")
-_CONSTANT_RE = re.compile(_STRING + r"|(-?Infinity|NaN)")
-
-
-def strip_json_comments(text: str) -> str:
-    """Pi's ``stripJsonComments`` (``utils/json.js``): ``//`` comments and trailing commas go."""
-    text = _LINE_COMMENT_RE.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
-    return _TRAILING_COMMA_RE.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
-
-
-class _NonJsonConstant(Exception):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NonJsonConstant(name)
-
-
-def _line_col(text: str, pos: int) -> tuple[int, int]:
-    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
-
-
-def parse_json(text: str, path: Path | str) -> Any:
-    """``JSON.parse(text)``; a ConfigError naming the file, line and column when it fails."""
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        message = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        raise ConfigError(message, path=str(path), line=exc.lineno) from None
-    except _NonJsonConstant as exc:
-        # Python accepts NaN and Infinity; JSON.parse does not.
-        found = next((m for m in _CONSTANT_RE.finditer(text) if m.group(1)), None)
-        line, col = _line_col(text, found.start(1)) if found else (None, None)
-        where = f" (line {line}, column {col})" if line else ""
-        raise ConfigError(f"invalid JSON: unexpected {exc}{where}", path=str(path), line=line) from None
-    except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"invalid JSON: {exc}", path=str(path)) from None
-
-
-def _read_text(path: Path) -> str | None:
-    """The file decoded as Node's ``readFileSync(path, "utf-8")`` does; None when it does not exist."""
-    try:
-        data = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
-    return data.decode("utf-8", errors="replace")
-
-
-def load_json_file(path: Path, *, comments: bool = False) -> Any:
-    """Read and parse one JSON file (leading BOM dropped; ``comments`` allows Pi's ``//`` + trailing commas).
-
-    Raises ConfigError, with the path and, for malformed JSON, line and column. Callers that
-    mirror Pi's leniency catch it and turn it into a warning.
-    """
-    text = _read_text(path)
-    if text is None:
-        raise ConfigError("no such file", path=str(path))
-    text = text.removeprefix("\ufeff")
-    return parse_json(strip_json_comments(text) if comments else text, path)
+_read_text = read_text
 
 
 # --------------------------------------------------------------------------------------------------
@@ -344,34 +246,6 @@ def _load_settings_file(path: Path, warnings: list[str], files_read: list[Path])
 # project trust
 
 
-def _trust_decision(store: Path, cwd: str, files_read: list[Path]) -> tuple[bool, str] | None:
-    """``ProjectTrustStore.get``: the nearest ``trust.json`` entry at or above ``cwd``."""
-    text = _read_text(store)
-    if text is None:
-        return None
-    files_read.append(store)
-    try:
-        data = parse_json(text.removeprefix("\ufeff"), store)
-    except ConfigError as exc:
-        raise ConfigError(f"Failed to read trust store: {exc.message}", path=str(store), line=exc.line) from None
-    if not isinstance(data, dict):
-        raise ConfigError("Invalid trust store: expected an object", path=str(store))
-    for key, value in data.items():
-        if value is not True and value is not False and value is not None:
-            shown = json.dumps(key, ensure_ascii=False)
-            raise ConfigError(f"Invalid trust store: value for {shown} must be true, false, or null", path=str(store))
-    resolved = {key: os.path.abspath(key) for key in data}
-    current = os.path.realpath(cwd)
-    while True:
-        for key, value in data.items():
-            if resolved[key] == current and isinstance(value, bool):
-                return value, f"trust.json: {store} ({key})"
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
 def _project_trust(
     cwd: str,
     agent: Path,
@@ -380,20 +254,9 @@ def _project_trust(
     warnings: list[str],
     files_read: list[Path],
 ) -> Sourced:
-    """``resolveProjectTrusted``, for a project whose ``.pi/settings.json`` exists."""
-    if override is not None:
-        return Sourced(override, "flag --approve" if override else "flag --no-approve")
-    # Pi would first ask the project_trust handlers of loaded extensions; pitools runs none.
-    decision = _trust_decision(agent / "trust.json", cwd, files_read)
-    if decision is not None:
-        return Sourced(*decision)
-    default = global_settings.get("defaultProjectTrust")
-    where = f"defaultProjectTrust in agent settings: {agent / 'settings.json'}"
-    if default == "always":
-        return Sourced(True, where)
-    if default == "never":
-        return Sourced(False, where)
-    return Sourced(False, _ASK)
+    """``resolveProjectTrusted``, for a project whose ``.pi/settings.json`` exists (see piconfig.trust)."""
+    decision = project_trust(cwd, agent, global_settings, override, files_read)
+    return Sourced(decision.trusted, _ASK if decision.asked else decision.source)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -486,11 +349,10 @@ def _check_shapes(compaction: Any, warnings: list[str]) -> None:
 # context window
 
 
-@cache
 def _builtin_table() -> dict[str, Any]:
-    text = (resources.files("pitools") / "data" / "model_limits.json").read_text(encoding="utf-8")
-    table: dict[str, Any] = json.loads(text)
-    return table
+    from pitools.piconfig.catalog import model_limits_table
+
+    return model_limits_table()
 
 
 def builtin_model_limits(provider: str, model_id: str) -> tuple[int, int] | None:

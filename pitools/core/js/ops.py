@@ -106,7 +106,7 @@ def to_number(v: Any) -> float | int:
         return 0
     if v is True:
         return 1
-    if t is str:
+    if t is str or t is list:
         from pitools.core.session.migrate import js_to_number
 
         return js_to_number(v)

@@ -36,14 +36,15 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.errors import PitoolsError
 from pitools.core.js import ops as jsops
+from pitools.core.js.date import iso_now
 from pitools.core.js.value import UNDEFINED, js_stringify
+from pitools.core.session.ids import generate_id, uuid7
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, mkey
 
@@ -55,37 +56,9 @@ IdFactory = Callable[[set[Any]], str]
 # -- ids and times ------------------------------------------------------------------------------
 
 
-def iso_timestamp(now: _dt.datetime | None = None) -> str:
-    """``new Date().toISOString()``: UTC with milliseconds and ``Z``."""
-    when = (now or _dt.datetime.now(_dt.UTC)).astimezone(_dt.UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
-
-
 def file_timestamp(timestamp: str) -> str:
     """The timestamp as Pi puts it in a file name: ``:`` and ``.`` become ``-``."""
     return re.sub(r"[:.]", "-", timestamp)
-
-
-def uuid7(now: _dt.datetime | None = None) -> str:
-    """A UUIDv7 string shaped like pi-ai's ``uuidv7()``: 48-bit Unix milliseconds, then randomness."""
-    when = (now or _dt.datetime.now(_dt.UTC)).astimezone(_dt.UTC)
-    millis = int(when.timestamp() * 1000) & ((1 << 48) - 1)
-    raw = bytearray(millis.to_bytes(6, "big") + secrets.token_bytes(10))
-    raw[6] = 0x70 | (raw[6] & 0x0F)
-    raw[8] = 0x80 | (raw[8] & 0x3F)
-    h = raw.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def random_entry_id(taken: set[Any]) -> str:
-    """Pi's ``generateId``: 8 hex characters not already used, else a full random UUID."""
-    for _ in range(100):
-        candidate = secrets.token_hex(4)
-        if candidate not in taken:
-            return candidate
-    import uuid
-
-    return str(uuid.uuid4())
 
 
 # -- labels -------------------------------------------------------------------------------------
@@ -193,7 +166,7 @@ def _header(session_id: str, timestamp: str, cwd: str, parent_session: Any) -> d
 
 
 def branched_entries(
-    index: SessionIndex, leaf_id: Any, *, new_id: IdFactory = random_entry_id
+    index: SessionIndex, leaf_id: Any, *, new_id: IdFactory = generate_id
 ) -> tuple[list[Any], int, list[str]]:
     """Entries of Pi's ``createBranchedSession(leafId)``: re-chained path, then recreated labels.
 
@@ -269,7 +242,7 @@ class NewSessionOptions:
 
     now: _dt.datetime | None = None
     session_id: str | None = None
-    new_label_id: IdFactory = random_entry_id
+    new_label_id: IdFactory = generate_id
     #: Value for the header's ``parentSession``; default: the source path, absolute.
     parent_session: str | None = None
     process_cwd: str | None = None
@@ -278,7 +251,7 @@ class NewSessionOptions:
 
 def _common(loaded: Any, opts: NewSessionOptions) -> tuple[str, str, str, Mapping[str, str]]:
     env = os.environ if opts.env is None else opts.env
-    timestamp = iso_timestamp(opts.now)
+    timestamp = iso_now(opts.now)
     sid = opts.session_id or uuid7(opts.now)
     parent = opts.parent_session
     if parent is None:
@@ -357,7 +330,7 @@ def export_branch(loaded: Any, leaf: Any, opts: NewSessionOptions | None = None)
         "type": "session",
         "version": CURRENT_VERSION,
         "id": header_in.get("id"),
-        "timestamp": iso_timestamp(opts.now),
+        "timestamp": iso_now(opts.now),
         "cwd": session_cwd(header_in, env, opts.process_cwd),
     }
     entries: list[Any] = []
@@ -387,18 +360,3 @@ def new_session_dir(
     if choice.configured:
         return choice.configured
     return os.path.dirname(os.path.abspath(os.fspath(source)))
-
-
-def write_session(new: NewSession, target: str | os.PathLike[str]) -> str:
-    """Write ``new`` to ``target`` (refusing to overwrite), creating missing folders like Pi."""
-    from pitools import store
-
-    folder = os.path.dirname(os.fspath(target))
-    if folder:
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as exc:
-            raise PitoolsError(f"cannot create folder: {exc.strerror or exc}", path=folder) from None
-    store.write_new(target, new.lines())
-    new.target = os.fspath(target)
-    return new.target

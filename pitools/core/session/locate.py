@@ -41,13 +41,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
+from pitools import piconfig
 from pitools.core.errors import ConfigError, PitoolsError
 
-ENV_AGENT_DIR = "PI_CODING_AGENT_DIR"
-ENV_SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR"
-CONFIG_DIR_NAME = ".pi"
+ENV_AGENT_DIR = piconfig.ENV_AGENT_DIR
+ENV_SESSION_DIR = piconfig.ENV_SESSION_DIR
+CONFIG_DIR_NAME = piconfig.CONFIG_DIR_NAME
 #: ``MAX_SESSION_HEADER_SCAN_BYTES`` in session-manager.js.
 HEADER_SCAN_LIMIT = 1024 * 1024
 
@@ -57,55 +57,15 @@ SOURCE_SETTINGS = "sessionDir setting"
 SOURCE_DEFAULT = "default"
 
 
-# -- paths as Pi's utils/paths.js handles them --------------------------------------------------
+# -- paths: Pi's rules live in pitools.piconfig ------------------------------------------------
 
-
-def home_dir(env: Mapping[str, str]) -> str:
-    """Node's ``os.homedir()``: ``$HOME`` first."""
-    return env.get("HOME") or os.path.expanduser("~")
-
-
-def normalize_path(text: str, env: Mapping[str, str]) -> str:
-    """Pi's ``normalizePath``: expand ``~`` and ``~/…``, turn a ``file://`` URL into a path."""
-    if text == "~":
-        return home_dir(env)
-    if text.startswith("~/"):
-        return os.path.join(home_dir(env), text[2:])
-    if text.startswith("file://"):
-        parts = urlsplit(text)
-        if parts.netloc not in ("", "localhost"):
-            raise ConfigError(f"file URL host must be empty or localhost: {text}")
-        return unquote(parts.path)
-    return text
-
-
-def resolve_path(text: str, base: str, env: Mapping[str, str]) -> str:
-    """Pi's ``resolvePath``: normalise, then ``path.resolve`` against ``base`` (symlinks kept)."""
-    normalized = normalize_path(text, env)
-    joined = normalized if os.path.isabs(normalized) else os.path.join(base, normalized)
-    out = os.path.normpath(joined)
-    # POSIX normpath keeps a leading "//"; Node's path.resolve does not.
-    if out.startswith("//"):
-        out = "/" + out.lstrip("/")
-    return out
-
-
-def paths_equal(a: str, b: str) -> bool:
-    """Pi's ``pathsEqual`` on POSIX: equal after ``path.resolve``."""
-    return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
-
-
-def agent_dir(env: Mapping[str, str]) -> str:
-    """Pi's ``getAgentDir``: ``PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``."""
-    configured = env.get(ENV_AGENT_DIR)
-    if configured:
-        return normalize_path(configured, env)
-    return os.path.join(home_dir(env), CONFIG_DIR_NAME, "agent")
-
-
-def sessions_root(env: Mapping[str, str]) -> str:
-    """Pi's ``getSessionsDir``: ``<agent dir>/sessions``."""
-    return os.path.join(agent_dir(env), "sessions")
+home_dir = piconfig.home_dir
+normalize_path = piconfig.normalize_path
+resolve_path = piconfig.resolve_path
+paths_equal = piconfig.paths_equal
+agent_dir = piconfig.agent_dir
+#: Pi's ``getSessionsDir``: ``<agent dir>/sessions``.
+sessions_root = piconfig.sessions_dir
 
 
 def encode_cwd(resolved_cwd: str) -> str:
@@ -127,37 +87,47 @@ def default_session_dir(cwd: str, env: Mapping[str, str]) -> str:
 
 def _read_settings(path: str) -> dict[str, Any]:
     """One settings file as Pi's ``loadFromStorage`` reads it; unreadable or invalid means empty."""
-    import json
-
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError):
+        text = piconfig.read_text(Path(path))
+    except ConfigError:
         return {}
-    if text.startswith("\ufeff"):
-        text = text[1:]
     if not text:
         return {}
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = piconfig.parse_json(text.removeprefix("\ufeff"), path)
+    except ConfigError:
         # Pi records a settings error and carries on with {} for that scope.
         return {}
     return value if isinstance(value, dict) else {}
 
 
-def setting_session_dir(cwd: str, env: Mapping[str, str]) -> tuple[Any, str | None]:
-    """The merged ``sessionDir`` setting and the file it came from (project over global)."""
-    global_file = os.path.join(resolve_path(agent_dir(env), os.getcwd(), env), "settings.json")
-    project_file = os.path.join(resolve_path(cwd, os.getcwd(), env), CONFIG_DIR_NAME, "settings.json")
-    value: Any = None
-    source: str | None = None
-    for path in (global_file, project_file):
-        settings = _read_settings(path)
-        if "sessionDir" in settings:
+def setting_session_dir(cwd: str, env: Mapping[str, str]) -> tuple[Any, str | None, str | None]:
+    """The merged ``sessionDir`` setting, the file it came from, and a note when a project's
+    setting was ignored because the project is not trusted (Pi's trust rule, see piconfig.trust)."""
+    from pitools.piconfig.trust import project_trust
+
+    agent = piconfig.agent_dir_resolved(env)
+    global_file = piconfig.js_join(agent, "settings.json")
+    project_file = piconfig.project_settings_path(cwd, env)
+    global_settings = _read_settings(global_file)
+    value: Any = global_settings.get("sessionDir")
+    source: str | None = global_file if "sessionDir" in global_settings else None
+    ignored: str | None = None
+    project = _read_settings(project_file)
+    if "sessionDir" in project:
+        project_dir = os.path.dirname(os.path.dirname(project_file))
+        try:
+            trust = project_trust(project_dir, Path(agent), global_settings)
+        except ConfigError as exc:  # an unreadable trust.json: no trust
+            trust = None
+            why = exc.message
+        if trust is not None and trust.trusted:
             # deepMergeObjects: a project value replaces the global one (JSON has no undefined).
-            value, source = settings["sessionDir"], path
-    return value, source
+            value, source = project["sessionDir"], project_file
+        else:
+            why = why if trust is None else trust.source
+            ignored = f"sessionDir in {project_file} ignored: the project is not trusted ({why})"
+    return value, source, ignored
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +140,8 @@ class SessionDirChoice:
     #: The per-cwd default directory (``getDefaultSessionDirPath``).
     default: str
     settings_file: str | None = None
+    #: Why a project's sessionDir setting was not used (an untrusted project), if one was ignored.
+    ignored_setting: str | None = None
 
     @property
     def directory(self) -> str:
@@ -194,15 +166,15 @@ def choose_session_dir(
     from_env = env.get(ENV_SESSION_DIR)
     if from_env:
         return SessionDirChoice(resolve_path(from_env, here, env), SOURCE_ENV, default)
-    value, settings_file = setting_session_dir(cwd, env)
+    value, settings_file, ignored = setting_session_dir(cwd, env)
     if value:
         if not isinstance(value, str):
             # Pi's normalizePath calls string methods on it and crashes at startup.
             raise ConfigError(f"sessionDir must be a string, not {type(value).__name__}", path=settings_file)
         # "Relative paths resolve from the working directory" (docs/settings.md).
         base = resolve_path(cwd, here, env)
-        return SessionDirChoice(resolve_path(value, base, env), SOURCE_SETTINGS, default, settings_file)
-    return SessionDirChoice(None, SOURCE_DEFAULT, default)
+        return SessionDirChoice(resolve_path(value, base, env), SOURCE_SETTINGS, default, settings_file, ignored)
+    return SessionDirChoice(None, SOURCE_DEFAULT, default, ignored_setting=ignored)
 
 
 # -- headers ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.errors import PiCrashError
+from pitools.core.js.value import UNDEFINED, js_number_to_string
 
 CURRENT_VERSION = 3
 
@@ -63,7 +64,9 @@ class MigrationReport:
         }
 
 
-_NUM_RE = re.compile(r"^[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|Infinity)$", re.IGNORECASE)
+# ASCII digits only: JavaScript's StringToNumber knows no other digits (Python's \d does).
+_NUM_RE = re.compile(r"^[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|Infinity)$", re.IGNORECASE | re.ASCII)
+_RADIX_DIGITS = {"x": re.compile(r"[0-9a-f]+", re.I), "o": re.compile(r"[0-7]+"), "b": re.compile(r"[01]+")}
 
 
 def js_to_number(value: Any) -> float:
@@ -83,21 +86,31 @@ def js_to_number(value: Any) -> float:
         if text == "":
             return 0.0
         low = text.lower()
-        try:
-            if low.startswith(("0x", "0o", "0b")) and len(text) > 2:
-                return float(int(text[2:], {"x": 16, "o": 8, "b": 2}[low[1]]))
-        except ValueError:
-            return math.nan
+        if low.startswith(("0x", "0o", "0b")) and len(text) > 2:
+            if not _RADIX_DIGITS[low[1]].fullmatch(text[2:]):
+                return math.nan
+            return float(int(text[2:], {"x": 16, "o": 8, "b": 2}[low[1]]))
         if not _NUM_RE.match(text) or ("infinity" in low and text.strip("+-") != "Infinity"):
             return math.nan
         return float(text)
     if isinstance(value, list):
-        if not value:
-            return 0.0
-        if len(value) == 1 and not isinstance(value[0], (list, dict)):
-            return js_to_number("" if value[0] is None else _to_js_string(value[0]))
-        return math.nan
+        # Number(array) is Number(String(array)): the elements joined with ",".
+        return js_to_number(_array_to_string(value))
     return math.nan
+
+
+def _array_to_string(value: list[Any]) -> str:
+    parts = []
+    for item in value:
+        if item is None or item is UNDEFINED:
+            parts.append("")
+        elif isinstance(item, list):
+            parts.append(_array_to_string(item))
+        elif isinstance(item, dict):
+            parts.append("[object Object]")
+        else:
+            parts.append(_to_js_string(item))
+    return ",".join(parts)
 
 
 def _to_js_string(value: Any) -> str:
@@ -105,8 +118,8 @@ def _to_js_string(value: Any) -> str:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+    if isinstance(value, int | float):
+        return js_number_to_string(value)
     return str(value)
 
 

@@ -53,7 +53,7 @@ def _pi_crashes(entry: dict[str, Any]) -> dict[str, list[str]]:
     from pitools.core.compaction.prepare import serialize_conversation
     from pitools.core.context.messages import convert_to_llm, entry_to_messages, get_current_system_message
     from pitools.core.context.tokens import estimate_context_tokens, estimate_tokens
-    from pitools.core.parity import session_name
+    from pitools.core.session.name import session_name
     from pitools.core.views.stats import session_stats, usage_breakdown
 
     crashes: dict[str, list[str]] = {}

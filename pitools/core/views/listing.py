@@ -24,17 +24,16 @@ cache is an optimisation only, and any problem with it is ignored.
 
 from __future__ import annotations
 
-import datetime as _dt
 import mmap
 import os
 import re
 import stat as stat_mod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pitools.core.js import ops as jsops
-from pitools.core.js.date import js_date_ms
+from pitools.core.js.date import js_date_ms, to_iso_string
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import JS_WHITESPACE, parse_json_line
@@ -87,18 +86,7 @@ class _Scan:
     totals: Any = None
 
 
-def _iso(ms: Any) -> str | None:
-    """``Date#toISOString`` for a time value; None where JavaScript would throw (invalid date)."""
-    if type(ms) not in (int, float) or ms != ms or abs(ms) > 8.64e15:
-        return None
-    base = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-    try:
-        when = base + _dt.timedelta(milliseconds=int(ms // 1))
-    except OverflowError:
-        return None
-    if not 1 <= when.year <= 9999:
-        return None
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+_iso = to_iso_string
 
 
 def _note_pi_error(scan: _Scan, message: str) -> None:
@@ -395,82 +383,31 @@ def _finish(path: str, st: os.stat_result, scan: _Scan) -> dict[str, Any]:
     return out
 
 
-# -- cache -------------------------------------------------------------------------------------
+class CacheLike(Protocol):
+    """Where :func:`list_sessions` keeps summaries between runs (``pitools.ops.listing.SummaryCache``)."""
+
+    hits: int
+
+    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None: ...
+
+    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None: ...
+
+    def forget_missing(self, folders: list[str], seen: set[str]) -> None: ...
 
 
-def cache_dir(env: Mapping[str, str]) -> str:
-    """``$PITOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/pitools``, else ``~/.cache/pitools``."""
-    explicit = env.get("PITOOLS_CACHE_DIR")
-    if explicit:
-        return explicit
-    xdg = env.get("XDG_CACHE_HOME")
-    if xdg:
-        return os.path.join(xdg, "pitools")
-    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache", "pitools")
+class NoCache:
+    """A cache that remembers nothing."""
 
-
-class SummaryCache:
-    """Summaries keyed by path, size and mtime, kept in one JSON file; failures are ignored."""
-
-    def __init__(self, directory: str | None) -> None:
-        self.file = os.path.join(directory, f"ls-v{CACHE_VERSION}.json") if directory else None
-        self.items: dict[str, Any] = {}
-        self.dirty = False
-        self.hits = 0
-        if self.file:
-            self._load()
-
-    def _load(self) -> None:
-        import orjson
-
-        try:
-            with open(self.file, "rb") as fh:  # type: ignore[arg-type]
-                data = orjson.loads(fh.read())
-        except (OSError, ValueError):
-            return
-        from pitools import __version__
-
-        if isinstance(data, dict) and data.get("pitools") == __version__ and isinstance(data.get("items"), dict):
-            self.items = data["items"]
+    hits = 0
 
     def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None:
-        item = self.items.get(path)
-        if isinstance(item, dict) and item.get("size") == st.st_size and item.get("mtimeNs") == st.st_mtime_ns:
-            self.hits += 1
-            summary = item.get("summary")
-            return summary if isinstance(summary, dict) else None
         return None
 
     def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None:
-        if self.file:
-            self.items[path] = {"size": st.st_size, "mtimeNs": st.st_mtime_ns, "summary": summary}
-            self.dirty = True
+        return None
 
     def forget_missing(self, folders: list[str], seen: set[str]) -> None:
-        """Drop entries for files that were in the scanned folders but are gone now."""
-        prefixes = tuple(os.path.join(f, "") for f in folders)
-        for path in list(self.items):
-            if path.startswith(prefixes) and path not in seen:
-                del self.items[path]
-                self.dirty = True
-
-    def save(self) -> None:
-        if not (self.file and self.dirty):
-            return
-        import tempfile
-
-        import orjson
-
-        from pitools import __version__
-
-        try:
-            os.makedirs(os.path.dirname(self.file), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".ls-cache.", dir=os.path.dirname(self.file))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(orjson.dumps({"pitools": __version__, "items": self.items}))
-            os.replace(tmp, self.file)
-        except (OSError, TypeError):
-            return
+        return None
 
 
 # -- listing ------------------------------------------------------------------------------------
@@ -511,10 +448,14 @@ def list_sessions(
     env: Mapping[str, str] | None = None,
     session_dir: str | None = None,
     all_: bool = False,
-    use_cache: bool = True,
+    cache: CacheLike | None = None,
     progress: ProgressFn | None = None,
 ) -> Listing:
-    """Pi's ``SessionManager.list(cwd, sessionDir)`` (or ``listAll``) with pitools' summaries."""
+    """Pi's ``SessionManager.list(cwd, sessionDir)`` (or ``listAll``) with pitools' summaries.
+
+    ``cache`` is read and updated in memory only; saving it is the caller's business
+    (:func:`pitools.ops.listing.list_sessions`).
+    """
     env = os.environ if env is None else env
     here = os.getcwd()
     cwd = resolve_path(cwd or here, here, env)
@@ -525,7 +466,7 @@ def list_sessions(
         folders = [choice.directory]
     folders = [os.path.abspath(f) for f in folders]
     files = [p for folder in folders for p in session_files(folder)]
-    cache = SummaryCache(cache_dir(env) if use_cache else None)
+    cache = NoCache() if cache is None else cache
     summaries: dict[str, dict[str, Any]] = {}
     todo: list[tuple[str, os.stat_result]] = []
     for path in files:
@@ -559,6 +500,5 @@ def list_sessions(
         if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, cwd, env)
     ]
     cache.forget_missing(folders, set(files))
-    cache.save()
     sessions.sort(key=_sort_key, reverse=True)
     return Listing(cwd, all_, choice, folders, sessions, cache.hits)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from summarize_fakes import SECRET_KEY, FakeModelServer
 
 from pitools.summarize.types import ModelCost, ModelSpec
+from tests.unit.summarize.summarize_fakes import SECRET_KEY, FakeModelServer
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 

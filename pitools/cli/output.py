@@ -1,0 +1,461 @@
+"""The one output layer: streams, terminal detection, colour, width, safe text, JSON, exit codes.
+
+Modelled on httpie's ``Environment``: one :class:`Output` object holds stdin/stdout/stderr,
+whether each is a terminal, the colour decision and the width. The CLI builds it once per run
+(:func:`get_output`, from ``--color``/``--width`` and the environment) and hands it, or the
+rich consoles it makes, to the renderers. Tests build their own (``Output(...)`` with
+``io.StringIO`` streams) or run the real CLI in a pseudo-terminal.
+
+Rules it enforces for every command:
+
+- Colour: ``--color always|never`` wins; with ``auto`` (the default) a non-empty ``NO_COLOR``
+  turns colour off, then a non-empty ``FORCE_COLOR`` (other than ``0``) turns it on, then
+  ``TERM=dumb`` turns it off; otherwise colour follows whether the stream is a terminal.
+  stdout and stderr decide separately.
+- Width: ``--width N`` (or ``PITOOLS_WIDTH``) fixes it; otherwise a terminal's width when the
+  stream is one, and no limit at all when it is not (nothing is wrapped or cut in a pipe).
+  Lines never end in padding spaces.
+- Safe text: everything printed through a console or :meth:`Output.echo` goes through
+  :func:`~pitools.render.safe.safe_text`, so ESC/CSI/OSC sequences, BEL, other C0/C1 controls,
+  bidi overrides and lone surrogates from a session show up escaped, never raw; and the
+  streams are set to ``backslashreplace`` so a character the locale cannot encode never
+  raises (``LANG=C``, ``PYTHONIOENCODING=ascii``, a latin-1 terminal).
+- JSON: :meth:`Output.write_json` is the one writer (orjson via ``to_json_bytes``); JSON is an
+  interface and is written exactly (JSON itself escapes every C0 control).
+- Broken pipe: a reader that closes early (``| head -1``) ends the run with exit 0, for every
+  command and format (see :func:`silence_stdout`).
+- Exit status: the int a command returns is the process's exit status (``pitools.cli``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from pitools.render.safe import UNLIMITED_WIDTH, safe_text
+
+#: Exit statuses (README "Exit codes").
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+COLOR_MODES = ("auto", "always", "never")
+
+#: Where the CLI keeps ``--color``/``--width`` (root context's ``meta``) and the built Output.
+META_COLOR = "pitools.output.color"
+META_WIDTH = "pitools.output.width"
+META_OUTPUT = "pitools.output"
+
+#: Trailing padding before the end of a line (and before any closing SGR codes).
+_TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+_TRAILING_QUICK = re.compile(r" (?:\x1b\[[0-9;]*m)*(?:\n|$)")
+
+
+def _isatty(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (ValueError, OSError):
+        return False
+
+
+def _set(env: Mapping[str, str], name: str) -> bool:
+    return bool(env.get(name, ""))
+
+
+def wants_color(mode: str, isatty: bool, env: Mapping[str, str]) -> bool:
+    """Whether a stream gets colour under ``--color mode`` (rules in the module docstring)."""
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    if _set(env, "NO_COLOR"):
+        return False
+    if _set(env, "FORCE_COLOR") and env.get("FORCE_COLOR") != "0":
+        return True
+    if env.get("TERM") == "dumb":
+        return False
+    return isatty
+
+
+def color_system(env: Mapping[str, str]) -> str:
+    """The rich colour system for a coloured stream: truecolor, 256 or standard."""
+    if env.get("COLORTERM", "").lower() in ("truecolor", "24bit"):
+        return "truecolor"
+    if "256" in env.get("TERM", ""):
+        return "256"
+    return "standard"
+
+
+def terminal_width(stream: Any, env: Mapping[str, str]) -> int:
+    """A terminal's width: ``COLUMNS`` when set, else the tty's size, else 80."""
+    columns = env.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def parse_width(value: str | int | None) -> int | None:
+    """``--width``/``PITOOLS_WIDTH``: a positive int, else None (not given or not a number)."""
+    if value is None or value == "":
+        return None
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return None
+    return n if n > 0 else None
+
+
+def make_safe_stream(stream: Any) -> None:
+    """Make a text stream write anything: characters it cannot encode become ``\\uXXXX``.
+
+    ``strict`` (``PYTHONIOENCODING=ascii``, a latin-1 locale) raises on the first non-encodable
+    character and ``surrogateescape`` (``LANG=C.UTF-8``, ``LANG=C``) on a lone surrogate that
+    did not come from undecodable bytes; both become ``backslashreplace``.
+    """
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None and getattr(stream, "errors", None) != "backslashreplace":
+        with contextlib.suppress(ValueError, OSError, AttributeError):  # a stream that cannot be changed
+            reconfigure(errors="backslashreplace")
+
+
+class StripTrailing:
+    """A file-like wrapper that drops the padding spaces at the end of each written line."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if _TRAILING_QUICK.search(text):
+            text = _TRAILING.sub(r"\1", text)
+        return int(self.stream.write(text))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return _isatty(self.stream)
+
+    def fileno(self) -> int:
+        return int(self.stream.fileno())
+
+    @property
+    def encoding(self) -> str:
+        return str(getattr(self.stream, "encoding", None) or "utf-8")
+
+    @property
+    def errors(self) -> str | None:
+        return getattr(self.stream, "errors", None)
+
+
+@dataclass
+class PlainConsole:
+    """The part of a rich console the line writer uses, for output without colour."""
+
+    file: Any
+    width: int
+    color_system: None = None
+    no_color: bool = True
+
+
+#: The width given to rich when there is no limit (a pipe without --width): wide enough that
+#: no line is ever cut, while tables still size columns to their content.
+UNLIMITED = UNLIMITED_WIDTH
+
+
+@dataclass
+class Output:
+    """Streams, terminal flags, colour and width for one run (httpie's ``Environment``)."""
+
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    stderr: TextIO = field(default_factory=lambda: sys.stderr)
+    stdin: TextIO = field(default_factory=lambda: sys.stdin)
+    stdout_isatty: bool = False
+    stderr_isatty: bool = False
+    stdin_isatty: bool = False
+    color: bool = False
+    err_color: bool = False
+    #: None: no limit (never wrap or cut).
+    width: int | None = None
+    err_width: int | None = None
+    colors: str = "standard"
+    term_dumb: bool = False
+    _consoles: dict[bool, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_environment(
+        cls,
+        color: str = "auto",
+        width: int | None = None,
+        *,
+        stdout: Any = None,
+        stderr: Any = None,
+        stdin: Any = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Output:
+        """Decide everything once from the streams, ``--color``, ``--width`` and the environment."""
+        env = os.environ if env is None else env
+        stdout = sys.stdout if stdout is None else stdout
+        stderr = sys.stderr if stderr is None else stderr
+        stdin = sys.stdin if stdin is None else stdin
+        for stream in (stdout, stderr):
+            make_safe_stream(stream)
+        out_tty, err_tty = _isatty(stdout), _isatty(stderr)
+        if width is None:
+            width = parse_width(env.get("PITOOLS_WIDTH"))
+        return cls(
+            stdout=stdout,
+            stderr=stderr,
+            stdin=stdin,
+            stdout_isatty=out_tty,
+            stderr_isatty=err_tty,
+            stdin_isatty=_isatty(stdin),
+            color=wants_color(color, out_tty, env),
+            err_color=wants_color(color, err_tty, env),
+            width=width if width is not None else (terminal_width(stdout, env) if out_tty else None),
+            err_width=width if width is not None else (terminal_width(stderr, env) if err_tty else None),
+            colors=color_system(env),
+            term_dumb=env.get("TERM") == "dumb",
+        )
+
+    # -- rich ----------------------------------------------------------------------------------
+
+    def console(self, err: bool = False) -> Any:
+        """The rich console for stdout (or stderr): safe text, our colour and width decisions."""
+        stop_progress()
+        cached = self._consoles.get(err)
+        if cached is None:
+            cached = self._consoles[err] = _make_console(self, err)
+        return cached
+
+    def line_console(self, err: bool = False) -> Any:
+        """What the fast line writer (``render.tree.LineWriter``) needs: the rich console when
+        there is colour, else a light stand-in, so plain output never imports rich."""
+        stop_progress()
+        if self.err_color if err else self.color:
+            return self.console(err)
+        width = self.err_width if err else self.width
+        return PlainConsole(StripTrailing(self.stderr if err else self.stdout), UNLIMITED if width is None else width)
+
+    @property
+    def err_console(self) -> Any:
+        return self.console(err=True)
+
+    @property
+    def progress(self) -> bool:
+        """Whether live progress may be drawn on stderr: a real terminal only, never a pipe."""
+        return self.stderr_isatty and not self.term_dumb
+
+    # -- plain text ----------------------------------------------------------------------------
+
+    def echo(self, text: str = "", *, err: bool = False, nl: bool = True, one_line: bool = False) -> None:
+        """Write ``text`` (session data allowed: it is made safe) and a newline."""
+        stop_progress()
+        stream = self.stderr if err else self.stdout
+        stream.write(safe_text(text, one_line=one_line) + ("\n" if nl else ""))
+        stream.flush()
+
+    def message(self, text: str) -> None:
+        """One ``pitools: ...`` line on stderr; the text stays on one line."""
+        self.echo(f"pitools: {text}", err=True, one_line=True)
+
+    def write_text(self, text: str) -> None:
+        """A document (Markdown, HTML) on stdout, made safe, written as UTF-8 where possible."""
+        self.write_bytes(safe_text(text).encode(self._encoding(), "backslashreplace"))
+
+    def write_bytes(self, data: bytes) -> None:
+        """Bytes on stdout, unchanged (session lines, JSON)."""
+        stop_progress()
+        self.stdout.flush()
+        buffer = getattr(self.stdout, "buffer", None)
+        if buffer is None:  # a text-only stream (tests): decode back
+            self.stdout.write(data.decode("utf-8", "backslashreplace"))
+            self.stdout.flush()
+            return
+        buffer.write(data)
+        buffer.flush()
+
+    def write_chunks(self, chunks: Iterable[bytes]) -> None:
+        """Many byte chunks on stdout, unchanged, without joining them first."""
+        stop_progress()
+        self.stdout.flush()
+        buffer = getattr(self.stdout, "buffer", None)
+        for chunk in chunks:
+            if buffer is None:
+                self.stdout.write(chunk.decode("utf-8", "backslashreplace"))
+            else:
+                buffer.write(chunk)
+        (self.stdout if buffer is None else buffer).flush()
+
+    def write_json(self, data: Any) -> None:
+        """One JSON document on stdout (orjson, JavaScript number forms, trailing newline)."""
+        from pitools.core.js import jsonout
+
+        stop_progress()
+        stream_writer = getattr(jsonout, "write_json_to", None)  # streaming form, when available
+        buffer = getattr(self.stdout, "buffer", None)
+        if stream_writer is not None and buffer is not None:
+            self.stdout.flush()
+            stream_writer(buffer, data)
+            buffer.flush()
+            return
+        self.write_bytes(jsonout.to_json_bytes(data) + b"\n")
+
+    def _encoding(self) -> str:
+        encoding = getattr(self.stdout, "encoding", None) or "utf-8"
+        return "utf-8" if encoding.lower().replace("-", "").replace("_", "") == "utf8" else encoding
+
+
+def _make_console(out: Output, err: bool) -> Any:
+    from rich.console import Console
+    from rich.segment import Segment
+
+    class SafeConsole(Console):
+        """A rich console that escapes unsafe characters in every text segment it writes."""
+
+        def _render_buffer(self, buffer: Any) -> str:
+            return super()._render_buffer(
+                seg if seg.control else Segment(safe_text(seg.text), seg.style, seg.control) for seg in buffer
+            )
+
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 here; pitools' rule is 0 (handled where the command runs).
+            self.quiet = True
+            raise BrokenPipeError
+
+    color = out.err_color if err else out.color
+    isatty = out.stderr_isatty if err else out.stdout_isatty
+    width = out.err_width if err else out.width
+    stream = out.stderr if err else out.stdout
+    return SafeConsole(
+        file=StripTrailing(stream),  # type: ignore[arg-type]  # file-like: write/flush/isatty
+        force_terminal=color or isatty,
+        force_interactive=isatty and not out.term_dumb,
+        color_system=out.colors if color else None,  # type: ignore[arg-type]  # one of rich's names
+        no_color=not color,
+        width=UNLIMITED if width is None else width,
+        height=25,
+        highlight=False,
+        # Messages stay one line each (soft wrap): scripts read stderr line by line.
+        soft_wrap=err,
+        emoji=False,
+        markup=False,
+        _environ={},
+    )
+
+
+def get_output() -> Output:
+    """The run's :class:`Output`, built on first use from ``--color``/``--width`` and the environment."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return Output.from_environment()
+    root = ctx.find_root()
+    existing = root.meta.get(META_OUTPUT)
+    if existing is None:
+        existing = root.meta[META_OUTPUT] = Output.from_environment(
+            root.meta.get(META_COLOR) or "auto", root.meta.get(META_WIDTH)
+        )
+    assert isinstance(existing, Output)
+    return existing
+
+
+class Spinner:
+    """A one-line "still working" indicator on a terminal's stderr, drawn only after ``delay`` s.
+
+    Single-file commands start one while they read and compute; it is erased as soon as output
+    starts (any :class:`Output` write or console) or the command ends, so it never mixes with
+    data and never appears in a pipe (the caller checks :attr:`Output.progress`).
+    """
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, stream: Any, label: str, delay: float) -> None:
+        import threading
+
+        self.stream = stream
+        self.label = safe_text(label, one_line=True)
+        self.delay = delay
+        self.drawn = False
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="pitools-progress", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        import time
+
+        if self._stop.wait(self.delay):
+            return
+        started = time.monotonic() - self.delay
+        frame = 0
+        while True:
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                elapsed = time.monotonic() - started
+                with contextlib.suppress(OSError, ValueError):
+                    self.stream.write(f"\r{self.FRAMES[frame % len(self.FRAMES)]} {self.label} ({elapsed:.0f} s)\x1b[K")
+                    self.stream.flush()
+                    self.drawn = True
+            frame += 1
+            if self._stop.wait(0.1):
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._lock:  # a frame being drawn finishes first
+            if self.drawn:
+                with contextlib.suppress(OSError, ValueError):
+                    self.stream.write("\r\x1b[K")
+                    self.stream.flush()
+                self.drawn = False
+
+
+_spinner: Spinner | None = None
+
+
+def start_progress(label: str) -> None:
+    """Show ``label`` with a spinner on stderr if the run takes over a second (terminal only).
+
+    ``PITOOLS_PROGRESS_DELAY`` overrides the one-second delay (tests use 0).
+    """
+    global _spinner
+    stop_progress()
+    if not (_isatty(sys.stderr) and os.environ.get("TERM") != "dumb"):
+        return
+    try:
+        delay = float(os.environ.get("PITOOLS_PROGRESS_DELAY", "1"))
+    except ValueError:
+        delay = 1.0
+    _spinner = Spinner(sys.stderr, label, delay)
+    _spinner.start()
+
+
+def stop_progress() -> None:
+    """Erase the spinner, if any (before any output, and when the command ends)."""
+    global _spinner
+    if _spinner is not None:
+        _spinner.stop()
+        _spinner = None
+
+
+def silence_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the exit-time flush cannot fail."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

@@ -1,0 +1,1 @@
+"""Effectful use cases: read through core, ask models through summarize, write through store."""

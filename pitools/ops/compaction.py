@@ -1,0 +1,117 @@
+"""``compact --apply``: plan, summarize, then append one compaction entry through the store.
+
+The computation is core's (:mod:`pitools.core.compaction.plan`); this module adds the effects:
+hashing the file, asking the :class:`~pitools.core.compaction.summarizer.Summarizer`, and the
+one fsynced append (or the new file with ``-o``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pitools import store
+from pitools.core.compaction.plan import build_compaction_entry, compaction_line, summary_inputs
+from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
+from pitools.core.compaction.prompts import join_summaries
+from pitools.core.compaction.summarizer import Summarizer
+from pitools.core.errors import PitoolsError, SessionChangedError
+from pitools.core.session.api import load
+from pitools.core.session.loaded import entry_type
+
+ProgressFn = Callable[[str], None]
+
+
+@dataclass(slots=True)
+class ApplyResult:
+    entry: dict[str, Any]
+    written_to: str
+    backup: str | None
+    requests: int
+    leaf_was_last: bool
+
+
+def apply_compaction(
+    path: str,
+    leaf_ref: str | None,
+    settings: CompactionSettings,
+    summarizer: Summarizer,
+    *,
+    instructions: str | None = None,
+    output: str | None = None,
+    backup: bool = True,
+    progress: ProgressFn | None = None,
+    now: _dt.datetime | None = None,
+    entry_id_: str | None = None,
+    expected: store.FileStamp | None = None,
+) -> ApplyResult:
+    """Plan, summarize with ``summarizer``, and append one compaction entry (or write ``output``).
+
+    Nothing is written when the plan is empty, the model fails, or the file changed while the
+    model was working. ``expected`` is the stamp the caller took before its own first read of
+    the file: when given, the file must still match it (the caller's leaf is still current).
+    """
+    from pitools.core.compaction.summarizer import SummaryResult
+    from pitools.summarize.usage import combine_usage
+
+    before = expected if expected is not None else store.stamp(path)
+    loaded = load(path)
+    if expected is not None:
+        # The caller chose the leaf from its own read: the file must still be what it read, now
+        # (before the model is paid for) and again under the lock right before the append.
+        store.check_unchanged(path, expected)
+    if loaded.session.migration.needed:
+        raise PitoolsError(
+            "this session needs migration to v3 before it can be compacted; run `pitools migrate --in-place` first",
+            path=path,
+        )
+    leaf = loaded.leaf(leaf_ref)
+    branch = loaded.index.get_branch(leaf)
+    prep = prepare_compaction(branch, settings)
+    if prep is None:
+        if branch and entry_type(branch[-1]) == "compaction":
+            raise PitoolsError("already compacted: the branch ends in a compaction entry", path=path)
+        raise PitoolsError("nothing to compact on this branch", path=path)
+    if not before.ends_with_newline:
+        raise PitoolsError(
+            "the file's last line has no newline (torn write?); refusing to add a line after it. "
+            "Repair it first (`pitools migrate --in-place` terminates it) and retry",
+            path=path,
+        )
+    requests = summary_inputs(loaded, leaf, prep, instructions)
+    texts: dict[str, str] = {}
+    usage: dict[str, Any] | None = None
+    for request in requests:
+        if progress:
+            progress(f"asking for the {'history' if request.kind == 'history' else 'turn-prefix'} summary…")
+        result: SummaryResult = summarizer.summarize(request)
+        texts[request.kind] = result.text
+        usage = result.usage if usage is None else combine_usage(usage, result.usage)
+    summary = join_summaries(prep, texts.get("history"), texts.get("turnPrefix"))
+    entry = build_compaction_entry(loaded, leaf, prep, summary, usage, now=now, entry_id_=entry_id_)
+    line = compaction_line(entry)
+    leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
+    if output:
+        store.check_unchanged(path, before)
+
+        def chunks() -> Iterator[bytes]:
+            # Exactly the bytes that were stamped, proven by their hash, so a line appended while
+            # copying can neither slip in nor be cut in half.
+            import hashlib
+
+            digest, left = hashlib.sha256(), before.size
+            with open(path, "rb") as fh:
+                while left > 0 and (chunk := fh.read(min(1 << 20, left))):
+                    digest.update(chunk)
+                    left -= len(chunk)
+                    yield chunk
+            if left or digest.hexdigest() != before.sha256:
+                raise SessionChangedError("the file changed while pitools copied it; nothing was written", path=path)
+            yield line
+
+        store.write_new(output, chunks())
+        return ApplyResult(entry, output, None, len(requests), leaf_was_last)
+    made = store.append_line(path, line, expected=before, backup=backup)
+    return ApplyResult(entry, path, str(made) if made else None, len(requests), leaf_was_last)

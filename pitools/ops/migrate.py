@@ -1,0 +1,48 @@
+"""``migrate``: bring a session to v3 and write it (in place or to a new file) through the store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pitools import store
+from pitools.core.session.loaded import Session, open_session, require_valid
+from pitools.core.session.migrate_file import migrated_lines
+
+
+@dataclass(slots=True)
+class MigrationPlan:
+    """A loaded session and whether writing it would change anything."""
+
+    session: Session
+    #: The stamp taken before the first read (``--in-place`` only).
+    before: store.FileStamp | None
+    needed: bool
+    #: The header version is not a number: Pi rewrites the file unchanged; nothing to do.
+    pointless: bool
+
+    def lines(self) -> Iterator[bytes]:
+        return migrated_lines(self.session)
+
+
+def plan_migration(path: str, *, in_place: bool = False) -> MigrationPlan:
+    """Read ``path`` (stamping it first when it will be replaced) and decide whether to migrate."""
+    before = store.stamp(path) if in_place else None
+    session = require_valid(open_session(path))
+    report = session.migration
+    # A header version that is not a number makes Pi "migrate" (rewrite the file unchanged) on
+    # every open; there is nothing pitools could change, so it is reported, not written.
+    pointless = report.steps == ["none (version is not a number)"]
+    return MigrationPlan(session, before, report.needed and not pointless, pointless)
+
+
+def write_in_place(plan: MigrationPlan, *, backup: bool = True) -> Any:
+    """Replace the file atomically with its migrated form; returns the backup path (or None)."""
+    assert plan.before is not None, "plan_migration(in_place=True) stamps the file"
+    return store.atomic_replace(plan.session.path, plan.lines(), expected=plan.before, backup=backup)
+
+
+def write_copy(plan: MigrationPlan, output: str) -> None:
+    """Write the migrated session to a new file ``output`` (never replacing one)."""
+    store.write_new(output, plan.lines())

@@ -1,0 +1,35 @@
+"""``convertToLlm`` and ``getCurrentSystemMessage`` on Pi's own messages, against Pi's own results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pitools.core.context.messages import convert_to_llm, get_current_system_message
+from pitools.core.js.jsonout import jsonable
+from pitools.core.parity import diff_values
+from tests.support import case_ids, recorded_leaves
+
+LEAVES = [x for x in recorded_leaves() if isinstance(x[3].get("llmMessages"), list)]
+WITH_COMPACTION = [
+    x for x in recorded_leaves(2000) if isinstance(x[3].get("compaction"), dict) and "error" not in x[3]["compaction"]
+]
+
+
+@pytest.mark.parametrize(("case", "leaf", "record", "view"), LEAVES, ids=case_ids(LEAVES))
+def test_convert_to_llm(case: str, leaf: str, record: Any, view: dict[str, Any]) -> None:
+    ours = jsonable(convert_to_llm(view["context"]["messages"]))
+    assert diff_values(ours, view["llmMessages"]) == []
+
+
+@pytest.mark.parametrize(("case", "leaf", "record", "view"), WITH_COMPACTION, ids=case_ids(WITH_COMPACTION))
+def test_current_system_message_is_the_compaction_checkpoint(
+    case: str, leaf: str, record: Any, view: dict[str, Any]
+) -> None:
+    expected = view["compaction"]["systemCheckpoint"]
+    if not isinstance(view["projection"], list) or (isinstance(expected, dict) and "error" in expected):
+        pytest.skip("Pi threw before it got here")
+    projected = [m for pe in view["projection"] for m in pe["messages"]]
+    ours = jsonable(get_current_system_message(projected))
+    assert diff_values(ours, expected) == []

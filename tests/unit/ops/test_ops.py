@@ -1,0 +1,82 @@
+"""The effectful use cases in pitools/ops: each reads through core and writes only through store."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pitools import store
+from pitools.core.errors import PitoolsError, SessionChangedError
+from pitools.core.session.api import load
+from pitools.core.session.fork import clone_session
+from pitools.ops import listing as ops_listing
+from pitools.ops import migrate as ops_migrate
+from pitools.ops import newsession
+from tests.support import golden_session
+
+
+def test_migration_plan_stamps_first_and_refuses_a_changed_file(tmp_path: Path) -> None:
+    path = tmp_path / "v1.jsonl"
+    path.write_bytes(golden_session("gen-s0002_v1").read_bytes())
+    plan = ops_migrate.plan_migration(str(path), in_place=True)
+    assert plan.needed and plan.before is not None
+    with open(path, "ab") as fh:  # someone writes after pitools read it
+        fh.write(b"\n")
+    with pytest.raises(SessionChangedError):
+        ops_migrate.write_in_place(plan, backup=False)
+    fresh = ops_migrate.plan_migration(str(path), in_place=True)
+    assert ops_migrate.write_in_place(fresh, backup=False) is None
+    assert not ops_migrate.plan_migration(str(path)).needed
+
+
+def test_migration_copy_never_replaces(tmp_path: Path) -> None:
+    plan = ops_migrate.plan_migration(str(golden_session("gen-s0002_v1")))
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"mine\n")
+    with pytest.raises(PitoolsError, match="already exists"):
+        ops_migrate.write_copy(plan, str(out))
+    assert out.read_bytes() == b"mine\n"
+
+
+def test_new_session_goes_next_to_the_source_and_never_creates_session_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    source = tmp_path / "src" / "s.jsonl"
+    source.parent.mkdir()
+    source.write_bytes(golden_session("seed-running-example").read_bytes())
+    loaded = load(source)
+    new = clone_session(loaded, loaded.index.leaf_id)
+    written = newsession.write_where_pi_would(new, str(source), None)
+    assert Path(written).parent == source.parent
+    missing = tmp_path / "configured-but-missing"
+    monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(missing))
+    with pytest.raises(PitoolsError, match="does not create session folders"):
+        newsession.write_where_pi_would(clone_session(loaded, loaded.index.leaf_id), str(source), None)
+    assert not missing.exists()
+
+
+def test_ls_cache_is_written_through_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = store.write_own_file
+
+    def spy(path: str | os.PathLike[str], data: bytes) -> bool:
+        calls.append(os.fspath(path))
+        return real(path, data)
+
+    monkeypatch.setattr(store, "write_own_file", spy)
+    cache = ops_listing.SummaryCache(str(tmp_path / "cache"))
+    st = os.stat(golden_session("seed-running-example"))
+    cache.put("/x.jsonl", st, {"status": "ok"})
+    cache.save()
+    assert calls == [str(tmp_path / "cache" / "ls-v1.json")]
+    assert ops_listing.SummaryCache(str(tmp_path / "cache")).get("/x.jsonl", st) == {"status": "ok"}
+    # A cache folder that cannot be written costs only speed.
+    (tmp_path / "blocker").write_text("a file where the cache folder should be")
+    blocked = ops_listing.SummaryCache(str(tmp_path / "blocker" / "cache"))
+    blocked.put("/x.jsonl", st, {"status": "ok"})
+    blocked.save()  # no exception
+    assert store.write_own_file(tmp_path / "blocker" / "cache" / "f", b"x") is False

@@ -1,0 +1,206 @@
+"""Session summaries for ``pitools ls`` (Pi's buildSessionInfo rules plus pitools' totals)."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pitools.core.session import locate
+from pitools.core.session.load import parse_json_line
+from pitools.core.views import listing
+from pitools.ops import listing as ops_listing
+from tests import support
+
+GOLDEN = support.GOLDEN
+CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
+
+
+def recording(case: str) -> dict[str, Any]:
+    # The loader's parser: golden/hostile-deep-nesting nests deeper than json allows.
+    return parse_json_line(lzma.decompress((GOLDEN / case / "pi.krt20000.json.xz").read_bytes()))[0]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_summary_agrees_with_pi(case: str) -> None:
+    """Counts, leaves, name and usage totals against Pi's recorded view of every golden session."""
+    summary = listing.summarize_file(str(GOLDEN / case / "session.jsonl"))
+    pi = recording(case)
+    if "error" in pi and "entries" not in pi:  # Pi's v1 migration throws on this file
+        assert summary["status"] == "error"
+        return
+    if pi["invalid"]:
+        assert summary["status"] == "invalid" and not summary["piListed"]
+        return
+    assert summary["status"] == ("needs-migration" if pi["migrated"] else "ok")
+    assert summary["id"] == pi["sessionId"]
+    assert summary["entryCount"] == len(pi["entries"])
+    assert summary["leafCount"] == len(pi["leaves"])
+    assert summary["messageCount"] == sum(
+        1 for e in pi["entries"] if isinstance(e, dict) and e.get("type") == "message"
+    )
+    if isinstance(pi["sessionName"], (str, type(None))):
+        assert summary["name"] == pi["sessionName"]
+    stats = pi["stats"]
+    if "error" not in stats:
+        assert summary["tokens"] == stats["tokens"]
+        assert summary["cost"] == pytest.approx(stats["cost"], rel=1e-12, abs=1e-12)
+
+
+def test_fast_path_gives_the_same_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(GOLDEN / "gen-s0000_v3" / "session.jsonl")
+    monkeypatch.setattr(listing, "_FAST_PATH_BYTES", 1)
+    fast = listing.summarize_file(path)
+    monkeypatch.setattr(listing, "_FAST_PATH_BYTES", 10**12)
+    slow = listing.summarize_file(path)
+    assert fast == slow
+
+
+def _session(path: Path, entries: list[Any], header: dict[str, Any] | None = None) -> Path:
+    head = header or {
+        "type": "session",
+        "version": 3,
+        "id": "s",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/p",
+    }
+    path.write_text("".join(json.dumps(v) + "\n" for v in [head, *entries]), encoding="utf-8")
+    return path
+
+
+def _msg(eid: str, parent: str | None, message: Any, ts: str = "2026-01-02T00:00:00.000Z") -> dict[str, Any]:
+    return {"type": "message", "id": eid, "parentId": parent, "timestamp": ts, "message": message}
+
+
+def test_pi_activity_name_and_first_message_rules(tmp_path: Path) -> None:
+    entries = [
+        _msg("a", None, {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "timestamp": 5}),
+        _msg(
+            "u",
+            "a",
+            {"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "ask"}]},
+        ),
+        {"type": "session_info", "id": "n1", "parentId": "u", "name": "  Named  "},
+        _msg("t", "n1", {"role": "toolResult", "content": [{"type": "text", "text": "x"}], "timestamp": 9e15}),
+        {"type": "session_info", "id": "n2", "parentId": "t", "name": "later"},
+        {"type": "session_info", "id": "n3", "parentId": "n2", "name": "   "},
+    ]
+    s = listing.summarize_file(str(_session(tmp_path / "a.jsonl", entries)))
+    assert s["name"] is None  # the latest session_info clears it
+    assert s["firstMessage"] == "first ask"
+    # Activity: numeric message timestamps win, else the entry time; tool results do not count.
+    assert s["modified"] == "2026-01-02T00:00:00.000Z"
+    assert s["created"] == "2026-01-01T00:00:00.000Z"
+    assert s["messageCount"] == 3 and s["entryCount"] == 6 and s["leafCount"] == 1
+
+
+def test_modified_falls_back_to_header_then_mtime(tmp_path: Path) -> None:
+    s = listing.summarize_file(str(_session(tmp_path / "a.jsonl", [])))
+    assert s["modified"] == "2026-01-01T00:00:00.000Z" and s["firstMessage"] == "(no messages)"
+    path = _session(tmp_path / "b.jsonl", [], {"type": "session", "version": 3, "id": "b", "timestamp": "bad"})
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    assert listing.summarize_file(str(path))["modified"] == "2023-11-14T22:13:20.000Z"
+
+
+def test_files_pi_cannot_list(tmp_path: Path) -> None:
+    hidden = listing.summarize_file(
+        str(_session(tmp_path / "h.jsonl", [{"type": "message", "id": "m", "parentId": None}]))
+    )
+    assert hidden["status"] == "ok" and not hidden["piListed"] and "session list skips it" in hidden["problem"]
+    empty = tmp_path / "e.jsonl"
+    empty.write_bytes(b"")
+    assert listing.summarize_file(str(empty))["status"] == "invalid"
+    v1 = _session(
+        tmp_path / "v1.jsonl",
+        [{"type": "message", "message": {"role": "user", "content": "x"}}, 42],
+        {"type": "session", "id": "old"},
+    )
+    assert listing.summarize_file(str(v1))["status"] == "error"
+    assert listing.summarize_file(str(tmp_path / "missing.jsonl"))["status"] == "error"
+
+
+def test_models_in_first_seen_order(tmp_path: Path) -> None:
+    entries = [
+        {"type": "model_change", "id": "m", "parentId": None, "provider": "openai", "modelId": "gpt-5"},
+        _msg("a", "m", {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude"}),
+        _msg("b", "a", {"role": "assistant", "content": [], "provider": "openai", "model": "gpt-5"}),
+        _msg("c", "b", {"role": "assistant", "content": []}),
+    ]
+    assert listing.summarize_file(str(_session(tmp_path / "m.jsonl", entries)))["models"] == [
+        "openai/gpt-5",
+        "anthropic/claude",
+    ]
+
+
+@pytest.fixture
+def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return {
+        "HOME": str(tmp_path / "home"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+        "PITOOLS_CACHE_DIR": str(tmp_path / "cache"),
+    }
+
+
+def _place(folder: str, case: str, name: str) -> Path:
+    os.makedirs(folder, exist_ok=True)
+    target = Path(folder) / name
+    target.write_bytes((GOLDEN / case / "session.jsonl").read_bytes())
+    return target
+
+
+def test_list_sorts_by_activity_and_caches(agent: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    here = locate.default_session_dir(os.getcwd(), agent)
+    _place(here, "gen-s0000_v3", "a.jsonl")  # activity 2025-10-10
+    _place(here, "seed-running-example", "b.jsonl")  # activity 2026-07-29
+    _place(here, "gen-s0011_broken-noheader", "c.jsonl")
+    result = ops_listing.list_sessions(env=agent)
+    assert [Path(s["path"]).name for s in result.sessions[:2]] == ["b.jsonl", "a.jsonl"]
+    assert [s["status"] for s in result.sessions] == ["ok", "ok", "invalid"]  # unopenable files last
+    assert result.cache_hits == 0
+    calls: list[str] = []
+    real = listing.summarize_file
+    monkeypatch.setattr(listing, "summarize_file", lambda p, st=None: calls.append(p) or real(p, st))
+    again = ops_listing.list_sessions(env=agent)
+    assert again.cache_hits == 3 and calls == [] and again.sessions == result.sessions
+    b = Path(here) / "b.jsonl"
+    b.write_bytes(b.read_bytes() + b"\n")
+    third = ops_listing.list_sessions(env=agent)
+    assert calls == [str(b)] and third.cache_hits == 2
+    (Path(agent["PITOOLS_CACHE_DIR"]) / f"ls-v{listing.CACHE_VERSION}.json").write_text("garbage")
+    assert ops_listing.list_sessions(env=agent).sessions == third.sessions  # a broken cache is ignored
+
+
+def test_list_all_and_shared_dirs(agent: dict[str, str], tmp_path: Path) -> None:
+    here = locate.default_session_dir(os.getcwd(), agent)
+    _place(here, "seed-running-example", "mine.jsonl")
+    _place(
+        os.path.join(agent["PI_CODING_AGENT_DIR"], "sessions", "--elsewhere--"),
+        "gen-s0003_v3",
+        "theirs.jsonl",
+    )
+    assert len(ops_listing.list_sessions(env=agent).sessions) == 1
+    everything = ops_listing.list_sessions(env=agent, all_=True)
+    assert sorted(Path(s["path"]).name for s in everything.sessions) == ["mine.jsonl", "theirs.jsonl"]
+    # A configured folder shared by projects: only sessions whose header cwd is ours.
+    shared = tmp_path / "shared"
+    _place(str(shared), "seed-running-example", "repo.jsonl")  # header cwd /repo
+    _place(str(shared), "gen-s0003_v3", "other.jsonl")
+    mine = ops_listing.list_sessions(env=agent, session_dir=str(shared), cwd="/repo")
+    assert [Path(s["path"]).name for s in mine.sessions] == ["repo.jsonl"]
+    assert mine.choice.source == "--session-dir"
+    assert len(ops_listing.list_sessions(env=agent, session_dir=str(shared), all_=True).sessions) == 2
+
+
+def test_no_cache_writes_nothing(agent: dict[str, str]) -> None:
+    _place(locate.default_session_dir(os.getcwd(), agent), "seed-running-example", "s.jsonl")
+    ops_listing.list_sessions(env=agent, use_cache=False)
+    assert not Path(agent["PITOOLS_CACHE_DIR"]).exists()
+    assert ops_listing.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/pitools"
+    assert ops_listing.cache_dir({"HOME": "/h"}) == "/h/.cache/pitools"
