@@ -151,12 +151,11 @@ def render_branches(console: Any, result: BranchList, session_name: Any) -> None
     fixed = sum(widths) + len(_SEP) * len(widths)
     from pitools.render.safe import unlimited
 
-    if unlimited(console):
-        # In a pipe nothing is cut: the last column is as wide as its widest line.
-        title = cell_len("divergent user message / leaf")
-        last = max([title] + [sum(cell_len(t) for t, _ in line) for _, story in rows for line in story])
-    else:
-        last = max(1, console.width - fixed)
+    # In a pipe nothing is cut or padded; on a screen too narrow for the fixed columns rich crops
+    # each line (slower, but only then).
+    endless = unlimited(console)
+    narrow = not endless and fixed + 8 > console.width
+    last = 10**9 if endless else max(8, console.width - fixed)
     # One plain string plus style spans for the whole table: no rich object per cell.
     plain: list[str] = []
     spans: list[Span] = []
@@ -188,7 +187,8 @@ def render_branches(console: Any, result: BranchList, session_name: Any) -> None
         if sum(sizes) <= last:
             for text, style in pieces:
                 put(text, style)
-            put(" " * (last - sum(sizes)))
+            if not endless:
+                put(" " * (last - sum(sizes)))
             return
         room = last - 1  # cropped: what fits, then an ellipsis
         for (text, style), size in zip(pieces, sizes, strict=True):
@@ -203,7 +203,11 @@ def render_branches(console: Any, result: BranchList, session_name: Any) -> None
         nonlocal pos
         # Lines are already laid out to the width: soft_wrap skips rich's wrapping pass. Chunks
         # of 500 rows keep rich's working memory small.
-        console.print(Text("".join(plain), spans=spans), soft_wrap=True, end=end)
+        text = Text("".join(plain), spans=spans)
+        if narrow:
+            console.print(text, no_wrap=True, overflow="ellipsis", crop=True, end=end)
+        else:
+            console.print(text, soft_wrap=True, end=end)
         plain.clear()
         spans.clear()
         pos = 0
