@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SAMPLE := golden/seed-running-example/session.jsonl
+SAMPLE := examples/sample-session.jsonl
 
 .PHONY: install run test lint fmt generate bench golden differential fuzz stress clean
 
@@ -43,6 +43,7 @@ generate: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench_scan.py --sizes 1,10,100
 
 ## Re-record Pi 1.6.0's results for every golden session (needs node and the reference, see README).
 golden: $(STAMP)

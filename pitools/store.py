@@ -67,6 +67,15 @@ def stamp(path: str | os.PathLike[str]) -> FileStamp:
     return FileStamp(st.st_size, st.st_mtime_ns, h.hexdigest(), last in (b"", b"\n"))
 
 
+def read_stamped(path: str | os.PathLike[str]) -> tuple[bytes, FileStamp]:
+    """The file's bytes and the stamp of exactly those bytes (one read, so they cannot disagree)."""
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        data = fh.read()
+    stamp_ = FileStamp(len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest(), data[-1:] in (b"", b"\n"))
+    return data, stamp_
+
+
 def _matches(path: str | os.PathLike[str], expected: FileStamp) -> bool:
     # An equal size and mtime is not proof: a same-size rewrite within one timestamp tick (or
     # with the mtime put back) would slip through, so the content hash always decides.
@@ -144,17 +153,21 @@ def _exists_error(path: str | os.PathLike[str]) -> PitoolsError:
     return PitoolsError("output file already exists; choose another path", path=os.fspath(path))
 
 
-def write_new(path: str | os.PathLike[str], chunks: Iterable[bytes]) -> None:
-    """Write a new file atomically; never replaces an existing one, even one created meanwhile.
+def write_new(path: str | os.PathLike[str], chunks: Iterable[bytes], *, overwrite: bool = False) -> None:
+    """Write a new file atomically; never replaces an existing one (even one created meanwhile)
+    unless ``overwrite``.
 
     The complete temp file is published with ``link`` (or ``renameat2(RENAME_NOREPLACE)`` where
     hard links are not supported), which fails instead of replacing a file that appeared after
-    the first check.
+    the first check. The file gets the mode Pi's own writes get: 0666 minus the umask (0644
+    typically).
     """
     target = Path(path)
-    if os.path.lexists(target):  # early, before writing anything (the publish step decides)
+    if target.is_dir():
+        raise PitoolsError("output is a directory, not a file", path=os.fspath(path))
+    if os.path.lexists(target) and not overwrite:  # early, before writing anything (the publish step decides)
         raise _exists_error(path)
-    _write_then_rename(target, chunks, expected=None, source=None)
+    _write_then_rename(target, chunks, expected=None, source=None, replace=overwrite)
 
 
 def _rename_noreplace(src: Path, dst: Path) -> None:
@@ -294,6 +307,13 @@ def atomic_replace(
     return made
 
 
+def _umask() -> int:
+    """The process umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _write_then_rename(
     target: Path,
     chunks: Iterable[bytes],
@@ -317,6 +337,10 @@ def _write_then_rename(
             os.fsync(fh.fileno())
         if source is not None:
             shutil.copymode(source, tmp)
+        else:
+            # mkstemp creates 0600; a new session or export gets what Pi's writes get.
+            os.chmod(tmp, 0o666 & ~_umask())
+        if source is not None:
             with _locked(source):
                 if expected is not None:
                     check_unchanged(source, expected)

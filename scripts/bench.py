@@ -1,24 +1,32 @@
 #!/usr/bin/env python3
-"""Benchmark pitools against Pi 1.6.0 and a bare orjson parse (``make bench``).
+"""Benchmark pitools against Pi 1.6.0 doing the same work, on sessions of every shape (``make bench``).
 
-Every measurement is a whole process (start-up included), run ``--reps`` times, interleaved, and
-summarised by the median. Per size (1, 10 and 100 MB sessions from ``scripts/gen_big.py``):
+Every measurement is a whole process (start-up included), stdout to /dev/null, run ``--reps``
+times after one warm-up round, all cases of a session interleaved round by round, summarised by
+the median of wall time and of CPU time (user + sys of the child, from ``os.wait4``; node's
+includes its helper threads). Sessions (``scripts/gen_big.py``, generated once and cached in
+``--data``, default ``bench/data``): the 100 MB shapes ``compacted`` (Pi auto-compacts),
+``never`` (never compacted: the context is the whole branch), ``branches`` (hundreds of leaves),
+``tool-images`` (base64 PNGs returned by reads), ``images`` (pasted and screenshotted images make
+up most of the bytes), and the 1 GB ``compacted`` session.
 
-* ``pitools inspect``, ``pitools validate``, ``pitools context --format json`` and
-  ``pitools compact --dry-run --format json`` (stdout to /dev/null);
-* Pi 1.6.0 doing the same work in node (``scripts/bench_pi.mjs context|compact``: load + migrate
-  through ``SessionManager.open`` on a temp copy, then ``buildSessionContext`` + ``JSON.stringify``,
-  or ``prepareCompaction(getBranch())``);
-* a bare orjson parse of every line (``python -c``), the floor for ``validate``.
+Per session:
 
-Peak memory is the child's max RSS (``os.wait4`` rusage). Also measured: ``pitools --help`` and
-``pitools validate DIR`` over 1,000 sessions (wall time, CPU time and cores used). Results go to
-``bench/results.json``; the table is printed as Markdown (``--markdown FILE`` writes it too).
+* ``pitools context --format json`` and ``pitools compact --dry-run --format json``;
+* Pi, same work (``scripts/bench_pi.mjs context|compact``): exactly what pitools prints, built by
+  Pi's own functions and written with ``JSON.stringify``; checked once per session against
+  pitools' output (``context``: byte for byte; ``compact``: the preparation, parsed);
+* Pi, load-only (``bench_pi.mjs load-context|load-compact``): the older, lighter baseline
+  (``buildSessionContext``; ``prepareCompaction`` + serialized conversation);
+* a bare orjson parse of every line (``python -c``), the parse floor;
+* ``pitools inspect`` and ``pitools validate -j 1`` for peak memory on the 1 GB session.
 
-Pi is found through ``PI_REF_DIR`` or installed into ``.pi-ref/`` with npm, exactly as
-``scripts/record_golden.py`` does; without node or npm the Pi columns are left empty.
+Noise: the machine is shared, so each case also reports the spread of its runs (min..max and
+the coefficient of variation), ratios are also given as the median of per-round ratios (each
+round runs every case back to back), and the 1-minute load average is sampled every round.
 
-Usage: scripts/bench.py [--sizes 1,10,100] [--reps 5] [--profile] [--markdown bench/RESULTS.md]
+Usage: scripts/bench.py [--shapes compacted,never,branches,tool-images,images] [--big 1000] [--reps 5]
+                        [--big-reps 3] [--data DIR] [--markdown FILE] [--from-json FILE]
 """
 
 from __future__ import annotations
@@ -44,10 +52,13 @@ BENCH = ROOT / "bench"
 DATA = BENCH / "data"
 sys.path.insert(0, str(SCRIPTS))
 
-TARGET_PI_RATIO = 0.7  # context and compact --dry-run on the biggest file, vs Pi in node
-TARGET_ORJSON_RATIO = 2.0  # validate vs a bare orjson parse
-TARGET_RSS_RATIO = 3.0  # peak RSS vs file size
+TARGET_PI_RATIO = 0.5  # context / compact --dry-run JSON vs Pi doing the same work, every shape
+TARGET_FLOOR_RATIO = 2.0  # context --format json vs a bare orjson parse, compacted shape
+TARGET_RSS_RATIO = 3.0  # peak RSS vs file size, every command on the 1 GB session
+TARGET_GROWTH = 11.0  # 1 GB time vs 100 MB time (same shape)
 TARGET_HELP_MS = 150.0
+
+SHAPES = ("compacted", "never", "branches", "tool-images", "images")
 
 ORJSON_SNIPPET = (
     "import sys, orjson\n"
@@ -60,19 +71,6 @@ ORJSON_SNIPPET = (
     "                pass\n"
 )
 
-# The compaction planner without the CLI: used only when `pitools compact` cannot run yet.
-CORE_PLAN_SNIPPET = (
-    "import sys\n"
-    "from pitools.core.session.api import load\n"
-    "from pitools.core.compaction.prepare import CompactionSettings\n"
-    "from pitools.core.js.jsonout import dumps, jsonable\n"
-    "from pitools.core.compaction.plan import plan_compaction\n"
-    "loaded = load(sys.argv[1])\n"
-    "leaf = loaded.leaf(None)\n"
-    "plan = plan_compaction(loaded, leaf, CompactionSettings(), context_window=200000)\n"
-    "sys.stdout.buffer.write(dumps(jsonable(plan.to_json())) + b'\\n')\n"
-)
-
 
 @dataclass
 class Sample:
@@ -81,6 +79,10 @@ class Sample:
     sys: float
     maxrss: int  # bytes
     rc: int
+
+    @property
+    def cpu(self) -> float:
+        return self.user + self.sys
 
 
 @dataclass
@@ -92,36 +94,59 @@ class Case:
     samples: list[Sample] = field(default_factory=list)
     error: str | None = None
 
+    def summary(self) -> dict[str, Any]:
+        walls = [s.wall for s in self.samples]
+        cpus = [s.cpu for s in self.samples]
+
+        def cv(xs: list[float]) -> float | None:
+            return statistics.pstdev(xs) / statistics.mean(xs) if len(xs) > 1 and statistics.mean(xs) else None
+
+        return {
+            "medianSeconds": statistics.median(walls) if walls else None,
+            "cpuSeconds": statistics.median(cpus) if cpus else None,
+            "minSeconds": min(walls) if walls else None,
+            "maxSeconds": max(walls) if walls else None,
+            "wallCv": cv(walls),
+            "cpuCv": cv(cpus),
+            "peakRssBytes": max(s.maxrss for s in self.samples) if self.samples else None,
+            "samples": [s.__dict__ for s in self.samples],
+            "error": self.error,
+        }
+
     def median(self) -> float | None:
         return statistics.median(s.wall for s in self.samples) if self.samples else None
 
     def peak_rss(self) -> int | None:
         return max(s.maxrss for s in self.samples) if self.samples else None
 
-    def cpu(self) -> float | None:
-        return statistics.median(s.user + s.sys for s in self.samples) if self.samples else None
 
-
-def run_once(argv: list[str], env: dict[str, str] | None = None, timeout: float = 900.0) -> tuple[Sample, bytes]:
+def run_once(argv: list[str], env: dict[str, str] | None = None, timeout: float = 1800.0) -> tuple[Sample, bytes]:
     """Run one process with stdout to /dev/null; wall time and rusage of that child only."""
     with open(os.devnull, "wb") as devnull, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=devnull, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.002)
+        _pid, status, usage = os.wait4(proc.pid, 0) if timeout <= 0 else _wait(proc, start + timeout)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         tail = err.read()[-2000:]
     return Sample(wall, usage.ru_utime, usage.ru_stime, usage.ru_maxrss * 1024, proc.returncode), tail
+
+
+def _wait(proc: subprocess.Popen[bytes], deadline: float) -> tuple[int, int, Any]:
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            return pid, status, usage
+        if time.perf_counter() > deadline:
+            proc.kill()
+            return os.wait4(proc.pid, 0)
+        time.sleep(0.002)
+
+
+def capture(argv: list[str], env: dict[str, str] | None) -> bytes:
+    """stdout of one run, for the same-work check."""
+    return subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=True).stdout
 
 
 def pitools_argv() -> list[str]:
@@ -144,33 +169,21 @@ def pi_reference() -> tuple[Path | None, str | None]:
     return ref, None
 
 
-def ensure_data(sizes: list[str]) -> dict[str, Path]:
+def ensure_session(data: Path, shape: str, size: str) -> Path:
     import gen_big
 
-    DATA.mkdir(parents=True, exist_ok=True)
-    missing = [s for s in sizes if not (DATA / f"big-{s}mb.jsonl").exists()]
-    if missing:
-        gen_big.main(["--sizes", ",".join(missing), "--out", str(DATA)])
-    return {s: DATA / f"big-{s}mb.jsonl" for s in sizes}
+    data.mkdir(parents=True, exist_ok=True)
+    target = data / gen_big.file_name(size, shape)
+    if not target.exists():
+        gen_big.main(["--sizes", size, "--shape", shape, "--out", str(data)])
+    return target
 
 
-def ensure_dir_corpus(count: int) -> Path:
-    """``count`` sessions (golden files, valid and broken, cycled) in one folder for validate DIR."""
-    folder = DATA / f"dir{count}"
-    if folder.is_dir() and len(list(folder.glob("*.jsonl"))) == count:
-        return folder
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    sources = sorted((ROOT / "golden").glob("*/session.jsonl"))
-    for i in range(count):
-        src = sources[i % len(sources)]
-        shutil.copyfile(src, folder / f"s{i:04d}-{src.parent.name}.jsonl")
-    return folder
-
-
-def probe(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
-    sample, tail = run_once(argv, env, timeout=600)
-    return sample.rc, tail.decode("utf-8", "replace").strip().splitlines()[-1:][0] if tail.strip() else ""
+def load_average() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
 
 
 def fmt_s(x: float | None) -> str:
@@ -178,7 +191,7 @@ def fmt_s(x: float | None) -> str:
 
 
 def fmt_mb(x: int | None) -> str:
-    return "—" if x is None else f"{x / 1e6:.0f} MB"
+    return "—" if x is None else (f"{x / 1e6:.0f} MB" if x < 1e9 else f"{x / 1e9:.2f} GB")
 
 
 def ratio(a: float | None, b: float | None) -> float | None:
@@ -192,141 +205,166 @@ def fmt_r(x: float | None, target: float | None = None) -> str:
     return f"{x:.2f}×{mark}"
 
 
+def same_work_check(pit: list[str], f: str, env: dict[str, str], node_env: dict[str, str]) -> dict[str, Any]:
+    """Compare pitools' JSON with what the Pi side builds: context byte for byte, compact's
+    preparation and token estimate parsed."""
+    bench_pi = str(SCRIPTS / "bench_pi.mjs")
+    out: dict[str, Any] = {}
+    mine = capture([*pit, "context", f, "--format", "json"], env)
+    theirs = capture(["node", bench_pi, "context", f], node_env)
+    out["context"] = "identical bytes" if mine == theirs else _first_difference(mine, theirs)
+    del mine, theirs
+    mine_c = json.loads(capture([*pit, "compact", f, "--dry-run", "--format", "json", "--no-config"], env))
+    theirs_c = json.loads(capture(["node", bench_pi, "compact", f], node_env))
+    prep_m, prep_t = mine_c.get("preparation"), theirs_c.get("preparation")
+    if prep_m is not None and prep_t is not None:
+        prep_m = {k: v for k, v in prep_m.items() if k != "previousSummary" or v is not None}
+    same = prep_m == prep_t and mine_c["shouldCompact"]["tokens"] == theirs_c["tokens"]
+    same = same and mine_c["shouldCompact"]["result"] == theirs_c["shouldCompact"]
+    out["compact"] = "same preparation, token estimate and decision" if same else "DIFFERENT"
+    return out
+
+
+def _first_difference(a: bytes, b: bytes) -> str:
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return f"DIFFERENT at byte {n}: {a[n - 40 : n + 40]!r} vs {b[n - 40 : n + 40]!r}"
+
+
+def run_cases(cases: list[Case], reps: int, label: str) -> list[float | None]:
+    """One warm-up round, then ``reps`` rounds of every case back to back; the load averages seen."""
+    loads: list[float | None] = []
+    for rep in range(reps + 1):
+        loads.append(load_average())
+        for case in cases:
+            if case.error:
+                continue
+            sample, tail = run_once(case.argv, case.env)
+            if sample.rc not in case.ok_codes:
+                case.error = f"exit {sample.rc}: {tail.decode('utf-8', 'replace').strip()[-300:]}"
+                continue
+            if rep > 0:
+                case.samples.append(sample)
+        print(f"bench: {label} round {rep}/{reps} done (load {loads[-1]})", file=sys.stderr)
+    return loads
+
+
+def paired_ratio(a: Case, b: Case, key: str) -> float | None:
+    """Median over rounds of a/b (both ran in the same round, back to back)."""
+    pairs = [(getattr(x, key), getattr(y, key)) for x, y in zip(a.samples, b.samples, strict=False) if getattr(y, key)]
+    return statistics.median(x / y for x, y in pairs) if pairs else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--sizes", default="1,10,100")
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("--shapes", default=",".join(SHAPES), help="100 MB session shapes to run")
+    p.add_argument("--size", default="100", help="size (MB) of the shape sessions")
+    p.add_argument("--big", default="1000", help="size (MB) of the big compacted session (0: skip)")
     p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--dir-count", type=int, default=1000, help="sessions in the validate DIR run (0: skip)")
+    p.add_argument("--big-reps", type=int, default=3)
+    p.add_argument("--data", type=Path, default=DATA, help="where generated sessions are cached")
     p.add_argument("--no-pi", action="store_true", help="skip Pi (node) runs")
-    p.add_argument("--profile", action="store_true", help="also profile each pitools command on the biggest file")
+    p.add_argument("--no-check", action="store_true", help="skip the same-work output comparison")
+    p.add_argument("--no-human", action="store_true", help="skip human views vs JSON (issue 13)")
     p.add_argument("--markdown", type=Path, default=None, help="also write the Markdown table to this file")
     p.add_argument("--json", type=Path, default=BENCH / "results.json")
     p.add_argument("--from-json", type=Path, default=None, help="only re-render the table of a results file")
+    p.add_argument("--check-only", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.check_only:
+        env = dict(os.environ, PITOOLS_DEBUG="0", TZ="UTC", PI_CODING_AGENT_DIR=str(BENCH / "no-agent-dir"))
+        print(json.dumps(same_work_check(pitools_argv(), args.check_only, env, env)))
+        return 0
     if args.from_json:
-        saved = json.loads(args.from_json.read_text())
-        table = markdown(saved, list(saved["sizes"]))
+        table = markdown(json.loads(args.from_json.read_text()))
         print(table)
         if args.markdown:
             args.markdown.write_text(table)
         return 0
 
-    sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
-    files = ensure_data(sizes)
     # Byte-compile pitools as `pip install` does for a regular install; an editable install
     # under PYTHONDONTWRITEBYTECODE would otherwise compile every module on every run.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "pitools")], check=False)
     pit = pitools_argv()
     notes: list[str] = []
     env = dict(os.environ, PITOOLS_DEBUG="0", TZ="UTC", PI_CODING_AGENT_DIR=str(BENCH / "no-agent-dir"))
-
     ref, why = (None, "--no-pi") if args.no_pi else pi_reference()
-    node_env = None
-    if ref is not None:
-        node_env = dict(env, PI_REF_DIR=str(ref))
-    else:
+    node_env = dict(env, PI_REF_DIR=str(ref)) if ref is not None else None
+    if node_env is None:
         notes.append(f"Pi columns skipped: {why}")
 
-    # Which pitools commands can run today (validate and compact's settings are being written).
-    smallest = files[sizes[0]]
-    have_validate = probe([*pit, "validate", "--help"], env)[0] == 0
-    if not have_validate:
-        notes.append("`pitools validate` is not available yet: skipped")
-    compact_argv = [*pit, "compact", "{file}", "--dry-run", "--format", "json", "--no-config"]
-    rc, last = probe([a.replace("{file}", str(smallest)) for a in compact_argv], env)
-    core_plan = False
-    if rc != 0:
-        notes.append(
-            f"`pitools compact --dry-run` failed (exit {rc}: {last}); timed the core planner "
-            "(load + plan_compaction + JSON) in its place"
-        )
-        core_plan = True
-
-    results: dict[str, Any] = {"sizes": {}, "notes": notes}
-    for size in sizes:
-        f = str(files[size])
+    sessions = [(shape, args.size) for shape in args.shapes.split(",") if shape]
+    if args.big and args.big != "0":
+        sessions.append(("compacted", args.big))
+    results: dict[str, Any] = {"sessions": [], "notes": notes}
+    bench_pi = str(SCRIPTS / "bench_pi.mjs")
+    for shape, size in sessions:
+        path = ensure_session(args.data, shape, size)
+        f = str(path)
+        big = size == args.big and size != args.size
         cases = [
-            Case("pitools inspect", [*pit, "inspect", f, "--format", "json"], env),
             Case("pitools context", [*pit, "context", f, "--format", "json"], env),
+            Case("pitools compact", [*pit, "compact", f, "--dry-run", "--format", "json", "--no-config"], env),
         ]
-        if have_validate:
-            # The default uses both cores for a big file; -j 1 is the single-process cost.
-            cases.append(Case("pitools validate", [*pit, "validate", f], env, ok_codes=(0, 1)))
-            cases.append(Case("pitools validate -j1", [*pit, "validate", "-j", "1", f], env, ok_codes=(0, 1)))
-        if core_plan:
-            cases.append(Case("pitools compact", [sys.executable, "-c", CORE_PLAN_SNIPPET, f], env))
-        else:
-            cases.append(Case("pitools compact", [a.replace("{file}", f) for a in compact_argv], env))
         if node_env is not None:
-            bench_pi = str(SCRIPTS / "bench_pi.mjs")
-            cases.append(Case("pi context", ["node", bench_pi, "context", f], node_env))
-            cases.append(Case("pi compact", ["node", bench_pi, "compact", f], node_env))
+            cases += [
+                Case("pi context", ["node", bench_pi, "context", f], node_env),
+                Case("pi compact", ["node", bench_pi, "compact", f], node_env),
+                Case("pi load-context", ["node", bench_pi, "load-context", f], node_env),
+                Case("pi load-compact", ["node", bench_pi, "load-compact", f], node_env),
+            ]
         cases.append(Case("orjson parse", [sys.executable, "-c", ORJSON_SNIPPET, f], env))
-        # One warm-up round (page cache, .pyc), then interleaved repetitions.
-        for rep in range(args.reps + 1):
-            for case in cases:
-                if case.error:
-                    continue
-                sample, tail = run_once(case.argv, case.env)
-                if sample.rc not in case.ok_codes:
-                    case.error = f"exit {sample.rc}: {tail.decode('utf-8', 'replace').strip()[-300:]}"
-                    notes.append(f"{case.name} on {size} MB failed: {case.error}")
-                    continue
-                if rep > 0:
-                    case.samples.append(sample)
-            print(f"bench: {size} MB round {rep}/{args.reps} done", file=sys.stderr)
-        results["sizes"][size] = {
-            "file": f,
-            "bytes": files[size].stat().st_size,
-            "cases": {
-                c.name: {
-                    "medianSeconds": c.median(),
-                    "cpuSeconds": c.cpu(),
-                    "peakRssBytes": c.peak_rss(),
-                    "samples": [s.__dict__ for s in c.samples],
-                    "error": c.error,
+        if big:
+            cases.append(Case("pitools inspect", [*pit, "inspect", f, "--format", "json"], env))
+            cases.append(Case("pitools validate -j1", [*pit, "validate", "-j", "1", f], env, ok_codes=(0, 1)))
+        check = None
+        if node_env is not None and not args.no_check and not big:
+            # In a child process: the outputs compared are big, and every process forked later
+            # would start with (and report as its peak RSS) the memory this one had grown to.
+            proc = subprocess.run(
+                [sys.executable, __file__, "--check-only", f], env=node_env, capture_output=True, text=True
+            )
+            check = json.loads(proc.stdout) if proc.returncode == 0 else {"context": proc.stderr[-300:], "compact": "?"}
+            print(f"bench: {shape} {size} MB same-work check: {check}", file=sys.stderr)
+        loads = run_cases(cases, args.big_reps if big else args.reps, f"{shape} {size} MB")
+        by_name = {c.name: c for c in cases}
+        paired: dict[str, Any] = {}
+        for mine, theirs in (
+            ("pitools context", "pi context"),
+            ("pitools compact", "pi compact"),
+            ("pitools context", "pi load-context"),
+            ("pitools compact", "pi load-compact"),
+            ("pitools context", "orjson parse"),
+        ):
+            if mine in by_name and theirs in by_name:
+                paired[f"{mine} / {theirs}"] = {
+                    "wall": paired_ratio(by_name[mine], by_name[theirs], "wall"),
+                    "cpu": paired_ratio(by_name[mine], by_name[theirs], "cpu"),
                 }
-                for c in cases
-            },
-        }
+        results["sessions"].append(
+            {
+                "shape": shape,
+                "sizeMb": size,
+                "file": f,
+                "bytes": path.stat().st_size,
+                "lines": _count_lines(path),
+                "check": check,
+                "loadAverages": loads,
+                "cases": {c.name: c.summary() for c in cases},
+                "paired": paired,
+            }
+        )
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n")  # partial results survive a stop
 
-    # pitools --help (start-up cost).
-    helps = [run_once([*pit, "--help"], env)[0] for _ in range(max(10, args.reps))]
+    human_file = next((Path(x["file"]) for x in results["sessions"] if x["shape"] == "compacted"), None)
+    if human_file is not None and not args.no_human:
+        results["humanViews"] = bench_human_views(pit, human_file, env, args.reps)
+
+    helps = [run_once([*pit, "--help"], env)[0] for _ in range(10)]
     results["help"] = {
         "medianSeconds": statistics.median(s.wall for s in helps),
-        "cpuSeconds": statistics.median(s.user + s.sys for s in helps),
-        "target": TARGET_HELP_MS / 1000,
+        "cpuSeconds": statistics.median(s.cpu for s in helps),
     }
-
-    if args.dir_count and have_validate:
-        folder = ensure_dir_corpus(args.dir_count)
-        results["validateDir"] = {}
-        for label, extra in (("default", []), ("-j 1", ["-j", "1"])):
-            runs = []
-            for _ in range(max(1, min(args.reps, 3))):
-                sample, tail = run_once([*pit, "validate", *extra, str(folder)], env)
-                if sample.rc not in (0, 1):
-                    notes.append(f"validate DIR failed: exit {sample.rc}: {tail.decode('utf-8', 'replace')[-300:]}")
-                    break
-                runs.append(sample)
-            if runs:
-                wall = statistics.median(s.wall for s in runs)
-                cpu = statistics.median(s.user + s.sys for s in runs)
-                results["validateDir"][label] = {
-                    "sessions": args.dir_count,
-                    "bytes": sum(x.stat().st_size for x in folder.glob("*.jsonl")),
-                    "medianSeconds": wall,
-                    "cpuSeconds": cpu,
-                    "coresUsed": cpu / wall if wall else None,
-                    "peakRssBytes": max(s.maxrss for s in runs),
-                    "cpuCount": os.cpu_count(),
-                }
-
-    if args.profile:
-        results["profiles"] = profile(pit, files[sizes[-1]], env, core_plan)
-
-    results["humanViews"] = bench_human_views(pit, files[sizes[-1]], env, args.reps)
-
     results["machine"] = {
         "python": platform.python_version(),
         "node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
@@ -334,12 +372,15 @@ def main(argv: list[str] | None = None) -> int:
         else None,
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
-        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "reps": args.reps,
+        "bigReps": args.big_reps,
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip(),
     }
-    table = markdown(results, sizes) + "\n" + human_markdown(results["humanViews"])
+    table = markdown(results)
     results["markdown"] = table
-    args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n")
     print(table)
     if args.markdown:
@@ -347,126 +388,157 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def markdown(results: dict[str, Any], sizes: list[str]) -> str:
+def _count_lines(path: Path) -> int:
+    n = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 24):
+            n += chunk.count(b"\n")
+    return n
+
+
+def markdown(results: dict[str, Any]) -> str:
     out: list[str] = []
-    big = sizes[-1]
     out.append(
-        "| size | command | pitools wall | pitools CPU | baseline | baseline wall | baseline CPU "
-        "| ratio (wall) | ratio (CPU) | peak RSS | RSS / file |"
+        "| session | command | pitools wall | pitools CPU | Pi same work wall / CPU | ratio wall | ratio CPU "
+        "| Pi load-only wall / CPU | ratio wall / CPU | peak RSS / file |"
     )
-    out.append("| ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for size in sizes:
-        info = results["sizes"][size]
-        cases = info["cases"]
-        nbytes = info["bytes"]
+    out.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    sessions = results["sessions"]
+    for sess in sessions:
+        cases = sess["cases"]
+        nbytes = sess["bytes"]
+        label = f"{sess['shape']} {fmt_mb(nbytes)}"
 
         def get(name: str, key: str, c: dict[str, Any] = cases) -> Any:
             return c.get(name, {}).get(key)
 
-        rows = [
-            ("inspect", "pitools inspect", None, None),
-            ("validate", "pitools validate", "orjson parse", TARGET_ORJSON_RATIO),
-            ("validate -j 1", "pitools validate -j1", "orjson parse", None),
-            ("context --format json", "pitools context", "pi context", TARGET_PI_RATIO),
-            ("compact --dry-run --format json", "pitools compact", "pi compact", TARGET_PI_RATIO),
-        ]
-        for label, mine, theirs, target in rows:
-            if mine not in cases or get(mine, "medianSeconds") is None:
+        for cmd in ("context", "compact"):
+            mine, same, light = f"pitools {cmd}", f"pi {cmd}", f"pi load-{cmd}"
+            if get(mine, "medianSeconds") is None:
                 continue
             m, mc = get(mine, "medianSeconds"), get(mine, "cpuSeconds")
-            o = get(theirs, "medianSeconds") if theirs else None
-            oc = get(theirs, "cpuSeconds") if theirs else None
-            base = "—" if theirs is None else ("bare orjson" if theirs == "orjson parse" else "Pi 1.6.0 (node)")
-            tgt = target if size == big else None
-            rr = get(mine, "peakRssBytes")
-            rss_target = TARGET_RSS_RATIO if size == big else None
+            o, oc = get(same, "medianSeconds"), get(same, "cpuSeconds")
+            lo, loc = get(light, "medianSeconds"), get(light, "cpuSeconds")
+            rss = get(mine, "peakRssBytes")
+            name = "context --format json" if cmd == "context" else "compact --dry-run --format json"
             out.append(
-                f"| {nbytes / 1e6:.0f} MB | {label} | {fmt_s(m)} | {fmt_s(mc)} | {base} | "
-                f"{fmt_s(o)} | {fmt_s(oc)} | "
-                f"{fmt_r(ratio(m, o), tgt)} | {fmt_r(ratio(mc, oc), tgt)} | {fmt_mb(rr)} | "
-                f"{fmt_r(ratio(rr, nbytes), rss_target)} |"
+                f"| {label} | {name} | {fmt_s(m)} | {fmt_s(mc)} | {fmt_s(o)} / {fmt_s(oc)} | "
+                f"{fmt_r(ratio(m, o), TARGET_PI_RATIO)} | {fmt_r(ratio(mc, oc), TARGET_PI_RATIO)} | "
+                f"{fmt_s(lo)} / {fmt_s(loc)} | {fmt_r(ratio(m, lo))} / {fmt_r(ratio(mc, loc))} | "
+                f"{fmt_r(ratio(rss, nbytes), TARGET_RSS_RATIO)} |"
             )
-        for name in ("pi context", "pi compact", "orjson parse"):
-            if get(name, "medianSeconds") is not None:
-                out.append(
-                    f"| {nbytes / 1e6:.0f} MB | ({name}) | | | | {fmt_s(get(name, 'medianSeconds'))} | "
-                    f"{fmt_s(get(name, 'cpuSeconds'))} | | | {fmt_mb(get(name, 'peakRssBytes'))} | "
-                    f"{fmt_r(ratio(get(name, 'peakRssBytes'), nbytes))} |"
-                )
-    if len(sizes) >= 2:
-        a, b = sizes[-2], sizes[-1]
+    out.append("")
+    out.append("Parse floor (a bare orjson parse of every line) and peak memory of Pi:")
+    out.append("")
+    out.append(
+        "| session | orjson parse wall / CPU | context ÷ parse (wall / CPU) | Pi context peak RSS | "
+        "Pi compact peak RSS | load average (min–max) |"
+    )
+    out.append("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for sess in sessions:
+        cases = sess["cases"]
+        nbytes = sess["bytes"]
+        fl = cases.get("orjson parse", {})
+        ctx = cases.get("pitools context", {})
+        target = TARGET_FLOOR_RATIO if sess["shape"] == "compacted" else None
+        loads = [x for x in sess.get("loadAverages", []) if x is not None]
+        out.append(
+            f"| {sess['shape']} {fmt_mb(nbytes)} | {fmt_s(fl.get('medianSeconds'))} / {fmt_s(fl.get('cpuSeconds'))} | "
+            f"{fmt_r(ratio(ctx.get('medianSeconds'), fl.get('medianSeconds')), target)} / "
+            f"{fmt_r(ratio(ctx.get('cpuSeconds'), fl.get('cpuSeconds')), target)} | "
+            f"{fmt_r(ratio(cases.get('pi context', {}).get('peakRssBytes'), nbytes))} | "
+            f"{fmt_r(ratio(cases.get('pi compact', {}).get('peakRssBytes'), nbytes))} | "
+            f"{(f'{min(loads):.1f}–{max(loads):.1f}' if loads else '—')} |"
+        )
+    # Noise: spread of every case's runs.
+    out.append("")
+    out.append("Noise (per case: wall min–max, coefficient of variation of wall / CPU over the runs):")
+    out.append("")
+    out.append("| session | case | wall min–max | CV wall | CV CPU |")
+    out.append("| --- | --- | ---: | ---: | ---: |")
+    for sess in sessions:
+        for name, c in sess["cases"].items():
+            if c.get("medianSeconds") is None:
+                continue
+            cvw, cvc = c.get("wallCv"), c.get("cpuCv")
+            spread = f"{fmt_s(c['minSeconds'])}–{fmt_s(c['maxSeconds'])}"
+            out.append(
+                f"| {sess['shape']} {fmt_mb(sess['bytes'])} | {name} | {spread} | "
+                f"{'—' if cvw is None else f'{cvw:.0%}'} | {'—' if cvc is None else f'{cvc:.0%}'} |"
+            )
+    out.append("")
+    out.append("Paired ratios (median over rounds of the ratio within a round):")
+    out.append("")
+    out.append("| session | pair | wall | CPU |")
+    out.append("| --- | --- | ---: | ---: |")
+    for sess in sessions:
+        for pair, r in sess.get("paired", {}).items():
+            out.append(f"| {sess['shape']} {fmt_mb(sess['bytes'])} | {pair} | {fmt_r(r['wall'])} | {fmt_r(r['cpu'])} |")
+    # Growth and memory on the big session.
+    small = next((s for s in sessions if s["shape"] == "compacted" and s["sizeMb"] != sessions[-1]["sizeMb"]), None)
+    bigs = sessions[-1] if sessions and small is not None and sessions[-1]["shape"] == "compacted" else None
+    if small is not None and bigs is not None:
+        scale = bigs["bytes"] / small["bytes"]
         out.append("")
-        out.append(f"Time growth {a} MB → {b} MB (linear = {float(b) / float(a):.0f}×):")
+        out.append(
+            f"Growth {fmt_mb(small['bytes'])} → {fmt_mb(bigs['bytes'])} (compacted shape; {scale:.1f}× the bytes; "
+            f"target ≤ {TARGET_GROWTH:.0f}×):"
+        )
         out.append("")
         out.append("| command | wall growth | CPU growth |")
         out.append("| --- | ---: | ---: |")
-        ca, cb = results["sizes"][a]["cases"], results["sizes"][b]["cases"]
-        for name in cb:
-            rw = ratio(cb[name].get("medianSeconds"), ca.get(name, {}).get("medianSeconds"))
-            rc = ratio(cb[name].get("cpuSeconds"), ca.get(name, {}).get("cpuSeconds"))
-            out.append(f"| {name} | {fmt_r(rw)} | {fmt_r(rc)} |")
-    out.append("")
-    h = results["help"]["medianSeconds"]
-    hc = results["help"].get("cpuSeconds")
-    mark = " ✓" if h * 1000 < TARGET_HELP_MS else " ✗"
-    out.append(f"`pitools --help`: {fmt_s(h)} wall, {fmt_s(hc)} CPU (target < {TARGET_HELP_MS:.0f} ms{mark})")
-    dirs = results.get("validateDir") or {}
-    if "sessions" in dirs:  # a results file from before -j existed
-        dirs = {"default": dirs}
-    for label, vd in dirs.items():
+        for name, c in bigs["cases"].items():
+            a = small["cases"].get(name, {})
+            tgt = TARGET_GROWTH if name.startswith("pitools") else None
+            out.append(
+                f"| {name} | {fmt_r(ratio(c.get('medianSeconds'), a.get('medianSeconds')), tgt)} | "
+                f"{fmt_r(ratio(c.get('cpuSeconds'), a.get('cpuSeconds')), tgt)} |"
+            )
         out.append("")
+        out.append(f"Peak memory on the {fmt_mb(bigs['bytes'])} session (target ≤ {TARGET_RSS_RATIO:.0f}× the file):")
+        out.append("")
+        out.append("| command | peak RSS | RSS / file |")
+        out.append("| --- | ---: | ---: |")
+        for name, c in bigs["cases"].items():
+            rss = c.get("peakRssBytes")
+            tgt = TARGET_RSS_RATIO if name.startswith("pitools") else None
+            out.append(f"| {name} | {fmt_mb(rss)} | {fmt_r(ratio(rss, bigs['bytes']), tgt)} |")
+    checks = [(s, s.get("check")) for s in sessions if s.get("check")]
+    if checks:
+        out.append("")
+        out.append("Same work, checked once per session (pitools' JSON vs what the Pi side builds):")
+        out.append("")
+        for sess, chk in checks:
+            out.append(f"- {sess['shape']} {fmt_mb(sess['bytes'])}: context {chk['context']}; compact {chk['compact']}")
+    out.append("")
+    h = results.get("help")
+    if h:
+        mark = " ✓" if h["medianSeconds"] * 1000 < TARGET_HELP_MS else " ✗"
         out.append(
-            f"`pitools validate DIR` ({label}) over {vd['sessions']:,} sessions ({vd['bytes'] / 1e6:.0f} MB): "
-            f"{fmt_s(vd['medianSeconds'])} wall, {fmt_s(vd['cpuSeconds'])} CPU, "
-            f"{vd['coresUsed']:.2f} of {vd['cpuCount']} cores used, peak RSS {fmt_mb(vd['peakRssBytes'])}"
+            f"`pitools --help`: {fmt_s(h['medianSeconds'])} wall, {fmt_s(h['cpuSeconds'])} CPU "
+            f"(target < {TARGET_HELP_MS:.0f} ms{mark})"
         )
-    for n in results["notes"]:
+    for sess in sessions:
+        for name, c in sess["cases"].items():
+            if c.get("error"):
+                out.append("")
+                out.append(f"Note: {name} on {sess['shape']} {fmt_mb(sess['bytes'])} failed: {c['error']}")
+    for n in results.get("notes", []):
         out.append("")
         out.append(f"Note: {n}")
-    m = results["machine"]
-    out.append("")
-    out.append(
-        f"Median of {m['reps']} runs after one warm-up, whole processes, stdout to /dev/null; "
-        "CPU = user + sys "
-        f"of the process (node's includes its helper threads); Python {m['python']}, node {m['node']}, "
-        f"{m['cpus']} CPUs, {m['date']}."
-    )
+    if results.get("humanViews"):
+        out.append("")
+        out.append(human_markdown(results["humanViews"]).rstrip())
+    m = results.get("machine")
+    if m:
+        out.append("")
+        out.append(
+            f"Medians of {m['reps']} runs ({m['bigReps']} on the big session) after one warm-up round, whole "
+            "processes, interleaved, stdout to /dev/null; CPU = user + sys of the process (node's includes its "
+            f"helper threads); Python {m['python']}, node {m['node']}, {m['cpus']} CPUs, {m['date']}, "
+            f"commit {m.get('commit', '?')}."
+        )
     return "\n".join(out) + "\n"
-
-
-def profile(pit: list[str], file: Path, env: dict[str, str], core_plan: bool) -> dict[str, str]:
-    """pyinstrument text profiles of each pitools command (bench/profiles/), if pyinstrument is installed."""
-    out: dict[str, str] = {}
-    try:
-        import pyinstrument  # noqa: F401
-    except ImportError:
-        return {"error": "pyinstrument is not installed (pip install pyinstrument into the venv)"}
-    folder = BENCH / "profiles"
-    folder.mkdir(parents=True, exist_ok=True)
-    commands = {
-        "inspect": ["inspect", str(file), "--format", "json"],
-        "validate": ["validate", str(file)],
-        "context": ["context", str(file), "--format", "json"],
-        "compact": ["compact", str(file), "--dry-run", "--format", "json", "--no-config"],
-    }
-    for name, cmd in commands.items():
-        target = folder / f"{name}.txt"
-        if name == "compact" and core_plan:
-            argv = [
-                sys.executable,
-                "-m",
-                "pyinstrument",
-                "-o",
-                str(target),
-                "-c",
-                CORE_PLAN_SNIPPET,
-                str(file),
-            ]
-        else:
-            argv = [sys.executable, "-m", "pyinstrument", "-o", str(target), "-m", "pitools", *cmd]
-        proc = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, check=False)
-        out[name] = str(target) if target.exists() else f"failed: {proc.stderr.decode()[-300:]}"
-    return out
 
 
 # -- human views against their JSON counterparts (issue 13) ------------------------------------

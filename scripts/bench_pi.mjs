@@ -2,15 +2,21 @@
 // bench_pi: do with the real Pi 1.6.0 what `pitools context` / `pitools compact --dry-run` do,
 // so scripts/bench.py can time both as whole processes side by side.
 //
-// usage: node scripts/bench_pi.mjs context|compact|load SESSION.jsonl
+// usage: node scripts/bench_pi.mjs context|compact|load|load-context|load-compact SESSION.jsonl
 //
 //   load     SessionManager.open() on a temp copy (load + migrate), nothing else
-//   context  load, then buildSessionContext(entries, leafId, byId) at Pi's default leaf and
-//            JSON.stringify of it, written to stdout
-//   compact  load, then prepareCompaction(getBranch(), DEFAULT_COMPACTION_SETTINGS) (what
-//            AgentSession.compact() prepares), serializeConversation(convertToLlm(...)) of the
-//            messages to summarize (pitools' dry-run JSON carries that text too), and
-//            JSON.stringify of the result, written to stdout
+//   context  the same work as `pitools context --format json`: load, then at Pi's default leaf
+//            getBranch() (path), buildContextEntries, buildSessionProjection (projection,
+//            messages, model, thinking level), estimateTokens of every message and
+//            estimateProjectedContextTokens, in pitools' JSON shape, JSON.stringify to stdout
+//   compact  the same work as `pitools compact --dry-run --format json`: load, then
+//            prepareCompaction(getBranch(), DEFAULT_COMPACTION_SETTINGS) (what
+//            AgentSession.compact() prepares), the context estimate shouldCompact reads,
+//            serializeConversation(convertToLlm(...)) of the messages to summarize and of the
+//            turn prefix, JSON.stringify to stdout
+//   load-context, load-compact
+//            the older, lighter baselines: buildSessionContext only / prepareCompaction plus the
+//            serialized conversation (no projection, estimates or turn prefix text)
 //
 // Pi is found like the reference oracle does: $PI_REF_DIR, then .pi-ref/ (what bench.py installs),
 // then ../shared/reference/ref, then ./node_modules. The input is copied to a private temp folder first because SessionManager
@@ -39,8 +45,8 @@ function findPiRoot() {
 }
 
 const [mode, file] = process.argv.slice(2);
-if (!["context", "compact", "load"].includes(mode) || !file) {
-    process.stderr.write("usage: node bench_pi.mjs context|compact|load SESSION.jsonl\n");
+if (!["context", "compact", "load", "load-context", "load-compact"].includes(mode) || !file) {
+    process.stderr.write("usage: node bench_pi.mjs context|compact|load|load-context|load-compact SESSION.jsonl\n");
     process.exit(2);
 }
 
@@ -61,8 +67,53 @@ try {
     const t3 = performance.now();
     let result = null;
     if (mode === "context") {
-        result = SM.buildSessionContext(sm.getEntries(), sm.getLeafId(), sm.byId);
+        const entries = sm.getEntries();
+        const leafId = sm.getLeafId();
+        const branch = sm.getBranch();
+        const contextEntries = SM.buildContextEntries(entries, leafId, sm.byId);
+        const projection = SM.buildSessionProjection(entries, leafId, sm.byId);
+        result = {
+            leafId: leafId ?? null,
+            path: branch.map((e) => e.id),
+            contextEntries: contextEntries.map((e) => e.id),
+            projection: projection.entries.map((pe) => ({
+                sourceId: pe.sourceEntry.id,
+                sourceType: pe.sourceEntry.type,
+                messages: pe.messages,
+            })),
+            messages: projection.messages,
+            thinkingLevel: projection.thinkingLevel,
+            model: projection.model,
+            tokenEstimates: projection.messages.map((m) => C.estimateTokens(m)),
+            estimatedContextTokens: C.estimateProjectedContextTokens(projection, branch),
+        };
     } else if (mode === "compact") {
+        const branch = sm.getBranch();
+        const projection = SM.buildSessionProjection(sm.getEntries(), sm.getLeafId(), sm.byId);
+        const tokens = C.estimateProjectedContextTokens(projection, branch).tokens;
+        const settings = { ...C.DEFAULT_COMPACTION_SETTINGS };
+        const prep = C.prepareCompaction(branch, settings);
+        result = {
+            shouldCompact: C.shouldCompact(tokens, 200000, settings),
+            tokens,
+            preparation: prep
+                ? {
+                      ...prep,
+                      fileOps: {
+                          read: [...prep.fileOps.read].sort(),
+                          written: [...prep.fileOps.written].sort(),
+                          edited: [...prep.fileOps.edited].sort(),
+                      },
+                      serializedConversation: U.serializeConversation(M.convertToLlm(prep.messagesToSummarize)),
+                      serializedTurnPrefix: prep.isSplitTurn
+                          ? U.serializeConversation(M.convertToLlm(prep.turnPrefixMessages))
+                          : null,
+                  }
+                : null,
+        };
+    } else if (mode === "load-context") {
+        result = SM.buildSessionContext(sm.getEntries(), sm.getLeafId(), sm.byId);
+    } else if (mode === "load-compact") {
         const prep = C.prepareCompaction(sm.getBranch(), { ...C.DEFAULT_COMPACTION_SETTINGS });
         if (prep) {
             result = {

@@ -11,7 +11,13 @@ assistant reply, so Pi's default leaf (the last entry) is a normal branch tip.
 
 The same ``--seed`` and size always give byte-identical files (no clock, no ``random`` global).
 
-Usage: scripts/gen_big.py [--sizes 1,10,100] [--seed 1] [--out bench/data]
+Shapes (``--shape``): ``compacted`` (the default: Pi auto-compacts as above), ``never`` (no
+compaction, so the context is the whole branch), ``branches`` (a /tree branch after a quarter of the
+turns: hundreds of leaves), ``tool-images`` (a third of the reads return a base64 PNG of 13-160
+KB), ``images`` (screenshots pasted by the user and returned by a screenshot tool, 40-330 KB each:
+most of the bytes; ``text`` is another name for ``compacted``).
+
+Usage: scripts/gen_big.py [--sizes 1,10,100] [--seed 1] [--shape compacted] [--out bench/data]
        writes <out>/big-<N>mb.jsonl for each size N (megabytes, 10**6 bytes)
 """
 
@@ -186,9 +192,16 @@ TYPES = ["string", "number", "SessionEntry", "Message[]", "Promise<void>", "bool
 MODELS = [("anthropic", "claude-sonnet-4-5", "anthropic-messages"), ("openai", "gpt-5", "openai-responses")]
 
 
+#: Session shapes: how often the agent compacts, branches and reads images.
+SHAPES = ("compacted", "never", "branches", "tool-images", "images")
+
+
 class Gen:
-    def __init__(self, seed: int, target_bytes: int) -> None:
+    def __init__(self, seed: int, target_bytes: int, shape: str = "compacted") -> None:
+        if shape not in SHAPES:
+            raise ValueError(f"unknown shape {shape!r} (one of {', '.join(SHAPES)})")
         self.r = random.Random(seed)
+        self.shape = shape
         self.target = target_bytes
         self.lines: list[bytes] = []
         self.size = 0
@@ -450,6 +463,9 @@ class Gen:
     def tool_result(self, call: dict[str, Any]) -> None:
         r = self.r
         name = call["name"]
+        if name == "read" and self.shape == "tool-images" and r.random() < 0.35:
+            self.image_result(call)
+            return
         if name == "read":
             text = self.code(r.randint(1500, 9000))
         elif name == "bash":
@@ -474,6 +490,27 @@ class Gen:
         e["message"] = msg
         self.emit(e, "toolResult", len(text) // 4 + 1)
 
+    def image_result(self, call: dict[str, Any]) -> None:
+        """A ``read`` of a screenshot: a short text block and a base64 PNG of 13-160 KB (Pi counts
+        an image as 4,800 characters, so these sessions grow in bytes much faster than in tokens)."""
+        import base64
+
+        r = self.r
+        data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + r.randbytes(r.randint(10_000, 120_000))).decode()
+        e = self.base("message", r.uniform(0.05, 2))
+        e["message"] = {
+            "role": "toolResult",
+            "toolCallId": call["id"],
+            "toolName": "read",
+            "content": [
+                {"type": "text", "text": f"Read image file [image/png] {call['arguments']['path']}"},
+                {"type": "image", "data": data, "mimeType": "image/png"},
+            ],
+            "isError": False,
+            "timestamp": self.ms(),
+        }
+        self.emit(e, "toolResult", 1200 + 12)
+
     def turn(self) -> None:
         r = self.r
         self.turns += 1
@@ -489,6 +526,8 @@ class Gen:
 
     def compaction(self) -> None:
         """Pi's auto-compaction: keep about KEEP_RECENT_TOKENS, cut at a user/assistant entry."""
+        if self.shape == "never":  # auto-compaction off (or a model with a huge window)
+            return
         acc = 0
         first_kept = None
         for i in range(len(self.path) - 1, -1, -1):
@@ -573,7 +612,7 @@ class Gen:
         self.emit(e)
 
     # -- the whole session ----------------------------------------------------------------------
-    def run(self) -> bytes:
+    def run(self, join: bool = True) -> bytes:
         r = self.r
         self.header()
         self.model_change()
@@ -583,7 +622,7 @@ class Gen:
         while self.size < self.target:
             self.turn()
             x = r.random()
-            if x < 0.02:
+            if x < (0.25 if self.shape == "branches" else 0.02):
                 self.branch()
             elif x < 0.05:
                 self.context_edit()
@@ -598,12 +637,77 @@ class Gen:
         # End on a finished assistant reply so the default leaf is a normal tip.
         if self.path and self.path[-1][2] != "assistant":
             self.assistant(final=True)
-        return b"".join(self.lines)
+        return b"".join(self.lines) if join else b""
 
 
-def generate(size_mb: float, seed: int) -> bytes:
+def generate(size_mb: float, seed: int, shape: str = "compacted") -> bytes:
     """The bytes of one session of about ``size_mb`` megabytes (10**6 bytes), seeded."""
-    return Gen(seed * 1000 + int(size_mb * 10), int(size_mb * 1_000_000)).run()
+    return Gen(seed * 1000 + int(size_mb * 10), int(size_mb * 1_000_000), shape).run()
+
+
+class ImageGen(Gen):
+    """An image-heavy session: screenshots pasted by the user and returned by a screenshot tool.
+
+    Base64 images (40 KB to 330 KB each) make up most of the bytes, as in the
+    multi-GB sessions users report; compactions still happen, so older images end up in no
+    leaf's context (what ``pitools slim --images`` removes).
+    """
+
+    def image(self) -> dict[str, Any]:
+        import base64
+
+        data = base64.b64encode(self.r.randbytes(self.r.randint(30_000, 250_000))).decode("ascii")
+        return {"type": "image", "data": data, "mimeType": self.r.choice(["image/png", "image/jpeg"])}
+
+    def user(self) -> None:
+        text = self.paragraphs(self.r.randint(80, 600))
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        content += [self.image() for _ in range(self.r.choice([0, 1, 1, 2]))]
+        e = self.base("message", self.r.uniform(20, 300))
+        e["message"] = {"role": "user", "content": content, "timestamp": self.ms()}
+        images = len(content) - 1
+        self.emit(e, "user", len(text) // 4 + 1 + 1200 * images)
+
+    def tool_result(self, call: dict[str, Any]) -> None:
+        if self.r.random() < 0.12:
+            e = self.base("message", self.r.uniform(0.05, 8))
+            e["message"] = {
+                "role": "toolResult",
+                "toolCallId": call["id"],
+                "toolName": call["name"],
+                "content": [{"type": "text", "text": "Screenshot taken"}, self.image()],
+                "isError": False,
+                "timestamp": self.ms(),
+            }
+            self.emit(e, "toolResult", 1200 + 5)
+        else:
+            super().tool_result(call)
+
+
+def generate_images(size_mb: float, seed: int) -> bytes:
+    """Like :func:`generate`, but most bytes are base64 images (``--shape images``)."""
+    return ImageGen(seed * 1000 + int(size_mb * 10) + 7, int(size_mb * 1_000_000)).run()
+
+
+def file_name(size: str, shape: str = "compacted") -> str:
+    """``big-<N>mb.jsonl`` (auto-compacted), ``images-<N>mb.jsonl``, ``big-<shape>-<N>mb.jsonl``."""
+    if shape in ("compacted", "text"):
+        return f"big-{size}mb.jsonl"
+    return f"images-{size}mb.jsonl" if shape == "images" else f"big-{shape}-{size}mb.jsonl"
+
+
+def write_session(target: Path, size_mb: float, seed: int, shape: str) -> None:
+    """Generate straight to ``target`` (through a temp name), without holding 1 GB of lines twice."""
+    if shape == "images":
+        gen: Gen = ImageGen(seed * 1000 + int(size_mb * 10) + 7, int(size_mb * 1_000_000))
+    else:
+        gen = Gen(seed * 1000 + int(size_mb * 10), int(size_mb * 1_000_000), "compacted" if shape == "text" else shape)
+    gen.run(join=False)
+    tmp = target.with_suffix(".tmp")
+    with open(tmp, "wb") as fh:
+        fh.writelines(gen.lines)
+    tmp.replace(target)
+    print(f"gen_big: wrote {target} ({gen.size:,} bytes, {len(gen.lines):,} lines)", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -611,22 +715,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="1,10,100", help="comma-separated sizes in MB (default 1,10,100)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--shape", default="compacted", choices=[*SHAPES, "text"], help="session shape (default compacted)")
     p.add_argument("--force", action="store_true", help="regenerate even if the file exists")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for part in args.sizes.split(","):
-        size = float(part)
-        name = f"big-{part.strip()}mb.jsonl"
-        target = args.out / name
+        target = args.out / file_name(part.strip(), args.shape)
         if target.exists() and not args.force:
             print(f"gen_big: {target} exists (use --force to regenerate)", file=sys.stderr)
             continue
-        data = generate(size, args.seed)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(target)
-        lines = data.count(b"\n")
-        print(f"gen_big: wrote {target} ({len(data):,} bytes, {lines:,} lines)", file=sys.stderr)
+        write_session(target, float(part), args.seed, args.shape)
     return 0
 
 

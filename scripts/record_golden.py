@@ -77,6 +77,12 @@ def main(argv: list[str]) -> int:
 
     write_all()
     write_fork_cases()  # golden/{fork,clone}-*: also records each source at the fork point (node)
+    from tests.golden.repair_cases import record_extra
+    from tests.golden.repair_cases import write_all as write_repair_cases
+
+    for folder in write_repair_cases():  # golden/{repair,slim}-*: Pi on original.jsonl / repaired.jsonl too
+        if not argv or folder.name in argv:
+            record_extra(folder, oracle, ref)
     cases = [GOLDEN / a for a in argv] if argv else sorted(p.parent for p in GOLDEN.glob("*/session.jsonl"))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         for name in pool.map(lambda c: record(c, oracle, ref), cases):

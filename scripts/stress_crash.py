@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Kill pitools' writers with SIGKILL at random moments and check the session file is never torn.
 
-Writers: ``pitools migrate --in-place`` (temp file + fsync + rename) and
+Writers: ``pitools migrate --in-place``, ``pitools repair --in-place`` and ``pitools slim
+--in-place`` (temp file + fsync + rename; ``--writer repair|slim|all``) and
 ``pitools compact --apply --model builtin`` (one fsynced append). For each trial a fresh copy of
 the session is written, the writer starts, and after a random delay (spread over the whole run,
 with extra weight on its end, where the writing happens) it gets SIGKILL. Then the file must be:
 
-* migrate: the original bytes, or exactly the bytes of an uninterrupted migration;
+* migrate, repair, slim: the original bytes, or exactly the bytes of an uninterrupted run;
 * compact: the original bytes, or the original plus exactly one complete line that parses as a
   ``compaction`` entry whose parent is the old leaf.
 
@@ -78,6 +79,7 @@ class Writer:
     args: list[str]
     expected: bytes | None = None  # migrate: the exact result
     leaf: str | None = None  # compact: the parent of the appended entry
+    exact: bool = False  # the result is one exact file (migrate, repair, slim): learnt at calibration
     durations: list[float] = field(default_factory=list)
 
     def check(self, data: bytes) -> str:
@@ -104,10 +106,23 @@ class Writer:
 def build_writers(size_mb: float, seed: int, no_backup: bool, which: str) -> list[Writer]:
     extra = ["--no-backup"] if no_backup else []
     writers = []
-    if which in ("migrate", "both"):
+    if which in ("migrate", "both", "all"):
         original = v1_session(size_mb, seed)
-        writers.append(Writer("migrate --in-place", original, ["migrate", "{file}", "--in-place", *extra]))
-    if which in ("compact", "both"):
+        writers.append(Writer("migrate --in-place", original, ["migrate", "{file}", "--in-place", *extra], exact=True))
+    if which in ("repair", "all"):
+        # A torn write fused into the next line, plus CRLF endings: several fixes in one rewrite.
+        lines = v3_session(size_mb, seed + 2).splitlines(keepends=True)
+        k = len(lines) // 2
+        lines[k] = lines[k][: len(lines[k]) // 2] + lines.pop(k + 1)
+        damaged = b"".join(line.rstrip(b"\n") + b"\r\n" for line in lines)
+        args = ["repair", "{file}", "--in-place", "--reattach", *extra]
+        writers.append(Writer("repair --in-place", damaged, args, exact=True))
+    if which in ("slim", "all"):
+        # About 1 MB: Pi's first auto-compaction comes at ~700 KB of text, leaving content to slim.
+        original = v3_session(max(size_mb, 1.2), seed + 3)
+        args = ["slim", "{file}", "--in-place", "--thinking", "--tool-output", "1000", *extra]
+        writers.append(Writer("slim --in-place", original, args, exact=True))
+    if which in ("compact", "both", "all"):
         original = v3_session(size_mb, seed + 1)
         last = json.loads(original.splitlines()[-1])
         args = [
@@ -168,7 +183,7 @@ def stress(writer: Writer, trials: int, rng: random.Random, work: Path, env: dic
     # Calibrate: uninterrupted runs give the duration and (migrate) the expected result.
     for _ in range(3):
         folder = work / "calibrate"
-        if writer.name.startswith("migrate") and writer.expected is None:
+        if writer.exact and writer.expected is None:
             writer.expected = b""  # placeholder so check() does not run the compact rules
             outcome, _k, seconds = run(writer, folder, None, env)
             writer.expected = (folder / "session.jsonl").read_bytes()
@@ -221,7 +236,7 @@ def stress(writer: Writer, trials: int, rng: random.Random, work: Path, env: dic
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trials", type=int, default=1000, help="trials per writer (default 1000)")
-    p.add_argument("--writer", choices=["migrate", "compact", "both"], default="both")
+    p.add_argument("--writer", choices=["migrate", "compact", "repair", "slim", "both", "all"], default="both")
     p.add_argument("--size-mb", type=float, default=1.0, help="session size (default 1 MB)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-backup", action="store_true", help="run the writers with --no-backup")

@@ -49,6 +49,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
+    "repair": (
+        "pitools.cli.commands.repair",
+        "Repair a damaged session so Pi loads it; every fix reported.",
+    ),
+    "slim": (
+        "pitools.cli.commands.slim",
+        "Shrink a session: drop compacted-away images, output, thinking.",
+    ),
+    "scan": ("pitools.cli.commands.scan", "Find secrets (API keys, tokens, passwords) in sessions."),
+    "redact": (
+        "pitools.cli.commands.redact",
+        "Replace the secrets in a session with placeholders.",
+    ),
+    "help": ("pitools.cli.commands.help", "Show the help of pitools or of one command (pitools help tree)."),
 }
 
 #: Python frames allowed for walking nested session values (the loader itself has no depth limit).
@@ -121,6 +135,18 @@ class PitoolsGroup(click.Group):
                 command.params.append(param)
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise click.UsageError(f"No such command '{name}'.{hint} (pitools --help lists them)", ctx)
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Short help comes from COMMANDS so `pitools --help` imports no subcommand module.
         with formatter.section("Commands"):
@@ -171,7 +197,12 @@ class PitoolsGroup(click.Group):
         return rv
 
 
-@click.group(cls=PitoolsGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=PitoolsGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
 @click.version_option(__version__, prog_name="pitools", message="%(prog)s %(version)s (Pi 1.6.0 semantics)")
 @click.option(
     "--format",
@@ -191,6 +222,10 @@ def cli(ctx: click.Context, format_: str | None) -> None:
     Example: pitools context ~/.pi/agent/sessions/--home-me-proj--/2026-...jsonl
     """
     ctx.ensure_object(dict)
+    if ctx.invoked_subcommand is None:
+        # Bare `pitools`: the help, and success (it is what was asked for).
+        click.echo(ctx.get_help())
+        ctx.exit(EXIT_OK)
     for stream in (sys.stdout, sys.stderr):
         # Session text may hold lone surrogates, and the locale may not encode everything
         # (LANG=C, PYTHONIOENCODING=ascii): printing must never raise.

@@ -23,13 +23,27 @@ def format_option(*choices: str, default: str = "human") -> Callable[[F], F]:
     )
 
 
+def _complete_leaf(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+    from pitools.cli.complete import complete_leaf
+
+    return complete_leaf(ctx, param, incomplete)
+
+
+def _complete_session(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+    from pitools.cli.complete import complete_session
+
+    return complete_session(ctx, param, incomplete)
+
+
 def leaf_option(f: F) -> F:
     return click.option(
         "--leaf",
         "leaf_ref",
         metavar="REF",
         default=None,
-        help="Entry id, unique id prefix, or label (default: Pi's default leaf, the last entry).",
+        shell_complete=_complete_leaf,
+        help="Entry id, unique id prefix, label, or L<line> (the entry on that line of the file); "
+        "default: Pi's default leaf, the last entry.",
     )(f)
 
 
@@ -43,8 +57,39 @@ def verbosity(verbose: int, quiet: int) -> int:
     return 1 + verbose - quiet
 
 
+STDIN_META = "pitools.stdin"
+
+
+def _stdin_file(ctx: click.Context) -> str:
+    """``-``: the session on stdin, copied to a private temporary file removed at exit.
+
+    The loader reads files (it needs sizes, offsets and a second pass for some checks), so the
+    stream is spooled once; the session itself is never written anywhere else.
+    """
+    import shutil
+    import sys
+    import tempfile
+
+    if sys.stdin.isatty():
+        raise click.BadParameter("'-' reads the session from stdin, but stdin is a terminal", ctx=ctx)
+    folder = tempfile.mkdtemp(prefix="pitools-stdin-")
+    path = os.path.join(folder, "stdin.jsonl")
+    with open(path, "wb") as out:
+        shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+    ctx.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
+    ctx.meta[STDIN_META] = True
+    return path
+
+
+def from_stdin() -> bool:
+    """Whether this run's session came from stdin (``-``): commands that would write refuse."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(STDIN_META))
+
+
 def session_argument(f: F) -> F:
-    """``[FILE]`` plus ``--session-dir``: a session file, a session id or unique id prefix, or nothing.
+    """``[FILE]`` plus ``--session-dir``: a session file, ``-`` (stdin), a session id or unique id
+    prefix, or nothing.
 
     With no FILE the most recent session of the current directory is used, picked as
     ``pi --continue`` picks it; the chosen file is named on stderr. The command receives the
@@ -60,6 +105,8 @@ def session_argument(f: F) -> F:
     def resolve_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if ctx.resilient_parsing:
             return value
+        if value == "-":
+            return _stdin_file(ctx)
         from pitools.core.session.locate import locate_session
 
         located = locate_session(value, session_dir=ctx.meta.get(meta_key))
@@ -75,7 +122,9 @@ def session_argument(f: F) -> F:
         start_progress(f"pitools {ctx.info_name}: working on {os.path.basename(str(located.path))}")
         return str(located.path)
 
-    f = click.argument("file", metavar="[FILE]", required=False, callback=resolve_file)(f)
+    f = click.argument(
+        "file", metavar="[FILE]", required=False, callback=resolve_file, shell_complete=_complete_session
+    )(f)
     return click.option(
         "--session-dir",
         metavar="DIR",
@@ -83,9 +132,22 @@ def session_argument(f: F) -> F:
         expose_value=False,
         callback=remember_session_dir,
         help="Where Pi's sessions are (default: PI_CODING_AGENT_SESSION_DIR, the sessionDir setting, "
-        "or ~/.pi/agent/sessions/--<cwd>--). FILE may be a path, a session id or id prefix, or "
-        "omitted for the most recent session here.",
+        "or ~/.pi/agent/sessions/--<cwd>--). FILE may be a path, '-' (stdin), a session id or id "
+        "prefix, or omitted for the most recent session here.",
     )(f)
+
+
+def note_synthetic_ids(loaded: Any) -> None:
+    """Once per run, on stderr: the ids shown for a v1 file are not in it (see README)."""
+    if not getattr(loaded, "synthetic_ids", False):
+        return
+    from pitools.cli.output import get_output
+
+    get_output().message(
+        "note: this file predates entry ids (format v1): the ids shown (00000001, …) are pitools' "
+        "stand-ins, not in the file, and Pi gives the entries random ids when it migrates it; "
+        "use line numbers to name entries for good (--leaf L17)"
+    )
 
 
 # -- transition: thin wrappers of the output layer ---------------------------------------------

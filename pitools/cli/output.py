@@ -270,8 +270,14 @@ class Output:
         self.echo(f"pitools: {text}", err=True, one_line=True)
 
     def write_text(self, text: str) -> None:
-        """A document (Markdown, HTML) on stdout, made safe, written as UTF-8 where possible."""
-        self.write_bytes(safe_text(text).encode(self._encoding(), "backslashreplace"))
+        """A document (Markdown, HTML) on stdout, made safe, written as UTF-8 where possible.
+
+        Encoded a megabyte at a time, so a big export is never held twice more in memory.
+        """
+        text = safe_text(text)
+        encoding = self._encoding()
+        step = 1 << 20
+        self.write_chunks(text[i : i + step].encode(encoding, "backslashreplace") for i in range(0, len(text), step))
 
     def write_bytes(self, data: bytes) -> None:
         """Bytes on stdout, unchanged (session lines, JSON)."""

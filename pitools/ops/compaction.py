@@ -8,6 +8,7 @@ one fsynced append (or the new file with ``-o``).
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from pitools.core.compaction.prepare import CompactionSettings, prepare_compacti
 from pitools.core.compaction.prompts import join_summaries
 from pitools.core.compaction.summarizer import Summarizer
 from pitools.core.errors import PitoolsError, SessionChangedError
+from pitools.core.js.jsonout import to_json_bytes
 from pitools.core.session.api import load
 from pitools.core.session.loaded import entry_type
 
@@ -33,6 +35,19 @@ class ApplyResult:
     leaf_was_last: bool
 
 
+def _new_file_header(header: dict[str, Any], source: str, now: _dt.datetime | None) -> dict[str, Any]:
+    """The source's header for a new file: a new session id and timestamp, ``parentSession``
+    pointing at the source (absolute path), every other field kept."""
+    from pitools.core.js.date import iso_now
+    from pitools.core.session.ids import uuid7
+
+    new = dict(header)
+    new["id"] = uuid7(now)
+    new["timestamp"] = iso_now(now)
+    new["parentSession"] = os.path.abspath(source)
+    return new
+
+
 def apply_compaction(
     path: str,
     leaf_ref: str | None,
@@ -46,12 +61,15 @@ def apply_compaction(
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
     expected: store.FileStamp | None = None,
+    new_session: bool = True,
 ) -> ApplyResult:
     """Plan, summarize with ``summarizer``, and append one compaction entry (or write ``output``).
 
     Nothing is written when the plan is empty, the model fails, or the file changed while the
     model was working. ``expected`` is the stamp the caller took before its own first read of
     the file: when given, the file must still match it (the caller's leaf is still current).
+    ``output`` is a new session (new id, ``parentSession`` = ``path``) unless ``new_session`` is
+    false, which keeps the source's header (the golden corpus builds its compacted cases so).
     """
     from pitools.core.compaction.summarizer import SummaryResult
     from pitools.summarize.usage import combine_usage
@@ -95,17 +113,32 @@ def apply_compaction(
     leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
     if output:
         store.check_unchanged(path, before)
+        raw = loaded.session.raw
+        header_at, header_len = raw.offsets[0], raw.lengths[0]
+        new_header = _new_file_header(loaded.session.header or {}, path, now) if new_session else None
 
         def chunks() -> Iterator[bytes]:
-            # Exactly the bytes that were stamped, proven by their hash, so a line appended while
-            # copying can neither slip in nor be cut in half.
+            # The source with a new header (new id, parentSession -> source, as Pi's fork and
+            # clone make them), so the two files are two sessions; every entry line unchanged.
+            # Exactly the bytes that were stamped, proven by their hash (the replaced header
+            # included), so a line appended while copying can neither slip in nor be cut in half.
             import hashlib
 
             digest, left = hashlib.sha256(), before.size
             with open(path, "rb") as fh:
-                while left > 0 and (chunk := fh.read(min(1 << 20, left))):
-                    digest.update(chunk)
-                    left -= len(chunk)
+
+                def read(n: int) -> bytes:
+                    nonlocal left
+                    data = fh.read(min(n, left))
+                    digest.update(data)
+                    left -= len(data)
+                    return data
+
+                if new_header is not None:
+                    yield read(header_at)
+                    read(header_len)  # hashed, replaced by the new header
+                    yield to_json_bytes(new_header)
+                while left > 0 and (chunk := read(1 << 20)):
                     yield chunk
             if left or digest.hexdigest() != before.sha256:
                 raise SessionChangedError("the file changed while pitools copied it; nothing was written", path=path)

@@ -43,6 +43,15 @@ def write_in_place(plan: MigrationPlan, *, backup: bool = True) -> Any:
     return store.atomic_replace(plan.session.path, plan.lines(), expected=plan.before, backup=backup)
 
 
-def write_copy(plan: MigrationPlan, output: str) -> None:
-    """Write the migrated session to a new file ``output`` (never replacing one)."""
-    store.write_new(output, plan.lines())
+def write_copy(plan: MigrationPlan, output: str, *, overwrite: bool = False) -> None:
+    """Write the migrated session to ``output`` (an existing file only with ``overwrite``).
+
+    When nothing needs migrating the copy is byte-identical to the source.
+    """
+    store.write_new(output, plan.lines() if plan.needed else _file_chunks(plan.session.path), overwrite=overwrite)
+
+
+def _file_chunks(path: str) -> Iterator[bytes]:
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            yield chunk

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pitools.core.js.value import UNDEFINED
@@ -10,8 +9,6 @@ from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
 from pitools.render.preview import entry_preview, entry_tag, message_preview
 from pitools.render.safe import safe_text
-
-_ISO = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)")
 
 
 def _plain(value: Any) -> Any:
@@ -67,9 +64,10 @@ def branches_json(result: BranchList, session_name: Any) -> dict[str, Any]:
 def _when(value: Any) -> str:
     if value is None or value is UNDEFINED:
         return ""
-    text = js_text(value)
-    m = _ISO.match(text)
-    return f"{m.group(1)} {m.group(2)}" if m else _text(_short(text))
+    from pitools.render.vocab import local_time
+
+    # Cut first: a 10 MB timestamp must cost no more than a short one.
+    return _text(_short(local_time(_short(js_text(value), 200))))
 
 
 #: Ids and labels are cut to this many characters before any measuring: a 10 MB id must cost
@@ -109,8 +107,8 @@ def render_branches(console: Any, result: BranchList, session_name: Any) -> None
     else:
         head.append(_text(_short(js_text(session_name), 400)), style="bold cyan")
     head.append(
-        f" · {len(result.branches)} {'leaf' if len(result.branches) == 1 else 'leaves'}"
-        f" of {result.entry_count} entries",
+        f" · {len(result.branches):,} {'leaf' if len(result.branches) == 1 else 'leaves'}"
+        f" of {result.entry_count:,} {'entry' if result.entry_count == 1 else 'entries'}",
         style="dim",
     )
     head.append(f" · ★ Pi's default leaf {_id(result.default_leaf_id)}", style="dim")
@@ -138,11 +136,11 @@ def render_branches(console: Any, result: BranchList, session_name: Any) -> None
         cells = [
             marker,
             _id(b.leaf_id),
-            str(b.entry_count),
-            str(b.depth),
+            f"{b.entry_count:,}",
+            f"{b.depth:,}",
             _when(b.timestamp),
             _id(None if b.fork is None else entry_id(b.fork)),
-            "" if b.tokens is None else _short(js_text(b.tokens)),
+            "" if b.tokens is None else (f"{b.tokens:,}" if type(b.tokens) is int else _short(js_text(b.tokens))),
             label,
         ]
         rows.append((cells, [first, second]))

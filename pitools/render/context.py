@@ -11,16 +11,27 @@ from pitools.render.preview import clip, entry_preview, entry_tag, message_previ
 
 
 def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict[str, Any]:
-    """The ``pitools context --format json`` object (schemas/output/context.schema.json)."""
+    """The ``pitools context --format json`` object (schemas/output/context.schema.json).
+
+    Every message appears twice (under its projected entry and in ``messages``); each is
+    serialized once (:func:`~pitools.core.js.jsonout.serialize_each`) and embedded twice.
+    """
+    from pitools.core.js.jsonout import serialize_each
+
     p = replay.projection
+    shared = serialize_each(p.messages)
+    projection = []
+    at = 0
+    for pe in p.entries:
+        n = len(pe.messages)
+        projection.append({"sourceId": pe.source_id, "sourceType": pe.source_type, "messages": shared[at : at + n]})
+        at += n
     data: dict[str, Any] = {
         "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
         "path": [entry_id(e) for e in replay.path],
         "contextEntries": [entry_id(e) for e in replay.context_entries],
-        "projection": [
-            {"sourceId": pe.source_id, "sourceType": pe.source_type, "messages": pe.messages} for pe in p.entries
-        ],
-        "messages": p.messages,
+        "projection": projection,
+        "messages": shared,
         "thinkingLevel": p.thinking_level,
         "model": p.model,
         "tokenEstimates": replay.token_estimates,
@@ -32,22 +43,31 @@ def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict
 
 
 def _model_text(model: Any) -> str:
+    """``provider/modelId``, or "unknown model" when the session does not name one."""
+    from pitools.render.vocab import model_name
+
     if not isinstance(model, dict):
-        return "none"
+        return model_name(None, None)
+    return model_name(model.get("provider"), model.get("modelId"))
 
-    def part(v: Any) -> str:
-        return "?" if v is UNDEFINED or v is None else str(v)
 
-    return f"{part(model.get('provider'))}/{part(model.get('modelId'))}"
+def _model_phrase(model: Any) -> str:
+    """``model openai/gpt-5``, or ``unknown model``."""
+    from pitools.render.vocab import UNKNOWN_MODEL
+
+    text = _model_text(model)
+    return text if text == UNKNOWN_MODEL else f"model {text}"
 
 
 def _estimate_text(replay: ContextReplay) -> str:
+    from pitools.render.vocab import n
+
     e = replay.estimate
     if e.last_usage_index is None:
-        return f"~{e.tokens} tokens (chars/4 estimate of every message)"
+        return f"~{n(e.tokens)} tokens (chars/4 estimate of every message)"
     return (
-        f"~{e.tokens} tokens (usage of message #{e.last_usage_index}: {e.usage_tokens}"
-        f" + {e.trailing_tokens} estimated after it)"
+        f"~{n(e.tokens)} tokens (usage of message #{n(e.last_usage_index)}: {n(e.usage_tokens)}"
+        f" + {n(e.trailing_tokens)} estimated after it)"
     )
 
 
@@ -59,6 +79,7 @@ def render_context(console: Any, replay: ContextReplay, session: Session, counts
     """
     from pitools.render.safe import safe_text
     from pitools.render.tree import LineWriter
+    from pitools.render.vocab import plural
 
     def safe(text: str) -> str:
         return safe_text(text, one_line=True)
@@ -70,15 +91,15 @@ def render_context(console: Any, replay: ContextReplay, session: Session, counts
         [
             ("Context at ", "bold"),
             (safe(leaf), "bold cyan"),
-            (safe(f"  model {_model_text(p.model)}  thinking {p.thinking_level}  "), ""),
+            (safe(f"  {_model_phrase(p.model)}  thinking {p.thinking_level}  "), ""),
             (_estimate_text(replay), "yellow"),
         ]
     )
     out.line(
         [
             (
-                f"{len(replay.path)} entries on the path, {len(replay.context_entries)} in context, "
-                f"{len(p.messages)} messages",
+                f"{plural(len(replay.path), 'entry', 'entries')} on the path, {len(replay.context_entries):,} in "
+                f"context, {plural(len(p.messages), 'message')}",
                 "dim",
             )
         ]
@@ -108,7 +129,7 @@ def render_context(console: Any, replay: ContextReplay, session: Session, counts
                 (f"{n:>3} ", ""),
                 (f"{sid:<10} ", "cyan"),
                 (f"{safe(str(role)):<18}", _ROLE_STYLE.get(str(role), "")),
-                (f"{'~' + str(tokens) + extra:>8} ", "yellow"),
+                (f"{'~' + (f'{tokens:,}' if isinstance(tokens, int) else str(tokens)) + extra:>8} ", "yellow"),
             ]
             if pe.edit is not None:
                 pieces.append(("[edited] ", "magenta"))

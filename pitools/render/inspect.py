@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools.render.safe import safe_text
+from pitools.render.vocab import local_time, model_name, more, n, plural
 
-def _n(value: Any) -> str:
-    """A count with thousands separators; odd values (Pi adds strings as strings) as they are."""
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+#: Items per list before "… N more (use --all)".
+LIST_LIMIT = 12
 
 
 def _money(value: Any) -> str:
@@ -15,92 +16,98 @@ def _money(value: Any) -> str:
 
 
 def _fmt_counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+    return ", ".join(f"{k} {n(v)}" for k, v in counts.items()) or "none"
 
 
-def render_inspect(console: Any, d: dict[str, Any]) -> None:
+def _cap(items: list[str], all_: bool, sep: str = "; ") -> str:
+    """Items joined, cut at LIST_LIMIT (unless ``all_``) with the same marker everywhere."""
+    if not items:
+        return "none"
+    if all_ or len(items) <= LIST_LIMIT:
+        return sep.join(items)
+    return sep.join(items[:LIST_LIMIT]) + f"{sep}{more(len(items) - LIST_LIMIT)}"
+
+
+def _model(m: dict[str, Any]) -> str:
+    name = model_name(m["provider"], m["modelId"])
+    count = m["assistantMessages"]
+    return f"{name} ×{n(count)}" if count else f"{name} (switched to, no replies)"
+
+
+def render_inspect(console: Any, d: dict[str, Any], *, all_: bool = False) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    def t(text: Any, style: str = "") -> Any:
+        return Text(safe_text(str(text)), style=style)
+
     h = d["header"]
-    title = Text(f"Session {h['id']}", style="bold")
+    title = t(f"Session {h['id']}", "bold")
     if d["name"]:
-        title.append(f"  “{d['name']}”", style="bold cyan")
+        title.append(safe_text(f"  “{d['name']}”", one_line=True), style="bold cyan")
     console.print(title)
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim")
     grid.add_column()
-    version = h["version"] if h["version"] is not None else "1 (none)"
-    grid.add_row("file", Text(f"{d['path']} ({d['fileBytes']:,} bytes, {d['lineCount']:,} lines)"))
-    grid.add_row("cwd", Text(str(h["cwd"])))
-    grid.add_row("created", Text(str(h["timestamp"])))
+    version = h["version"] if h["version"] is not None else "1 (the header has no version field)"
+    grid.add_row("file", t(f"{d['path']} ({n(d['fileBytes'])} bytes, {plural(d['lineCount'], 'line')})"))
+    grid.add_row("cwd", t(h["cwd"]))
+    grid.add_row("created", t(local_time(h["timestamp"], seconds=True)))
     grid.add_row(
         "version",
-        Text(f"{version}" + ("  (needs migration: pitools migrate)" if d["needsMigration"] else "")),
+        t(f"{version}" + ("  (needs migration: pitools migrate)" if d["needsMigration"] else "")),
     )
     if h["parentSession"]:
-        grid.add_row("forked from", Text(str(h["parentSession"])))
+        grid.add_row("forked from", t(h["parentSession"]))
     grid.add_row(
         "entries",
-        Text(f"{d['entryCount']:,} ({d['uniqueIds']:,} unique ids): {_fmt_counts(d['entryTypes'])}"),
+        t(f"{n(d['entryCount'])} ({n(d['uniqueIds'])} unique ids): {_fmt_counts(d['entryTypes'])}"),
     )
-    grid.add_row("messages", Text(_fmt_counts(d["messageRoles"])))
-    grid.add_row("roots", Text(", ".join(map(str, d["roots"])) or "none"))
-    grid.add_row("default leaf", Text(str(d["defaultLeaf"])))
-    leaves = "; ".join(f"{x['id']} (depth {x['depth']}, {x['timestamp']})" for x in d["leaves"][:12])
-    if len(d["leaves"]) > 12:
-        leaves += f"; … {len(d['leaves']) - 12} more"
-    grid.add_row(f"leaves ({len(d['leaves'])})", Text(leaves or "none"))
+    grid.add_row("messages", t(_fmt_counts(d["messageRoles"])))
+    grid.add_row("roots", t(_cap([str(r) for r in d["roots"]], all_, ", ")))
+    grid.add_row("default leaf", t(d["defaultLeaf"]))
+    leaves = [f"{x['id']} (depth {n(x['depth'])}, {local_time(x['timestamp'])})" for x in d["leaves"]]
+    grid.add_row(f"leaves ({n(len(d['leaves']))})", t(_cap(leaves, all_)))
     if d["labels"]:
-        grid.add_row("labels", Text(", ".join(f"{k}={v['label']!r}" for k, v in d["labels"].items())))
+        labels = [f"{k}={v['label']!r}" for k, v in d["labels"].items()]
+        grid.add_row("labels", t(_cap(labels, all_, ", ")))
     if d["compactions"]:
-        grid.add_row(
-            "compactions",
-            Text(
-                "; ".join(
-                    f"{c['id']} keeps from {c['firstKeptEntryId']} (was {c['tokensBefore']} tokens)"
-                    for c in d["compactions"]
-                )
-            ),
-        )
+        compactions = [
+            f"{c['id']} keeps from {c['firstKeptEntryId']} (was {n(c['tokensBefore'])} tokens)"
+            for c in d["compactions"]
+        ]
+        grid.add_row(f"compactions ({n(len(compactions))})", t(_cap(compactions, all_)))
     if d["branchSummaries"]:
-        grid.add_row(
-            "branch summaries",
-            Text(", ".join(f"{b['id']} (from {b['fromId']})" for b in d["branchSummaries"])),
-        )
-    grid.add_row("models", Text(", ".join(f"{k} ×{v}" for k, v in d["models"].items()) or "none"))
+        summaries = [f"{b['id']} (from {b['fromId']})" for b in d["branchSummaries"]]
+        grid.add_row("branch summaries", t(_cap(summaries, all_, ", ")))
+    grid.add_row("models", t(_cap([_model(m) for m in d["models"]], all_, ", ")))
     if d["thinkingLevels"]:
-        grid.add_row("thinking", Text(_fmt_counts(d["thinkingLevels"])))
+        grid.add_row("thinking", t(_fmt_counts(d["thinkingLevels"])))
     s = d["stats"]
-    if True:
-        t = s["tokens"]
+    tk = s["tokens"]
+    grid.add_row(
+        "usage",
+        t(
+            f"{n(tk['total'])} tokens (in {n(tk['input'])}, out {n(tk['output'])}, "
+            f"cache read {n(tk['cacheRead'])}, "
+            f"cache write {n(tk['cacheWrite'])}), cost ${_money(s['cost'])}; {plural(s['toolCalls'], 'tool call')}"
+        ),
+    )
+    if "piError" in s:
         grid.add_row(
-            "usage",
-            Text(
-                f"{_n(t['total'])} tokens (in {_n(t['input'])}, out {_n(t['output'])}, "
-                f"cache read {_n(t['cacheRead'])}, "
-                f"cache write {_n(t['cacheWrite'])}), cost ${_money(s['cost'])}; {s['toolCalls']} tool calls"
-            ),
+            "", t(f"(Pi's own stats would fail here: {s['piError']}; entries without usage skipped)", "yellow")
         )
-        if "piError" in s:
-            grid.add_row(
-                "",
-                Text(
-                    f"(Pi's own stats would fail here: {s['piError']}; entries without usage skipped)",
-                    style="yellow",
-                ),
-            )
     if isinstance(d["usageBreakdown"], list):
         for row in d["usageBreakdown"]:
-            grid.add_row("", Text(f"  {row['key']}: {_n(row['tokens'])} tokens, ${_money(row['cost'])}"))
+            grid.add_row("", t(f"  {row['key']}: {n(row['tokens'])} tokens, ${_money(row['cost'])}"))
     diag = d["diagnostics"]
     style = "red" if diag["error"] else ("yellow" if diag["warning"] else "green")
     grid.add_row(
         "file diagnostics",
-        Text(
-            f"{diag['error']} errors, {diag['warning']} warnings, {diag['info']} info while reading "
-            "(pitools validate runs every check)",
-            style=style,
+        t(
+            f"{plural(diag['error'], 'error')}, {plural(diag['warning'], 'warning')}, {n(diag['info'])} info "
+            "while reading (pitools validate runs every check)",
+            style,
         ),
     )
     console.print(grid)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any
 
 #: Short markers for the status column, and what they mean (printed under the table).
@@ -36,14 +35,10 @@ def human_tokens(n: Any) -> str:
 
 
 def local_time(iso: str | None) -> str:
-    """``2026-01-02T03:04:05.678Z`` as local ``2026-01-02 04:04``."""
-    if not iso:
-        return "?"
-    try:
-        when = _dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    return when.astimezone().strftime("%Y-%m-%d %H:%M")
+    """Recent activity relative (``3 h ago``), older as a local date (vocabulary of ``render.vocab``)."""
+    from pitools.render.vocab import ago
+
+    return ago(iso) if iso else "?"
 
 
 def marker(session: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_type
 from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
 from pitools.render.safe import safe_text
+from pitools.render.vocab import plural
 
 #: rich styles for Pi's theme colours (theme.fg("accent"), "success", "muted", ...).
 _PREFIX_STYLE = {
@@ -282,7 +283,7 @@ def render_tree(console: Any, view: TreeView, session_name: Any, *, leaf_note: s
         else (_clean(js_text(session_name)), "bold cyan")
     )
     out.line([("Session tree · ", "bold"), name])
-    info = f"{len(view.rows)} of {view.entry_count} entries shown · filter {view.filter} · leaf {leaf_note}"
+    info = f"{len(view.rows):,} of {view.entry_count:,} entries shown · filter {view.filter} · leaf {leaf_note}"
     out.line([(_clean(info), "dim")])
     if not view.rows:
         out.line([("  No entries found", "dim")])
@@ -293,20 +294,22 @@ def render_tree(console: Any, view: TreeView, session_name: Any, *, leaf_note: s
         out.line(
             [
                 (
-                    f"↺ {view.revisits} node(s) reached twice: duplicate (or missing) ids link one node "
-                    "in several places (Pi's /tree would repeat them, or hang on a loop)",
+                    f"↺ {plural(view.revisits, 'node')} reached twice: duplicate (or missing) ids link one "
+                    "node in several places (Pi's /tree would repeat them, or hang on a loop)",
                     "red",
                 )
             ]
         )
     if view.unreachable:
         shown = ", ".join(_clean(_id_text(u)) for u in view.unreachable[:8])
-        more = f" … (+{len(view.unreachable) - 8})" if len(view.unreachable) > 8 else ""
+        hidden = (
+            f", … {len(view.unreachable) - 8:,} more (--format json lists all)" if len(view.unreachable) > 8 else ""
+        )
         out.line(
             [
                 (
-                    f"{len(view.unreachable)} entries sit in or below a parentId cycle, where no root reaches "
-                    f"them (Pi's /tree leaves them out): {shown}{more}",
+                    f"{plural(len(view.unreachable), 'entry', 'entries')} in or below a parentId cycle, where no "
+                    f"root reaches them (Pi's /tree leaves them out): {shown}{hidden}",
                     "red",
                 )
             ]

@@ -56,19 +56,54 @@ def finding_location(path: str, finding: Finding) -> str:
     return f"{path}:{finding.line}" if finding.line is not None else path
 
 
+def grouped(report: ValidationReport) -> list[tuple[Finding, int, int | None]]:
+    """Identical findings (same code, severity and message) once each, in order of first
+    appearance: ``(first finding, count, last line)``. JSON keeps every instance."""
+    groups: dict[tuple[str, str, str], list[Any]] = {}
+    for finding in report.findings:
+        key = (finding.code, finding.severity, finding.message)
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [finding, 1, finding.line]
+        else:
+            group[1] += 1
+            if finding.line is not None:
+                group[2] = finding.line
+    return [(g[0], g[1], g[2]) for g in groups.values()]
+
+
+def _rows(reports: Sequence[ValidationReport]) -> list[tuple[str, str, str, str]]:
+    """``(location, severity, code, message)`` per group of identical findings."""
+    rows = []
+    for report in reports:
+        for finding, count, last in grouped(report):
+            message = finding.message
+            if count > 1:
+                span = f", lines {finding.line:,}–{last:,}" if finding.line is not None and last is not None else ""
+                message = f"{message} ({count:,}×{span})"
+            rows.append((finding_location(report.path, finding), finding.severity, finding.code, message))
+    return rows
+
+
+def repair_hint(reports: Sequence[ValidationReport]) -> str | None:
+    """A closing hint when ``pitools repair`` can fix some findings (codes in REPAIRABLE_CODES)."""
+    from pitools.core.repair import REPAIRABLE_CODES
+
+    codes = sorted({f.code for r in reports for f in r.findings if f.code in REPAIRABLE_CODES and f.severity != "info"})
+    if not codes:
+        return None
+    return f"hint: `pitools repair FILE --dry-run` shows how it would fix: {', '.join(codes)}"
+
+
 def human_lines(reports: Sequence[ValidationReport], fail_on: str) -> list[str]:
-    """The lines :func:`render_human` prints, without colour."""
-    lines = [
-        f"{finding_location(report.path, finding)}: {finding.severity} {finding.code} {finding.message}"
-        for report in reports
-        for finding in report.findings
-    ]
+    """The lines :func:`render_human` prints, without colour (identical findings grouped)."""
+    lines = [f"{where}: {severity} {code} {message}" for where, severity, code, message in _rows(reports)]
     lines.append(summary_text(reports, fail_on))
     return lines
 
 
 def render_human(console: Any, reports: Sequence[ValidationReport], fail_on: str) -> None:
-    """``path:line: severity code message`` per finding, then the summary line.
+    """``path:line: severity code message`` per group of identical findings, then the summary.
 
     Messages quote session data (ids, timestamps, field values), so everything is printed as
     ``rich.text.Text``, never parsed as markup, made safe (one line, controls escaped) and never
@@ -76,17 +111,16 @@ def render_human(console: Any, reports: Sequence[ValidationReport], fail_on: str
     """
     from rich.text import Text
 
-    for report in reports:
-        for finding in report.findings:
-            line = Text()
-            line.append(safe_text(finding_location(report.path, finding), one_line=True) + ":", style="bold")
-            line.append(" ")
-            line.append(finding.severity, style=_SEVERITY_STYLE.get(finding.severity, ""))
-            line.append(" ")
-            line.append(finding.code, style="magenta")
-            line.append(" ")
-            line.append(safe_text(finding.message, one_line=True))
-            console.print(line, soft_wrap=True)
+    for where, severity, code, message in _rows(reports):
+        line = Text()
+        line.append(safe_text(where, one_line=True) + ":", style="bold")
+        line.append(" ")
+        line.append(severity, style=_SEVERITY_STYLE.get(severity, ""))
+        line.append(" ")
+        line.append(code, style="magenta")
+        line.append(" ")
+        line.append(safe_text(message, one_line=True))
+        console.print(line, soft_wrap=True)
     failed = any_failed(reports, fail_on)
     style = "bold red" if failed else "bold green"
     console.print(Text(summary_text(reports, fail_on), style=style), soft_wrap=True)

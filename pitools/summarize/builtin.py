@@ -7,11 +7,19 @@ on its first line. Same input, byte-identical output.
 
 History summary:
 
-* Goal: the first user request; Constraints & Preferences: later user requests;
+* Goal: the first substantive user request (not a slash command such as ``/mode``, not an
+  acknowledgement such as "ok" or "thanks"); Constraints & Preferences: later substantive
+  user requests;
 * Progress: Done = the closing text of each assistant message, In Progress = a last user
   request with no assistant text after it, Blocked = tool results flagged ``isError``;
-* Key Decisions: which tools were used; Next Steps: the last user request;
-* Critical Context: files named by tool-call ``path`` arguments.
+* Key Decisions: sentences of the assistant's text that state a choice ("I'll use …",
+  "instead of …", "decided …"); Next Steps: the last user request still waiting for an
+  answer, then sentences that announce what comes next;
+* Critical Context: files named by tool-call ``path`` arguments (tool counts are not decisions:
+  they appear only in a turn-prefix summary's progress).
+
+Every item is one line, and runs of backticks or tildes that could open a Markdown code
+fence are shortened, so each summary's fences are balanced whatever the messages hold.
 
 With ``previous_summary`` the previous sections are kept and the new items added
 (In Progress and Next Steps are replaced when there is something new).
@@ -42,9 +50,59 @@ _FILE_BLOCK = re.compile(r"<(read-files|modified-files)>.*?</\1>", re.DOTALL)
 _TURN_CONTEXT = re.compile(r"^\*\*Turn Context \(split turn\):\*\*$")
 
 
+#: Backtick or tilde runs that could open or close a code fence inside an item.
+_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
+#: Replies that are not requests: acknowledgements, greetings, reactions.
+_ACKS = frozenset(
+    {
+        "ok",
+        "okay",
+        "k",
+        "yes",
+        "yep",
+        "yeah",
+        "y",
+        "no",
+        "nope",
+        "sure",
+        "thanks",
+        "thank",
+        "thx",
+        "ty",
+        "cool",
+        "nice",
+        "great",
+        "wow",
+        "yo",
+        "hi",
+        "hello",
+        "hey",
+        "go",
+        "continue",
+        "proceed",
+        "done",
+        "lgtm",
+        "perfect",
+        "good",
+        "fine",
+        "right",
+        "alright",
+        "awesome",
+        "please",
+    }
+)
+_DECISION = re.compile(
+    r"\b(?:I'll|I will|I'm going to|let's|we'll|decided|decide to|chose|choose to|instead of|rather than|"
+    r"going with|switch(?:ed)? to|opt(?:ed)? for|I kept|keep it|the fix is|the plan is)\b",
+    re.IGNORECASE,
+)
+_NEXT = re.compile(r"\b(?:next|then I|remaining|still need|to do|TODO|follow[- ]up|afterwards)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])")
+
+
 def _one_line(text: str, limit: int = ITEM_CHARS) -> str:
-    """Whitespace collapsed to single spaces, cut at ``limit`` characters with a marker."""
-    flat = " ".join(text.split())
+    """Whitespace collapsed to single spaces, fence-like runs shortened, cut at ``limit``."""
+    flat = _FENCE_RUN.sub(lambda m: m.group()[0] * 2, " ".join(text.split()))
     if len(flat) <= limit:
         return flat
     return f"{flat[:limit].rstrip()}… [+{len(flat) - limit} chars]"
@@ -56,6 +114,24 @@ def _text_of(content: object) -> str:
     if isinstance(content, list):
         return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
     return ""
+
+
+def substantive(text: str) -> bool:
+    """A real request: not a slash command, not a bare acknowledgement or reaction."""
+    stripped = text.strip()
+    if not stripped or stripped.startswith("/"):
+        return False
+    words = re.findall(r"[\w']+", stripped.lower())
+    if not words:
+        return False
+    if all(w in _ACKS for w in words):
+        return False
+    # Scripts written without spaces (Chinese, Japanese) carry a request in one "word".
+    return len(words) >= 2 or len(stripped) >= 12 or not stripped.isascii()
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
 
 
 def _dedupe(items: Iterable[str]) -> list[str]:
@@ -82,7 +158,10 @@ class _Facts:
     """What the extractive summary is made of."""
 
     user_requests: list[str] = field(default_factory=list)
+    #: Every user message (substantive or not), for "is a reply still owed".
     conclusions: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     tool_counts: dict[str, int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
@@ -97,9 +176,9 @@ def _facts(messages: Sequence[dict[str, Any]]) -> _Facts:
         role = message.get("role")
         content = message.get("content")
         if role == "user":
-            text = _one_line(_text_of(content))
-            if text:
-                facts.user_requests.append(text)
+            raw = _text_of(content)
+            if substantive(raw):
+                facts.user_requests.append(_one_line(raw))
                 last_user = index
         elif role == "assistant" and isinstance(content, list):
             texts = [
@@ -110,6 +189,11 @@ def _facts(messages: Sequence[dict[str, Any]]) -> _Facts:
             if texts:
                 facts.conclusions.append(_one_line(texts[-1]))
                 last_answer = index
+                for sentence in _sentences(" ".join(texts)):
+                    if _NEXT.search(sentence):
+                        facts.next_steps.append(_one_line(sentence))
+                    elif _DECISION.search(sentence):
+                        facts.decisions.append(_one_line(sentence))
             for block in content:
                 if not isinstance(block, dict) or block.get("type") != "toolCall":
                     continue
@@ -124,6 +208,8 @@ def _facts(messages: Sequence[dict[str, Any]]) -> _Facts:
             detail = _one_line(_text_of(content)) or "failed without output"
             facts.errors.append(f"`{name}` failed: {detail}")
     facts.conclusions = _dedupe(facts.conclusions)
+    facts.decisions = _dedupe(facts.decisions)
+    facts.next_steps = _dedupe(facts.next_steps)
     facts.errors = _dedupe(facts.errors)
     facts.awaiting_reply = last_user > last_answer
     return facts
@@ -132,8 +218,10 @@ def _facts(messages: Sequence[dict[str, Any]]) -> _Facts:
 def _tools_line(facts: _Facts) -> list[str]:
     if not facts.tool_counts:
         return []
-    used = ", ".join(f"{name} ×{count}" for name, count in facts.tool_counts.items())
-    return [f"**Tools used**: {used}"]
+    used = ", ".join(
+        f"{name} ({count} {'call' if count == 1 else 'calls'})" for name, count in facts.tool_counts.items()
+    )
+    return [f"Tools used: {used}"]
 
 
 def _files(facts: _Facts) -> list[str]:
@@ -211,8 +299,8 @@ def _history(request: SummaryRequest) -> str:
         "done": facts.conclusions,
         "in_progress": users[-1:] if facts.awaiting_reply else [],
         "blocked": facts.errors,
-        "decisions": _tools_line(facts),
-        "next": users[-1:],
+        "decisions": facts.decisions,
+        "next": [*(users[-1:] if facts.awaiting_reply else []), *facts.next_steps[-3:]],
         "context": [*_files(facts), *_focus(request)],
     }
     if request.previous_summary:

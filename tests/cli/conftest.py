@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from os import PathLike
 from typing import Any
 
@@ -12,6 +12,18 @@ from click.testing import CliRunner, Result
 from pitools.cli import cli
 
 Run = Callable[..., Result]
+
+
+@pytest.fixture(autouse=True)
+def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Human output shows local times: pin the zone so snapshots are the same everywhere."""
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture

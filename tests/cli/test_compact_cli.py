@@ -196,7 +196,15 @@ def test_apply_to_new_file_leaves_original(run, session: Path, tmp_path: Path) -
     out = tmp_path / "out.jsonl"
     run("compact", session, "--apply", "--model", "builtin", "-o", out, "--no-config")
     assert session.read_bytes() == before
-    assert out.read_bytes().startswith(before)
+    # A new session: new id and timestamp, parentSession -> the source; every entry line unchanged.
+    old_lines, new_lines = before.splitlines(keepends=True), out.read_bytes().splitlines(keepends=True)
+    assert new_lines[1 : len(old_lines)] == old_lines[1:] and len(new_lines) == len(old_lines) + 1
+    old_header, new_header = json.loads(old_lines[0]), json.loads(new_lines[0])
+    assert new_header["id"] != old_header["id"] and new_header["parentSession"] == str(session.resolve())
+    assert {k: v for k, v in new_header.items() if k not in ("id", "timestamp", "parentSession")} == {
+        k: v for k, v in old_header.items() if k not in ("id", "timestamp", "parentSession")
+    }
+    run("validate", out)  # no error (the source's own warnings stay)
 
 
 def test_apply_refuses_legacy_and_torn_files(run, tmp_path: Path) -> None:
@@ -400,3 +408,34 @@ def test_dry_run_human_leads_with_the_plan_and_collapses_long_regions(run, tmp_p
     assert "Entries:" in full and "entries …" not in full
     assert len(full.splitlines()) > 121
     run("compact", file, "--apply", "--entries", exit_code=2)
+
+
+def test_apply_without_a_key_needs_builtin_said_explicitly(
+    run, session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    for var in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(var)
+    before = session.read_bytes()
+    r = run("compact", session, "--apply", "--no-config", exit_code=1)
+    assert "refusing to write a builtin (offline, extractive) summary into" in r.stderr
+    assert str(session) in r.stderr and "--model builtin" in r.stderr
+    assert session.read_bytes() == before
+    out = tmp_path / "new.jsonl"
+    r = run("compact", session, "--apply", "--no-config", "-o", out)
+    assert f"summarizing with builtin (offline, extractive); the compaction goes into a new file {out}" in r.stderr
+    r = run("compact", session, "--apply", "--no-config", "--model", "builtin")
+    assert f"the compaction goes into {session} (in place)" in r.stderr and session.read_bytes() != before
+
+
+@pytest.mark.parametrize(("answer", "written"), [(b"y\n", True), (b"n\n", False)])
+def test_apply_without_a_key_asks_on_a_terminal(session: Path, answer: bytes, written: bool) -> None:
+    from tests.cli.test_output_cli import in_pty
+
+    before = session.read_bytes()
+    env = {k: None for k in __import__("os").environ if k.endswith("_API_KEY")}
+    status, out = in_pty("compact", session, "--apply", "--no-config", env=env, answer=answer)
+    assert b"Append a builtin summary to" in out
+    assert (session.read_bytes() != before) is written
+    assert status == (0 if written else 1)

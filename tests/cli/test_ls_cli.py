@@ -102,3 +102,21 @@ def test_help_is_documented(run: Run) -> None:
     out = run("ls", "--help").stdout
     for flag in ("--all", "--cwd", "--session-dir", "--format", "--no-cache"):
         assert flag in out
+
+
+def test_limit_since_and_sort(run: Run, pi_home: dict[str, Any]) -> None:
+    def ids(*args: str) -> list[str]:
+        data = json.loads(run("ls", "--format", "json", *args).stdout)
+        _validate(data)
+        assert data["count"] == len(data["sessions"])
+        return [s["path"].rsplit("_", 1)[1] for s in data["sessions"]]
+
+    everything = ids()
+    assert len(everything) == 3
+    assert ids("--limit", "1") == everything[:1]
+    assert ids("--since", "2026-01-01") == [i for i in everything if i != "445e9686.jsonl"]
+    assert ids("--since", "1d") == []  # nothing was active in the last day (the sessions are old)
+    by_size = ids("--sort", "size")
+    sizes = {f.name.rsplit("_", 1)[1]: f.stat().st_size for f in pi_home["files"].values()}
+    assert by_size == sorted(by_size, key=lambda i: -sizes[i])
+    assert "neither a date" in run("ls", "--since", "yesterday-ish", exit_code=2).stderr

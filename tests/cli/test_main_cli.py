@@ -105,3 +105,63 @@ def test_python_dash_m(tmp_path: Path) -> None:
 
 def test_group_is_importable_without_side_effects() -> None:
     assert cli.name in ("cli", "pitools")
+
+
+def test_the_sample_that_make_run_shows_is_clean(run) -> None:
+    sample = ROOT / "examples" / "sample-session.jsonl"
+    assert "SAMPLE := examples/sample-session.jsonl" in (ROOT / "Makefile").read_text()
+    assert "examples/sample-session.jsonl" in README.splitlines()[1]
+    assert run("validate", sample, "--strict").stdout.startswith("1 file checked: no problems found")
+    inspected = run("inspect", sample).stdout
+    assert "Pi's own stats would fail" not in inspected and "0 errors, 0 warnings, 0 info" in inspected
+    assert "unknown model" not in run("context", sample).stdout
+
+
+def test_bare_pitools_and_help_command_print_the_help(run) -> None:
+    bare = run()
+    assert bare.stdout.startswith("Usage: ") and "Commands:" in bare.stdout and "help " in bare.stdout
+    assert run("help").stdout == bare.stdout
+    assert run("help", "tree").stdout == run("tree", "--help").stdout
+    assert "Did you mean 'tree'?" in run("help", "trea", exit_code=2).stderr
+
+
+def test_did_you_mean_for_commands_and_options(run) -> None:
+    assert "Did you mean 'inspect'?" in run("inspct", exit_code=2).stderr
+    assert "Did you mean '--format'?" in run("inspect", SEED, "--formt", "json", exit_code=2).stderr
+
+
+def _complete(words: str, cwd: Path, env: dict[str, str] | None = None) -> list[str]:
+    import os
+
+    full = {**os.environ, "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+    full.update({"_PITOOLS_COMPLETE": "bash_complete", **(env or {})})
+    r = subprocess.run(
+        [sys.executable, "-m", "pitools"], capture_output=True, text=True, env=full, cwd=cwd, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    return [line.split(",", 1)[1] for line in r.stdout.splitlines() if "," in line]
+
+
+def test_shell_completion_of_commands_leaves_labels_and_session_ids(tmp_path: Path) -> None:
+    import shutil
+
+    sample = ROOT / "examples" / "sample-session.jsonl"
+    assert "tree" in _complete("pitools tr", tmp_path)
+    assert _complete("pitools context s.jsonl --leaf 39", ROOT / "examples") == []  # no such file
+    shutil.copy(sample, tmp_path / "s.jsonl")
+    assert _complete("pitools context s.jsonl --leaf 39", tmp_path) == ["39b7f4d0"]
+    assert _complete("pitools fork s.jsonl --at tests", tmp_path) == ["tests-green"]
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    shutil.copy(sample, sessions / "one.jsonl")
+    ids = _complete("pitools inspect 0195", tmp_path, {"PI_CODING_AGENT_SESSION_DIR": str(sessions)})
+    assert "0195f2a4-7c1e-7b3a-9d20-5e6f8a1b2c3d" in ids
+    for shell in ("bash", "zsh", "fish"):
+        script = subprocess.run(
+            [sys.executable, "-m", "pitools"],
+            capture_output=True,
+            text=True,
+            env={**__import__("os").environ, "_PITOOLS_COMPLETE": f"{shell}_source"},
+            check=True,
+        ).stdout
+        assert "_PITOOLS_COMPLETE" in script

@@ -73,3 +73,29 @@ def test_primitive_line_in_v1_is_reported(run, tmp_path: Path) -> None:
     p.write_text('{"type":"session","id":"x"}\n{"type":"message","message":{"role":"user","content":"a"}}\n42\n')
     r = run("migrate", p, exit_code=1)
     assert ":3:" in r.stderr and "Cannot create property" in r.stderr
+
+
+def test_output_of_a_v3_file_is_an_identical_copy_and_needs_force_to_replace(run, tmp_path) -> None:
+    import os
+
+    from tests.golden.test_conformance import GOLDEN as golden
+
+    source = golden / "gen-s0000_v3" / "session.jsonl"
+    out = tmp_path / "copy.jsonl"
+    old = os.umask(0o022)
+    try:
+        r = run("migrate", source, "-o", out)
+        assert out.read_bytes() == source.read_bytes()
+        assert "wrote an identical copy to" in r.stdout
+        assert out.stat().st_mode & 0o777 == 0o644  # as Pi creates files: 0666 minus the umask
+        out.write_text("something else\n")
+        r = run("migrate", source, "-o", out, exit_code=1)
+        assert "pass --force" in r.stderr and out.read_text() == "something else\n"
+        run("migrate", source, "-o", out, "--force")
+        assert out.read_bytes() == source.read_bytes()
+        run("migrate", source, "--force", exit_code=2)
+        fork = tmp_path / "clone.jsonl"
+        run("clone", source, "-o", fork)
+        assert fork.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(old)

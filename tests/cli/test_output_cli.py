@@ -62,8 +62,12 @@ def pitools(
     )
 
 
-def in_pty(*args: str | Path, env: Mapping[str, str | None] | None = None) -> tuple[int, bytes]:
-    """Run pitools with stdin, stdout and stderr on a pseudo-terminal; returns (status, output)."""
+def in_pty(
+    *args: str | Path, env: Mapping[str, str | None] | None = None, answer: bytes | None = None
+) -> tuple[int, bytes]:
+    """Run pitools with stdin, stdout and stderr on a pseudo-terminal; returns (status, output).
+
+    ``answer`` is typed once the output shows a ``[y/N]`` prompt."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "pitools", *map(str, args)],
@@ -88,6 +92,9 @@ def in_pty(*args: str | Path, env: Mapping[str, str | None] | None = None) -> tu
         if not data:
             break
         chunks.append(data)
+        if answer is not None and b"[y/N]" in b"".join(chunks):
+            os.write(master, answer)
+            answer = None
     os.close(master)
     return proc.wait(timeout=60), b"".join(chunks)
 
@@ -550,3 +557,42 @@ def test_debug_after_the_subcommand_shows_the_traceback(tmp_path: Path) -> None:
     assert plain.returncode == 3 and b"Traceback" not in plain.stderr
     debug = pitools("context", SEED, "--debug", env=env)
     assert b"Traceback" in debug.stderr and b"ZeroDivisionError" in debug.stderr
+
+
+# -- stdin ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["inspect"], ["context", "--format", "json"], ["tree"], ["branches"], ["compact", "--dry-run"], ["export"]],
+)
+def test_a_dash_reads_the_session_from_stdin(command: list[str]) -> None:
+    data = SEED.read_bytes()
+    piped = subprocess.run(
+        [sys.executable, "-m", "pitools", command[0], "-", *command[1:]],
+        input=data,
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+    direct = pitools(command[0], SEED, *command[1:])
+    assert piped.returncode == direct.returncode == 0, piped.stderr
+    if command[0] not in ("inspect", "export"):  # these name the file they read
+        assert piped.stdout == direct.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["compact", "--apply", "--model", "builtin"], ["migrate", "--in-place"], ["clone"], ["fork", "--at", "U2"]],
+)
+def test_writing_commands_refuse_stdin_without_an_output(command: list[str]) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "pitools", command[0], "-", *command[1:]],
+        input=SEED.read_bytes(),
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 2 and b"stdin" in r.stderr, r.stderr

@@ -164,7 +164,7 @@ def test_cycle_session_does_not_hang(run) -> None:
     path = GOLDEN / "broken-cycle" / "session.jsonl"
     r = run("tree", path, "--color", "never", env=ENV)
     assert "No entries found" in r.stdout
-    assert "8 entries sit in or below a parentId cycle" in r.stdout
+    assert "8 entries in or below a parentId cycle" in r.stdout
     data = tree_json(run, path)
     assert data["roots"] == [] and len(data["unreachable"]) == 8
 

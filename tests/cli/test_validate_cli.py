@@ -119,7 +119,11 @@ def test_human_output(run: Any, snapshot: SnapshotAssertion, monkeypatch: pytest
     files = ["golden/gen-s0013_broken-orphan+dupids/session.jsonl", "golden/gen-s0012_v3/session.jsonl"]
     result = run("validate", *files, exit_code=1)
     assert result.stdout == snapshot
-    assert result.stderr == ""
+    # Messages only on stderr: here, that `pitools repair` can fix these findings.
+    assert (
+        result.stderr
+        == "pitools: hint: `pitools repair FILE --dry-run` shows how it would fix: duplicate-id, orphan-entry\n"
+    )
 
 
 def test_human_output_is_one_unwrapped_line_per_finding(run: Any) -> None:
@@ -279,3 +283,58 @@ def test_arbitrary_bytes_exit_0_or_1_without_traceback(run: Any, tmp_path: Path,
     assert result.exit_code in (0, 1), result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert "internal-check-error" not in result.stdout
+
+
+def _no_total_tokens(tmp_path: Path, n: int = 5) -> Path:
+    usage = {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0}
+    usage["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    rows = [{"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}]
+    parent = None
+    for i in range(n):
+        rows.append(
+            {"type": "message", "id": f"u{i}", "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
+             "message": {"role": "user", "content": "hi", "timestamp": 1}}
+        )  # fmt: skip
+        rows.append(
+            {"type": "message", "id": f"a{i}", "parentId": f"u{i}", "timestamp": "2026-01-01T00:00:01.000Z",
+             "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "api": "anthropic-messages",
+                         "provider": "anthropic", "model": "claude", "stopReason": "stop", "timestamp": 2,
+                         "usage": usage}}
+        )  # fmt: skip
+        parent = f"a{i}"
+    file = tmp_path / "nott.jsonl"
+    file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return file
+
+
+def test_what_pi_tolerates_is_info_and_identical_findings_are_grouped(run, tmp_path: Path) -> None:
+    file = _no_total_tokens(tmp_path)
+    human = run("validate", file, "--strict").stdout  # info never fails, even with --strict
+    lines = human.splitlines()
+    assert len(lines) == 2, human
+    assert "info tolerated-missing-field `message.usage.totalTokens` is missing; Pi copes" in lines[0]
+    assert lines[0].endswith("(5×, lines 3–11)")
+    data = json.loads(run("validate", file, "--format", "json").stdout)
+    assert [f["line"] for f in data["files"][0]["findings"]] == [3, 5, 7, 9, 11]  # JSON keeps every instance
+    assert len(run("validate", file, "--format", "github").stdout.splitlines()) == 6
+
+
+def test_list_codes_and_explain(run) -> None:
+    from pitools.core.validate import CODES
+
+    listed = run("validate", "--list-codes").stdout
+    assert all(code in listed for code in CODES)
+    assert "info: Pi tolerates it" in listed
+    explained = run("validate", "--explain", "orphan-entry").stdout
+    assert "what Pi does:" in explained and "how to fix it:" in explained and "parentId" in explained
+    data = json.loads(run("validate", "--explain", "needs-migration", "--format", "json").stdout)
+    assert data["severity"] == "info" and "pitools migrate" in data["fix"]
+    assert len(json.loads(run("validate", "--list-codes", "--format", "json").stdout)) == len(CODES)
+    bad = run("validate", "--explain", "orphan", exit_code=2)
+    assert "did you mean 'orphan-entry'?" in bad.stderr
+    run("validate", exit_code=2)
+
+
+def test_select_bogus_names_the_valid_codes(run) -> None:
+    r = run("validate", "x.jsonl", "--select", "dupe-id", exit_code=2)
+    assert "did you mean 'duplicate-id'?" in r.stderr and "valid codes: unreadable-file" in r.stderr

@@ -85,6 +85,7 @@ def build(case: Case, out: Path) -> None:
             output=str(out),
             now=NOW,
             entry_id_=f"c0ffee{CASES.index(case):02x}",
+            new_session=False,  # the source's lines, header included, plus the compaction
         )
     finally:
         if server is not None:

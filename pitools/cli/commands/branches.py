@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, session_argument
+from pitools.cli.options import format_option, note_synthetic_ids, session_argument
 from pitools.cli.output import get_output
 
 
@@ -31,6 +31,7 @@ def command(file: str, format_: str) -> int:
 
     loaded = load(file)
     result = list_branches(loaded.index)
+    note_synthetic_ids(loaded)
     try:
         name = session_name(list(loaded.session.entries))
     except PiCrashError:

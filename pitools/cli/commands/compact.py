@@ -103,6 +103,10 @@ def command(
         raise click.UsageError(f"{'--show-prompt' if show_prompt else '--entries'} only applies to --dry-run")
     if output and no_backup:
         raise click.UsageError("--no-backup has no effect with -o (the original is untouched)")
+    from pitools.cli.options import from_stdin
+
+    if mode == "apply" and not output and from_stdin():
+        raise click.UsageError("a session read from stdin cannot be compacted in place: add -o OUT")
 
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.compaction.settings import resolve_settings
@@ -224,6 +228,7 @@ def _apply(
         raise PitoolsError(f"refusing to compact: {plan.reason}", path=file)
     from pitools.summarize import MissingApiKeyError, builtin_spec
 
+    fallback_reason: str | None = None
     use_config = not no_config
     # First without running any `!command` of the configuration: enough to know which model would
     # be called and whether a key exists. Nothing from the configuration executes before the user
@@ -236,11 +241,28 @@ def _apply(
         if model_arg is not None:
             raise
         # No --model and no credentials for the session's model: the offline summarizer keeps
-        # `compact --apply` usable on a fresh machine, and says so.
-        err.print(f"pitools: {exc.message.split(':')[0]}; using the builtin extractive summarizer instead")
+        # `compact --apply` usable on a fresh machine, but only when asked for (below).
+        fallback_reason = exc.message.split(":")[0]
         spec = builtin_spec()
     paid = spec.api != "builtin"
     label = "builtin (offline, extractive)" if not paid else f"{spec.provider}/{spec.model_id}"
+    target = output or file
+    output_ = get_output()
+    if not paid and model_arg != "builtin" and output is None:
+        # Rewriting the real session with a summary nobody asked for is not a default.
+        why = fallback_reason or "no model is configured"
+        if not (sys.stdin.isatty() and output_.stderr_isatty):
+            raise PitoolsError(
+                f"{why}; refusing to write a builtin (offline, extractive) summary into {file} in place. "
+                "Say --model builtin to mean it, configure a key for the model, or write a new file with -o OUT",
+                path=None,
+            )
+        output_.message(f"{why}: the only summarizer available is the builtin (offline, extractive) one")
+        if not click.confirm(f"Append a builtin summary to {file} in place?", default=False, err=True):
+            raise PitoolsError("cancelled; nothing was written")
+    if format_ != "json":
+        where = f"a new file {target}" if output else f"{file} (in place)"
+        output_.message(f"summarizing with {label}; the compaction goes into {where}")
     if paid and not yes:
         if not sys.stdin.isatty():
             raise click.UsageError(f"calling the paid model {label} needs --yes when not run from a terminal")

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
 from pitools.cli.output import get_output
+
+
+def _check_tokenizer(name: str | None) -> str | None:
+    """An unknown encoding name is a usage error (exit 2) naming the valid ones."""
+    if name is None:
+        return None
+    from pitools.core.context.tiktoken_count import encoding_names
+
+    names = encoding_names()
+    if name not in names:
+        raise click.BadParameter(f"unknown encoding {name!r}; choose one of {', '.join(names)}")
+    return name
 
 
 @click.command("context")
@@ -16,7 +28,8 @@ from pitools.cli.output import get_output
     "--tokenizer",
     metavar="NAME",
     default=None,
-    help="Also count real tokens with a tiktoken encoding (o200k_base, cl100k_base).",
+    callback=lambda ctx, param, value: _check_tokenizer(value),
+    help="Also count real tokens with a tiktoken encoding (cl100k_base works offline; o200k_base, ...).",
 )
 def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None) -> int:
     """Replay Pi's context (buildSessionContext) at a leaf.
@@ -33,6 +46,7 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
 
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
+    note_synthetic_ids(loaded)
     replay = replay_context(loaded.index, leaf)
     counts = None
     if tokenizer:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pitools.cli.commands._secrets_options import value_options
 from pitools.cli.options import leaf_option, session_argument
 from pitools.cli.output import get_output
 
@@ -27,7 +28,27 @@ from pitools.cli.output import get_output
     help="Images as placeholders or embedded data URIs (default: embed in html, placeholder in markdown).",
 )
 @click.option("-o", "--output", metavar="OUT", default=None, help="Write to OUT (never overwritten) instead of stdout.")
-def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: str | None, output: str | None) -> int:
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Replace secrets with [REDACTED:<kind>:<hash>] first, as `pitools redact` does, so the export "
+    "can be shared. The value options below apply to it.",
+)
+@value_options
+def command(
+    file: str,
+    leaf_ref: str | None,
+    all_: bool,
+    format_: str,
+    images: str | None,
+    output: str | None,
+    redact: bool,
+    given: tuple[str, ...],
+    values_file: str | None,
+    env_names: bool,
+    no_pi_keys: bool,
+    no_entropy: bool,
+) -> int:
     """Export a session as a readable transcript, or its branch as a standalone session.
 
     The transcript shows user and assistant messages, tool calls with their arguments, tool
@@ -41,13 +62,30 @@ def command(file: str, leaf_ref: str | None, all_: bool, format_: str, images: s
       pitools export session.jsonl --format html -o session.html
       pitools export 0190a1b2 --leaf a1b2c3d4 > branch.md
       pitools export --all --format markdown
+      pitools export session.jsonl --redact --format html -o shareable.html
     """
-    from pitools.core.session.api import load
-
     if all_ and leaf_ref is not None:
         raise click.UsageError("--all exports every branch; it cannot be combined with --leaf")
     if all_ and format_ == "jsonl":
         raise click.UsageError("--all cannot be used with --format jsonl (a session file holds one branch here)")
+    if not redact:
+        if given or values_file or env_names or no_pi_keys or no_entropy:
+            raise click.UsageError("--value, --values-file, --env, --no-pi-keys and --no-entropy go with --redact")
+        return _export(file, leaf_ref, all_, format_, images, output)
+    from pitools.cli.commands._secrets_options import build_detector
+    from pitools.core.secrets.redact import RedactOptions
+    from pitools.ops.redact import redacted_copy, run_key
+    from pitools.render.secrets import export_redact_note
+
+    detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
+    with redacted_copy(file, detector=detector, options=RedactOptions(key=run_key(None))) as (copy, stats):
+        get_output().message(export_redact_note(stats))
+        return _export(copy, leaf_ref, all_, format_, images, output)
+
+
+def _export(file: str, leaf_ref: str | None, all_: bool, format_: str, images: str | None, output: str | None) -> int:
+    from pitools.core.session.api import load
+
     loaded = load(file)
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":

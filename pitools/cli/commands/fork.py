@@ -14,8 +14,11 @@ _SESSION_DIR_META = "pitools.session_dir"  # set by session_argument's --session
 
 def write_new_session(new: Any, source: str, output: str | None) -> str:
     """Write ``new`` to ``output`` or where Pi would put it; returns the path written."""
+    from pitools.cli.options import from_stdin
     from pitools.ops.newsession import write_where_pi_would
 
+    if not output and from_stdin():
+        raise click.UsageError("a session read from stdin has no folder to write next to: add -o OUT")
     session_dir = None if output else click.get_current_context().meta.get(_SESSION_DIR_META)
     return write_where_pi_would(
         new,
@@ -58,6 +61,9 @@ def resolve_ref(loaded: Any, ref: str, option: str) -> Any:
     "at_ref",
     metavar="REF",
     required=True,
+    shell_complete=lambda ctx, param, incomplete: __import__(
+        "pitools.cli.complete", fromlist=["complete_leaf"]
+    ).complete_leaf(ctx, param, incomplete),
     help="The user message to fork from: id, id prefix or label.",
 )
 @click.option("-o", "--output", metavar="OUT", default=None, help="Write here instead of Pi's session directory.")

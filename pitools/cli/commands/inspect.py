@@ -11,7 +11,10 @@ from pitools.cli.output import get_output
 @click.command("inspect")
 @session_argument
 @format_option("human", "json")
-def command(file: str, format_: str) -> int:
+@click.option(
+    "--all", "all_", is_flag=True, help="List every leaf, label, compaction and model (default: the first 12)."
+)
+def command(file: str, format_: str, all_: bool) -> int:
     """Summarise a session file.
 
     Header (id, cwd, version, whether migration is needed), size, counts by entry type and
@@ -32,5 +35,5 @@ def command(file: str, format_: str) -> int:
     else:
         from pitools.render.inspect import render_inspect
 
-        render_inspect(get_output().console(), data)
+        render_inspect(get_output().console(), data, all_=all_)
     return 0

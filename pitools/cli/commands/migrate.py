@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -23,6 +24,7 @@ from pitools.cli.output import get_output
 @click.option("--in-place", is_flag=True, help="Replace FILE atomically (keeps FILE.bak-<time> unless --no-backup).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the file needs migration (for CI).")
 @click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
+@click.option("--force", is_flag=True, help="With -o: replace OUT if it exists.")
 @format_option("human", "json")
 def command(
     file: str,
@@ -30,6 +32,7 @@ def command(
     in_place: bool,
     check: bool,
     no_backup: bool,
+    force: bool,
     format_: str,
 ) -> int:
     """Migrate a session to format v3 (Pi's migrateToCurrentVersion).
@@ -49,7 +52,18 @@ def command(
         raise click.UsageError("use only one of -o/--output, --in-place and --check")
     if no_backup and not in_place:
         raise click.UsageError("--no-backup only applies to --in-place")
+    from pitools.cli.options import from_stdin
+
+    if in_place and from_stdin():
+        raise click.UsageError("a session read from stdin cannot be migrated in place: use -o OUT or -o -")
+    if force and (not output or output == "-"):
+        raise click.UsageError("--force only applies to -o OUT")
     from pitools.ops.migrate import plan_migration, write_copy, write_in_place
+
+    if output and output != "-" and not force and os.path.lexists(output):
+        from pitools.core.errors import PitoolsError
+
+        raise PitoolsError("already exists; pass --force to replace it, or choose another path", path=output)
 
     plan = plan_migration(file, in_place=in_place)
     report = plan.session.migration
@@ -64,8 +78,12 @@ def command(
             get_output().write_chunks(plan.lines())
             written = "-"
         elif output:
-            write_copy(plan, output)
+            write_copy(plan, output, overwrite=force)
             written = output
+    elif output and output != "-" and not check and not pointless:
+        # Nothing to migrate, but a file was asked for: an identical copy.
+        write_copy(plan, output, overwrite=force)
+        written = output
     elif output == "-" and not needed:
         # Nothing to migrate: the output is the file itself.
         with open(file, "rb") as fh:
@@ -101,7 +119,8 @@ def _human(r: dict[str, Any], check: bool) -> str:
     if r.get("note"):
         return f"{r['path']}: {r['note']}"
     if not r["needed"]:
-        return f"{r['path']}: already version {r['versionBefore']}; nothing to migrate"
+        copied = f"; wrote an identical copy to {r['written']}" if r["written"] else ""
+        return f"{r['path']}: already version {r['versionBefore']}; nothing to migrate{copied}"
     parts = [f"{r['path']}: version {r['versionBefore'] if r['versionBefore'] is not None else '1 (none)'} → 3"]
     details = []
     if rep["idsAssigned"]:

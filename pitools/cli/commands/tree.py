@@ -6,7 +6,7 @@ import os
 
 import click
 
-from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
 from pitools.cli.output import get_output
 
 
@@ -42,6 +42,7 @@ def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: s
 
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
+    note_synthetic_ids(loaded)
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or None
     view = tree_view(loaded.index, leaf, filter_, home=home)
     name = _name(loaded.session.entries)

@@ -30,11 +30,22 @@ def _codes(values: Sequence[str], option: str) -> list[str] | None:
     codes = [c.strip() for value in values for c in value.split(",") if c.strip()]
     unknown = [c for c in codes if c not in CODES]
     if unknown:
-        raise click.BadParameter(
-            f"unknown code(s): {', '.join(unknown)} (see `pitools validate --help` or the README)",
-            param_hint=f"'--{option}'",
-        )
+        raise click.BadParameter(_unknown_codes(unknown), param_hint=f"'--{option}'")
     return codes
+
+
+def _unknown_codes(unknown: Sequence[str]) -> str:
+    """``unknown code 'dupe-id' (did you mean 'duplicate-id'?); valid codes: …``."""
+    import difflib
+
+    parts = []
+    for code in unknown:
+        close = difflib.get_close_matches(code, list(CODES), n=1)
+        parts.append(f"{code!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return (
+        f"unknown code {', '.join(parts)}; valid codes: {', '.join(CODES)} "
+        "(`pitools validate --list-codes` explains them)"
+    )
 
 
 def find_session_files(paths: Sequence[str]) -> list[str]:
@@ -96,8 +107,10 @@ def _check_batch(check: Callable[..., ValidationReport], files: Sequence[str]) -
 
 
 @click.command("validate")
-@click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...", type=click.Path(path_type=str))
+@click.argument("paths", nargs=-1, required=False, metavar="FILE|DIR...", type=click.Path(path_type=str))
 @format_option("human", "json", "github")
+@click.option("--list-codes", is_flag=True, help="List every finding code with its severity and meaning, then exit.")
+@click.option("--explain", metavar="CODE", default=None, help="Explain one code: meaning, what Pi does, how to fix.")
 @click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too, not only on errors.")
 @click.option(
     "--select",
@@ -129,6 +142,8 @@ def _check_batch(check: Callable[..., ValidationReport], files: Sequence[str]) -
 def command(
     paths: tuple[str, ...],
     format_: str,
+    list_codes: bool,
+    explain: str | None,
     strict: bool,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
@@ -152,6 +167,11 @@ def command(
     from functools import partial
 
     from pitools.core.validate import validate_file
+
+    if list_codes or explain is not None:
+        return _describe_codes(format_, explain)
+    if not paths:
+        raise click.UsageError("give at least one FILE or DIR to check (or --list-codes / --explain CODE)")
 
     selected = _codes(select, "select")
     ignored = _codes(ignore, "ignore")
@@ -187,9 +207,47 @@ def command(
             out.echo("\n".join(safe_text(line, one_line=True).rstrip(" ") for line in lines))
         else:
             render_human(out.console(), reports, fail_on)
+        from pitools.render.validate import repair_hint
+
+        hint = repair_hint(reports)
+        if hint:
+            out.message(hint)
     from pitools.render.validate import any_failed
 
     return 1 if any_failed(reports, fail_on) else 0
+
+
+def _describe_codes(format_: str, code: str | None) -> int:
+    """``--list-codes`` (every code) or ``--explain CODE`` (one), like ``ruff rule``."""
+    from pitools.core.validate.codes import GRADING, explain
+
+    out = get_output()
+    if code is not None and code not in CODES:
+        raise click.BadParameter(_unknown_codes([code]), param_hint="'--explain'")
+    codes = [code] if code is not None else list(CODES)
+    if format_ == "json":
+        out.write_json([explain(c) for c in codes] if code is None else explain(code))
+        return 0
+    if code is None:
+        width = max(len(c) for c in codes)
+        lines = [f"{c:<{width}}  {CODES[c].severity:<7}  {CODES[c].summary}" for c in codes]
+        lines.append("")
+        lines.extend(f"{severity}: {meaning}" for severity, meaning in GRADING.items())
+        lines.append("`pitools validate --explain CODE` tells what Pi does and how to fix it.")
+        out.echo("\n".join(lines))
+        return 0
+    e = explain(code)
+    out.echo(
+        "\n".join(
+            [
+                f"{e['code']} ({e['severity']})",
+                f"  what it means:  {e['meaning']}",
+                f"  what Pi does:   {e['piBehaviour']}",
+                f"  how to fix it:  {e['fix']}",
+            ]
+        )
+    )
+    return 0
 
 
 def _with_progress(

@@ -19,7 +19,7 @@ from pitools.core.compaction.prepare import (
     should_compact,
 )
 from pitools.core.compaction.summarizer import SummaryRequest
-from pitools.core.context.build import build_projection, estimate_projected_context_tokens
+from pitools.core.context.build import build_projection, estimate_projected_context_tokens, message_estimates
 from pitools.core.context.messages import get_current_system_message
 from pitools.core.errors import PitoolsError
 from pitools.core.js.date import iso_now
@@ -27,6 +27,7 @@ from pitools.core.js.jsonout import fragment, jsonable
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession
 from pitools.core.session.ids import generate_id
+from pitools.core.session.load import gc_paused
 from pitools.core.session.loaded import entry_id, entry_type
 
 REGION_SUMMARIZED = "already-summarized"
@@ -140,6 +141,19 @@ def plan_compaction(
     passes them in as ``branch`` and ``projection`` (a 100 MB session's branch takes a tenth of
     a second to walk and project).
     """
+    with gc_paused():  # only acyclic objects are made here; see gc_paused
+        return _plan_compaction(loaded, leaf, settings, context_window, settings_json, branch, projection)
+
+
+def _plan_compaction(
+    loaded: LoadedSession,
+    leaf: Any,
+    settings: CompactionSettings,
+    context_window: int,
+    settings_json: dict[str, Any] | None,
+    branch: list[Any] | None,
+    projection: Any,
+) -> CompactionPlan:
     index = loaded.index
     if branch is None:
         branch = index.get_branch(leaf)
@@ -150,7 +164,7 @@ def plan_compaction(
     # is the one the index holds for its id, so the ids are distinct.
     if projection is None:
         projection = build_projection(branch)
-    tokens = estimate_projected_context_tokens(projection, branch).tokens
+    tokens = estimate_projected_context_tokens(projection, branch, message_estimates(projection)).tokens
     prep = prepare_compaction(branch, settings, projection=projection, tokens_before=tokens)
     reason = None
     if prep is None:

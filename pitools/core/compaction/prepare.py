@@ -140,6 +140,9 @@ def serialize_conversation(messages: list[Any]) -> str:
                         f"{k}={jsops.to_string(js_stringify(v))}" for k, v in _entries_of(prop(block, "arguments"))
                     )
                     calls.append(f"{jsops.to_string(prop(block, 'name'))}({args})")
+            if type(content) is not list:
+                # A string iterates above (character by character) but has no .some().
+                raise jsops.type_error("msg.content.some is not a function")
             if any(prop(b, "type") == "text" for b in content):
                 parts.append(f"[Assistant]: {content_text(content)}")
             if calls:

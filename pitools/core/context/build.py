@@ -15,6 +15,7 @@ from pitools.core.context.tokens import ContextEstimate, estimate_context_tokens
 from pitools.core.js import ops as jsops
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
+from pitools.core.session.load import gc_paused
 from pitools.core.session.tree import SessionIndex, mkey
 
 
@@ -173,7 +174,18 @@ def build_projection(path: list[Any], context_entries: list[Any] | None = None) 
     projected: list[ProjectedEntry] = []
     messages: list[Any] = []
     for i, entry in enumerate(entries):
-        edit = edits.get(mkey(_id(entry))) if edits else None
+        if type(entry) is dict:
+            eid = entry.get("id", UNDEFINED)
+            edit = edits.get(eid if type(eid) is str else mkey(eid)) if edits else None
+            if edit is None and entry.get("type") == "message":
+                # The usual entry, inlined: a message object with content contributes itself.
+                message = entry.get("message")
+                if type(message) is dict and message.get("content") is not None:
+                    projected.append(ProjectedEntry(entry, [message]))
+                    messages.append(message)
+                    continue
+        else:
+            edit = edits.get(mkey(UNDEFINED)) if edits else None
         if i > 0 and type(entry) is dict and entry.get("type") == "compaction":
             pe = ProjectedEntry(entry, [], "older-compaction", edit)
         else:
@@ -186,9 +198,30 @@ def build_projection(path: list[Any], context_entries: list[Any] | None = None) 
     return Projection(projected, thinking, model, messages)
 
 
-def estimate_projected_context_tokens(projection: Projection, branch: Sequence[Any]) -> ContextEstimate:
-    """Pi's ``estimateProjectedContextTokens``: usage is trusted only after the latest edit/compaction."""
-    estimate = estimate_context_tokens(projection.messages)
+def message_estimates(projection: Projection) -> list[Any]:
+    """``estimateTokens`` of every projected message, computed once; each projected entry's
+    :meth:`ProjectedEntry.tokens` is filled in from them (the same sums, in the same order)."""
+    estimates = [estimate_tokens(m) for m in projection.messages]
+    at = 0
+    for pe in projection.entries:
+        n = len(pe.messages)
+        if pe._tokens is None:
+            total: Any = 0
+            for value in estimates[at : at + n]:
+                total = total + value if type(total) is int and type(value) is int else jsops.add(total, value)
+            pe._tokens = total
+        at += n
+    return estimates
+
+
+def estimate_projected_context_tokens(
+    projection: Projection, branch: Sequence[Any], estimates: list[Any] | None = None
+) -> ContextEstimate:
+    """Pi's ``estimateProjectedContextTokens``: usage is trusted only after the latest edit/compaction.
+
+    ``estimates``, if given, is ``estimate_tokens`` of every projected message, computed already.
+    """
+    estimate = estimate_context_tokens(projection.messages, estimates)
     if estimate.last_usage_index is not None:
         index = 0
         usage_entry_id: Any = UNDEFINED
@@ -214,9 +247,11 @@ def estimate_projected_context_tokens(projection: Projection, branch: Sequence[A
             return estimate
     system = get_current_system_message(projection.messages)
     tokens: Any = estimate_tokens(system) if system is not None else 0
-    for message in projection.messages:
+    messages = projection.messages
+    for i, message in enumerate(messages):
         if prop(message, "role") != "system":
-            tokens = jsops.add(tokens, estimate_tokens(message))
+            value = estimate_tokens(message) if estimates is None else estimates[i]
+            tokens = tokens + value if type(tokens) is int and type(value) is int else jsops.add(tokens, value)
     return ContextEstimate(tokens, 0, tokens, None)
 
 
@@ -270,12 +305,18 @@ def replay_context(index: SessionIndex, leaf_id: Any) -> ContextReplay:
     ``path`` is ``getBranch(leaf)`` (``[]`` for an unknown leaf); the context uses
     ``buildSessionPath``, which falls back to the last entry, exactly as Pi does.
     """
+    with gc_paused():  # only acyclic objects are made here; see gc_paused
+        return _replay_context(index, leaf_id)
+
+
+def _replay_context(index: SessionIndex, leaf_id: Any) -> ContextReplay:
     branch = index.get_branch(leaf_id)
-    session_path = index.session_path(leaf_id)
+    # A leaf that exists gives the same walk for both (only a missing leaf falls back differently).
+    session_path = list(branch) if branch else index.session_path(leaf_id)
     ctx_entries = context_entries_from_path(session_path)
     projection = build_projection(session_path, ctx_entries)
-    estimates = [estimate_tokens(m) for m in projection.messages]
-    estimate = estimate_projected_context_tokens(projection, branch)
+    estimates = message_estimates(projection)
+    estimate = estimate_projected_context_tokens(projection, branch, estimates)
     return ContextReplay(
         leaf_id=leaf_id,
         leaf_exists=leaf_id is not None and index.has(leaf_id),

@@ -14,7 +14,7 @@ from typing import Any
 
 from pitools.core.js import ops as jsops
 from pitools.core.js.ops import NAN, prop, truthy
-from pitools.core.js.value import UNDEFINED, js_stringify
+from pitools.core.js.value import UNDEFINED, js_stringify, js_stringify_len, utf16_len
 
 ESTIMATED_IMAGE_CHARS = 4800
 
@@ -52,6 +52,56 @@ def _stringify_len(value: Any) -> Any:
 
 def estimate_tokens(message: Any) -> Any:
     """Pi's ``estimateTokens(message)``: ``ceil(chars / 4)`` with per-role rules."""
+    # The usual shapes (a dict message, a list of dict blocks with string fields) are measured
+    # inline; anything else, and every error Pi would throw, goes through the general rules.
+    if type(message) is dict:
+        role = message.get("role")
+        if role == "assistant":
+            content = message.get("content")
+            if type(content) is list:
+                chars = 0
+                for block in content:
+                    if type(block) is not dict:
+                        break
+                    btype = block.get("type")
+                    if btype == "text" or btype == "thinking":
+                        text = block.get(btype)
+                        if type(text) is not str:
+                            break
+                        chars += len(text) if text.isascii() else utf16_len(text)
+                    elif btype == "toolCall":
+                        name = block.get("name")
+                        if type(name) is not str:
+                            break
+                        args = block.get("arguments", UNDEFINED)
+                        if type(args) is not dict:
+                            break
+                        chars += (len(name) if name.isascii() else utf16_len(name)) + js_stringify_len(args)
+                else:
+                    return -(-chars // 4)
+        elif role == "user" or role == "toolResult" or role == "custom":
+            content = message.get("content")
+            if type(content) is str:
+                return -(-(len(content) if content.isascii() else utf16_len(content)) // 4)
+            if type(content) is list:
+                chars = 0
+                for block in content:
+                    if type(block) is not dict:
+                        break
+                    btype = block.get("type")
+                    if btype == "text":
+                        text = block.get("text")
+                        if type(text) is not str:
+                            break
+                        chars += len(text) if text.isascii() else utf16_len(text)
+                    elif btype == "image":
+                        chars += ESTIMATED_IMAGE_CHARS
+                else:
+                    return -(-chars // 4)
+    return _estimate_tokens(message)
+
+
+def _estimate_tokens(message: Any) -> Any:
     role = prop(message, "role")
     if role == "user" or role == "custom" or role == "toolResult":
         return jsops.ceil_div4(_content_chars(prop(message, "content"), "content"))
@@ -95,10 +145,11 @@ def _need(value: Any, reading: str) -> Any:
     return value
 
 
-def sum_tokens(messages: list[Any]) -> Any:
+def sum_tokens(messages: list[Any], estimates: list[Any] | None = None) -> Any:
+    """Sum of ``estimateTokens`` over ``messages`` (``estimates``: the same, computed already)."""
     total: Any = 0
-    for m in messages:
-        total = jsops.add(total, estimate_tokens(m))
+    for value in estimates if estimates is not None else map(estimate_tokens, messages):
+        total = total + value if type(total) is int and type(value) is int else jsops.add(total, value)
     return total
 
 
@@ -145,15 +196,18 @@ class ContextEstimate:
         }
 
 
-def estimate_context_tokens(messages: list[Any]) -> ContextEstimate:
-    """Pi's ``estimateContextTokens``: last valid assistant usage + estimates after it."""
+def estimate_context_tokens(messages: list[Any], estimates: list[Any] | None = None) -> ContextEstimate:
+    """Pi's ``estimateContextTokens``: last valid assistant usage + estimates after it.
+
+    ``estimates``, if given, is ``[estimate_tokens(m) for m in messages]`` computed already.
+    """
     for i in range(len(messages) - 1, -1, -1):
         usage = assistant_usage(messages[i])
         if usage is not None:
             usage_tokens = calculate_context_tokens(usage)
-            trailing = sum_tokens(messages[i + 1 :])
+            trailing = sum_tokens(messages[i + 1 :], None if estimates is None else estimates[i + 1 :])
             return ContextEstimate(jsops.add(usage_tokens, trailing), usage_tokens, trailing, i)
-    estimated = sum_tokens(messages)
+    estimated = sum_tokens(messages, estimates)
     return ContextEstimate(estimated, 0, estimated, None)
 
 

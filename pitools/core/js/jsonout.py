@@ -1,4 +1,9 @@
-"""Turn core values into JSON data exactly as ``JSON.stringify`` would present them.
+"""Turn core values into JSON exactly as ``JSON.stringify`` would present them.
+
+:func:`to_json_bytes` (and its streaming form :func:`write_json_to`) is what every output uses.
+:func:`jsonable` + :func:`dumps` are the older copy-then-dump pair, kept for callers that want the
+plain data; unlike :func:`to_json_bytes` they keep Python's key order (JavaScript lists array-index
+keys first) and orjson's float layouts (``1e+16``, ``3e-6``, ``9007199254740994.0``).
 
 ``UNDEFINED`` object members are left out (and become ``null`` inside arrays), NaN and
 infinities become ``null``, integers beyond 2**53 become the double JavaScript holds, and
@@ -7,7 +12,10 @@ integral floats print without a fraction (``200.0`` is ``200`` in JavaScript).
 
 from __future__ import annotations
 
+import gc
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -82,24 +90,63 @@ def _float(x: float) -> Any:
 
 
 class Serialized:
-    """Already-``jsonable`` data, serialized once: :func:`dumps` embeds the bytes as they are
-    (an ``orjson.Fragment``), :func:`jsonable` passes it through, and the slow serializers
-    fall back to the data itself."""
+    """A value whose JSON bytes are made once and embedded as they are: :func:`to_json_bytes` and
+    :func:`dumps` write ``raw``, :func:`jsonable` passes it through, and the slow serializers
+    fall back to ``data``.
 
-    __slots__ = ("data", "raw")
+    Made with ``raw=None`` (see :func:`serialize_each`), the bytes are produced when first
+    written and kept only while the shared ``budget`` (a one-item list of bytes left) allows, so
+    a huge output is streamed instead of held.
+    """
 
-    def __init__(self, data: Any, raw: bytes) -> None:
+    __slots__ = ("_raw", "budget", "data")
+
+    def __init__(self, data: Any, raw: bytes | None = None, budget: list[int] | None = None) -> None:
         self.data = data
-        self.raw = raw
+        self._raw = raw
+        self.budget = budget
+
+    @property
+    def raw(self) -> bytes:
+        raw = self._raw
+        if raw is None:
+            raw = to_json_bytes(self.data)
+            budget = self.budget
+            if budget is None or budget[0] >= len(raw):
+                if budget is not None:
+                    budget[0] -= len(raw)
+                raw = self._raw = _compact(raw)
+        return raw
+
+
+def _compact(raw: bytes) -> bytes:
+    # orjson's output keeps the slack of its growing buffer in the heap: a kept copy is smaller.
+    return bytes(memoryview(raw)) if len(raw) > 4096 else raw
+
+
+#: How many bytes of shared message JSON :func:`serialize_each` keeps for reuse by default.
+SHARED_KEEP_BYTES = 4 << 20
+
+
+def serialize_each(values: list[Any], keep_bytes: int = SHARED_KEEP_BYTES) -> list[Serialized]:
+    """One :class:`Serialized` per value, the same one for repeated objects: an output that lists
+    the same messages twice (``context``: per entry and flat) serializes each once, keeping at
+    most ``keep_bytes`` of them (the rest are serialized again rather than held in memory)."""
+    seen: dict[int, Serialized] = {}
+    budget = [keep_bytes]
+    out: list[Serialized] = []
+    for value in values:
+        done = seen.get(id(value))
+        if done is None:
+            done = seen[id(value)] = Serialized(value, None, budget)
+        out.append(done)
+    return out
 
 
 def fragment(data: Any) -> Any:
-    """``data`` serialized now (:class:`Serialized`), or ``data`` itself when orjson refuses it
-    (lone surrogates, nesting deeper than orjson goes)."""
-    try:
-        return Serialized(data, orjson.dumps(data))
-    except TypeError:
-        return data
+    """``data`` serialized now, exactly as :func:`to_json_bytes` would (:class:`Serialized`): later
+    outputs embed the bytes as they are."""
+    return Serialized(data, _compact(to_json_bytes(data)))
 
 
 def _embed(value: Any) -> Any:
@@ -114,6 +161,19 @@ def _unwrap_serialized(value: Any) -> Any:
     if type(value) is not dict or not any(type(v) is Serialized for v in value.values()):
         return value
     return {k: v.data if type(v) is Serialized else v for k, v in value.items()}
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while serializing: only bytes and small acyclic lists are
+    made, yet with a big session loaded each collection would rescan all of it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def short_json(value: Any, limit: int = 40) -> str:
@@ -152,9 +212,26 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
 
 
 def to_json_bytes(value: Any) -> bytes:
-    """One JSON document for ``value`` as ``JSON.stringify`` presents it (no trailing newline).
+    """One JSON document for ``value`` exactly as ``JSON.stringify`` prints it (no trailing newline).
 
-    The single entry point every JSON output path uses, so how the bytes are produced (copying
-    into plain data first, or serializing directly) can change in one place.
+    The single entry point every JSON output path uses. orjson writes the value directly (no
+    copy); only the parts whose bytes could differ from JavaScript's take the exact path (see
+    :mod:`pitools.core.js.fastjson`). :class:`Serialized` values are embedded as they are.
     """
-    return dumps(jsonable(value))
+    from pitools.core.js.fastjson import encode
+
+    parts: list[bytes] = []
+    with _gc_paused():
+        encode(value, parts.append)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def write_json_to(stream: Any, value: Any, *, newline: bool = True) -> None:
+    """Write ``to_json_bytes(value)`` (and a newline) to a binary ``stream`` piece by piece, so a
+    huge output is never held in memory twice."""
+    from pitools.core.js.fastjson import encode
+
+    with _gc_paused():
+        encode(value, stream.write)
+    if newline:
+        stream.write(b"\n")

@@ -281,6 +281,38 @@ def stream_session(
     return raw, values()
 
 
+def iter_file_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for a file, each line with its ``\n``, as the loader reads it (public form)."""
+    return _iter_raw_lines(path, start, stop)
+
+
+def consume_values(raw: RawSession, scanned: Iterator[ScannedValue]) -> None:
+    """Keep every value :func:`scan_lines` yields in ``raw`` (what :func:`read_session` does)."""
+    _consume(raw, scanned)
+
+
+def iter_byte_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for in-memory bytes, split on ``\n`` only (each line keeps its ``\n``)."""
+    start = 0
+    size = len(data)
+    find = data.find
+    while start < size:
+        end = find(b"\n", start)
+        if end < 0:
+            yield start, data[start:]
+            return
+        yield start, data[start : end + 1]
+        start = end + 1
+
+
+def read_session_bytes(data: bytes, path: str = "<bytes>") -> RawSession:
+    """:func:`read_session` on bytes already in memory (e.g. a repaired file before it is written)."""
+    raw = RawSession(path=path, size=len(data))
+    with gc_paused():
+        _consume(raw, scan_lines(raw, iter_byte_lines(data)))
+    return raw
+
+
 def _consume(raw: RawSession, scanned: Iterator[ScannedValue]) -> None:
     values, lines, offsets, lengths = raw.values, raw.lines, raw.offsets, raw.lengths
     for value, lineno, offset, size in scanned:

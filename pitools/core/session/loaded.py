@@ -68,7 +68,11 @@ def open_session(path: str | os.PathLike[str], *, migrate: bool = True) -> Sessi
     A file Pi would reject comes back with ``valid=False`` and no entries; a v1 file that Pi's
     migration cannot handle raises :class:`MigrationError` (a one-line, user-facing error).
     """
-    raw = read_session(path)
+    return session_from_raw(read_session(path), migrate=migrate)
+
+
+def session_from_raw(raw: RawSession, *, migrate: bool = True) -> Session:
+    """:func:`open_session` on a file already read (:func:`read_session` or ``read_session_bytes``)."""
     diags = list(raw.diagnostics)
     if not raw.valid:
         return Session(

@@ -47,6 +47,9 @@ CODES: dict[str, CodeInfo] = {
     "needs-migration": CodeInfo(INFO, "a v1/v2 session; Pi migrates it to v3 and rewrites the file on open"),
     # -- entry shapes --
     "missing-field": CodeInfo(WARNING, "a field Pi's types require is missing (an error only via pi-would-crash)"),
+    "tolerated-missing-field": CodeInfo(
+        INFO, "a field Pi's types require is missing, but Pi 1.6.0 works without it (see TOLERATED_FIELDS)"
+    ),
     "invalid-field": CodeInfo(WARNING, "a field has the wrong type or value (an error only via pi-would-crash)"),
     "invalid-timestamp": CodeInfo(WARNING, "a timestamp is not an ISO 8601 date-time"),
     "unknown-entry-type": CodeInfo(WARNING, "an entry type Pi 1.6.0 does not know; it is kept but ignored"),
@@ -84,6 +87,56 @@ CODES: dict[str, CodeInfo] = {
     "pi-would-crash": CodeInfo(ERROR, "Pi 1.6.0 itself throws on this data"),
     "internal-check-error": CodeInfo(ERROR, "a pitools check failed (a bug; please report it)"),
 }
+
+
+#: Required fields whose absence Pi 1.6.0 copes with, and how (checked against the reference).
+#: A missing one is reported as ``tolerated-missing-field`` (info), not ``missing-field``.
+TOLERATED_FIELDS: dict[tuple[str, ...], str] = {
+    ("message", "usage", "totalTokens"): (
+        "calculateContextTokens uses usage.totalTokens || input + output + cacheRead + cacheWrite"
+    ),
+}
+
+#: How the severities are graded: by what Pi 1.6.0 does with the problem.
+GRADING = {
+    INFO: "Pi tolerates it: nothing goes wrong, but the file differs from what Pi writes",
+    WARNING: "Pi misbehaves: it reads the file, but skips, ignores or misplaces something",
+    ERROR: "Pi crashes, rejects the file or drops data",
+}
+
+#: How to fix findings of a code (default: :data:`DEFAULT_FIX`).
+FIXES: dict[str, str] = {
+    "needs-migration": "run `pitools migrate FILE --in-place` (or let Pi migrate it on open)",
+    "header-version": "set the header's version to 3 after checking the file with `pitools migrate --check`",
+    "utf8-bom": "remove the first three bytes (EF BB BF) of the file",
+    "crlf-line-endings": "nothing needed; convert to LF to match what Pi writes",
+    "blank-line": "nothing needed; delete the blank line to match what Pi writes",
+    "unterminated-last-line": "nothing needed if the last entry is complete; Pi appends a newline on its next write",
+    "malformed-json": "repair or delete the line (a torn write usually leaves only the last line broken)",
+    "duplicate-id": "give one of the entries a new id (and update the parentIds that meant it)",
+    "orphan-entry": "point parentId at the entry it follows, or null for a new root",
+    "parent-cycle": "break the loop: one entry of the cycle must point at an entry outside it (or null)",
+    "self-parent": "point the entry's parentId at the entry it follows",
+    "timestamp-backwards": "nothing needed: Pi does not sort by timestamp",
+    "tolerated-missing-field": "nothing needed; add the field to match what Pi writes",
+    "internal-check-error": "report it: this is a bug in pitools (run with --debug for the traceback)",
+}
+DEFAULT_FIX = (
+    "edit the entry by hand (pitools validate names the line), or run `pitools repair` where available; "
+    "keep a copy first"
+)
+
+
+def explain(code: str) -> dict[str, str]:
+    """What a code means, what Pi does with it, and how to fix it (``validate --explain``)."""
+    info = CODES[code]
+    return {
+        "code": code,
+        "severity": info.severity,
+        "meaning": info.summary,
+        "piBehaviour": GRADING[info.severity],
+        "fix": FIXES.get(code, DEFAULT_FIX),
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,13 +24,17 @@ def _role(entry: Any) -> Any:
     return msg.get("role") if type(msg) is dict else None
 
 
+def _text_or_none(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
 def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
     """Everything ``pitools inspect`` shows, as JSON-ready data (Pi's field names)."""
     entries = session.entries
     header = session.header or {}
     types: Counter[str] = Counter()
     roles: Counter[str] = Counter()
-    models: dict[str, int] = {}
+    models: dict[tuple[Any, Any], int] = {}
     thinking: dict[str, int] = {}
     compactions = []
     summaries = []
@@ -42,11 +46,10 @@ def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
             roles[str(role)] += 1
             if role == "assistant":
                 m = e["message"]
-                key = f"{m.get('provider')}/{m.get('model')}"
+                key = (_text_or_none(m.get("provider")), _text_or_none(m.get("model")))
                 models[key] = models.get(key, 0) + 1
         elif t == "model_change":
-            key = f"{e.get('provider')}/{e.get('modelId')}"
-            models.setdefault(key, 0)
+            models.setdefault((_text_or_none(e.get("provider")), _text_or_none(e.get("modelId"))), 0)
         elif t == "thinking_level_change":
             level = str(e.get("thinkingLevel"))
             thinking[level] = thinking.get(level, 0) + 1
@@ -111,7 +114,8 @@ def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
         "labels": labels,
         "compactions": compactions,
         "branchSummaries": summaries,
-        "models": models,
+        # provider/modelId null when the session does not say (a JSON key cannot be null).
+        "models": [{"provider": p, "modelId": m, "assistantMessages": c} for (p, m), c in models.items()],
         "thinkingLevels": thinking,
         "stats": stats,
         "usageBreakdown": breakdown,

@@ -62,6 +62,7 @@ _SKIPPABLE_HEAD = re.compile(
     rb'"timestamp":"[^"\\]*","message":\{"role":"(?:toolResult|bashExecution)",'
 )
 _USAGE_KEY = b'"usage"'
+_PARENT_KEY = b'"parentId":'
 
 ProgressFn = Callable[[int, int], None]
 _NO_PARENT = object()
@@ -224,6 +225,11 @@ def _skippable(buf: Any, start: int, end: int) -> re.Match[bytes] | None:
         return None
     m = _SKIPPABLE_HEAD.match(buf, start, end)
     if m is None or buf.find(_USAGE_KEY, start, end) != -1:
+        return None
+    # A second entry on the line (a torn write fused with the next append) is not JSON, and Pi
+    # skips the whole line: a raw `"parentId":` key cannot occur inside a JSON string (its quotes
+    # would be escaped), so a second one means another object; let the full parse decide.
+    if buf.find(_PARENT_KEY, m.end(), end) != -1:
         return None
     return m
 

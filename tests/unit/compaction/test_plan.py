@@ -41,6 +41,13 @@ def test_prompts_summary_and_entry(case: str, leaf: str, record: Any, view: dict
     plan = plan_compaction(loaded, leaf, CompactionSettings(keep_recent_tokens=2000), context_window=200000)
     prep = plan.preparation
     assert prep is not None
+    if "error" in expected["compactResult"]:  # Pi's compact() throws here: so does pitools
+        from pitools.core.errors import PiCrashError
+
+        with pytest.raises(PiCrashError) as caught:
+            summary_inputs(loaded, leaf, prep)
+        assert caught.value.message == expected["compactResult"]["error"]
+        return
     requests = summary_inputs(loaded, leaf, prep)
     # Same calls in the same order; everything before the instructions (the transcript, the previous
     # summary) is Pi's byte for byte. The instructions and system prompt are pitools' own words.

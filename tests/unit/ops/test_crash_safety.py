@@ -72,7 +72,7 @@ def _assert_clean_refusal(rc: int, err: str) -> None:
 # -- SIGKILL -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("which", ["migrate", "compact"])
+@pytest.mark.parametrize("which", ["migrate", "compact", "repair", "slim"])
 def test_sigkill_never_tears_the_file(which: str, tmp_path: Path) -> None:
     (writer,) = stress_crash.build_writers(0.04, 3, False, which)
     env = dict(os.environ, PI_CODING_AGENT_DIR=str(tmp_path / "no-agent"))
@@ -233,4 +233,15 @@ def test_writers_with_backup_in_a_read_only_folder(tiny_fs: Path, v1_bytes: byte
     args = ["migrate", str(target), "--in-place"] if which == "migrate" else ["compact", str(target), *COMPACT]
     rc, err = _pitools(*args)
     assert target.read_bytes() == original
+    _assert_clean_refusal(rc, err)
+
+
+@pytest.mark.parametrize("backup", [True, False])
+def test_repair_in_a_read_only_folder(tiny_fs: Path, v3_bytes: bytes, backup: bool) -> None:
+    target = tiny_fs / "s.jsonl"
+    damaged = v3_bytes.replace(b"\n", b"\r\n")  # something to repair
+    target.write_bytes(damaged)
+    _remount_ro(tiny_fs)
+    rc, err = _pitools("repair", str(target), "--in-place", *([] if backup else ["--no-backup"]))
+    assert target.read_bytes() == damaged
     _assert_clean_refusal(rc, err)

@@ -1,0 +1,110 @@
+"""``pitools redact``: replace every secret with a placeholder; the result still loads in Pi."""
+
+from __future__ import annotations
+
+import click
+
+from pitools.cli.commands._secrets_options import build_detector, value_options
+
+
+@click.command("redact")
+@click.argument("file", metavar="FILE")
+@click.option("-o", "--output", metavar="OUT", default=None, help="Write the redacted session to OUT (a new file).")
+@click.option("--in-place", is_flag=True, help="Rewrite FILE itself (atomic; a backup is kept).")
+@click.option("--no-backup", is_flag=True, help="With --in-place: keep no backup copy.")
+@click.option(
+    "--key",
+    metavar="KEY",
+    default=None,
+    help="Key for the placeholders' hash (default: random per run). The same key gives the same "
+    "placeholders across files and runs.",
+)
+@value_options
+@click.option("--paths", is_flag=True, help="Also replace the home folder with ~ and the user name with 'user'.")
+@click.option("--strip-images", is_flag=True, help="Replace every image with a short '[image removed]' text.")
+@click.option(
+    "--strip-thinking",
+    is_flag=True,
+    help="Remove thinking blocks and their provider signatures. Pi can then no longer replay those "
+    "turns to the same model with their reasoning.",
+)
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["human", "json"]),
+    default="human",
+    show_default=True,
+    help="json describes what was replaced (schemas/output/redact.schema.json).",
+)
+def command(
+    file: str,
+    output: str | None,
+    in_place: bool,
+    no_backup: bool,
+    key: str | None,
+    given: tuple[str, ...],
+    values_file: str | None,
+    env_names: bool,
+    no_pi_keys: bool,
+    no_entropy: bool,
+    paths: bool,
+    strip_images: bool,
+    strip_thinking: bool,
+    format_: str,
+) -> int:
+    """Replace every secret in a session with [REDACTED:<kind>:<hash>].
+
+    The hash is a keyed HMAC of the secret (8 hex digits): one secret gets one placeholder
+    across the file, so a reader can still follow it. Only lines holding a secret are
+    rewritten; every other line stays byte-identical, and ids, parentIds, entry count and order
+    are kept, so Pi loads the result and builds the same tree. `pitools scan` finds nothing in it.
+
+    \b
+    Examples:
+      pitools redact session.jsonl -o shareable.jsonl
+      pitools redact session.jsonl --in-place --paths --strip-images
+      pitools redact session.jsonl -o out.jsonl --values-file my-secrets.txt --env
+    """
+    from pitools.core.secrets.redact import RedactOptions
+    from pitools.ops.redact import path_options, redact_file, run_key
+
+    if in_place == (output is not None):
+        raise click.UsageError("say where to write: either -o OUT or --in-place")
+    if no_backup and not in_place:
+        raise click.UsageError("--no-backup goes with --in-place")
+    detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
+    home, user = path_options(paths)
+    options = RedactOptions(
+        key=run_key(key),
+        paths=paths,
+        home=home,
+        user=user,
+        strip_images=strip_images,
+        strip_thinking=strip_thinking,
+    )
+    result = redact_file(
+        file, detector=detector, options=options, output=output, in_place=in_place, backup=not no_backup
+    )
+    from pitools.cli.output import get_output
+    from pitools.render import secrets as R
+
+    out = get_output()
+    if format_ == "json":
+        stats = result.stats
+        out.write_json(
+            {
+                "file": result.source,
+                "output": result.output,
+                "backup": result.backup,
+                "findings": [f.to_json() for f in stats.findings],
+                "lines": stats.lines,
+                "changedLines": stats.changed_lines,
+                "imagesRemoved": stats.images_removed,
+                "thinkingRemoved": stats.thinking_removed,
+                "pathsReplaced": stats.paths_replaced,
+            }
+        )
+    out.message(R.redact_summary(result.stats, result.output))
+    if result.backup:
+        out.message(f"backup kept at {result.backup}")
+    return 0

@@ -1,0 +1,82 @@
+"""``pitools scan``: find secrets in sessions; exit 1 when any is found."""
+
+from __future__ import annotations
+
+import click
+
+from pitools.cli.commands._secrets_options import build_detector, value_options
+from pitools.cli.options import color_option
+
+
+@click.command("scan")
+@click.argument("paths", metavar="FILE|DIR...", nargs=-1, required=True)
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["human", "json", "github", "sarif"]),
+    default="human",
+    show_default=True,
+    help="json is a stable interface (schemas/output/scan.schema.json); sarif is SARIF 2.1.0.",
+)
+@value_options
+@click.option(
+    "--baseline",
+    metavar="FILE",
+    default=None,
+    help="Accept the findings listed in FILE (a previous `scan --format json`; it holds fingerprints, not secrets).",
+)
+@color_option
+def command(
+    paths: tuple[str, ...],
+    format_: str,
+    given: tuple[str, ...],
+    values_file: str | None,
+    env_names: bool,
+    no_pi_keys: bool,
+    no_entropy: bool,
+    baseline: str | None,
+    color: str,
+) -> int:
+    """Find secrets in session files: API keys, tokens, private keys, passwords, given values.
+
+    Every string a session holds is scanned (message text, thinking, tool-call arguments, tool
+    results, summaries, custom data, labels, the session name, the header, lines Pi skips),
+    decoded from its JSON escapes, and base64 text blocks are decoded and scanned too. Each
+    finding shows the file, line, entry id, field path, kind and a masked preview (kind, first
+    characters, length): never the secret. Exit status 1 when anything is found.
+
+    \b
+    Examples:
+      pitools scan ~/.pi/agent/sessions
+      pitools scan session.jsonl --value "$MY_DB_PASSWORD" --env
+      pitools scan session.jsonl --format json > baseline.json
+      pitools scan sessions/ --baseline baseline.json --format sarif > scan.sarif
+    """
+    from pitools.ops.scan import load_baseline, scan_file, session_files
+
+    detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
+    files = session_files(paths)
+    accepted_prints = load_baseline(baseline) if baseline else set()
+    findings = []
+    accepted = 0
+    for path in files:
+        for f in scan_file(path, detector):
+            if accepted_prints and f.fingerprint in accepted_prints:
+                accepted += 1
+            else:
+                findings.append(f)
+    from pitools.cli.output import get_output
+    from pitools.render import secrets as R
+
+    out = get_output()
+    if format_ == "json":
+        out.write_json(R.scan_json(findings, len(files), accepted))
+    elif format_ == "sarif":
+        out.write_json(R.sarif(findings))
+    elif format_ == "github":
+        for line in R.github_lines(findings):
+            out.echo(line)
+        out.message(R.summary(findings, len(files), accepted))
+    else:
+        R.render_human(out.console(), findings, len(files), accepted)
+    return 1 if findings else 0

@@ -1,0 +1,92 @@
+"""``pitools slim``: shrink a session without changing what Pi builds at any leaf."""
+
+from __future__ import annotations
+
+import click
+
+from pitools.cli.options import format_option
+from pitools.cli.output import get_output
+
+
+@click.command("slim")
+@click.argument("file", type=click.Path(dir_okay=True, path_type=str))
+@click.option("-o", "--output", "output", metavar="OUT", default=None, help="Write the slimmed session to OUT.")
+@click.option("--in-place", is_flag=True, help="Replace FILE atomically (keeps FILE.bak-<time> unless --no-backup).")
+@click.option("--dry-run", is_flag=True, help="Report what would be saved; write nothing.")
+@click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
+@click.option("--images", is_flag=True, help="Replace base64 images.")
+@click.option(
+    "--tool-output",
+    "tool_output",
+    metavar="BYTES",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Replace tool-result text blocks larger than BYTES (UTF-8).",
+)
+@click.option("--thinking", is_flag=True, help="Replace assistant thinking blocks.")
+@format_option("human", "json")
+def command(
+    file: str,
+    output: str | None,
+    in_place: bool,
+    dry_run: bool,
+    no_backup: bool,
+    images: bool,
+    tool_output: int | None,
+    thinking: bool,
+    format_: str,
+) -> int:
+    """Shrink a session without changing the context Pi builds at any leaf.
+
+    Only content that no leaf's context holds any more (compacted away on every branch through
+    it) is touched: base64 images (--images), tool results over BYTES (--tool-output BYTES)
+    and thinking blocks (--thinking) become a short placeholder text naming what was removed,
+    its size and sha256. Ids, parents, labels, entry count and order, and every other line
+    stay byte-identical. Before writing, pitools checks that the context and compaction plan
+    at every leaf, the tree and inspect's totals are identical; otherwise it refuses (exit 1).
+
+    The cost: the removed content is gone from the file (the backup keeps it); branching in
+    Pi's /tree from inside the compacted history shows the placeholders.
+
+    \b
+    Examples:
+      pitools slim big.jsonl --images --tool-output 20000 --thinking --dry-run
+      pitools slim big.jsonl --images --in-place
+      pitools slim big.jsonl --images --thinking -o small.jsonl
+    """
+    if output and in_place:
+        raise click.UsageError("use only one of -o/--output and --in-place")
+    if output == "-":
+        raise click.UsageError("slim writes a file: give -o a path (or use --in-place)")
+    if dry_run and (output or in_place):
+        raise click.UsageError("--dry-run writes nothing; drop -o/--in-place (or --dry-run)")
+    if no_backup and not in_place:
+        raise click.UsageError("--no-backup only applies to --in-place")
+    from pitools.core.repair.slim import SlimOptions
+    from pitools.ops.slim import slim_file
+
+    options = SlimOptions(images=images, tool_output=tool_output, thinking=thinking)
+    if not options.categories():
+        raise click.UsageError("choose what to slim: --images, --tool-output BYTES and/or --thinking")
+    result = slim_file(
+        file,
+        options,
+        output=output,
+        in_place=in_place,
+        dry_run=dry_run or not (output or in_place),
+        backup=not no_backup,
+    )
+    result.dry_run = dry_run
+    data = result.to_json()
+    out = get_output()
+    if format_ == "json":
+        out.write_json(data)
+    else:
+        from pitools.render.repair import slim_lines
+
+        for line in slim_lines(data):
+            out.echo(line, one_line=True)
+    if result.refused:
+        out.message("refused to write: slimming would change what Pi builds (see the report)")
+        return 1
+    return 0

@@ -1,0 +1,65 @@
+"""``pitools scan``: expand FILE|DIR arguments, scan each file, drop baseline findings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pitools.core.errors import PitoolsError
+from pitools.core.secrets.detect import Detector
+from pitools.core.secrets.scan import Finding, scan_chunks
+
+_CHUNK = 4 << 20
+
+
+def session_files(paths: Iterable[str]) -> list[str]:
+    """Files as given; directories as every ``*.jsonl`` below them, sorted."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            out.extend(str(f) for f in sorted(Path(p).rglob("*.jsonl")) if f.is_file())
+        else:
+            out.append(p)
+    return out
+
+
+def scan_file(path: str, detector: Detector) -> list[Finding]:
+    try:
+        fh = open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise PitoolsError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    with fh:
+        return list(scan_chunks(_chunks(fh), detector, file=path))
+
+
+def _chunks(fh: Any) -> Iterator[bytes]:
+    """~4 MB pieces of the file, each cut after a newline (a longer line comes whole)."""
+    tail = b""
+    while block := fh.read(_CHUNK):
+        data = tail + block
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            tail = data
+            continue
+        yield data[:cut]
+        tail = data[cut:]
+    if tail:
+        yield tail
+
+
+def load_baseline(path: str) -> set[str]:
+    """Fingerprints accepted by a baseline: a ``scan --format json`` document (or a list of them)."""
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except OSError as exc:
+        raise PitoolsError(f"cannot read the baseline: {exc.strerror or exc}", path=path) from None
+    except orjson.JSONDecodeError:
+        raise PitoolsError("the baseline is not JSON (write one with scan --format json)", path=path) from None
+    findings = data.get("findings") if isinstance(data, dict) else None
+    if not isinstance(findings, list):
+        raise PitoolsError('the baseline has no "findings" list (write one with scan --format json)', path=path)
+    return {f["fingerprint"] for f in findings if isinstance(f, dict) and isinstance(f.get("fingerprint"), str)}

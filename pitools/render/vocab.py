@@ -1,0 +1,87 @@
+"""One vocabulary for human output: numbers, plurals, times, unknown models, truncation.
+
+- Numbers have thousands separators (``175,004``); counts agree with their noun ("1 tool call",
+  "2 tool calls").
+- Times are shown in local time with the zone (``2026-07-29 11:01 CEST``), or relative in lists
+  (``3 h ago``); JSON keeps ISO 8601 UTC.
+- A model that a session does not name is "unknown model" (JSON: ``null``).
+- A list cut short ends with "… N more (use --all)".
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+UNKNOWN_MODEL = "unknown model"
+
+
+def n(value: Any) -> str:
+    """A count with thousands separators; anything else (Pi may add strings) as text."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 tool call``, ``2 tool calls``, ``1,204 entries`` (irregular plural in ``words``)."""
+    return f"{n(count)} {word if count == 1 else (words or word + 's')}"
+
+
+def model_name(provider: Any, model_id: Any) -> str:
+    """``provider/model`` when both are known strings, else "unknown model"."""
+    if isinstance(provider, str) and isinstance(model_id, str) and provider and model_id:
+        return f"{provider}/{model_id}"
+    if isinstance(model_id, str) and model_id:
+        return model_id
+    return UNKNOWN_MODEL
+
+
+def parse_time(value: Any) -> _dt.datetime | None:
+    """An ISO 8601 string (Pi's ``toISOString``) or epoch milliseconds, as an aware datetime."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            return _dt.datetime.fromtimestamp(value / 1000, _dt.UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=_dt.UTC)
+
+
+def local_time(value: Any, *, seconds: bool = False) -> str:
+    """Local time with the zone shown (``2026-07-29 11:01 CEST``); odd values as they are."""
+    when = parse_time(value)
+    if when is None:
+        return "" if value is None else str(value)
+    local = when.astimezone()
+    return local.strftime("%Y-%m-%d %H:%M:%S %Z" if seconds else "%Y-%m-%d %H:%M %Z").strip()
+
+
+def ago(value: Any, now: _dt.datetime | None = None) -> str:
+    """Relative time for lists: ``just now``, ``5 min ago``, ``3 h ago``, ``2 d ago``, else the date."""
+    when = parse_time(value)
+    if when is None:
+        return "" if value is None else str(value)
+    now = now or _dt.datetime.now(_dt.UTC)
+    seconds = (now - when).total_seconds()
+    if seconds < 0:
+        return local_time(value)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    if seconds < 86400 * 14:
+        return f"{int(seconds // 86400)} d ago"
+    return when.astimezone().strftime("%Y-%m-%d")
+
+
+def more(hidden: int) -> str:
+    """The marker that ends a list cut short."""
+    return f"… {n(hidden)} more (use --all)"

@@ -1,0 +1,195 @@
+"""``to_json_bytes``: orjson written directly, yet byte for byte ``JSON.stringify``.
+
+The reference is :func:`~pitools.core.js.value.js_stringify`, whose every behaviour is pinned by
+fixtures recorded from node (tests/unit/test_jsvalue.py). The older copy-then-dump pair
+(``dumps(jsonable(v))``) must give the same bytes wherever it was already right; where it was
+not (array-index keys, three orjson float layouts, integers beyond 2**53) the new bytes must be
+JavaScript's.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pitools.core.js.jsonout import Serialized, dumps, fragment, jsonable, serialize_each, to_json_bytes, write_json_to
+from pitools.core.js.value import UNDEFINED, js_stringify
+
+GOLDEN = Path(__file__).resolve().parents[3] / "golden"
+
+
+def js_bytes(value: Any) -> bytes:
+    text = js_stringify(_plain(value))
+    return b"null" if text is None else text.encode("utf-8")
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with :class:`Serialized` replaced by its data (what js_stringify understands)."""
+    if type(value) is Serialized:
+        return _plain(value.data)
+    if type(value) is dict:
+        return {k: _plain(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def old_bytes(value: Any) -> bytes:
+    return dumps(jsonable(value))
+
+
+# -- JS-ish values ------------------------------------------------------------------------------
+
+INDEX_KEYS = st.sampled_from(["0", "1", "2", "10", "01", "007", "4294967294", "4294967295", "-1", "1.5"])
+KEYS = st.one_of(st.text(max_size=6), INDEX_KEYS, st.sampled_from(["role", "content", "type", "text", "usage"]))
+SPECIAL_FLOATS = st.sampled_from(
+    [
+        *(0.0, -0.0, 100.0, 1e16, 1.5e17, 1e20, 9.999999999999999e20, 1e21, 3e-6, 7.5e-6, 1e-6, 9.99e-7, 1e-5),
+        *(2.0**53, 2.0**53 + 2, 1e-7, 5e-324, 1.7976931348623157e308, math.nan, math.inf, -math.inf),
+    ]
+)
+FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), SPECIAL_FLOATS)
+INTS = st.one_of(st.integers(-(2**53), 2**53), st.integers(-(2**70), 2**70), st.sampled_from([2**53 + 1, 2**64]))
+TEXT = st.one_of(
+    st.text(max_size=20),
+    st.text(st.characters(codec=None, categories=["Cs", "Lo", "So", "Cc"]), max_size=6),  # lone surrogates
+    st.sampled_from(["version 1.0, ok", '{"0":1}', "\\", '"', "\u2028", "😀", "a\ud83d", "\ude00b"]),
+)
+SCALARS = st.one_of(st.none(), st.booleans(), INTS, FLOATS, TEXT, st.just(UNDEFINED))
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(KEYS, inner, max_size=5),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(VALUES)
+def test_to_json_bytes_is_json_stringify(value: Any) -> None:
+    assert to_json_bytes(value) == js_bytes(value)
+
+
+def _old_was_right(value: Any) -> bool:
+    return old_bytes(value) == js_bytes(value)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(VALUES)
+def test_same_bytes_as_the_old_path_wherever_it_was_right(value: Any) -> None:
+    new = to_json_bytes(value)
+    old = old_bytes(value)
+    if old != new:
+        # Only the old path's known departures from JavaScript may change.
+        assert not _old_was_right(value), (value, old, new)
+        assert new == js_bytes(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"b": 1, "1": 2, "0": 3, "01": 4}, b'{"0":3,"1":2,"b":1,"01":4}'),
+        (
+            [100.0, -0.0, 1e16, 1e20, 1e21, 3e-6, 7.5e-6, 1e-7],
+            b"[100,0,10000000000000000,100000000000000000000,1e+21,0.000003,0.0000075,1e-7]",
+        ),
+        ([2**53 + 1, 2**64], b"[9007199254740992,18446744073709552000]"),
+        ({"a": UNDEFINED, "b": [UNDEFINED, 1], "c": {"d": UNDEFINED}}, b'{"b":[null,1],"c":{}}'),
+        ({"x": UNDEFINED, "y": 1}, b'{"y":1}'),
+        (UNDEFINED, b"null"),
+        ("a\ud800b", b'"a\\ud800b"'),
+        (["\ud83d\ude00"], '["😀"]'.encode()),
+        ({"s": "version 1.0, ok"}, b'{"s":"version 1.0, ok"}'),
+        ({"n": [math.nan, math.inf]}, b'{"n":[null,null]}'),
+    ],
+)
+def test_javascript_forms(value: Any, expected: bytes) -> None:
+    assert to_json_bytes(value) == expected
+
+
+def test_deeper_than_orjson_goes() -> None:
+    value: Any = [1.0]
+    for _ in range(400):
+        value = {"a": value}
+    assert to_json_bytes(value) == js_bytes(value)
+
+
+class _WithToJson:
+    def to_json(self) -> Any:
+        return {"f": 100.0, "1": UNDEFINED, "2": "x"}
+
+
+def test_objects_with_to_json_are_printed_exactly() -> None:
+    assert to_json_bytes({"o": _WithToJson(), "l": [_WithToJson()]}) == (
+        b'{"o":{"2":"x","f":100},"l":[{"2":"x","f":100}]}'
+    )
+
+
+def test_serialized_values_are_embedded_and_shared() -> None:
+    msgs = [{"role": "user", "content": "hi", "n": 1.5e-6}, {"role": "assistant", "content": []}]
+    shared = serialize_each(msgs + msgs[:1], keep_bytes=0)
+    assert shared[0] is shared[2]
+    doc = {"a": shared[:2], "b": shared, "c": fragment({"1": 1, "z": 0.0})}
+    expected = js_bytes({"a": msgs, "b": msgs + msgs[:1], "c": {"1": 1, "z": 0.0}})
+    assert to_json_bytes(doc) == expected
+    out = io.BytesIO()
+    write_json_to(out, doc)
+    assert out.getvalue() == expected + b"\n"
+    assert shared[0]._raw is None  # over the budget: made again when needed, never kept
+    kept = serialize_each(msgs)
+    to_json_bytes(kept)
+    assert kept[0]._raw == js_bytes(msgs[0])
+
+
+# -- golden corpus --------------------------------------------------------------------------------
+
+CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_values_and_outputs(case: str) -> None:
+    from pitools.core.compaction.plan import plan_compaction
+    from pitools.core.compaction.prepare import CompactionSettings
+    from pitools.core.context.build import replay_context
+    from pitools.core.errors import PitoolsError
+    from pitools.core.session.loaded import open_session
+    from pitools.core.session.tree import SessionIndex
+    from pitools.render.context import context_json
+
+    try:
+        session = open_session(GOLDEN / case / "session.jsonl")
+    except PitoolsError:
+        return
+    values = [session.header, *session.entries] if session.header is not None else []
+    for value in values:
+        new = to_json_bytes(value)
+        assert new == js_bytes(value)
+        if new != old_bytes(value):
+            assert not _old_was_right(value)
+    if not session.entries:
+        return
+    index = SessionIndex.build(session.entries)
+    from pitools.core.session.api import LoadedSession
+
+    loaded = LoadedSession(session, index)
+    for leaf in [*index.leaves()[:5], UNDEFINED]:
+        try:
+            data = context_json(replay_context(index, leaf))
+        except PitoolsError:
+            continue
+        assert to_json_bytes(data) == js_bytes(data)
+        try:
+            plan = plan_compaction(loaded, leaf, CompactionSettings(keep_recent_tokens=300), context_window=200000)
+            plan_data = plan.to_json(fragments=True)
+        except PitoolsError:
+            continue
+        assert to_json_bytes(plan_data) == js_bytes(plan_data)
