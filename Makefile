@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := examples/sample-session.jsonl
 
-.PHONY: install run test lint fmt generate bench golden differential fuzz stress clean
+.PHONY: install run test lint fmt generate bench bench-archive bench-dataset golden differential fuzz stress clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -44,6 +44,16 @@ generate: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
 	$(BIN)/python scripts/bench_scan.py --sizes 1,10,100
+	$(MAKE) bench-archive
+	$(MAKE) bench-dataset
+
+## The archive index on a generated 1,000-session, 1 GB archive (kept in /tmp between runs).
+bench-archive: $(STAMP)
+	$(BIN)/python scripts/bench_archive.py
+
+## pitools dataset on a generated 1 GB archive: MB/s and peak memory (bench/out/).
+bench-dataset: $(STAMP)
+	$(BIN)/python scripts/bench_dataset.py
 
 ## Re-record Pi 1.6.0's results for every golden session (needs node and the reference, see README).
 golden: $(STAMP)

@@ -398,3 +398,52 @@ def append_line(path: str | os.PathLike[str], line: bytes, *, expected: FileStam
     except OSError as exc:
         raise _wrap_os_error(exc, path) from None
     return made
+
+
+# -- derived outputs (dataset tables, manifests) ---------------------------------------------------
+
+
+@contextlib.contextmanager
+def replace_output(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Write a derived output file (not a session) in place of any older version, atomically.
+
+    Yields a temporary path in the target's folder for the caller (or a library such as a Parquet
+    writer) to fill; on success it is fsynced and renamed over ``path``, on failure removed. Used
+    for files pitools itself generates and regenerates, never for session files.
+    """
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pitools-tmp", dir=target.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise _wrap_os_error(exc, target) from None
+    try:
+        yield tmp_name
+        fd = os.open(tmp_name, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp_name, target)
+        _fsync_dir(target.parent)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise _wrap_os_error(exc, target) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+
+
+def remove_output(path: str | os.PathLike[str]) -> None:
+    """Delete a derived output file that is no longer wanted (missing is fine)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def remove_empty_dir(path: str | os.PathLike[str]) -> None:
+    """Remove a derived-output folder if it is empty (a partition whose last file went)."""
+    with contextlib.suppress(OSError):
+        os.rmdir(path)

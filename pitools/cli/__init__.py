@@ -49,6 +49,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
+    "index": ("pitools.cli.commands.index", "Build or update the archive index (ls, search and usage use it)."),
+    "search": ("pitools.cli.commands.search", "Full-text search over every session, with each hit's branch."),
+    "usage": ("pitools.cli.commands.usage", "Tokens and cost by day/week/month/model/project, forks counted once."),
     "repair": (
         "pitools.cli.commands.repair",
         "Repair a damaged session so Pi loads it; every fix reported.",
@@ -63,6 +66,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Replace the secrets in a session with placeholders.",
     ),
     "help": ("pitools.cli.commands.help", "Show the help of pitools or of one command (pitools help tree)."),
+    "dataset": ("pitools.cli.commands.dataset", "Write sessions as Parquet/JSONL tables for DuckDB, Spark, Trino."),
 }
 
 #: Python frames allowed for walking nested session values (the loader itself has no depth limit).

@@ -49,3 +49,11 @@ class ConfigError(PitoolsError):
 
 class ModelError(PitoolsError):
     """The summarizer model failed (HTTP error, length stop, tool call...)."""
+
+
+class MissingExtraError(PitoolsError):
+    """A feature needs an optional dependency group (``pitools[otel]``, ``pitools[dataset]``)."""
+
+
+class ExportError(PitoolsError):
+    """An export could not be delivered (the OTLP receiver refused it or could not be reached)."""

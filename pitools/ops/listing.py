@@ -1,85 +1,19 @@
-"""``pitools ls`` with its on-disk summary cache (core's listing plus the one file it keeps)."""
+"""``pitools ls`` over the archive index: summaries of the files that changed are computed again."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pitools import store
-from pitools.core.views.listing import CACHE_VERSION, Listing, ProgressFn
+import orjson
+
+from pitools.core.views.listing import Listing
 from pitools.core.views.listing import list_sessions as _list_sessions
+from pitools.ops.archive import archive_scope, updated_index
+from pitools.ops.index import ArchiveIndex, ProgressFn, WarnFn, cache_dir
 
-
-def cache_dir(env: Mapping[str, str]) -> str:
-    """``$PITOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/pitools``, else ``~/.cache/pitools``."""
-    explicit = env.get("PITOOLS_CACHE_DIR")
-    if explicit:
-        return explicit
-    xdg = env.get("XDG_CACHE_HOME")
-    if xdg:
-        return os.path.join(xdg, "pitools")
-    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache", "pitools")
-
-
-class SummaryCache:
-    """Summaries keyed by path, size and mtime, kept in one JSON file; failures are ignored."""
-
-    def __init__(self, directory: str | None) -> None:
-        self.file = os.path.join(directory, f"ls-v{CACHE_VERSION}.json") if directory else None
-        self.items: dict[str, Any] = {}
-        self.dirty = False
-        self.hits = 0
-        if self.file:
-            self._load(self.file)
-
-    def _load(self, file: str) -> None:
-        import orjson
-
-        from pitools import __version__
-
-        try:
-            with open(file, "rb") as fh:
-                data = orjson.loads(fh.read())
-        except (OSError, ValueError):
-            return
-        if isinstance(data, dict) and data.get("pitools") == __version__ and isinstance(data.get("items"), dict):
-            self.items = data["items"]
-
-    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None:
-        item = self.items.get(path)
-        if isinstance(item, dict) and item.get("size") == st.st_size and item.get("mtimeNs") == st.st_mtime_ns:
-            self.hits += 1
-            summary = item.get("summary")
-            return summary if isinstance(summary, dict) else None
-        return None
-
-    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None:
-        if self.file:
-            self.items[path] = {"size": st.st_size, "mtimeNs": st.st_mtime_ns, "summary": summary}
-            self.dirty = True
-
-    def forget_missing(self, folders: list[str], seen: set[str]) -> None:
-        """Drop entries for files that were in the scanned folders but are gone now."""
-        prefixes = tuple(os.path.join(f, "") for f in folders)
-        for path in list(self.items):
-            if path.startswith(prefixes) and path not in seen:
-                del self.items[path]
-                self.dirty = True
-
-    def save(self) -> None:
-        """Write the cache file through the store; a failure only costs the next run time."""
-        if not (self.file and self.dirty):
-            return
-        import orjson
-
-        from pitools import __version__
-
-        try:
-            data = orjson.dumps({"pitools": __version__, "items": self.items})
-        except TypeError:
-            return
-        store.write_own_file(self.file, data)
+__all__ = ["cache_dir", "list_sessions", "listing_totals"]
 
 
 def list_sessions(
@@ -90,10 +24,88 @@ def list_sessions(
     all_: bool = False,
     use_cache: bool = True,
     progress: ProgressFn | None = None,
+    warn: WarnFn | None = None,
+    select: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
 ) -> Listing:
-    """Core's :func:`~pitools.core.views.listing.list_sessions`, with the summary cache loaded and saved."""
+    """``pitools ls``: the summaries of :func:`pitools.core.views.listing.list_sessions`, kept in the index.
+
+    Only files that changed are read again; ``use_cache=False`` reads every file and leaves the
+    index alone. The listing gains a totals row (fork/clone history counted once).
+    """
+    from pitools.core.session.locate import header_cwd_matches
+    from pitools.core.views.listing import _sort_key
+
     env = os.environ if env is None else env
-    cache = SummaryCache(cache_dir(env) if use_cache else None)
-    result = _list_sessions(cwd=cwd, env=env, session_dir=session_dir, all_=all_, cache=cache, progress=progress)
-    cache.save()
-    return result
+    if not use_cache:
+        plain = _list_sessions(cwd=cwd, env=env, session_dir=session_dir, all_=all_, progress=progress)
+        if select is not None:
+            plain.sessions = select(plain.sessions)
+        return plain
+    scope = archive_scope(env=env, session_dir=session_dir, all_=all_, cwd=cwd)
+    index, stats = updated_index(scope, env=env, progress=progress, warn=warn)
+    choice = scope.choice
+    try:
+        sid_of: dict[str, int] = {}
+        sessions: list[dict[str, Any]] = []
+        for r in index.session_rows(scope.folders):
+            if r["summary"] is None:
+                continue
+            summary = orjson.loads(r["summary"])
+            if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, scope.cwd, env):
+                sid_of[summary["path"]] = r["sid"]
+                sessions.append(summary)
+        sessions.sort(key=_sort_key, reverse=True)
+        if select is not None:
+            sessions = select(sessions)
+        totals = listing_totals(sessions, index, [sid_of[s["path"]] for s in sessions if s["path"] in sid_of])
+    finally:
+        index.close()
+    return Listing(scope.cwd, all_, choice, scope.folders, sessions, stats.unchanged, totals)
+
+
+def listing_totals(
+    sessions: Sequence[dict[str, Any]], index: ArchiveIndex | None = None, sids: Sequence[int] = ()
+) -> dict[str, Any]:
+    """The ``ls`` totals row: sums of the listed sessions' counts, tokens and cost.
+
+    With the index, tokens and cost count history copied by fork/clone once (``copiedCost`` says
+    how much the plain sum of the rows would count twice).
+    """
+    out: dict[str, Any] = {
+        "sessions": len(sessions),
+        "messageCount": 0,
+        "entryCount": 0,
+        "fileBytes": 0,
+        "tokens": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        "cost": 0,
+    }
+    for s in sessions:
+        out["messageCount"] += s.get("messageCount") or 0
+        out["entryCount"] += s.get("entryCount") or 0
+        out["fileBytes"] += s.get("fileBytes") or 0
+        cost = s.get("cost")
+        if type(cost) in (int, float):
+            out["cost"] += cost
+        tokens = s.get("tokens") or {}
+        for k in out["tokens"]:
+            v = tokens.get(k)
+            if type(v) in (int, float):
+                out["tokens"][k] += v
+    out["copiedCost"] = 0
+    if index is not None and sids:
+        index.conn.execute("CREATE TEMP TABLE IF NOT EXISTS listed(sid INTEGER PRIMARY KEY)")
+        index.conn.execute("DELETE FROM temp.listed")
+        index.conn.executemany("INSERT OR IGNORE INTO temp.listed VALUES(?)", [(s,) for s in sids])
+        row = index.conn.execute(
+            "SELECT coalesce(sum(input), 0), coalesce(sum(output), 0), coalesce(sum(cache_read), 0), "
+            "coalesce(sum(cache_write), 0), coalesce(sum(cost), 0) FROM usage "
+            "WHERE copied = 0 AND sid IN (SELECT sid FROM temp.listed)"
+        ).fetchone()
+        copied = index.conn.execute(
+            "SELECT coalesce(sum(cost), 0) FROM usage WHERE copied = 1 AND sid IN (SELECT sid FROM temp.listed)"
+        ).fetchone()[0]
+        i, o, r, w, c = row
+        out["tokens"] = {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "total": i + o + r + w}
+        out["cost"] = c
+        out["copiedCost"] = copied
+    return out

@@ -77,6 +77,23 @@ def _row(s: dict[str, Any], all_: bool) -> list[str]:
     return row
 
 
+def _total_row(t: dict[str, Any], all_: bool) -> list[str]:
+    """The totals row (same columns as :func:`_row`); its cost counts fork/clone history once."""
+    n = t.get("sessions", 0)
+    row = ["", "", "total"] + ([""] if all_ else [])
+    row += [
+        f"{n} {'session' if n == 1 else 'sessions'}",
+        f"{t.get('messageCount', 0):,}",
+        f"{t.get('entryCount', 0):,}",
+        "",
+        human_size(t.get("fileBytes")),
+        human_tokens(t.get("tokens", {}).get("total")),
+        f"${t['cost']:.2f}" if type(t.get("cost")) in (int, float) else "?",
+        "",
+    ]
+    return row
+
+
 def _fit(text: str, width: int, right: bool) -> str:
     """``text`` cut (with an ellipsis) or padded to exactly ``width`` terminal cells."""
     from rich.cells import cell_len, set_cell_size
@@ -97,8 +114,11 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
     headers = ["", "activity", "id"] + (["cwd"] if all_ else [])
     headers += ["name / first message", "msgs", "entries", "leaves", "size", "tokens", "cost", "models"]
     rows = [_row(s, all_) for s in sessions]
+    totals = listing.get("totals")
+    total_row = _total_row(totals, all_) if totals and sessions else None
     right = {"msgs", "entries", "leaves", "size", "tokens", "cost"}
-    widths = [max([cell_len(h)] + [cell_len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    every = rows + ([total_row] if total_row else [])
+    widths = [max([cell_len(h)] + [cell_len(r[i]) for r in every]) for i, h in enumerate(headers)]
     caps = {"cwd": 28, "models": 28}
     widths = [min(w, caps.get(h, w)) for h, w in zip(headers, widths, strict=True)]
     title_col = headers.index("name / first message")
@@ -129,6 +149,9 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
                 style = "bold"
             out.append(cell, style=style)
         out.append("\n")
+    if total_row:
+        line = " ".join(_fit(total_row[i], widths[i], headers[i] in right) for i in shown)
+        out.append(line.rstrip() + "\n", style="bold")
     where = ", ".join(listing["folders"]) if all_ else listing["sessionDir"]
     scope = "all sessions" if all_ else f"sessions for {listing['cwd']}"
     count = len(sessions)

@@ -1,4 +1,5 @@
-"""``pitools export``: a branch (or the whole tree) as Markdown, HTML or a standalone JSONL session."""
+"""``pitools export``: a branch (or the whole tree) as Markdown, HTML, a standalone JSONL session,
+OpenTelemetry traces (OTLP) or ATIF trajectories."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from pitools.cli.output import get_output
 @click.option(
     "--format",
     "format_",
-    type=click.Choice(["markdown", "html", "jsonl"]),
+    type=click.Choice(["markdown", "html", "jsonl", "otlp", "atif"]),
     default="markdown",
     show_default=True,
-    help="markdown and html are transcripts; jsonl is the branch as a session file, as Pi's /export writes it.",
+    help="markdown and html are transcripts; jsonl is the branch as a session file, as Pi's /export writes it; "
+    "otlp is OpenTelemetry GenAI traces (OTLP/JSON); atif is Agent Trajectory Interchange Format.",
 )
 @click.option(
     "--images",
@@ -35,6 +37,12 @@ from pitools.cli.output import get_output
     "can be shared. The value options below apply to it.",
 )
 @value_options
+@click.option(
+    "--endpoint",
+    metavar="URL",
+    default=None,
+    help="otlp only: send the traces to this OTLP/HTTP collector (e.g. http://localhost:4318) instead of writing them.",
+)
 def command(
     file: str,
     leaf_ref: str | None,
@@ -48,6 +56,7 @@ def command(
     env_names: bool,
     no_pi_keys: bool,
     no_entropy: bool,
+    endpoint: str | None,
 ) -> int:
     """Export a session as a readable transcript, or its branch as a standalone session.
 
@@ -63,7 +72,13 @@ def command(
       pitools export 0190a1b2 --leaf a1b2c3d4 > branch.md
       pitools export --all --format markdown
       pitools export session.jsonl --redact --format html -o shareable.html
+      pitools export session.jsonl --all --format otlp --endpoint http://localhost:4318
+      pitools export session.jsonl --format atif -o trajectory.json
     """
+    if endpoint is not None and format_ != "otlp":
+        raise click.UsageError("--endpoint is only for --format otlp")
+    if endpoint is not None and output is not None:
+        raise click.UsageError("--endpoint sends the traces; it cannot be combined with -o")
     if all_ and leaf_ref is not None:
         raise click.UsageError("--all exports every branch; it cannot be combined with --leaf")
     if all_ and format_ == "jsonl":
@@ -71,7 +86,7 @@ def command(
     if not redact:
         if given or values_file or env_names or no_pi_keys or no_entropy:
             raise click.UsageError("--value, --values-file, --env, --no-pi-keys and --no-entropy go with --redact")
-        return _export(file, leaf_ref, all_, format_, images, output)
+        return _export(file, leaf_ref, all_, format_, images, output, endpoint)
     from pitools.cli.commands._secrets_options import build_detector
     from pitools.core.secrets.redact import RedactOptions
     from pitools.ops.redact import redacted_copy, run_key
@@ -80,13 +95,25 @@ def command(
     detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
     with redacted_copy(file, detector=detector, options=RedactOptions(key=run_key(None))) as (copy, stats):
         get_output().message(export_redact_note(stats))
-        return _export(copy, leaf_ref, all_, format_, images, output)
+        return _export(copy, leaf_ref, all_, format_, images, output, endpoint)
 
 
-def _export(file: str, leaf_ref: str | None, all_: bool, format_: str, images: str | None, output: str | None) -> int:
+def _export(
+    file: str,
+    leaf_ref: str | None,
+    all_: bool,
+    format_: str,
+    images: str | None,
+    output: str | None,
+    endpoint: str | None,
+) -> int:
     from pitools.core.session.api import load
 
     loaded = load(file)
+    if format_ in ("otlp", "atif"):
+        from pitools.cli.export_data import export_data
+
+        return export_data(loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
         from pitools.core.session.fork import export_branch

@@ -98,7 +98,7 @@ def select_sessions(
     "per-directory folder under ~/.pi/agent/sessions).",
 )
 @format_option("human", "json")
-@click.option("--no-cache", is_flag=True, help="Read every file again instead of using the summary cache.")
+@click.option("--no-cache", is_flag=True, help="Read every file again instead of using the archive index.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N", help="Show the first N sessions.")
 @click.option(
     "--since",
@@ -128,8 +128,9 @@ def command(
 
     Each row shows the session's name or first message, message and entry counts, leaves, size,
     token and cost totals and models. Markers flag files that need migration (M), that Pi cannot
-    open (!) or read (E), or that Pi's picker leaves out (h). Summaries are cached by path, size
-    and mtime under $PITOOLS_CACHE_DIR (default $XDG_CACHE_HOME/pitools).
+    open (!) or read (E), or that Pi's picker leaves out (h). A totals row ends the table (fork and
+    clone history counted once). Summaries come from the archive index (`pitools index`), which
+    rereads only the files that changed.
 
     \b
     Examples:
@@ -139,10 +140,17 @@ def command(
     """
     from pitools.ops.listing import list_sessions
 
-    listing = list_sessions(cwd=cwd, session_dir=session_dir, all_=all_, use_cache=not no_cache, progress=_progress())
+    out = get_output()
+    listing = list_sessions(
+        cwd=cwd,
+        session_dir=session_dir,
+        all_=all_,
+        use_cache=not no_cache,
+        progress=_progress(),
+        warn=lambda m: out.message(f"warning: {m}"),
+        select=lambda found: select_sessions(found, since=since, sort=sort, limit=limit),
+    )
     data = listing.to_json()
-    data["sessions"] = select_sessions(data["sessions"], since=since, sort=sort, limit=limit)
-    data["count"] = len(data["sessions"])
     if format_ == "json":
         get_output().write_json(data)
     else:

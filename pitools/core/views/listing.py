@@ -390,7 +390,7 @@ def _finish(path: str, st: os.stat_result, scan: _Scan) -> dict[str, Any]:
 
 
 class CacheLike(Protocol):
-    """Where :func:`list_sessions` keeps summaries between runs (``pitools.ops.listing.SummaryCache``)."""
+    """Summaries a caller keeps between runs (``pitools ls`` keeps them in the archive index instead)."""
 
     hits: int
 
@@ -429,9 +429,11 @@ class Listing:
     folders: list[str]
     sessions: list[dict[str, Any]]
     cache_hits: int = 0
+    #: The totals row (``pitools ls`` from the archive index: fork/clone history counted once).
+    totals: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "cwd": self.cwd,
             "all": self.all,
             "sessionDir": self.choice.directory,
@@ -440,6 +442,9 @@ class Listing:
             "count": len(self.sessions),
             "sessions": self.sessions,
         }
+        if self.totals is not None:
+            out["totals"] = self.totals
+        return out
 
 
 def _sort_key(summary: dict[str, Any]) -> tuple[bool, str, str]:

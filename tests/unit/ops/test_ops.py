@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from pitools import store
 from pitools.core.errors import PitoolsError, SessionChangedError
 from pitools.core.session.api import load
 from pitools.core.session.fork import clone_session
@@ -59,24 +58,28 @@ def test_new_session_goes_next_to_the_source_and_never_creates_session_folders(
     assert not missing.exists()
 
 
-def test_ls_cache_is_written_through_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[str] = []
-    real = store.write_own_file
-
-    def spy(path: str | os.PathLike[str], data: bytes) -> bool:
-        calls.append(os.fspath(path))
-        return real(path, data)
-
-    monkeypatch.setattr(store, "write_own_file", spy)
-    cache = ops_listing.SummaryCache(str(tmp_path / "cache"))
-    st = os.stat(golden_session("seed-running-example"))
-    cache.put("/x.jsonl", st, {"status": "ok"})
-    cache.save()
-    assert calls == [str(tmp_path / "cache" / "ls-v1.json")]
-    assert ops_listing.SummaryCache(str(tmp_path / "cache")).get("/x.jsonl", st) == {"status": "ok"}
-    # A cache folder that cannot be written costs only speed.
+def test_ls_index_writes_only_its_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ls`` keeps its summaries in the archive index: files appear in the cache folder only,
+    and the sessions it read are untouched (bytes and mtime)."""
+    agent = tmp_path / "agent"
+    folder = agent / "sessions" / "--work--"
+    folder.mkdir(parents=True)
+    session = folder / "s.jsonl"
+    session.write_bytes(golden_session("seed-running-example").read_bytes())
+    os.utime(session, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+    cache = tmp_path / "cache"
+    env = {"HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(agent), "PITOOLS_CACHE_DIR": str(cache)}
+    monkeypatch.chdir(tmp_path)
+    listing = ops_listing.list_sessions(env=env, all_=True)
+    assert [s["path"] for s in listing.sessions] == [str(session)]
+    after = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+    assert {p for p in after if p not in before} <= {cache, *cache.iterdir()}
+    assert session.read_bytes() == golden_session("seed-running-example").read_bytes()
+    assert after[session] == before[session] and after[folder] == before[folder]
+    # A cache folder that cannot be created costs only speed: the index lives in memory.
     (tmp_path / "blocker").write_text("a file where the cache folder should be")
-    blocked = ops_listing.SummaryCache(str(tmp_path / "blocker" / "cache"))
-    blocked.put("/x.jsonl", st, {"status": "ok"})
-    blocked.save()  # no exception
-    assert store.write_own_file(tmp_path / "blocker" / "cache" / "f", b"x") is False
+    warnings: list[str] = []
+    blocked = dict(env, PITOOLS_CACHE_DIR=str(tmp_path / "blocker" / "cache"))
+    again = ops_listing.list_sessions(env=blocked, all_=True, warn=warnings.append)
+    assert again.sessions == listing.sessions and any("in memory" in w for w in warnings)

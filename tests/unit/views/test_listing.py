@@ -156,6 +156,9 @@ def _place(folder: str, case: str, name: str) -> Path:
 
 
 def test_list_sorts_by_activity_and_caches(agent: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ls`` through the archive index: the same summaries, only changed files read again."""
+    from pitools.ops.index import SCHEMA_VERSION
+
     here = locate.default_session_dir(os.getcwd(), agent)
     _place(here, "gen-s0000_v3", "a.jsonl")  # activity 2025-10-10
     _place(here, "seed-running-example", "b.jsonl")  # activity 2026-07-29
@@ -164,6 +167,7 @@ def test_list_sorts_by_activity_and_caches(agent: dict[str, str], monkeypatch: p
     assert [Path(s["path"]).name for s in result.sessions[:2]] == ["b.jsonl", "a.jsonl"]
     assert [s["status"] for s in result.sessions] == ["ok", "ok", "invalid"]  # unopenable files last
     assert result.cache_hits == 0
+    assert result.sessions == listing.list_sessions(env=agent).sessions  # the index changes nothing
     calls: list[str] = []
     real = listing.summarize_file
     monkeypatch.setattr(listing, "summarize_file", lambda p, st=None: calls.append(p) or real(p, st))
@@ -173,8 +177,8 @@ def test_list_sorts_by_activity_and_caches(agent: dict[str, str], monkeypatch: p
     b.write_bytes(b.read_bytes() + b"\n")
     third = ops_listing.list_sessions(env=agent)
     assert calls == [str(b)] and third.cache_hits == 2
-    (Path(agent["PITOOLS_CACHE_DIR"]) / f"ls-v{listing.CACHE_VERSION}.json").write_text("garbage")
-    assert ops_listing.list_sessions(env=agent).sessions == third.sessions  # a broken cache is ignored
+    (Path(agent["PITOOLS_CACHE_DIR"]) / f"index-v{SCHEMA_VERSION}.sqlite").write_bytes(b"garbage" * 1000)
+    assert ops_listing.list_sessions(env=agent).sessions == third.sessions  # a broken index is rebuilt
 
 
 def test_list_all_and_shared_dirs(agent: dict[str, str], tmp_path: Path) -> None:
@@ -203,4 +207,6 @@ def test_no_cache_writes_nothing(agent: dict[str, str]) -> None:
     ops_listing.list_sessions(env=agent, use_cache=False)
     assert not Path(agent["PITOOLS_CACHE_DIR"]).exists()
     assert ops_listing.cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/pitools"
-    assert ops_listing.cache_dir({"HOME": "/h"}) == "/h/.cache/pitools"
+    assert ops_listing.cache_dir({"HOME": "/h"}, "linux") == "/h/.cache/pitools"
+    assert ops_listing.cache_dir({"HOME": "/h"}, "darwin") == "/h/Library/Caches/pitools"
+    assert ops_listing.cache_dir({"PITOOLS_CACHE_DIR": "/c", "XDG_CACHE_HOME": "/x"}) == "/c"

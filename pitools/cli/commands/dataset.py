@@ -1,0 +1,71 @@
+"""``pitools dataset``: session files as Parquet (or JSONL) tables for DuckDB, Spark, Trino, BigQuery."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("dataset")
+@click.argument("inputs", nargs=-1, required=True, metavar="FILE|DIR...")
+@click.option("-o", "--output", "outdir", required=True, metavar="OUTDIR", help="Folder for the tables (created).")
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["parquet", "jsonl"]),
+    default="parquet",
+    show_default=True,
+    help="parquet needs the optional extra: pip install 'pitools[dataset]'.",
+)
+@click.option(
+    "--partition-by",
+    type=click.Choice(["day", "project"]),
+    default=None,
+    help="Hive-style folders per session: day=YYYY-MM-DD (the session's start) or project_dir=<cwd name>.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Worker processes writing sessions side by side (default 1: this process alone). "
+    "Each holds one parsed session in memory.",
+)
+def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: str | None, jobs: int | None) -> int:
+    """Write sessions as tables: sessions, entries, messages, tool_calls, compactions, usage.
+
+    Directories are searched for *.jsonl session files. Run it again on the same OUTDIR and only
+    sessions that changed (or whose fork ancestors changed) are rewritten; sessions no longer among
+    the inputs are removed. Every table has a `copied` column: rows a fork or clone copied from an
+    ancestor session, so fork-correct totals are `WHERE NOT copied`. Columns: see the README and
+    docs/duckdb-examples.sql. Files Pi would not load are skipped with a warning (exit 1, the rest
+    is written).
+
+    \b
+    Examples:
+      pitools dataset ~/.pi/agent/sessions -o pi-dataset
+      pitools dataset ~/.pi/agent/sessions -o pi-dataset --partition-by day
+      duckdb -c "SELECT model, sum(cost) FROM 'pi-dataset/usage/**/*.parquet' WHERE NOT copied GROUP BY 1"
+    """
+    from pitools.cli.output import get_output
+    from pitools.ops.dataset import build_dataset
+
+    out = get_output()
+    report = build_dataset(
+        list(inputs),
+        outdir,
+        format_=format_,
+        partition_by=partition_by,
+        jobs=jobs,
+        # File names and loader messages may hold control characters: the output layer escapes them.
+        warn=out.message,
+    )
+    mb = report.bytes_read / 1e6
+    out.message(
+        f"{report.sessions} session(s) in {outdir}: {report.written} written, "
+        f"{report.unchanged} unchanged, {report.removed} removed, {len(report.skipped)} skipped "
+        f"({mb:.1f} MB read in {report.seconds:.1f} s)"
+    )
+    if report.skipped:
+        click.get_current_context().exit(1)
+    return 0

@@ -1,0 +1,51 @@
+"""``export --format otlp|atif`` (CLI glue): build (ops), encode (render), then write (store) or send."""
+
+from __future__ import annotations
+
+from pitools.core.session.api import LoadedSession
+
+
+def export_data(
+    loaded: LoadedSession,
+    format_: str,
+    *,
+    leaf_ref: str | None,
+    all_: bool,
+    output: str | None,
+    endpoint: str | None,
+) -> int:
+    """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code."""
+    from pitools.cli.output import get_output
+    from pitools.ops import export_data as ops
+
+    out = get_output()
+
+    if format_ == "otlp":
+        from pitools.core.js.jsonout import dumps
+        from pitools.render.export_otlp import otlp_json, otlp_request
+
+        traces = ops.build_traces(loaded, leaf_ref, all_)
+        request = otlp_request(traces)
+        spans = sum(len(t.spans) for t in traces)
+        if endpoint is not None:
+            from pitools.ops.otlp_send import send
+
+            result = send(request, endpoint)
+            out.message(f"sent {len(traces)} trace(s), {spans} span(s) to {result.url} (HTTP {result.status})")
+            if result.rejected_spans:
+                out.message(f"the collector rejected {result.rejected_spans} span(s): {result.message}")
+                return 1
+            return 0
+        data = dumps(otlp_json(request)) + b"\n"
+    else:
+        from pitools.render.export_atif import atif_json
+
+        data = atif_json(ops.build_trajectories(loaded, leaf_ref, all_), single=not all_)
+    if output:
+        from pitools import store
+
+        store.write_new(output, [data])
+        out.message(f"wrote {output}")
+    else:
+        out.write_bytes(data)
+    return 0

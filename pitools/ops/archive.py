@@ -1,0 +1,264 @@
+"""Archive-wide use cases over the index: scope, update, ``usage``, ``ls``.
+
+Each entry point updates the index first (transparently: nothing to do on a warm index), then
+answers from it. Any problem with the index file is reported as a warning and worked around
+(see :mod:`pitools.ops.index`); it never fails the command.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pitools.core.errors import PitoolsError
+from pitools.ops.index import ArchiveIndex, IndexUnavailableError, ProgressFn, UpdateStats, WarnFn, open_index
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which session folders a command covers, found by ``ls``'s rules."""
+
+    folders: list[str]
+    cwd: str
+    choice: Any
+    all: bool
+
+
+def archive_scope(
+    *,
+    env: Mapping[str, str] | None = None,
+    session_dir: str | None = None,
+    all_: bool = True,
+    cwd: str | None = None,
+) -> Scope:
+    """``--session-dir DIR``: that folder; ``all_``: every folder Pi's ``listAll`` reads; else this cwd's."""
+    from pitools.core.session.locate import all_session_dirs, choose_session_dir, resolve_path
+
+    env = os.environ if env is None else env
+    here = os.getcwd()
+    resolved = resolve_path(cwd or here, here, env)
+    choice = choose_session_dir(cwd=resolved, env=env, session_dir=session_dir)
+    if all_ and not session_dir:
+        folders = [choice.configured] if choice.configured else all_session_dirs(env)
+    else:
+        folders = [choice.directory]
+    return Scope([os.path.abspath(f) for f in folders], resolved, choice, all_)
+
+
+def updated_index(
+    scope: Scope,
+    *,
+    env: Mapping[str, str] | None = None,
+    progress: ProgressFn | None = None,
+    warn: WarnFn | None = None,
+    rebuild: bool = False,
+    jobs: int | None = None,
+) -> tuple[ArchiveIndex, UpdateStats]:
+    """Open the index and bring ``scope`` up to date; on any index trouble, work in memory."""
+    import sqlite3
+
+    warn = warn or (lambda _m: None)
+    index = open_index(env, warn=warn)
+    for attempt in range(2):
+        try:
+            if rebuild and attempt == 0:
+                index.rebuild()
+            stats = index.update(scope.folders, progress=progress, jobs=jobs)
+            for message in stats.warnings:
+                warn(message)
+            return index, stats
+        except (sqlite3.DatabaseError, IndexUnavailableError, OSError) as exc:
+            index.close()
+            if index.in_memory:
+                raise
+            warn(f"index problem ({str(exc).splitlines()[0][:200]}); indexing in memory for this run")
+            index = open_index(env, warn=warn, in_memory=True)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+# -- time -----------------------------------------------------------------------------------------
+
+
+def local_timezone(name: str | None = None) -> tuple[_dt.tzinfo, str]:
+    """``name`` (IANA, ``UTC`` or ``local``) as a tzinfo, and how to call it."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if name and name.lower() != "local":
+        if name.upper() in ("UTC", "Z"):
+            return _dt.UTC, "UTC"
+        try:
+            return ZoneInfo(name), name
+        except (ZoneInfoNotFoundError, ValueError):
+            raise PitoolsError(f"unknown time zone {name!r} (use an IANA name like Europe/Paris, or UTC)") from None
+    tz_env = os.environ.get("TZ")
+    if tz_env:
+        try:
+            return ZoneInfo(tz_env.lstrip(":")), tz_env.lstrip(":")
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    try:
+        with open("/etc/localtime", "rb") as fh:
+            return ZoneInfo.from_file(fh, key="localtime"), "local"
+    except (OSError, ValueError):
+        pass
+    local = _dt.datetime.now().astimezone().tzinfo or _dt.UTC
+    return local, "local"
+
+
+_RELATIVE = re.compile(r"^(\d+)([hdw])$")
+
+
+def parse_time(text: str, tz: _dt.tzinfo, *, end: bool = False, now: _dt.datetime | None = None) -> int:
+    """``--since``/``--until`` as Unix ms: ``2026-03-01``, ``2026-03``, an ISO time, or ``7d``/``12h``/``2w`` ago.
+
+    A bare date or month given as ``--until`` includes that whole day or month.
+    """
+    text = text.strip()
+    m = _RELATIVE.match(text)
+    if m:
+        unit = {"h": 3600, "d": 86400, "w": 7 * 86400}[m.group(2)]
+        base = now or _dt.datetime.now(_dt.UTC)
+        return int((base.timestamp() - int(m.group(1)) * unit) * 1000)
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}", text):
+            when = _dt.datetime.strptime(text, "%Y-%m").replace(tzinfo=tz)
+            if end:
+                when = (when.replace(day=28) + _dt.timedelta(days=4)).replace(day=1)
+        elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            when = _dt.datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=tz)
+            if end:
+                when += _dt.timedelta(days=1)
+        else:
+            when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=tz)
+    except ValueError:
+        raise PitoolsError(f"cannot read the time {text!r} (use 2026-03-01, 2026-03, an ISO time, or 7d)") from None
+    return int(when.timestamp() * 1000)
+
+
+# -- usage --------------------------------------------------------------------------------------------
+
+
+def usage_report(
+    index: ArchiveIndex,
+    scope: Scope,
+    *,
+    by: str = "day",
+    tz: _dt.tzinfo = _dt.UTC,
+    tz_name: str = "UTC",
+    since: str | None = None,
+    until: str | None = None,
+    breakdown: bool = False,
+    project: str | None = None,
+    cwd: str | None = None,
+    session: str | None = None,
+) -> Any:
+    """``pitools usage``: sums over every usage record in scope, copied fork history counted once."""
+    from pitools.core.views.usage_report import PERIODS, SessionInfo, Sums, UsageGroup, build_report
+
+    swhere, params = _session_filters(scope, project=project, cwd=cwd, session=session)
+    # A semi-join on the sessions in scope: cheaper than joining every usage row.
+    where = [f"u.sid IN (SELECT s.sid FROM sessions s WHERE {' AND '.join(swhere) or '1'})"]
+    lo = parse_time(since, tz) if since else None
+    hi = parse_time(until, tz, end=True) if until else None
+    if lo is not None:
+        where.append("u.ts >= ?")
+        params.append(lo)
+    if hi is not None:
+        where.append("u.ts < ?")
+        params.append(hi)
+    cond = " AND ".join(where)
+    conn = index.conn
+    if by in PERIODS:
+        key_sql = _local_day_sql(conn, tz, cond, params)
+    elif by in ("project", "session"):
+        key_sql = "u.sid"
+    else:
+        key_sql = "NULL"
+    sql = (
+        f"SELECT {key_sql}, u.provider, u.model, u.copied, sum(u.input), sum(u.output), "
+        "sum(u.cache_read), sum(u.cache_write), sum(u.cost), count(*) "
+        f"FROM usage u WHERE {cond} GROUP BY 1, 2, 3, 4"
+    )
+    infos: dict[int, SessionInfo] = {}
+    if by in ("project", "session"):
+        for sid, path, hid, name, scwd in conn.execute("SELECT sid, path, header_id, name, cwd FROM sessions"):
+            infos[sid] = SessionInfo(path, hid, name, scwd)
+    epoch = _dt.date(1970, 1, 1)
+    days: dict[int, str] = {}
+    groups: list[UsageGroup] = []
+    copied: list[UsageGroup] = []
+    for key, provider, model, is_copied, i, o, r, w, c, n in conn.execute(sql, params):
+        info: SessionInfo | None = None
+        if by in PERIODS:
+            if key is not None:
+                if key not in days:
+                    days[key] = (epoch + _dt.timedelta(days=key)).isoformat()
+                key = days[key]
+        elif by == "session":
+            info = infos.get(key)
+            key = info.path if info is not None else None
+        elif by == "project":
+            key = infos[key].cwd if key in infos else None
+        g = UsageGroup(key, provider or "", model or "", Sums(i or 0, o or 0, r or 0, w or 0, c or 0, n), info)
+        (copied if is_copied else groups).append(g)
+    sessions = conn.execute(
+        f"SELECT count(DISTINCT u.sid) FROM usage u WHERE {cond} AND u.copied = 0", params
+    ).fetchone()[0]
+    return build_report(
+        groups,
+        by=by,
+        tz_name=tz_name,
+        sessions=sessions,
+        breakdown=breakdown,
+        since=since,
+        until=until,
+        copied=copied,
+    )
+
+
+def _local_day_sql(conn: Any, tz: _dt.tzinfo, cond: str, params: Sequence[Any]) -> str:
+    """SQL for a record's local day number in ``tz``: its time plus the offset in force then."""
+    from pitools.core.views.usage_report import offset_pieces
+
+    lo, hi = conn.execute(f"SELECT min(u.ts), max(u.ts) FROM usage u WHERE {cond}", params).fetchone()
+    if lo is None:
+        return "NULL"
+    pieces = offset_pieces(tz, int(lo) // 1000 - 1, int(hi) // 1000 + 1)
+    if len(pieces) == 1:
+        offset = str(pieces[0][1])
+    else:
+        cases = " ".join(
+            f"WHEN u.ts < {start * 1000} THEN {prev}"
+            for (start, _), (_, prev) in zip(pieces[1:], pieces[:-1], strict=True)
+        )
+        offset = f"(CASE {cases} ELSE {pieces[-1][1]} END)"
+    # Whole days since 1970-01-01 in local time (integer arithmetic: cheaper than strftime).
+    return f"(u.ts / 1000 + {offset}) / 86400"
+
+
+def _session_filters(
+    scope: Scope, *, project: str | None = None, cwd: str | None = None, session: str | None = None
+) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    where.append("s.folder IN (" + ",".join("?" * len(scope.folders)) + ")" if scope.folders else "0")
+    params.extend(scope.folders)
+    if project:
+        where.append("instr(lower(coalesce(s.cwd, '')), ?) > 0")
+        params.append(project.lower())
+    if cwd:
+        from pitools.core.session.locate import resolve_path
+
+        where.append("s.cwd = ?")
+        params.append(resolve_path(cwd, os.getcwd(), os.environ))
+    if session:
+        where.append("(s.path = ? OR s.header_id = ? OR s.header_id LIKE ? ESCAPE '\\' OR s.path LIKE ? ESCAPE '\\')")
+        esc = session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        params.extend([os.path.abspath(session), session, esc + "%", "%" + esc + "%"])
+    return where, params

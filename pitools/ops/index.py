@@ -1,0 +1,400 @@
+"""The archive index: one SQLite database (plus FTS5 shards) over every session Pi can see.
+
+Where: ``$PITOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/pitools``, else the platform's cache folder
+(``~/Library/Caches/pitools`` on macOS, ``~/.cache/pitools`` elsewhere); never inside Pi's agent
+folder (a cache dir there is refused and the index kept in memory for the run).
+
+Files: ``index-v<N>.sqlite`` (sessions, entries, usage records, ls summaries) and
+``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables; one per shard so that a cold
+build tokenizes on every core at once). ``N`` is :data:`SCHEMA_VERSION`: another version's files
+are ignored and a rebuild starts. An index that is corrupt, or locked past the wait, is rebuilt
+(corrupt: in place; locked: in memory for this run) and never fails the user's command.
+
+Updating (:meth:`ArchiveIndex.update`), per session file found by ``ls``'s discovery rules:
+
+* unchanged (size, mtime, inode): nothing is read;
+* grown, with the indexed part intact (it ended with a newline and the hash of its last
+  4 KiB still matches): only the new bytes are parsed; the tree facts of the old entries are
+  recomputed from their stored skeletons (ids, parents, compaction and edit targets);
+* anything else (rewritten by a migration, Pi's label rewrite, ``repair``; a v1/v2 file; a file
+  with duplicate or non-string ids): the whole file is indexed again under a new session row id;
+* gone: its rows are deleted. Its full-text rows stay behind as dead rows that no query joins
+  (SQLite 3.40's contentless FTS5 cannot delete them), counted and vacuumed by a rebuild when
+  they outnumber the live ones.
+
+Then fork/clone lineage is resolved (:mod:`pitools.core.views.lineage`) and the copied history
+of every affected session is marked, so usage counts it once.
+
+Two updaters never interleave: an advisory lock file serialises them (the second waits, then
+finds little to do); readers use WAL and a busy timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000
+#: How long a second updater waits for the first one before working in memory instead.
+LOCK_WAIT_S = 600.0
+#: Fewer files than this (or fewer bytes) are indexed in this process.
+PARALLEL_MIN_FILES = 8
+PARALLEL_MIN_BYTES = 8 << 20
+MAX_SHARDS = 4
+
+ProgressFn = Callable[[int, int], None]
+WarnFn = Callable[[str], None]
+
+_MAIN_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS sessions(
+  sid INTEGER PRIMARY KEY AUTOINCREMENT,
+  path TEXT NOT NULL UNIQUE,
+  folder TEXT NOT NULL,
+  pkey TEXT,
+  size INTEGER, mtime_ns INTEGER, ino INTEGER,
+  indexed_bytes INTEGER, tail_hash BLOB, regular INTEGER, valid INTEGER,
+  shard INTEGER NOT NULL,
+  header_id TEXT, cwd TEXT, name TEXT, parent_session TEXT, parent_sid INTEGER,
+  created TEXT, modified TEXT,
+  default_leaf TEXT, default_pos INTEGER, leaves BLOB,
+  summary BLOB
+);
+CREATE INDEX IF NOT EXISTS sessions_folder ON sessions(folder);
+CREATE TABLE IF NOT EXISTS entries(
+  sid INTEGER NOT NULL, ord INTEGER NOT NULL,
+  eid TEXT, parent TEXT, ts INTEGER, kind TEXT, role TEXT, tools TEXT,
+  off INTEGER, len INTEGER,
+  leaf_lo INTEGER, leaf_hi INTEGER, in_ctx INTEGER, summarized INTEGER,
+  aux TEXT, aux_null INTEGER,
+  copied INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(sid, ord)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage(
+  sid INTEGER NOT NULL, ord INTEGER NOT NULL, ts INTEGER,
+  provider TEXT, model TEXT,
+  input, output, cache_read, cache_write, cost,
+  source TEXT,
+  copied INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(sid, ord)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS usage_ts ON usage(ts);
+"""
+
+_SHARD_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content='', detail=none);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_thinking USING fts5(body, content='', detail=none);
+INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
+INSERT INTO fts_thinking(fts_thinking, rank) VALUES('hashsize', 16777216)
+"""
+
+
+# -- where ---------------------------------------------------------------------------------------
+
+
+def cache_dir(env: Mapping[str, str], platform: str = sys.platform) -> str:
+    """``$PITOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/pitools``, else the platform's cache folder."""
+    explicit = env.get("PITOOLS_CACHE_DIR")
+    if explicit:
+        return explicit
+    xdg = env.get("XDG_CACHE_HOME")
+    if xdg:
+        return os.path.join(xdg, "pitools")
+    home = env.get("HOME") or os.path.expanduser("~")
+    if platform == "darwin":
+        return os.path.join(home, "Library", "Caches", "pitools")
+    if platform == "win32" and env.get("LOCALAPPDATA"):
+        return os.path.join(env["LOCALAPPDATA"], "pitools", "Cache")
+    return os.path.join(home, ".cache", "pitools")
+
+
+def inside_pi_folders(folder: str, env: Mapping[str, str]) -> bool:
+    """Whether ``folder`` is Pi's agent folder or inside it (where pitools must not write)."""
+    from pitools.core.session.locate import agent_dir
+
+    here = os.path.realpath(folder)
+    pi = os.path.realpath(agent_dir(env))
+    return here == pi or here.startswith(pi.rstrip(os.sep) + os.sep)
+
+
+def fts5_available() -> bool:
+    try:
+        db = sqlite3.connect(":memory:")
+        try:
+            db.execute("CREATE VIRTUAL TABLE t USING fts5(x, content='', detail=none)")
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return True
+
+
+# -- results of an update --------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class UpdateStats:
+    files: int = 0
+    unchanged: int = 0
+    added: int = 0
+    appended: int = 0
+    reindexed: int = 0
+    removed: int = 0
+    bytes_read: int = 0
+    in_memory: bool = False
+    rebuilt: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "unchanged": self.unchanged,
+            "added": self.added,
+            "appended": self.appended,
+            "reindexed": self.reindexed,
+            "removed": self.removed,
+            "bytesRead": self.bytes_read,
+            "inMemory": self.in_memory,
+            "rebuilt": self.rebuilt,
+        }
+
+
+# -- the index ---------------------------------------------------------------------------------------
+
+
+class IndexUnavailableError(Exception):
+    """The on-disk index cannot be used right now (locked, read-only, corrupt twice)."""
+
+
+class ArchiveIndex:
+    """An open index: ``conn`` is the main database with the shards attached as ``s0``, ``s1``, …"""
+
+    def __init__(self, folder: str | None, *, shards: int | None = None, warn: WarnFn | None = None) -> None:
+        self.folder = folder
+        self.warn = warn or (lambda _msg: None)
+        self.fts = fts5_available()
+        self.in_memory = folder is None
+        self.rebuilt = False
+        want = shards or max(1, min(MAX_SHARDS, os.cpu_count() or 1))
+        self.conn = self._open(want)
+
+    # -- opening ---------------------------------------------------------------------------
+    @property
+    def main_path(self) -> str | None:
+        return os.path.join(self.folder, f"index-v{SCHEMA_VERSION}.sqlite") if self.folder else None
+
+    def shard_path(self, k: int) -> str | None:
+        return os.path.join(self.folder, f"index-v{SCHEMA_VERSION}.fts{k}.sqlite") if self.folder else None
+
+    def _connect(self, path: str | None) -> sqlite3.Connection:
+        conn = sqlite3.connect(path or ":memory:", timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if path:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def _open(self, want_shards: int) -> sqlite3.Connection:
+        if self.folder is not None:
+            try:
+                os.makedirs(self.folder, mode=0o700, exist_ok=True)
+                # Opened under the updaters' lock: two processes never create, or throw away and
+                # rebuild, the files at the same time (the lock is held for an instant when no
+                # update runs).
+                with self.updating():
+                    try:
+                        return self._open_on_disk(want_shards)
+                    except (sqlite3.DatabaseError, OSError) as exc:
+                        if _is_locked(exc):
+                            raise
+                        self.warn(f"index unusable ({_short(exc)}); rebuilding it")
+                        self._remove_files()
+                        self.rebuilt = True
+                        return self._open_on_disk(want_shards)
+            except (sqlite3.DatabaseError, OSError, IndexUnavailableError) as exc:
+                self.warn(f"index not available ({_short(exc)}); indexing in memory for this run")
+        self.folder = None
+        self.in_memory = True
+        conn = self._connect(None)
+        self._create(conn, 1)
+        return conn
+
+    def _open_on_disk(self, want_shards: int) -> sqlite3.Connection:
+        conn = self._connect(self.main_path)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
+            if version == 0:
+                self._create(conn, want_shards)  # a warm open writes nothing
+            shards = self.shard_count(conn)
+            for k in range(shards):
+                conn.execute("ATTACH DATABASE ? AS ?", (self.shard_path(k), f"s{k}"))
+                ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='fts_thinking'").fetchone()
+                if self.fts and not ready[0]:
+                    for stmt in _SHARD_SCHEMA.strip().split(";\n"):
+                        if stmt.strip():
+                            conn.execute(_in_shard(stmt, k))
+                conn.execute(f"PRAGMA s{k}.journal_mode=WAL")
+                conn.execute(f"PRAGMA s{k}.synchronous=NORMAL")
+            # Touch every table once: a corrupt file fails here, not in the user's query.
+            conn.execute("SELECT count(*) FROM meta").fetchone()
+            conn.execute("SELECT sid FROM sessions LIMIT 1").fetchall()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _create(self, conn: sqlite3.Connection, want_shards: int) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for stmt in _MAIN_SCHEMA.strip().split(";\n"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('shards', ?)", (str(want_shards),))
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('deadRows', '0')")
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        if self.folder is None:
+            for k in range(self.shard_count(conn)):
+                conn.execute("ATTACH DATABASE ':memory:' AS ?", (f"s{k}",))
+                if self.fts:
+                    for stmt in _SHARD_SCHEMA.strip().split(";\n"):
+                        if stmt.strip():
+                            conn.execute(_in_shard(stmt, k))
+
+    def shard_count(self, conn: sqlite3.Connection | None = None) -> int:
+        row = (conn or self.conn).execute("SELECT value FROM meta WHERE key='shards'").fetchone()
+        return max(1, int(row[0])) if row else 1
+
+    def _remove_files(self) -> None:
+        if not self.folder:
+            return
+        prefix = f"index-v{SCHEMA_VERSION}."
+        for name in os.listdir(self.folder):
+            # The lock file stays: other processes may be waiting on it.
+            if name.startswith(prefix) and not name.endswith(".lock"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(self.folder, name))
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+
+    # -- the updaters' lock ----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def updating(self) -> Iterator[None]:
+        """Hold the update lock (a second process waits for the first)."""
+        if self.folder is None:
+            yield
+            return
+        lock = os.path.join(self.folder, f"index-v{SCHEMA_VERSION}.lock")
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - non-POSIX: SQLite's own locking only
+                yield
+                return
+            import time
+
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise IndexUnavailableError("another pitools process is still updating the index") from None
+                    time.sleep(0.05)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    # -- update --------------------------------------------------------------------------------
+    def update(
+        self,
+        folders: Sequence[str],
+        *,
+        progress: ProgressFn | None = None,
+        jobs: int | None = None,
+    ) -> UpdateStats:
+        """Bring the sessions of ``folders`` up to date (see the module docstring)."""
+        stats = UpdateStats(in_memory=self.in_memory, rebuilt=self.rebuilt)
+        from pitools.ops.index_update import Updater
+
+        with self.updating():
+            Updater(self, stats, progress, jobs).run([os.path.abspath(f) for f in folders])
+        return stats
+
+    def rebuild(self) -> None:
+        """Forget everything (the next update is a cold build)."""
+        with self.updating():
+            conn = self.conn
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("DELETE FROM sessions")
+            conn.execute("DELETE FROM entries")
+            conn.execute("DELETE FROM usage")
+            conn.execute("UPDATE meta SET value='0' WHERE key='deadRows'")
+            conn.execute("COMMIT")
+            if self.fts:
+                for k in range(self.shard_count()):
+                    for table in ("fts", "fts_thinking"):
+                        # A contentless table cannot DELETE; 'delete-all' empties it.
+                        conn.execute(f"INSERT INTO s{k}.{table}({table}) VALUES('delete-all')")
+            if not self.in_memory:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("VACUUM")
+                    for k in range(self.shard_count()):
+                        conn.execute(f"VACUUM s{k}")
+
+    # -- small readers ---------------------------------------------------------------------------
+    def session_rows(self, folders: Sequence[str] | None = None) -> list[sqlite3.Row]:
+        self.conn.row_factory = sqlite3.Row
+        try:
+            if folders is None:
+                return list(self.conn.execute("SELECT * FROM sessions"))
+            out: list[sqlite3.Row] = []
+            for folder in folders:
+                out.extend(self.conn.execute("SELECT * FROM sessions WHERE folder=?", (os.path.abspath(folder),)))
+            return out
+        finally:
+            self.conn.row_factory = None
+
+
+def _in_shard(stmt: str, k: int) -> str:
+    """A shard-schema statement aimed at the attached shard ``s<k>``."""
+    return stmt.replace("IF NOT EXISTS ", f"IF NOT EXISTS s{k}.").replace("INSERT INTO ", f"INSERT INTO s{k}.")
+
+
+def _is_locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+def open_index(
+    env: Mapping[str, str] | None = None, *, warn: WarnFn | None = None, in_memory: bool = False
+) -> ArchiveIndex:
+    """The user's index (in memory when asked, or when the cache folder is inside Pi's folders)."""
+    env = os.environ if env is None else env
+    folder: str | None = None if in_memory else cache_dir(env)
+    if folder is not None and inside_pi_folders(folder, env):
+        if warn:
+            warn(f"cache folder {folder} is inside Pi's agent folder; keeping the index in memory")
+        folder = None
+    return ArchiveIndex(folder, warn=warn)

@@ -1,0 +1,245 @@
+"""Turn one session file (or the part appended to it) into the archive index's rows.
+
+Runs in the indexing process or in a worker process of a cold build; reads the file through the
+same loader and tree core as every other command, writes nothing itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the loader and tree core load only when a file is indexed (warm runs skip them)
+    from pitools.core.views.entry_tree import TreeFacts
+
+#: Bytes at the end of the indexed part whose hash proves the prefix unchanged on the next run.
+TAIL_BYTES = 4096
+#: Search indexes at most this much text per entry: the head and the tail of longer ones (long
+#: tool outputs, file contents). Tokenizing is what a cold build spends most of its time on
+#: (SQLite's FTS5 takes in ~10 MB/s per core here); ``search --regex`` scans the full text.
+TEXT_HEAD = 8 * 1024
+TEXT_TAIL = 2 * 1024
+#: An entry's search row id is ``sid << ROWID_SHIFT | ord``.
+ROWID_SHIFT = 24
+MAX_ORD = (1 << ROWID_SHIFT) - 1
+
+EntryRow = tuple[Any, ...]
+UsageRow = tuple[Any, ...]
+
+
+@dataclass(slots=True)
+class FileRows:
+    """Everything the index stores for one session file."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    ino: int
+    indexed_bytes: int
+    tail_hash: bytes
+    regular: bool
+    valid: bool
+    header: dict[str, Any] | None
+    default_leaf: Any
+    leaves: list[str]
+    entries: list[EntryRow] = field(default_factory=list)
+    usage: list[UsageRow] = field(default_factory=list)
+    texts: list[tuple[int, str]] = field(default_factory=list)
+    thinking: list[tuple[int, str]] = field(default_factory=list)
+    error: str | None = None
+    #: ``ls``'s summary of the file (:func:`pitools.core.views.listing.summarize_file`).
+    summary: dict[str, Any] | None = None
+
+
+def tail_hash(path: str, end: int) -> bytes:
+    """SHA-1 of the ``TAIL_BYTES`` before ``end`` (the indexed part's last bytes)."""
+    start = max(0, end - TAIL_BYTES)
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        data = fh.read(end - start)
+    return hashlib.sha1(data, usedforsecurity=False).digest()
+
+
+def cap_text(text: str) -> str:
+    if len(text) <= TEXT_HEAD + TEXT_TAIL:
+        return text
+    return text[:TEXT_HEAD] + "\n" + text[-TEXT_TAIL:]
+
+
+def ts_ms(entry: Any) -> int | None:
+    """The entry's time in Unix milliseconds (see :func:`pitools.core.views.usage.entry_time`)."""
+    from pitools.core.js.date import js_date_ms
+    from pitools.core.views.usage import entry_time
+
+    if type(entry) is not dict:
+        return None
+    iso = entry_time(entry)
+    if iso is None:
+        return None
+    ms = js_date_ms(iso)
+    return int(ms) if ms == ms else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
+def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool) -> bool:
+    """Whether later appends may be indexed alone: a v3 file of string ids, no duplicates, whole lines."""
+    if version != 3 or not ends_with_newline:
+        return False
+    seen: set[str] = set()
+    for entry in entries:
+        if type(entry) is not dict:
+            return False
+        eid, pid = entry.get("id"), entry.get("parentId")
+        if type(eid) is not str or eid in seen or not (pid is None or type(pid) is str):
+            return False
+        if entry.get("type") == "message" and type(entry.get("message")) is not dict:
+            return False  # Pi's context code throws on it: the stored skeleton would hide that
+        seen.add(eid)
+    return True
+
+
+def entry_rows(
+    sid: int,
+    entries: Sequence[Any],
+    offsets: Sequence[int],
+    lengths: Sequence[int],
+    first_ord: int,
+    facts: TreeFacts,
+    out: FileRows,
+    *,
+    with_text: bool = True,
+) -> None:
+    """Append the rows of ``entries`` (numbered from ``first_ord``) to ``out``."""
+    from pitools.core.views.search_text import entry_text
+    from pitools.core.views.usage import entry_usage
+
+    base = sid << ROWID_SHIFT
+    for k, entry in enumerate(entries):
+        ord_ = first_ord + k
+        if ord_ > MAX_ORD:
+            break
+        i = ord_  # facts are over the whole session
+        t = ts_ms(entry)
+        etype = entry.get("type") if type(entry) is dict else None
+        aux: Any = None
+        aux_null = 0
+        role: str | None = None
+        tools: str | None = None
+        if type(entry) is dict:
+            if etype == "compaction":
+                aux = _str_or_none(entry.get("firstKeptEntryId"))
+            elif etype == "context_edit":
+                aux = _str_or_none(entry.get("targetId"))
+                aux_null = 1 if entry.get("replacement", 0) is None else 0
+            message = entry.get("message")
+            if etype == "message" and type(message) is dict:
+                role = _str_or_none(message.get("role"))
+        if with_text:
+            text = entry_text(entry)
+            if text.role is not None:
+                role = text.role
+            if text.tools:
+                tools = "\x1f".join(dict.fromkeys(text.tools))
+            if text.parts:
+                out.texts.append((base | ord_, cap_text(text.text)))
+            if text.thinking:
+                out.thinking.append((base | ord_, cap_text(text.thinking_text)))
+        out.entries.append(
+            (
+                sid,
+                ord_,
+                _str_or_none(entry.get("id")) if type(entry) is dict else None,
+                _str_or_none(entry.get("parentId")) if type(entry) is dict else None,
+                t,
+                _str_or_none(etype),
+                role,
+                tools,
+                offsets[k],
+                lengths[k],
+                facts.leaf_lo[i],
+                facts.leaf_hi[i],
+                int(facts.in_context[i]),
+                int(facts.summarized[i]),
+                aux,
+                aux_null,
+            )
+        )
+        record = entry_usage(entry)
+        if record is not None:
+            out.usage.append(
+                (
+                    sid,
+                    ord_,
+                    t,
+                    record.provider,
+                    record.model,
+                    record.input,
+                    record.output,
+                    record.cache_read,
+                    record.cache_write,
+                    record.cost,
+                    record.source,
+                )
+            )
+
+
+def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
+    """Index a whole file: load (and migrate) it like Pi, then every entry's rows."""
+    from pitools.core.errors import PitoolsError
+    from pitools.core.session.load import gc_paused
+    from pitools.core.session.loaded import open_session
+    from pitools.core.views.entry_tree import tree_facts
+    from pitools.core.views.listing import summarize_file
+
+    size = st.st_size
+    out = FileRows(path, size, st.st_mtime_ns, st.st_ino, size, b"", False, False, None, None, [])
+    out.summary = summarize_file(path)
+    try:
+        with gc_paused():
+            session = open_session(path)
+            out.tail_hash = tail_hash(path, size)
+    except (PitoolsError, OSError, RecursionError) as exc:
+        out.error = str(exc)
+        return out
+    if not session.valid or session.header is None:
+        return out
+    out.valid = True
+    out.header = session.header
+    entries = session.entries
+    raw = session.raw
+    offsets = [raw.offsets[p] for p in session.positions]
+    lengths = [raw.lengths[p] for p in session.positions]
+    facts = tree_facts(entries)
+    out.default_leaf = facts.default_leaf if type(facts.default_leaf) is str else None
+    out.leaves = facts.leaves
+    out.regular = is_regular(entries, session.header.get("version"), raw.ends_with_newline)
+    entry_rows(sid, entries, offsets, lengths, 0, facts, out)
+    return out
+
+
+def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any], list[int], list[int], bool]:
+    """Values appended to a file after byte ``start`` (a line boundary): entries, offsets, lengths, ok.
+
+    ``ok`` is False when the part holds something only a full reindex handles (a second header,
+    a torn last line).
+    """
+    from pitools.core.session.load import gc_paused, stream_session
+
+    raw, values = stream_session(path, start=start, stop=st.st_size, finish=False)
+    entries: list[Any] = []
+    offsets: list[int] = []
+    lengths: list[int] = []
+    with gc_paused():
+        for value, _line, offset, length in values:
+            if type(value) is dict and value.get("type") == "session":
+                return [], [], [], False
+            entries.append(value)
+            offsets.append(offset)
+            lengths.append(length)
+    return entries, offsets, lengths, raw.ends_with_newline

@@ -1,0 +1,470 @@
+"""Bring the archive index up to date: the file-by-file work behind :meth:`ArchiveIndex.update`."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat as stat_mod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from pitools.ops import index as _index
+from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, ArchiveIndex, ProgressFn, UpdateStats
+from pitools.ops.index_rows import FileRows, entry_rows, is_regular, read_appended, read_file, tail_hash
+
+
+@dataclass(slots=True)
+class _Todo:
+    path: str
+    folder: str
+    st: os.stat_result
+    old: tuple[Any, ...] | None  # (sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard)
+
+
+class Updater:
+    """One update of the index over some session folders (see :mod:`pitools.ops.index`)."""
+
+    def __init__(self, index: ArchiveIndex, stats: UpdateStats, progress: ProgressFn | None, jobs: int | None) -> None:
+        self.index = index
+        self.conn = index.conn
+        self.stats = stats
+        self.progress = progress
+        self.jobs = jobs if jobs is not None else max(1, min(MAX_SHARDS, os.cpu_count() or 1))
+        self.changed: set[int] = set()
+
+    def run(self, folders: Sequence[str]) -> None:
+        from pitools.core.session.locate import session_files
+
+        conn = self.conn
+        known: dict[str, tuple[Any, ...]] = {}
+        for folder in folders:
+            for row in conn.execute(
+                "SELECT path, sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard "
+                "FROM sessions WHERE folder=?",
+                (folder,),
+            ):
+                known[row[0]] = row[1:]
+        full: list[_Todo] = []
+        appends: list[_Todo] = []
+        seen: set[str] = set()
+        for folder in folders:
+            for path in session_files(folder):
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                if not stat_mod.S_ISREG(st.st_mode):
+                    continue
+                seen.add(path)
+                self.stats.files += 1
+                old = known.get(path)
+                if old is not None and (old[1], old[2], old[3]) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                    self.stats.unchanged += 1
+                    continue
+                todo = _Todo(path, folder, st, old)
+                if old is not None and self._appended(todo):
+                    appends.append(todo)
+                else:
+                    full.append(todo)
+        gone = [known[p][0] for p in known if p not in seen]
+        if gone:
+            self._delete(gone)
+            self.stats.removed += len(gone)
+        done = self.stats.unchanged
+        total = self.stats.files
+        if self.progress is not None and (full or appends):
+            self.progress(done, total)
+        for todo in appends:
+            if not self._append(todo):
+                full.append(todo)
+                continue
+            done += 1
+            if self.progress is not None:
+                self.progress(done, total)
+        if full:
+            self._full(full, done, total)
+        if self.changed or gone:
+            self._lineage()
+            self._warn_dead_rows()
+
+    # -- appended files --------------------------------------------------------------------------
+    def _appended(self, todo: _Todo) -> bool:
+        old = todo.old
+        assert old is not None
+        _sid, _size, _mtime, ino, indexed, digest, regular, _shard = old
+        if not regular or ino != todo.st.st_ino or todo.st.st_size <= (indexed or 0):
+            return False
+        try:
+            return bool(tail_hash(todo.path, indexed) == digest)
+        except OSError:
+            return False
+
+    def _append(self, todo: _Todo) -> bool:
+        """Index the bytes appended to ``todo.path``; False when a full reindex is needed instead."""
+        from pitools.core.views.entry_tree import tree_facts
+
+        old = todo.old
+        assert old is not None
+        sid, _size, _mtime, _ino, indexed, _digest, _regular, shard = old
+        try:
+            new_entries, offsets, lengths, whole = read_appended(todo.path, indexed, todo.st)
+        except Exception:
+            return False
+        conn = self.conn
+        skel = [
+            _skeleton_of(row)
+            for row in conn.execute(
+                "SELECT eid, parent, kind, role, aux, aux_null, leaf_lo, leaf_hi, in_ctx, summarized "
+                "FROM entries WHERE sid=? ORDER BY ord",
+                (sid,),
+            )
+        ]
+        old_flags = [
+            tuple(r)
+            for r in conn.execute(
+                "SELECT leaf_lo, leaf_hi, in_ctx, summarized FROM entries WHERE sid=? ORDER BY ord", (sid,)
+            )
+        ]
+        if not whole or not is_regular([*skel, *new_entries], 3, True):
+            return False
+        all_entries = [*skel, *new_entries]
+        facts = tree_facts(all_entries)
+        rows = FileRows(
+            todo.path,
+            todo.st.st_size,
+            todo.st.st_mtime_ns,
+            todo.st.st_ino,
+            todo.st.st_size,
+            tail_hash(todo.path, todo.st.st_size),
+            True,
+            True,
+            None,
+            facts.default_leaf,
+            facts.leaves,
+        )
+        entry_rows(sid, new_entries, offsets, lengths, len(skel), facts, rows)
+        updates = [
+            (facts.leaf_lo[i], facts.leaf_hi[i], int(facts.in_context[i]), int(facts.summarized[i]), sid, i)
+            for i in range(len(skel))
+            if old_flags[i] != (facts.leaf_lo[i], facts.leaf_hi[i], int(facts.in_context[i]), int(facts.summarized[i]))
+        ]
+        summary = _summary(todo.path)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "UPDATE entries SET leaf_lo=?, leaf_hi=?, in_ctx=?, summarized=? WHERE sid=? AND ord=?", updates
+            )
+            self._insert_rows(rows, shard)
+            conn.execute(
+                "UPDATE sessions SET size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, default_leaf=?, "
+                "default_pos=?, leaves=?, name=?, modified=?, summary=? WHERE sid=?",
+                (
+                    rows.size,
+                    rows.mtime_ns,
+                    rows.ino,
+                    rows.indexed_bytes,
+                    rows.tail_hash,
+                    rows.default_leaf,
+                    _pos(rows),
+                    orjson.dumps(rows.leaves),
+                    summary.get("name"),
+                    summary.get("modified"),
+                    orjson.dumps(summary),
+                    sid,
+                ),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self.stats.appended += 1
+        self.stats.bytes_read += todo.st.st_size - indexed
+        self.changed.add(sid)
+        return True
+
+    # -- whole files -------------------------------------------------------------------------------
+    def _full(self, todos: list[_Todo], done: int, total: int) -> None:
+        conn = self.conn
+        shards = self.index.shard_count()
+        # New row ids for every file (a rewritten file's old rows go; its FTS rows become dead).
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            olds = [t.old[0] for t in todos if t.old is not None]
+            if olds:
+                self._delete(olds, in_tx=True)
+            order = sorted(range(len(todos)), key=lambda i: -todos[i].st.st_size)
+            loads = [0] * shards
+            assigned: list[tuple[int, int]] = [(0, 0)] * len(todos)
+            for i in order:
+                k = loads.index(min(loads))
+                loads[k] += todos[i].st.st_size + 4096
+                t = todos[i]
+                cur = conn.execute(
+                    "INSERT INTO sessions(path, folder, shard, size) VALUES(?, ?, ?, NULL)", (t.path, t.folder, k)
+                )
+                assert cur.lastrowid is not None
+                assigned[i] = (cur.lastrowid, k)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        for t in todos:
+            if t.old is None:
+                self.stats.added += 1
+            else:
+                self.stats.reindexed += 1
+        work = [(t.path, sid, k, t.st) for t, (sid, k) in zip(todos, assigned, strict=True)]
+        total_bytes = sum(t.st.st_size for t in todos)
+        parallel = (
+            self.jobs > 1
+            and not self.index.in_memory
+            and len(work) >= _index.PARALLEL_MIN_FILES
+            and total_bytes >= _index.PARALLEL_MIN_BYTES
+            and _can_fork()
+        )
+        if parallel:
+            results = self._parallel(work, done, total)
+        else:
+            results = []
+            for path, sid, k, st in work:
+                rows = read_file(path, sid, st)
+                self._store(rows, sid, k, write_text=True)
+                done += 1
+                if self.progress is not None:
+                    self.progress(done, total)
+            return
+        for rows, sid, k in results:
+            self._store(rows, sid, k, write_text=False)
+
+    def _parallel(self, work: list[tuple[str, int, int, os.stat_result]], done: int, total: int) -> list[Any]:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        by_shard: dict[int, list[tuple[str, int, os.stat_result]]] = {}
+        for path, sid, k, st in work:
+            by_shard.setdefault(k, []).append((path, sid, st))
+        # Batches keep every shard's writer busy while results stream back to this process.
+        batches: list[tuple[int, list[tuple[str, int, os.stat_result]]]] = []
+        for k, items in by_shard.items():
+            size = max(1, min(32, len(items) // 8))
+            batches.extend((k, items[i : i + size]) for i in range(0, len(items), size))
+        results: list[Any] = []
+        ctx = multiprocessing.get_context("fork")
+        workers = min(self.jobs, len(by_shard))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures = {
+                pool.submit(_index_batch, self.index.shard_path(k), self.index.fts, items): (k, len(items))
+                for k, items in batches
+            }
+            for future in as_completed(futures):
+                k, n = futures[future]
+                for sid, rows in future.result():
+                    results.append((rows, sid, k))
+                done += n
+                if self.progress is not None:
+                    self.progress(done, total)
+        return results
+
+    def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
+        from pitools.core.views.lineage import default_canonical
+
+        summary = rows.summary if rows.summary is not None else _summary(rows.path)
+        header = rows.header or {}
+        parent = header.get("parentSession")
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if write_text:
+                self._insert_rows(rows, shard)
+            else:
+                self._insert_rows(rows, shard, text=False)
+            conn.execute(
+                "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
+                "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
+                "default_pos=?, leaves=?, summary=? WHERE sid=?",
+                (
+                    default_canonical(rows.path),
+                    rows.size,
+                    rows.mtime_ns,
+                    rows.ino,
+                    rows.indexed_bytes,
+                    rows.tail_hash,
+                    int(rows.regular),
+                    int(rows.valid),
+                    header.get("id") if type(header.get("id")) is str else None,
+                    summary.get("cwd"),
+                    summary.get("name"),
+                    orjson.dumps(parent) if parent is not None else None,
+                    summary.get("created"),
+                    summary.get("modified"),
+                    rows.default_leaf,
+                    _pos(rows),
+                    orjson.dumps(rows.leaves),
+                    orjson.dumps(summary),
+                    sid,
+                ),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self.stats.bytes_read += rows.size
+        self.changed.add(sid)
+
+    def _insert_rows(self, rows: FileRows, shard: int, *, text: bool = True) -> None:
+        conn = self.conn
+        conn.executemany("INSERT OR REPLACE INTO entries VALUES(" + ",".join("?" * 16) + ", 0)", rows.entries)
+        conn.executemany("INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)", rows.usage)
+        if text and self.index.fts:
+            conn.executemany(f"INSERT INTO s{shard}.fts(rowid, body) VALUES(?, ?)", rows.texts)
+            conn.executemany(f"INSERT INTO s{shard}.fts_thinking(rowid, body) VALUES(?, ?)", rows.thinking)
+
+    def _delete(self, sids: Iterable[int], *, in_tx: bool = False) -> None:
+        conn = self.conn
+        sids = list(sids)
+        if not in_tx:
+            conn.execute("BEGIN IMMEDIATE")
+        try:
+            dead = 0
+            for sid in sids:
+                dead += conn.execute("SELECT count(*) FROM entries WHERE sid=?", (sid,)).fetchone()[0]
+                conn.execute("DELETE FROM entries WHERE sid=?", (sid,))
+                conn.execute("DELETE FROM usage WHERE sid=?", (sid,))
+                conn.execute("DELETE FROM sessions WHERE sid=?", (sid,))
+            conn.execute("UPDATE meta SET value=CAST(value AS INTEGER)+? WHERE key='deadRows'", (dead,))
+            if not in_tx:
+                conn.execute("COMMIT")
+        except BaseException:
+            if not in_tx:
+                conn.execute("ROLLBACK")
+            raise
+
+    # -- lineage -------------------------------------------------------------------------------------
+    def _lineage(self) -> None:
+        from pitools.core.views.lineage import SessionRef, ancestors, copied_keys, descendants, resolve_parents
+
+        conn = self.conn
+        refs: list[SessionRef] = []
+        sid_of: dict[str, int] = {}
+        old_parent: dict[int, Any] = {}
+        for sid, pkey, path, hid, parent, parent_sid in conn.execute(
+            "SELECT sid, pkey, path, header_id, parent_session, parent_sid FROM sessions"
+        ):
+            key = pkey or path
+            sid_of[key] = sid
+            old_parent[sid] = parent_sid
+            refs.append(
+                SessionRef(key, hid, orjson.loads(parent) if parent is not None else None, os.path.dirname(path))
+            )
+        parents = resolve_parents(refs)
+        key_of = {sid: key for key, sid in sid_of.items()}
+        new_parent = {sid_of[k]: (sid_of[p] if p is not None else None) for k, p in parents.items()}
+        moved = {sid for sid, p in new_parent.items() if p != old_parent.get(sid)}
+        touched = (self.changed | moved) & set(new_parent)
+        # A session whose parent changed (new, rewritten under a new row id, or deleted: its
+        # history then counts in the child) is rechecked with everything below it.
+        affected = descendants([key_of[s] for s in touched], parents)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "UPDATE sessions SET parent_sid=? WHERE sid=?", [(p, s) for s, p in new_parent.items() if s in moved]
+            )
+            cache: dict[int, set[tuple[Any, Any]]] = {}
+
+            def keys_of(sid: int) -> set[tuple[Any, Any]]:
+                if sid not in cache:
+                    rows = conn.execute("SELECT eid, ts FROM entries WHERE sid=? AND eid IS NOT NULL", (sid,))
+                    cache[sid] = set(rows)
+                return cache[sid]
+
+            for key in affected:
+                sid = sid_of[key]
+                lineage = [sid_of[a] for a in ancestors(key, parents)]
+                if not lineage:
+                    conn.execute("UPDATE entries SET copied=0 WHERE sid=? AND copied=1", (sid,))
+                    conn.execute("UPDATE usage SET copied=0 WHERE sid=? AND copied=1", (sid,))
+                    continue
+                own = list(conn.execute("SELECT ord, eid, ts FROM entries WHERE sid=? AND eid IS NOT NULL", (sid,)))
+                copied = copied_keys({(e, t) for _o, e, t in own}, [keys_of(a) for a in lineage])
+                flags = [(1 if (e, t) in copied else 0, sid, o) for o, e, t in own]
+                conn.executemany("UPDATE entries SET copied=? WHERE sid=? AND ord=?", flags)
+                conn.execute(
+                    "UPDATE usage SET copied=(SELECT e.copied FROM entries e "
+                    "WHERE e.sid=usage.sid AND e.ord=usage.ord) WHERE sid=?",
+                    (sid,),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _warn_dead_rows(self) -> None:
+        """Say when dead full-text rows (deleted or rewritten sessions) outnumber live ones."""
+        conn = self.conn
+        dead = int(conn.execute("SELECT value FROM meta WHERE key='deadRows'").fetchone()[0])
+        live = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        if dead < 50_000 or dead < live:
+            return
+        self.stats.warnings.append(f"{dead} stale search rows: the next `pitools index --rebuild` reclaims them")
+
+
+def _pos(rows: FileRows) -> int | None:
+    """Where the default leaf is in the session's leaf order (None: it is not a leaf)."""
+    if rows.default_leaf is None:
+        return None
+    try:
+        return rows.leaves.index(rows.default_leaf)
+    except ValueError:
+        return None
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _index_batch(
+    shard_path: str | None, fts: bool, items: list[tuple[str, int, os.stat_result]]
+) -> list[tuple[int, FileRows]]:
+    """Worker: index files, write their search text into the shard, return the other rows."""
+    out = [read_file(path, sid, st) for path, sid, st in items]
+    if fts and shard_path:
+        conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+            for rows in out:
+                conn.executemany("INSERT INTO fts(rowid, body) VALUES(?, ?)", rows.texts)
+                conn.executemany("INSERT INTO fts_thinking(rowid, body) VALUES(?, ?)", rows.thinking)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+    for rows in out:
+        rows.texts = []
+        rows.thinking = []
+    return [(sid, rows) for (_p, sid, _s), rows in zip(items, out, strict=True)]
+
+
+def _summary(path: str) -> dict[str, Any]:
+    from pitools.core.views.listing import summarize_file
+
+    return summarize_file(path)
+
+
+def _skeleton_of(row: Sequence[Any]) -> dict[str, Any]:
+    eid, parent, kind, role, aux, aux_null = row[:6]
+    out: dict[str, Any] = {"type": kind, "id": eid, "parentId": parent}
+    if kind == "message":
+        out["message"] = {"role": role}
+    elif kind == "compaction" and aux is not None:
+        out["firstKeptEntryId"] = aux
+    elif kind == "context_edit":
+        if aux is not None:
+            out["targetId"] = aux
+        out["replacement"] = None if aux_null else True
+    return out

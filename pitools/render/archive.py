@@ -1,0 +1,204 @@
+"""Human rendering of ``pitools search``, ``pitools usage`` and ``pitools index``."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+
+def safe_text(text: str, *, one_line: bool = True) -> str:
+    """Session text made harmless for a terminal (:func:`pitools.render.safe.safe_text`).
+
+    On one line, a line break shows as ``⏎`` so a snippet still reads as the text it came from.
+    """
+    from pitools.render.safe import safe_text as _safe
+
+    if one_line:
+        text = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
+    return _safe(text, one_line=one_line)
+
+
+def _money(x: Any) -> str:
+    return f"${x:,.2f}" if type(x) in (int, float) else "?"
+
+
+def _tokens(n: Any) -> str:
+    from pitools.render.ls import human_tokens
+
+    return human_tokens(n)
+
+
+# -- search ---------------------------------------------------------------------------------------
+
+
+def render_search(console: Any, result: dict[str, Any]) -> None:
+    from rich.text import Text
+
+    from pitools.render.ls import local_time
+
+    out = Text(no_wrap=False, overflow="fold")
+    current = None
+    for hit in result["hits"]:
+        session = hit["session"]
+        if session["path"] != current:
+            current = session["path"]
+            if out:
+                out.append("\n")
+            title = session.get("name") or session.get("id") or ""
+            out.append(safe_text(session["path"]), style="bold cyan")
+            if title:
+                out.append("  " + safe_text(str(title)), style="bold")
+            if session.get("cwd"):
+                out.append("  " + safe_text(session["cwd"]), style="dim")
+            out.append("\n")
+        flags = []
+        if hit["inContext"]:
+            flags.append("in context")
+        elif hit["summarizedAway"]:
+            flags.append("summarized away")
+        elif not hit["onCurrentBranch"]:
+            flags.append("abandoned branch")
+        else:
+            flags.append("not in context")
+        if hit["copied"]:
+            flags.append("copied from parent")
+        if hit["inThinking"]:
+            flags.append("thinking")
+        out.append(f"  {local_time(hit['timestamp'])} ", style="dim")
+        out.append(f"{hit['entryId'] or '-'} ", style="yellow")
+        role = hit["role"] or "?"
+        if hit["tools"]:
+            role += " " + ",".join(hit["tools"])
+        out.append(safe_text(role), style="magenta")
+        out.append(f"  [{', '.join(flags)}]\n", style="dim")
+        _append_snippet(out, hit["snippet"], hit["highlights"])
+        leaves = hit["leaves"]
+        shown = ", ".join(leaves[:4]) + (f" (+{len(leaves) - 4})" if len(leaves) > 4 else "")
+        out.append(f"    leaves: {safe_text(shown) or '-'}\n", style="dim")
+        out.append(f"    {safe_text(hit['commands'][0])}\n", style="dim")
+    n = result["count"]
+    more = " (more not shown: raise --limit)" if result["truncated"] else ""
+    out.append(f"{n} {'hit' if n == 1 else 'hits'}{more}", style="dim")
+    console.print(out, soft_wrap=True)
+
+
+def _append_snippet(out: Any, snippet: str, highlights: list[list[int]]) -> None:
+    out.append("    ")
+    pos = 0
+    for a, b in highlights:
+        if a < pos:
+            continue
+        out.append(safe_text(snippet[pos:a]))
+        out.append(safe_text(snippet[a:b]), style="bold reverse")
+        pos = b
+    out.append(safe_text(snippet[pos:]))
+    out.append("\n")
+
+
+# -- usage ----------------------------------------------------------------------------------------
+
+
+_COLUMNS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost", "records")
+
+
+def render_usage(console: Any, report: dict[str, Any]) -> None:
+    """A table (one row per key, models indented under it with --breakdown), totals, and a cost bar."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    from pitools.render.ls import _fit
+
+    period = report["by"] in ("day", "week", "month")
+    headers = [report["by"], "input", "output", "cache read", "cache write", "total", "cost"]
+    body: list[tuple[list[str], str, Any]] = []
+    for row in report["rows"]:
+        key = row["key"]
+        if report["by"] == "session" and row.get("session"):
+            s = row["session"]
+            key = f"{(s.get('id') or '')[:8]} {s.get('name') or s.get('cwd') or ''}".strip() or key
+        body.append((_cells(safe_text(key), row), "", row["cost"]))
+        for m in row.get("models", []):
+            body.append((_cells("  " + safe_text(m["model"]), m), "dim", None))
+    total = report["totals"]
+    widths = [max(cell_len(h), *(cell_len(r[0][i]) for r in body), 0) for i, h in enumerate(headers)]
+    widths = [max(w, cell_len(c)) for w, c in zip(widths, _cells("total", total), strict=True)]
+    widths[0] = min(widths[0], 48)
+    max_cost = max((r["cost"] for r in report["rows"] if type(r["cost"]) in (int, float)), default=0) or 0
+    used = sum(widths) + len(widths) - 1
+    bar_width = max(0, min(40, console.width - used - 2)) if period else 0
+    out = Text(no_wrap=True, overflow="ignore")
+    out.append(" ".join(_fit(h, w, i > 0) for i, (h, w) in enumerate(zip(headers, widths, strict=True))), "bold")
+    out.append("\n")
+    for cells, style, cost in body:
+        line = " ".join(_fit(c, w, i > 0) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        out.append(line, style)
+        if bar_width and cost is not None and max_cost > 0 and type(cost) in (int, float):
+            n = round(bar_width * cost / max_cost)
+            out.append("  " + "█" * n, "green")
+        out.append("\n")
+    line = " ".join(_fit(c, w, i > 0) for i, (c, w) in enumerate(zip(_cells("total", total), widths, strict=True)))
+    out.append(line, "bold")
+    out.append("\n")
+    copied = report.get("copiedHistory") or {}
+    note = f"{report['sessions']} sessions; times in {report['timezone']}"
+    if copied.get("records"):
+        note += (
+            f"; {copied['records']} usage records copied by fork/clone counted once "
+            f"({_money(copied['cost'])} not double-counted)"
+        )
+    out.append(note, "dim")
+    console.print(out, soft_wrap=True)
+
+
+def _cells(key: str, sums: dict[str, Any]) -> list[str]:
+    return [
+        key,
+        _tokens(sums["input"]),
+        _tokens(sums["output"]),
+        _tokens(sums["cacheRead"]),
+        _tokens(sums["cacheWrite"]),
+        _tokens(sums["totalTokens"]),
+        _money(sums["cost"]),
+    ]
+
+
+def usage_csv(report: dict[str, Any]) -> str:
+    """One CSV row per key (and per model inside it with --breakdown), then the totals row."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    breakdown = any("models" in r for r in report["rows"])
+    writer.writerow(["key", *(["model"] if breakdown else []), *_COLUMNS])
+    for row in report["rows"]:
+        writer.writerow([_csv_safe(row["key"]), *([""] if breakdown else []), *(row[c] for c in _COLUMNS)])
+        for m in row.get("models", []):
+            writer.writerow([_csv_safe(row["key"]), _csv_safe(m["model"]), *(m[c] for c in _COLUMNS)])
+    writer.writerow(["total", *([""] if breakdown else []), *(report["totals"][c] for c in _COLUMNS)])
+    return buf.getvalue()
+
+
+def _csv_safe(text: str) -> str:
+    """Keep a spreadsheet from running a cell as a formula (CSV injection)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+# -- index ----------------------------------------------------------------------------------------
+
+
+def render_index(console: Any, data: dict[str, Any]) -> None:
+    from rich.text import Text
+
+    s = data["update"]
+    out = Text()
+    out.append(
+        f"{s['files']} session files: {s['added']} added, {s['appended']} appended, {s['reindexed']} reindexed, "
+        f"{s['removed']} removed, {s['unchanged']} unchanged"
+    )
+    out.append(f"\nindex: {safe_text(data['path'] or '(in memory)')}", "dim")
+    if data.get("sizeBytes") is not None:
+        from pitools.render.ls import human_size
+
+        out.append(f" ({human_size(data['sizeBytes'])})", "dim")
+    if not data.get("fts"):
+        out.append("\nfull-text search unavailable (this Python's SQLite has no FTS5): search scans", "yellow")
+    console.print(out, soft_wrap=True)

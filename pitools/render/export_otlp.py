@@ -1,0 +1,120 @@
+"""Traces built by :mod:`pitools.core.views.otel` as OTLP messages (protobuf) and OTLP/JSON.
+
+The messages come from the ``opentelemetry-proto`` package (the optional extra ``pitools[otel]``);
+the JSON form is protobuf's JSON mapping with the two changes OTLP/JSON makes to it: trace and
+span ids are hex strings (not base64) and enums are integers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pitools import __version__
+from pitools.core.errors import MissingExtraError
+from pitools.core.views.branch_common import fnum
+from pitools.core.views.otel import SEMCONV_VERSION, AttrValue, TraceData
+
+if TYPE_CHECKING:  # pragma: no cover
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+MISSING = "OTLP export needs the OpenTelemetry protocol package: pip install 'pitools[otel]'"
+
+
+def _proto() -> Any:
+    try:
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+        from opentelemetry.proto.common.v1 import common_pb2
+        from opentelemetry.proto.resource.v1 import resource_pb2
+        from opentelemetry.proto.trace.v1 import trace_pb2
+    except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
+        raise MissingExtraError(MISSING) from exc
+    return trace_service_pb2, common_pb2, resource_pb2, trace_pb2
+
+
+def _any_value(common_pb2: Any, value: AttrValue) -> Any:
+    if type(value) is bool:
+        return common_pb2.AnyValue(bool_value=value)
+    if type(value) is int:
+        if -(2**63) <= value < 2**63:
+            return common_pb2.AnyValue(int_value=value)
+        return common_pb2.AnyValue(double_value=fnum(value))
+    if type(value) is float:
+        return common_pb2.AnyValue(double_value=value)
+    if type(value) is list:
+        return common_pb2.AnyValue(
+            array_value=common_pb2.ArrayValue(values=[common_pb2.AnyValue(string_value=str(v)) for v in value])
+        )
+    # Lone surrogates cannot be UTF-8 encoded; protobuf strings must be valid UTF-8.
+    text = str(value).encode("utf-8", "replace").decode("utf-8")
+    return common_pb2.AnyValue(string_value=text)
+
+
+def _attrs(common_pb2: Any, attributes: dict[str, AttrValue]) -> list[Any]:
+    return [common_pb2.KeyValue(key=k, value=_any_value(common_pb2, v)) for k, v in attributes.items()]
+
+
+def otlp_request(traces: Sequence[TraceData]) -> ExportTraceServiceRequest:
+    """One ``ExportTraceServiceRequest`` holding every trace (one resource, one scope)."""
+    trace_service_pb2, common_pb2, resource_pb2, trace_pb2 = _proto()
+    kinds = {"internal": trace_pb2.Span.SPAN_KIND_INTERNAL, "client": trace_pb2.Span.SPAN_KIND_CLIENT}
+    spans = []
+    for trace in traces:
+        for s in trace.spans:
+            status = (
+                trace_pb2.Status(code=trace_pb2.Status.STATUS_CODE_ERROR, message=s.error)
+                if s.error is not None
+                else trace_pb2.Status(code=trace_pb2.Status.STATUS_CODE_UNSET)
+            )
+            spans.append(
+                trace_pb2.Span(
+                    trace_id=trace.trace_id,
+                    span_id=s.span_id,
+                    parent_span_id=s.parent_span_id or b"",
+                    name=s.name,
+                    kind=kinds[s.kind],
+                    start_time_unix_nano=s.start_ms * 1_000_000,
+                    end_time_unix_nano=s.end_ms * 1_000_000,
+                    attributes=_attrs(common_pb2, s.attributes),
+                    status=status,
+                )
+            )
+    scope = common_pb2.InstrumentationScope(
+        name="pitools",
+        version=__version__,
+        attributes=_attrs(
+            common_pb2,
+            {"pitools.semconv.gen_ai.version": SEMCONV_VERSION, "pitools.source": "Pi 1.6.0 session files"},
+        ),
+    )
+    resource = resource_pb2.Resource(
+        attributes=_attrs(common_pb2, {"service.name": "pi-coding-agent", "gen_ai.agent.name": "pi"})
+    )
+    return trace_service_pb2.ExportTraceServiceRequest(
+        resource_spans=[
+            trace_pb2.ResourceSpans(resource=resource, scope_spans=[trace_pb2.ScopeSpans(scope=scope, spans=spans)])
+        ]
+    )
+
+
+def _hex_ids(value: Any) -> None:
+    import base64
+
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in ("traceId", "spanId", "parentSpanId") and isinstance(item, str):
+                value[key] = base64.b64decode(item).hex()
+            else:
+                _hex_ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            _hex_ids(item)
+
+
+def otlp_json(request: Any) -> dict[str, Any]:
+    """OTLP/JSON for a request: protobuf's JSON mapping, hex ids, integer enums."""
+    from google.protobuf import json_format
+
+    data: dict[str, Any] = json_format.MessageToDict(request, use_integers_for_enums=True)
+    _hex_ids(data)
+    return data

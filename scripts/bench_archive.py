@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Benchmark the archive index (``make bench-archive``, part of ``make bench``).
+
+Generates an archive of ``--sessions`` sessions (default 1,000) totalling at least ``--gb`` GB
+(default 1.0) with forks, clones, branches and compactions (``tests/archive_gen.py``), then
+measures, each as a whole process (start-up included; median of ``--reps``):
+
+* a bare orjson parse of every line of every file (one process): the floor;
+* the cold index build (``pitools index`` on an empty cache; every core);
+* warm, nothing changed: ``pitools usage`` and ``pitools ls --all`` (JSON and human);
+* after 1 MB appended to one session: ``pitools usage`` (a fresh append before each run);
+* ``pitools search WORD`` on the warm index vs ``grep -rF WORD`` over the same folder, and the
+  search query alone inside one process (no start-up);
+* the index size against the archive size.
+
+The archive is kept between runs (``--dir``, regenerated when its parameters change). Results go
+to ``bench/archive-results.json`` and are printed as Markdown. The machine is shared: figures
+vary from run to run; read them as orders of magnitude.
+
+Usage: scripts/bench_archive.py [--sessions 1000] [--gb 1.0] [--reps 3] [--dir /tmp/pitools-bench-archive]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.archive_gen import Archive, Writer  # noqa: E402
+
+PITOOLS = [sys.executable, "-m", "pitools"]
+
+
+# -- the archive -----------------------------------------------------------------------------------
+
+
+def _vocabulary(rng: random.Random, n: int = 60_000) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 11))) for _ in range(n)]
+
+
+def _chunks(rng: random.Random, vocab: list[str], count: int = 400) -> list[str]:
+    """Text pieces sampled from a Zipf-like vocabulary (tool outputs, file contents)."""
+    weights = [1 / (i + 1) for i in range(len(vocab))]
+    out = []
+    for _ in range(count):
+        words = rng.choices(vocab, weights=weights, k=rng.randint(300, 6000))
+        lines = [" ".join(words[i : i + 12]) for i in range(0, len(words), 12)]
+        out.append("\n".join(f"{k + 1:5d}\t{line}" for k, line in enumerate(lines)))
+    return out
+
+
+def generate(folder: Path, sessions: int, gb: float, seed: int = 11) -> dict[str, Any]:
+    rng = random.Random(seed)
+    vocab = _vocabulary(rng)
+    chunks = _chunks(rng, vocab)
+    if folder.exists():
+        shutil.rmtree(folder)
+    ar = Archive(folder / "agent", seed=seed)
+    target = int(gb * 1e9)
+    per_session = int(target / sessions * 1.3)  # the size estimate below runs ~25% high
+    projects = [f"/home/dev/project{i:02d}" for i in range(24)]
+    written = 0
+    made: list[Writer] = []
+    n = 0
+    # At least ``sessions`` sessions, and more until the archive reaches ``gb``.
+    while n < sessions or written < target:
+        parent = rng.choice(made[-50:]) if made and rng.random() < 0.15 else None
+        if parent is not None and len(parent.entries) > 4:
+            at = rng.choice(parent.entries[len(parent.entries) // 2 :])["id"]
+            w = ar.fork(parent, at)
+        else:
+            w = ar.new(rng.choice(projects))
+        size = len(w.lines())
+        turn = 0
+        goal = per_session * rng.uniform(0.5, 1.5)
+        while size < goal:
+            w.user(w.text(rng.randint(5, 40)) + f" ticket{rng.randint(0, 99999)}")
+            w.assistant(tool=("bash", {"command": "grep -rn " + rng.choice(vocab)}), thinking=w.text(30))
+            out = rng.choice(chunks)
+            w.tool_result(out, tool=rng.choice(["bash", "read", "grep"]))
+            w.assistant(w.text(rng.randint(20, 120)))
+            size += len(out) + 1200
+            turn += 1
+            if turn % 9 == 0 and len(w.entries) > 10:
+                w.compaction(first_kept=w.entries[-4]["id"])
+            if turn % 13 == 0 and len(w.entries) > 10:
+                w.branch_from(rng.choice(w.entries[: len(w.entries) // 2])["id"])
+        w.write()
+        written += w.path.stat().st_size
+        made.append(w)
+        n += 1
+        if n % 100 == 0:
+            print(f"  generated {n} sessions, {written / 1e9:.2f} GB", file=sys.stderr)
+    return {"sessions": n, "bytes": written, "forks": sum(1 for w in made if "parentSession" in w.header)}
+
+
+# -- measuring -------------------------------------------------------------------------------------
+
+
+CPU: dict[str, list[float]] = {}
+
+
+def run(cmd: list[str], env: dict[str, str], *, stdout: Any = subprocess.DEVNULL, label: str | None = None) -> float:
+    """Wall time of one process; its CPU time (user + system, children included) goes to ``CPU[label]``."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=stdout, stderr=subprocess.DEVNULL, check=True, cwd=ROOT)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if label:
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        CPU.setdefault(label, []).append(cpu)
+    return wall
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+BARE = """
+import os, sys, orjson
+n = 0
+for root, _dirs, files in os.walk(sys.argv[1]):
+    for name in files:
+        if name.endswith('.jsonl'):
+            with open(os.path.join(root, name), 'rb') as fh:
+                for line in fh:
+                    if line.strip():
+                        orjson.loads(line)
+                        n += 1
+print(n)
+"""
+
+SEARCH_INPROC = """
+import sys, time
+from pitools.ops.archive import archive_scope, updated_index
+from pitools.ops.search import search
+scope = archive_scope()
+index, _ = updated_index(scope)
+best = 1e9
+for _ in range(5):
+    t = time.perf_counter()
+    r = search(index, scope, sys.argv[1], limit=50)
+    best = min(best, time.perf_counter() - t)
+print(best, len(r.hits), r.candidates)
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", type=int, default=1000)
+    ap.add_argument("--gb", type=float, default=1.0)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--dir", default="/tmp/pitools-bench-archive")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "archive-results.json"))
+    args = ap.parse_args()
+    base = Path(args.dir)
+    stamp = base / "params.json"
+    params = {"sessions": args.sessions, "gb": args.gb, "generator": 3}
+    if not stamp.exists() or json.loads(stamp.read_text()).get("params") != params:
+        print(f"generating {args.sessions} sessions, {args.gb} GB in {base} …", file=sys.stderr)
+        info = generate(base / "archive", args.sessions, args.gb)
+        stamp.write_text(json.dumps({"params": params, "info": info}))
+    info = json.loads(stamp.read_text())["info"]
+    agent = base / "archive" / "agent"
+    sessions_dir = agent / "sessions"
+    cache = base / "cache"
+    env = dict(os.environ, PI_CODING_AGENT_DIR=str(agent), PITOOLS_CACHE_DIR=str(cache), HOME=str(base))
+    env.pop("PI_CODING_AGENT_SESSION_DIR", None)
+    results: dict[str, Any] = {"archive": info, "cpus": os.cpu_count()}
+
+    def drop_cache() -> None:
+        if cache.exists():
+            shutil.rmtree(cache)
+
+    # Warm the page cache for both sides (the archive is read from memory, as on a second run).
+    run([sys.executable, "-c", BARE, str(sessions_dir)], env)
+    results["bareParse"] = median(
+        [run([sys.executable, "-c", BARE, str(sessions_dir)], env, label="bareParse") for _ in range(args.reps)]
+    )
+    cold = []
+    for _ in range(max(1, args.reps - 1)):
+        drop_cache()
+        cold.append(run([*PITOOLS, "index"], env, label="coldBuild"))
+    results["coldBuild"] = median(cold)
+    results["coldRatio"] = results["coldBuild"] / results["bareParse"]
+    run([*PITOOLS, "index"], env)
+    for name, cmd in {
+        "warmUsage": [*PITOOLS, "usage", "--format", "json"],
+        "warmUsageHuman": [*PITOOLS, "usage", "--by", "month"],
+        "warmLsJson": [*PITOOLS, "ls", "--all", "--format", "json"],
+        "warmLsHuman": [*PITOOLS, "ls", "--all"],
+    }.items():
+        results[name] = median([run(cmd, env, label=name) for _ in range(args.reps)])
+    # 1 MB appended to one session, then usage (each rep appends again).
+    target = max(sessions_dir.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    original = target.read_bytes()
+    last = json.loads(original.splitlines()[-1])
+    appended = []
+    try:
+        for rep in range(args.reps):
+            lines = []
+            parent = last["id"]
+            while sum(len(x) for x in lines) < 1_000_000:
+                eid = f"b{rep:02d}{len(lines):05x}"
+                entry = {
+                    "type": "message",
+                    "id": eid,
+                    "parentId": parent,
+                    "timestamp": "2026-06-01T00:00:00.000Z",
+                    "message": {
+                        "role": "toolResult",
+                        "toolName": "bash",
+                        "content": [{"type": "text", "text": "appended " * 2000}],
+                    },
+                }
+                lines.append((json.dumps(entry) + "\n").encode())
+                parent = eid
+            with open(target, "ab") as fh:
+                fh.write(b"".join(lines))
+            last = json.loads(lines[-1])
+            appended.append(run([*PITOOLS, "usage", "--format", "json"], env, label="afterAppend1MB"))
+    finally:
+        target.write_bytes(original)
+        run([*PITOOLS, "index"], env)
+    results["afterAppend1MB"] = median(appended)
+    # Search: a word of the generated vocabulary that occurs now and then.
+    word = _rare_word(sessions_dir)
+    results["searchWord"] = word
+    results["searchCli"] = median(
+        [run([*PITOOLS, "search", word, "--format", "json"], env, label="searchCli") for _ in range(args.reps)]
+    )
+    results["startup"] = median([run([*PITOOLS, "--help"], env, label="startup") for _ in range(args.reps)])
+    out = subprocess.run(
+        [sys.executable, "-c", SEARCH_INPROC, word], env=env, capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.split()
+    results["searchQueryOnly"] = float(out[0])
+    results["searchHits"] = int(out[1])
+    results["grepRF"] = median([_timed_grep(word, sessions_dir) for _ in range(args.reps)])
+    results["searchSpeedupVsGrep"] = results["grepRF"] / results["searchCli"]
+    size = sum(p.stat().st_size for p in cache.iterdir() if p.name.startswith("index-v"))
+    results["indexBytes"] = size
+    results["indexRatio"] = size / info["bytes"]
+    results["cpuSeconds"] = {k: median(v) for k, v in CPU.items()}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    print(_markdown(results))
+    return 0
+
+
+def _timed_grep(word: str, folder: Path) -> float:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(["grep", "-rF", word, str(folder)], stdout=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.setdefault("grepRF", []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
+
+
+def _rare_word(folder: Path) -> str:
+    """A 'ticketNNNNN' planted in user messages: a handful of hits across the archive."""
+    for path in sorted(folder.rglob("*.jsonl"))[len(list(folder.rglob("*.jsonl"))) // 2 :]:
+        text = path.read_text(errors="replace")
+        i = text.find("ticket")
+        if i >= 0:
+            return text[i : i + 11].split('"')[0]
+    return "ticket"
+
+
+def _markdown(r: dict[str, Any]) -> str:
+    a = r["archive"]
+    cpu = r.get("cpuSeconds", {})
+
+    def c(key: str) -> str:
+        return f" (CPU {cpu[key]:.2f} s)" if key in cpu else ""
+
+    rows = [
+        ("archive", f"{a['sessions']} sessions ({a['forks']} forks/clones), {a['bytes'] / 1e9:.2f} GB", ""),
+        ("bare orjson parse (1 process)", f"{r['bareParse']:.2f} s{c('bareParse')}", ""),
+        (
+            "cold index build",
+            f"{r['coldBuild']:.2f} s{c('coldBuild')}",
+            f"{r['coldRatio']:.1f}× bare parse (target ≤ 3×)",
+        ),
+        ("`pitools --help` (start-up)", f"{r['startup']:.3f} s{c('startup')}", ""),
+        ("warm `usage --format json`", f"{r['warmUsage']:.3f} s{c('warmUsage')}", "target ≤ 0.3 s"),
+        ("warm `usage --by month`", f"{r['warmUsageHuman']:.3f} s{c('warmUsageHuman')}", ""),
+        ("warm `ls --all --format json`", f"{r['warmLsJson']:.3f} s{c('warmLsJson')}", "target ≤ 0.3 s"),
+        ("warm `ls --all`", f"{r['warmLsHuman']:.3f} s{c('warmLsHuman')}", ""),
+        ("`usage` after 1 MB appended", f"{r['afterAppend1MB']:.3f} s{c('afterAppend1MB')}", "target ≤ 0.5 s"),
+        (
+            "`search` (whole process)",
+            f"{r['searchCli']:.3f} s{c('searchCli')}",
+            f"{r['searchSpeedupVsGrep']:.1f}× faster than grep -rF (target ≥ 10×)",
+        ),
+        ("search query alone (in process)", f"{r['searchQueryOnly'] * 1000:.1f} ms", "target ≤ 100 ms"),
+        ("`grep -rF` same word", f"{r['grepRF']:.2f} s{c('grepRF')}", ""),
+        ("index size", f"{r['indexBytes'] / 1e6:.0f} MB", f"{r['indexRatio']:.2f}× the archive (target ≤ 0.5×)"),
+    ]
+    lines = ["| measure | figure | note |", "|---|---|---|"]
+    lines += [f"| {a_} | {b} | {c} |" for a_, b, c in rows]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,485 @@
+"""The archive index on generated archives whose true totals are known by construction."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pitools.core.session.loaded import open_session
+from pitools.core.views.stats import session_stats
+from pitools.ops import index as index_mod
+from pitools.ops.archive import archive_scope, updated_index, usage_report
+from pitools.ops.search import search
+from tests.archive_gen import Archive, Writer, env_for
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    agent = tmp_path / "agent"
+    cache = tmp_path / "cache"
+    env = env_for(agent, cache, tmp_path / "home")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return {"agent": agent, "cache": cache, "env": env, "tmp": tmp_path}
+
+
+def _build(agent: Path) -> tuple[Archive, dict[str, Writer]]:
+    """Forks and clones, every usage source, colliding ids, branches and compactions."""
+    ar = Archive(agent, seed=7)
+    w: dict[str, Writer] = {}
+    p = w["parent"] = ar.new("/work/app")
+    p.conversation(3)
+    first = p.entries[0]["id"]
+    p.tool_result("sub-agent ran", tool="subagent", with_usage=True)
+    p.usage_entry()
+    keep = p.user("zebra quantum marmalade is compacted away later")["id"]
+    p.assistant()
+    p.compaction(first_kept=p.assistant()["id"])
+    p.conversation(2)
+    fork_point = p.leaf
+    # An abandoned branch from the first entry, with a phrase only there.
+    p.branch_from(first)
+    p.user("platypus lighthouse only on an abandoned branch")
+    abandoned = p.assistant()["id"]
+    p.branch_from(fork_point)
+    p.branch_summary(from_id=abandoned)
+    p.user("narwhal teapot in the current context")
+    p.assistant(thinking="secret pelican thinking", tool=("edit", {"path": "src/otter_config.py"}))
+    p.write()
+    w["keep_id"] = keep  # type: ignore[assignment]
+    # A clone of the parent's path, continued: its copied history must not count again.
+    c = w["clone"] = ar.fork(p, fork_point)
+    c.conversation(2)
+    c.write()
+    # A fork of the clone (a grandchild): copies the clone's own entries too.
+    g = w["grandchild"] = ar.fork(c, c.leaf, cwd="/work/other")  # type: ignore[arg-type]
+    g.conversation(1)
+    g.write()
+    # Two unrelated sessions with the same entry ids, times and usage numbers: both count.
+    for name in ("twin_a", "twin_b"):
+        t = w[name] = ar.new("/work/twins", id_prefix="c011")
+        t.rng = random.Random(99)
+        t.clock = 1_770_000_000_000
+        t.conversation(2)
+        t.write()
+    return ar, w
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def _check_totals(report: Any, truth: dict[str, Any]) -> None:
+    t = report.totals
+    assert (t.input, t.output, t.cache_read, t.cache_write, t.records) == (
+        truth["input"],
+        truth["output"],
+        truth["cacheRead"],
+        truth["cacheWrite"],
+        truth["records"],
+    )
+    assert _close(t.cost, truth["cost"])
+
+
+def _usage(env: dict[str, str], **kw: Any) -> Any:
+    scope = archive_scope(env=env)
+    warnings: list[str] = []
+    index, _ = updated_index(scope, env=env, warn=warnings.append)
+    try:
+        assert not index.in_memory and warnings == []  # no silent fallback
+        return usage_report(index, scope, **kw)
+    finally:
+        index.close()
+
+
+def test_usage_totals_match_the_truth(home: dict[str, Any]) -> None:
+    ar, w = _build(home["agent"])
+    report = _usage(home["env"], by="session")
+    _check_totals(report, ar.truth())
+    # The naive sum (every file's getSessionStats) counts the copied history again.
+    naive = sum(session_stats(open_session(x.path).entries).totals.cost for x in ar.present())
+    assert naive > report.totals.cost + 0.01
+    assert report.copied_excluded.records > 0
+    # Every usage source is counted.
+    scope = archive_scope(env=home["env"])
+    index, _ = updated_index(scope, env=home["env"])
+    sources = {r[0] for r in index.conn.execute("SELECT DISTINCT source FROM usage")}
+    index.close()
+    assert sources == {"assistant", "toolResult", "compaction", "branch_summary", "usage"}
+    # One session's row equals what `pitools inspect` (getSessionStats) reports for it.
+    row = next(r for r in report.rows if r.key == str(w["parent"].path))
+    stats = session_stats(open_session(w["parent"].path).entries).totals
+    assert (row.sums.input, row.sums.output, row.sums.cache_read, row.sums.cache_write) == (
+        stats.input,
+        stats.output,
+        stats.cache_read,
+        stats.cache_write,
+    )
+    assert _close(row.sums.cost, stats.cost)
+    # The twins collide on every id and time, yet both are counted (no lineage links them).
+    twins = [r for r in report.rows if r.key in (str(w["twin_a"].path), str(w["twin_b"].path))]
+    assert len(twins) == 2 and twins[0].sums.records == twins[1].sums.records > 0
+
+
+def test_groupings_keep_the_totals(home: dict[str, Any]) -> None:
+    ar, _ = _build(home["agent"])
+    truth = ar.truth()
+    for by in ("day", "week", "month", "model", "provider", "project", "session"):
+        report = _usage(home["env"], by=by, breakdown=True, tz=dt.UTC, tz_name="UTC")
+        _check_totals(report, truth)
+        assert _close(sum(r.sums.cost for r in report.rows), truth["cost"])
+        for r in report.rows:
+            assert _close(sum(m.cost for m in r.models.values()), r.sums.cost)
+    by_project = _usage(home["env"], by="project")
+    assert {r.key for r in by_project.rows} == {"/work/app", "/work/other", "/work/twins"}
+    since = _usage(home["env"], by="day", since="2026-02-01", tz=dt.UTC, tz_name="UTC")
+    assert 0 < since.totals.records < truth["records"]
+
+
+def test_appended_rewritten_and_deleted_between_runs(home: dict[str, Any]) -> None:
+    ar, w = _build(home["agent"])
+    env = home["env"]
+    _usage(env)
+    # Pi appends to the clone: only the new bytes are read.
+    c = w["clone"]
+    start = len(c.entries)
+    c.conversation(2)
+    c.usage_entry()
+    c.append(start)
+    scope = archive_scope(env=env)
+    index, stats = updated_index(scope, env=env)
+    index.close()
+    assert stats.appended == 1 and stats.reindexed == 0 and stats.added == 0
+    assert stats.bytes_read == c.path.stat().st_size - _size_before(c, start)
+    _check_totals(_usage(env), ar.truth())
+    # A rewrite (an entry removed in the middle, as a repair would): reindexed, not appended.
+    t = w["twin_a"]
+    gone = t.entries.pop(3)
+    t.origins.pop(gone["id"], None)
+    t.entries[3]["parentId"] = t.entries[2]["id"]
+    t.write()
+    index, stats = updated_index(scope, env=env)
+    index.close()
+    assert stats.reindexed == 1 and stats.appended == 0
+    _check_totals(_usage(env), ar.truth())
+    # An append that changes an earlier byte is caught by the tail hash and reindexed.
+    g = w["grandchild"]
+    data = bytearray(g.path.read_bytes())
+    data[-10] = ord("X") if data[-10] != ord("X") else ord("Y")
+    g.path.write_bytes(bytes(data) + b"\n")
+    index, stats = updated_index(scope, env=env)
+    index.close()
+    assert stats.reindexed == 1 and stats.appended == 0
+    # Deleting the parent: its clone's copied history now counts there (once).
+    w["grandchild"].path.unlink()
+    w["parent"].path.unlink()
+    index, stats = updated_index(scope, env=env)
+    index.close()
+    assert stats.removed == 2
+    _check_totals(_usage(env), ar.truth())
+
+
+def _size_before(w: Writer, start: int) -> int:
+    import orjson
+
+    return sum(len(orjson.dumps(v)) + 1 for v in (w.header, *w.entries[:start]))
+
+
+def test_appended_tree_facts_equal_a_cold_build(home: dict[str, Any], tmp_path: Path) -> None:
+    ar, w = _build(home["agent"])
+    env = home["env"]
+    _usage(env)
+    p = w["parent"]
+    start = len(p.entries)
+    p.branch_from(p.entries[5]["id"])  # a new branch: old entries' leaves and context change
+    p.conversation(1)
+    p.compaction(first_kept=p.leaf)  # type: ignore[arg-type]
+    p.append(start)
+    scope = archive_scope(env=env)
+    index, stats = updated_index(scope, env=env)
+    assert stats.appended == 1
+    warm = _facts(index, p.path)
+    index.close()
+    cold_env = dict(env, PITOOLS_CACHE_DIR=str(tmp_path / "cold"))
+    index, stats = updated_index(archive_scope(env=cold_env), env=cold_env)
+    assert stats.added == len(ar.present())
+    assert _facts(index, p.path) == warm
+    index.close()
+
+
+def _facts(index: Any, path: Path) -> list[tuple[Any, ...]]:
+    return list(
+        index.conn.execute(
+            "SELECT e.ord, e.eid, e.leaf_lo, e.leaf_hi, e.in_ctx, e.summarized, e.copied, s.leaves, s.default_pos "
+            "FROM entries e JOIN sessions s ON s.sid = e.sid WHERE s.path = ? ORDER BY e.ord",
+            (str(path),),
+        )
+    )
+
+
+def test_corrupt_index_is_rebuilt(home: dict[str, Any]) -> None:
+    ar, _ = _build(home["agent"])
+    env = home["env"]
+    _usage(env)
+    main = Path(home["cache"]) / f"index-v{index_mod.SCHEMA_VERSION}.sqlite"
+    assert main.exists()
+    for name in os.listdir(home["cache"]):
+        if name.endswith("-wal") or name.endswith("-shm"):
+            os.unlink(Path(home["cache"]) / name)
+    main.write_bytes(b"this is not a database" * 500)
+    warnings: list[str] = []
+    scope = archive_scope(env=env)
+    index, stats = updated_index(scope, env=env, warn=warnings.append)
+    try:
+        report = usage_report(index, scope)
+        assert not index.in_memory and stats.added == len(ar.present())
+    finally:
+        index.close()
+    assert any("rebuild" in m for m in warnings)
+    _check_totals(report, ar.truth())
+
+
+def test_old_schema_version_is_replaced(home: dict[str, Any]) -> None:
+    import sqlite3
+
+    ar, _ = _build(home["agent"])
+    env = home["env"]
+    home["cache"].mkdir(parents=True)
+    main = home["cache"] / f"index-v{index_mod.SCHEMA_VERSION}.sqlite"
+    db = sqlite3.connect(main)
+    db.execute("PRAGMA user_version=999")
+    db.close()
+    warnings: list[str] = []
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env, warn=warnings.append)
+    try:
+        assert not index.in_memory and any("schema version 999" in m for m in warnings)
+        _check_totals(usage_report(index, scope), ar.truth())
+    finally:
+        index.close()
+    _check_totals(_usage(env), ar.truth())  # and the next run is quiet
+
+
+def test_cache_inside_pi_folder_is_refused(home: dict[str, Any]) -> None:
+    ar, _ = _build(home["agent"])
+    inside = home["agent"] / "pitools-cache"
+    env = dict(home["env"], PITOOLS_CACHE_DIR=str(inside))
+    warnings: list[str] = []
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env, warn=warnings.append)
+    try:
+        assert index.in_memory
+        _check_totals(usage_report(index, scope), ar.truth())
+    finally:
+        index.close()
+    assert not inside.exists() and any("inside Pi's agent folder" in m for m in warnings)
+
+
+def test_parallel_cold_build_equals_serial(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    ar, _w = _build(home["agent"])
+    for i in range(10):
+        extra = ar.new(f"/work/p{i % 3}")
+        extra.conversation(3)
+        extra.write()
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+    env = home["env"]
+    scope = archive_scope(env=env)
+    index, stats = updated_index(scope, env=env, jobs=2)
+    parallel = usage_report(index, scope)
+    hits = search(index, scope, "narwhal teapot")
+    index.close()
+    assert stats.added == len(ar.present())
+    _check_totals(parallel, ar.truth())
+    assert [h.entry_id for h in hits.hits] == [h.entry_id for h in _search(home["env"], "narwhal teapot").hits]
+
+
+def _search(env: dict[str, str], text: str, **kw: Any) -> Any:
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env)
+    try:
+        return search(index, scope, text, **kw)
+    finally:
+        index.close()
+
+
+_UPDATER = """
+import sys
+from pitools.ops.archive import archive_scope, updated_index, usage_report
+scope = archive_scope()
+index, stats = updated_index(scope)
+report = usage_report(index, scope)
+print(report.totals.records, repr(report.totals.cost), index.in_memory)
+"""
+
+
+def test_two_concurrent_updaters_both_succeed(home: dict[str, Any]) -> None:
+    ar, _ = _build(home["agent"])
+    for i in range(20):
+        extra = ar.new(f"/work/c{i % 4}")
+        extra.conversation(4)
+        extra.write()
+    env = dict(os.environ, **home["env"])
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _UPDATER], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    truth = ar.truth()
+    for p, (out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err.decode()
+        records, cost, in_memory = out.decode().split()
+        assert int(records) == truth["records"] and _close(float(cost), truth["cost"])
+        assert in_memory == "False", err.decode()
+    # The index holds every session once.
+    scope = archive_scope(env=home["env"])
+    index, stats = updated_index(scope, env=home["env"])
+    n = index.conn.execute("SELECT count(*), count(DISTINCT path) FROM sessions").fetchone()
+    index.close()
+    assert n == (len(ar.present()), len(ar.present())) and stats.unchanged == len(ar.present())
+
+
+# -- search ---------------------------------------------------------------------------------------
+
+
+def test_search_finds_planted_phrases_with_their_place(home: dict[str, Any]) -> None:
+    _ar, w = _build(home["agent"])
+    env = home["env"]
+    p = w["parent"]
+    by_text = {
+        e["message"]["content"]: e
+        for e in p.entries
+        if e["type"] == "message" and isinstance(e["message"].get("content"), str)
+    }
+    # In the current context of the parent (and copied into nothing: it came after the fork point).
+    res = _search(env, '"narwhal teapot"')
+    assert [(h.path, h.entry_id) for h in res.hits] == [
+        (str(p.path), by_text["narwhal teapot in the current context"]["id"])
+    ]
+    hit = res.hits[0]
+    assert hit.in_context and not hit.summarized_away and hit.on_current_branch and hit.leaves == [p.leaf]
+    assert hit.commands()[0].startswith("pitools context ") and hit.commands()[1].startswith("pi --session ")
+    # Only on an abandoned branch: reported as such, with that branch's leaf.
+    res = _search(env, "platypus lighthouse")
+    assert len(res.hits) == 1
+    hit = res.hits[0]
+    abandoned_user = by_text["platypus lighthouse only on an abandoned branch"]
+    assert hit.entry_id == abandoned_user["id"]
+    assert not hit.in_context and not hit.on_current_branch and not hit.summarized_away
+    leaf_of_branch = next(e["id"] for e in p.entries if e["parentId"] == abandoned_user["id"])
+    assert hit.leaves == [leaf_of_branch]
+    assert _search(env, "platypus lighthouse", branch="current").hits == []
+    assert _search(env, "platypus lighthouse", in_context=True).hits == []
+    # Compacted away on the current path; copied into the clone and the grandchild.
+    res = _search(env, '"zebra quantum marmalade"')
+    places = {h.path: h for h in res.hits}
+    assert set(places) == {str(p.path), str(w["clone"].path), str(w["grandchild"].path)}
+    assert places[str(p.path)].summarized_away and not places[str(p.path)].in_context
+    assert not places[str(p.path)].copied and places[str(w["clone"].path)].copied
+    assert all(h.entry_id == w["keep_id"] for h in res.hits)  # type: ignore[comparison-overlap]
+    # Thinking only with --thinking; tool calls by name and arguments.
+    assert _search(env, "pelican").hits == []
+    assert len(_search(env, "pelican", thinking=True).hits) == 1
+    res = _search(env, "otter_config", tools=["edit"])
+    assert len(res.hits) == 1 and res.hits[0].role == "assistant" and res.hits[0].tools == ["edit"]
+    assert _search(env, "otter_config", tools=["bash"]).hits == []
+    assert _search(env, "otter_config", roles=["user"]).hits == []
+    # Regex scans the files instead of the index, with the same places.
+    res = _search(env, r"platypus\s+light", regex=True)
+    assert [h.entry_id for h in res.hits] == [abandoned_user["id"]]
+
+
+def test_search_filters_and_order(home: dict[str, Any]) -> None:
+    _ar, w = _build(home["agent"])
+    env = home["env"]
+    everything = _search(env, "index", limit=0)
+    stamps = [h.timestamp for h in everything.hits]
+    # Grouped by session; inside a session, newest first.
+    seen: list[str] = []
+    for h in everything.hits:
+        if not seen or seen[-1] != h.path:
+            assert h.path not in seen
+            seen.append(h.path)
+    assert len(seen) > 2 and all(isinstance(s, str) for s in stamps)
+    only = _search(env, "index", project="twins", limit=0)
+    assert {h.cwd for h in only.hits} == {"/work/twins"}
+    one = _search(env, "index", session=str(w["clone"].path), limit=0)
+    assert {h.path for h in one.hits} == {str(w["clone"].path)}
+    limited = _search(env, "index", limit=3)
+    assert len(limited.hits) == 3 and limited.truncated
+
+
+def test_offset_pieces_cut_days_like_the_zone() -> None:
+    """Local days across daylight-saving changes equal Python's own conversion, to the second."""
+    from zoneinfo import ZoneInfo
+
+    from pitools.core.views.usage_report import offset_pieces
+
+    rng = random.Random(5)
+    for name in ("Europe/Paris", "America/St_Johns", "Asia/Kathmandu", "Australia/Lord_Howe", "UTC"):
+        tz = ZoneInfo(name)
+        lo, hi = 1_735_689_600, 1_798_761_600  # 2025-01-01 .. 2027-01-01
+        pieces = offset_pieces(tz, lo, hi)
+        probes = [rng.randint(lo, hi) for _ in range(300)] + [start for start, _ in pieces[1:]]
+        probes += [start - 1 for start, _ in pieces[1:]]
+        for t in probes:
+            offset = [off for start, off in pieces if start <= t][-1]
+            local = dt.datetime.fromtimestamp(t, dt.UTC) + dt.timedelta(seconds=offset)
+            assert local.date() == dt.datetime.fromtimestamp(t, tz).date(), (name, t)
+        if name == "Europe/Paris":
+            assert len(pieces) == 5  # four changes in two years
+
+
+def test_days_in_a_time_zone(home: dict[str, Any]) -> None:
+    """A record at 23:30 UTC belongs to the next day in Paris (UTC+1 in winter, +2 in summer)."""
+    from zoneinfo import ZoneInfo
+
+    ar = Archive(home["agent"], seed=1)
+    w = ar.new("/work/tz")
+    for stamp in ("2026-03-28T23:30:00.000Z", "2026-07-01T21:59:00.000Z", "2026-07-01T22:01:00.000Z"):
+        w.clock = int(dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000) - 1_000
+        w.rng = random.Random(0)
+        w.usage_entry()
+        w.entries[-1]["timestamp"] = stamp
+    w.write()
+    utc = _usage(home["env"], by="day", tz=dt.UTC, tz_name="UTC")
+    assert [r.key for r in utc.rows] == ["2026-03-28", "2026-07-01"]
+    paris = _usage(home["env"], by="day", tz=ZoneInfo("Europe/Paris"), tz_name="Europe/Paris")
+    assert [(r.key, r.sums.records) for r in paris.rows] == [("2026-03-29", 1), ("2026-07-01", 1), ("2026-07-02", 1)]
+    weeks = _usage(home["env"], by="week", tz=ZoneInfo("Europe/Paris"), tz_name="Europe/Paris")
+    assert [r.key for r in weeks.rows] == ["2026-W13", "2026-W27"]
+
+
+def test_without_fts5_search_scans(home: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python whose SQLite lacks FTS5 still searches (by scanning), with the same hits."""
+    _ar, w = _build(home["agent"])
+    with_fts = _search(home["env"], "platypus lighthouse")
+    monkeypatch.setattr(index_mod, "fts5_available", lambda: False)
+    env = dict(home["env"], PITOOLS_CACHE_DIR=str(home["tmp"] / "nofts"))
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env)
+    try:
+        assert not index.fts
+        result = search(index, scope, "platypus lighthouse")
+    finally:
+        index.close()
+    assert result.mode == "scan"
+    assert [(h.path, h.entry_id, h.leaves) for h in result.hits] == [
+        (h.path, h.entry_id, h.leaves) for h in with_fts.hits
+    ]
+    assert with_fts.mode == "fts" and result.hits and result.hits[0].path == str(w["parent"].path)
