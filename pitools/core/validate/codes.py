@@ -32,6 +32,7 @@ CODES: dict[str, CodeInfo] = {
     "invalid-header": CodeInfo(ERROR, "the header has no string id; Pi rejects the file"),
     "utf8-bom": CodeInfo(ERROR, "the file starts with a byte order mark; Pi cannot parse that line"),
     "malformed-json": CodeInfo(ERROR, "a line is not valid JSON; Pi skips it"),
+    "unparsed-line": CodeInfo(ERROR, "Pi reads this line (JSON.parse accepts it), pitools could not"),
     "non-object-line": CodeInfo(ERROR, "a line is a JSON array, number or string; Pi keeps it as a broken entry"),
     "invalid-utf8": CodeInfo(WARNING, "invalid UTF-8, which Pi replaces with U+FFFD"),
     "falsy-line": CodeInfo(WARNING, "a line is null, false, 0 or an empty string; Pi drops it"),
