@@ -693,9 +693,13 @@ def cli_invocations(file: str) -> list[list[str]]:
     return out
 
 
+#: stderr lines that inform rather than report a failure (the output layer's message kinds).
+INFORMATIONAL = ("pitools: warning", "pitools: note:", "pitools: hint:", "pitools: retry:")
+
+
 def outcome_problem(rc: int | None, stderr: str) -> str | None:
     """None when a run kept the promise: exit 0/1, no traceback, every stderr line a ``pitools: ``
-    message (warnings allowed), and at most one of them an error."""
+    message (warnings, notes, hints and retries allowed), and at most one of them an error."""
     if rc not in (0, 1):
         return f"exit code {rc}"
     if "Traceback (most recent call last)" in stderr:
@@ -703,7 +707,7 @@ def outcome_problem(rc: int | None, stderr: str) -> str | None:
     lines = [line for line in stderr.splitlines() if line.strip()]
     if any(not line.startswith("pitools: ") for line in lines):
         return "a stderr line does not start with 'pitools: ' (wrapped or foreign output)"
-    errors = [line for line in lines if not line.startswith("pitools: warning")]
+    errors = [line for line in lines if not line.startswith(INFORMATIONAL)]
     if len(errors) > 1:
         return f"{len(errors)} error messages on stderr"
     return None

@@ -236,3 +236,21 @@ def test_compact_plan_json_with_data_orjson_refuses(odd: str, scratch: Path) -> 
         first = {**first, "x": json.loads("[" * 300 + "]" * 300)}
     data = _session(_entry("a", None, first), _entry("b", "a", _user("again")), _entry("c", "b", _user("more")))
     _strict_cli(data, scratch, ["compact", "--dry-run", "--format", "json", "--keep-recent-tokens", "1", "--no-config"])
+
+
+def test_a_note_before_the_error_is_not_a_second_error(tmp_path: Path) -> None:
+    """Fuzz find (seed 71): on a v1 file `context` prints the stand-in-ids note and then Pi's
+    TypeError; the note informs, so the run keeps the one-error promise, and two errors still fail it."""
+    v1 = (
+        b'{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}\n'
+        b'{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}\n'
+        b'{"type":"message","timestamp":"2025-01-01T00:00:02.000Z"}\n'
+    )
+    scratch = tmp_path / "v1.jsonl"
+    scratch.write_bytes(v1)
+    rc, _out, err = support.run_cli_inprocess(["context", str(scratch)])
+    assert rc == 1
+    assert err.startswith("pitools: note: this file predates entry ids")
+    assert "TypeError: Cannot read properties of undefined (reading 'role')" in err
+    assert support.outcome_problem(rc, err) is None
+    assert support.outcome_problem(1, "pitools: a\npitools: b\n") == "2 error messages on stderr"
