@@ -156,12 +156,26 @@ def _embed(value: Any) -> Any:
     raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
-def _unwrap_serialized(value: Any) -> Any:
-    """``value`` with the :class:`Serialized` members of a top-level object replaced by their
-    data (the only place pitools puts them), for the slow serializers."""
-    if type(value) is not dict or not any(type(v) is Serialized for v in value.values()):
+def _unwrap_serialized(value: Any, depth: int = 0) -> Any:
+    """``value`` with its :class:`Serialized` members replaced by their data, for the slow
+    serializers. pitools wraps values only near the top of a result (a context's message lists sit
+    three or four levels down), so only the first :data:`_SERIALIZED_DEPTH` levels are copied; what
+    lies deeper (session data nested thousands of levels, the reason the slow path runs) is
+    passed through untouched and never recursed into."""
+    t = type(value)
+    if t is Serialized:
+        return value.data
+    if depth >= _SERIALIZED_DEPTH:
         return value
-    return {k: v.data if type(v) is Serialized else v for k, v in value.items()}
+    if t is dict:
+        return {k: _unwrap_serialized(v, depth + 1) for k, v in value.items()}
+    if t is list or t is tuple:
+        return [_unwrap_serialized(v, depth + 1) for v in value]
+    return value
+
+
+#: How deep :func:`_unwrap_serialized` looks for :class:`Serialized` members.
+_SERIALIZED_DEPTH = 16
 
 
 @contextmanager

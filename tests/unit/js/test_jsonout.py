@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import math
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +162,21 @@ def test_deeper_than_orjson_goes() -> None:
     assert to_json_bytes(value) == js_bytes(value)
 
 
+def test_serialized_members_beside_a_value_deeper_than_orjson_goes() -> None:
+    """Fuzz find (seed 71): a container holding pre-serialized messages and a value nested past
+    orjson's limit went to the slow serializer, which met a Serialized and raised
+    (``context --format json`` exited 3)."""
+    deep: Any = 7
+    for _ in range(400):
+        deep = {"a": deep}
+    msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [], "n": 1e21}]
+    for doc, plain in (
+        ({"messages": serialize_each(msgs), "d": deep}, {"messages": msgs, "d": deep}),
+        ({"x": [{"messages": serialize_each(msgs), "d": deep}]}, {"x": [{"messages": msgs, "d": deep}]}),
+    ):
+        assert to_json_bytes(doc) == js_bytes(plain)
+
+
 class _WithToJson:
     def to_json(self) -> Any:
         return {"f": 100.0, "1": UNDEFINED, "2": "x"}
@@ -192,6 +209,22 @@ def test_serialized_values_are_embedded_and_shared() -> None:
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
 
 
+@pytest.fixture
+def cli_recursion_limit() -> Iterator[None]:
+    """The recursion limit the CLI runs with: golden hostile-deep-nesting holds a value 1,500
+    levels deep, which the exact serializer walks recursively (this test passed only when an
+    earlier test had raised the limit)."""
+    from pitools.cli import RECURSION_LIMIT
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
+@pytest.mark.usefixtures("cli_recursion_limit")
 @pytest.mark.parametrize("case", CASES)
 def test_golden_values_and_outputs(case: str) -> None:
     from pitools.core.compaction.plan import plan_compaction
