@@ -76,7 +76,7 @@ def _lang(key: str, siblings: dict[str, Any], inherited: str) -> str:
 
 
 def _label(parent: str, key: str | int) -> str:
-    if type(key) is int:
+    if isinstance(key, int):
         return f"{parent}[{key}]"
     if not _IDENT.fullmatch(key):
         return f"{parent}[{key!r}]"
