@@ -21,7 +21,7 @@ def export_data(
     out = get_output()
 
     if format_ == "otlp":
-        from pitools.core.js.jsonout import dumps
+        from pitools.core.js.jsonout import to_json_bytes
         from pitools.render.export_otlp import otlp_json, otlp_request
 
         traces = ops.build_traces(loaded, leaf_ref, all_)
@@ -36,7 +36,7 @@ def export_data(
                 out.message(f"the collector rejected {result.rejected_spans} span(s): {result.message}")
                 return 1
             return 0
-        data = dumps(otlp_json(request)) + b"\n"
+        data = to_json_bytes(otlp_json(request)) + b"\n"
     else:
         from pitools.render.export_atif import atif_json
 

@@ -26,6 +26,7 @@ import orjson
 from pitools import store
 from pitools.core.datasets.tables import SCHEMA_VERSION, TABLES, Column
 from pitools.core.errors import MissingExtraError, PitoolsError
+from pitools.core.js.jsonout import to_json_bytes
 
 MANIFEST = "_pitools_dataset.json"
 BATCH_ROWS = 8192
@@ -164,7 +165,7 @@ class JsonlSink:
         for name in self.times:
             if row[name] is not None:
                 row[name] = iso_utc(row[name])
-        self.fh.write(orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE))
+        self.fh.write(to_json_bytes(row) + b"\n")
 
     def close(self) -> None:
         self.fh.close()

@@ -50,6 +50,26 @@ def marker(session: dict[str, Any]) -> str:
     return ""
 
 
+def display_path(path: Any, home: str | None = None) -> str:
+    """A session file's path for a table cell: the home folder shown as ``~``, one safe line
+    (controls, TAB and LF escaped as ``\\x09``, never raw and never turned into spaces).
+
+    ``home`` defaults to the user's home folder; a root or empty home shortens nothing.
+    """
+    import os
+
+    from pitools.render.safe import safe_text
+
+    text = str(path or "")
+    if home is None:
+        home = os.path.expanduser("~")
+    home = home.rstrip("/\\")
+    if home and home != "~" and text and (text == home or text.startswith((home + "/", home + os.sep))):
+        text = "~" + text[len(home) :]
+    # Escaped, not turned into spaces: a path shown with a space in it would name another file.
+    return safe_text(text).replace("\t", "\\x09").replace("\n", "\\x0a")
+
+
 def title_of(session: dict[str, Any]) -> str:
     """The session's name, else its first user message (one line)."""
     if session.get("status") in ("invalid", "error"):
@@ -73,6 +93,7 @@ def _row(s: dict[str, Any], all_: bool) -> list[str]:
         human_tokens(s.get("tokens", {}).get("total")),
         f"${cost:.2f}" if type(cost) in (int, float) else "?",
         ", ".join(s.get("models") or []),
+        display_path(s.get("path")),
     ]
     return row
 
@@ -90,16 +111,23 @@ def _total_row(t: dict[str, Any], all_: bool) -> list[str]:
         human_tokens(t.get("tokens", {}).get("total")),
         f"${t['cost']:.2f}" if type(t.get("cost")) in (int, float) else "?",
         "",
+        "",
     ]
     return row
 
 
-def _fit(text: str, width: int, right: bool) -> str:
-    """``text`` cut (with an ellipsis) or padded to exactly ``width`` terminal cells."""
+def _fit(text: str, width: int, right: bool, keep_end: bool = False) -> str:
+    """``text`` cut (with an ellipsis; at the start with ``keep_end``) or padded to exactly
+    ``width`` terminal cells."""
     from rich.cells import cell_len, set_cell_size
 
     if cell_len(text) > width:
-        text = set_cell_size(text, max(width - 1, 0)) + "…" if width else ""
+        if not width:
+            text = ""
+        elif keep_end:
+            text = "…" + set_cell_size(text[::-1], width - 1)[::-1]
+        else:
+            text = set_cell_size(text, width - 1) + "…"
     pad = " " * (width - cell_len(text))
     return pad + text if right else text + pad
 
@@ -109,22 +137,25 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
     from rich.cells import cell_len
     from rich.text import Text
 
+    from pitools.render.safe import unlimited
+
     sessions = listing["sessions"]
     all_ = listing["all"]
     headers = ["", "activity", "id"] + (["cwd"] if all_ else [])
-    headers += ["name / first message", "msgs", "entries", "leaves", "size", "tokens", "cost", "models"]
+    headers += ["name / first message", "msgs", "entries", "leaves", "size", "tokens", "cost", "models", "path"]
     rows = [_row(s, all_) for s in sessions]
     totals = listing.get("totals")
     total_row = _total_row(totals, all_) if totals and sessions else None
     right = {"msgs", "entries", "leaves", "size", "tokens", "cost"}
     every = rows + ([total_row] if total_row else [])
     widths = [max([cell_len(h)] + [cell_len(r[i]) for r in every]) for i, h in enumerate(headers)]
-    caps = {"cwd": 28, "models": 28}
-    widths = [min(w, caps.get(h, w)) for h, w in zip(headers, widths, strict=True)]
+    if not unlimited(console):  # a terminal or --width; in a pipe nothing is cut
+        caps = {"cwd": 28, "models": 28, "path": 60}
+        widths = [min(w, caps.get(h, w)) for h, w in zip(headers, widths, strict=True)]
     title_col = headers.index("name / first message")
     # On a narrow terminal drop the least useful columns until the title gets some room.
     shown = list(range(len(headers)))
-    for drop in ("models", "entries", "leaves", "cost", "size", "cwd", "tokens", "msgs"):
+    for drop in ("path", "models", "entries", "leaves", "cost", "size", "cwd", "tokens", "msgs"):
         if console.width - sum(widths[i] for i in shown if i != title_col) - (len(shown) - 1) >= 24:
             break
         shown.remove(headers.index(drop))
@@ -141,7 +172,7 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
         for n, i in enumerate(shown):
             if n:
                 out.append(" ")
-            cell = _fit(row[i], widths[i], headers[i] in right)
+            cell = _fit(row[i], widths[i], headers[i] in right, keep_end=headers[i] == "path")
             if n == len(shown) - 1:
                 cell = cell.rstrip()
             style = {0: "yellow", 2: "cyan"}.get(i, "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.js.jsonout import dumps, jsonable
+from pitools.core.js.jsonout import to_json_bytes
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_type
 from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
@@ -69,7 +69,7 @@ def node_json(row: TreeRow) -> dict[str, Any]:
 
 def _open_object(data: dict[str, Any]) -> bytes:
     # `{...}` without its closing brace, so more members can follow.
-    return dumps(jsonable(data))[:-1]
+    return to_json_bytes(data)[:-1]
 
 
 def tree_json(view: TreeView, session_name: Any) -> bytes:
@@ -113,7 +113,7 @@ def tree_json(view: TreeView, session_name: Any) -> bytes:
             end = rows[end].children[0]
             chain.append(end)
         out.append(_open_object(node_json(rows[value])))
-        out.append(b',"chain":[' + b",".join(dumps(jsonable(node_json(rows[c]))) for c in chain) + b'],"children":')
+        out.append(b',"chain":[' + b",".join(to_json_bytes(node_json(rows[c])) for c in chain) + b'],"children":')
         stack.append(b"}")
         stack.append(("runs", rows[end].children))
     out.append(b"}\n")

@@ -65,6 +65,41 @@ def test_human_listing(run: Run, pi_home: dict[str, Any]) -> None:
     assert "M  needs migration" in out
 
 
+def test_human_listing_shows_paths(run: Run, pi_home: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The path column: whole paths in a pipe, home as `~`, cut at the start on a narrow width."""
+    monkeypatch.delenv("PITOOLS_WIDTH")
+    lines = run("ls").stdout.splitlines()
+    assert lines[0].split()[-1] == "path"
+    assert lines[1].endswith(" " + str(pi_home["files"]["seed"]))  # not under HOME: as it is
+    monkeypatch.setenv("HOME", str(pi_home["agent"].parent))
+    tilde = "~" + str(pi_home["files"]["seed"])[len(str(pi_home["agent"].parent)) :]
+    assert tilde.startswith("~/agent/sessions/")
+    assert run("ls").stdout.splitlines()[1].endswith(" " + tilde)
+    wide = run("ls", "--width", "200").stdout.splitlines()
+    assert wide[1].endswith("…" + tilde[-59:]) and max(len(line) for line in wide if "jsonl" in line) <= 200
+    narrow = run("ls", "--width", "100").stdout.splitlines()
+    assert "path" not in narrow[0] and not any("jsonl" in line for line in narrow)
+
+
+def test_path_column_is_safe_text(run: Run, pi_home: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    evil = pi_home["dir"] / "2026-08-01T00-00-00-000Z_\x1b]0;owned\x07\u202e.jsonl"
+    evil.write_bytes((GOLDEN / "seed-running-example" / "session.jsonl").read_bytes())
+    monkeypatch.delenv("PITOOLS_WIDTH")  # a pipe: the whole path
+    out = run("ls").stdout
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "_\\x1b]0;owned\\x07\\u202e.jsonl" in out
+
+
+def test_render_display_path() -> None:
+    from pitools.render.ls import display_path
+
+    assert display_path("/home/ann/.pi/agent/sessions/a.jsonl", "/home/ann") == "~/.pi/agent/sessions/a.jsonl"
+    assert display_path("/home/ann/x", "/home/ann/") == "~/x"
+    assert display_path("/home/annex/x", "/home/ann") == "/home/annex/x"  # not a folder boundary
+    assert display_path("/srv/x", "/") == "/srv/x"  # a root home shortens nothing
+    assert display_path("/a/b\nc\td\x1b", "/h") == "/a/b\\x0ac\\x09d\\x1b"
+
+
 def test_json_listing_matches_schema(run: Run, pi_home: dict[str, Any]) -> None:
     data = json.loads(run("ls", "--format", "json").stdout)
     _validate(data)

@@ -61,6 +61,17 @@ def test_scan_exit_codes(run, tmp_path: Path) -> None:
     run("scan", dirty, "--format", "xml", exit_code=2)
 
 
+def test_scan_color_comes_from_the_shared_option(run, tmp_path: Path) -> None:
+    """scan has no --color of its own: the group's option (before or after the verb) decides."""
+    dirty = session(tmp_path, f"token {GH}")
+    env = {"FORCE_COLOR": "1", "NO_COLOR": None}
+    assert "\x1b[" in run("scan", dirty, exit_code=1, env=env).stdout
+    assert "\x1b[" not in run("scan", dirty, "--color", "never", exit_code=1, env=env).stdout
+    assert "\x1b[" not in run("--color", "never", "scan", dirty, exit_code=1, env=env).stdout
+    assert "\x1b[" in run("scan", dirty, "--color", "always", exit_code=1, env={"NO_COLOR": "1"}).stdout
+    assert run("scan", "--help").stdout.count("--color") == 1
+
+
 def test_scan_json_matches_schema(run, tmp_path: Path) -> None:
     doc = check_schema(
         "scan", json.loads(run("scan", PLANTED / "session.jsonl", "--format", "json", exit_code=1).stdout)

@@ -127,10 +127,10 @@ def command(
     """List sessions the way Pi finds them (pi --resume), newest activity first.
 
     Each row shows the session's name or first message, message and entry counts, leaves, size,
-    token and cost totals and models. Markers flag files that need migration (M), that Pi cannot
-    open (!) or read (E), or that Pi's picker leaves out (h). A totals row ends the table (fork and
-    clone history counted once). Summaries come from the archive index (`pitools index`), which
-    rereads only the files that changed.
+    token and cost totals, models and the file's path (~ for your home folder). Markers flag
+    files that need migration (M), that Pi cannot open (!) or read (E), or that Pi's picker
+    leaves out (h). A totals row ends the table (fork and clone history counted once). Summaries
+    come from the archive index (`pitools index`), which rereads only the files that changed.
 
     \b
     Examples:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands._secrets_options import build_detector, value_options
-from pitools.cli.options import color_option
 
 
 @click.command("scan")
@@ -25,7 +24,6 @@ from pitools.cli.options import color_option
     default=None,
     help="Accept the findings listed in FILE (a previous `scan --format json`; it holds fingerprints, not secrets).",
 )
-@color_option
 def command(
     paths: tuple[str, ...],
     format_: str,
@@ -35,7 +33,6 @@ def command(
     no_pi_keys: bool,
     no_entropy: bool,
     baseline: str | None,
-    color: str,
 ) -> int:
     """Find secrets in session files: API keys, tokens, private keys, passwords, given values.
 

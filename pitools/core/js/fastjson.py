@@ -269,14 +269,28 @@ def _key_text(key: Any) -> str:
     return str(key)
 
 
+def _key_quote(buf: bytearray, end: int) -> int:
+    """Where the key string whose closing quote is at ``end`` opens: the nearest quote before it
+    that is not escaped (inside a string a quote is always ``\\"``; the key may hold ``,"`` or
+    ``{"`` as text, so searching for those would stop too early)."""
+    i = end
+    while True:
+        i = buf.rfind(b'"', 0, i)
+        j = i
+        while j > 0 and buf[j - 1] == 0x5C:  # backslashes before it
+            j -= 1
+        if (i - j) % 2 == 0:
+            return i
+
+
 def _drop_undefined(out: bytes) -> bytes:
     """Resolve the ``\\x00`` markers: an object member is left out, an array element is ``null``."""
     pieces = out.split(_UNDEF)
     buf = bytearray(pieces[0])
     for piece in pieces[1:]:
         if buf.endswith(b":"):  # an object member: drop `"key":` (and the comma that joins it)
-            # The key's opening quote follows `{` or `,`; inside a string a quote is always `\"`.
-            start = max(buf.rfind(b',"'), buf.rfind(b'{"'))
+            # The key's opening quote follows `{` or `,` (the member's start).
+            start = _key_quote(buf, len(buf) - 2) - 1
             if buf[start] == 0x2C:  # `,"key":` -> remove with its comma
                 del buf[start:]
                 buf += piece

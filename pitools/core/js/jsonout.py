@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -224,6 +225,42 @@ def to_json_bytes(value: Any) -> bytes:
     with _gc_paused():
         encode(value, parts.append)
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^"{}\[\],:]+')
+
+
+def indent_json(raw: bytes, step: int = 2) -> bytes:
+    """Compact JSON bytes (from :func:`to_json_bytes`) laid out as ``JSON.stringify(v, null, 2)``
+    does: one member per line, ``": "`` after keys, empty ``{}``/``[]`` kept on one line.
+
+    Works on the bytes, so numbers, strings and key order stay exactly as they were; no recursion.
+    """
+    tokens = _TOKEN.findall(raw)
+    out: list[bytes] = []
+    depth = 0
+    i, n = 0, len(tokens)
+    while i < n:
+        t = tokens[i]
+        if t == b"{" or t == b"[":
+            close = b"}" if t == b"{" else b"]"
+            if i + 1 < n and tokens[i + 1] == close:
+                out.append(t + close)
+                i += 2
+                continue
+            depth += 1
+            out.append(t + b"\n" + b" " * (step * depth))
+        elif t == b"}" or t == b"]":
+            depth -= 1
+            out.append(b"\n" + b" " * (step * depth) + t)
+        elif t == b",":
+            out.append(b",\n" + b" " * (step * depth))
+        elif t == b":":
+            out.append(b": ")
+        else:
+            out.append(t)
+        i += 1
+    return b"".join(out)
 
 
 def write_json_to(stream: Any, value: Any, *, newline: bool = True) -> None:

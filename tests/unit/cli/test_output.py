@@ -127,20 +127,3 @@ def test_strip_trailing_keeps_closing_colour_codes() -> None:
 
 def test_unlimited_width_constant() -> None:
     assert UNLIMITED_WIDTH >= 100_000
-
-
-def test_transition_wrappers_in_options_go_through_the_layer() -> None:
-    import click
-    from click.testing import CliRunner
-
-    from pitools.cli.options import color_option, consoles, write_json
-
-    @click.command()
-    @color_option
-    def cmd(color: str) -> None:
-        out, _ = consoles(color)
-        out.print("a\x1bb")
-        write_json({"x": 1})
-
-    r = CliRunner().invoke(cmd, ["--color", "never"], env={"FORCE_COLOR": "1"}, catch_exceptions=False)
-    assert r.stdout == 'a\\x1bb\n{"x":1}\n'

@@ -18,7 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitools.core.js.jsonout import Serialized, dumps, fragment, jsonable, serialize_each, to_json_bytes, write_json_to
+from pitools.core.js.jsonout import (
+    Serialized,
+    dumps,
+    fragment,
+    indent_json,
+    jsonable,
+    serialize_each,
+    to_json_bytes,
+    write_json_to,
+)
 from pitools.core.js.value import UNDEFINED, js_stringify
 
 GOLDEN = Path(__file__).resolve().parents[3] / "golden"
@@ -105,6 +114,9 @@ def test_same_bytes_as_the_old_path_wherever_it_was_right(value: Any) -> None:
         ([2**53 + 1, 2**64], b"[9007199254740992,18446744073709552000]"),
         ({"a": UNDEFINED, "b": [UNDEFINED, 1], "c": {"d": UNDEFINED}}, b'{"b":[null,1],"c":{}}'),
         ({"x": UNDEFINED, "y": 1}, b'{"y":1}'),
+        # an undefined member whose key holds `,"` / `{"` as text (found by hypothesis)
+        ({",": UNDEFINED}, b"{}"),
+        ({"a": 1, ',"': UNDEFINED, "{": UNDEFINED, "b\\": UNDEFINED, "c": 2}, b'{"a":1,"c":2}'),
         (UNDEFINED, b"null"),
         ("a\ud800b", b'"a\\ud800b"'),
         (["\ud83d\ude00"], '["😀"]'.encode()),
@@ -114,6 +126,31 @@ def test_same_bytes_as_the_old_path_wherever_it_was_right(value: Any) -> None:
 )
 def test_javascript_forms(value: Any, expected: bytes) -> None:
     assert to_json_bytes(value) == expected
+
+
+def test_indent_json_is_json_stringify_with_indent_2() -> None:
+    value = {"b": [1, {}, [], {"s": 'x,:{}[]"\\y', "n": [None, True]}], "10": 7.5e-6, "2": {"z": []}, "é": "ü"}
+    expected = (
+        '{\n  "2": {\n    "z": []\n  },\n  "10": 0.0000075,\n  "b": [\n    1,\n    {},\n    [],\n    {\n'
+        '      "s": "x,:{}[]\\"\\\\y",\n      "n": [\n        null,\n        true\n      ]\n    }\n  ],\n'
+        '  "é": "ü"\n}'
+    )
+    assert indent_json(to_json_bytes(value)).decode() == expected
+    assert indent_json(b"[]") == b"[]" and indent_json(b'"a"') == b'"a"'
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUES)
+def test_indent_json_only_adds_layout(value: Any) -> None:
+    import json
+
+    compact = to_json_bytes(value)
+    laid_out = indent_json(compact)
+    assert json.loads(laid_out) == json.loads(compact)
+    # Where Python lays the same document out the same way (no floats, no index keys), it agrees.
+    plain = json.loads(compact)
+    if json.dumps(plain, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass") == compact:
+        assert laid_out == json.dumps(plain, indent=2, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def test_deeper_than_orjson_goes() -> None:
