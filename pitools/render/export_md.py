@@ -20,6 +20,8 @@ from typing import Any
 
 from pitools.core.js.jsonout import jsonable
 from pitools.core.js.value import UNDEFINED
+from pitools.render.md_args import arguments_markdown
+from pitools.render.md_text import no_headings
 
 #: Tool output longer than this (characters or lines) is folded.
 FOLD_CHARS = 1500
@@ -38,6 +40,8 @@ class Part:
     mime: str = ""
     data: str = ""
     error: bool = False
+    #: A tool call's arguments as found (Markdown shows multi-line strings as blocks of their own).
+    args: Any = UNDEFINED
 
     @property
     def folded(self) -> bool:
@@ -154,7 +158,8 @@ def content_parts(content: Any, *, as_output: bool = False) -> list[Part]:
             args = block.get("arguments", UNDEFINED)
             name = _text(block.get("name"))
             call_id = _text(block.get("id"))
-            parts.append(Part("tool-call", _pretty(args), f"{name}" + (f" ({call_id})" if call_id else "")))
+            title = f"{name}" + (f" ({call_id})" if call_id else "")
+            parts.append(Part("tool-call", _pretty(args), title, args=args))
         else:
             parts.append(Part("json", _pretty(block), f"{_text(btype) or 'unknown'} block"))
     if texts:
@@ -418,18 +423,19 @@ def _quote(text: str) -> str:
 
 def _part_md(part: Part, embed: bool) -> str:
     if part.kind == "text":
-        return part.text
+        return no_headings(part.text)
     if part.kind == "thinking":
         return _details(part.title or "Thinking", _fence(part.text, "text"))
     if part.kind == "tool-call":
-        return f"**Tool call** {_inline_code(part.title)}\n\n{_fence(part.text, 'json')}"
+        body = arguments_markdown(part.args, _pretty, _fence, _inline_code) or _fence(part.text, "json")
+        return f"**Tool call** {_inline_code(part.title)}\n\n{body}"
     if part.kind == "image":
         title = _escape_html(part.title).replace("[", "(").replace("]", ")")
         if embed and part.data:
             return f"![{title}](data:{part.mime};base64,{part.data})"
         return f"*[{title}]*"
     if part.kind == "quote":
-        return _quote(part.text)
+        return _quote(no_headings(part.text))
     heading = f"**{_escape_html(part.title)}**" if part.title else ""
     lang = "json" if part.kind == "json" else "text"
     if part.folded:

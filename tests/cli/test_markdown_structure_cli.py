@@ -13,8 +13,9 @@ from click.testing import Result
 
 Run = Callable[..., Result]
 
-# A file body with headings, a fence of its own and CR/CRLF line ends: what a write tool call holds.
-CONTENT = "# Title\n\n## Section\r\n```python\nprint('x')\n```\n````\nend\n"
+# A file body with headings and fences of its own: what a write tool call holds. (CR is the output
+# layer's business: it shows as \x0d on stdout.)
+CONTENT = "# Title\n\n## Section\n```python\nprint('x')\n```\n````\nend"
 MESSAGE = "# I am not a heading\n## ⎇ Branch 9 of 9\n### User · fake\nplain text"
 
 
@@ -67,9 +68,10 @@ def parsed(markdown: str) -> tuple[list[str], list[tuple[str, str]]]:
     return headings, fences
 
 
-def commonmark_lines(text: str) -> str:
-    # A fence's content comes back with CommonMark's line ends (CR and CRLF read as LF).
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+def as_html(markdown: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").render(markdown)
 
 
 @pytest.fixture
@@ -85,7 +87,7 @@ def test_multi_line_arguments_are_code_blocks(run: Run, md_session: Path, argv: 
     out = run(*argv).stdout
     _, fences = parsed(out)
     # The file body is one block, byte for byte, tagged by the path's extension; the edit too.
-    assert ("markdown", commonmark_lines(CONTENT)) in fences
+    assert ("markdown", CONTENT + "\n") in fences
     assert ("markdown", "a\nb\n") in fences
     # The JSON keeps the other arguments and points at the blocks instead of holding "\n".
     (args,) = [json.loads(content) for info, content in fences if info == "json" and "docs/README.md" in content]
@@ -98,13 +100,15 @@ def test_multi_line_arguments_are_code_blocks(run: Run, md_session: Path, argv: 
 
 
 def test_export_headings_are_only_its_own(run: Run, md_session: Path) -> None:
-    headings, fences = parsed(run("export", "md.jsonl").stdout)
+    out = run("export", "md.jsonl").stdout
+    headings, _ = parsed(out)
     assert headings[0] == "Session md"  # the title
     own = headings[1:]
     assert own and all(h.startswith(("User", "Assistant", "Tool result", "Compaction")) for h in own), own
     assert not any("I am not a heading" in h or "Summary heading" in h or "second" in h for h in headings)
     # The message text is still there, as text.
-    assert any(commonmark_lines(MESSAGE) in content for _, content in fences)
+    html = as_html(out)
+    assert "# I am not a heading" in html and "### User · fake" in html and "plain text" in html
 
 
 def test_context_headings_are_only_its_own(run: Run, md_session: Path) -> None:
