@@ -52,8 +52,15 @@ def stamp(path: str | os.PathLike[str]) -> FileStamp:
     """Hash the file once (streaming) so later writes can prove nothing changed."""
     h = hashlib.sha256()
     last = b""
-    with open(path, "rb") as fh:
+    # Non-blocking open: a FIFO must not wait for a writer before it is refused.
+    with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as fh:
         st = os.fstat(fh.fileno())
+        if not stat_mod.S_ISREG(st.st_mode):
+            # Every writer stamps first: a pipe or a device (/dev/zero) is refused before any read.
+            raise PitoolsError(
+                "not a regular file (a pipe, device or socket); pitools only rewrites regular files",
+                path=os.fspath(path),
+            )
         while chunk := fh.read(_CHUNK):
             h.update(chunk)
             last = chunk[-1:]

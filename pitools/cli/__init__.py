@@ -69,6 +69,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dataset": ("pitools.cli.commands.dataset", "Write sessions as Parquet/JSONL tables for DuckDB, Spark, Trino."),
 }
 
+#: Python frames allowed for walking nested session values (the loader itself has no depth limit).
+RECURSION_LIMIT = 20000
 META_DEBUG = "pitools.debug"
 
 
@@ -175,6 +177,16 @@ class PitoolsGroup(click.Group):
             # The reader (`| head -1`) closed the pipe early: not an error, for every command.
             silence_stdout()
             ctx.exit(EXIT_OK)
+        except RecursionError:
+            # JSON.parse reads any depth, so a session can hold values nested deeper than the
+            # recursive parts of pitools can walk: bad input Pi copes with, not a pitools crash.
+            if ctx.meta.get(META_DEBUG) or os.environ.get("PITOOLS_DEBUG") == "1":
+                raise
+            get_output().message(
+                f"a value in the session nests deeper than this command can follow "
+                f"(~{RECURSION_LIMIT:,} levels); Pi reads it, pitools could not finish"
+            )
+            ctx.exit(EXIT_FAILURE)
         except Exception as exc:
             if ctx.meta.get(META_DEBUG) or os.environ.get("PITOOLS_DEBUG") == "1":
                 raise
@@ -225,10 +237,10 @@ def cli(ctx: click.Context, format_: str | None) -> None:
     if format_ is not None and ctx.invoked_subcommand is not None:
         # The subcommand checks the value against its own choices (a bad one is a usage error).
         ctx.default_map = {ctx.invoked_subcommand: {"format_": format_}}
-    # Session values can nest up to the parser's limit (~1,000 levels); walking them needs more
-    # Python frames than the default allows.
-    if sys.getrecursionlimit() < 20000:
-        sys.setrecursionlimit(20000)
+    # Session values can nest to any depth (Node's JSON.parse has no limit, nor has our loader);
+    # walking them needs more Python frames than the default allows.
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
 
 
 for _param in output_params():

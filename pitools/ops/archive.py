@@ -159,7 +159,8 @@ def usage_report(
     session: str | None = None,
 ) -> Any:
     """``pitools usage``: sums over every usage record in scope, copied fork history counted once."""
-    from pitools.core.views.usage_report import PERIODS, SessionInfo, Sums, UsageGroup, build_report
+    from pitools.core.views.usage import UsageSum
+    from pitools.core.views.usage_report import PERIODS, SessionInfo, UsageGroup, build_report
 
     swhere, params = _session_filters(scope, project=project, cwd=cwd, session=session)
     # A semi-join on the sessions in scope: cheaper than joining every usage row.
@@ -205,7 +206,7 @@ def usage_report(
             key = info.path if info is not None else None
         elif by == "project":
             key = infos[key].cwd if key in infos else None
-        g = UsageGroup(key, provider or "", model or "", Sums(i or 0, o or 0, r or 0, w or 0, c or 0, n), info)
+        g = UsageGroup(key, provider or "", model or "", UsageSum(i or 0, o or 0, r or 0, w or 0, c or 0, n), info)
         (copied if is_copied else groups).append(g)
     sessions = conn.execute(
         f"SELECT count(DISTINCT u.sid) FROM usage u WHERE {cond} AND u.copied = 0", params

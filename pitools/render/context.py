@@ -154,14 +154,15 @@ _ROLE_STYLE = {
 def context_markdown(replay: ContextReplay, session: Session) -> str:
     """The context as a readable Markdown transcript."""
     from pitools.render.markdown import message_markdown
+    from pitools.render.mdsafe import code
 
     p = replay.projection
     leaf = "(last entry)" if replay.leaf_id is UNDEFINED else str(replay.leaf_id)
     lines = [
-        f"# Pi context at `{leaf}`",
+        f"# Pi context at {code(leaf)}",
         "",
-        f"- Session: `{session.header.get('id') if session.header else '?'}`",
-        f"- Model: `{_model_text(p.model)}`, thinking level: `{p.thinking_level}`",
+        f"- Session: {code(str(session.header.get('id')) if session.header else '?')}",
+        f"- Model: {code(_model_text(p.model))}, thinking level: {code(str(p.thinking_level))}",
         f"- Estimated context: {_estimate_text(replay)}",
         "",
     ]

@@ -12,22 +12,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.js.jsonout import jsonable
 from pitools.core.js.value import UNDEFINED
 from pitools.render.md_args import arguments_markdown
-from pitools.render.md_text import no_headings
+from pitools.render.mdsafe import code, fence, html_text, inline, quote
+from pitools.render.pretty import pretty_json
 
 #: Tool output longer than this (characters or lines) is folded.
 FOLD_CHARS = 1500
 FOLD_LINES = 25
-_MIME = re.compile(r"^image/[A-Za-z0-9.+-]{1,64}$")
-_B64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+# Matched with fullmatch: "$" would also accept a trailing newline ("image/png\n").
+_MIME = re.compile(r"image/[A-Za-z0-9.+-]{1,64}")
+_B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
 @dataclass(slots=True)
@@ -95,20 +95,19 @@ def _text(value: Any) -> str:
         return value
     if value is None or value is UNDEFINED:
         return ""
-    return json.dumps(jsonable(value), ensure_ascii=False)
+    return pretty_json(value, max_depth=0, max_chars=10_000)  # one line, any depth, bounded
 
 
 def _pretty(value: Any) -> str:
-    if value is UNDEFINED:
-        return "undefined"
-    return json.dumps(jsonable(value), ensure_ascii=False, indent=2)
+    # Bounded: indentation stops at a fixed depth and the size is capped (hostile nesting).
+    return pretty_json(value)
 
 
 def _image_part(block: dict[str, Any]) -> Part:
     mime = block.get("mimeType")
     data = block.get("data")
-    mime_s = mime if type(mime) is str and _MIME.match(mime) else ""
-    data_s = data if type(data) is str and len(data) % 4 == 0 and _B64.match(data) else ""
+    mime_s = mime if type(mime) is str and _MIME.fullmatch(mime) else ""
+    data_s = data if type(data) is str and len(data) % 4 == 0 and _B64.fullmatch(data) else ""
     size = ""
     if data_s:
         try:
@@ -393,75 +392,55 @@ def _tree_items(roots: list[Any], view: Any, shown: Any) -> Iterator[tuple[str, 
 
 
 # -- Markdown ---------------------------------------------------------------------------------
-
-
-def _fence(text: str, lang: str = "") -> str:
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{lang}\n{text}\n{ticks}"
-
-
-def _inline_code(text: str) -> str:
-    text = text.replace("\n", " ")
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
+# Every piece of session text is made inert (pitools.render.mdsafe): message bodies, summaries and
+# JSON go in fences longer than any backtick run inside; names, labels, ids, timestamps and meta
+# lines are escaped onto one line; text inside <summary> is entity-escaped on one line.
 
 
 def _details(summary: str, body: str) -> str:
-    return f"<details><summary>{_escape_html(summary)}</summary>\n\n{body}\n\n</details>"
-
-
-def _escape_html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _quote(text: str) -> str:
-    return "\n".join("> " + line if line else ">" for line in text.split("\n"))
+    return f"<details><summary>{html_text(summary)}</summary>\n\n{body}\n\n</details>"
 
 
 def _part_md(part: Part, embed: bool) -> str:
     if part.kind == "text":
-        return no_headings(part.text)
+        return fence(part.text, "markdown")
     if part.kind == "thinking":
-        return _details(part.title or "Thinking", _fence(part.text, "text"))
+        return _details(part.title or "Thinking", fence(part.text, "text"))
     if part.kind == "tool-call":
-        body = arguments_markdown(part.args, _pretty, _fence, _inline_code) or _fence(part.text, "json")
-        return f"**Tool call** {_inline_code(part.title)}\n\n{body}"
+        body = arguments_markdown(part.args, _pretty, fence, code) or fence(part.text, "json")
+        return f"**Tool call** {code(part.title)}\n\n{body}"
     if part.kind == "image":
-        title = _escape_html(part.title).replace("[", "(").replace("]", ")")
+        title = inline(part.title)
         if embed and part.data:
+            # mime and data passed _MIME / _B64 (full matches), so they cannot leave the link.
             return f"![{title}](data:{part.mime};base64,{part.data})"
-        return f"*[{title}]*"
+        return f"*\\[{title}\\]*"
     if part.kind == "quote":
-        return _quote(no_headings(part.text))
-    heading = f"**{_escape_html(part.title)}**" if part.title else ""
+        return quote(fence(part.text, "markdown"))
+    heading = f"**{inline(part.title)}**" if part.title else ""
     lang = "json" if part.kind == "json" else "text"
     if part.folded:
         lines = part.text.count("\n") + 1
         label = f"{part.title or 'Output'}: {lines:,} lines, {len(part.text):,} characters (folded)"
-        return _details(label, _fence(part.text, lang))
-    body = _fence(part.text, lang)
+        return _details(label, fence(part.text, lang))
+    body = fence(part.text, lang)
     return f"{heading}\n\n{body}" if heading else body
 
 
 def _entry_md(view: EntryView, embed: bool) -> str:
-    # Message bodies stay as written (they are Markdown already); lines pitools composes from
-    # session strings are HTML-escaped so a Markdown viewer never reads them as markup.
-    bits = [_escape_html(view.title)]
+    bits = [inline(view.title)]
     if view.entry_id:
-        bits.append(_inline_code(view.entry_id))
+        bits.append(code(view.entry_id))
     if view.timestamp:
-        bits.append(view.timestamp)
-    head = " · ".join(bits).replace("\r", " ").replace("\n", " ")
+        bits.append(inline(view.timestamp))
+    head = " · ".join(bits)
     if view.labels:
-        head += " · " + ", ".join(f"🏷 **{_escape_html(lab)}**" for lab in view.labels)
+        head += " · " + ", ".join(f"🏷 **{inline(lab)}**" for lab in view.labels)
     if view.inline:
         return f"*{head}*\n"
     out = [f"### {head}"]
     if view.meta:
-        out.append("*" + _escape_html(" · ".join(view.meta)) + "*")
+        out.append("*" + inline(" · ".join(view.meta)) + "*")
     out.extend(_part_md(p, embed) for p in view.parts)
     return "\n\n".join(out) + "\n"
 
@@ -469,26 +448,26 @@ def _entry_md(view: EntryView, embed: bool) -> str:
 def transcript_markdown(t: Transcript) -> str:
     """The transcript as one Markdown document."""
     h = t.header
-    lines = [f"# {_escape_html(t.title)}", ""]
+    lines = [f"# {inline(t.title)}", ""]
     facts = [
-        ("Session id", _inline_code(_text(h.get("id")))),
-        ("File", _inline_code(t.path)),
-        ("Working directory", _inline_code(_text(h.get("cwd")))),
-        ("Created", _text(h.get("timestamp"))),
+        ("Session id", code(_text(h.get("id")))),
+        ("File", code(t.path)),
+        ("Working directory", code(_text(h.get("cwd")))),
+        ("Created", inline(_text(h.get("timestamp")))),
     ]
     if h.get("parentSession"):
-        facts.append(("Forked from", _inline_code(_text(h.get("parentSession")))))
+        facts.append(("Forked from", code(_text(h.get("parentSession")))))
     if t.all:
         facts.append(("Shown", f"the whole tree: {t.entry_count:,} entries, {t.leaf_count:,} leaves"))
     else:
-        facts.append(("Shown", f"the branch ending at {_inline_code(t.leaf or '(none)')}"))
+        facts.append(("Shown", f"the branch ending at {code(t.leaf or '(none)')}"))
     lines.extend(f"- **{k}:** {v}" for k, v in facts)
     lines.append("")
     depth = 0
     for kind, item in t.items:
         if kind == "open":
             depth += 1
-            where = f" from {_inline_code(item.parent_id)}" if item.parent_id else " (separate root)"
+            where = f" from {code(item.parent_id)}" if item.parent_id else " (separate root)"
             lines.append(f"{'#' * min(2 + depth, 6)} ⎇ Branch {item.number} of {item.of}{where}\n")
         elif kind == "close":
             depth -= 1

@@ -155,7 +155,7 @@ def test_markdown_whole_tree_snapshot(run: Run, workdir: Path, snapshot: Any) ->
 def test_markdown_hostile_snapshot(run: Run, workdir: Path, snapshot: Any) -> None:
     hostile_session(workdir / "hostile.jsonl")
     out = run("export", "hostile.jsonl", "--leaf", "b1").stdout
-    assert "*[image image/png, 75 B]*" in out and "data:image" not in out
+    assert "*\\[image image/png, 75 B\\]*" in out and "data:image" not in out
     assert "folded" in out  # the long tool result
     assert out == snapshot
 

@@ -46,7 +46,8 @@ SEED = int(os.environ.get("PITOOLS_FUZZ_SEED", "0"))
 #: The budget is shared so that ``make fuzz`` (100,000) feeds about that many inputs in total:
 #: 1/8 to each of the four hypothesis core tests, 1/2 to the volume loop, 1/20 to the field
 #: sweep, 1/200 to each in-process CLI test (every command and format per input), 1/5000 to
-#: real subprocesses. Small budgets keep a floor so the default run still tries everything.
+#: real subprocesses, 1/100 to the hostile-Markdown test (test_fuzz_markdown.py). Small budgets
+#: keep a floor so the default run still tries everything.
 PROPERTY_EXAMPLES = max(min(EXAMPLES, 25), EXAMPLES // 8)
 VOLUME_EXAMPLES = max(min(EXAMPLES, 25), EXAMPLES // 2)
 SWEEP_EXAMPLES = max(min(EXAMPLES, 40), EXAMPLES // 20)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -135,9 +136,28 @@ def parse_json_line(data: bytes) -> tuple[Any, bool]:
         replaced = True
     try:
         value = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        # Deeper than Python's recursion limit allows: Node's JSON.parse has no depth limit,
+        # so neither may we (an attacker could otherwise hide an entry from pitools).
+        value = _parse_deep(text)
+    except ValueError as exc:
         raise ValueError(str(exc)) from None
     return value, replaced
+
+
+class UnparsedLineError(ValueError):
+    """``JSON.parse`` accepts the line but pitools could not parse it (out of memory)."""
+
+
+def _parse_deep(text: str) -> Any:
+    from pitools.core.js.jsonparse import DeepJSONError, parse_deep
+
+    try:
+        return parse_deep(text)
+    except DeepJSONError as exc:
+        raise ValueError(str(exc)) from None
+    except MemoryError:
+        raise UnparsedLineError("out of memory while parsing a deeply nested line") from None
 
 
 def _iter_raw_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
@@ -148,6 +168,10 @@ def _iter_raw_lines(path: str, start: int = 0, stop: int | None = None) -> Itera
     at most. ``start`` must be 0 or just after a newline.
     """
     with open(path, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            # A pipe, /dev/stdin, a process substitution: no size to snapshot, read to the end.
+            yield from _iter_stream_lines(fh, path)
+            return
         limit = os.fstat(fh.fileno()).st_size if stop is None else stop
         if start:
             fh.seek(start)
@@ -164,6 +188,24 @@ def _iter_raw_lines(path: str, start: int = 0, stop: int | None = None) -> Itera
                 return
             yield offset, line
             offset = end
+
+
+#: A stream (not a regular file) is read up to this many bytes; /dev/zero would otherwise fill memory.
+MAX_STREAM_BYTES = 1 << 30
+
+
+def _iter_stream_lines(fh: Any, path: str) -> Iterator[tuple[int, bytes]]:
+    offset = 0
+    while True:
+        line = fh.readline(MAX_STREAM_BYTES - offset + 1)
+        if not line:
+            return
+        if offset + len(line) > MAX_STREAM_BYTES:
+            raise SessionParseError(
+                f"not a regular file and longer than {MAX_STREAM_BYTES:,} bytes; save it to a file first", path=path
+            )
+        yield offset, line
+        offset += len(line)
 
 
 def _iter_lines(path: str) -> Iterator[tuple[int, bytes, bool]]:
@@ -213,16 +255,25 @@ def stream_session(
     """
     spath = os.fspath(path)
     try:
-        size = os.stat(spath).st_size
+        st = os.stat(spath)
     except OSError as exc:
         raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
-    if os.path.isdir(spath):
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
         raise SessionParseError("is a directory, not a session file", path=spath)
-    raw = RawSession(path=spath, size=size)
+    raw = RawSession(path=spath, size=st.st_size if stat.S_ISREG(mode) else 0)
+
+    def counted(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+        # A stream's size is only known once it is read (before scan_lines' file-level verdict).
+        for offset, line in lines:
+            raw.size = offset + len(line)
+            yield offset, line
 
     def values() -> Iterator[ScannedValue]:
         try:
             lines = _iter_raw_lines(spath, start, stop)
+            if not stat.S_ISREG(mode):
+                lines = counted(lines)
             yield from scan_lines(raw, lines, max_line_bytes, later_part=start > 0, finish=finish)
         except OSError as exc:
             raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
@@ -325,6 +376,13 @@ def scan_lines(
             )
         try:
             value, replaced = parse_json_line(line)
+        except UnparsedLineError as exc:
+            diags.append(
+                Diagnostic("unparsed-line", ERROR, f"Pi reads this line, pitools could not ({exc})", lineno, offset)
+            )
+            if not header_seen:
+                skipped_before_header.append(lineno)
+            continue
         except ValueError as exc:
             text = line.decode("utf-8", "replace")
             if _js_blank(text):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,7 +185,12 @@ def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     from pitools.core.session.load import parse_json_line
 
     try:
-        with open(path, "rb") as fh:
+        # Non-blocking, so opening a FIFO cannot wait for a writer; anything but a regular file is
+        # skipped (Pi would block on a FIFO in the sessions folder; pitools does not follow it there).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             data = fh.read(HEADER_SCAN_LIMIT + 1)
     except OSError:
         return None
@@ -238,9 +244,17 @@ def session_files(directory: str) -> list[str]:
         names = os.listdir(directory)
     except OSError:
         return []
-    names = [n for n in names if n.endswith(".jsonl")]
+    names = [n for n in names if n.endswith(".jsonl") and _is_regular(os.path.join(directory, n))]
     names.sort(key=lambda n: n.encode("utf-8", "surrogateescape"))
     return [os.path.join(directory, n) for n in names]
+
+
+def _is_regular(path: str) -> bool:
+    """A regular file (symlinks followed); FIFOs, sockets and devices are skipped, as ``validate DIR`` does."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # let the reader report it (or, like Pi, skip it)
 
 
 def mtime_ms(st: os.stat_result) -> float:

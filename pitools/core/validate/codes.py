@@ -32,6 +32,7 @@ CODES: dict[str, CodeInfo] = {
     "invalid-header": CodeInfo(ERROR, "the header has no string id; Pi rejects the file"),
     "utf8-bom": CodeInfo(ERROR, "the file starts with a byte order mark; Pi cannot parse that line"),
     "malformed-json": CodeInfo(ERROR, "a line is not valid JSON; Pi skips it"),
+    "unparsed-line": CodeInfo(ERROR, "Pi reads this line (JSON.parse accepts it), pitools could not"),
     "non-object-line": CodeInfo(ERROR, "a line is a JSON array, number or string; Pi keeps it as a broken entry"),
     "invalid-utf8": CodeInfo(WARNING, "invalid UTF-8, which Pi replaces with U+FFFD"),
     "falsy-line": CodeInfo(INFO, "a line is null, false, 0 or an empty string; Pi skips it"),
@@ -119,6 +120,10 @@ PI_BEHAVIOUR: dict[str, str] = {
     "malformed-json": (
         "Pi skips the line: the entry on it is gone, and entries whose parentId named it lose their path "
         "(golden broken-malformed-lines)"
+    ),
+    "unparsed-line": (
+        "Pi parses the line (JSON.parse has no depth limit) and uses the entry, but pitools could not: "
+        "every pitools result for the file misses it, so the file cannot be checked (error although Pi copes)"
     ),
     "non-object-line": (
         "Pi keeps the value as an entry without an id; as the last line it becomes Pi's leaf and the "

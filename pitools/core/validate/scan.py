@@ -10,6 +10,7 @@ their records (:meth:`Records.extend`).
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,7 +118,8 @@ class Records:
     have one (tool calls, odd ids...), keyed by position.
     """
 
-    lines: list[int] = field(default_factory=list)
+    #: Line numbers as machine integers (8 bytes each, not a 36-byte int object per entry).
+    lines: array[int] = field(default_factory=lambda: array("q"))
     #: :func:`id_key` of the id and of a JS-truthy parentId (None: no parent).
     keys: list[Any] = field(default_factory=list)
     parent_keys: list[Any] = field(default_factory=list)
@@ -227,6 +229,7 @@ class Scanner:
         self.part = part
         self.fast = check_root
         self.known_types = frozenset(ENTRY_TYPES)
+        self.shared: dict[str, str] = {name: name for name in (*ENTRY_TYPES, *MESSAGE_ROLES)}
         self.known_roles = frozenset(MESSAGE_ROLES)
         self.suspicion = suspicion or Suspicion()
 
@@ -264,6 +267,9 @@ class Scanner:
             rec.odd_ids[pos] = eid
             shown = None
         if type(pid) is str:
+            # Usually the previous entry's id: keep one string object for both (memory per entry).
+            if len(rec.keys) > 1 and pid == (last := rec.keys[-2]):
+                pid = last
             rec.parent_keys.append(pid or None)
             self_parent = pid == eid and pid != ""
         elif js_truthy_id(pid):
@@ -273,7 +279,8 @@ class Scanner:
         else:
             rec.parent_keys.append(None)
             self_parent = False
-        rec.types.append(etype if type(etype) is str else None)
+        # Known type and role names are shared constants, not one string per entry.
+        rec.types.append(self.shared.get(etype, etype) if type(etype) is str else None)
         ts = get("timestamp", UNDEFINED)
         if type(ts) is str and _pi_format_match(ts) is not None:
             rec.time_keys.append(ts)
@@ -304,7 +311,7 @@ class Scanner:
                     result_id = message.get("toolCallId")
                     if type(result_id) is str:
                         rec.results[pos] = result_id
-        rec.roles.append(role)
+        rec.roles.append(role if role is None else self.shared.get(role, role))
         try:
             covered: Set[tuple[str, ...]]
             if (

@@ -20,6 +20,7 @@ import contextlib
 import marshal
 import os
 import threading
+from array import array
 from dataclasses import astuple, dataclass, fields
 from typing import Any
 
@@ -55,9 +56,11 @@ class PartResult:
         rec = self.records
         columns = [getattr(rec, f.name) for f in fields(rec)]
         # The only non-builtin a record holds: undefined ids. A tuple never comes from JSON.
-        columns[[f.name for f in fields(rec)].index("odd_ids")] = {
+        names = [f.name for f in fields(rec)]
+        columns[names.index("odd_ids")] = {
             pos: _WIRE_UNDEFINED if value is UNDEFINED else value for pos, value in rec.odd_ids.items()
         }
+        columns[names.index("lines")] = rec.lines.tobytes()  # an array: marshal would flatten it to bytes
         return marshal.dumps(
             (
                 columns,
@@ -74,6 +77,9 @@ class PartResult:
     def from_wire(cls, data: bytes) -> PartResult:
         columns, findings, extra, diagnostics, line_count, crlf_lines, ends_with_newline = marshal.loads(data)
         rec = Records(*columns)
+        lines: array[int] = array("q")
+        lines.frombytes(rec.lines)  # sent as bytes (to_wire)
+        rec.lines = lines
         rec.odd_ids = {pos: UNDEFINED if value == _WIRE_UNDEFINED else value for pos, value in rec.odd_ids.items()}
         return cls(
             rec,

@@ -7,6 +7,7 @@ an ordinary input.
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from pitools.core.js.jsonout import short_json as _js
@@ -47,7 +48,7 @@ class Structure:
         self.tin: list[int] = []
         self.tout: list[int] = []
         #: Depth of each entry, when the walk ran as loops (ancestry is then answered by climbing).
-        self.depth: list[int] = []
+        self.depth: array[int] | list[int] = []
 
     def finding(self, code: str, message: str, pos: int | None) -> Finding:
         if pos is None:
@@ -206,7 +207,7 @@ class Structure:
             for i, (call_id, name) in enumerate(pairs):
                 if (pos, i) not in answered:
                     out.append(self._unanswered(pos, call_id, name))
-        depth = [0] * n
+        depth = array("q", bytes(8 * n))  # machine integers: 8 bytes per entry
         for pos in held:
             parent = parents[pos]
             if parent is not None:

@@ -208,6 +208,15 @@ class UsageSum:
         self.cost += record.cost
         self.records += 1
 
+    def merge(self, other: UsageSum) -> None:
+        """Add another running total (its record count too)."""
+        self.input += other.input
+        self.output += other.output
+        self.cache_read += other.cache_read
+        self.cache_write += other.cache_write
+        self.cost += other.cost
+        self.records += other.records
+
     @property
     def total_tokens(self) -> int | float:
         return self.input + self.output + self.cache_read + self.cache_write

@@ -15,42 +15,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pitools.core.views.usage import UsageSum
+
 BY_CHOICES = ("day", "week", "month", "model", "provider", "project", "session")
 PERIODS = ("day", "week", "month")
 NO_DATE = "(no date)"
-
-
-@dataclass(slots=True)
-class Sums:
-    input: int | float = 0
-    output: int | float = 0
-    cache_read: int | float = 0
-    cache_write: int | float = 0
-    cost: int | float = 0
-    records: int = 0
-
-    def add(self, other: Sums) -> None:
-        self.input += other.input
-        self.output += other.output
-        self.cache_read += other.cache_read
-        self.cache_write += other.cache_write
-        self.cost += other.cost
-        self.records += other.records
-
-    @property
-    def total_tokens(self) -> int | float:
-        return self.input + self.output + self.cache_read + self.cache_write
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "input": self.input,
-            "output": self.output,
-            "cacheRead": self.cache_read,
-            "cacheWrite": self.cache_write,
-            "totalTokens": self.total_tokens,
-            "cost": self.cost,
-            "records": self.records,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,15 +41,15 @@ class UsageGroup:
     key: str | None
     provider: str
     model: str
-    sums: Sums
+    sums: UsageSum
     session: SessionInfo | None = None
 
 
 @dataclass(slots=True)
 class ReportRow:
     key: str
-    sums: Sums = field(default_factory=Sums)
-    models: dict[str, Sums] = field(default_factory=dict)
+    sums: UsageSum = field(default_factory=UsageSum)
+    models: dict[str, UsageSum] = field(default_factory=dict)
     session: SessionInfo | None = None
 
     def to_json(self, breakdown: bool) -> dict[str, Any]:
@@ -108,9 +77,9 @@ class UsageReport:
     until: str | None
     breakdown: bool
     rows: list[ReportRow]
-    totals: Sums
+    totals: UsageSum
     sessions: int
-    copied_excluded: Sums
+    copied_excluded: UsageSum
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -187,7 +156,7 @@ def build_report(
     if by not in BY_CHOICES:
         raise ValueError(f"unknown grouping {by!r}")
     rows: dict[str, ReportRow] = {}
-    totals = Sums()
+    totals = UsageSum()
     for g in groups:
         if by in PERIODS:
             key = period_key(g.key, by)
@@ -202,16 +171,16 @@ def build_report(
         row = rows.get(key)
         if row is None:
             row = rows[key] = ReportRow(key, session=g.session if by == "session" else None)
-        row.sums.add(g.sums)
+        row.sums.merge(g.sums)
         if breakdown:
-            row.models.setdefault(model_name(g.provider, g.model), Sums()).add(g.sums)
-        totals.add(g.sums)
+            row.models.setdefault(model_name(g.provider, g.model), UsageSum()).merge(g.sums)
+        totals.merge(g.sums)
     ordered = list(rows.values())
     if by in PERIODS:
         ordered.sort(key=lambda r: (r.key == NO_DATE, r.key))
     else:
         ordered.sort(key=lambda r: (-r.sums.cost, -r.sums.total_tokens, r.key))
-    excluded = Sums()
+    excluded = UsageSum()
     for g in copied:
-        excluded.add(g.sums)
+        excluded.merge(g.sums)
     return UsageReport(by, tz_name, since, until, breakdown, ordered, totals, sessions, excluded)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pitools.core.session import locate
+from pitools.core.session.load import parse_json_line
 from pitools.core.views import listing
 from pitools.ops import listing as ops_listing
 from tests import support
@@ -20,7 +21,8 @@ CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
 
 
 def recording(case: str) -> dict[str, Any]:
-    return json.loads(lzma.decompress((GOLDEN / case / "pi.krt20000.json.xz").read_bytes()))
+    # The loader's parser: golden/hostile-deep-nesting nests deeper than json allows.
+    return parse_json_line(lzma.decompress((GOLDEN / case / "pi.krt20000.json.xz").read_bytes()))[0]
 
 
 @pytest.mark.parametrize("case", CASES)

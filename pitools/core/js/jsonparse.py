@@ -1,0 +1,135 @@
+"""``JSON.parse`` for text nested deeper than the C parsers allow.
+
+Node 20's ``JSON.parse`` is iterative: it accepted 5,000,000 levels of ``[`` in our tests, so
+its only limit is memory. orjson stops at 1,024 levels and Python's ``json`` at the recursion
+limit, so a line nested deeper would be skipped by pitools while Pi reads it (and sends the
+entry to the model). This parser keeps its own stack and has no depth limit. It is only used
+for the rare lines the C parsers refuse, so plain Python speed is fine; strings go through
+``json``'s C ``scanstring``.
+
+Semantics match the loader's ``json.loads`` fallback: JSON whitespace only (space, tab, LF,
+CR), later duplicate keys win at the first key's position, integers without a fraction or
+exponent become ``int``, the rest ``float`` (``1e400`` is ``inf`` as in JavaScript), and
+``NaN``/``Infinity`` are rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from typing import Any
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_LITERALS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
+
+
+class _Object:
+    """An object being filled in, and the key whose value is being parsed."""
+
+    __slots__ = ("key", "obj")
+
+    def __init__(self, key: str) -> None:
+        self.obj: dict[str, Any] = {}
+        self.key = key
+
+
+class DeepJSONError(ValueError):
+    """The text is not JSON (``JSON.parse`` would throw)."""
+
+
+def parse_deep(text: str) -> Any:
+    """Parse one JSON text of any nesting depth; raise :class:`DeepJSONError` if it is not JSON."""
+    n = len(text)
+    pos = _skip(text, 0)
+    # Each frame is a list (an array being filled in) or an _Object.
+    stack: list[Any] = []
+    while True:
+        # ---- parse one value at pos (containers push a frame and continue) ----
+        if pos >= n:
+            raise DeepJSONError(f"unexpected end of JSON input at {pos}")
+        ch = text[pos]
+        value: Any
+        if ch == '"':
+            value, pos = _string(text, pos + 1)
+        elif ch == "{":
+            pos = _skip(text, pos + 1)
+            if pos < n and text[pos] == "}":
+                value, pos = {}, pos + 1
+            else:
+                key, pos = _key(text, pos)
+                stack.append(_Object(key))
+                pos = _skip(text, pos)
+                continue
+        elif ch == "[":
+            pos = _skip(text, pos + 1)
+            if pos < n and text[pos] == "]":
+                value, pos = [], pos + 1
+            else:
+                stack.append([])
+                continue
+        elif ch in _LITERALS:
+            word, value = _LITERALS[ch]
+            if not text.startswith(word, pos):
+                raise DeepJSONError(f"unexpected token at {pos}")
+            pos += len(word)
+        else:
+            m = _NUMBER.match(text, pos)
+            if m is None:
+                raise DeepJSONError(f"unexpected token at {pos}")
+            frac, exp = m.group(1), m.group(2)
+            value = float(m.group()) if frac or exp else int(m.group())
+            pos = m.end()
+        # ---- attach the finished value to its container, closing containers as they end ----
+        while True:
+            pos = _skip(text, pos)
+            if not stack:
+                if pos != n:
+                    raise DeepJSONError(f"unexpected data after JSON at {pos}")
+                return value
+            top = stack[-1]
+            if type(top) is list:
+                top.append(value)
+                if pos < n and text[pos] == ",":
+                    pos = _skip(text, pos + 1)
+                    break
+                if pos < n and text[pos] == "]":
+                    stack.pop()
+                    value = top
+                    pos += 1
+                    continue
+                raise DeepJSONError(f"expected ',' or ']' at {pos}")
+            top.obj[top.key] = value
+            if pos < n and text[pos] == ",":
+                top.key, pos = _key(text, _skip(text, pos + 1))
+                break
+            if pos < n and text[pos] == "}":
+                stack.pop()
+                value = top.obj
+                pos += 1
+                continue
+            raise DeepJSONError(f"expected ',' or '}}' at {pos}")
+
+
+def _skip(text: str, pos: int) -> int:
+    """The position after the JSON whitespace at ``pos``."""
+    m = _WS.match(text, pos)
+    return pos if m is None else m.end()
+
+
+def _string(text: str, pos: int) -> tuple[str, int]:
+    try:
+        return scanstring(text, pos, True)
+    except ValueError as exc:
+        raise DeepJSONError(str(exc)) from None
+
+
+def _key(text: str, pos: int) -> tuple[str, int]:
+    """Read ``"key" :`` at ``pos``; return the key and the position after the colon and blanks."""
+    if pos >= len(text) or text[pos] != '"':
+        raise DeepJSONError(f"expected a property name at {pos}")
+    key, pos = _string(text, pos + 1)
+    pos = _skip(text, pos)
+    if pos >= len(text) or text[pos] != ":":
+        raise DeepJSONError(f"expected ':' at {pos}")
+    return key, _skip(text, pos + 1)

@@ -1,0 +1,65 @@
+"""Putting session text into Markdown so that it stays text.
+
+Session text is attacker-written: a session name with a newline would start a new block (a fake
+``### User`` heading), a label could be a ``[link](javascript:…)``, a timestamp raw HTML. Every
+piece of session text goes through one of these:
+
+* :func:`inline` — one line of literal text: line breaks become spaces and every character that
+  can open an inline construct is backslash-escaped (CommonMark makes escaped punctuation
+  literal, so no emphasis, link, code span, HTML or entity can start inside it);
+* :func:`code` — an inline code span longer than any backtick run inside, on one line;
+* :func:`fence` — a fenced block whose fence is longer than any backtick run inside;
+* :func:`html_text` — text inside an HTML block (``<summary>``): entities, one line.
+"""
+
+from __future__ import annotations
+
+import re
+
+# CommonMark line endings are LF, CR and CRLF; anything else is an ordinary character.
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+# Characters that can open an inline construct anywhere in a line: emphasis (* _ ~), code (`),
+# links and images ([ ] !), raw HTML and autolinks (< >), entities (&), escapes (\), table cells (|).
+# Line-start constructs (#, -, +, 1., >, =) cannot occur: the text never starts a line.
+_SPECIAL = re.compile(r"([\\`*_\[\]<>&!~|])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every line ending replaced by a space."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
+def inline(text: str) -> str:
+    """Literal text inside a Markdown line (never at its start): one line, no markup."""
+    return _SPECIAL.sub(r"\\\1", one_line(text))
+
+
+def _longest_run(text: str) -> int:
+    return max((len(m) for m in _BACKTICKS.findall(text)), default=0)
+
+
+def code(text: str) -> str:
+    """An inline code span showing ``text`` literally, on one line."""
+    text = one_line(text)
+    ticks = "`" * (_longest_run(text) + 1)
+    # A span that starts or ends with a backtick (or is all spaces) needs a space of padding.
+    pad = " " if text.startswith("`") or text.endswith("`") or (text and not text.strip(" ")) else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}" if text else "` `"
+
+
+def fence(text: str, lang: str = "") -> str:
+    """A fenced code block showing ``text`` literally (``lang`` is pitools' own, never session text)."""
+    ticks = "`" * max(3, _longest_run(text) + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def html_text(text: str) -> str:
+    """Text inside an HTML block: escaped, and on one line (a blank line would end the block)."""
+    return one_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quote(block: str) -> str:
+    """``block`` (already safe Markdown, e.g. a fence) inside a block quote: every line prefixed,
+    CR and CRLF line endings included, so no line escapes the quote."""
+    return "\n".join("> " + line if line else ">" for line in _LINE_BREAKS.split(block))
