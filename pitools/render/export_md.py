@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.value import UNDEFINED
+from pitools.render.md_args import arguments_markdown
 from pitools.render.mdsafe import code, fence, html_text, inline, quote
 from pitools.render.pretty import pretty_json
 
@@ -39,6 +40,8 @@ class Part:
     mime: str = ""
     data: str = ""
     error: bool = False
+    #: A tool call's arguments as found (Markdown shows multi-line strings as blocks of their own).
+    args: Any = UNDEFINED
 
     @property
     def folded(self) -> bool:
@@ -154,7 +157,8 @@ def content_parts(content: Any, *, as_output: bool = False) -> list[Part]:
             args = block.get("arguments", UNDEFINED)
             name = _text(block.get("name"))
             call_id = _text(block.get("id"))
-            parts.append(Part("tool-call", _pretty(args), f"{name}" + (f" ({call_id})" if call_id else "")))
+            title = f"{name}" + (f" ({call_id})" if call_id else "")
+            parts.append(Part("tool-call", _pretty(args), title, args=args))
         else:
             parts.append(Part("json", _pretty(block), f"{_text(btype) or 'unknown'} block"))
     if texts:
@@ -403,7 +407,8 @@ def _part_md(part: Part, embed: bool) -> str:
     if part.kind == "thinking":
         return _details(part.title or "Thinking", fence(part.text, "text"))
     if part.kind == "tool-call":
-        return f"**Tool call** {code(part.title)}\n\n{fence(part.text, 'json')}"
+        body = arguments_markdown(part.args, _pretty, fence, code) or fence(part.text, "json")
+        return f"**Tool call** {code(part.title)}\n\n{body}"
     if part.kind == "image":
         title = inline(part.title)
         if embed and part.data:

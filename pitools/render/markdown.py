@@ -10,9 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from pitools.core.js.value import UNDEFINED, js_stringify
+from pitools.render.md_args import arguments_markdown
 from pitools.render.mdsafe import code, fence, html_text, inline
 
 FOLD_CHARS = 2000
+
+
+def _json(value: Any) -> str:
+    return js_stringify(value) or ""
 
 
 def _fold(text: str) -> str:
@@ -46,8 +51,9 @@ def _blocks(content: Any) -> list[str]:
         elif t == "image":
             out.append(f"*\\[image: {inline(_str(b.get('mimeType', 'unknown type')))}\\]*")
         elif t == "toolCall":
-            args = js_stringify(b.get("arguments")) or ""
-            out.append(f"**Tool call** {code(_str(b.get('name')))}\n\n" + fence(args, "json"))
+            args = b.get("arguments")
+            body = arguments_markdown(args, _json, fence, code) or fence(_json(args), "json")
+            out.append(f"**Tool call** {code(_str(b.get('name')))}\n\n" + body)
     return out
 
 

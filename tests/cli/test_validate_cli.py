@@ -327,6 +327,11 @@ def test_list_codes_and_explain(run) -> None:
     assert "info: Pi tolerates it" in listed
     explained = run("validate", "--explain", "orphan-entry").stdout
     assert "what Pi does:" in explained and "how to fix it:" in explained and "parentId" in explained
+    # The reason for the grade is Pi's own behaviour, for this code in particular.
+    assert "path walk stops at the missing parent" in explained and "why error:" in explained
+    unanswered = json.loads(run("validate", "--explain", "tool-call-unanswered", "--format", "json").stdout)
+    assert unanswered["severity"] == "info" and "No result provided" in unanswered["piBehaviour"]
+    assert unanswered["grading"].startswith("Pi tolerates it")
     data = json.loads(run("validate", "--explain", "needs-migration", "--format", "json").stdout)
     assert data["severity"] == "info" and "pitools migrate" in data["fix"]
     assert len(json.loads(run("validate", "--list-codes", "--format", "json").stdout)) == len(CODES)

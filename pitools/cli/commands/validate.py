@@ -243,6 +243,7 @@ def _describe_codes(format_: str, code: str | None) -> int:
                 f"{e['code']} ({e['severity']})",
                 f"  what it means:  {e['meaning']}",
                 f"  what Pi does:   {e['piBehaviour']}",
+                f"  why {e['severity']}:{' ' * (11 - len(e['severity']))}{e['grading']}",
                 f"  how to fix it:  {e['fix']}",
             ]
         )

@@ -358,7 +358,7 @@ def scan_lines(
             diags.append(
                 Diagnostic(
                     "line-too-long",
-                    WARNING,
+                    INFO,
                     f"line is {size} bytes, over the {max_line_bytes}-byte limit",
                     lineno,
                     offset,
@@ -409,9 +409,7 @@ def scan_lines(
         if type(value) is not dict:
             if not _truthy_json(value):
                 diags.append(
-                    Diagnostic(
-                        "falsy-line", WARNING, f"line parses to {_js_repr(value)}, which Pi drops", lineno, offset
-                    )
+                    Diagnostic("falsy-line", INFO, f"line parses to {_js_repr(value)}, which Pi skips", lineno, offset)
                 )
                 continue
             diags.append(
@@ -444,7 +442,7 @@ def finish_raw(raw: RawSession) -> None:
     head_item = raw.head
     skipped_before_header = raw.skipped_before_header
     if raw.size == 0:
-        diags.append(Diagnostic("empty-file", ERROR, "file is empty; Pi would start a new session in it", None, 0))
+        diags.append(Diagnostic("empty-file", INFO, "file is empty; Pi would start a new session in it", None, 0))
         return
     if head_item is None:
         diags.append(
@@ -479,7 +477,7 @@ def finish_raw(raw: RawSession) -> None:
         diags.append(
             Diagnostic(
                 "header-not-first",
-                WARNING,
+                INFO,
                 f"the header is on line {head_line}; {len(skipped_before_header)} line(s) before it are skipped",
                 head_line,
                 head_offset,
@@ -499,7 +497,7 @@ def finish_raw(raw: RawSession) -> None:
         diags.append(
             Diagnostic(
                 "unterminated-last-line",
-                WARNING,
+                INFO,
                 "the last line has no newline (torn write?); Pi would append one when it opens the file",
                 raw.line_count,
                 None,

@@ -150,7 +150,11 @@ def require_valid(session: Session) -> Session:
     from pitools.core.errors import SessionParseError
 
     if not session.valid:
-        first = next((d for d in session.diagnostics if d.severity == ERROR), None)
+        # An empty file has only an info diagnostic (Pi starts a new session in it); it still
+        # names the reason.
+        first = next((d for d in session.diagnostics if d.severity == ERROR), None) or next(
+            iter(session.diagnostics), None
+        )
         msg = first.message if first else "not a Pi session"
         raise SessionParseError(msg, path=session.path, line=first.line if first else None)
     return session

@@ -115,7 +115,8 @@ def _code_set(codes: Iterable[str] | None, what: str) -> frozenset[str] | None:
 
 
 def _finding(d: Diagnostic) -> Finding:
-    return Finding(d.code, d.severity, d.message, d.line, d.entry_id)
+    # The code table decides the severity, as for every other finding.
+    return Finding(d.code, CODES[d.code].severity, d.message, d.line, d.entry_id)
 
 
 class _Run:

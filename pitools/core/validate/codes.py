@@ -27,7 +27,7 @@ class CodeInfo:
 CODES: dict[str, CodeInfo] = {
     # -- reading the file (reported by pitools.core.session.load / session) --
     "unreadable-file": CodeInfo(ERROR, "the file cannot be opened or read"),
-    "empty-file": CodeInfo(ERROR, "the file is empty; Pi would start a new session in it"),
+    "empty-file": CodeInfo(INFO, "the file is empty; Pi starts a new session in it"),
     "missing-header": CodeInfo(ERROR, "the first JSON line is not a session header; Pi rejects the file"),
     "invalid-header": CodeInfo(ERROR, "the header has no string id; Pi rejects the file"),
     "utf8-bom": CodeInfo(ERROR, "the file starts with a byte order mark; Pi cannot parse that line"),
@@ -35,11 +35,11 @@ CODES: dict[str, CodeInfo] = {
     "unparsed-line": CodeInfo(ERROR, "Pi reads this line (JSON.parse accepts it), pitools could not"),
     "non-object-line": CodeInfo(ERROR, "a line is a JSON array, number or string; Pi keeps it as a broken entry"),
     "invalid-utf8": CodeInfo(WARNING, "invalid UTF-8, which Pi replaces with U+FFFD"),
-    "falsy-line": CodeInfo(WARNING, "a line is null, false, 0 or an empty string; Pi drops it"),
-    "line-too-long": CodeInfo(WARNING, "a line is longer than pitools' limit"),
-    "header-not-first": CodeInfo(WARNING, "lines before the header, which Pi skips"),
+    "falsy-line": CodeInfo(INFO, "a line is null, false, 0 or an empty string; Pi skips it"),
+    "line-too-long": CodeInfo(INFO, "a line is longer than pitools' limit (Pi reads it)"),
+    "header-not-first": CodeInfo(INFO, "blank or unparsable lines before the header, which Pi skips"),
     "extra-header": CodeInfo(WARNING, "a second session header, which Pi ignores"),
-    "unterminated-last-line": CodeInfo(WARNING, "the last line has no newline (torn write); Pi appends one"),
+    "unterminated-last-line": CodeInfo(INFO, "the last line has no newline; Pi reads it and appends one"),
     "blank-line": CodeInfo(INFO, "a blank line, which Pi skips"),
     "crlf-line-endings": CodeInfo(INFO, "CRLF line endings (Pi reads them)"),
     # -- header --
@@ -51,7 +51,7 @@ CODES: dict[str, CodeInfo] = {
         INFO, "a field Pi's types require is missing, but Pi 1.6.0 works without it (see TOLERATED_FIELDS)"
     ),
     "invalid-field": CodeInfo(WARNING, "a field has the wrong type or value (an error only via pi-would-crash)"),
-    "invalid-timestamp": CodeInfo(WARNING, "a timestamp is not an ISO 8601 date-time"),
+    "invalid-timestamp": CodeInfo(INFO, "a timestamp is not an ISO 8601 date-time"),
     "unknown-entry-type": CodeInfo(WARNING, "an entry type Pi 1.6.0 does not know; it is kept but ignored"),
     "unknown-message-role": CodeInfo(WARNING, "a message role Pi 1.6.0 does not know; it never reaches the model"),
     # -- the tree --
@@ -76,12 +76,12 @@ CODES: dict[str, CodeInfo] = {
     "context-edit-invalid-replacement": CodeInfo(
         ERROR, "a context_edit replacement is neither null nor an object with string or array content"
     ),
-    "label-missing-target": CodeInfo(WARNING, "a label's targetId matches no entry"),
-    "branch-summary-missing-from": CodeInfo(WARNING, "a branch_summary's fromId matches no entry"),
+    "label-missing-target": CodeInfo(INFO, "a label's targetId matches no entry"),
+    "branch-summary-missing-from": CodeInfo(INFO, "a branch_summary's fromId matches no entry"),
     # -- conversation --
     "tool-result-without-call": CodeInfo(WARNING, "a tool result answers no toolCall earlier on its path"),
     "tool-call-unanswered": CodeInfo(
-        WARNING, "a tool call gets no result although the conversation goes on; Pi inserts a synthetic error"
+        INFO, "a tool call gets no result although the conversation goes on; Pi inserts a synthetic error"
     ),
     "timestamp-backwards": CodeInfo(INFO, "an entry's timestamp is earlier than its parent's"),
     "pi-would-crash": CodeInfo(ERROR, "Pi 1.6.0 itself throws on this data"),
@@ -95,6 +95,132 @@ TOLERATED_FIELDS: dict[tuple[str, ...], str] = {
     ("message", "usage", "totalTokens"): (
         "calculateContextTokens uses usage.totalTokens || input + output + cacheRead + cacheWrite"
     ),
+}
+
+#: What Pi 1.6.0 does with each code: the reason for its severity (``validate --explain``).
+#: Checked against the reference (session-manager.js, messages.js, pi-ai's transform-messages.js)
+#: and the oracle on the golden files named here.
+PI_BEHAVIOUR: dict[str, str] = {
+    "unreadable-file": "Pi cannot open the file, so the session cannot be resumed",
+    "empty-file": (
+        "Pi writes a fresh session header into the empty file and carries on; nothing is lost "
+        "(golden gen-s0029_broken-empty)"
+    ),
+    "missing-header": (
+        "loadEntriesFromFile returns nothing and Pi refuses the file ('not a valid pi session'); "
+        "the whole session is unusable (golden gen-s0011_broken-noheader)"
+    ),
+    "invalid-header": (
+        "a header without a string id is not a header to Pi: it refuses the file (golden gen-s0023_broken-badheaderid)"
+    ),
+    "utf8-bom": (
+        "JSON.parse fails on the first line, so the header is lost and Pi refuses the file "
+        "(golden gen-s0033_broken-bom)"
+    ),
+    "malformed-json": (
+        "Pi skips the line: the entry on it is gone, and entries whose parentId named it lose their path "
+        "(golden broken-malformed-lines)"
+    ),
+    "unparsed-line": (
+        "Pi parses the line (JSON.parse has no depth limit) and uses the entry, but pitools could not: "
+        "every pitools result for the file misses it, so the file cannot be checked (error although Pi copes)"
+    ),
+    "non-object-line": (
+        "Pi keeps the value as an entry without an id; as the last line it becomes Pi's leaf and the "
+        "context is empty, and in a v1 file the migration throws (golden gen-s0045_v1-primitive)"
+    ),
+    "invalid-utf8": (
+        "Pi decodes the bytes as U+FFFD: the text it shows and sends differs from the file, and any "
+        "rewrite (a migration) stores the replacement characters"
+    ),
+    "falsy-line": (
+        "Pi skips the line; it holds no entry, so nothing is lost (golden gen-s0018_broken-selfparent+nonobject)"
+    ),
+    "line-too-long": "Pi has no line limit and reads it; only pitools' limit is exceeded",
+    "header-not-first": (
+        "Pi skips blank and unparsable lines before the header and loads the session "
+        "(golden gen-s0021_broken-garbagefirst+secondheader+dupidcycle); the skipped lines have their own findings"
+    ),
+    "extra-header": (
+        "Pi uses the first header and ignores later ones: the id, cwd and version of a second session "
+        "appended to the file are silently dropped and its entries join the first session"
+    ),
+    "unterminated-last-line": (
+        "Pi parses the last line as it is and appends the missing newline when it opens the file "
+        "(golden gen-s0008_broken-crlf+unterminated); a torn line is reported as malformed-json"
+    ),
+    "blank-line": "Pi skips blank lines",
+    "crlf-line-endings": "JSON.parse accepts the trailing CR as whitespace; Pi reads the lines unchanged",
+    "header-version": (
+        "Pi compares the version with 3 as JavaScript does: a string '3' or a future version is not "
+        "migrated (goldens gen-s0040, gen-s0048), but a v3 file marked 1, 0 or null is migrated as v1: "
+        "new ids and a flattened tree, written back to the file"
+    ),
+    "needs-migration": "Pi migrates v1/v2 to v3 when it opens the file and rewrites it; nothing is lost",
+    "missing-field": (
+        "Pi reads entries without validation and uses the missing field as undefined, which some code paths "
+        "misread; where Pi throws, pi-would-crash is reported as well, and fields Pi has a fallback for are "
+        "tolerated-missing-field instead"
+    ),
+    "tolerated-missing-field": (
+        "Pi 1.6.0 has a fallback for this field (see TOLERATED_FIELDS) and works as if it were there"
+    ),
+    "invalid-field": "Pi uses the value as it is; where that throws, pi-would-crash is reported as well",
+    "invalid-timestamp": (
+        "Pi only reads entry timestamps for display and the session list, and falls back to the message "
+        "time or the file's mtime (golden gen-s0040_broken-versionstring+missingid+badtimestamps)"
+    ),
+    "unknown-entry-type": "Pi keeps the entry in the tree but never puts it into the context: what it meant is ignored",
+    "unknown-message-role": "the message is on Pi's path, but convertToLlm drops it: the model never sees it",
+    "duplicate-id": (
+        "Pi's id index keeps only the last entry with the id, so children of the first one follow the "
+        "other entry's path and part of the conversation drops out (golden broken-duplicate-ids)"
+    ),
+    "orphan-entry": (
+        "Pi's path walk stops at the missing parent: everything before it drops out of the context "
+        "(golden broken-orphan)"
+    ),
+    "parent-cycle": (
+        "getBranch and buildSessionPath walk the loop forever and the process runs out of memory (golden broken-cycle)"
+    ),
+    "self-parent": (
+        "getTree shows the entry as a root, but buildSessionPath walks it forever "
+        "(golden gen-s0018_broken-selfparent+nonobject)"
+    ),
+    "multiple-roots": "getTree shows each root; paths from every leaf still work",
+    "compaction-missing-first-kept": (
+        "buildContextEntries never meets firstKeptEntryId, so the retained tail before the compaction "
+        "drops out of the context; the summary remains"
+    ),
+    "compaction-first-kept-off-path": (
+        "buildContextEntries looks for firstKeptEntryId on the path only, so the retained tail drops out "
+        "of the context; the summary remains"
+    ),
+    "context-edit-missing-target": "the edit matches no context entry and Pi silently ignores it",
+    "context-edit-off-branch": "Pi applies an edit only where its target is in the same context: here it is ignored",
+    "context-edit-not-editable": (
+        "projectContextEntry leaves summaries and other roles unchanged, except that a null replacement "
+        "hides them from the context"
+    ),
+    "context-edit-invalid-replacement": (
+        "the edited message gets undefined or non-list content and Pi throws when it estimates tokens "
+        "or compacts (golden gen-s0048_broken-futureversion+badedit: 'assistant.content is not iterable')"
+    ),
+    "label-missing-target": "Pi records the label for an id nothing has; it shows nowhere and nothing breaks",
+    "branch-summary-missing-from": (
+        "Pi only copies fromId into the summary message and never looks it up; the summary still reaches the model"
+    ),
+    "tool-result-without-call": ("Pi sends the result as it is; providers reject a tool result that answers no call"),
+    "tool-call-unanswered": (
+        "pi-ai's transformMessages adds a 'No result provided' error result for the call, which is how Pi "
+        "handles an interrupted tool call"
+    ),
+    "timestamp-backwards": "Pi orders entries by parentId, never by time",
+    "pi-would-crash": (
+        "Pi 1.6.0 throws on this data in the function the message names (stats, compaction, token "
+        "estimates), so that part of Pi fails on the session"
+    ),
+    "internal-check-error": "unknown: the pitools check itself failed",
 }
 
 #: How the severities are graded: by what Pi 1.6.0 does with the problem.
@@ -119,6 +245,15 @@ FIXES: dict[str, str] = {
     "self-parent": "point the entry's parentId at the entry it follows",
     "timestamp-backwards": "nothing needed: Pi does not sort by timestamp",
     "tolerated-missing-field": "nothing needed; add the field to match what Pi writes",
+    "empty-file": "nothing needed; Pi starts a new session in it (delete the file if it is not meant to be one)",
+    "falsy-line": "nothing needed; `pitools repair` removes the line to match what Pi writes",
+    "line-too-long": "nothing needed for Pi; raise pitools' limit if a command refuses the line",
+    "header-not-first": "nothing needed for Pi; `pitools repair` removes the skipped lines",
+    "invalid-timestamp": "nothing needed; write an ISO 8601 UTC time (as Pi does) so lists sort right",
+    "label-missing-target": "nothing needed; delete the label entry if it is not wanted",
+    "branch-summary-missing-from": "nothing needed; Pi never looks fromId up",
+    "tool-call-unanswered": "nothing needed: Pi answers the call with an error result itself",
+    "multiple-roots": "nothing needed; every root is a start Pi can show and resume",
     "internal-check-error": "report it: this is a bug in pitools (run with --debug for the traceback)",
 }
 DEFAULT_FIX = (
@@ -134,7 +269,8 @@ def explain(code: str) -> dict[str, str]:
         "code": code,
         "severity": info.severity,
         "meaning": info.summary,
-        "piBehaviour": GRADING[info.severity],
+        "piBehaviour": PI_BEHAVIOUR[code],
+        "grading": GRADING[info.severity],
         "fix": FIXES.get(code, DEFAULT_FIX),
     }
 
