@@ -495,7 +495,7 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
     """
     from pitools.core.compaction.prepare import CompactionSettings
     from pitools.core.errors import PitoolsError
-    from pitools.core.js.jsonout import dumps, jsonable
+    from pitools.core.js.jsonout import to_json_bytes
     from pitools.core.session.api import LoadedSession
     from pitools.core.session.load import read_session
     from pitools.core.session.loaded import open_session
@@ -538,7 +538,7 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
     index.find_cycles()
     flatten_tree(get_tree(index))
     with contextlib.suppress(PitoolsError):
-        dumps(jsonable(inspect_session(session, index)))
+        to_json_bytes(inspect_session(session, index))
     leaves: list[Any] = [index.leaf_id, *index.leaves()[:3]]
     if session.entries and rng.random() < 0.3:
         leaves.append(rng.choice(list(index.by_id)))
@@ -553,7 +553,7 @@ def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) ->
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.context.build import context_usage, replay_context
     from pitools.core.errors import PitoolsError
-    from pitools.core.js.jsonout import dumps, jsonable
+    from pitools.core.js.jsonout import to_json_bytes
     from pitools.render.context import context_json
 
     index = loaded.index
@@ -563,13 +563,13 @@ def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) ->
         for entry in replay.path:
             assert id(entry) not in seen, "a reported path repeats an entry"
             seen.add(id(entry))
-        dumps(jsonable(context_json(replay)))
+        to_json_bytes(context_json(replay))
         context_usage(replay.projection, replay.path, 200000)
     except PitoolsError:
         pass
     try:
         plan = plan_compaction(loaded, leaf, settings, context_window=rng.choice([1, 1000, 200000]))
-        dumps(jsonable(plan.to_json()))
+        to_json_bytes(plan.to_json())
         if plan.preparation is not None:
             from pitools.core.compaction.prompts import summary_requests
 

@@ -203,24 +203,22 @@ def short_json(value: Any, limit: int = 40) -> str:
 
 
 def dumps(value: Any, *, indent: bool = False) -> bytes:
-    """Serialize already-``jsonable`` data (orjson; non-ASCII raw, like JavaScript)."""
+    """Serialize already-``jsonable`` data (orjson; non-ASCII raw, like JavaScript).
+
+    Output paths use :func:`to_json_bytes`; this is the older copy-then-dump form, kept for the
+    tests that compare the two."""
     option = orjson.OPT_INDENT_2 if indent else 0
     try:
         return orjson.dumps(value, option=option, default=_embed)
-    except TypeError as exc:
-        deep = "recursion" in str(exc).lower()
+    except TypeError:
+        pass
     import json
 
-    value = _unwrap_serialized(value)
-    if deep:
-        # orjson stops at 255 levels; the stdlib encoder goes as deep as the recursion limit.
-        separators = None if indent else (",", ":")
-        text = json.dumps(value, ensure_ascii=True, indent=2 if indent else None, separators=separators)
-        return text.encode("utf-8")
-    # Lone surrogates (from broken files) are not valid UTF-8; escape them as JSON.stringify does.
+    # Deeper than orjson goes (255 levels), lone surrogates (not valid UTF-8), or values only the
+    # exact serializer knows (undefined members inside pre-serialized data): JSON.stringify's form.
     from pitools.core.js.value import js_stringify
 
-    text = js_stringify(value) or "null"
+    text = js_stringify(_unwrap_serialized(value)) or "null"
     if indent:
         text = json.dumps(json.loads(text), indent=2, ensure_ascii=True)
     return text.encode("utf-8")

@@ -169,12 +169,14 @@ def test_serialized_members_beside_a_value_deeper_than_orjson_goes() -> None:
     deep: Any = 7
     for _ in range(400):
         deep = {"a": deep}
-    msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [], "n": 1e21}]
+    msgs = [{"role": "user", "content": "hi", "u": UNDEFINED}, {"role": "assistant", "content": [], "n": 1e21}]
     for doc, plain in (
         ({"messages": serialize_each(msgs), "d": deep}, {"messages": msgs, "d": deep}),
         ({"x": [{"messages": serialize_each(msgs), "d": deep}]}, {"x": [{"messages": msgs, "d": deep}]}),
     ):
         assert to_json_bytes(doc) == js_bytes(plain)
+        # The older copy-then-dump form's slow path too (seed 79: an undefined member inside them).
+        assert dumps(doc) == js_bytes(plain)
 
 
 class _WithToJson:
