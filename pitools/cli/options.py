@@ -148,3 +148,18 @@ def note_synthetic_ids(loaded: Any) -> None:
         "stand-ins, not in the file, and Pi gives the entries random ids when it migrates it; "
         "use line numbers to name entries for good (--leaf L17)"
     )
+
+
+def rewrite_options(output_help: str, dry_run_help: str) -> Callable[[F], F]:
+    """``-o/--output``, ``--in-place``, ``--dry-run`` and ``--no-backup``: where a command that
+    rewrites a session (repair, slim) writes its result."""
+
+    def decorate(f: F) -> F:
+        f = click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")(f)
+        f = click.option("--dry-run", is_flag=True, help=dry_run_help)(f)
+        f = click.option(
+            "--in-place", is_flag=True, help="Replace FILE atomically (keeps FILE.bak-<time> unless --no-backup)."
+        )(f)
+        return click.option("-o", "--output", "output", metavar="OUT", default=None, help=output_help)(f)
+
+    return decorate

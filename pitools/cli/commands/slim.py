@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option
+from pitools.cli.options import format_option, rewrite_options
 from pitools.cli.output import get_output
 
 
 @click.command("slim")
 @click.argument("file", type=click.Path(dir_okay=True, path_type=str))
-@click.option("-o", "--output", "output", metavar="OUT", default=None, help="Write the slimmed session to OUT.")
-@click.option("--in-place", is_flag=True, help="Replace FILE atomically (keeps FILE.bak-<time> unless --no-backup).")
-@click.option("--dry-run", is_flag=True, help="Report what would be saved; write nothing.")
-@click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
+@rewrite_options("Write the slimmed session to OUT.", "Report what would be saved; write nothing.")
 @click.option("--images", is_flag=True, help="Replace base64 images.")
 @click.option(
     "--tool-output",
