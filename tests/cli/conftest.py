@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator, Mapping
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 from pitools.cli import cli
+from tests.support import golden_session
 
 Run = Callable[..., Result]
 
@@ -55,3 +58,22 @@ def run() -> Run:
         return result
 
     return invoke
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    """A private copy of golden gen-s0001_v3 (a session the compaction tests may write to)."""
+    p = tmp_path / "s.jsonl"
+    shutil.copy(golden_session("gen-s0001_v3"), p)
+    return p
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    """A local fake model server (OpenAI/Anthropic wire), started and stopped around the test."""
+    from tests.unit.summarize.summarize_fakes import FakeModelServer
+
+    s = FakeModelServer()
+    s.start()
+    yield s
+    s.stop()

@@ -24,21 +24,6 @@ APPLY_SCHEMA = json.loads((ROOT / "schemas" / "output" / "compact-apply.schema.j
 GEN = GOLDEN / "gen-s0001_v3" / "session.jsonl"
 
 
-@pytest.fixture
-def session(tmp_path: Path) -> Path:
-    p = tmp_path / "s.jsonl"
-    shutil.copy(GEN, p)
-    return p
-
-
-@pytest.fixture
-def server():
-    s = FakeModelServer()
-    s.start()
-    yield s
-    s.stop()
-
-
 @pytest.mark.parametrize("krt", [20000, 2000, 300])
 @pytest.mark.parametrize("case", ["gen-s0001_v3", "gen-s0022_v3", "recovery-omission", "gen-s0016_v3"])
 def test_dry_run_json_equals_pis_prepare_compaction(run, case: str, krt: int) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,21 +27,6 @@ APPENDED = (
     b'{"type":"message","id":"zz000001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z",'
     b'"message":{"role":"user","content":"appended by Pi meanwhile","timestamp":1}}\n'
 )
-
-
-@pytest.fixture
-def session(tmp_path: Path) -> Path:
-    p = tmp_path / "s.jsonl"
-    shutil.copy(GEN, p)
-    return p
-
-
-@pytest.fixture
-def server():
-    s = FakeModelServer()
-    s.start()
-    yield s
-    s.stop()
 
 
 def _compactions(path: Path) -> int:
