@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import Any
 
@@ -155,10 +156,13 @@ def command(
     )
     plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
     if mode == "dry-run" and format_ == "json":  # no rich console needed: it takes a while to import
-        data = plan.to_json(fragments=True)
-        if show_prompt:
-            data["summaryRequests"] = _requests_json(plan)
-        get_output().write_json(data)
+        from pitools.core.session.load import gc_paused
+
+        # Written in pieces: on a never-compacted session the document is larger than the file
+        # (every message, plus the transcript), and building it whole tripled the peak memory.
+        with gc_paused():  # only bytes are made while writing; see gc_paused
+            extra = {"summaryRequests": _requests_json(plan)} if show_prompt else None
+            get_output().write_chunks(itertools.chain(plan.json_chunks(extra), (b"\n",)))
         return 0
     output_ = get_output()
     if mode == "dry-run":

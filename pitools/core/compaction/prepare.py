@@ -6,7 +6,7 @@ cut falls, whether a turn is split, and what text the summarizer would receive.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,34 +124,139 @@ def _entries_of(value: Any) -> list[tuple[str, Any]]:
 
 def serialize_conversation(messages: list[Any]) -> str:
     """Pi's ``serializeConversation``: the plain-text transcript the summarizer reads."""
-    parts: list[str] = []
+    return "\n\n".join(conversation_parts(messages))
+
+
+def conversation_parts(messages: list[Any]) -> Iterator[str]:
+    """The parts ``serializeConversation`` joins with blank lines, one at a time.
+
+    The usual shapes (dict messages whose blocks are dicts with string fields) are read directly;
+    any other message goes through the general rules, which throw where Pi's code does.
+    """
     for msg in messages:
-        role = prop(msg, "role")
+        if type(msg) is dict:
+            part = _fast_part(msg)
+            if part is not _SLOW:
+                if part is not None:
+                    yield from part
+                continue
+        yield from _general_parts(msg)
+
+
+#: :func:`_fast_part` could not decide: the message takes the general rules.
+_SLOW: Any = object()
+
+
+def _text_blocks(content: list[Any]) -> list[str] | None:
+    """The ``text`` of every text block, or None when a block is not the usual dict with a string."""
+    texts = []
+    for block in content:
+        if type(block) is not dict:
+            return None
+        if block.get("type") == "text":
+            text = block.get("text")
+            if type(text) is not str:
+                return None
+            texts.append(text)
+    return texts
+
+
+def _fast_part(msg: dict[str, Any]) -> Any:
+    """The parts one usual message contributes (a tuple, or None for none), or :data:`_SLOW`."""
+    role = msg.get("role")
+    if role == "toolResult" or role == "user":
+        content = msg.get("content")
+        if type(content) is str:
+            text = content
+        elif type(content) is list:
+            texts = _text_blocks(content)
+            if texts is None:
+                return _SLOW
+            text = "".join(texts)
+        else:
+            return _SLOW
+        if not text:
+            return None
         if role == "user":
-            text = content_text(prop(msg, "content"), "")
-            if text:
-                parts.append(f"[User]: {text}")
-        elif role == "assistant":
-            content = prop(msg, "content")
-            calls = []
-            for block in jsops.iterate(content, "msg.content"):
-                if prop(block, "type") == "toolCall":
-                    args = ", ".join(
-                        f"{k}={jsops.to_string(js_stringify(v))}" for k, v in _entries_of(prop(block, "arguments"))
-                    )
-                    calls.append(f"{jsops.to_string(prop(block, 'name'))}({args})")
-            if type(content) is not list:
-                # A string iterates above (character by character) but has no .some().
-                raise jsops.type_error("msg.content.some is not a function")
-            if any(prop(b, "type") == "text" for b in content):
-                parts.append(f"[Assistant]: {content_text(content)}")
-            if calls:
-                parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
-        elif role == "toolResult":
-            text = content_text(prop(msg, "content"), "")
-            if text:
-                parts.append(f"[Tool result]: {truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}")
-    return "\n\n".join(parts)
+            return (f"[User]: {text}",)
+        return (f"[Tool result]: {truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}",)
+    if role == "assistant":
+        content = msg.get("content")
+        if type(content) is not list:
+            return _SLOW
+        texts = []
+        calls = []
+        has_text = False
+        for block in content:
+            if type(block) is not dict:
+                return _SLOW
+            btype = block.get("type")
+            if btype == "text":
+                block_text = block.get("text")
+                if type(block_text) is not str:
+                    return _SLOW
+                has_text = True
+                texts.append(block_text)
+            elif btype == "toolCall":
+                name = block.get("name")
+                args = block.get("arguments")
+                if type(name) is not str or type(args) is not dict:
+                    return _SLOW
+                calls.append(f"{name}({', '.join([f'{k}={_arg_json(v)}' for k, v in _object_items(args)])})")
+        if not has_text:
+            return (f"[Assistant tool calls]: {'; '.join(calls)}",) if calls else None
+        head = f"[Assistant]: {chr(10).join(texts)}"
+        return (head, f"[Assistant tool calls]: {'; '.join(calls)}") if calls else (head,)
+    if role == "system" or role is None:
+        return None
+    return _SLOW
+
+
+def _object_items(value: dict[str, Any]) -> list[tuple[str, Any]]:
+    """``Object.entries`` of a parsed object (array-index keys first, as V8 lists them)."""
+    for k in value:
+        if k[:1] in _DIGITS:
+            return _entries_of(value)
+    return list(value.items())
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def _arg_json(value: Any) -> str:
+    """``JSON.stringify(value)`` as a template literal shows it."""
+    if type(value) is str:
+        return js_stringify(value) or ""
+    return jsops.to_string(js_stringify(value))
+
+
+def _general_parts(msg: Any) -> Iterator[str]:
+    """One message under the general rules (every property read as JavaScript would)."""
+    role = prop(msg, "role")
+    if role == "user":
+        text = content_text(prop(msg, "content"), "")
+        if text:
+            yield f"[User]: {text}"
+    elif role == "assistant":
+        content = prop(msg, "content")
+        calls = []
+        for block in jsops.iterate(content, "msg.content"):
+            if prop(block, "type") == "toolCall":
+                args = ", ".join(
+                    f"{k}={jsops.to_string(js_stringify(v))}" for k, v in _entries_of(prop(block, "arguments"))
+                )
+                calls.append(f"{jsops.to_string(prop(block, 'name'))}({args})")
+        if type(content) is not list:
+            # A string iterates above (character by character) but has no .some().
+            raise jsops.type_error("msg.content.some is not a function")
+        if any(prop(b, "type") == "text" for b in content):
+            yield f"[Assistant]: {content_text(content)}"
+        if calls:
+            yield f"[Assistant tool calls]: {'; '.join(calls)}"
+    elif role == "toolResult":
+        text = content_text(prop(msg, "content"), "")
+        if text:
+            yield f"[Tool result]: {truncate_for_summary(text, TOOL_RESULT_MAX_CHARS)}"
 
 
 # -- cut points -----------------------------------------------------------------------------------
@@ -293,24 +398,44 @@ class CompactionPreparation:
     def file_lists(self) -> tuple[list[str], list[str]]:
         return compute_file_lists(self.file_ops)
 
-    def to_json(self, guard: Callable[[Callable[[], Any]], Any] | None = None) -> dict[str, Any]:
+    def to_json(
+        self, guard: Callable[[Callable[[], Any]], Any] | None = None, *, stream: bool = False
+    ) -> dict[str, Any]:
         """Pi's ``CompactionPreparation`` fields (``fileOps`` sorted) plus the serialized inputs.
 
         ``guard`` wraps the two serializations (which throw where Pi's would), e.g. to record
-        the error in place of the text.
+        the error in place of the text. ``stream=True`` gives the message lists and the texts as
+        :class:`~pitools.core.compaction.jsonstream.JsonStream` members for
+        :func:`~pitools.core.compaction.jsonstream.json_chunks` (the texts are escaped now, the
+        messages serialized only as they are written).
         """
         run = guard or (lambda fn: fn())
+        to_summarize: Any = self.messages_to_summarize
+        prefix: Any = self.turn_prefix_messages
+        if stream:
+            from pitools.core.compaction.jsonstream import stream_array, stream_text
+
+            to_summarize, prefix = stream_array(to_summarize), stream_array(prefix)
+            conversation = run(lambda: stream_text(conversation_parts(convert_to_llm(self.messages_to_summarize))))
+            turn_prefix = (
+                run(lambda: stream_text(conversation_parts(convert_to_llm(self.turn_prefix_messages))))
+                if self.is_split_turn
+                else None
+            )
+        else:
+            conversation = run(self.serialized_conversation)
+            turn_prefix = run(self.serialized_turn_prefix)
         return {
             "firstKeptEntryId": self.first_kept_entry_id,
-            "messagesToSummarize": self.messages_to_summarize,
-            "turnPrefixMessages": self.turn_prefix_messages,
+            "messagesToSummarize": to_summarize,
+            "turnPrefixMessages": prefix,
             "isSplitTurn": self.is_split_turn,
             "tokensBefore": self.tokens_before,
             "previousSummary": None if self.previous_summary is UNDEFINED else self.previous_summary,
             "fileOps": self.file_ops.to_json(),
             "settings": self.settings.to_json(),
-            "serializedConversation": run(self.serialized_conversation),
-            "serializedTurnPrefix": run(self.serialized_turn_prefix),
+            "serializedConversation": conversation,
+            "serializedTurnPrefix": turn_prefix,
         }
 
 

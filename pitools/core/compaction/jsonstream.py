@@ -1,0 +1,128 @@
+"""A JSON document written in pieces, for outputs too big to build twice (``compact --dry-run``).
+
+A value may hold :class:`JsonStream` members (at any depth of plain dicts): each writes its own
+bytes when reached, so a 100 MB list of messages is serialized one message at a time instead
+of as one 100 MB ``bytes``, and a transcript is never held as one (possibly 4-bytes-a-character)
+Python string. Every other value goes through :func:`pitools.core.js.fastjson.encode`, so the
+bytes are exactly those of :func:`pitools.core.js.jsonout.to_json_bytes` on the same data
+(tests compare the two).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import orjson
+
+from pitools.core.js.fastjson import encode
+from pitools.core.js.value import UNDEFINED, js_stringify
+
+#: Characters of transcript joined and escaped at a time (a piece of about this many bytes).
+TEXT_PIECE_CHARS = 1 << 20
+
+
+class JsonStream:
+    """A member whose JSON bytes a generator yields when the document reaches it."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self, chunks: Callable[[], Iterator[bytes]]) -> None:
+        self.chunks = chunks
+
+
+def stream_array(values: list[Any]) -> JsonStream:
+    """``values`` as a JSON array, each element serialized as it is written."""
+
+    def chunks() -> Iterator[bytes]:
+        if not values:
+            yield b"[]"
+            return
+        out: list[bytes] = []
+        emit = out.append
+        sep = b"["
+        for value in values:
+            emit(sep)
+            sep = b","
+            if value is UNDEFINED:
+                emit(b"null")
+            else:
+                encode(value, emit)
+            yield from out
+            out.clear()
+        yield b"]"
+
+    return JsonStream(chunks)
+
+
+def stream_text(parts: Iterable[str], sep: str = "\n\n") -> JsonStream:
+    """``sep.join(parts)`` as a JSON string, without ever building that string.
+
+    The parts are consumed and escaped NOW (so whatever raises while producing them raises before
+    any output is written), a megabyte at a time; the escaped UTF-8 pieces (about the size of the
+    text) are what is kept. Escaping is per code unit, and a surrogate pair never spans two parts
+    (``sep`` lies between them), so the pieces concatenate to ``JSON.stringify`` of the whole.
+    """
+    sep_json = _escaped(sep)
+    pieces: list[bytes] = []
+    batch: list[str] = []
+    size = 0
+    for part in parts:
+        batch.append(part)
+        size += len(part)
+        if size >= TEXT_PIECE_CHARS:
+            pieces.append(_escaped(sep.join(batch)))
+            batch, size = [], 0
+    if batch:
+        pieces.append(_escaped(sep.join(batch)))
+
+    def chunks() -> Iterator[bytes]:
+        yield b'"'
+        for i, piece in enumerate(pieces):
+            if i:
+                yield sep_json
+            yield piece
+        yield b'"'
+
+    return JsonStream(chunks)
+
+
+def _escaped(text: str) -> bytes:
+    """The inside of ``JSON.stringify(text)`` (no quotes), UTF-8."""
+    try:
+        quoted = orjson.dumps(text)
+    except TypeError:  # lone surrogates: JavaScript escapes them
+        quoted = (js_stringify(text) or '""').encode("utf-8")
+    return quoted[1:-1]
+
+
+def json_chunks(value: Any) -> Iterator[bytes]:
+    """The bytes of ``to_json_bytes(value)`` in pieces, :class:`JsonStream` members written in place.
+
+    Dicts that hold a stream are written member by member in insertion order (their keys are
+    pitools' own field names: no array-index keys, which JavaScript would list first);
+    ``UNDEFINED`` members are left out as ``JSON.stringify`` leaves them out.
+    """
+    if type(value) is JsonStream:
+        yield from value.chunks()
+        return
+    if type(value) is dict and _holds_stream(value):
+        sep = b"{"
+        for key, member in value.items():
+            if member is UNDEFINED:
+                continue
+            yield sep + orjson.dumps(key) + b":"
+            sep = b","
+            yield from json_chunks(member)
+        yield b"{}" if sep == b"{" else b"}"
+        return
+    out: list[bytes] = []
+    encode(value, out.append)
+    yield from out
+
+
+def _holds_stream(value: dict[str, Any]) -> bool:
+    for member in value.values():
+        if type(member) is JsonStream or (type(member) is dict and _holds_stream(member)):
+            return True
+    return False

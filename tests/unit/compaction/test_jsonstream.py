@@ -1,0 +1,122 @@
+"""``compact --dry-run --format json`` written in pieces: the same bytes as the whole document.
+
+The reference is ``to_json_bytes(plan.to_json())`` (itself checked against ``JSON.stringify`` in
+tests/unit/js/test_jsonout.py) on every golden session, several leaves and cut settings.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pitools.core.compaction import jsonstream
+from pitools.core.compaction.jsonstream import json_chunks, stream_array, stream_text
+from pitools.core.compaction.plan import plan_compaction
+from pitools.core.compaction.prepare import CompactionSettings
+from pitools.core.errors import PiCrashError, PitoolsError
+from pitools.core.js.jsonout import to_json_bytes
+from pitools.core.js.value import UNDEFINED, js_stringify
+
+GOLDEN = Path(__file__).resolve().parents[3] / "golden"
+CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
+
+
+@pytest.fixture
+def cli_recursion_limit() -> Iterator[None]:
+    """The CLI's recursion limit (golden hostile-deep-nesting is 1,500 levels deep)."""
+    from pitools.cli import RECURSION_LIMIT
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
+@pytest.fixture
+def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Transcripts cut into many pieces, so joins between pieces are exercised on small sessions."""
+    monkeypatch.setattr(jsonstream, "TEXT_PIECE_CHARS", 7)
+
+
+@pytest.mark.usefixtures("cli_recursion_limit", "small_pieces")
+@pytest.mark.parametrize("case", CASES)
+def test_streamed_plan_is_the_whole_document(case: str) -> None:
+    from pitools.core.session.api import load
+
+    try:
+        loaded = load(GOLDEN / case / "session.jsonl")
+    except PitoolsError:
+        return
+    index = loaded.index
+    checked = 0
+    for leaf in [*index.leaves()[:4], index.leaf_id]:
+        for keep in (300, 2000, 20000):
+            try:
+                plan = plan_compaction(loaded, leaf, CompactionSettings(keep_recent_tokens=keep), context_window=200000)
+            except PitoolsError:
+                continue
+            try:
+                whole = to_json_bytes(plan.to_json())
+            except PiCrashError:
+                # Pi throws serializing this transcript: so does the streamed form, before any piece.
+                with pytest.raises(PiCrashError):
+                    plan.json_chunks()
+                continue
+            extra = {"summaryRequests": [{"kind": "history", "system": "s", "prompt": "p"}]}
+            assert b"".join(plan.json_chunks()) == whole
+            assert b"".join(plan.json_chunks(extra)) == to_json_bytes(plan.to_json() | extra)
+            checked += 1
+    if not checked:
+        pytest.skip("no leaf of this session has a plan to write")
+
+
+JSONISH = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**60), max_value=2**60),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(alphabet=st.characters(), max_size=12),
+        st.just(UNDEFINED),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(["a", "0", "7", "role", "x y", "\ud800"]), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(JSONISH, max_size=6), parts=st.lists(st.text(max_size=9), max_size=8), piece=st.integers(1, 20))
+def test_streams_match_json_stringify(values: list[Any], parts: list[str], piece: int) -> None:
+    before = jsonstream.TEXT_PIECE_CHARS
+    jsonstream.TEXT_PIECE_CHARS = piece
+    try:
+        doc = {"a": stream_array(values), "b": {"t": stream_text(iter(parts)), "u": UNDEFINED}, "c": 1.5e-6}
+        plain = {"a": values, "b": {"t": "\n\n".join(parts)}, "c": 1.5e-6}
+        assert b"".join(json_chunks(doc)) == (js_stringify(plain) or "").encode("utf-8")
+    finally:
+        jsonstream.TEXT_PIECE_CHARS = before
+
+
+def test_text_with_lone_surrogates_and_pairs() -> None:
+    parts = ["a\ud800", "\udc00b", "\U0001f600", 'é\x1f"\\']
+    assert b"".join(stream_text(parts).chunks()) == (js_stringify("\n\n".join(parts)) or "").encode("utf-8")
+
+
+def test_text_errors_raise_before_any_output() -> None:
+    def parts() -> Iterator[str]:
+        yield "first"
+        raise PiCrashError("boom")
+
+    with pytest.raises(PiCrashError):
+        stream_text(parts())
