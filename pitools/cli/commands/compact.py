@@ -158,6 +158,10 @@ def command(
     if mode == "dry-run" and format_ == "json":  # no rich console needed: it takes a while to import
         from pitools.core.session.load import gc_paused
 
+        # The plan holds what it reports; the rest of the session (other branches, the index)
+        # is let go, so the memory the writing takes (orjson keeps a UTF-8 copy inside every
+        # non-ASCII string it writes) can reuse it.
+        del loaded, branch, projection
         # Written in pieces: on a never-compacted session the document is larger than the file
         # (every message, plus the transcript), and building it whole tripled the peak memory.
         with gc_paused():  # only bytes are made while writing; see gc_paused

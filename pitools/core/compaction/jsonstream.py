@@ -18,8 +18,8 @@ import orjson
 from pitools.core.js.fastjson import encode
 from pitools.core.js.value import UNDEFINED, js_stringify
 
-#: Characters of transcript joined and escaped at a time (a piece of about this many bytes).
-TEXT_PIECE_CHARS = 1 << 20
+#: Bytes of escaped transcript handed on as one piece.
+TEXT_PIECE_BYTES = 1 << 16
 
 
 class JsonStream:
@@ -55,33 +55,37 @@ def stream_array(values: list[Any]) -> JsonStream:
     return JsonStream(chunks)
 
 
-def stream_text(parts: Iterable[str], sep: str = "\n\n") -> JsonStream:
-    """``sep.join(parts)`` as a JSON string, without ever building that string.
+def stream_text(parts: Callable[[], Iterable[str]], sep: str = "\n\n") -> JsonStream:
+    """``sep.join(parts())`` as a JSON string, never built: the parts are made and escaped as
+    the document is written.
 
-    The parts are consumed and escaped NOW (so whatever raises while producing them raises before
-    any output is written), a megabyte at a time; the escaped UTF-8 pieces (about the size of the
-    text) are what is kept. Escaping is per code unit, and a surrogate pair never spans two parts
-    (``sep`` lies between them), so the pieces concatenate to ``JSON.stringify`` of the whole.
+    Each part is escaped on its own (one emoji no longer widens a whole transcript to 4 bytes a
+    character) and handed on in pieces of about :data:`TEXT_PIECE_BYTES`. Escaping is per code
+    unit, and a surrogate pair never spans two parts (``sep`` lies between them), so the pieces
+    concatenate to ``JSON.stringify`` of the whole. ``parts`` must not throw once the writing has
+    begun (see :func:`pitools.core.compaction.prepare.checked_conversation`).
     """
-    sep_json = _escaped(sep)
-    pieces: list[bytes] = []
-    batch: list[str] = []
-    size = 0
-    for part in parts:
-        batch.append(part)
-        size += len(part)
-        if size >= TEXT_PIECE_CHARS:
-            pieces.append(_escaped(sep.join(batch)))
-            batch, size = [], 0
-    if batch:
-        pieces.append(_escaped(sep.join(batch)))
 
     def chunks() -> Iterator[bytes]:
+        sep_json = _escaped(sep)
+        batch: list[bytes] = []
+        size = 0
         yield b'"'
-        for i, piece in enumerate(pieces):
-            if i:
+        first = True
+        for part in parts():
+            escaped = _escaped(part)
+            batch.append(escaped)
+            size += len(escaped)
+            if size >= TEXT_PIECE_BYTES:
+                if not first:
+                    yield sep_json
+                yield sep_json.join(batch)
+                first = False
+                batch, size = [], 0
+        if batch:
+            if not first:
                 yield sep_json
-            yield piece
+            yield sep_json.join(batch)
         yield b'"'
 
     return JsonStream(chunks)

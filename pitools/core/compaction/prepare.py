@@ -19,7 +19,7 @@ from pitools.core.context.build import (
 from pitools.core.context.messages import content_text, convert_to_llm, entry_to_messages
 from pitools.core.js import ops as jsops
 from pitools.core.js.ops import nullish, prop, truthy
-from pitools.core.js.value import UNDEFINED, js_stringify, slice_head_utf16, utf16_len
+from pitools.core.js.value import UNDEFINED, _quote, js_stringify, slice_head_utf16, utf16_len
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
@@ -143,6 +143,66 @@ def conversation_parts(messages: list[Any]) -> Iterator[str]:
         yield from _general_parts(msg)
 
 
+def checked_conversation(messages: list[Any]) -> Callable[[], Iterator[str]]:
+    """:func:`conversation_parts` in two steps: everything that can throw runs now, the text is
+    made later, by the returned function, as often as it is called.
+
+    A message in the usual shape (:func:`_plain_message`) cannot make the serialization throw,
+    so it is only checked now; the parts of any other message (rare) are made now and kept. A
+    caller can so write a transcript piece by piece without holding it, and still fail before
+    the first byte where Pi's ``serializeConversation`` would throw.
+    """
+    kept: dict[int, tuple[str, ...]] = {}
+    for i, msg in enumerate(messages):
+        if type(msg) is dict and _plain_message(msg):
+            continue
+        part = _fast_part(msg) if type(msg) is dict else _SLOW
+        kept[i] = tuple(_general_parts(msg)) if part is _SLOW else (part or ())
+
+    def parts() -> Iterator[str]:
+        for i, msg in enumerate(messages):
+            done = kept.get(i)
+            if done is not None:
+                yield from done
+                continue
+            part = _fast_part(msg)
+            if part is _SLOW:  # pragma: no cover - _plain_message and _fast_part disagree (a bug)
+                yield from _general_parts(msg)
+            elif part is not None:
+                yield from part
+
+    return parts
+
+
+def _plain_message(msg: dict[str, Any]) -> bool:
+    """True when :func:`_fast_part` takes ``msg`` and nothing it calls can throw: blocks are
+    dicts, texts and tool names strings, tool arguments objects of strings (other argument
+    values go through ``JSON.stringify``, which is left to the step that may throw)."""
+    role = msg.get("role")
+    if role == "toolResult" or role == "user" or role == "assistant":
+        content = msg.get("content")
+        if type(content) is str:
+            return role != "assistant"
+        if type(content) is not list:
+            return False
+        for block in content:
+            if type(block) is not dict:
+                return False
+            btype = block.get("type")
+            if btype == "text":
+                if type(block.get("text")) is not str:
+                    return False
+            elif btype == "toolCall" and role == "assistant":
+                args = block.get("arguments")
+                if type(block.get("name")) is not str or type(args) is not dict:
+                    return False
+                for value in args.values():
+                    if type(value) is not str:
+                        return False
+        return True
+    return role == "system" or role is None
+
+
 #: :func:`_fast_part` could not decide: the message takes the general rules.
 _SLOW: Any = object()
 
@@ -202,7 +262,10 @@ def _fast_part(msg: dict[str, Any]) -> Any:
                 args = block.get("arguments")
                 if type(name) is not str or type(args) is not dict:
                     return _SLOW
-                calls.append(f"{name}({', '.join([f'{k}={_arg_json(v)}' for k, v in _object_items(args)])})")
+                items = ", ".join(
+                    [f"{k}={_quote(v) if type(v) is str else _arg_json(v)}" for k, v in _object_items(args)]
+                )
+                calls.append(f"{name}({items})")
         if not has_text:
             return (f"[Assistant tool calls]: {'; '.join(calls)}",) if calls else None
         head = f"[Assistant]: {chr(10).join(texts)}"
@@ -416,9 +479,9 @@ class CompactionPreparation:
             from pitools.core.compaction.jsonstream import stream_array, stream_text
 
             to_summarize, prefix = stream_array(to_summarize), stream_array(prefix)
-            conversation = run(lambda: stream_text(conversation_parts(convert_to_llm(self.messages_to_summarize))))
+            conversation = run(lambda: stream_text(checked_conversation(convert_to_llm(self.messages_to_summarize))))
             turn_prefix = (
-                run(lambda: stream_text(conversation_parts(convert_to_llm(self.turn_prefix_messages))))
+                run(lambda: stream_text(checked_conversation(convert_to_llm(self.turn_prefix_messages))))
                 if self.is_split_turn
                 else None
             )

@@ -43,7 +43,7 @@ def cli_recursion_limit() -> Iterator[None]:
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Transcripts cut into many pieces, so joins between pieces are exercised on small sessions."""
-    monkeypatch.setattr(jsonstream, "TEXT_PIECE_CHARS", 7)
+    monkeypatch.setattr(jsonstream, "TEXT_PIECE_BYTES", 7)
 
 
 @pytest.mark.usefixtures("cli_recursion_limit", "small_pieces")
@@ -98,25 +98,78 @@ JSONISH = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(values=st.lists(JSONISH, max_size=6), parts=st.lists(st.text(max_size=9), max_size=8), piece=st.integers(1, 20))
 def test_streams_match_json_stringify(values: list[Any], parts: list[str], piece: int) -> None:
-    before = jsonstream.TEXT_PIECE_CHARS
-    jsonstream.TEXT_PIECE_CHARS = piece
+    before = jsonstream.TEXT_PIECE_BYTES
+    jsonstream.TEXT_PIECE_BYTES = piece
     try:
-        doc = {"a": stream_array(values), "b": {"t": stream_text(iter(parts)), "u": UNDEFINED}, "c": 1.5e-6}
+        doc = {"a": stream_array(values), "b": {"t": stream_text(lambda: iter(parts)), "u": UNDEFINED}, "c": 1.5e-6}
         plain = {"a": values, "b": {"t": "\n\n".join(parts)}, "c": 1.5e-6}
         assert b"".join(json_chunks(doc)) == (js_stringify(plain) or "").encode("utf-8")
     finally:
-        jsonstream.TEXT_PIECE_CHARS = before
+        jsonstream.TEXT_PIECE_BYTES = before
 
 
 def test_text_with_lone_surrogates_and_pairs() -> None:
     parts = ["a\ud800", "\udc00b", "\U0001f600", 'é\x1f"\\']
-    assert b"".join(stream_text(parts).chunks()) == (js_stringify("\n\n".join(parts)) or "").encode("utf-8")
+    assert b"".join(stream_text(lambda: parts).chunks()) == (js_stringify("\n\n".join(parts)) or "").encode("utf-8")
 
 
-def test_text_errors_raise_before_any_output() -> None:
+MESSAGE_VALUES = st.one_of(
+    st.none(), st.integers(-3, 3), st.text(max_size=5), st.just(UNDEFINED), st.lists(st.integers(), max_size=2)
+)
+BLOCKS = st.one_of(
+    MESSAGE_VALUES,
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "toolCall", "thinking", "image", 7])},
+        optional={
+            "text": MESSAGE_VALUES,
+            "name": MESSAGE_VALUES,
+            "arguments": st.one_of(
+                MESSAGE_VALUES, st.dictionaries(st.sampled_from(["path", "0", "n"]), MESSAGE_VALUES)
+            ),
+        },
+    ),
+)
+MESSAGES = st.one_of(
+    MESSAGE_VALUES,
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "toolResult", "system", "custom", None])},
+        optional={"content": st.one_of(MESSAGE_VALUES, st.lists(BLOCKS, max_size=4))},
+    ),
+)
+
+
+def _outcome(fn: Any) -> Any:
+    try:
+        return list(fn())
+    except PiCrashError as exc:
+        return ("throws", exc.message)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(MESSAGES, max_size=5))
+def test_checked_conversation_is_conversation_parts(messages: list[Any]) -> None:
+    """Same parts; and where the serialization throws, it throws in the checking step."""
+    from pitools.core.compaction import prepare
+
+    expected = _outcome(lambda: prepare.conversation_parts(messages))
+    try:
+        later = prepare.checked_conversation(messages)
+    except PiCrashError as exc:
+        assert expected == ("throws", exc.message)
+        return
+    assert expected == list(later()) == list(later())
+    for msg in messages:
+        if type(msg) is dict and prepare._plain_message(msg):
+            assert prepare._fast_part(msg) is not prepare._SLOW
+
+
+def test_text_is_made_when_written() -> None:
+    made: list[str] = []
+
     def parts() -> Iterator[str]:
-        yield "first"
-        raise PiCrashError("boom")
+        made.append("x")
+        yield "é"
 
-    with pytest.raises(PiCrashError):
-        stream_text(parts())
+    stream = stream_text(parts)
+    assert made == []
+    assert b"".join(stream.chunks()) == '"é"'.encode()
