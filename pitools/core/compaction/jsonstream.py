@@ -18,6 +18,9 @@ import orjson
 from pitools.core.js.fastjson import encode
 from pitools.core.js.value import UNDEFINED, js_stringify
 
+#: Elements of an array serialized at a time by :func:`stream_array`.
+ARRAY_BATCH = 64
+
 #: Bytes of escaped transcript handed on as one piece.
 TEXT_PIECE_BYTES = 1 << 16
 
@@ -32,25 +35,26 @@ class JsonStream:
 
 
 def stream_array(values: list[Any]) -> JsonStream:
-    """``values`` as a JSON array, each element serialized as it is written."""
+    """``values`` as a JSON array, serialized :data:`ARRAY_BATCH` elements at a time as it is
+    written (one ``orjson`` call per batch when the batch needs no exact-path care)."""
 
     def chunks() -> Iterator[bytes]:
         if not values:
             yield b"[]"
             return
         out: list[bytes] = []
-        emit = out.append
-        sep = b"["
-        for value in values:
-            emit(sep)
-            sep = b","
-            if value is UNDEFINED:
-                emit(b"null")
-            else:
-                encode(value, emit)
+        step = ARRAY_BATCH
+        for start in range(0, len(values), step):
+            batch = values[start : start + step]
+            # A batch is an array: its bytes open with "[" and close with "]", in one piece or
+            # (on the exact path) as separate pieces; joined, the batches make one array.
+            encode(batch, out.append)
+            if start:
+                out[0] = b"," + out[0][1:]
+            if start + step < len(values):
+                out[-1] = out[-1][:-1]
             yield from out
             out.clear()
-        yield b"]"
 
     return JsonStream(chunks)
 

@@ -67,8 +67,27 @@ def _add_file_op(name: Any, args: Any, ops: FileOps) -> None:
         ops.edited[path] = None
 
 
+_FILE_TOOLS = ("read", "write", "edit")
+
+
 def extract_file_ops(message: Any, ops: FileOps) -> None:
     """Pi's ``extractFileOpsFromMessage``: read/write/edit tool calls with a string ``path``."""
+    if type(message) is dict:  # the usual shapes, read directly
+        role = message.get("role")
+        if role == "assistant":
+            content = message.get("content")
+            if type(content) is list:
+                for block in content:
+                    if (
+                        type(block) is dict
+                        and block.get("type") == "toolCall"
+                        and block.get("name") in _FILE_TOOLS
+                        and "arguments" in block
+                    ):
+                        _add_file_op(block["name"], block["arguments"], ops)
+            return
+        if role != "toolResult" or message.get("nestedCalls") is None:
+            return  # no file operations (``nestedCalls?.calls ?? []`` is empty)
     role = prop(message, "role")
     if role == "toolResult":
         nested = prop(message, "nestedCalls")
@@ -325,12 +344,39 @@ def _general_parts(msg: Any) -> Iterator[str]:
 # -- cut points -----------------------------------------------------------------------------------
 
 
+def _has_role(pe: ProjectedEntry, roles: tuple[str, ...]) -> bool:
+    """``sourceEntry.type !== "compaction" && messages.some(m => roles has m.role)``."""
+    source = pe.source
+    if type(source) is dict and source.get("type") == "compaction":
+        return False
+    for m in pe.messages:
+        role = m.get("role", UNDEFINED) if type(m) is dict else prop(m, "role")
+        if role in roles:
+            return True
+    return False
+
+
 def _is_cut_point(pe: ProjectedEntry) -> bool:
-    return pe.source_type != "compaction" and any(prop(m, "role") in _CUT_ROLES for m in pe.messages)
+    return _has_role(pe, _CUT_ROLES)
 
 
 def _is_turn_start(pe: ProjectedEntry) -> bool:
-    return pe.source_type != "compaction" and any(prop(m, "role") in _TURN_START_ROLES for m in pe.messages)
+    return _has_role(pe, _TURN_START_ROLES)
+
+
+_MESSAGE_ENTRY_TYPES = ("message", "custom_message", "branch_summary", "compaction")
+
+
+def _intrinsically_visible(pe: ProjectedEntry) -> bool:
+    """``type !== "context_edit" && sessionEntryToContextMessages(sourceEntry).length > 0``."""
+    source = pe.source
+    if type(source) is dict:
+        etype = source.get("type")
+        if etype == "message" and type(source.get("message")) is dict:
+            return True  # one message, whatever its role
+        if etype not in _MESSAGE_ENTRY_TYPES:
+            return False  # context edits and every entry type that contributes nothing
+    return len(entry_to_messages(source)) > 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,13 +391,18 @@ def _entry_tokens(pe: ProjectedEntry) -> Any:
 
 
 def find_cut_point(entries: list[ProjectedEntry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
-    """Pi's ``findProjectedCutPoint``: keep about ``keep_recent_tokens`` of the newest context."""
-    cut_points = [i for i in range(start, end) if _is_cut_point(entries[i])]
-    if not cut_points:
+    """Pi's ``findProjectedCutPoint``: keep about ``keep_recent_tokens`` of the newest context.
+
+    Pi lists every valid cut point first; only the first one and the first at or after the
+    budget's entry are ever used, so those two are searched for (a projection that was built
+    has no message whose role could not be read, so the skipped checks could not throw).
+    """
+    first = next((i for i in range(start, end) if _is_cut_point(entries[i])), -1)
+    if first < 0:
         return CutPoint(start, -1, False)
     accumulated: Any = 0
     exceeded = False
-    cut = cut_points[0]
+    cut = first
     for i in range(end - 1, start - 1, -1):
         tokens = _entry_tokens(entries[i])
         if tokens == 0:
@@ -359,14 +410,17 @@ def find_cut_point(entries: list[ProjectedEntry], start: int, end: int, keep_rec
         accumulated = jsops.add(accumulated, tokens)
         if type(accumulated) in (int, float) and accumulated >= keep_recent_tokens:
             exceeded = True
-            cut = next((c for c in cut_points if c >= i), cut_points[-1])
+            # cutPoints.find(c => c >= i) ?? the last cut point
+            after = next((c for c in range(max(i, first), end) if _is_cut_point(entries[c])), -1)
+            if after < 0:
+                after = next(c for c in range(min(i, end) - 1, first - 1, -1) if _is_cut_point(entries[c]))
+            cut = after
             break
     # A failed recovery attempt whose messages were all edited out, after the last visible
     # input, is skipped rather than kept (Pi advances the cut by one in that case only).
     suffix = entries[cut + 1 : end]
 
-    def intrinsically_visible(pe: ProjectedEntry) -> bool:
-        return pe.source_type != "context_edit" and len(entry_to_messages(pe.source)) > 0
+    intrinsically_visible = _intrinsically_visible
 
     def omitted(pe: ProjectedEntry) -> bool:
         return intrinsically_visible(pe) and not pe.messages
@@ -509,6 +563,23 @@ def _messages_for_summary(pe: ProjectedEntry) -> list[Any]:
     return [m for m in pe.messages if prop(m, "role") != "system"]
 
 
+def _summary_messages(entries: list[ProjectedEntry]) -> list[Any]:
+    """``_messages_for_summary`` of each entry, concatenated (the usual shapes read directly)."""
+    out: list[Any] = []
+    append = out.append
+    for pe in entries:
+        source = pe.source
+        if type(source) is dict and source.get("type") == "compaction":
+            continue
+        for m in pe.messages:
+            if type(m) is dict:
+                if m.get("role") != "system":
+                    append(m)
+            elif prop(m, "role") != "system":
+                append(m)
+    return out
+
+
 def prepare_compaction(
     path_entries: Sequence[Any],
     settings: CompactionSettings,
@@ -528,7 +599,14 @@ def prepare_compaction(
     if projection is None:
         projection = build_projection(reprojected_path(path))
     projected = projection.entries
-    prev_idx = next((i for i, pe in enumerate(projected) if pe.source_type == "compaction" and pe.messages), -1)
+    prev_idx = next(
+        (
+            i
+            for i, pe in enumerate(projected)
+            if pe.messages and type(pe.source) is dict and pe.source.get("type") == "compaction"
+        ),
+        -1,
+    )
     previous_summary: Any = UNDEFINED
     boundary_start = 0
     if prev_idx >= 0:
@@ -543,12 +621,8 @@ def prepare_compaction(
     if not truthy(first_kept_id):
         return None
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    to_summarize = [m for pe in projected[boundary_start:history_end] for m in _messages_for_summary(pe)]
-    prefix = (
-        [m for pe in projected[cut.turn_start_index : cut.first_kept_index] for m in _messages_for_summary(pe)]
-        if cut.is_split_turn
-        else []
-    )
+    to_summarize = _summary_messages(projected[boundary_start:history_end])
+    prefix = _summary_messages(projected[cut.turn_start_index : cut.first_kept_index]) if cut.is_split_turn else []
     if not to_summarize and not prefix:
         return None
     ops = FileOps()

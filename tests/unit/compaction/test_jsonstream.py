@@ -42,8 +42,9 @@ def cli_recursion_limit() -> Iterator[None]:
 
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Transcripts cut into many pieces, so joins between pieces are exercised on small sessions."""
+    """Transcripts and arrays cut into many pieces, so the joins are exercised on small sessions."""
     monkeypatch.setattr(jsonstream, "TEXT_PIECE_BYTES", 7)
+    monkeypatch.setattr(jsonstream, "ARRAY_BATCH", 2)
 
 
 @pytest.mark.usefixtures("cli_recursion_limit", "small_pieces")
@@ -98,14 +99,15 @@ JSONISH = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(values=st.lists(JSONISH, max_size=6), parts=st.lists(st.text(max_size=9), max_size=8), piece=st.integers(1, 20))
 def test_streams_match_json_stringify(values: list[Any], parts: list[str], piece: int) -> None:
-    before = jsonstream.TEXT_PIECE_BYTES
+    before = jsonstream.TEXT_PIECE_BYTES, jsonstream.ARRAY_BATCH
     jsonstream.TEXT_PIECE_BYTES = piece
+    jsonstream.ARRAY_BATCH = 1 + piece % 4
     try:
         doc = {"a": stream_array(values), "b": {"t": stream_text(lambda: iter(parts)), "u": UNDEFINED}, "c": 1.5e-6}
         plain = {"a": values, "b": {"t": "\n\n".join(parts)}, "c": 1.5e-6}
         assert b"".join(json_chunks(doc)) == (js_stringify(plain) or "").encode("utf-8")
     finally:
-        jsonstream.TEXT_PIECE_BYTES = before
+        jsonstream.TEXT_PIECE_BYTES, jsonstream.ARRAY_BATCH = before
 
 
 def test_text_with_lone_surrogates_and_pairs() -> None:
