@@ -9,6 +9,7 @@ writes a file: :func:`pitools.ops.compaction.apply_compaction` does that.
 from __future__ import annotations
 
 import datetime as _dt
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,12 @@ from pitools.core.compaction.prepare import (
     should_compact,
 )
 from pitools.core.compaction.summarizer import SummaryRequest
-from pitools.core.context.build import build_projection, estimate_projected_context_tokens, message_estimates
+from pitools.core.context.build import (
+    ProjectedEntry,
+    build_projection,
+    estimate_projected_context_tokens,
+    message_estimates,
+)
 from pitools.core.context.messages import get_current_system_message
 from pitools.core.errors import PitoolsError
 from pitools.core.js.date import iso_now
@@ -50,6 +56,10 @@ class RegionEntry:
     is_cut: bool = False
 
 
+#: ``(entry, entry id, region, tokens, is the cut)``: one branch entry of the region listing.
+RegionRow = tuple[Any, Any, str, int, bool]
+
+
 @dataclass(slots=True)
 class CompactionPlan:
     """Everything ``compact --dry-run`` reports."""
@@ -61,9 +71,18 @@ class CompactionPlan:
     context_tokens: Any
     preparation: CompactionPreparation | None
     reason: str | None
-    regions: list[RegionEntry] = field(default_factory=list)
+    #: One ``(entry, entry id, region, tokens, is the cut)`` per branch entry, in branch order.
+    rows: list[RegionRow] = field(default_factory=list)
     #: Where the settings came from: agent dir, files read, project trust, warnings.
     config: dict[str, Any] = field(default_factory=dict)
+    _regions: list[RegionEntry] | None = None
+
+    @property
+    def regions(self) -> list[RegionEntry]:
+        """The region of every branch entry, as objects (made from :attr:`rows` when first read)."""
+        if self._regions is None:
+            self._regions = [RegionEntry(eid, e, region, tokens, cut) for e, eid, region, tokens, cut in self.rows]
+        return self._regions
 
     @property
     def threshold(self) -> int:
@@ -75,8 +94,8 @@ class CompactionPlan:
 
     def region_totals(self) -> dict[str, int]:
         totals: dict[str, int] = {}
-        for r in self.regions:
-            totals[r.region] = totals.get(r.region, 0) + r.tokens
+        for _e, _eid, region, tokens, _cut in self.rows:
+            totals[region] = totals.get(region, 0) + tokens
         return totals
 
     def tokens_after(self) -> int | None:
@@ -89,12 +108,12 @@ class CompactionPlan:
         """The region listing as ``JSON.stringify`` would keep it (one small object per entry)."""
         out: list[dict[str, Any]] = []
         append = out.append
-        for r in self.regions:
-            eid, etype = r.entry_id, entry_type(r.entry)
+        for e, eid, region, tokens, _cut in self.rows:
+            etype = entry_type(e)
             if type(eid) is str and type(etype) is str:  # the usual case, already JSON-ready
-                append({"entryId": eid, "type": etype, "region": r.region, "tokens": r.tokens})
+                append({"entryId": eid, "type": etype, "region": region, "tokens": tokens})
             else:
-                append(jsonable({"entryId": eid, "type": etype, "region": r.region, "tokens": r.tokens}))
+                append(jsonable({"entryId": eid, "type": etype, "region": region, "tokens": tokens}))
         return out
 
     def to_json(self, *, fragments: bool = False) -> dict[str, Any]:
@@ -118,7 +137,7 @@ class CompactionPlan:
         serialized as the pieces are taken.
         """
         prep = self.preparation
-        data = self._document(_region_stream(self.regions), None if prep is None else prep.to_json(stream=True))
+        data = self._document(_region_stream(self.rows), None if prep is None else prep.to_json(stream=True))
         if extra:
             data.update(extra)
         return json_chunks(data)
@@ -147,30 +166,30 @@ class CompactionPlan:
 _REGION_BATCH = 2048
 
 
-def _region_stream(regions: list[RegionEntry]) -> JsonStream:
+def _region_stream(rows: list[RegionRow]) -> JsonStream:
     """The region listing of :meth:`CompactionPlan.regions_json` as a stream of batches."""
 
     def chunks() -> Iterator[bytes]:
-        if not regions:
+        if not rows:
             yield b"[]"
             return
         sep = b"["
-        for start in range(0, len(regions), _REGION_BATCH):
-            rows = []
+        for start in range(0, len(rows), _REGION_BATCH):
+            batch = []
             usual = True
-            for r in regions[start : start + _REGION_BATCH]:
-                eid, etype = r.entry_id, entry_type(r.entry)
+            for e, eid, region, tokens, _cut in rows[start : start + _REGION_BATCH]:
+                etype = e.get("type", UNDEFINED) if type(e) is dict else UNDEFINED
                 if type(eid) is not str or type(etype) is not str:
                     usual = False
-                rows.append({"entryId": eid, "type": etype, "region": r.region, "tokens": r.tokens})
+                batch.append({"entryId": eid, "type": etype, "region": region, "tokens": tokens})
             raw = None
             if usual:  # strings and ints only: orjson's bytes are JavaScript's unless it refuses
                 try:
-                    raw = orjson.dumps(rows, option=orjson.OPT_STRICT_INTEGER)
+                    raw = orjson.dumps(batch, option=orjson.OPT_STRICT_INTEGER)
                 except TypeError:
                     raw = None
             if raw is None:
-                raw = to_json_bytes(rows)
+                raw = to_json_bytes(batch)
             yield sep
             yield raw[1:-1]
             sep = b","
@@ -236,44 +255,54 @@ def _plan_compaction(
         preparation=prep,
         reason=reason,
     )
-    plan.regions = _regions(branch, prep, projection)
+    plan.rows = _region_rows(branch, prep, projection)
     return plan
 
 
-def _regions(branch: list[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionEntry]:
+def _region_rows(branch: list[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
+    """Each branch entry's region: summarized before, the previous compaction's tail, to
+    summarize, split-turn prefix, kept; with the tokens of its projected messages."""
     if prep is None:
         projected = {id(pe.source): pe for pe in current.entries}
-        out_none = []
+        out_none: list[RegionRow] = []
         for e in branch:
             pe = projected.get(id(e))
             tokens = pe.tokens() if pe is not None else 0
             region = REGION_KEPT if pe is not None else REGION_SUMMARIZED
-            out_none.append(RegionEntry(entry_id(e), e, region, tokens if type(tokens) is int else 0))
+            out_none.append((e, entry_id(e), region, tokens if type(tokens) is int else 0, False))
         return out_none
     entries = prep.projection.entries
-    region_of: dict[int, str] = {}
-    pe_of: dict[int, Any] = {}
-    for i, pe in enumerate(entries):
-        if i < prep.boundary_start:
-            region = REGION_PREVIOUS
-        elif i < prep.history_end:
-            region = REGION_SUMMARIZE
-        elif i < prep.first_kept_index:
-            region = REGION_PREFIX
-        else:
-            region = REGION_KEPT
-        region_of[id(pe.source)] = region
-        pe_of[id(pe.source)] = pe
+    bounds = (
+        (0, prep.boundary_start, REGION_PREVIOUS),
+        (prep.boundary_start, prep.history_end, REGION_SUMMARIZE),
+        (prep.history_end, prep.first_kept_index, REGION_PREFIX),
+        (prep.first_kept_index, len(entries), REGION_KEPT),
+    )
     first_kept = entries[prep.first_kept_index].source if prep.first_kept_index < len(entries) else None
-    out: list[RegionEntry] = []
+    out: list[RegionRow] = []
     append = out.append
+    if len(entries) == len(branch) and all(map(operator.is_, [pe.source for pe in entries], branch)):
+        # The context is the whole branch (no compaction on it): regions are index ranges.
+        for lo, hi, region in bounds:
+            for pe in entries[lo:hi]:
+                e = pe.source
+                tokens = pe.tokens()
+                eid = e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED
+                append((e, eid, region, tokens if type(tokens) is int else 0, e is first_kept))
+        return out
+    placed: dict[int, tuple[str, ProjectedEntry]] = {}
+    for lo, hi, region in bounds:
+        for pe in entries[lo:hi]:
+            placed[id(pe.source)] = (region, pe)
     for e in branch:
-        key = id(e)
-        pe = pe_of.get(key)
-        tokens = pe.tokens() if pe is not None else 0
+        found = placed.get(id(e))
         eid = e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED
-        region = region_of.get(key, REGION_SUMMARIZED)
-        append(RegionEntry(eid, e, region, tokens if type(tokens) is int else 0, e is first_kept))
+        if found is None:
+            append((e, eid, REGION_SUMMARIZED, 0, e is first_kept))
+            continue
+        region, pe = found
+        tokens = pe.tokens()
+        append((e, eid, region, tokens if type(tokens) is int else 0, e is first_kept))
     return out
 
 
