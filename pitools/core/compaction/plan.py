@@ -12,7 +12,7 @@ import datetime as _dt
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -23,7 +23,6 @@ from pitools.core.compaction.prepare import (
     prepare_compaction,
     should_compact,
 )
-from pitools.core.compaction.summarizer import SummaryRequest
 from pitools.core.context.build import (
     ProjectedEntry,
     build_projection,
@@ -39,6 +38,9 @@ from pitools.core.session.api import LoadedSession
 from pitools.core.session.ids import generate_id
 from pitools.core.session.load import gc_paused
 from pitools.core.session.loaded import entry_id, entry_type
+
+if TYPE_CHECKING:  # pydantic (0.1 s of CPU to import) only when a summary is requested
+    from pitools.core.compaction.summarizer import SummaryRequest
 
 REGION_SUMMARIZED = "already-summarized"
 REGION_PREVIOUS = "previous-compaction"
@@ -354,6 +356,7 @@ def summary_inputs(
 ) -> list[SummaryRequest]:
     """The one or two summarization calls Pi's ``compact`` makes (history, then turn prefix)."""
     from pitools.core.compaction.prompts import summary_requests
+    from pitools.core.compaction.summarizer import SummaryRequest
     from pitools.core.context.messages import convert_to_llm
 
     projection = build_projection(loaded.index.session_path(leaf))
