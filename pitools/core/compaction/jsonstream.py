@@ -76,8 +76,12 @@ def stream_text(parts: Callable[[], Iterable[str]], sep: str = "\n\n") -> JsonSt
         size = 0
         yield b'"'
         first = True
+        dumps = orjson.dumps
         for part in parts():
-            escaped = _escaped(part)
+            try:
+                escaped = dumps(part)[1:-1]
+            except TypeError:  # lone surrogates: JavaScript escapes them
+                escaped = _escaped(part)
             batch.append(escaped)
             size += len(escaped)
             if size >= TEXT_PIECE_BYTES:

@@ -129,10 +129,18 @@ def format_file_operations(read_files: list[str], modified_files: list[str]) -> 
 
 
 def truncate_for_summary(text: str, max_chars: int) -> str:
-    n = utf16_len(text)
-    if n <= max_chars:
-        return text
-    return f"{slice_head_utf16(text, max_chars)}\n\n[... {n - max_chars} more characters truncated]"
+    """Pi's ``truncateForSummary``: at most ``max_chars`` UTF-16 units, then how many were cut."""
+    if text.isascii():  # the usual tool output: units are characters
+        n = len(text)
+        if n <= max_chars:
+            return text
+        head = text[: max_chars if max_chars > 0 else 0]
+    else:
+        n = utf16_len(text)
+        if n <= max_chars:
+            return text
+        head = slice_head_utf16(text, max_chars)
+    return f"{head}\n\n[... {n - max_chars} more characters truncated]"
 
 
 def _entries_of(value: Any) -> list[tuple[str, Any]]:
@@ -245,13 +253,20 @@ def _fast_part(msg: dict[str, Any]) -> Any:
     role = msg.get("role")
     if role == "toolResult" or role == "user":
         content = msg.get("content")
+        text: Any
         if type(content) is str:
             text = content
         elif type(content) is list:
-            texts = _text_blocks(content)
-            if texts is None:
-                return _SLOW
-            text = "".join(texts)
+            block = content[0] if len(content) == 1 else None
+            if type(block) is dict and block.get("type") == "text":  # the usual single text block
+                text = block.get("text")
+                if type(text) is not str:
+                    return _SLOW
+            else:
+                texts = _text_blocks(content)
+                if texts is None:
+                    return _SLOW
+                text = "".join(texts)
         else:
             return _SLOW
         if not text:
