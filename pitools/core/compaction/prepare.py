@@ -296,10 +296,13 @@ def _fast_part(msg: dict[str, Any]) -> Any:
                 args = block.get("arguments")
                 if type(name) is not str or type(args) is not dict:
                     return _SLOW
-                items = ", ".join(
-                    [f"{k}={_quote(v) if type(v) is str else _arg_json(v)}" for k, v in _object_items(args)]
-                )
-                calls.append(f"{name}({items})")
+                items = []
+                for k, v in args.items():
+                    if k[:1] in _DIGITS:  # an array-index key: V8 lists those first
+                        items = [f"{k}={_arg_json(v)}" for k, v in _entries_of(args)]
+                        break
+                    items.append(f"{k}={_quote(v)}" if type(v) is str else f"{k}={_arg_json(v)}")
+                calls.append(f"{name}({', '.join(items)})")
         if not has_text:
             return (f"[Assistant tool calls]: {'; '.join(calls)}",) if calls else None
         head = f"[Assistant]: {chr(10).join(texts)}"
@@ -307,14 +310,6 @@ def _fast_part(msg: dict[str, Any]) -> Any:
     if role == "system" or role is None:
         return None
     return _SLOW
-
-
-def _object_items(value: dict[str, Any]) -> list[tuple[str, Any]]:
-    """``Object.entries`` of a parsed object (array-index keys first, as V8 lists them)."""
-    for k in value:
-        if k[:1] in _DIGITS:
-            return _entries_of(value)
-    return list(value.items())
 
 
 _DIGITS = frozenset("0123456789")

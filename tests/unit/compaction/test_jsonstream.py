@@ -175,3 +175,18 @@ def test_text_is_made_when_written() -> None:
     stream = stream_text(parts)
     assert made == []
     assert b"".join(stream.chunks()) == '"é"'.encode()
+
+
+@settings(max_examples=800, deadline=None)
+@given(MESSAGES)
+def test_fast_parts_follow_the_general_rules(message: Any) -> None:
+    """The direct reading of usual messages gives what the general (JavaScript-faithful) rules
+    give, which the golden sessions pin to Pi's serializeConversation."""
+    from pitools.core.compaction import prepare
+
+    if type(message) is not dict:
+        return
+    fast = prepare._fast_part(message)
+    if fast is prepare._SLOW:
+        return
+    assert list(fast or ()) == _outcome(lambda: prepare._general_parts(message))
