@@ -35,7 +35,6 @@ from pitools.core.js.date import iso_now
 from pitools.core.js.jsonout import fragment, jsonable, to_json_bytes
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession
-from pitools.core.session.ids import generate_id
 from pitools.core.session.load import gc_paused
 from pitools.core.session.loaded import entry_id, entry_type
 
@@ -322,6 +321,8 @@ def build_compaction_entry(
     entry_id_: str | None = None,
 ) -> dict[str, Any]:
     """The entry Pi's ``appendCompaction(summary, firstKeptEntryId, tokensBefore, details, false, usage)`` writes."""
+    from pitools.core.session.ids import generate_id  # secrets, hmac: only when an entry is made
+
     timestamp = iso_now(now)
     new_id = entry_id_ or generate_id(loaded.index.has)
     read_files, modified_files = prep.file_lists()
