@@ -6,6 +6,7 @@ from typing import Any
 
 from pitools.core.context.build import ContextReplay
 from pitools.core.js.value import UNDEFINED
+from pitools.core.session.lean import LeanSession
 from pitools.core.session.loaded import Session, entry_id, entry_type
 from pitools.render.preview import clip, entry_preview, entry_tag, message_preview
 
@@ -28,7 +29,7 @@ def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict
         at += n
     data: dict[str, Any] = {
         "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
-        "path": [entry_id(e) for e in replay.path],
+        "path": replay.path_ids if replay.path_ids is not None else [entry_id(e) for e in replay.path],
         "contextEntries": [entry_id(e) for e in replay.context_entries],
         "projection": projection,
         "messages": shared,
@@ -71,7 +72,9 @@ def _estimate_text(replay: ContextReplay) -> str:
     )
 
 
-def render_context(console: Any, replay: ContextReplay, session: Session, counts: list[int] | None = None) -> None:
+def render_context(
+    console: Any, replay: ContextReplay, session: Session | LeanSession, counts: list[int] | None = None
+) -> None:
     """Human view: a header line, then one line per projected entry and message.
 
     Written through the fast line writer (one rich ``print`` per line took most of the run on
@@ -151,7 +154,7 @@ _ROLE_STYLE = {
 }
 
 
-def context_markdown(replay: ContextReplay, session: Session) -> str:
+def context_markdown(replay: ContextReplay, session: Session | LeanSession) -> str:
     """The context as a readable Markdown transcript."""
     from pitools.render.markdown import message_markdown
     from pitools.render.mdsafe import code

@@ -42,9 +42,11 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
       pitools context session.jsonl --leaf a1b2c3d4 --format json
     """
     from pitools.core.context.build import replay_context
-    from pitools.core.session.api import load
+    from pitools.core.session.api import load_lean
 
-    loaded = load(file)
+    # Only the entries after the leaf's last compaction are needed in full: a lean load parses
+    # every line (Pi's rules) but keeps and re-reads only those (issue 14).
+    loaded = load_lean(file)
     leaf = loaded.leaf(leaf_ref)
     note_synthetic_ids(loaded)
     replay = replay_context(loaded.index, leaf)
