@@ -193,9 +193,9 @@ class LeanIndex:
             value = self.entries_at([pos])[0]
         return value
 
-    def entries_at(self, positions: Sequence[int]) -> list[Any]:
+    def entries_at(self, positions: Sequence[int], *, keep: bool = True) -> list[Any]:
         """The parsed entries at ``positions`` (any order), reading dropped ones back in one
-        ``pread`` per run of adjacent lines. Values read back are not kept (memory stays lean)."""
+        ``pread`` per run of nearby lines; ``keep=False`` does not keep what it reads back."""
         values = self.values
         missing = sorted({p for p in positions if values[p] is None})
         if not missing:
@@ -218,6 +218,9 @@ class LeanIndex:
                     got[p] = self._reparse(p, data[at : at + lengths[p]])
                 run_start = i
         self.rereads += len(missing)
+        if keep:
+            for p, value in got.items():
+                values[p] = value
         return [values[p] if values[p] is not None else got[p] for p in positions]
 
     def _pread(self, offset: int, size: int) -> bytes:
@@ -265,7 +268,7 @@ class LazyEntries(Sequence[Any]):
     """A read-only sequence of the entries at some positions, parsed on access.
 
     Stands where a list of entries is expected (``ContextReplay.path``): its length is free,
-    iterating reads dropped entries back in batches.
+    iterating reads dropped entries back in batches (and lets them go again).
     """
 
     __slots__ = ("_index", "_positions")
@@ -287,13 +290,13 @@ class LazyEntries(Sequence[Any]):
     def __getitem__(self, i: slice) -> list[Any]: ...
     def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
-            return self._index.entries_at(self._positions[i])
-        return self._index.entry(self._positions[i])
+            return self._index.entries_at(self._positions[i], keep=False)
+        return self._index.entries_at([self._positions[i]], keep=False)[0]
 
     def __iter__(self) -> Iterator[Any]:
         batch = 4096
         for start in range(0, len(self._positions), batch):
-            yield from self._index.entries_at(self._positions[start : start + batch])
+            yield from self._index.entries_at(self._positions[start : start + batch], keep=False)
 
     def __bool__(self) -> bool:
         return bool(self._positions)
