@@ -56,9 +56,19 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
 
         counts = count_messages(replay.projection.messages, tokenizer)
     if format_ == "json":
-        from pitools.render.context import context_json
+        from pitools.core.session.api import LeanLoaded
 
-        get_output().write_json(context_json(replay, counts))
+        if isinstance(loaded, LeanLoaded):
+            from pitools.render.context import context_json_chunks
+
+            # Each message is serialized once, and released as it is written: its bytes take
+            # the place of its parsed objects instead of adding to them.
+            loaded.index.forget_values()
+            get_output().write_chunks(context_json_chunks(replay, counts, consume=True))
+        else:
+            from pitools.render.context import context_json
+
+            get_output().write_json(context_json(replay, counts))
     elif format_ == "markdown":
         from pitools.render.context import context_markdown
 

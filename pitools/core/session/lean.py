@@ -254,6 +254,11 @@ class LeanIndex:
             )
         return value
 
+    def forget_values(self) -> None:
+        """Let go of every parsed value held (entries are read back from the file if asked for
+        again): a caller that has taken what it needs frees that memory as it goes."""
+        self.values = [None] * len(self.values)
+
     def close(self) -> None:
         if self.fd is not None:
             os.close(self.fd)

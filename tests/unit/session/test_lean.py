@@ -309,3 +309,26 @@ def test_message_without_message_crashes_as_pi_does(tmp_path: Path) -> None:
     lean = _outcome(lambda: _context_doc(load_lean(path), "e3")[0])
     assert full[0] != "ok"
     assert lean == full
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_chunked_context_json_is_the_same_bytes(case: str) -> None:
+    """``context --format json`` writes the document in pieces, each message serialized once and
+    released as it goes: the bytes are exactly those of the one-piece writer."""
+    from pitools.render.context import context_json_chunks
+
+    path = support.golden_session(case)
+    outcome = _outcome(lambda: load_lean(path))
+    if outcome[0] != "ok":
+        return
+    loaded = outcome[1]
+    full = load(path)
+    for leaf in _targets(full):
+        want = _outcome(lambda leaf=leaf: to_json_bytes(context_json(replay_context(full.index, leaf))) + b"\n")
+        if want[0] != "ok":
+            continue
+        assert b"".join(context_json_chunks(replay_context(full.index, leaf))) == want[1]
+        consumed = replay_context(loaded.index, leaf)
+        assert b"".join(context_json_chunks(consumed, [7] * len(consumed.projection.messages), consume=True)) == (
+            to_json_bytes(context_json(replay_context(loaded.index, leaf), [7] * len(consumed.token_estimates))) + b"\n"
+        )
