@@ -105,8 +105,7 @@ class LeanIndex:
 
     def label_entries(self) -> list[Any]:
         """Every ``label`` entry (file order): what ``--leaf LABEL`` is resolved against."""
-        values = self.values
-        return [values[i] for i, t in enumerate(self.types) if t == "label"]
+        return self.entries_at([i for i, t in enumerate(self.types) if t == "label"], keep=False)
 
     # -- walks ---------------------------------------------------------------------------
     def _parent_pos(self, pos: int) -> int | None:
