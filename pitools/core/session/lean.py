@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from pitools.core.errors import CycleError, SessionChangedError
+from pitools.core.errors import CycleError, SessionChangedError, SessionParseError
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.load import (
     WARNING,
@@ -343,10 +343,19 @@ def open_lean(path: str | os.PathLike[str]) -> LeanSession | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             return None
-        # The scan opens the file again; should it be replaced between the two opens, the checks
-        # made on every entry read back through ``fd`` notice (SessionChangedError).
-        raw, scanned = stream_session(spath)
-        session = _consume_lean(raw, scanned, spath, fd)
+        # The scan reads the very file ``fd`` holds (Linux: its /proc alias reopens the same
+        # inode), so a file replaced meanwhile cannot give the scan and the re-reads different
+        # files; elsewhere it opens the path again, and the checks made on every entry read back
+        # would notice a replaced file (SessionChangedError).
+        alias = f"/proc/self/fd/{fd}"
+        same = os.path.exists(alias)
+        try:
+            raw, scanned = stream_session(alias if same else spath)
+            raw.path = spath
+            session = _consume_lean(raw, scanned, spath, fd)
+        except SessionParseError as exc:
+            exc.path = spath
+            raise
     except _Abandon:
         os.close(fd)
         return None
