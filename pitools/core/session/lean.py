@@ -259,9 +259,13 @@ class LeanIndex:
         self.values = [None] * len(self.values)
 
     def close(self) -> None:
+        """Close the file (entries dropped by the scan can no longer be read back)."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+    def __del__(self) -> None:
+        self.close()
 
 
 def _same(a: Any, b: Any) -> bool:
