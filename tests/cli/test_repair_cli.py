@@ -164,7 +164,7 @@ def test_slim_refuses_when_a_context_would_change(run: Run, tmp_path: Path, monk
     """If the plan touched content a leaf's context holds, the check catches it and nothing is written."""
     from pitools.core.repair import slim as slim_core
 
-    def everything(index: object) -> tuple[set[int], int]:
+    def everything(index: object, union: object = None) -> tuple[set[int], int]:
         return {id(e) for e in index.entries}, 1  # type: ignore[attr-defined]
 
     monkeypatch.setattr(slim_core, "compacted_away", everything)
