@@ -1,21 +1,23 @@
-"""``pitools slim`` as a use case: one streaming read, the plan, the proof, one streaming write.
+"""``pitools slim`` as a use case: one streaming read, the plan, the proof, one streaming copy.
 
-The file is read once. Each line's bytes are kept (the output copies every untouched line from
-them, so what is written is exactly what was parsed and checked); each parsed entry is reduced
-at once to its slimmed line, if it has selected content, and to its skeleton (everything but
-the replaceable content blocks), and the parsed content is dropped. Peak memory is therefore
-about the file's size plus the skeletons, and no time goes into holding or re-reading content.
+Memory and time are what a 1 GB session needs them to be. The first pass parses every line
+(:func:`~pitools.core.session.load.scan_lines`, as ``validate`` does) and reduces each entry at
+once to its slimmed line, if it holds selected content, and to its skeleton; the parsed content
+is dropped, so peak memory is the skeletons plus the new lines, not the file. The second pass
+copies the file's kept byte ranges in big chunks (the replaced lines are skipped, not read) and
+puts the new lines in between, so every untouched line is written back byte for byte.
 
-The source is never written by ``-o``; a change to it while slim runs (another process
-appending) is detected by its size and mtime and the output is not published. ``--in-place``
-goes through :func:`pitools.store.atomic_replace`, which compares the file's sha256 with the
-bytes read before it replaces anything.
+Between the passes the file must not change: its size, inode, mtime and ctime (which no one can
+set back) are compared when the copy starts and ends, and the output is not published
+otherwise. ``--in-place`` also hashes the bytes parsed, and :func:`pitools.store.atomic_replace`
+refuses unless the file still has that sha256 when it replaces it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat as stat_mod
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +29,9 @@ from pitools.core.repair.slim import Candidate, SlimOptions, SlimPlan, plan_from
 from pitools.core.repair.slim_check import check_slim
 from pitools.core.session.load import RawSession, gc_paused, iter_file_lines, parse_json_line, scan_lines
 from pitools.core.session.loaded import require_valid, session_from_raw
+
+#: Bytes copied per read in the second pass.
+_CHUNK = 1 << 20
 
 
 @dataclass(slots=True)
@@ -75,34 +80,45 @@ class SlimResult:
 @dataclass(slots=True)
 class _Read:
     raw: RawSession
-    #: Every line of the file as read (with its line end), including lines Pi skips.
-    lines: list[bytes]
     #: Candidates by position in ``raw.values``.
     candidates: dict[int, Candidate]
+    #: The file as found before the read (compared again around the copy).
     stat: os.stat_result
+    #: sha256 of the bytes read (only for ``--in-place``: the store compares it before replacing).
+    sha256: str | None
 
 
-def _read(path: str, options: SlimOptions) -> _Read:
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read(path: str, options: SlimOptions, *, hash_bytes: bool) -> _Read:
     try:
         st = os.stat(path)
     except OSError as exc:
         raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=path) from None
-    if os.path.isdir(path):
+    if stat_mod.S_ISDIR(st.st_mode):
         raise SessionParseError("is a directory, not a session file", path=path)
+    if not stat_mod.S_ISREG(st.st_mode):
+        # The copy reads the file a second time: a pipe or a device cannot be read twice.
+        raise PitoolsError("not a regular file (a pipe, device or socket); slim reads regular files", path=path)
     raw = RawSession(path=path, size=st.st_size)
-    held: list[bytes] = []
-    keep = held.append
+    digest = hashlib.sha256() if hash_bytes else None
+    read = 0
 
-    def kept(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    def counted(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+        nonlocal read
         for item in lines:
-            keep(item[1])
+            read += len(item[1])
+            if digest is not None:
+                digest.update(item[1])
             yield item
 
     candidates: dict[int, Candidate] = {}
     values, line_nos, offsets, lengths = raw.values, raw.lines, raw.offsets, raw.lengths
     try:
         with gc_paused():
-            for value, lineno, offset, size in scan_lines(raw, kept(iter_file_lines(path))):
+            for value, lineno, offset, size in scan_lines(raw, counted(iter_file_lines(path))):
                 pos = len(values)
                 if pos:  # the first value is the header (or Pi rejects the file)
                     cand = slim_candidate(value, options)
@@ -115,43 +131,61 @@ def _read(path: str, options: SlimOptions) -> _Read:
                 lengths.append(size)
     except OSError as exc:
         raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=path) from None
-    raw.size = sum(map(len, held))
-    return _Read(raw, held, candidates, st)
+    if read != st.st_size:
+        raise SessionChangedError(
+            "the file changed while pitools read it (another process is writing to it?); nothing was written",
+            path=path,
+        )
+    return _Read(raw, candidates, st, digest.hexdigest() if digest is not None else None)
 
 
-def _chunks(lines: list[bytes], by_line: dict[int, bytes], check: Any = None) -> Iterator[bytes]:
-    """The slimmed file in chunks of about 1 MB; ``check()`` runs before the last one."""
-    pending: list[bytes] = []
-    size = 0
-    for lineno, line in enumerate(lines, start=1):
-        new = by_line.get(lineno)
-        if new is not None:
-            line = new
-        pending.append(line)
-        size += len(line)
-        if size >= 1 << 20:
-            yield b"".join(pending)
-            pending.clear()
-            size = 0
-    if check is not None:
-        check()
+def _copy(path: str, st: os.stat_result, spans: list[tuple[int, int, bytes]]) -> Iterator[bytes]:
+    """The slimmed file: the original's bytes with ``(offset, length)`` spans replaced, in chunks.
+
+    Refuses (before the last chunk, so nothing is published) if the file is not the one read.
+    """
+    expected = _identity(st)
+    changed = SessionChangedError(
+        "the file changed since pitools read it (another process is writing to it?); nothing was written",
+        path=path,
+    )
+    with open(path, "rb", buffering=0) as fh:
+        if _identity(os.fstat(fh.fileno())) != expected:
+            raise changed
+        pending: list[bytes] = []
+        size = 0
+        at = 0
+
+        def copy_to(end: int) -> Iterator[bytes]:
+            nonlocal at, size
+            while at < end:
+                data = fh.read(min(_CHUNK, end - at))
+                if not data:
+                    raise changed  # shorter than when it was read
+                at += len(data)
+                pending.append(data)
+                size += len(data)
+                if size >= _CHUNK:
+                    yield b"".join(pending)
+                    pending.clear()
+                    size = 0
+
+        for offset, length, new in spans:
+            yield from copy_to(offset)
+            pending.append(new)
+            size += len(new)
+            at = fh.seek(offset + length)
+        yield from copy_to(st.st_size)
+        if _identity(os.fstat(fh.fileno())) != expected:
+            raise changed
+    try:
+        now = os.stat(path)
+    except OSError:
+        raise changed from None
+    if _identity(now) != expected:
+        raise changed
     if pending:
         yield b"".join(pending)
-
-
-def _unchanged_check(path: str, st: os.stat_result) -> Any:
-    def check() -> None:
-        try:
-            now = os.stat(path)
-        except OSError:
-            now = None
-        if now is None or (now.st_size, now.st_mtime_ns, now.st_ino) != (st.st_size, st.st_mtime_ns, st.st_ino):
-            raise SessionChangedError(
-                "the file changed since pitools read it (another process is writing to it?); nothing was written",
-                path=path,
-            )
-
-    return check
 
 
 def slim_file(
@@ -166,27 +200,30 @@ def slim_file(
 ) -> SlimResult:
     """Plan, prove and (unless ``dry_run``) write the slimmed session."""
     t0 = time.process_time()
-    read = _read(path, options)
+    read = _read(path, options, hash_bytes=in_place and not dry_run)
     raw = read.raw
     session = require_valid(session_from_raw(raw))
     if session.needs_migration:
         raise PitoolsError("a v1/v2 session: run `pitools migrate --in-place` first, then slim it", path=path)
     timings = {"read": time.process_time() - t0}
     t1 = time.process_time()
-    positions = session.positions
-    by_entry = {k: read.candidates[p] for k, p in enumerate(positions) if p in read.candidates}
-    plan = plan_from_candidates(session.entries, by_entry, options)
+    with gc_paused():  # only acyclic values from here on; a collection would rescan them all
+        positions = session.positions
+        by_entry = {k: read.candidates[p] for k, p in enumerate(positions) if p in read.candidates}
+        plan = plan_from_candidates(session.entries, by_entry, options)
     timings["plan"] = time.process_time() - t1
-    # Replacements by line number, and the size after (a last line without newline stays so).
-    by_line: dict[int, bytes] = {}
+    # The replaced spans of the file (a last line without newline stays so), and the size after.
+    spans: list[tuple[int, int, bytes]] = []
     bytes_after = raw.size
-    last_line = len(read.lines)
-    for pos, data in plan.replacements.items():
-        lineno = session.lines[pos]
-        if lineno == last_line and not raw.ends_with_newline:
+    for pos in sorted(plan.replacements):
+        data = plan.replacements[pos]
+        k = session.positions[pos]
+        length = raw.lengths[k] + 1  # the line and its "\n" ("\r" is part of lengths)
+        if session.lines[pos] == raw.line_count and not raw.ends_with_newline:
             data = data[:-1]
-        by_line[lineno] = data
-        bytes_after += len(data) - len(read.lines[lineno - 1])
+            length -= 1
+        spans.append((raw.offsets[k], length, data))
+        bytes_after += len(data) - length
     result = SlimResult(
         path, options, plan, raw.size, bytes_after, dry_run=dry_run, check="full" if full_check else "structural"
     )
@@ -196,47 +233,44 @@ def slim_file(
         return result
     # The proof, on the new lines as Pi will parse them.
     t2 = time.process_time()
-    after = {pos: parse_json_line(data)[0] for pos, data in plan.replacements.items()}
-    result.violations = check_slim(session.entries, plan, after, session.lines)
+    with gc_paused():
+        after = {pos: parse_json_line(data)[0] for pos, data in plan.replacements.items()}
+        result.violations = check_slim(session.entries, plan, after, session.lines)
     if full_check and not result.violations:
-        result.violations = _full_check(read.lines, by_line)
+        result.violations = _full_check(path, read.stat, spans)
     timings["verify"] = time.process_time() - t2
     if result.refused or dry_run:
         return result
-    del after, session, by_entry
+    ends_with_newline = raw.ends_with_newline
+    del after, session, by_entry, raw
+    read.candidates.clear()
     t3 = time.process_time()
     if in_place:
-        digest = hashlib.sha256()
-        for line in read.lines:
-            digest.update(line)
-        stamp = store.FileStamp(raw.size, read.stat.st_mtime_ns, digest.hexdigest(), raw.ends_with_newline)
-        made = store.atomic_replace(path, _chunks(read.lines, by_line), expected=stamp, backup=backup)
+        assert read.sha256 is not None
+        stamp = store.FileStamp(read.stat.st_size, read.stat.st_mtime_ns, read.sha256, ends_with_newline)
+        made = store.atomic_replace(path, _copy(path, read.stat, spans), expected=stamp, backup=backup)
         result.written = path
         result.backup = str(made) if made else None
     elif output:
-        store.write_new(output, _chunks(read.lines, by_line, _unchanged_check(path, read.stat)))
+        store.write_new(output, _copy(path, read.stat, spans))
         result.written = output
     timings["write"] = time.process_time() - t3
     return result
 
 
-def _full_check(lines: list[bytes], by_line: dict[int, bytes]) -> list[str]:
+def _full_check(path: str, st: os.stat_result, spans: list[tuple[int, int, bytes]]) -> list[str]:
     """Replay Pi's context and ``prepareCompaction`` at every leaf on the whole file, before and after."""
     from pitools.core.repair.slim_check import MessageHashes, compare_fingerprints, slim_fingerprints
     from pitools.core.session.load import read_session_bytes
     from pitools.core.session.tree import SessionIndex
 
-    data = b"".join(lines)
-    session = session_from_raw(read_session_bytes(data))
+    with open(path, "rb") as fh:
+        data = fh.read(st.st_size)
+    before = session_from_raw(read_session_bytes(data))
+    after = session_from_raw(read_session_bytes(b"".join(_copy(path, st, spans))))
     del data
     hashes = MessageHashes()
-    index = SessionIndex.build(session.entries)
-    before = slim_fingerprints(session, index, hashes)
-    entries = session.entries
-    for pos, lineno in enumerate(session.lines):
-        new = by_line.get(lineno)
-        if new is not None:
-            entries[pos] = parse_json_line(new)[0]
-            session.raw.values[session.positions[pos]] = entries[pos]
-    after = slim_fingerprints(session, SessionIndex.build(entries), hashes)
-    return compare_fingerprints(before, after)
+    return compare_fingerprints(
+        slim_fingerprints(before, SessionIndex.build(before.entries), hashes),
+        slim_fingerprints(after, SessionIndex.build(after.entries), hashes),
+    )
