@@ -235,7 +235,7 @@ def slim_file(
     t2 = time.process_time()
     with gc_paused():
         after = {pos: parse_json_line(data)[0] for pos, data in plan.replacements.items()}
-        result.violations = check_slim(session.entries, plan, after, session.lines)
+        result.violations = check_slim(session.entries, plan, after, session.lines, plan.context)
     if full_check and not result.violations:
         result.violations = _full_check(path, read.stat, spans)
     timings["verify"] = time.process_time() - t2

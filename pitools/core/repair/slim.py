@@ -74,6 +74,8 @@ class SlimPlan:
     totals: dict[str, CategoryTotals] = field(default_factory=dict)
     leaves: int = 0
     compacted_entries: int = 0
+    #: Which entries the leaves' paths and contexts hold (the proof checks against it).
+    context: ContextUnion | None = None
 
 
 def placeholder(what: str, data: bytes) -> str:
@@ -240,12 +242,12 @@ def _simple_ids(index: SessionIndex) -> bool:
 
 @dataclass(slots=True)
 class ContextUnion:
-    """``id()`` of the entries on some leaf's path, and of those in some leaf's context."""
+    """Positions (in the entries) on some leaf's path, and in some leaf's context."""
 
     on_path: set[int]
     in_context: set[int]
-    #: The leaf entries (:func:`leaf_entries`), those whose path loops included.
-    leaves: list[Any]
+    #: Positions of the leaf entries (:func:`leaf_entries`), those whose path loops included.
+    leaves: list[int]
 
 
 def context_union(index: SessionIndex) -> ContextUnion:
@@ -255,60 +257,73 @@ def context_union(index: SessionIndex) -> ContextUnion:
     its ``firstKeptEntryId`` up to it (system messages left out) and everything after it; no
     compaction: the whole path. Done leaf by leaf that is leaves × depth steps (48 leaves of
     35,000 entries in a 1 GB session); here each leaf walks up only to its newest compaction, the
-    kept entries are found from depths, and a path without compaction is marked once: about one
-    step per entry. A leaf whose path loops is skipped (Pi cannot build it). Files with duplicate
-    or non-string ids take the leaf-by-leaf way with Pi's own functions.
+    kept entries are found by depth, and a path without compaction is marked once: about one
+    step per entry, on integer positions. A leaf whose path loops is skipped (Pi cannot build
+    it). Files with duplicate or non-string ids, or a parent after its child in the file, take
+    the leaf-by-leaf way with Pi's own functions.
     """
-    leaves = leaf_entries(index)
+    entries = index.entries
     if not _simple_ids(index):
-        return _context_union_per_leaf(index, leaves)
-    by_id = index.by_id
-    depths = index.depths()
-    on_path: set[int] = set()
+        return _context_union_per_leaf(index)
+    pos_of = index.pos_by_id
+    # Parent positions (-1: a root, as Pi's walk ends there); a parent later in the file
+    # (moved lines, loops) leaves the fast way.
+    parents = [pos_of.get(pid, -1) if type(pid := e.get("parentId")) is str and pid else -1 for e in entries]
+    n = len(entries)
+    depth = [0] * n
+    has_child = bytearray(n)
+    for i, p in enumerate(parents):
+        if p >= 0:
+            if p >= i:
+                return _context_union_per_leaf(index)
+            depth[i] = depth[p] + 1
+            has_child[p] = 1
+    leaves = [i for i in range(n) if not has_child[i]]
+    if n and has_child[n - 1]:
+        leaves.append(n - 1)  # Pi's default leaf: the last entry
+    on_path = bytearray(n)
     in_context: set[int] = set()
-    #: Entries whose whole path up to the root is in context (a path without compaction).
-    closed: set[int] = set()
+    closed = bytearray(n)  # the entry and all above it are in context (no compaction above)
     for leaf in leaves:
-        if depths.get(id(leaf)) is None:
-            continue  # on or below a parentId loop: Pi loops forever there
-        current = leaf
-        while current is not None and id(current) not in on_path:
-            on_path.add(id(current))
-            current = _parent(current, by_id)
+        i = leaf
+        while i >= 0 and not on_path[i]:
+            on_path[i] = 1
+            i = parents[i]
         chain: list[int] = []
-        compaction = None
-        current = leaf
-        while current is not None and id(current) not in closed:
-            if type(current) is dict and current.get("type") == "compaction":
-                compaction = current
+        compaction = -1
+        i = leaf
+        while i >= 0 and not closed[i]:
+            if entries[i].get("type") == "compaction":
+                compaction = i
                 break
-            chain.append(id(current))
-            current = _parent(current, by_id)
+            chain.append(i)
+            i = parents[i]
         in_context.update(chain)
-        if compaction is None:
-            closed.update(chain)  # no compaction above: the whole path is the context
+        if compaction < 0:
+            for i in chain:
+                closed[i] = 1
             continue
-        in_context.add(id(compaction))
-        first_kept = compaction.get("firstKeptEntryId", UNDEFINED)
-        target = by_id.get(first_kept) if type(first_kept) is str else None
-        d_kept = depths.get(id(target)) if target is not None else None
-        d_comp = depths[id(compaction)]
-        if d_kept is None or d_comp is None or d_kept >= d_comp:
+        in_context.add(compaction)
+        first_kept = entries[compaction].get("firstKeptEntryId", UNDEFINED)
+        target = pos_of.get(first_kept, -1) if type(first_kept) is str else -1
+        if target < 0 or depth[target] >= depth[compaction]:
             continue  # not before the compaction on this path: nothing before it is kept
-        kept: list[Any] = []
-        current = _parent(compaction, by_id)
-        for _ in range(d_comp - d_kept):
-            kept.append(current)
-            current = _parent(current, by_id)
-        if kept[-1] is target:
-            in_context.update(id(e) for e in kept if not _is_system_message(e))
-    return ContextUnion(on_path, in_context, leaves)
+        kept: list[int] = []
+        i = parents[compaction]
+        for _ in range(depth[compaction] - depth[target]):
+            kept.append(i)
+            i = parents[i]
+        if kept[-1] == target:
+            in_context.update(k for k in kept if not _is_system_message(entries[k]))
+    return ContextUnion({i for i in range(n) if on_path[i]}, in_context, leaves)
 
 
-def _context_union_per_leaf(index: SessionIndex, leaves: list[Any]) -> ContextUnion:
+def _context_union_per_leaf(index: SessionIndex) -> ContextUnion:
     from pitools.core.context.build import context_entries_from_path
     from pitools.core.errors import CycleError
 
+    pos = {id(e): i for i, e in enumerate(index.entries)}
+    leaves = leaf_entries(index)
     on_path: set[int] = set()
     in_context: set[int] = set()
     for leaf in leaves:
@@ -317,16 +332,16 @@ def _context_union_per_leaf(index: SessionIndex, leaves: list[Any]) -> ContextUn
         except CycleError:
             continue
         path.reverse()
-        on_path.update(map(id, path))
-        in_context.update(map(id, context_entries_from_path(path)))
-    return ContextUnion(on_path, in_context, leaves)
+        on_path.update(pos[id(e)] for e in path)
+        in_context.update(pos[id(e)] for e in context_entries_from_path(path))
+    return ContextUnion(on_path, in_context, [pos[id(e)] for e in leaves])
 
 
 def compacted_away(index: SessionIndex, union: ContextUnion | None = None) -> tuple[set[int], int]:
-    """``id(entry)`` of every entry on some leaf's path and in no leaf's context; and the leaf count."""
+    """Positions of the entries on some leaf's path and in no leaf's context; and the leaf count."""
     union = union or context_union(index)
     # An entry Pi cannot reach through byId (an earlier duplicate id) is never slimmed.
-    held = {id(e) for e in index.by_id.values()}
+    held = set(index.pos_by_id.values())
     return (union.on_path - union.in_context) & held, len(union.leaves)
 
 
@@ -342,13 +357,13 @@ def plan_from_candidates(entries: Sequence[Any], candidates: dict[int, Candidate
     if not plan.totals:
         return plan
     index = SessionIndex.build(entries)
-    union = context_union(index)
+    plan.context = union = context_union(index)
     away, plan.leaves = compacted_away(index, union)
     plan.compacted_entries = len(away)
     totals = plan.totals
     for pos in sorted(candidates):
         cand = candidates[pos]
-        if id(entries[pos]) in away:
+        if pos in away:
             if cand.line is None:
                 continue
             plan.replacements[pos] = cand.line

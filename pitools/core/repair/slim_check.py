@@ -15,9 +15,10 @@ on the entries exactly as Pi will parse the new lines:
    entries (``buildContextEntries``: ``buildSessionProjection`` projects them, and
    ``prepareCompaction`` re-projects the same path, so its messages to summarize, turn prefix,
    cut point, token counts and file lists come from them too). With the skeletons identical, every
-   path and every leaf's context entries are the original's; they are computed afresh
-   (:func:`~pitools.core.repair.slim.context_union`, which equals Pi's ``buildContextEntries``
-   run leaf by leaf: tested on every golden session) and none may be a replaced entry.
+   path and every leaf's context entries are the original's, as
+   :func:`~pitools.core.repair.slim.context_union` finds them (it equals Pi's
+   ``buildContextEntries`` run leaf by leaf: tested on every golden session); none may be a
+   replaced entry.
 
 Neither step trusts the plan's selection, so a wrong plan (one that touches an entry some context
 still holds, or changes a field outside the content) is refused. The cost is about one step per
@@ -38,7 +39,7 @@ from typing import Any
 
 from pitools.core.js.jsonout import to_json_bytes
 from pitools.core.js.value import UNDEFINED
-from pitools.core.repair.slim import SlimPlan, context_union, leaf_entries, skeleton
+from pitools.core.repair.slim import ContextUnion, SlimPlan, context_union, leaf_entries, skeleton
 from pitools.core.session.loaded import entry_id
 from pitools.core.session.tree import SessionIndex, id_text
 
@@ -49,13 +50,20 @@ def _show(entry: Any) -> str:
 
 
 def check_slim(
-    entries: Sequence[Any], plan: SlimPlan, after: Mapping[int, Any], lines: Sequence[int] | None = None
+    entries: Sequence[Any],
+    plan: SlimPlan,
+    after: Mapping[int, Any],
+    lines: Sequence[int] | None = None,
+    union: ContextUnion | None = None,
 ) -> list[str]:
     """Every way the slimmed session would differ for Pi (empty: the promise holds).
 
     ``entries`` are the entries before (or their :func:`~pitools.core.repair.slim.skeleton`),
     ``after[pos]`` the value Pi parses from ``plan.replacements[pos]``; ``lines`` (parallel to
-    ``entries``) names lines in the messages.
+    ``entries``) names lines in the messages. ``union`` is :func:`context_union` of ``entries``
+    if the caller has it (the plan computes it: the same function of the same skeletons gives
+    the same sets, so computing it again would only cost time); the plan's selection itself is
+    never used.
     """
     out: list[str] = []
 
@@ -73,9 +81,10 @@ def check_slim(
         return out
     # The skeletons are identical (checked above), so the tree, every path and every leaf's
     # context entries are the original's: computed afresh here, not taken from the plan.
-    union = context_union(SessionIndex.build(entries))
+    if union is None:
+        union = context_union(SessionIndex.build(entries))
     for pos in sorted(plan.replacements):
-        if id(entries[pos]) in union.in_context:
+        if pos in union.in_context:
             out.append(
                 f"{where(pos)}: entry {_show(entries[pos])} is in the context Pi builds at some leaf; "
                 "replacing its content would change what Pi sends"
