@@ -39,9 +39,11 @@ class Sample:
     stdout: bytes
 
 
-def run(cmd: list[str], env: dict[str, str] | None = None) -> Sample:
+def run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Sample:
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # From a folder without a pitools package in it: `python -m` puts the cwd first on sys.path,
+    # which would shadow --base.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
     out = proc.stdout.read() if proc.stdout else b""
     err = proc.stderr.read() if proc.stderr else b""
     _pid, status, usage = os.wait4(proc.pid, 0)
@@ -104,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                         "json",
                         pythonpath=args.base if kind == "slim (base)" else None,
                     )
-                s = run(cmd, env)
+                s = run(cmd, env, out_dir)
                 samples[kind].append(s)
                 if kind != "validate":
                     if s.rc != 0:
