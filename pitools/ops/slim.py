@@ -27,11 +27,53 @@ from pitools import store
 from pitools.core.errors import PitoolsError, SessionChangedError, SessionParseError
 from pitools.core.repair.slim import Candidate, SlimOptions, SlimPlan, plan_from_candidates, skeleton, slim_candidate
 from pitools.core.repair.slim_check import check_slim
-from pitools.core.session.load import RawSession, gc_paused, iter_file_lines, parse_json_line, scan_lines
+from pitools.core.session.load import RawSession, gc_paused, parse_json_line, scan_lines
 from pitools.core.session.loaded import require_valid, session_from_raw
 
 #: Bytes copied per read in the second pass.
 _CHUNK = 1 << 20
+#: Bytes per read when splitting the file into lines.
+_LINE_CHUNK = 1 << 22
+
+
+def file_lines(path: str, chunk: int = _LINE_CHUNK) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` of a regular file, each line with its ``\\n``: what ``iter_file_lines`` gives.
+
+    Only the bytes present when the file is opened are read, the last line may lack its newline.
+    Big reads split with ``bytes.find``: a buffered ``readline`` reads 8 KB at a time and joins the
+    pieces of every long line, which costs twice as much on sessions made of MB-long lines.
+    """
+    with open(path, "rb", buffering=0) as fh:
+        remaining = os.fstat(fh.fileno()).st_size
+        offset = 0
+        pieces: list[bytes] = []  # the start of the current line, from earlier reads
+        while remaining > 0:
+            data = fh.read(min(chunk, remaining))
+            if not data:
+                break
+            remaining -= len(data)
+            end = data.find(b"\n")
+            if end < 0:
+                pieces.append(data)
+                continue
+            if pieces:
+                pieces.append(data[: end + 1])
+                line = b"".join(pieces)
+                pieces = []
+            else:
+                line = data[: end + 1]
+            yield offset, line
+            offset += len(line)
+            start = end + 1
+            find = data.find
+            while (end := find(b"\n", start)) >= 0:
+                yield offset, data[start : end + 1]
+                offset += end + 1 - start
+                start = end + 1
+            if start < len(data):
+                pieces.append(data[start:])
+        if pieces:
+            yield offset, b"".join(pieces)
 
 
 @dataclass(slots=True)
@@ -117,18 +159,17 @@ def _read(path: str, options: SlimOptions, *, hash_bytes: bool) -> _Read:
     candidates: dict[int, Candidate] = {}
     values, line_nos, offsets, lengths = raw.values, raw.lines, raw.offsets, raw.lengths
     try:
-        with gc_paused():
-            for value, lineno, offset, size in scan_lines(raw, counted(iter_file_lines(path))):
-                pos = len(values)
-                if pos:  # the first value is the header (or Pi rejects the file)
-                    cand = slim_candidate(value, options)
-                    if cand is not None:
-                        candidates[pos] = cand
-                    value = skeleton(value)
-                values.append(value)
-                line_nos.append(lineno)
-                offsets.append(offset)
-                lengths.append(size)
+        for value, lineno, offset, size in scan_lines(raw, counted(file_lines(path))):
+            pos = len(values)
+            if pos:  # the first value is the header (or Pi rejects the file)
+                cand = slim_candidate(value, options)
+                if cand is not None:
+                    candidates[pos] = cand
+                value = skeleton(value, in_place=True)
+            values.append(value)
+            line_nos.append(lineno)
+            offsets.append(offset)
+            lengths.append(size)
     except OSError as exc:
         raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=path) from None
     if read != st.st_size:
@@ -199,6 +240,21 @@ def slim_file(
     full_check: bool = False,
 ) -> SlimResult:
     """Plan, prove and (unless ``dry_run``) write the slimmed session."""
+    # Only acyclic values are made (parsed JSON, skeletons, sets of ints): with the cyclic
+    # collector on, each collection would rescan every skeleton held.
+    with gc_paused():
+        return _slim_file(path, options, output, in_place, dry_run, backup, full_check)
+
+
+def _slim_file(
+    path: str,
+    options: SlimOptions,
+    output: str | None,
+    in_place: bool,
+    dry_run: bool,
+    backup: bool,
+    full_check: bool,
+) -> SlimResult:
     t0 = time.process_time()
     read = _read(path, options, hash_bytes=in_place and not dry_run)
     raw = read.raw
@@ -207,10 +263,9 @@ def slim_file(
         raise PitoolsError("a v1/v2 session: run `pitools migrate --in-place` first, then slim it", path=path)
     timings = {"read": time.process_time() - t0}
     t1 = time.process_time()
-    with gc_paused():  # only acyclic values from here on; a collection would rescan them all
-        positions = session.positions
-        by_entry = {k: read.candidates[p] for k, p in enumerate(positions) if p in read.candidates}
-        plan = plan_from_candidates(session.entries, by_entry, options)
+    positions = session.positions
+    by_entry = {k: read.candidates[p] for k, p in enumerate(positions) if p in read.candidates}
+    plan = plan_from_candidates(session.entries, by_entry, options)
     timings["plan"] = time.process_time() - t1
     # The replaced spans of the file (a last line without newline stays so), and the size after.
     spans: list[tuple[int, int, bytes]] = []
@@ -233,9 +288,8 @@ def slim_file(
         return result
     # The proof, on the new lines as Pi will parse them.
     t2 = time.process_time()
-    with gc_paused():
-        after = {pos: parse_json_line(data)[0] for pos, data in plan.replacements.items()}
-        result.violations = check_slim(session.entries, plan, after, session.lines, plan.context)
+    after = {pos: parse_json_line(data)[0] for pos, data in plan.replacements.items()}
+    result.violations = check_slim(session.entries, plan, after, session.lines, plan.context)
     if full_check and not result.violations:
         result.violations = _full_check(path, read.stat, spans)
     timings["verify"] = time.process_time() - t2

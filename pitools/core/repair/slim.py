@@ -91,8 +91,8 @@ def placeholder(what: str, data: bytes) -> str:
 class Candidate:
     """An entry holding content the options select: its slimmed line, and what that saves."""
 
-    #: The replacement line (ending in ``\\n``), or None when no replacement saves a byte.
-    line: bytes | None
+    #: The slimmed entry, or None when no replacement saves a byte (serialized only if chosen).
+    new: dict[str, Any] | None
     #: ``(category, bytes saved)`` for every block the line replaces.
     replaced: list[tuple[str, int]]
     #: The category of every block matching the options (reported as kept when in context).
@@ -190,11 +190,16 @@ def slim_candidate(entry: Any, options: SlimOptions) -> Candidate | None:
             replaced.append((cat, saved))
     if not matching:
         return None
-    line = None if out is None else to_json_bytes(_with_content(entry, where, out)) + b"\n"
-    return Candidate(line, replaced, matching)
+    return Candidate(None if out is None else _with_content(entry, where, out), replaced, matching)
 
 
-def skeleton(entry: Any) -> Any:
+def candidate_line(cand: Candidate) -> bytes:
+    """The candidate's new line (``JSON.stringify`` of the slimmed entry, and ``\\n``)."""
+    assert cand.new is not None
+    return to_json_bytes(cand.new) + b"\n"
+
+
+def skeleton(entry: Any, *, in_place: bool = False) -> Any:
     """``entry`` without the content blocks slim may replace (all that is kept in memory).
 
     Only the contexts read content, and slim never touches an entry a context holds. Everything
@@ -206,7 +211,15 @@ def skeleton(entry: Any) -> Any:
     if found is None:
         return entry
     content, _role, where = found
-    return _with_content(entry, where, [b for b in content if type(b) is dict and b.get("type") == "toolCall"])
+    calls = [b for b in content if type(b) is dict and b.get("type") == "toolCall"]
+    if not in_place:
+        return _with_content(entry, where, calls)
+    # ``in_place``: the streaming reader drops the entry anyway (no copies of 40,000 dicts).
+    if where == "message":
+        entry["message"]["content"] = calls
+    else:
+        entry["content"] = calls
+    return entry
 
 
 # -- which entries some leaf's context holds ---------------------------------------------------------
@@ -364,9 +377,9 @@ def plan_from_candidates(entries: Sequence[Any], candidates: dict[int, Candidate
     for pos in sorted(candidates):
         cand = candidates[pos]
         if pos in away:
-            if cand.line is None:
+            if cand.new is None:
                 continue
-            plan.replacements[pos] = cand.line
+            plan.replacements[pos] = candidate_line(cand)
             for cat, saved in cand.replaced:
                 totals[cat].count += 1
                 totals[cat].bytes_saved += saved
@@ -404,6 +417,7 @@ __all__ = [
     "ContextUnion",
     "SlimOptions",
     "SlimPlan",
+    "candidate_line",
     "compacted_away",
     "context_union",
     "placeholder",

@@ -19,6 +19,7 @@ from pitools.core.repair.slim import (
     SlimOptions,
     SlimPlan,
     _context_union_per_leaf,
+    candidate_line,
     candidates_of,
     compacted_away,
     context_union,
@@ -150,8 +151,8 @@ def _wrong_plan(session: Session, index: SessionIndex) -> SlimPlan:
     plan = plan_slim(session.entries, ALL)
     union = context_union(index)
     candidates = candidates_of(session.entries, ALL)
-    pos = next(p for p, c in candidates.items() if c.line is not None and p in union.in_context)
-    plan.replacements[pos] = candidates[pos].line  # type: ignore[assignment]
+    pos = next(p for p, c in candidates.items() if c.new is not None and p in union.in_context)
+    plan.replacements[pos] = candidate_line(candidates[pos])
     return plan
 
 
