@@ -206,3 +206,32 @@ def test_fingerprints_catch_a_changed_context() -> None:
     after = slim_fingerprints(session, SessionIndex.build(entries))
     assert compare_fingerprints(before, after)
     assert not compare_fingerprints(before, slim_fingerprints(*_slim_case()))
+
+
+def _gen_big() -> Any:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[3] / "scripts" / "gen_big.py"
+    spec = importlib.util.spec_from_file_location("gen_big", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("shape", ["compacted", "never", "branches", "images", "tool-images"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_generated_sessions_union_and_proof(shape: str, seed: int) -> None:
+    """Bench-shaped sessions (many leaves, compactions, branch summaries, images): the one-walk
+    union is Pi's per-leaf one, and the structural proof and the full replay agree."""
+    gen = _gen_big()
+    data = gen.generate_images(2.5, seed) if shape == "images" else gen.generate(2.5, seed, shape)
+    session, index = _load(data)
+    fast = context_union(index)
+    slow = _context_union_per_leaf(index)
+    assert (fast.on_path, fast.in_context, fast.leaves) == (slow.on_path, slow.in_context, slow.leaves)
+    plan = plan_slim(session.entries, ALL)
+    assert check_slim(session.entries, plan, _after(plan)) == []
+    assert _full(session, index, plan) == []
+    if shape == "compacted":
+        assert plan.replacements, "a compacted session has something to slim"
