@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from pitools.core.compaction.prepare import (
     should_compact,
 )
 from pitools.core.context.build import (
+    BranchKeys,
     ProjectedEntry,
     build_projection,
     estimate_projected_context_tokens,
@@ -206,17 +207,20 @@ def plan_compaction(
     *,
     context_window: int,
     settings_json: dict[str, Any] | None = None,
-    branch: list[Any] | None = None,
+    branch: Sequence[Any] | None = None,
     projection: Any = None,
+    keys: BranchKeys | None = None,
 ) -> CompactionPlan:
     """Pi's ``prepareCompaction`` on the branch at ``leaf``, with the regions laid out.
 
     A caller that already has ``loaded.index.get_branch(leaf)`` and its ``build_projection``
     passes them in as ``branch`` and ``projection`` (a 100 MB session's branch takes a tenth of
-    a second to walk and project).
+    a second to walk and project). With a lean load (``replay_context`` on a lean index)
+    ``branch`` reads its entries only when asked, and ``keys`` gives the ids and types of the
+    branch: the regions are then laid out by id and only the context's entries are parsed.
     """
     with gc_paused():  # only acyclic objects are made here; see gc_paused
-        return _plan_compaction(loaded, leaf, settings, context_window, settings_json, branch, projection)
+        return _plan_compaction(loaded, leaf, settings, context_window, settings_json, branch, projection, keys)
 
 
 def _plan_compaction(
@@ -225,8 +229,9 @@ def _plan_compaction(
     settings: CompactionSettings,
     context_window: int,
     settings_json: dict[str, Any] | None,
-    branch: list[Any] | None,
+    branch: Sequence[Any] | None,
     projection: Any,
+    keys: BranchKeys | None = None,
 ) -> CompactionPlan:
     index = loaded.index
     if branch is None:
@@ -237,8 +242,10 @@ def _plan_compaction(
     # it by id (reprojected_path) changes nothing: every entry on a path taken from the index
     # is the one the index holds for its id, so the ids are distinct.
     if projection is None:
-        projection = build_projection(branch)
-    tokens = estimate_projected_context_tokens(projection, branch, message_estimates(projection)).tokens
+        projection = build_projection(list(branch))
+    tokens = estimate_projected_context_tokens(
+        projection, keys if keys is not None else branch, message_estimates(projection)
+    ).tokens
     prep = prepare_compaction(branch, settings, projection=projection, tokens_before=tokens)
     reason = None
     if prep is None:
@@ -256,11 +263,11 @@ def _plan_compaction(
         preparation=prep,
         reason=reason,
     )
-    plan.rows = _region_rows(branch, prep, projection)
+    plan.rows = _region_rows(branch, prep, projection) if keys is None else _region_rows_by_id(keys, prep, projection)
     return plan
 
 
-def _region_rows(branch: list[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
+def _region_rows(branch: Sequence[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
     """Each branch entry's region: summarized before, the previous compaction's tail, to
     summarize, split-turn prefix, kept; with the tokens of its projected messages."""
     if prep is None:
@@ -304,6 +311,45 @@ def _region_rows(branch: list[Any], prep: CompactionPreparation | None, current:
         region, pe = found
         tokens = pe.tokens()
         append((e, eid, region, tokens if type(tokens) is int else 0, e is first_kept))
+    return out
+
+
+def _region_rows_by_id(keys: BranchKeys, prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
+    """:func:`_region_rows` from the branch's ids and types (a lean load), matching projected
+    entries by id: on a path taken from the index no two entries share an id. A row's entry is
+    a stand-in holding only the entry's type (the JSON listing reads nothing else)."""
+    from pitools.core.session.tree import mkey
+
+    placed: dict[Any, tuple[str, ProjectedEntry]] = {}
+    first_kept: Any = None
+    if prep is None:
+        for pe in current.entries:
+            placed[mkey(pe.source_id)] = (REGION_KEPT, pe)
+    else:
+        entries = prep.projection.entries
+        bounds = (
+            (0, prep.boundary_start, REGION_PREVIOUS),
+            (prep.boundary_start, prep.history_end, REGION_SUMMARIZE),
+            (prep.history_end, prep.first_kept_index, REGION_PREFIX),
+            (prep.first_kept_index, len(entries), REGION_KEPT),
+        )
+        for lo, hi, region in bounds:
+            for pe in entries[lo:hi]:
+                placed[mkey(pe.source_id)] = (region, pe)
+        if prep.first_kept_index < len(entries):
+            first_kept = mkey(entries[prep.first_kept_index].source_id)
+    out: list[RegionRow] = []
+    append = out.append
+    for eid, etype in zip(keys.ids, keys.types, strict=True):
+        key = eid if type(eid) is str else mkey(eid)
+        stand_in = {"type": etype}
+        found = placed.get(key)
+        if found is None:
+            append((stand_in, eid, REGION_SUMMARIZED, 0, prep is not None and key == first_kept))
+            continue
+        region, pe = found
+        tokens = pe.tokens()
+        append((stand_in, eid, region, tokens if type(tokens) is int else 0, prep is not None and key == first_kept))
     return out
 
 

@@ -605,9 +605,8 @@ def prepare_compaction(
         last = path_entries[-1]
         if type(last) is dict and last.get("type") == "compaction":
             return None
-    path = list(path_entries)
     if projection is None:
-        projection = build_projection(reprojected_path(path))
+        projection = build_projection(reprojected_path(list(path_entries)))
     projected = projection.entries
     prev_idx = next(
         (
@@ -624,7 +623,7 @@ def prepare_compaction(
         boundary_start = prev_idx + 1
     boundary_end = len(projected)
     if tokens_before is None:
-        tokens_before = estimate_projected_context_tokens(projection, path).tokens
+        tokens_before = estimate_projected_context_tokens(projection, list(path_entries)).tokens
     cut = find_cut_point(projected, boundary_start, boundary_end, settings.keep_recent_tokens)
     first_kept = projected[cut.first_kept_index].source
     first_kept_id = first_kept.get("id", UNDEFINED) if type(first_kept) is dict else UNDEFINED
