@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
@@ -74,8 +74,10 @@ CREATE TABLE IF NOT EXISTS entries(
   leaf_lo INTEGER, leaf_hi INTEGER, in_ctx INTEGER, summarized INTEGER,
   aux TEXT, aux_null INTEGER,
   copied INTEGER NOT NULL DEFAULT 0,
+  tref INTEGER,
   PRIMARY KEY(sid, ord)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entries_tref ON entries(tref) WHERE tref IS NOT NULL;
 CREATE TABLE IF NOT EXISTS usage(
   sid INTEGER NOT NULL, ord INTEGER NOT NULL, ts INTEGER,
   provider TEXT, model TEXT,
@@ -90,6 +92,7 @@ CREATE INDEX IF NOT EXISTS usage_ts ON usage(ts);
 _SHARD_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content='', detail=none);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_thinking USING fts5(body, content='', detail=none);
+CREATE TABLE IF NOT EXISTS texts(h INTEGER PRIMARY KEY, r INTEGER NOT NULL);
 INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
 INSERT INTO fts_thinking(fts_thinking, rank) VALUES('hashsize', 16777216)
 """
@@ -236,7 +239,7 @@ class ArchiveIndex:
             shards = self.shard_count(conn)
             for k in range(shards):
                 conn.execute("ATTACH DATABASE ? AS ?", (self.shard_path(k), f"s{k}"))
-                ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='fts_thinking'").fetchone()
+                ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='texts'").fetchone()
                 if self.fts and not ready[0]:
                     for stmt in _SHARD_SCHEMA.strip().split(";\n"):
                         if stmt.strip():
@@ -354,6 +357,7 @@ class ArchiveIndex:
                     for table in ("fts", "fts_thinking"):
                         # A contentless table cannot DELETE; 'delete-all' empties it.
                         conn.execute(f"INSERT INTO s{k}.{table}({table}) VALUES('delete-all')")
+                    conn.execute(f"DELETE FROM s{k}.texts")
             if not self.in_memory:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("VACUUM")

@@ -13,7 +13,20 @@ import orjson
 
 from pitools.ops import index as _index
 from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, ArchiveIndex, ProgressFn, UpdateStats
-from pitools.ops.index_rows import FileRows, entry_rows, is_regular, read_appended, read_file, tail_hash
+from pitools.ops.index_rows import (
+    FileRows,
+    entry_rows,
+    insert_texts,
+    is_regular,
+    read_appended,
+    read_file,
+    tail_hash,
+)
+
+_ENTRY_INSERT = (
+    "INSERT OR REPLACE INTO entries(sid, ord, eid, parent, ts, kind, role, tools, off, len, leaf_lo, leaf_hi, "
+    "in_ctx, summarized, aux, aux_null, tref) VALUES(" + ",".join("?" * 17) + ")"
+)
 
 
 @dataclass(slots=True)
@@ -34,6 +47,8 @@ class Updater:
         self.progress = progress
         self.jobs = jobs if jobs is not None else max(1, min(MAX_SHARDS, os.cpu_count() or 1))
         self.changed: set[int] = set()
+        #: content hash -> search row, per shard (see :func:`insert_texts`)
+        self.seen: dict[int, dict[int, int]] = {}
 
     def run(self, folders: Sequence[str]) -> None:
         from pitools.core.session.locate import session_files
@@ -226,101 +241,124 @@ class Updater:
             and _can_fork()
         )
         if parallel:
-            results = self._parallel(work, done, total)
-        else:
-            results = []
+            self._parallel(work, done, total)
+            return
+        with _Batch(self.conn, immediate=True) as batch:
             for path, sid, k, st in work:
                 rows = read_file(path, sid, st)
+                batch.begin()
                 self._store(rows, sid, k, write_text=True)
+                batch.wrote(rows.size)
                 done += 1
                 if self.progress is not None:
                     self.progress(done, total)
-            return
-        for rows, sid, k in results:
-            self._store(rows, sid, k, write_text=False)
 
-    def _parallel(self, work: list[tuple[str, int, int, os.stat_result]], done: int, total: int) -> list[Any]:
+    def _parallel(self, work: list[tuple[str, int, int, os.stat_result]], done: int, total: int) -> None:
+        """Index on every core: one worker process per group of shards, rows streamed back.
+
+        Each worker alone writes its shards' search text (so a shard's texts are shared within
+        it without races) and sends every file's other rows through a pipe as soon as they are
+        ready; this process stores them and reports progress.
+        """
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from multiprocessing.connection import Connection, wait
 
         by_shard: dict[int, list[tuple[str, int, os.stat_result]]] = {}
         for path, sid, k, st in work:
             by_shard.setdefault(k, []).append((path, sid, st))
-        # Batches keep every shard's writer busy while results stream back to this process.
-        batches: list[tuple[int, list[tuple[str, int, os.stat_result]]]] = []
-        for k, items in by_shard.items():
-            size = max(1, min(32, len(items) // 8))
-            batches.extend((k, items[i : i + size]) for i in range(0, len(items), size))
-        results: list[Any] = []
+        groups: list[list[tuple[str | None, int, list[tuple[str, int, os.stat_result]]]]] = [
+            [] for _ in range(min(self.jobs, len(by_shard)))
+        ]
+        for i, (k, items) in enumerate(sorted(by_shard.items())):
+            groups[i % len(groups)].append((self.index.shard_path(k), k, items))
         ctx = multiprocessing.get_context("fork")
-        workers = min(self.jobs, len(by_shard))
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futures = {
-                pool.submit(_index_batch, self.index.shard_path(k), self.index.fts, items): (k, len(items))
-                for k, items in batches
-            }
-            for future in as_completed(futures):
-                k, n = futures[future]
-                for sid, rows in future.result():
-                    results.append((rows, sid, k))
-                done += n
-                if self.progress is not None:
-                    self.progress(done, total)
-        return results
+        procs = []
+        readers: dict[Connection, bool] = {}
+        # Deferred, not IMMEDIATE: that would lock every attached shard too, which the workers
+        # hold while they write; this transaction writes (and so locks) the main file only.
+        batch = _Batch(self.conn, immediate=False)
+        try:
+            for group in groups:
+                recv, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_shard_worker, args=(group, self.index.fts, send), daemon=True)
+                proc.start()
+                send.close()
+                procs.append(proc)
+                readers[recv] = True
+            while readers:
+                for ready in wait(list(readers)):
+                    reader: Connection = ready  # type: ignore[assignment]
+                    try:
+                        message: Any = reader.recv()
+                    except EOFError:
+                        raise RuntimeError("an indexing worker stopped before it finished") from None
+                    if message is None:
+                        del readers[reader]
+                        reader.close()
+                        continue
+                    if isinstance(message, BaseException):
+                        raise message
+                    rows, sid, k = message
+                    batch.begin()
+                    self._store(rows, sid, k, write_text=False)
+                    batch.wrote(rows.size)
+                    done += 1
+                    if self.progress is not None:
+                        self.progress(done, total)
+            batch.commit()
+        finally:
+            batch.rollback()
+            for left in readers:
+                left.close()
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()
+                proc.join()
 
     def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
+        """Write one file's rows (inside the caller's transaction, see :class:`_Batch`)."""
         from pitools.core.views.lineage import default_canonical
 
         summary = rows.summary if rows.summary is not None else _summary(rows.path)
         header = rows.header or {}
         parent = header.get("parentSession")
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if write_text:
-                self._insert_rows(rows, shard)
-            else:
-                self._insert_rows(rows, shard, text=False)
-            conn.execute(
-                "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
-                "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
-                "default_pos=?, leaves=?, summary=? WHERE sid=?",
-                (
-                    default_canonical(rows.path),
-                    rows.size,
-                    rows.mtime_ns,
-                    rows.ino,
-                    rows.indexed_bytes,
-                    rows.tail_hash,
-                    int(rows.regular),
-                    int(rows.valid),
-                    header.get("id") if type(header.get("id")) is str else None,
-                    summary.get("cwd"),
-                    summary.get("name"),
-                    orjson.dumps(parent) if parent is not None else None,
-                    summary.get("created"),
-                    summary.get("modified"),
-                    rows.default_leaf,
-                    _pos(rows),
-                    orjson.dumps(rows.leaves),
-                    orjson.dumps(summary),
-                    sid,
-                ),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        self._insert_rows(rows, shard, text=write_text)
+        conn.execute(
+            "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
+            "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
+            "default_pos=?, leaves=?, summary=? WHERE sid=?",
+            (
+                default_canonical(rows.path),
+                rows.size,
+                rows.mtime_ns,
+                rows.ino,
+                rows.indexed_bytes,
+                rows.tail_hash,
+                int(rows.regular),
+                int(rows.valid),
+                header.get("id") if type(header.get("id")) is str else None,
+                summary.get("cwd"),
+                summary.get("name"),
+                orjson.dumps(parent) if parent is not None else None,
+                summary.get("created"),
+                summary.get("modified"),
+                rows.default_leaf,
+                _pos(rows),
+                orjson.dumps(rows.leaves),
+                orjson.dumps(summary),
+                sid,
+            ),
+        )
         self.stats.bytes_read += rows.size
         self.changed.add(sid)
 
     def _insert_rows(self, rows: FileRows, shard: int, *, text: bool = True) -> None:
         conn = self.conn
-        conn.executemany("INSERT OR REPLACE INTO entries VALUES(" + ",".join("?" * 16) + ", 0)", rows.entries)
-        conn.executemany("INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)", rows.usage)
         if text and self.index.fts:
-            conn.executemany(f"INSERT INTO s{shard}.fts(rowid, body) VALUES(?, ?)", rows.texts)
-            conn.executemany(f"INSERT INTO s{shard}.fts_thinking(rowid, body) VALUES(?, ?)", rows.thinking)
+            insert_texts(conn, f"s{shard}.", rows, self.seen.setdefault(shard, {}))
+        conn.executemany(_ENTRY_INSERT, rows.entries)
+        conn.executemany("INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)", rows.usage)
 
     def _delete(self, sids: Iterable[int], *, in_tx: bool = False) -> None:
         conn = self.conn
@@ -411,6 +449,47 @@ class Updater:
         self.stats.warnings.append(f"{dead} stale search rows: the next `pitools index --rebuild` reclaims them")
 
 
+#: The indexing process commits after about this many bytes of session files: one commit per
+#: file would rewrite the same B-tree pages a thousand times in a cold build.
+MAIN_COMMIT_BYTES = 64 << 20
+
+
+class _Batch:
+    """One write transaction over many files, committed every :data:`MAIN_COMMIT_BYTES`."""
+
+    def __init__(self, conn: sqlite3.Connection, *, immediate: bool) -> None:
+        self.conn = conn
+        self.immediate = immediate
+        self.pending = 0
+
+    def begin(self) -> None:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE" if self.immediate else "BEGIN")
+
+    def wrote(self, size: int) -> None:
+        self.pending += size
+        if self.pending >= MAIN_COMMIT_BYTES:
+            self.commit()
+
+    def commit(self) -> None:
+        self.pending = 0
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def __enter__(self) -> _Batch:
+        return self
+
+    def __exit__(self, kind: object, _exc: object, _tb: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.rollback()
+
+
 def _pos(rows: FileRows) -> int | None:
     """Where the default leaf is in the session's leaf order (None: it is not a leaf)."""
     if rows.default_leaf is None:
@@ -427,27 +506,55 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _index_batch(
-    shard_path: str | None, fts: bool, items: list[tuple[str, int, os.stat_result]]
-) -> list[tuple[int, FileRows]]:
-    """Worker: index files, write their search text into the shard, return the other rows."""
-    out = [read_file(path, sid, st) for path, sid, st in items]
-    if fts and shard_path:
-        conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        try:
-            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("BEGIN IMMEDIATE")
-            for rows in out:
-                conn.executemany("INSERT INTO fts(rowid, body) VALUES(?, ?)", rows.texts)
-                conn.executemany("INSERT INTO fts_thinking(rowid, body) VALUES(?, ?)", rows.thinking)
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
-    for rows in out:
-        rows.texts = []
-        rows.thinking = []
-    return [(sid, rows) for (_p, sid, _s), rows in zip(items, out, strict=True)]
+#: A worker commits its shard after about this many bytes of session files (fewer, larger
+#: full-text segments; a bounded write-ahead log).
+WORKER_COMMIT_BYTES = 256 << 20
+
+
+def _shard_worker(
+    group: list[tuple[str | None, int, list[tuple[str, int, os.stat_result]]]], fts: bool, send: Any
+) -> None:
+    """Worker process: index the files of some shards, write their search text, send the rest back.
+
+    Sends ``(rows, sid, shard)`` per file, then ``None``; on failure the exception instead.
+    """
+    try:
+        for shard_path, k, items in group:
+            conn = None
+            if fts and shard_path:
+                conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            seen: dict[int, int] = {}
+            pending = 0
+            try:
+                for path, sid, st in items:
+                    rows = read_file(path, sid, st)
+                    if conn is not None:
+                        if not conn.in_transaction:
+                            conn.execute("BEGIN IMMEDIATE")
+                        insert_texts(conn, "", rows, seen)
+                        pending += st.st_size
+                        if pending >= WORKER_COMMIT_BYTES:
+                            conn.execute("COMMIT")
+                            pending = 0
+                    else:
+                        rows.texts = []
+                        rows.thinking = []
+                    send.send((rows, sid, k))
+                if conn is not None and conn.in_transaction:
+                    conn.execute("COMMIT")
+            finally:
+                if conn is not None:
+                    conn.close()
+        send.send(None)
+    except BaseException as exc:  # handed to the parent, which raises it
+        import contextlib
+
+        with contextlib.suppress(Exception):  # unpicklable: the parent sees the pipe close
+            send.send(exc)
+    finally:
+        send.close()
 
 
 def _summary(path: str) -> dict[str, Any]:

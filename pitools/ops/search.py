@@ -191,9 +191,13 @@ def search(
         )
         named = {f"p{i}": p for i, p in enumerate(params)}
         cond = " AND ".join(_named(w, i0) for w, i0 in _numbered(where))
+        # A matching row stands for its own entry and for every entry whose identical long
+        # text was indexed only once (``tref``, see pitools.ops.index_rows.insert_texts).
         sql = (
-            f"WITH c(r) AS ({union}) SELECT {cols} FROM c JOIN entries e "
-            f"ON e.sid = (c.r >> {ROWID_SHIFT}) AND e.ord = (c.r & {(1 << ROWID_SHIFT) - 1}) "
+            f"WITH c(r) AS ({union}), m(sid, ord) AS ("
+            f"SELECT c.r >> {ROWID_SHIFT}, c.r & {(1 << ROWID_SHIFT) - 1} FROM c "
+            "UNION SELECT t.sid, t.ord FROM c JOIN entries t ON t.tref = c.r) "
+            f"SELECT {cols} FROM m JOIN entries e ON e.sid = m.sid AND e.ord = m.ord "
             f"JOIN sessions s ON s.sid = e.sid WHERE {cond or '1'} ORDER BY e.ts DESC, e.sid DESC, e.ord DESC"
         )
         named["q"] = query.fts

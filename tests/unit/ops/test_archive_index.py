@@ -483,3 +483,74 @@ def test_without_fts5_search_scans(home: dict[str, Any], monkeypatch: pytest.Mon
         (h.path, h.entry_id, h.leaves) for h in with_fts.hits
     ]
     assert with_fts.mode == "fts" and result.hits and result.hits[0].path == str(w["parent"].path)
+
+
+def _long_output(word: str) -> str:
+    """A tool output long enough to be indexed once per shard (index_rows.DEDUP_MIN)."""
+    from pitools.ops.index_rows import DEDUP_MIN
+
+    filler = " ".join(f"line{i} of the same file" for i in range(DEDUP_MIN // 10))
+    return f"{filler} {word} {filler}"
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_repeated_long_texts_are_indexed_once_and_all_found(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, parallel: bool
+) -> None:
+    """One full-text row per distinct long text; search still finds every entry holding it."""
+    ar = Archive(home["agent"], seed=3)
+    same = _long_output("quokkaunique")
+    a = ar.new("/work/a")
+    a.conversation(1)
+    first = a.tool_result(same, tool="read")["id"]
+    a.conversation(1)
+    again = a.tool_result(same, tool="read")["id"]  # the same file read twice
+    a.conversation(1)
+    a.write()
+    b = ar.new("/work/b")  # an unrelated session reading the same file
+    b.conversation(1)
+    other = b.tool_result(same, tool="read")["id"]
+    b.write()
+    clone = ar.fork(a, a.leaf)  # copies both reads
+    clone.conversation(1)
+    clone.write()
+    for i in range(6):  # enough files for the parallel build
+        extra = ar.new(f"/work/x{i}")
+        extra.conversation(2)
+        extra.write()
+    if parallel:
+        monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
+        monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+    env = home["env"]
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env, jobs=2 if parallel else 1)
+    try:
+        shards = index.shard_count()
+        rows = sum(index.conn.execute(f"SELECT count(*) FROM s{k}.texts").fetchone()[0] for k in range(shards))
+        shared = index.conn.execute("SELECT count(*) FROM entries WHERE tref IS NOT NULL").fetchone()[0]
+        found = search(index, scope, "quokkaunique", limit=0)
+    finally:
+        index.close()
+    # Five entries hold the text; each shard holding any of them indexes it once.
+    assert 1 <= rows <= shards and shared == 5 - rows
+    places = sorted((h.path, h.entry_id, h.copied) for h in found.hits)
+    assert places == sorted(
+        [
+            (str(a.path), first, False),
+            (str(a.path), again, False),
+            (str(b.path), other, False),
+            (str(clone.path), first, True),
+            (str(clone.path), again, True),
+        ]
+    )
+    # The session whose entry owns the shared row goes: the others are still found.
+    a.path.unlink()
+    left = _search(env, "quokkaunique", limit=0)
+    assert sorted((h.path, h.entry_id) for h in left.hits) == sorted(
+        [(str(b.path), other), (str(clone.path), first), (str(clone.path), again)]
+    )
+    # Appended to a session: a repeated text there joins the existing row.
+    start = len(b.entries)
+    b.tool_result(same, tool="read")
+    b.append(start)
+    assert len(_search(env, "quokkaunique", limit=0).hits) == 4
