@@ -47,6 +47,9 @@ class Updater:
         self.progress = progress
         self.jobs = jobs if jobs is not None else max(1, min(MAX_SHARDS, os.cpu_count() or 1))
         self.changed: set[int] = set()
+        #: Sessions whose ``usage_slots`` rows must be summed again (new, changed, gone, or
+        #: whose copied flags moved).
+        self.slots_dirty: set[int] = set()
         #: content hash -> search row, per shard (see :func:`insert_texts`)
         self.seen: dict[int, dict[int, int]] = {}
 
@@ -104,6 +107,8 @@ class Updater:
         if self.changed or gone:
             self._lineage()
             self._warn_dead_rows()
+        if self.slots_dirty:
+            self._slots()
 
     # -- appended files --------------------------------------------------------------------------
     def _appended(self, todo: _Todo) -> bool:
@@ -198,6 +203,7 @@ class Updater:
         self.stats.appended += 1
         self.stats.bytes_read += todo.st.st_size - indexed
         self.changed.add(sid)
+        self.slots_dirty.add(sid)
         return True
 
     # -- whole files -------------------------------------------------------------------------------
@@ -352,6 +358,7 @@ class Updater:
         )
         self.stats.bytes_read += rows.size
         self.changed.add(sid)
+        self.slots_dirty.add(sid)
 
     def _insert_rows(self, rows: FileRows, shard: int, *, text: bool = True) -> None:
         conn = self.conn
@@ -367,6 +374,7 @@ class Updater:
             conn.execute("BEGIN IMMEDIATE")
         try:
             dead = 0
+            self.slots_dirty.update(sids)
             for sid in sids:
                 dead += conn.execute("SELECT count(*) FROM entries WHERE sid=?", (sid,)).fetchone()[0]
                 conn.execute("DELETE FROM entries WHERE sid=?", (sid,))
@@ -420,6 +428,7 @@ class Updater:
 
             for key in affected:
                 sid = sid_of[key]
+                self.slots_dirty.add(sid)
                 lineage = [sid_of[a] for a in ancestors(key, parents)]
                 if not lineage:
                     conn.execute("UPDATE entries SET copied=0 WHERE sid=? AND copied=1", (sid,))
@@ -438,6 +447,35 @@ class Updater:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _slots(self) -> None:
+        """Sum ``usage`` into ``usage_slots`` again for the sessions that changed."""
+        from pitools.ops.index import SLOT_MS
+
+        conn = self.conn
+        # Floor division (SQLite's ``/`` truncates toward zero).
+        q = f"CASE WHEN ts >= 0 THEN ts / {SLOT_MS} ELSE -1 - ((-ts - 1) / {SLOT_MS}) END"
+        select = (
+            f"SELECT sid, {q}, provider, model, copied, sum(input), sum(output), sum(cache_read), "
+            "sum(cache_write), sum(cost), count(*) FROM usage"
+        )
+        groups = "GROUP BY sid, 2, provider, model, copied"
+        dirty = self.slots_dirty
+        total = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if len(dirty) * 4 >= total:
+                conn.execute("DELETE FROM usage_slots")
+                conn.execute(f"INSERT INTO usage_slots {select} {groups}")
+            else:
+                for sid in sorted(dirty):
+                    conn.execute("DELETE FROM usage_slots WHERE sid=?", (sid,))
+                    conn.execute(f"INSERT INTO usage_slots {select} WHERE sid=? {groups}", (sid,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        dirty.clear()
 
     def _warn_dead_rows(self) -> None:
         """Say when dead full-text rows (deleted or rewritten sessions) outnumber live ones."""

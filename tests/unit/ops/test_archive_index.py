@@ -554,3 +554,53 @@ def test_repeated_long_texts_are_indexed_once_and_all_found(
     b.tool_result(same, tool="read")
     b.append(start)
     assert len(_search(env, "quokkaunique", limit=0).hits) == 4
+
+
+def _rows(report: Any) -> list[tuple[Any, ...]]:
+    return [
+        (r.key, r.sums.input, r.sums.output, r.sums.cache_read, r.sums.cache_write, r.sums.records, r.sums.cost)
+        for r in report.rows
+    ]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Asia/Kathmandu"])
+def test_quarter_hour_sums_give_the_records_answer(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
+    """``usage`` reads usage_slots when that is exact: every report equals the one from the records."""
+    from zoneinfo import ZoneInfo
+
+    from pitools.ops import archive
+
+    ar, w = _build(home["agent"])
+    # Appended and deleted sessions keep the sums in step.
+    start = len(w["clone"].entries)
+    w["clone"].conversation(2)
+    w["clone"].append(start)
+    _usage(home["env"])
+    w["twin_b"].path.unlink()
+    tz = dt.UTC if zone == "UTC" else ZoneInfo(zone)
+    used: list[str] = []
+    real = archive._usage_source
+
+    def spy(*a: Any, **kw: Any) -> Any:
+        src = real(*a, **kw)
+        used.append(src.table)
+        return src
+
+    cases: list[dict[str, Any]] = [
+        {"by": by, "breakdown": True} for by in ("day", "week", "month", "model", "provider", "project", "session")
+    ]
+    cases += [{"by": "day", "since": "2026-02-01"}, {"by": "month", "until": "2026-02"}, {"by": "day", "since": "3d"}]
+    for kw in cases:
+        used.clear()
+        monkeypatch.setattr(archive, "_usage_source", spy)
+        fast = _usage(home["env"], tz=tz, tz_name=zone, **kw)
+        monkeypatch.setattr(archive, "_usage_source", lambda *a, **k: archive._RECORDS)
+        slow = _usage(home["env"], tz=tz, tz_name=zone, **kw)
+        assert [r[:-1] for r in _rows(fast)] == [r[:-1] for r in _rows(slow)], kw
+        assert all(_close(a[-1], b[-1]) for a, b in zip(_rows(fast), _rows(slow), strict=True)), kw
+        assert (fast.totals.records, fast.sessions) == (slow.totals.records, slow.sessions)
+        # Dates fall on quarter hours, so only "3d ago" needs the records.
+        assert used == ["usage" if kw.get("since") == "3d" else "usage_slots"], kw
+    _check_totals(_usage(home["env"]), ar.truth())
