@@ -39,9 +39,11 @@ class Spec:
     query: bool = False  # takes one positional QUERY
 
 
-def _specs() -> dict[str, Spec]:
+def _spec(name: str) -> Spec | None:
+    """The options of command ``name`` (None: not a fast-path command)."""
+    if name not in ("usage", "search", "ls"):
+        return None
     from pitools.cli.archive_run import ROLE_CHOICES, SORTS
-    from pitools.core.views.usage_report import BY_CHOICES
 
     filters = {
         "--project": Opt("project"),
@@ -52,8 +54,10 @@ def _specs() -> dict[str, Spec]:
         "--timezone": Opt("timezone"),
         "--session-dir": Opt("session_dir"),
     }
-    return {
-        "usage": Spec(
+    if name == "usage":
+        from pitools.core.views.usage_report import BY_CHOICES
+
+        return Spec(
             {
                 **filters,
                 "--by": Opt("by", choices=BY_CHOICES),
@@ -72,8 +76,9 @@ def _specs() -> dict[str, Spec]:
                 "session_dir": None,
                 "format_": "human",
             },
-        ),
-        "search": Spec(
+        )
+    if name == "search":
+        return Spec(
             {
                 **filters,
                 "--regex": Opt("regex", "flag"),
@@ -103,35 +108,34 @@ def _specs() -> dict[str, Spec]:
                 "format_": "human",
             },
             query=True,
-        ),
-        # ``ls --since`` converts its value in a click callback: that stays with click.
-        "ls": Spec(
-            {
-                "--all": Opt("all_", "flag"),
-                "--cwd": Opt("cwd"),
-                "--session-dir": Opt("session_dir"),
-                "--format": Opt("format_", choices=("human", "json")),
-                "--no-cache": Opt("no_cache", "flag"),
-                "--limit": Opt("limit", min_int=1),
-                "--sort": Opt("sort", choices=tuple(SORTS)),
-            },
-            {
-                "all_": False,
-                "cwd": None,
-                "session_dir": None,
-                "format_": "human",
-                "no_cache": False,
-                "limit": None,
-                "since": None,
-                "sort": "activity",
-            },
-        ),
-    }
+        )
+    # ``ls --since`` converts its value in a click callback: that stays with click.
+    return Spec(
+        {
+            "--all": Opt("all_", "flag"),
+            "--cwd": Opt("cwd"),
+            "--session-dir": Opt("session_dir"),
+            "--format": Opt("format_", choices=("human", "json")),
+            "--no-cache": Opt("no_cache", "flag"),
+            "--limit": Opt("limit", min_int=1),
+            "--sort": Opt("sort", choices=tuple(SORTS)),
+        },
+        {
+            "all_": False,
+            "cwd": None,
+            "session_dir": None,
+            "format_": "human",
+            "no_cache": False,
+            "limit": None,
+            "since": None,
+            "sort": "activity",
+        },
+    )
 
 
 def parse(name: str, args: Sequence[str]) -> dict[str, Any] | None:
     """``args`` of command ``name`` as keyword arguments, or None when click must read them."""
-    spec = _specs().get(name)
+    spec = _spec(name)
     if spec is None:
         return None
     values = dict(spec.defaults)

@@ -347,10 +347,12 @@ class ArchiveIndex:
     ) -> UpdateStats:
         """Bring the sessions of ``folders`` up to date (see the module docstring)."""
         stats = UpdateStats(in_memory=self.in_memory, rebuilt=self.rebuilt)
-        from pitools.ops.index_update import Updater
-
         with self.updating():
-            Updater(self, stats, progress, jobs).run([os.path.abspath(f) for f in folders])
+            changed, gone = scan(self.conn, [os.path.abspath(f) for f in folders], stats)
+            if changed or gone:  # a warm run stops here, without loading the indexing code
+                from pitools.ops.index_update import Updater
+
+                Updater(self, stats, progress, jobs).run(changed, gone)
         return stats
 
     def rebuild(self) -> None:
@@ -388,6 +390,54 @@ class ArchiveIndex:
             return out
         finally:
             self.conn.row_factory = None
+
+
+#: A session file that is new or changed since it was indexed: (path, folder, stat, its
+#: sessions row (sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard) or None).
+Changed = tuple[str, str, os.stat_result, "tuple[Any, ...] | None"]
+
+
+def scan(conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats) -> tuple[list[Changed], list[int]]:
+    """Session files of ``folders`` (``ls``'s rules) that changed since indexed, and sids of gone ones.
+
+    One ``stat`` per file: a file whose size, mtime and inode match its row is not opened.
+    """
+    import stat as stat_mod
+
+    known: dict[str, tuple[Any, ...]] = {}
+    for folder in folders:
+        for row in conn.execute(
+            "SELECT path, sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard "
+            "FROM sessions WHERE folder=?",
+            (folder,),
+        ):
+            known[row[0]] = row[1:]
+    changed: list[Changed] = []
+    seen: set[str] = set()
+    for folder in folders:
+        try:
+            names = [n for n in os.listdir(folder) if n.endswith(".jsonl")]
+        except OSError:
+            continue
+        # libuv's readdir order (byte order), as pitools.core.session.locate.session_files.
+        names.sort(key=lambda n: n.encode("utf-8", "surrogateescape"))
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if not stat_mod.S_ISREG(st.st_mode):
+                continue
+            seen.add(path)
+            stats.files += 1
+            old = known.get(path)
+            if old is not None and old[1] == st.st_size and old[2] == st.st_mtime_ns and old[3] == st.st_ino:
+                stats.unchanged += 1
+                continue
+            changed.append((path, folder, st, old))
+    gone = [row[0] for path, row in known.items() if path not in seen]
+    return changed, gone
 
 
 def _in_shard(stmt: str, k: int) -> str:

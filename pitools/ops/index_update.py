@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat as stat_mod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import orjson
 
 from pitools.ops import index as _index
-from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, ArchiveIndex, ProgressFn, UpdateStats
+from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, ArchiveIndex, Changed, ProgressFn, UpdateStats
 from pitools.ops.index_rows import (
     FileRows,
     entry_rows,
@@ -53,41 +52,16 @@ class Updater:
         #: content hash -> search row, per shard (see :func:`insert_texts`)
         self.seen: dict[int, dict[int, int]] = {}
 
-    def run(self, folders: Sequence[str]) -> None:
-        from pitools.core.session.locate import session_files
-
-        conn = self.conn
-        known: dict[str, tuple[Any, ...]] = {}
-        for folder in folders:
-            for row in conn.execute(
-                "SELECT path, sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard "
-                "FROM sessions WHERE folder=?",
-                (folder,),
-            ):
-                known[row[0]] = row[1:]
+    def run(self, changed: Sequence[Changed], gone: Sequence[int]) -> None:
+        """Index what :func:`pitools.ops.index.scan` found changed, drop what is gone."""
         full: list[_Todo] = []
         appends: list[_Todo] = []
-        seen: set[str] = set()
-        for folder in folders:
-            for path in session_files(folder):
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    continue
-                if not stat_mod.S_ISREG(st.st_mode):
-                    continue
-                seen.add(path)
-                self.stats.files += 1
-                old = known.get(path)
-                if old is not None and (old[1], old[2], old[3]) == (st.st_size, st.st_mtime_ns, st.st_ino):
-                    self.stats.unchanged += 1
-                    continue
-                todo = _Todo(path, folder, st, old)
-                if old is not None and self._appended(todo):
-                    appends.append(todo)
-                else:
-                    full.append(todo)
-        gone = [known[p][0] for p in known if p not in seen]
+        for path, folder, st, old in changed:
+            todo = _Todo(path, folder, st, old)
+            if old is not None and self._appended(todo):
+                appends.append(todo)
+            else:
+                full.append(todo)
         if gone:
             self._delete(gone)
             self.stats.removed += len(gone)
