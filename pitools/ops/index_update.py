@@ -49,6 +49,7 @@ class Updater:
         #: Sessions whose ``usage_slots`` rows must be summed again (new, changed, gone, or
         #: whose copied flags moved).
         self.slots_dirty: set[int] = set()
+        self.real_dirs: dict[str, str] = {}
         #: content hash -> search row, per shard (see :func:`insert_texts`)
         self.seen: dict[int, dict[int, int]] = {}
 
@@ -295,10 +296,25 @@ class Updater:
                     proc.terminate()
                 proc.join()
 
-    def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
-        """Write one file's rows (inside the caller's transaction, see :class:`_Batch`)."""
+    def _pkey(self, path: str) -> str:
+        """``default_canonical(path)``, resolving each folder once (not every file's every part)."""
+        import stat as stat_mod
+
         from pitools.core.views.lineage import default_canonical
 
+        folder, name = os.path.split(path)
+        real = self.real_dirs.get(folder)
+        if real is None:
+            real = self.real_dirs[folder] = default_canonical(folder)
+        try:
+            if not stat_mod.S_ISLNK(os.lstat(path).st_mode):
+                return os.path.join(real, name)  # realpath of a non-link is its folder's realpath + name
+        except OSError:
+            pass
+        return default_canonical(path)
+
+    def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
+        """Write one file's rows (inside the caller's transaction, see :class:`_Batch`)."""
         summary = rows.summary if rows.summary is not None else _summary(rows.path)
         header = rows.header or {}
         parent = header.get("parentSession")
@@ -309,7 +325,7 @@ class Updater:
             "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
             "default_pos=?, leaves=?, summary=? WHERE sid=?",
             (
-                default_canonical(rows.path),
+                self._pkey(rows.path),
                 rows.size,
                 rows.mtime_ns,
                 rows.ino,

@@ -604,3 +604,30 @@ def test_quarter_hour_sums_give_the_records_answer(
         # Dates fall on quarter hours, so only "3d ago" needs the records.
         assert used == ["usage" if kw.get("since") == "3d" else "usage_slots"], kw
     _check_totals(_usage(home["env"]), ar.truth())
+
+
+def test_session_keys_resolve_links_like_realpath(tmp_path: Path) -> None:
+    """The index resolves each folder once; the key still equals realpath's for links and plain files."""
+    from pitools.core.views.lineage import default_canonical
+    from pitools.ops.index import UpdateStats
+    from pitools.ops.index_update import Updater
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a.jsonl").write_text("{}\n")
+    (tmp_path / "elsewhere.jsonl").write_text("{}\n")
+    (real / "link.jsonl").symlink_to(tmp_path / "elsewhere.jsonl")
+    (tmp_path / "linked").symlink_to(real)
+    index = index_mod.ArchiveIndex(None)
+    try:
+        updater = Updater(index, UpdateStats(), None, 1)
+        for path in [
+            real / "a.jsonl",
+            real / "link.jsonl",
+            tmp_path / "linked" / "a.jsonl",
+            tmp_path / "linked" / "link.jsonl",
+            real / "missing.jsonl",
+        ]:
+            assert updater._pkey(str(path)) == default_canonical(str(path)), path
+    finally:
+        index.close()
