@@ -133,7 +133,7 @@ class SearchResult:
 
 
 def _iso(ms: Any) -> str | None:
-    from pitools.core.views.usage import iso_utc
+    from pitools.core.views.isotime import iso_utc
 
     return iso_utc(ms) if ms is not None else None
 
@@ -278,7 +278,8 @@ class _LineReader:
 def _check(
     row: Sequence[Any], query: Query, thinking: bool, reader: _LineReader, leaves_cache: dict[int, list[str]]
 ) -> Hit | None:
-    from pitools.core.session.load import parse_json_line
+    import orjson
+
     from pitools.core.views.search_text import entry_text
 
     (sid, _ord, eid, ts, role, tools, off, length, lo, hi, in_ctx, summarized, copied) = row[:13]
@@ -287,9 +288,16 @@ def _check(
     if data is None:
         return None
     try:
-        value, _ = parse_json_line(data)
-    except ValueError:
-        return None
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        # What orjson refuses and JSON.parse reads (invalid UTF-8, lone surrogates, huge
+        # numbers, any depth): the loader's parser, loaded only then.
+        from pitools.core.session.load import parse_json_line
+
+        try:
+            value, _ = parse_json_line(data)
+        except ValueError:
+            return None
     if type(value) is dict and type(value.get("id")) is str and eid is not None and value["id"] != eid:
         return None  # the file changed under the index: skip rather than point at the wrong entry
     text = entry_text(value)
@@ -303,8 +311,6 @@ def _check(
     body, spans = found
     snippet, highlights = _snippet(body, spans)
     if sid not in leaves_cache:
-        import orjson
-
         leaves_cache[sid] = orjson.loads(leaves_blob) if leaves_blob else []
     all_leaves = leaves_cache[sid]
     on_current = default_pos is not None and lo <= default_pos < hi
