@@ -110,10 +110,6 @@ def ts_ms(entry: Any) -> int | None:
     return int(ms) if ms == ms else None
 
 
-def _str_or_none(value: Any) -> str | None:
-    return value if type(value) is str else None
-
-
 def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool) -> bool:
     """Whether later appends may be indexed alone: a v3 file of string ids, no duplicates, whole lines."""
     if version != 3 or not ends_with_newline:
@@ -147,26 +143,32 @@ def entry_rows(
     from pitools.core.views.usage import entry_usage
 
     base = sid << ROWID_SHIFT
+    # Locals: this loop runs once per entry of the archive in a cold build.
+    leaf_lo, leaf_hi, in_context, summarized = facts.leaf_lo, facts.leaf_hi, facts.in_context, facts.summarized
+    entries_out, usage_out, texts_out, thinking_out = out.entries, out.usage, out.texts, out.thinking
     for k, entry in enumerate(entries):
-        ord_ = first_ord + k
+        ord_ = first_ord + k  # facts are over the whole session: ord_ indexes them
         if ord_ > MAX_ORD:
             break
-        i = ord_  # facts are over the whole session
         t = ts_ms(entry)
-        etype = entry.get("type") if type(entry) is dict else None
         aux: Any = None
         aux_null = 0
         role: str | None = None
         tools: str | None = None
+        eid = parent = etype = None
         if type(entry) is dict:
+            etype = entry.get("type")
             if etype == "compaction":
-                aux = _str_or_none(entry.get("firstKeptEntryId"))
+                aux = entry.get("firstKeptEntryId")
             elif etype == "context_edit":
-                aux = _str_or_none(entry.get("targetId"))
+                aux = entry.get("targetId")
                 aux_null = 1 if entry.get("replacement", 0) is None else 0
             message = entry.get("message")
             if etype == "message" and type(message) is dict:
-                role = _str_or_none(message.get("role"))
+                role = message.get("role")
+                if type(role) is not str:
+                    role = None
+            eid, parent = entry.get("id"), entry.get("parentId")
         if with_text:
             text = entry_text(entry)
             if text.role is not None:
@@ -175,33 +177,33 @@ def entry_rows(
                 tools = "\x1f".join(dict.fromkeys(text.tools))
             if text.parts:
                 body = cap_text(text.text)
-                out.texts.append((base | ord_, body, text_key(body), len(out.entries)))
+                texts_out.append((base | ord_, body, text_key(body), len(entries_out)))
             if text.thinking:
-                out.thinking.append((base | ord_, cap_text(text.thinking_text)))
-        out.entries.append(
+                thinking_out.append((base | ord_, cap_text(text.thinking_text)))
+        entries_out.append(
             (
                 sid,
                 ord_,
-                _str_or_none(entry.get("id")) if type(entry) is dict else None,
-                _str_or_none(entry.get("parentId")) if type(entry) is dict else None,
+                eid if type(eid) is str else None,
+                parent if type(parent) is str else None,
                 t,
-                _str_or_none(etype),
+                etype if type(etype) is str else None,
                 role,
                 tools,
                 offsets[k],
                 lengths[k],
-                facts.leaf_lo[i],
-                facts.leaf_hi[i],
-                int(facts.in_context[i]),
-                int(facts.summarized[i]),
-                aux,
+                leaf_lo[ord_],
+                leaf_hi[ord_],
+                int(in_context[ord_]),
+                int(summarized[ord_]),
+                aux if type(aux) is str else None,
                 aux_null,
                 None,  # tref: set when the text is already indexed under another entry
             )
         )
         record = entry_usage(entry)
         if record is not None:
-            out.usage.append(
+            usage_out.append(
                 (
                     sid,
                     ord_,
