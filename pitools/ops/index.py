@@ -99,6 +99,9 @@ CREATE INDEX IF NOT EXISTS usage_slots_sid ON usage_slots(sid);
 #: change of offset fall on a quarter hour, so days, weeks and months in any zone add up whole
 #: slots (``pitools.ops.archive`` checks, and reads ``usage`` itself when they would not).
 SLOT_MS = 900_000
+#: An entry's search row id is ``sid << ROWID_SHIFT | ord`` (search decodes it without loading
+#: the indexing code).
+ROWID_SHIFT = 24
 
 _SHARD_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content='', detail=none);

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pitools.ops.index import ROWID_SHIFT
+
 if TYPE_CHECKING:  # the loader and tree core load only when a file is indexed (warm runs skip them)
     from pitools.core.views.entry_tree import TreeFacts
 
@@ -28,8 +30,6 @@ TEXT_TAIL = 2 * 1024
 #: share one full-text row (the entry's ``tref`` points at it). Shorter texts cost less to
 #: tokenize than to hash and look up.
 DEDUP_MIN = 1024
-#: An entry's search row id is ``sid << ROWID_SHIFT | ord``.
-ROWID_SHIFT = 24
 MAX_ORD = (1 << ROWID_SHIFT) - 1
 
 EntryRow = tuple[Any, ...]

@@ -23,8 +23,7 @@ from typing import Any
 
 from pitools.core.errors import PitoolsError
 from pitools.ops.archive import Scope, _session_filters, parse_time
-from pitools.ops.index import ArchiveIndex
-from pitools.ops.index_rows import ROWID_SHIFT
+from pitools.ops.index import ROWID_SHIFT, ArchiveIndex
 
 SNIPPET_CONTEXT = 80
 #: Runs of letters and digits: how FTS5's unicode61 tokenizer cuts text (``_`` separates).

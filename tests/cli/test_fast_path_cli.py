@@ -109,12 +109,16 @@ def test_fast_path_output_equals_click(archive_env: dict[str, str], args: list[s
     assert fast == slow
 
 
-def test_fast_path_does_not_import_click(archive_env: dict[str, str]) -> None:
+@pytest.mark.parametrize("args", [["usage", "--format", "json"], ["search", "otter", "--format", "json"]])
+def test_warm_fast_path_loads_no_framework_and_no_indexing_code(archive_env: dict[str, str], args: list[str]) -> None:
+    """No click, rich or pydantic, and on a warm index none of the indexing code."""
+    _run(archive_env, ["index"], fast=False)
+    heavy = ["click", "rich", "pydantic", "pitools.ops.index_update", "pitools.ops.index_rows", "hashlib"]
     code = (
-        "import sys; sys.argv = ['pitools', 'usage', '--format', 'json']\n"
+        f"import sys; sys.argv = ['pitools', *{args!r}]\n"
         "from pitools.cli import main\n"
         "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
-        "print('click' in sys.modules, 'rich' in sys.modules, 'pydantic' in sys.modules, code, file=sys.stderr)\n"
+        f"print([m for m in {heavy!r} if m in sys.modules], code, file=sys.stderr)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], env=archive_env, cwd=ROOT, capture_output=True, text=True)
-    assert proc.stderr.strip().splitlines()[-1] == "False False False 0"
+    assert proc.stderr.strip().splitlines()[-1] == "[] 0"
