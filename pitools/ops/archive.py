@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.errors import PitoolsError
-from pitools.ops.index import ArchiveIndex, IndexUnavailableError, ProgressFn, UpdateStats, WarnFn, open_index
+from pitools.ops.index import (
+    SLOT_MS,
+    ArchiveIndex,
+    IndexUnavailableError,
+    ProgressFn,
+    UpdateStats,
+    WarnFn,
+    open_index,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,23 +178,36 @@ def usage_report(
     conn = index.conn
     src = _usage_source(conn, tz if by in PERIODS else None, lo, hi, " AND ".join(where), params)
     ts = src.ts
+    times: list[str] = []
+    time_params: list[Any] = []
     if lo is not None:
-        where.append(f"{ts} >= ?")
-        params.append(lo)
+        times.append(f"{ts} >= ?")
+        time_params.append(lo)
     if hi is not None:
-        where.append(f"{ts} < ?")
-        params.append(hi)
-    cond = " AND ".join(where)
+        times.append(f"{ts} < ?")
+        time_params.append(hi)
+    cond = " AND ".join(where + times)
+    params += time_params
+    # The whole archive, no session filter, no per-session rows: the all-sessions sums will do.
+    whole = (
+        src.table == "usage_slots"
+        and by not in ("project", "session")
+        and not (project or cwd or session)
+        and _covers_index(conn, scope)
+    )
+    rows_src, rows_cond, rows_params = src, cond, params
+    if whole:
+        rows_src, rows_cond, rows_params = _GLOB, " AND ".join(times) or "1", time_params
     if by in PERIODS:
-        key_sql = _local_day_sql(conn, tz, cond, params, src)
+        key_sql = _local_day_sql(conn, tz, rows_cond, rows_params, rows_src)
     elif by in ("project", "session"):
         key_sql = "u.sid"
     else:
         key_sql = "NULL"
     sql = (
         f"SELECT {key_sql}, u.provider, u.model, u.copied, sum(u.input), sum(u.output), "
-        f"sum(u.cache_read), sum(u.cache_write), sum(u.cost), {src.count} "
-        f"FROM {src.table} u WHERE {cond} GROUP BY 1, 2, 3, 4"
+        f"sum(u.cache_read), sum(u.cache_write), sum(u.cost), {rows_src.count} "
+        f"FROM {rows_src.table} u WHERE {rows_cond} GROUP BY 1, 2, 3, 4"
     )
     infos: dict[int, SessionInfo] = {}
     if by in ("project", "session"):
@@ -196,7 +217,7 @@ def usage_report(
     days: dict[int, str] = {}
     groups: list[UsageGroup] = []
     copied: list[UsageGroup] = []
-    for key, provider, model, is_copied, i, o, r, w, c, n in conn.execute(sql, params):
+    for key, provider, model, is_copied, i, o, r, w, c, n in conn.execute(sql, rows_params):
         info: SessionInfo | None = None
         if by in PERIODS:
             if key is not None:
@@ -238,6 +259,19 @@ class _Source:
 _RECORDS = _Source("usage", "u.ts", "count(*)", "u.ts")
 
 
+_SLOTS = _Source("usage_slots", f"(u.q * {SLOT_MS})", "sum(u.n)", f"(u.q * {SLOT_MS} + {SLOT_MS - 1})")
+_GLOB = _Source("usage_glob", _SLOTS.ts, _SLOTS.count, _SLOTS.last)
+
+
+def _covers_index(conn: Any, scope: Scope) -> bool:
+    """Whether ``scope``'s folders hold every session the index knows (then usage_glob is theirs)."""
+    if not scope.folders:
+        return False
+    marks = ",".join("?" * len(scope.folders))
+    row = conn.execute(f"SELECT 1 FROM sessions WHERE folder NOT IN ({marks}) LIMIT 1", scope.folders).fetchone()
+    return row is None
+
+
 def _usage_source(
     conn: Any, tz: _dt.tzinfo | None, lo: int | None, hi: int | None, cond: str, params: Sequence[Any]
 ) -> _Source:
@@ -248,14 +282,12 @@ def _usage_source(
     periods when every offset of ``tz`` over the data, and every change of offset, is a whole
     quarter hour (true of every zone today; not of old local mean times).
     """
-    from pitools.ops.index import SLOT_MS
-
     if any(t is not None and t % SLOT_MS for t in (lo, hi)):
         return _RECORDS
     q_lo, q_hi = conn.execute(f"SELECT min(u.q), max(u.q) FROM usage_slots u WHERE {cond}", params).fetchone()
     if q_lo is None or q_lo < 0:
         return _RECORDS
-    slots = _Source("usage_slots", f"(u.q * {SLOT_MS})", "sum(u.n)", f"(u.q * {SLOT_MS} + {SLOT_MS - 1})")
+    slots = _SLOTS
     if tz is None:
         return slots
     from pitools.core.views.usage_report import offset_pieces

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 30_000
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
@@ -92,12 +92,18 @@ CREATE TABLE IF NOT EXISTS usage_slots(
   input, output, cache_read, cache_write, cost, n INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_slots_sid ON usage_slots(sid);
+CREATE TABLE IF NOT EXISTS usage_glob(
+  q INTEGER, provider TEXT, model TEXT, copied INTEGER NOT NULL,
+  input, output, cache_read, cache_write, cost, n INTEGER NOT NULL
+);
 """
 #: ``usage_slots`` sums the usage rows of each session per quarter hour (``q``: the time in
 #: :data:`SLOT_MS` units, floored), provider, model and copied flag: a warm ``pitools usage``
 #: reads these few thousand rows instead of every record. Every time zone's offset and every
 #: change of offset fall on a quarter hour, so days, weeks and months in any zone add up whole
 #: slots (``pitools.ops.archive`` checks, and reads ``usage`` itself when they would not).
+#: ``usage_glob`` is the same over all sessions at once (no ``sid``): what a ``usage`` over the
+#: whole archive, without session filters, reads.
 SLOT_MS = 900_000
 #: An entry's search row id is ``sid << ROWID_SHIFT | ord`` (search decodes it without loading
 #: the indexing code).
@@ -367,6 +373,7 @@ class ArchiveIndex:
             conn.execute("DELETE FROM entries")
             conn.execute("DELETE FROM usage")
             conn.execute("DELETE FROM usage_slots")
+            conn.execute("DELETE FROM usage_glob")
             conn.execute("UPDATE meta SET value='0' WHERE key='deadRows'")
             conn.execute("COMMIT")
             if self.fts:

@@ -439,7 +439,7 @@ class Updater:
             raise
 
     def _slots(self) -> None:
-        """Sum ``usage`` into ``usage_slots`` again for the sessions that changed."""
+        """Sum ``usage`` into ``usage_slots`` again for the sessions that changed, then ``usage_glob``."""
         from pitools.ops.index import SLOT_MS
 
         conn = self.conn
@@ -461,6 +461,12 @@ class Updater:
                 for sid in sorted(dirty):
                     conn.execute("DELETE FROM usage_slots WHERE sid=?", (sid,))
                     conn.execute(f"INSERT INTO usage_slots {select} WHERE sid=? {groups}", (sid,))
+            conn.execute("DELETE FROM usage_glob")
+            conn.execute(
+                "INSERT INTO usage_glob SELECT q, provider, model, copied, sum(input), sum(output), "
+                "sum(cache_read), sum(cache_write), sum(cost), sum(n) FROM usage_slots "
+                "GROUP BY q, provider, model, copied"
+            )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

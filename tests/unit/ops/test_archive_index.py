@@ -592,12 +592,20 @@ def test_quarter_hour_sums_give_the_records_answer(
         {"by": by, "breakdown": True} for by in ("day", "week", "month", "model", "provider", "project", "session")
     ]
     cases += [{"by": "day", "since": "2026-02-01"}, {"by": "month", "until": "2026-02"}, {"by": "day", "since": "3d"}]
+    cases += [{"by": "day", "project": "twins"}, {"by": "model", "session": str(w["clone"].path)}]
+    covers = archive._covers_index
+    whole: list[bool] = []
     for kw in cases:
         used.clear()
+        whole.clear()
         monkeypatch.setattr(archive, "_usage_source", spy)
+        monkeypatch.setattr(archive, "_covers_index", lambda *a: whole.append(covers(*a)) or whole[-1])
         fast = _usage(home["env"], tz=tz, tz_name=zone, **kw)
         monkeypatch.setattr(archive, "_usage_source", lambda *a, **k: archive._RECORDS)
         slow = _usage(home["env"], tz=tz, tz_name=zone, **kw)
+        # The all-sessions sums serve reports over the whole archive without per-session rows.
+        plain = not ({"project", "session"} & set(kw)) and kw["by"] not in ("project", "session")
+        assert whole == ([True] if plain and kw.get("since") != "3d" else []), kw
         assert [r[:-1] for r in _rows(fast)] == [r[:-1] for r in _rows(slow)], kw
         assert all(_close(a[-1], b[-1]) for a, b in zip(_rows(fast), _rows(slow), strict=True)), kw
         assert (fast.totals.records, fast.sessions) == (slow.totals.records, slow.sessions)
