@@ -4,15 +4,17 @@ Where: ``$PITOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/pitools``, else the platfo
 (``~/Library/Caches/pitools`` on macOS, ``~/.cache/pitools`` elsewhere); never inside Pi's agent
 folder (a cache dir there is refused and the index kept in memory for the run).
 
-Files: ``index-v<N>.sqlite`` (sessions, entries, usage records, ls summaries) and
-``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables; one per shard so that a cold
+Files: ``index-v<N>.sqlite`` (sessions, entries, usage records and their quarter-hour sums, ls
+summaries) and ``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables, and ``texts``:
+which row holds each long text already indexed in the shard; one shard per core so that a cold
 build tokenizes on every core at once). ``N`` is :data:`SCHEMA_VERSION`: another version's files
 are ignored and a rebuild starts. An index that is corrupt, or locked past the wait, is rebuilt
 (corrupt: in place; locked: in memory for this run) and never fails the user's command.
 
 Updating (:meth:`ArchiveIndex.update`), per session file found by ``ls``'s discovery rules:
 
-* unchanged (size, mtime, inode): nothing is read;
+* unchanged (size, mtime, inode): nothing is read (:func:`scan`; a run where nothing changed
+  stops there, without loading the indexing code);
 * grown, with the indexed part intact (it ended with a newline and the hash of its last
   4 KiB still matches): only the new bytes are parsed; the tree facts of the old entries are
   recomputed from their stored skeletons (ids, parents, compaction and edit targets);
@@ -22,8 +24,13 @@ Updating (:meth:`ArchiveIndex.update`), per session file found by ``ls``'s disco
   (SQLite 3.40's contentless FTS5 cannot delete them), counted and vacuumed by a rebuild when
   they outnumber the live ones.
 
-Then fork/clone lineage is resolved (:mod:`pitools.core.views.lineage`) and the copied history
-of every affected session is marked, so usage counts it once.
+A long text (:data:`pitools.ops.index_rows.DEDUP_MIN` or more) that its shard already holds gets
+no full-text row: the entry's ``tref`` names the row with the same text, and search joins
+through it (a row whose own entry is gone still serves the others).
+
+Then fork/clone lineage is resolved (:mod:`pitools.core.views.lineage`), the copied history of
+every affected session is marked, so usage counts it once, and the usage sums of the sessions
+that changed are refreshed (``usage_slots``, ``usage_glob``: see :data:`SLOT_MS`).
 
 Two updaters never interleave: an advisory lock file serialises them (the second waits, then
 finds little to do); readers use WAL and a busy timeout.
