@@ -365,10 +365,13 @@ class ArchiveIndex:
         stats = UpdateStats(in_memory=self.in_memory, rebuilt=self.rebuilt)
         with self.updating():
             changed, gone = scan(self.conn, [os.path.abspath(f) for f in folders], stats)
-            if changed or gone:  # a warm run stops here, without loading the indexing code
+            # An update that stopped half-way (killed, power cut) leaves its files looking indexed
+            # but their lineage and usage sums not yet refreshed: the next run finishes that.
+            pending = self.conn.execute("SELECT 1 FROM meta WHERE key='pending'").fetchone() is not None
+            if changed or gone or pending:  # a warm run stops here, without loading the indexing code
                 from pitools.ops.index_update import Updater
 
-                Updater(self, stats, progress, jobs).run(changed, gone)
+                Updater(self, stats, progress, jobs).run(changed, gone, recover=pending)
         return stats
 
     def rebuild(self) -> None:

@@ -53,8 +53,20 @@ class Updater:
         #: content hash -> search row, per shard (see :func:`insert_texts`)
         self.seen: dict[int, dict[int, int]] = {}
 
-    def run(self, changed: Sequence[Changed], gone: Sequence[int]) -> None:
-        """Index what :func:`pitools.ops.index.scan` found changed, drop what is gone."""
+    def run(self, changed: Sequence[Changed], gone: Sequence[int], *, recover: bool = False) -> None:
+        """Index what :func:`pitools.ops.index.scan` found changed, drop what is gone.
+
+        ``recover``: a previous update stopped before it refreshed lineage and usage sums; they
+        are computed again for every session.
+        """
+        conn = self.conn
+        # Until the end: files stored by this run look indexed to the next one, which must
+        # still refresh the lineage and the sums if this run does not get there.
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('pending', '1')")
+        if recover:
+            every = [r[0] for r in conn.execute("SELECT sid FROM sessions")]
+            self.changed.update(every)
+            self.slots_dirty.update(every)
         full: list[_Todo] = []
         appends: list[_Todo] = []
         for path, folder, st, old in changed:
@@ -84,6 +96,7 @@ class Updater:
             self._warn_dead_rows()
         if self.slots_dirty:
             self._slots()
+        conn.execute("DELETE FROM meta WHERE key='pending'")
 
     # -- appended files --------------------------------------------------------------------------
     def _appended(self, todo: _Todo) -> bool:

@@ -639,3 +639,35 @@ def test_session_keys_resolve_links_like_realpath(tmp_path: Path) -> None:
             assert updater._pkey(str(path)) == default_canonical(str(path)), path
     finally:
         index.close()
+
+
+@pytest.mark.parametrize("step", ["_lineage", "_slots"])
+def test_an_update_stopped_half_way_is_finished_by_the_next(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    """Files stored before a crash look indexed; the next run still refreshes lineage and sums."""
+    from pitools.ops.index_update import Updater
+
+    ar, _w = _build(home["agent"])
+    env = home["env"]
+
+    def crash(self: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Updater, step, crash)
+    scope = archive_scope(env=env)
+    with pytest.raises(KeyboardInterrupt):
+        updated_index(scope, env=env)
+    monkeypatch.undo()
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    index, stats = updated_index(scope, env=env)
+    index.close()
+    assert stats.unchanged == len(ar.present())  # nothing read again
+    report = _usage(env, by="session")
+    _check_totals(report, ar.truth())  # copied history once, sums complete
+    index, _ = updated_index(scope, env=env)
+    try:
+        assert index.conn.execute("SELECT count(*) FROM meta WHERE key='pending'").fetchone()[0] == 0
+    finally:
+        index.close()
