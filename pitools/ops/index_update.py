@@ -237,7 +237,7 @@ class Updater:
         if parallel:
             self._parallel(work, done, total)
             return
-        with _Batch(self.conn, immediate=True) as batch:
+        with _Batch(self.conn, immediate=True, every=MAIN_COMMIT_BYTES) as batch:
             for path, sid, k, st in work:
                 rows = read_file(path, sid, st)
                 batch.begin()
@@ -269,8 +269,11 @@ class Updater:
         procs = []
         readers: dict[Connection, bool] = {}
         # Deferred, not IMMEDIATE: that would lock every attached shard too, which the workers
-        # hold while they write; this transaction writes (and so locks) the main file only.
-        batch = _Batch(self.conn, immediate=False)
+        # hold while they write; this transaction writes (and so locks) the main file only. It
+        # commits once, after every worker has committed its shard: rows stored earlier could
+        # point at search rows that a worker killed mid-way never committed, and their files
+        # would then look indexed to the next run.
+        batch = _Batch(self.conn, immediate=False, every=None)
         try:
             for group in groups:
                 recv, send = ctx.Pipe(duplex=False)
@@ -502,11 +505,12 @@ MAIN_COMMIT_BYTES = 64 << 20
 
 
 class _Batch:
-    """One write transaction over many files, committed every :data:`MAIN_COMMIT_BYTES`."""
+    """One write transaction over many files, committed every ``every`` bytes (None: at the end)."""
 
-    def __init__(self, conn: sqlite3.Connection, *, immediate: bool) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, immediate: bool, every: int | None) -> None:
         self.conn = conn
         self.immediate = immediate
+        self.every = every
         self.pending = 0
 
     def begin(self) -> None:
@@ -515,7 +519,7 @@ class _Batch:
 
     def wrote(self, size: int) -> None:
         self.pending += size
-        if self.pending >= MAIN_COMMIT_BYTES:
+        if self.every is not None and self.pending >= self.every:
             self.commit()
 
     def commit(self) -> None:

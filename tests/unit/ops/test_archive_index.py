@@ -671,3 +671,44 @@ def test_an_update_stopped_half_way_is_finished_by_the_next(
         assert index.conn.execute("SELECT count(*) FROM meta WHERE key='pending'").fetchone()[0] == 0
     finally:
         index.close()
+
+
+def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are committed only after every worker committed its search rows: the next run redoes all."""
+    from pitools.ops import index_update
+
+    ar = Archive(home["agent"], seed=4)
+    for i in range(10):
+        s = ar.new(f"/work/w{i % 2}")
+        s.conversation(2)
+        s.user(f"wombat{i} marker")
+        s.write()
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(index_update, "MAIN_COMMIT_BYTES", 1)  # the storing side would commit per file
+    real = index_update.insert_texts
+    calls = [0]
+    parent = os.getpid()
+
+    def failing(*a: Any, **kw: Any) -> None:
+        calls[0] += 1
+        if calls[0] == 3 and os.getpid() != parent:  # in a worker: its shard's transaction is lost
+            raise OSError("disk gone")
+        real(*a, **kw)
+
+    monkeypatch.setattr(index_update, "insert_texts", failing)
+    env = home["env"]
+    scope = archive_scope(env=env)
+    index, stats = updated_index(scope, env=env, jobs=2)  # falls back to memory for this run
+    index.close()
+    assert stats.in_memory
+    monkeypatch.setattr(index_update, "insert_texts", real)
+    index, stats = updated_index(scope, env=env, jobs=2)
+    try:
+        assert not stats.in_memory and stats.unchanged == 0  # nothing looked indexed
+        found = {h.path for h in search(index, scope, "marker", limit=0).hits}
+    finally:
+        index.close()
+    assert found == {str(w.path) for w in ar.present()}
