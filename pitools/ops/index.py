@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 30_000
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
@@ -99,10 +99,12 @@ CREATE TABLE IF NOT EXISTS usage_slots(
   input, output, cache_read, cache_write, cost, n INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_slots_sid ON usage_slots(sid);
+CREATE INDEX IF NOT EXISTS usage_slots_q ON usage_slots(q);
 CREATE TABLE IF NOT EXISTS usage_glob(
   q INTEGER, provider TEXT, model TEXT, copied INTEGER NOT NULL,
   input, output, cache_read, cache_write, cost, n INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS usage_glob_q ON usage_glob(q);
 """
 #: ``usage_slots`` sums the usage rows of each session per quarter hour (``q``: the time in
 #: :data:`SLOT_MS` units, floored), provider, model and copied flag: a warm ``pitools usage``

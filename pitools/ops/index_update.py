@@ -468,21 +468,36 @@ class Updater:
         groups = "GROUP BY sid, 2, provider, model, copied"
         dirty = self.slots_dirty
         total = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        glob = (
+            "INSERT INTO usage_glob SELECT q, provider, model, copied, sum(input), sum(output), "
+            "sum(cache_read), sum(cache_write), sum(cost), sum(n) FROM usage_slots {where} "
+            "GROUP BY q, provider, model, copied"
+        )
         conn.execute("BEGIN IMMEDIATE")
         try:
             if len(dirty) * 4 >= total:
                 conn.execute("DELETE FROM usage_slots")
                 conn.execute(f"INSERT INTO usage_slots {select} {groups}")
+                conn.execute("DELETE FROM usage_glob")
+                conn.execute(glob.format(where=""))
             else:
+                # The all-sessions sums change only in the quarter hours these sessions had or have.
+                slots: set[Any] = set()
                 for sid in sorted(dirty):
+                    slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
                     conn.execute("DELETE FROM usage_slots WHERE sid=?", (sid,))
                     conn.execute(f"INSERT INTO usage_slots {select} WHERE sid=? {groups}", (sid,))
-            conn.execute("DELETE FROM usage_glob")
-            conn.execute(
-                "INSERT INTO usage_glob SELECT q, provider, model, copied, sum(input), sum(output), "
-                "sum(cache_read), sum(cache_write), sum(cost), sum(n) FROM usage_slots "
-                "GROUP BY q, provider, model, copied"
-            )
+                    slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
+                if None in slots:
+                    slots.discard(None)
+                    conn.execute("DELETE FROM usage_glob WHERE q IS NULL")
+                    conn.execute(glob.format(where="WHERE q IS NULL"))
+                ordered = sorted(slots)
+                for i in range(0, len(ordered), 500):
+                    chunk = ordered[i : i + 500]
+                    marks = ",".join("?" * len(chunk))
+                    conn.execute(f"DELETE FROM usage_glob WHERE q IN ({marks})", chunk)
+                    conn.execute(glob.format(where=f"WHERE q IN ({marks})"), chunk)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

@@ -712,3 +712,50 @@ def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
     finally:
         index.close()
     assert found == {str(w.path) for w in ar.present()}
+
+
+def test_usage_sums_follow_small_changes_in_a_larger_archive(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One session appended to and one deleted among many: the sums are refreshed in place, exactly."""
+    from pitools.ops import archive
+
+    ar, w = _build(home["agent"])
+    extras = []
+    for i in range(14):
+        extra = ar.new(f"/work/e{i % 3}")
+        extra.conversation(3)
+        extra.write()
+        extras.append(extra)
+    env = home["env"]
+    _usage(env)
+    start = len(w["clone"].entries)
+    w["clone"].conversation(3)  # the grandchild below it is rechecked too
+    w["clone"].usage_entry()
+    w["clone"].append(start)
+    extras[5].path.unlink()
+    for by in ("day", "model", "month"):
+        fast = _usage(env, by=by, tz=dt.UTC, tz_name="UTC")
+        monkeypatch.setattr(archive, "_usage_source", lambda *a, **k: archive._RECORDS)
+        slow = _usage(env, by=by, tz=dt.UTC, tz_name="UTC")
+        monkeypatch.undo()
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        assert [r[:-1] for r in _rows(fast)] == [r[:-1] for r in _rows(slow)], by
+        assert all(_close(a[-1], b[-1]) for a, b in zip(_rows(fast), _rows(slow), strict=True)), by
+    _check_totals(_usage(env), ar.truth())
+    # The refreshed all-sessions sums equal sums made from scratch.
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env)
+    try:
+        conn = index.conn
+        kept = sorted(conn.execute("SELECT q, provider, model, copied, input, output, n FROM usage_glob"))
+        fresh = sorted(
+            conn.execute(
+                "SELECT q, provider, model, copied, sum(input), sum(output), sum(n) FROM usage_slots "
+                "GROUP BY q, provider, model, copied"
+            )
+        )
+    finally:
+        index.close()
+    assert kept == fresh
