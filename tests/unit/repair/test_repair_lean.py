@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pitools.core.repair.invariant import InvariantReport, check_invariant, check_invariant_lean
 from pitools.core.repair.repair import RepairOptions, RepairPlan, plan_repair
 from tests.fuzz import support
 from tests.fuzz.support import hypothesis_settings
@@ -78,3 +79,68 @@ def test_lean_plan_equals_full_plan_on_mutated_sessions(name: str, seed: int) ->
 @given(data=st.binary(max_size=400))
 def test_lean_plan_equals_full_plan_on_arbitrary_bytes(data: bytes) -> None:
     _assert_same(data)
+
+
+# -- the lean invariant ------------------------------------------------------------------------
+
+
+def _both_checks(before: bytes, after: bytes, plan: RepairPlan) -> tuple[InvariantReport, InvariantReport]:
+    args = (before, after, plan.origins(), plan.touched, plan.removed)
+    return check_invariant(*args), check_invariant_lean(*args)
+
+
+def _assert_same_verdict(data: bytes) -> None:
+    plan = plan_repair(data, RepairOptions(folder_name="--home-me-proj--", new_session_id="n", now_timestamp="t"))
+    if not plan.writable:
+        return
+    full, lean = _both_checks(data, plan.output_bytes(), plan)
+    assert lean.violations == full.violations
+    assert (lean.entries_before, lean.entries_after) == (full.entries_before, full.entries_after)
+    assert lean.leaves_compared + lean.leaves_restored == full.leaves_compared + full.leaves_restored
+    assert lean.leaves_compared >= full.leaves_compared  # it may prove a crashing leaf unchanged
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.parent.name for p in GOLDEN])
+def test_lean_invariant_gives_the_full_checks_verdict_on_golden_sessions(path: Path) -> None:
+    _assert_same_verdict(path.read_bytes())
+
+
+@hypothesis_settings(support.CLI_EXAMPLES)
+@given(name=st.sampled_from([n for n, _ in SEEDS]), seed=st.integers(0, 2**32 - 1))
+def test_lean_invariant_gives_the_full_checks_verdict_on_mutated_sessions(name: str, seed: int) -> None:
+    _assert_same_verdict(support.mutate_lines(random.Random(seed), dict(SEEDS)[name]))
+
+
+def _tampered(data: bytes) -> tuple[bytes, bytes, RepairPlan] | None:
+    """A repaired file in which one entry no fix touched was changed behind the plan's back."""
+    plan = plan_repair(data)
+    if not plan.writable or not plan.changed:
+        return None
+    lines = plan.output_bytes().split(b"\n")
+    for k in range(len(lines) - 2, 0, -1):
+        origin = plan.lines[k].origin
+        if origin is None or origin in plan.touched or plan.lines[k].edited or b'"text":"' not in lines[k]:
+            continue
+        lines[k] = lines[k].replace(b'"text":"', b'"text":"tampered ', 1)
+        return data, b"\n".join(lines), plan
+    return None
+
+
+@pytest.mark.parametrize("case", ["repair-duplicate-id", "repair-fused", "repair-torn-tail", "repair-crlf"])
+def test_lean_invariant_catches_a_silent_change_and_a_lost_entry(case: str) -> None:
+    data = (ROOT / "golden" / case / "session.jsonl").read_bytes()
+    got = _tampered(data)
+    assert got is not None, "the case has an untouched text entry"
+    before, after, plan = got
+    full, lean = _both_checks(before, after, plan)
+    assert not full.holds and not lean.holds
+    # The lean check names the changed line; the leaves above it are proven only through that
+    # line's bytes, so it does not report their contexts again.
+    assert lean.violations and set(lean.violations) <= set(full.violations)
+    # A lost entry: the repaired file without its last line.
+    cut = plan.output_bytes().rstrip(b"\n").rsplit(b"\n", 1)[0] + b"\n"
+    origins = plan.origins()[:-1]
+    lean_cut = check_invariant_lean(before, cut, origins, plan.touched, plan.removed)
+    assert not lean_cut.holds
+    full_cut = check_invariant(before, cut, origins, plan.touched, plan.removed).violations
+    assert set(lean_cut.violations) <= set(full_cut)
