@@ -19,11 +19,11 @@ from typing import Any
 from pitools.core.context.build import build_projection
 from pitools.core.errors import CycleError, PiCrashError
 from pitools.core.js.jsonout import to_json_bytes
-from pitools.core.js.value import UNDEFINED
+from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.load import RawSession, read_session_bytes
 from pitools.core.session.loaded import Session, entry_id, session_from_raw
 from pitools.core.session.migrate import MigrationError
-from pitools.core.session.tree import SessionIndex
+from pitools.core.session.tree import SessionIndex, mkey
 
 Origin = tuple[int | None, int]
 
@@ -321,6 +321,48 @@ def _lean_fingerprint(lo: _Lean, start: Any) -> bytes:
         return b"!crash " + exc.message.encode("utf-8", "replace")
 
 
+def _chains(lo: _Lean, key_of: Any, intern: dict[tuple[Any, int], int]) -> Any:
+    """Per entry, memoised over shared ancestors: ``(flag, chain)`` or None when its walk loops.
+
+    ``flag`` is true when ``key_of`` flags any entry of its path; ``chain`` is a number equal for
+    two entries exactly when their paths have the same keys in the same order (hash-consed in
+    ``intern``, shared by both files). One walk per entry in all, not one per leaf.
+    """
+    assert lo.index is not None
+    by_id = lo.index.by_id
+    memo: dict[int, tuple[bool, int] | None] = {}
+
+    def of(start: Any) -> tuple[bool, int] | None:
+        trail: list[Any] = []
+        on_trail: set[int] = set()
+        current = start
+        base: tuple[bool, int] | None = (False, 0)
+        while current is not None:
+            ident = id(current)
+            if ident in memo:
+                base = memo[ident]
+                break
+            if ident in on_trail:
+                base = None
+                break
+            on_trail.add(ident)
+            trail.append(current)
+            pid = current.get("parentId", UNDEFINED) if type(current) is dict else UNDEFINED
+            if type(pid) is str:
+                current = by_id.get(pid) if pid else None
+            else:
+                current = by_id.get(mkey(pid)) if js_truthy(pid) else None
+        for entry in reversed(trail):
+            if base is not None:
+                flagged, key = key_of(entry)
+                chain = intern.setdefault((key, base[1]), len(intern) + 1)
+                base = (base[0] or flagged, chain)
+            memo[id(entry)] = base
+        return memo[id(start)] if trail else base
+
+    return of
+
+
 def _eid(entry: Any) -> Any:
     return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
 
@@ -394,8 +436,25 @@ def check_invariant_lean(
         b = _normalized_line(after, new.raw.offsets[pos_n], new.raw.lengths[pos_n], False)
         if a != b:
             report.violations.append(f"line {line}: an entry Pi reads today changed without a reported fix")
-    # 2./3. Contexts at every leaf Pi has today.
+    # 2./3. Contexts at every leaf Pi has today. Each path is summarised once per entry:
+    # old: does a fix touch it, and its source lines; new: is it made only of old entries no fix
+    # touched, and their source lines.
     old_lines = set(o_sess.lines)
+    o_raw_lines, n_raw_lines = old.raw.lines, new.raw.lines
+    o_where, n_where = old.where, new.where
+
+    def old_key(e: Any) -> tuple[bool, Any]:
+        line = o_raw_lines[o_where[id(e)]]
+        return line in touched, line
+
+    def new_key(e: Any) -> tuple[bool, Any]:
+        origin = origins[n_raw_lines[n_where[id(e)]] - 1]
+        src = origin[0]
+        return origin[1] != 0 or src is None or src not in old_lines or src in touched, src
+
+    intern: dict[tuple[Any, int], int] = {}
+    old_chain = _chains(old, old_key, intern)
+    new_chain = _chains(new, new_key, intern)
     for leaf in leaf_entries(o_idx):
         k = o_idx.position(leaf) if o_idx.has(entry_id(leaf)) else len(o_sess.entries) - 1
         line = o_sess.lines[k]
@@ -405,21 +464,15 @@ def check_invariant_lean(
                 report.violations.append(f"line {line}: the leaf is missing from the repaired file")
             continue
         target = n_sess.entries[j]
-        try:
-            old_path = o_idx.walk_to_root(leaf)
-            path_lines: set[int] | None = {o_sess.lines[o_idx.position(e)] for e in old_path if o_idx.has(entry_id(e))}
-        except CycleError:
-            old_path, path_lines = [], None
-        new_path_ok = _only_old_entries(n_idx, n_sess, target, origins, old_lines, touched)
-        if path_lines is not None and not (path_lines & touched) and new_path_ok:
-            old_seq = [o_sess.lines[o_idx.position(e)] if o_idx.has(entry_id(e)) else None for e in old_path]
-            new_seq = [origins[n_sess.lines[n_idx.position(e)] - 1][0] for e in n_idx.walk_to_root(target)]
-            if None not in old_seq and old_seq == new_seq:
-                report.leaves_compared += 1  # the same lines, the same bytes: the same context
-                continue
+        o_sum, n_sum = old_chain(leaf), new_chain(target)
+        untouched = o_sum is not None and not o_sum[0]  # the old path loops or a fix touches it
+        new_path_ok = n_sum is not None and not n_sum[0]
+        if untouched and new_path_ok and o_sum is not None and n_sum is not None and o_sum[1] == n_sum[1]:
+            report.leaves_compared += 1  # the same lines, the same bytes: the same context
+            continue
         before_fp = _lean_fingerprint(old, leaf)
         after_fp = _lean_fingerprint(new, target)
-        if path_lines is not None and not (path_lines & touched) and new_path_ok and not before_fp.startswith(b"!"):
+        if untouched and new_path_ok and not before_fp.startswith(b"!"):
             report.leaves_compared += 1
             if before_fp != after_fp:
                 report.violations.append(
@@ -433,6 +486,6 @@ def check_invariant_lean(
                     f"line {line}: Pi cannot build the context at leaf {_show(entry_id(leaf))} after the repair"
                 )
     for leaf in leaf_entries(n_idx):
-        if _loops(n_idx, leaf):
+        if new_chain(leaf) is None:
             report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
     return report
