@@ -222,7 +222,7 @@ def _show(value: Any) -> str:
 #   that every one of those lines kept its bytes (which then parse to the same values).
 # * "the repaired file still loops" needs only the parent walk, not the context.
 #
-# Only v3 files (and newer) take this path: older ones are migrated from their whole values.
+# v1 files are checked by the full check: their ids come from Pi's migration of whole entries.
 
 _KEEP_WHOLE = frozenset({"session", "compaction"})
 
@@ -235,6 +235,8 @@ class _Lean:
     index: SessionIndex | None
     #: ``id(skeleton)`` → its position in ``raw`` (offsets/lengths).
     where: dict[int, int]
+    #: A v2 file: an entry parsed again gets Pi's v2 → v3 migration (``hookMessage`` → ``custom``).
+    v2: bool = False
 
 
 def _skeleton(value: Any) -> Any:
@@ -254,7 +256,11 @@ def _skeleton(value: Any) -> Any:
 
 
 def _load_lean(data: bytes, path: str) -> _Lean | None:
-    """The file as Pi loads it, entries as skeletons; None when it needs a migration (v1/v2)."""
+    """The file as Pi loads it, entries as skeletons; None for a v1 file (its ids come from Pi's
+    migration, which needs the whole entries).
+
+    A v2 file's migration only renames a message role, which skeletons do not hold: it is applied
+    to each entry parsed again (:func:`_whole`)."""
     from pitools.core.session.load import gc_paused, iter_byte_lines, scan_lines
     from pitools.core.session.migrate import effective_version
 
@@ -268,11 +274,12 @@ def _load_lean(data: bytes, path: str) -> _Lean | None:
             lengths.append(size)
     if not raw.valid:
         return _Lean(data, raw, None, None, {})
-    if effective_version(values[0].get("version")) < 3:
+    version = effective_version(values[0].get("version"))
+    if version < 2:
         return None
     session = session_from_raw(raw)
     where = {id(v): pos for pos, v in enumerate(values)}
-    return _Lean(data, raw, session, SessionIndex.build(session.entries), where)
+    return _Lean(data, raw, session, SessionIndex.build(session.entries), where, v2=version < 3)
 
 
 def _whole(lo: _Lean, entry: Any) -> Any:
@@ -283,7 +290,12 @@ def _whole(lo: _Lean, entry: Any) -> Any:
     if pos is None or type(entry) is not dict or entry.get("type") in _KEEP_WHOLE:
         return entry
     start = lo.raw.offsets[pos]
-    return parse_json_line(lo.data[start : start + lo.raw.lengths[pos]])[0]
+    value = parse_json_line(lo.data[start : start + lo.raw.lengths[pos]])[0]
+    if lo.v2:
+        from pitools.core.session.migrate import MigrationReport, migrate_v2_to_v3
+
+        value = migrate_v2_to_v3([value], MigrationReport())[0]
+    return value
 
 
 def _lean_fingerprint(lo: _Lean, start: Any) -> bytes:
