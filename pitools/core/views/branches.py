@@ -599,9 +599,24 @@ def list_branches(index: SessionIndex) -> BranchList:
     tails = not any(
         type(e) is dict and e.get("type") == "message" and (e.get("message") is None) for e in index.by_id.values()
     )
+    edited = {
+        mkey(e.get("targetId", UNDEFINED))
+        for e in index.by_id.values()
+        if type(e) is dict and e.get("type") == "context_edit"
+    }
     with gc_paused():  # only acyclic objects are made here (see gc_paused)
         out = [
-            _branch(index, leaf, children, labels, depths, tails, mkey(leaf) == mkey(default), mkey(leaf) in leaf_keys)
+            _branch(
+                index,
+                leaf,
+                children,
+                labels,
+                depths,
+                tails,
+                edited,
+                mkey(leaf) == mkey(default),
+                mkey(leaf) in leaf_keys,
+            )
             for leaf in ids
         ]
     return BranchList(out, default, len(index.entries))
@@ -622,6 +637,7 @@ def _branch(
     labels: dict[Any, tuple[Any, Any]],
     depths: dict[int, int | None],
     tails: bool,
+    edited: set[Any],
     is_default: bool,
     is_leaf: bool,
 ) -> Branch:
@@ -660,7 +676,7 @@ def _branch(
     error: str | None = None
     try:
         if tails:
-            tokens = _context_tokens(index, leaf_id, leaf, depths)
+            tokens = _context_tokens(index, leaf_id, leaf, depths, edited)
         else:
             from pitools.core.context.build import replay_context
 
@@ -678,35 +694,54 @@ def _branch(
     )
 
 
-def _context_tokens(index: SessionIndex, leaf_id: Any, leaf: Any, depths: dict[int, int | None]) -> Any:
+def _context_tokens(
+    index: SessionIndex, leaf_id: Any, leaf: Any, depths: dict[int, int | None], edited: set[Any]
+) -> Any:
     """Pi's ``estimateProjectedContextTokens`` at ``leaf``, from the tail of its path that matters.
 
-    Pi's context at a leaf reads the path only from the latest compaction's ``firstKeptEntryId``
-    (or from the compaction itself when that id is not an earlier entry of the path) down to the
-    leaf; every lookup by id on the path is unaffected by cutting it there, because the entries of
-    one path have distinct ``byId`` keys; and the latest compaction is also the latest entry that
-    invalidates usage, so it lies inside the tail. The model and thinking level, which do need the
-    whole path, do not enter the estimate. So the estimate over that tail equals the one over the
-    whole path (the golden and bench sessions check it), and costs the tail, not the whole path.
-    Without a compaction on the path, or with a compaction id that is not a string, the whole
-    path is replayed as ``pitools context`` does; so it is when some message entry has no message
-    (the caller checks): Pi's model scan over the whole path throws there.
+    Walking up from the leaf, the first of these ends the walk:
+
+    - an assistant reply with usage (Pi's ``getAssistantUsage``), with no context edit or
+      compaction below it and no entry below it (itself included) that any context edit in the
+      file targets (``edited``): Pi's estimate is then that usage plus the estimates of the
+      messages after it, and it trusts that usage because nothing after it invalidates it;
+    - a compaction: Pi's context reads the path only from its ``firstKeptEntryId`` (or from the
+      compaction itself when that id is not an earlier entry of the path) down to the leaf, and
+      the latest compaction is the latest entry that can invalidate usage at or above it.
+
+    In both cases the estimate over the tail equals the one over the whole path: lookups by id
+    on one path are unaffected by cutting it (its entries have distinct ``byId`` keys), and the
+    model and thinking level, which do need the whole path, do not enter the estimate. The
+    golden sessions check it against Pi. A path with neither, or a compaction whose id is not a
+    string, is replayed whole as ``pitools context`` does; so are all paths when some message
+    entry has no message (the caller checks): Pi's model scan over the whole path throws there.
     """
-    from pitools.core.context.build import (
-        build_projection,
-        context_entries_from_path,
-        estimate_projected_context_tokens,
-        message_estimates,
-        replay_context,
-    )
+    from pitools.core.context.build import replay_context
+    from pitools.core.context.tokens import assistant_usage
 
     by_id = index.by_id
     tail: list[Any] = []  # leaf first
     current = leaf
+    usable = True  # nothing below invalidates a usage found further up
     while current is not None:
         tail.append(current)
-        if type(current) is dict and current.get("type") == "compaction":
-            break
+        if type(current) is dict:
+            etype = current.get("type")
+            if etype == "compaction":
+                break
+            if usable:
+                eid = current.get("id", UNDEFINED)
+                if etype == "context_edit" or (eid if type(eid) is str else mkey(eid)) in edited:
+                    usable = False
+                elif etype == "message" and type(eid) is str and eid:
+                    message = current.get("message")
+                    try:
+                        found = type(message) is dict and assistant_usage(message) is not None
+                    except PitoolsError:
+                        found, usable = False, False
+                    if found:
+                        tail.reverse()
+                        return _tail_estimate(tail)
         current = _parent(by_id, current)
     if current is None or type(current.get("id", UNDEFINED)) is not str:
         return replay_context(index, leaf_id).estimate.tokens
@@ -723,8 +758,18 @@ def _context_tokens(index: SessionIndex, leaf_id: Any, leaf: Any, depths: dict[i
             if current is kept:  # an ancestor: Pi keeps the entries from it on
                 tail.extend(above)
     tail.reverse()
-    entries = context_entries_from_path(tail)
-    projection = build_projection(tail, entries)
+    return _tail_estimate(tail)
+
+
+def _tail_estimate(tail: list[Any]) -> Any:
+    from pitools.core.context.build import (
+        build_projection,
+        context_entries_from_path,
+        estimate_projected_context_tokens,
+        message_estimates,
+    )
+
+    projection = build_projection(tail, context_entries_from_path(tail))
     return estimate_projected_context_tokens(projection, tail, message_estimates(projection)).tokens
 
 

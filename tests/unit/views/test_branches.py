@@ -424,11 +424,12 @@ def test_branches_agree_with_pi_recordings(case: str) -> None:
 
 
 def test_token_estimate_from_the_tail_equals_the_whole_path_replay() -> None:
-    # list_branches reads each leaf's path only from its latest compaction's kept entry on; the
-    # whole-path replay (`pitools context`, checked against Pi by the golden tests) must agree.
+    # list_branches reads each leaf's path only from its last trusted usage or its latest
+    # compaction's kept entry on; the whole-path replay (`pitools context`, checked against Pi by
+    # the golden tests) must agree.
     from pitools.core.context.build import replay_context
 
-    for case in ("branches-compaction-tails", "seed-running-example", "gen-s0003_v3"):
+    for case in ("branches-compaction-tails", "branches-usage-tails", "seed-running-example", "gen-s0003_v3"):
         index = load(GOLDEN / case / "session.jsonl").index
         for b in list_branches(index).branches:
             assert b.tokens == replay_context(index, b.leaf_id).estimate.tokens, (case, b.leaf_id)
