@@ -7,6 +7,7 @@ exports in indented sections.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from html import escape
 
 from pitools.render.export_md import EntryView, Part, Transcript
@@ -111,7 +112,12 @@ def _entry_html(view: EntryView, embed: bool) -> str:
 
 
 def transcript_html(t: Transcript) -> str:
-    """The whole page."""
+    """The whole page (:func:`html_pieces` joined)."""
+    return "".join(html_pieces(t))
+
+
+def html_pieces(t: Transcript) -> Iterator[str]:
+    """The page, one piece per entry, made as it is written (the pieces join to the page)."""
     h = t.header
 
     def text(v: object) -> str:
@@ -125,7 +131,7 @@ def transcript_html(t: Transcript) -> str:
         facts.append(("Shown", f"the whole tree: {t.entry_count:,} entries, {t.leaf_count:,} leaves"))
     else:
         facts.append(("Shown", f"the branch ending at {t.leaf or '(none)'}"))
-    out = [
+    head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
@@ -136,17 +142,19 @@ def transcript_html(t: Transcript) -> str:
         f"<h1>{_e(t.title)}</h1>",
         '<dl class="facts">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts) + "</dl>",
     ]
+    # The page is these blocks joined by line breaks: each later block brings its own.
+    yield "\n".join(head)
     depth = 0
+    embed = t.embed_images
     for kind, item in t.items:
-        if kind == "open":
+        if kind == "entry":
+            yield "\n" + _entry_html(item, embed)
+        elif kind == "open":
             depth += 1
             where = f" from {item.parent_id}" if item.parent_id else " (separate root)"
-            out.append(f'<section class="branch"><h2>⎇ Branch {item.number} of {item.of}{_e(where)}</h2>')
-        elif kind == "close":
-            depth -= 1
-            out.append("</section>")
+            yield f'\n<section class="branch"><h2>⎇ Branch {item.number} of {item.of}{_e(where)}</h2>'
         else:
-            out.append(_entry_html(item, t.embed_images))
-    out.extend("</section>" for _ in range(depth))
-    out.append("</main></body></html>\n")
-    return "\n".join(out)
+            depth -= 1
+            yield "\n</section>"
+    yield "\n</section>" * depth
+    yield "\n</main></body></html>\n"

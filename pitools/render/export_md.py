@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,8 +81,9 @@ class Transcript:
     leaf: str | None
     entry_count: int
     leaf_count: int
-    #: ("entry", EntryView) | ("open", BranchMark) | ("close", None)
-    items: list[tuple[str, Any]]
+    #: ("entry", EntryView) | ("open", BranchMark) | ("close", None), made as they are read:
+    #: a transcript can be written once.
+    items: Iterable[tuple[str, Any]]
     embed_images: bool
 
     @property
@@ -317,7 +318,11 @@ def entry_view(entry: Any, labels: list[str]) -> EntryView:
 
 
 def build_transcript(loaded: Any, leaf: Any, *, all_: bool = False, embed_images: bool = False) -> Transcript:
-    """The entries to show: the branch root → ``leaf``, or with ``all_`` every branch of the tree."""
+    """The entries to show: the branch root → ``leaf``, or with ``all_`` every branch of the tree.
+
+    The entry views are made lazily, while the transcript is written (:attr:`Transcript.items`
+    is a one-shot iterator), so a big session is never held twice in memory as views.
+    """
     from pitools.core.session.fork import resolved_labels
     from pitools.core.session.name import session_name
     from pitools.core.session.tree import get_tree, mkey
@@ -334,13 +339,17 @@ def build_transcript(loaded: Any, leaf: Any, *, all_: bool = False, embed_images
         # Labels appear on the entries they name, not as entries of their own.
         return not (type(entry) is dict and entry.get("type") == "label")
 
-    items: list[tuple[str, Any]] = []
-    if not all_:
-        for entry in index.get_branch(leaf):
+    def branch_items(branch: list[Any]) -> Iterator[tuple[str, Any]]:
+        for entry in branch:
             if shown(entry):
-                items.append(("entry", view(entry)))
+                yield ("entry", view(entry))
+
+    items: Iterator[tuple[str, Any]]
+    if not all_:
+        # The branch is resolved now: a cycle or a bad leaf fails before any output is written.
+        items = branch_items(index.get_branch(leaf))
     else:
-        items = list(_tree_items(get_tree(index), view, shown))
+        items = _tree_items(get_tree(index), view, shown)
     try:
         name = session_name(list(index.entries))
     except Exception:  # Pi itself would throw on a non-string name; show none
@@ -352,7 +361,8 @@ def build_transcript(loaded: Any, leaf: Any, *, all_: bool = False, embed_images
         all=all_,
         leaf=None if all_ else _text(leaf) or None,
         entry_count=len(index.entries),
-        leaf_count=len(index.leaves()),
+        # Shown only for --all; counting leaves walks every entry.
+        leaf_count=len(index.leaves()) if all_ else 0,
         items=items,
         embed_images=embed_images,
     )
@@ -446,7 +456,19 @@ def _entry_md(view: EntryView, embed: bool) -> str:
 
 
 def transcript_markdown(t: Transcript) -> str:
-    """The transcript as one Markdown document."""
+    """The transcript as one Markdown document (:func:`markdown_pieces` joined)."""
+    return "".join(markdown_pieces(t))
+
+
+def markdown_pieces(t: Transcript) -> Iterator[str]:
+    """The transcript as Markdown, one piece per entry, made as it is written.
+
+    The pieces join to one document whose trailing line breaks are reduced to one.
+    """
+    return _one_final_newline(_markdown_parts(t))
+
+
+def _markdown_parts(t: Transcript) -> Iterator[str]:
     h = t.header
     lines = [f"# {inline(t.title)}", ""]
     facts = [
@@ -463,15 +485,34 @@ def transcript_markdown(t: Transcript) -> str:
         facts.append(("Shown", f"the branch ending at {code(t.leaf or '(none)')}"))
     lines.extend(f"- **{k}:** {v}" for k, v in facts)
     lines.append("")
+    # The document is these blocks joined by line breaks: each later block brings its own.
+    yield "\n".join(lines)
     depth = 0
+    embed = t.embed_images
     for kind, item in t.items:
-        if kind == "open":
+        if kind == "entry":
+            yield "\n---\n\n" + _entry_md(item, embed)
+        elif kind == "open":
             depth += 1
             where = f" from {code(item.parent_id)}" if item.parent_id else " (separate root)"
-            lines.append(f"{'#' * min(2 + depth, 6)} ⎇ Branch {item.number} of {item.of}{where}\n")
-        elif kind == "close":
-            depth -= 1
+            yield f"\n{'#' * min(2 + depth, 6)} ⎇ Branch {item.number} of {item.of}{where}\n"
         else:
-            lines.append("---\n")
-            lines.append(_entry_md(item, t.embed_images))
-    return "\n".join(lines).rstrip("\n") + "\n"
+            depth -= 1
+
+
+def _one_final_newline(pieces: Iterator[str]) -> Iterator[str]:
+    """``pieces`` as they come, except that the document ends with exactly one line break.
+
+    The last piece with text is held back (with any pieces of line breaks only after it) and
+    stripped at the end; the first piece must hold text.
+    """
+    held: str | None = None
+    for piece in pieces:
+        if held is None:
+            held = piece
+        elif piece.count("\n") == len(piece):  # line breaks only (or empty): they may be trailing
+            held += piece
+        else:
+            yield held
+            held = piece
+    yield (held or "").rstrip("\n") + "\n"

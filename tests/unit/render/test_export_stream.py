@@ -1,0 +1,114 @@
+"""Streamed exports: the pieces join to the same document, entries are rendered only as they are
+written, and an export that fails midway leaves no file behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pitools.cli import cli
+from pitools.cli import output as output_mod
+from pitools.core.session.api import load
+from pitools.render import export_md
+from pitools.render.export_html import html_pieces, transcript_html
+from pitools.render.export_md import _one_final_newline, build_transcript, markdown_pieces, transcript_markdown
+from pitools.render.safe import safe_text
+from tests import support
+
+SESSION = support.GOLDEN / "seed-running-example" / "session.jsonl"
+
+pieces_st = st.lists(st.sampled_from(["\n", "\n\n", "", "a", "b\n", "\nc\n\n", "é\r\n"]), max_size=12)
+
+
+@given(first=st.sampled_from(["# t", "# t\n", "x\n\n"]), rest=pieces_st)
+def test_one_final_newline_is_rstrip_of_the_whole(first: str, rest: list[str]) -> None:
+    pieces = [first, *rest]
+    assert "".join(_one_final_newline(iter(pieces))) == "".join(pieces).rstrip("\n") + "\n"
+
+
+@given(
+    pieces=st.lists(st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0x2100)), max_size=10),
+    encoding=st.sampled_from(["utf-8", "ascii", "latin-1"]),
+)
+def test_encoded_text_chunks_join_to_the_whole_text_encoded(pieces: list[str], encoding: str) -> None:
+    whole = safe_text("".join(pieces)).encode(encoding, "backslashreplace")
+    old = output_mod.TEXT_CHUNK
+    output_mod.TEXT_CHUNK = 3  # chunk boundaries everywhere, inside pieces' runs of controls too
+    try:
+        chunks = list(output_mod.encoded_text(iter(pieces), encoding))
+    finally:
+        output_mod.TEXT_CHUNK = old
+    assert b"".join(chunks) == whole
+
+
+@pytest.mark.parametrize("all_", [False, True])
+def test_pieces_join_to_the_document(all_: bool) -> None:
+    loaded = load(SESSION)
+    leaf = None if all_ else loaded.leaf(None)
+    md = "".join(markdown_pieces(build_transcript(loaded, leaf, all_=all_)))
+    assert md == transcript_markdown(build_transcript(loaded, leaf, all_=all_))
+    assert md.endswith("\n") and not md.endswith("\n\n")
+    assert md.count("\n---\n\n") > 5
+    html = "".join(html_pieces(build_transcript(loaded, leaf, all_=all_, embed_images=True)))
+    assert html == transcript_html(build_transcript(loaded, leaf, all_=all_, embed_images=True))
+    assert html.endswith("</main></body></html>\n")
+
+
+def test_entries_are_rendered_as_they_are_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    real = export_md.entry_view
+
+    def counting(entry: object, labels: list[str]) -> export_md.EntryView:
+        view = real(entry, labels)
+        made.append(view.entry_id)
+        return view
+
+    monkeypatch.setattr(export_md, "entry_view", counting)
+    loaded = load(SESSION)
+    transcript = build_transcript(loaded, loaded.leaf(None))
+    assert made == []  # building the transcript renders nothing yet
+    pieces = markdown_pieces(transcript)
+    next(pieces)  # the header
+    next(pieces)  # the first entry (the generator holds one piece back)
+    assert 1 <= len(made) <= 2
+    rest = list(pieces)
+    assert len(made) == len(rest) + 1 > 5
+
+
+@pytest.mark.parametrize("format_", ["markdown", "html"])
+def test_output_file_is_not_created_when_rendering_fails_midway(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, format_: str
+) -> None:
+    calls = [0]
+    real = export_md.entry_view
+
+    def failing(entry: object, labels: list[str]) -> export_md.EntryView:
+        calls[0] += 1
+        if calls[0] == 5:
+            raise RuntimeError("boom")
+        return real(entry, labels)
+
+    monkeypatch.setattr(export_md, "entry_view", failing)
+    monkeypatch.setattr(output_mod, "TEXT_CHUNK", 10)  # several chunks reach the temp file first
+    out = tmp_path / "out.txt"
+    result = CliRunner().invoke(cli, ["export", str(SESSION), "--format", format_, "-o", str(out)])
+    assert result.exit_code == 3, result.output  # an internal error (a bug), reported as such
+    assert calls[0] == 5
+    assert list(tmp_path.iterdir()) == []  # neither the file nor a temp file
+
+
+def test_output_file_streamed_equals_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(output_mod, "TEXT_CHUNK", 100)
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["export", str(SESSION)], catch_exceptions=False).stdout_bytes
+    out = tmp_path / "out.md"
+    result = runner.invoke(cli, ["export", str(SESSION), "-o", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert out.read_bytes() == shown
+    again = runner.invoke(cli, ["export", str(SESSION), "-o", str(out)])
+    assert again.exit_code == 1 and "already exists" in again.stderr
+    assert out.read_bytes() == shown
