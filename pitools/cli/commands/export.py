@@ -125,7 +125,7 @@ def _export(
             write_session(new, output)
             get_output().message(f"wrote {output}")
         else:
-            get_output().write_bytes(b"".join(new.lines()))
+            get_output().write_chunks(new.lines())  # line by line, never joined
         return 0
     from pitools.render.export_md import build_transcript
 
