@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from html import escape
 
-from pitools.render.export_md import EntryView, Part, Transcript
+from pitools.render.export_md import EntryView, Part, Transcript, tool_call_json
 
 CSS = """
 :root { --fg: #1f2328; --muted: #656d76; --bg: #ffffff; --line: #d0d7de; --user: #ddf4ff;
@@ -63,10 +63,10 @@ def _e(text: str) -> str:
     return escape(text, quote=True)
 
 
-def _pre(part: Part, lang_class: str = "") -> str:
+def _pre(part: Part, lang_class: str = "", text: str | None = None) -> str:
     classes = " ".join(c for c in (lang_class, "error" if part.error else "") if c)
     cls = f' class="{classes}"' if classes else ""
-    return f"<pre{cls}>{_e(part.text)}</pre>"
+    return f"<pre{cls}>{_e(part.text if text is None else text)}</pre>"
 
 
 def _part_html(part: Part, embed: bool) -> str:
@@ -78,7 +78,7 @@ def _part_html(part: Part, embed: bool) -> str:
     if part.kind == "tool-call":
         return (
             f'<div class="tool-call"><span class="meta">Tool call</span> '
-            f'<code class="name">{_e(part.title)}</code>{_pre(part, "json")}</div>'
+            f'<code class="name">{_e(part.title)}</code>{_pre(part, "json", tool_call_json(part))}</div>'
         )
     if part.kind == "image":
         if embed and part.data and part.mime:

@@ -17,10 +17,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from pitools.core.js.value import UNDEFINED
 from pitools.render.md_args import arguments_markdown
 from pitools.render.mdsafe import code, fence, html_text, inline, quote
-from pitools.render.pretty import pretty_json
+from pitools.render.pretty import MAX_CHARS, MAX_INDENT_DEPTH, pretty_json
 
 #: Tool output longer than this (characters or lines) is folded.
 FOLD_CHARS = 1500
@@ -35,6 +37,7 @@ class Part:
     """One piece of an entry's body."""
 
     kind: str  # text, thinking, tool-call, output, image, json, quote
+    #: The body (empty for a tool call: its JSON is made from ``args`` by :func:`tool_call_json`).
     text: str = ""
     title: str = ""
     mime: str = ""
@@ -101,7 +104,55 @@ def _text(value: Any) -> str:
 
 def _pretty(value: Any) -> str:
     # Bounded: indentation stops at a fixed depth and the size is capped (hostile nesting).
+    if _orjson_prints_alike(value):
+        try:
+            text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONEncodeError:  # a lone surrogate: pretty_json escapes it
+            return pretty_json(value)
+        if len(text) <= MAX_CHARS:
+            return text
     return pretty_json(value)
+
+
+#: Integers printed as they are (beyond this, pretty_json goes through a double first).
+_SAFE_INT = 2**53
+
+
+def _orjson_prints_alike(value: Any) -> bool:
+    """Whether orjson's two-space indentation prints ``value`` exactly as :func:`pretty_json` does.
+
+    True for containers of strings, safe integers, booleans and nulls whose non-empty containers
+    all sit above pretty_json's indentation limit: both then indent by two spaces, escape strings
+    alike (short forms, ``\\u00XX`` for other controls, non-ASCII kept) and print ``{}``/``[]``.
+    Floats (number forms differ), big integers and anything else take pretty_json's way, and so
+    does a lone surrogate (orjson refuses it). tests/unit/render/test_export_stream.py compares
+    the two on generated values.
+    """
+    t = type(value)
+    if t is not dict and t is not list:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if not node:
+            continue
+        if depth >= MAX_INDENT_DEPTH:
+            return False
+        for child in node.values() if type(node) is dict else node:
+            ct = type(child)
+            if ct is str or child is None or ct is bool:
+                continue
+            if ct is dict or ct is list:
+                push((child, depth + 1))
+            elif ct is not int or not -_SAFE_INT <= child <= _SAFE_INT:
+                return False
+    return True
+
+
+def tool_call_json(part: Part) -> str:
+    """A tool call's arguments as indented JSON (bounded like every value shown)."""
+    return _pretty(part.args)
 
 
 def _image_part(block: dict[str, Any]) -> Part:
@@ -159,7 +210,8 @@ def content_parts(content: Any, *, as_output: bool = False) -> list[Part]:
             name = _text(block.get("name"))
             call_id = _text(block.get("id"))
             title = f"{name}" + (f" ({call_id})" if call_id else "")
-            parts.append(Part("tool-call", _pretty(args), title, args=args))
+            # The arguments' JSON is made by the renderer, only if it shows it (see tool_call_json).
+            parts.append(Part("tool-call", "", title, args=args))
         else:
             parts.append(Part("json", _pretty(block), f"{_text(btype) or 'unknown'} block"))
     if texts:
@@ -417,7 +469,7 @@ def _part_md(part: Part, embed: bool) -> str:
     if part.kind == "thinking":
         return _details(part.title or "Thinking", fence(part.text, "text"))
     if part.kind == "tool-call":
-        body = arguments_markdown(part.args, _pretty, fence, code) or fence(part.text, "json")
+        body = arguments_markdown(part.args, _pretty, fence, code) or fence(tool_call_json(part), "json")
         return f"**Tool call** {code(part.title)}\n\n{body}"
     if part.kind == "image":
         title = inline(part.title)

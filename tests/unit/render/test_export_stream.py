@@ -1,13 +1,15 @@
 """Streamed exports: the pieces join to the same document, entries are rendered only as they are
-written, and an export that fails midway leaves no file behind."""
+written, an export that fails midway leaves no file behind, and the fast paths print exactly
+what the general code prints."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pitools.cli import cli
@@ -16,6 +18,8 @@ from pitools.core.session.api import load
 from pitools.render import export_md
 from pitools.render.export_html import html_pieces, transcript_html
 from pitools.render.export_md import _one_final_newline, build_transcript, markdown_pieces, transcript_markdown
+from pitools.render.mdsafe import _longest_run
+from pitools.render.pretty import MAX_CHARS, pretty_json
 from pitools.render.safe import safe_text
 from tests import support
 
@@ -112,3 +116,65 @@ def test_output_file_streamed_equals_stdout(tmp_path: Path, monkeypatch: pytest.
     again = runner.invoke(cli, ["export", str(SESSION), "-o", str(out)])
     assert again.exit_code == 1 and "already exists" in again.stderr
     assert out.read_bytes() == shown
+
+
+# -- the fast paths print exactly what the general code prints --------------------------------
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.sampled_from([2**53, -(2**53), 2**53 + 1, 1.0, 1e-7, 1e16, 0.1])
+    | st.text(alphabet=st.characters(codec=None, max_codepoint=0xE000)),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+def _nested(depth: int, leaf: object) -> object:
+    value = leaf
+    for i in range(depth):
+        value = [value] if i % 2 else {"k": value}
+    return value
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_values)
+def test_transcript_json_is_pretty_json(value: object) -> None:
+    assert export_md._pretty(value) == pretty_json(value)
+
+
+@pytest.mark.parametrize("depth", [14, 15, 16, 17, 40])
+@pytest.mark.parametrize("leaf", [1, [], {}, "x", [1]])
+def test_transcript_json_is_pretty_json_at_the_indentation_limit(depth: int, leaf: object) -> None:
+    value = _nested(depth, leaf)
+    assert export_md._pretty(value) == pretty_json(value)
+
+
+def test_transcript_json_is_pretty_json_past_the_size_cap() -> None:
+    value = {"a": "x" * (MAX_CHARS + 10)}
+    assert export_md._pretty(value) == pretty_json(value)
+    assert "folded" in export_md._pretty(value)
+
+
+def _longest_run_by_regex(text: str) -> int:
+    return max((len(m) for m in re.findall("`+", text)), default=0)
+
+
+@given(st.text(alphabet="`a\n", max_size=200))
+def test_longest_backtick_run(text: str) -> None:
+    assert _longest_run(text) == _longest_run_by_regex(text)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 1000, 100_000])
+def test_longest_backtick_run_exact_sizes(n: int) -> None:
+    text = "a`" + "`" * (n - 1) + "b" + "``" + "`" * (n // 2)
+    assert _longest_run(text) == _longest_run_by_regex(text) == max(n, 2 + n // 2)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"a": "\ud800"}, ["x\udfffy"], {"\ud83d": 1}, {"a": '\x00\x1f\x7f\x85\u2028 é 😀 \\ "'}, [1.5], [2**53 + 1]],
+)
+def test_transcript_json_is_pretty_json_for_awkward_values(value: object) -> None:
+    assert export_md._pretty(value) == pretty_json(value)
