@@ -552,6 +552,10 @@ def _markdown_parts(t: Transcript) -> Iterator[str]:
             depth -= 1
 
 
+#: Stops at the first character of a piece that is not a line break (pieces start with one).
+_NOT_A_LINE_BREAK = re.compile("[^\n]")
+
+
 def _one_final_newline(pieces: Iterator[str]) -> Iterator[str]:
     """``pieces`` as they come, except that the document ends with exactly one line break.
 
@@ -562,7 +566,7 @@ def _one_final_newline(pieces: Iterator[str]) -> Iterator[str]:
     for piece in pieces:
         if held is None:
             held = piece
-        elif piece.count("\n") == len(piece):  # line breaks only (or empty): they may be trailing
+        elif _NOT_A_LINE_BREAK.search(piece) is None:  # line breaks only (or empty): may be trailing
             held += piece
         else:
             yield held

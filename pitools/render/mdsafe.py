@@ -33,7 +33,10 @@ def one_line(text: str) -> str:
 
 def inline(text: str) -> str:
     """Literal text inside a Markdown line (never at its start): one line, no markup."""
-    return _SPECIAL.sub(r"\\\1", one_line(text))
+    text = one_line(text)
+    if _SPECIAL.search(text) is None:  # most titles, ids and times: no template expansion
+        return text
+    return _SPECIAL.sub(r"\\\1", text)
 
 
 def _longest_run(text: str) -> int:
