@@ -326,7 +326,7 @@ class Output:
 
 
 #: How much text :func:`encoded_text` gathers before making it safe and encoding it.
-TEXT_CHUNK = 1 << 20
+TEXT_CHUNK = 1 << 18
 
 
 def encoded_text(pieces: Iterable[str], encoding: str = "utf-8") -> Iterator[bytes]:

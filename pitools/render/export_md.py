@@ -21,7 +21,7 @@ import orjson
 
 from pitools.core.js.value import UNDEFINED
 from pitools.render.md_args import arguments_markdown
-from pitools.render.mdsafe import code, fence, html_text, inline, quote
+from pitools.render.mdsafe import code, fence, fence_ticks, html_text, inline, quote
 from pitools.render.pretty import MAX_CHARS, MAX_INDENT_DEPTH, pretty_json
 
 #: Tool output longer than this (characters or lines) is folded.
@@ -463,33 +463,54 @@ def _details(summary: str, body: str) -> str:
     return f"<details><summary>{html_text(summary)}</summary>\n\n{body}\n\n</details>"
 
 
-def _part_md(part: Part, embed: bool) -> str:
-    if part.kind == "text":
-        return fence(part.text, "markdown")
-    if part.kind == "thinking":
-        return _details(part.title or "Thinking", fence(part.text, "text"))
-    if part.kind == "tool-call":
+def _fenced(out: list[str], text: str, lang: str) -> None:
+    """``fence(text, lang)`` appended to ``out`` as three pieces (the text itself is not copied)."""
+    ticks = fence_ticks(text)
+    out.append(f"{ticks}{lang}\n")
+    out.append(text)
+    out.append(f"\n{ticks}")
+
+
+def _folded(out: list[str], summary: str, text: str, lang: str) -> None:
+    """``_details(summary, fence(text, lang))`` appended to ``out`` in pieces."""
+    out.append(f"<details><summary>{html_text(summary)}</summary>\n\n")
+    _fenced(out, text, lang)
+    out.append("\n\n</details>")
+
+
+def _part_md(out: list[str], part: Part, embed: bool) -> None:
+    """One part appended to ``out`` (pieces that join to its Markdown)."""
+    kind = part.kind
+    if kind == "text":
+        _fenced(out, part.text, "markdown")
+    elif kind == "thinking":
+        _folded(out, part.title or "Thinking", part.text, "text")
+    elif kind == "tool-call":
         body = arguments_markdown(part.args, _pretty, fence, code) or fence(tool_call_json(part), "json")
-        return f"**Tool call** {code(part.title)}\n\n{body}"
-    if part.kind == "image":
+        out.append(f"**Tool call** {code(part.title)}\n\n{body}")
+    elif kind == "image":
         title = inline(part.title)
         if embed and part.data:
             # mime and data passed _MIME / _B64 (full matches), so they cannot leave the link.
-            return f"![{title}](data:{part.mime};base64,{part.data})"
-        return f"*\\[{title}\\]*"
-    if part.kind == "quote":
-        return quote(fence(part.text, "markdown"))
-    heading = f"**{inline(part.title)}**" if part.title else ""
-    lang = "json" if part.kind == "json" else "text"
-    if part.folded:
-        lines = part.text.count("\n") + 1
-        label = f"{part.title or 'Output'}: {lines:,} lines, {len(part.text):,} characters (folded)"
-        return _details(label, fence(part.text, lang))
-    body = fence(part.text, lang)
-    return f"{heading}\n\n{body}" if heading else body
+            out.append(f"![{title}](data:{part.mime};base64,{part.data})")
+        else:
+            out.append(f"*\\[{title}\\]*")
+    elif kind == "quote":
+        out.append(quote(fence(part.text, "markdown")))
+    else:
+        lang = "json" if kind == "json" else "text"
+        text = part.text
+        if part.folded:
+            lines = text.count("\n") + 1
+            _folded(out, f"{part.title or 'Output'}: {lines:,} lines, {len(text):,} characters (folded)", text, lang)
+        else:
+            if part.title:
+                out.append(f"**{inline(part.title)}**\n\n")
+            _fenced(out, text, lang)
 
 
-def _entry_md(view: EntryView, embed: bool) -> str:
+def _entry_md(out: list[str], view: EntryView, embed: bool) -> None:
+    """One entry appended to ``out`` in pieces: its block, ending in one line break."""
     bits = [inline(view.title)]
     if view.entry_id:
         bits.append(code(view.entry_id))
@@ -499,12 +520,15 @@ def _entry_md(view: EntryView, embed: bool) -> str:
     if view.labels:
         head += " · " + ", ".join(f"🏷 **{inline(lab)}**" for lab in view.labels)
     if view.inline:
-        return f"*{head}*\n"
-    out = [f"### {head}"]
+        out.append(f"*{head}*\n")
+        return
+    out.append(f"### {head}")
     if view.meta:
-        out.append("*" + inline(" · ".join(view.meta)) + "*")
-    out.extend(_part_md(p, embed) for p in view.parts)
-    return "\n\n".join(out) + "\n"
+        out.append("\n\n*" + inline(" · ".join(view.meta)) + "*")
+    for part in view.parts:
+        out.append("\n\n")
+        _part_md(out, part, embed)
+    out.append("\n")
 
 
 def transcript_markdown(t: Transcript) -> str:
@@ -513,14 +537,21 @@ def transcript_markdown(t: Transcript) -> str:
 
 
 def markdown_pieces(t: Transcript) -> Iterator[str]:
-    """The transcript as Markdown, one piece per entry, made as it is written.
+    """The transcript as Markdown in pieces, made entry by entry as they are written.
 
-    The pieces join to one document whose trailing line breaks are reduced to one.
+    The pieces join to one document ending in exactly one line break. Every group of pieces
+    (the header, an entry, a branch heading) holds text, so the document's trailing line
+    breaks are all in the last group: it is held back and trimmed at the end.
     """
-    return _one_final_newline(_markdown_parts(t))
+    held: list[str] | None = None
+    for group in _markdown_groups(t):
+        if held is not None:
+            yield from held
+        held = group
+    yield "".join(held or ()).rstrip("\n") + "\n"
 
 
-def _markdown_parts(t: Transcript) -> Iterator[str]:
+def _markdown_groups(t: Transcript) -> Iterator[list[str]]:
     h = t.header
     lines = [f"# {inline(t.title)}", ""]
     facts = [
@@ -538,37 +569,17 @@ def _markdown_parts(t: Transcript) -> Iterator[str]:
     lines.extend(f"- **{k}:** {v}" for k, v in facts)
     lines.append("")
     # The document is these blocks joined by line breaks: each later block brings its own.
-    yield "\n".join(lines)
+    yield ["\n".join(lines)]
     depth = 0
     embed = t.embed_images
     for kind, item in t.items:
         if kind == "entry":
-            yield "\n---\n\n" + _entry_md(item, embed)
+            out = ["\n---\n\n"]
+            _entry_md(out, item, embed)
+            yield out
         elif kind == "open":
             depth += 1
             where = f" from {code(item.parent_id)}" if item.parent_id else " (separate root)"
-            yield f"\n{'#' * min(2 + depth, 6)} ⎇ Branch {item.number} of {item.of}{where}\n"
+            yield [f"\n{'#' * min(2 + depth, 6)} ⎇ Branch {item.number} of {item.of}{where}\n"]
         else:
             depth -= 1
-
-
-#: Stops at the first character of a piece that is not a line break (pieces start with one).
-_NOT_A_LINE_BREAK = re.compile("[^\n]")
-
-
-def _one_final_newline(pieces: Iterator[str]) -> Iterator[str]:
-    """``pieces`` as they come, except that the document ends with exactly one line break.
-
-    The last piece with text is held back (with any pieces of line breaks only after it) and
-    stripped at the end; the first piece must hold text.
-    """
-    held: str | None = None
-    for piece in pieces:
-        if held is None:
-            held = piece
-        elif _NOT_A_LINE_BREAK.search(piece) is None:  # line breaks only (or empty): may be trailing
-            held += piece
-        else:
-            yield held
-            held = piece
-    yield (held or "").rstrip("\n") + "\n"

@@ -71,8 +71,14 @@ def code(text: str) -> str:
 
 def fence(text: str, lang: str = "") -> str:
     """A fenced code block showing ``text`` literally (``lang`` is pitools' own, never session text)."""
-    ticks = "`" * max(3, _longest_run(text) + 1)
+    ticks = fence_ticks(text)
     return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def fence_ticks(text: str) -> str:
+    """The fence :func:`fence` puts around ``text``: longer than any backtick run inside, at least 3."""
+    run = _longest_run(text)
+    return "```" if run < 3 else "`" * (run + 1)
 
 
 def html_text(text: str) -> str:
