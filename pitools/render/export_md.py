@@ -219,22 +219,22 @@ def content_parts(content: Any, *, as_output: bool = False) -> list[Part]:
     return parts
 
 
+#: Token counts shown for a usage record, in this order, with their words.
+_USAGE_FIELDS = (("input", "in"), ("output", "out"), ("cacheRead", "cache read"), ("cacheWrite", "cache write"))
+
+
 def _usage_meta(usage: Any) -> str | None:
     if type(usage) is not dict:
         return None
     bits = []
-    for key, label in (
-        ("input", "in"),
-        ("output", "out"),
-        ("cacheRead", "cache read"),
-        ("cacheWrite", "cache write"),
-    ):
-        v = usage.get(key)
-        if type(v) in (int, float) and v:
+    get = usage.get
+    for key, label in _USAGE_FIELDS:
+        v = get(key)
+        if v and (type(v) is int or type(v) is float):  # not bool: its type is bool
             bits.append(f"{label} {v:,}")
-    cost = usage.get("cost")
+    cost = get("cost")
     total = cost.get("total") if type(cost) is dict else None
-    if type(total) in (int, float) and total:
+    if total and (type(total) is int or type(total) is float):
         bits.append(f"${total:.4f}")
     return "tokens " + ", ".join(bits) if bits else None
 
@@ -252,7 +252,11 @@ def _message_view(entry: dict[str, Any], base: EntryView) -> EntryView:
         base.parts.extend(content_parts(content))
     elif role == "assistant":
         base.kind = "assistant"
-        model = "/".join(_text(message.get(k)) for k in ("provider", "model") if message.get(k) is not None)
+        provider, model_id = message.get("provider"), message.get("model")
+        if provider is not None and model_id is not None:
+            model = f"{_text(provider)}/{_text(model_id)}"
+        else:
+            model = _text(provider if model_id is None else model_id)  # "" when both are missing
         base.title = "Assistant" + (f" · {model}" if model else "")
         base.parts.extend(content_parts(content))
         stop = message.get("stopReason")

@@ -63,6 +63,8 @@ def _longest_run(text: str) -> int:
 def code(text: str) -> str:
     """An inline code span showing ``text`` literally, on one line."""
     text = one_line(text)
+    if "`" not in text and text.strip(" "):  # the usual id or name: no backtick, not all spaces
+        return f"`{text}`"
     ticks = "`" * (_longest_run(text) + 1)
     # A span that starts or ends with a backtick (or is all spaces) needs a space of padding.
     pad = " " if text.startswith("`") or text.endswith("`") or (text and not text.strip(" ")) else ""

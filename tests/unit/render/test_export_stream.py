@@ -18,7 +18,7 @@ from pitools.core.session.api import load
 from pitools.render import export_md
 from pitools.render.export_html import html_pieces
 from pitools.render.export_md import build_transcript, markdown_pieces
-from pitools.render.mdsafe import _longest_run
+from pitools.render.mdsafe import _longest_run, code
 from pitools.render.pretty import MAX_CHARS, pretty_json
 from pitools.render.safe import safe_text
 from tests import support
@@ -169,3 +169,17 @@ def test_longest_backtick_run_exact_sizes(n: int) -> None:
 )
 def test_transcript_json_is_pretty_json_for_awkward_values(value: object) -> None:
     assert export_md._pretty(value) == pretty_json(value)
+
+
+def _code_reference(text: str) -> str:
+    """mdsafe.code before its fast path: fence length from the longest run, padding rules."""
+    text = text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    ticks = "`" * (_longest_run_by_regex(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or (text and not text.strip(" ")) else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}" if text else "` `"
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=" `a\n\r\t", max_size=12))
+def test_code_span_fast_path(text: str) -> None:
+    assert code(text) == _code_reference(text)
