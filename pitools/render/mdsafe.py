@@ -34,9 +34,14 @@ def one_line(text: str) -> str:
 def inline(text: str) -> str:
     """Literal text inside a Markdown line (never at its start): one line, no markup."""
     text = one_line(text)
-    if _SPECIAL.search(text) is None:  # most titles, ids and times: no template expansion
+    if _SPECIAL.search(text) is None:  # most titles, ids and times
         return text
-    return _SPECIAL.sub(r"\\\1", text)
+    return _SPECIAL.sub(_backslashed, text)
+
+
+def _backslashed(match: re.Match[str]) -> str:
+    # A function, not the template r"\\\1": re expands a template anew on every sub() call.
+    return "\\" + match.group()
 
 
 def _longest_run(text: str) -> int:

@@ -18,7 +18,7 @@ from pitools.core.session.api import load
 from pitools.render import export_md
 from pitools.render.export_html import html_pieces
 from pitools.render.export_md import build_transcript, markdown_pieces
-from pitools.render.mdsafe import _longest_run, code
+from pitools.render.mdsafe import _longest_run, code, inline
 from pitools.render.pretty import MAX_CHARS, pretty_json
 from pitools.render.safe import safe_text
 from tests import support
@@ -183,3 +183,10 @@ def _code_reference(text: str) -> str:
 @given(st.text(alphabet=" `a\n\r\t", max_size=12))
 def test_code_span_fast_path(text: str) -> None:
     assert code(text) == _code_reference(text)
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet="\\`*_[]<>&!~|a #\n\r", max_size=16))
+def test_inline_escapes_every_special_character(text: str) -> None:
+    expected = re.sub(r"([\\`*_\[\]<>&!~|])", r"\\\1", re.sub(r"\r\n|\r|\n", " ", text))
+    assert inline(text) == expected
