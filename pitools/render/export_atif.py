@@ -40,8 +40,32 @@ def atif_chunks(trajectories: Sequence[dict[str, Any]], *, single: bool, release
 
 def _indented(value: Any, depth: int) -> bytes:
     """``value`` as JSON.stringify(value, null, 2) lays it out when it starts ``depth`` levels in."""
-    raw = indent_json(to_json_bytes(value))
+    raw = indent_json(to_json_bytes(_fresh_strings(value, FRESH_DEPTH)))
     return raw.replace(b"\n", b"\n" + b"  " * depth) if depth else raw
+
+
+#: How deep :func:`_fresh_strings` looks (steps' texts sit at depth 1-4; anything deeper is rare).
+FRESH_DEPTH = 6
+
+
+def _fresh_strings(value: Any, depth: int) -> Any:
+    """``value`` with its non-ASCII strings (to ``depth`` levels) replaced by equal new ones.
+
+    orjson keeps the UTF-8 form of every non-ASCII string it serializes inside the string object
+    (CPython's UTF-8 cache). A step's texts are the loaded session's own strings, which live until
+    the end: serializing them would leave a UTF-8 copy of every one behind (a third of the file
+    on a typical session). Equal new strings take that cache with them when the step is written.
+    """
+    t = type(value)
+    if t is str:
+        return value if value.isascii() else value.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
+    if depth <= 0:
+        return value
+    if t is dict:
+        return {k: _fresh_strings(v, depth - 1) for k, v in value.items()}
+    if t is list:
+        return [_fresh_strings(v, depth - 1) for v in value]
+    return value
 
 
 def _trajectory(trajectory: dict[str, Any], depth: int, release: bool) -> Iterator[bytes]:

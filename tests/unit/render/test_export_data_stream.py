@@ -49,3 +49,15 @@ def test_streamed_documents_are_the_whole_documents(path: Path) -> None:
 def test_no_traces_at_all() -> None:
     assert b"".join(otlp_json_chunks([])) == to_json_bytes(otlp_json(otlp_request([]))) + b"\n"
     assert b"".join(atif_chunks([], single=False)) == b"[]\n"
+
+
+def test_fresh_strings_are_equal_new_strings() -> None:
+    from pitools.render.export_atif import _fresh_strings
+
+    texts = ["ascii", "déjà vu", "a\ud83d\ude00b\udfff😀", ""]  # (one-character strings are shared singletons)
+    value = {"a": texts, "b": {"c": [texts[1]]}, "n": 1, "deep": [[[[[[[["é"]]]]]]]]}
+    fresh = _fresh_strings(value, 6)
+    assert fresh == value
+    assert fresh["a"][0] is texts[0]  # ASCII strings keep no UTF-8 copy: left as they are
+    assert fresh["a"][1] is not texts[1] and fresh["a"][2] is not texts[2]
+    assert fresh["b"]["c"][0] is not texts[1]
