@@ -556,6 +556,7 @@ HUMAN_PAIRS: list[tuple[str, list[str], list[str]]] = [
     ("context", ["context", "{f}"], ["context", "{f}", "--format", "json"]),
     ("inspect", ["inspect", "{f}"], ["inspect", "{f}", "--format", "json"]),
     ("export markdown", ["export", "{f}"], ["export", "{f}", "--format", "jsonl"]),
+    ("export html", ["export", "{f}", "--format", "html"], ["export", "{f}", "--format", "jsonl"]),
 ]
 #: Targets: every human view within 1.3x its JSON counterpart; export's peak memory at most 3x the file.
 TARGET_HUMAN_RATIO = 1.3
@@ -582,10 +583,14 @@ def bench_human_views(pit: list[str], file: Path, env: dict[str, str], reps: int
     nbytes = file.stat().st_size
     out: dict[str, Any] = {"file": str(file), "bytes": nbytes, "views": {}}
     for name, h, j in cases:
+        h_cpu, j_cpu = h.summary()["cpuSeconds"], j.summary()["cpuSeconds"]
         out["views"][name] = {
             "humanSeconds": h.median(),
             "jsonSeconds": j.median(),
             "ratio": ratio(h.median(), j.median()),
+            "humanCpuSeconds": h_cpu,
+            "jsonCpuSeconds": j_cpu,
+            "cpuRatio": ratio(h_cpu, j_cpu),
             "humanPeakRssBytes": h.peak_rss(),
             "memoryPerFileByte": (h.peak_rss() or 0) / nbytes if nbytes else None,
             "error": h.error or j.error,
@@ -599,18 +604,20 @@ def human_markdown(section: dict[str, Any]) -> str:
         f"Human views vs JSON on {section['bytes'] / 1e6:.0f} MB "
         f"(target: human ≤ {TARGET_HUMAN_RATIO}× JSON; export peak RSS ≤ {TARGET_EXPORT_MEMORY:g}× the file)",
         "",
-        "| view | human wall | JSON wall | human / JSON | human peak RSS | RSS / file |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| view | human wall | JSON wall | human / JSON | human CPU | JSON CPU | CPU ratio | human peak RSS "
+        "| RSS / file |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, v in section["views"].items():
         if v["error"]:
-            lines.append(f"| {name} | failed: {v['error'][:60]} | | | | |")
+            lines.append(f"| {name} | failed: {v['error'][:60]} | | | | | | | |")
             continue
         memory_target = TARGET_EXPORT_MEMORY if name.startswith("export") else None
         per_byte = v["memoryPerFileByte"]
         lines.append(
             f"| {name} | {fmt_s(v['humanSeconds'])} | {fmt_s(v['jsonSeconds'])} "
-            f"| {fmt_r(v['ratio'], TARGET_HUMAN_RATIO)} | {fmt_mb(v['humanPeakRssBytes'])} "
+            f"| {fmt_r(v['ratio'], TARGET_HUMAN_RATIO)} | {fmt_s(v['humanCpuSeconds'])} | {fmt_s(v['jsonCpuSeconds'])} "
+            f"| {fmt_r(v['cpuRatio'], TARGET_HUMAN_RATIO)} | {fmt_mb(v['humanPeakRssBytes'])} "
             f"| {fmt_r(per_byte, memory_target) if per_byte is not None else '—'} |"
         )
     return "\n".join(lines) + "\n"
