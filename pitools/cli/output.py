@@ -338,10 +338,19 @@ def encoded_text(pieces: Iterable[str], encoding: str = "utf-8") -> Iterator[byt
     """
     buffer: list[str] = []
     size = 0
+    step = TEXT_CHUNK
     for piece in pieces:
+        if len(piece) > step:  # a huge text (one tool output) is encoded a slice at a time
+            if buffer:
+                yield safe_text("".join(buffer)).encode(encoding, "backslashreplace")
+                buffer.clear()
+                size = 0
+            for i in range(0, len(piece), step):
+                yield safe_text(piece[i : i + step]).encode(encoding, "backslashreplace")
+            continue
         buffer.append(piece)
         size += len(piece)
-        if size >= TEXT_CHUNK:
+        if size >= step:
             yield safe_text("".join(buffer)).encode(encoding, "backslashreplace")
             buffer.clear()
             size = 0
