@@ -8,7 +8,6 @@ exports in indented sections.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from html import escape
 
 from pitools.render.export_md import EntryView, Part, Transcript, tool_call_json
 
@@ -60,10 +59,21 @@ _CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 
 def _e(text: str) -> str:
-    # What html.escape(quote=True) rewrites, looked for with substring searches (C speed; a
-    # regex scan was slower on long texts); most strings have none of it.
-    if "<" in text or ">" in text or "&" in text or '"' in text or "'" in text:
-        return escape(text, quote=True)
+    """``html.escape(text, quote=True)``, replacing only the characters that occur.
+
+    html.escape runs five replace passes over the whole text; a search for an absent character
+    is much cheaper than a replace pass (memchr), and most texts lack most of the five.
+    """
+    if "&" in text:  # first, so the entities made below are not escaped again
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "'" in text:
+        text = text.replace("'", "&#x27;")
     return text
 
 

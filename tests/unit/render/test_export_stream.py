@@ -190,3 +190,13 @@ def test_code_span_fast_path(text: str) -> None:
 def test_inline_escapes_every_special_character(text: str) -> None:
     expected = re.sub(r"([\\`*_\[\]<>&!~|])", r"\\\1", re.sub(r"\r\n|\r|\n", " ", text))
     assert inline(text) == expected
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet="&<>\"'a;#x\n", max_size=24))
+def test_html_escaping_is_html_escape(text: str) -> None:
+    import html
+
+    from pitools.render.export_html import _e
+
+    assert _e(text) == html.escape(text, quote=True)
