@@ -1,32 +1,79 @@
-"""``pitools slim`` as a use case: one streaming read, the plan, the proof, one streaming write.
+"""``pitools slim`` as a use case: one streaming read, the plan, the proof, one streaming copy.
 
-Memory: the parsed entries (Pi holds the same on resume) plus the replacement lines; the file's
-bytes are never held whole. The stamp is the sha256 of exactly the bytes parsed, and the write
-re-reads the file line by line, hashing as it goes: if what it copies is not what was parsed,
-the write is abandoned (and :mod:`pitools.store` refuses anyway when the file changed).
+Memory and time are what a 1 GB session needs them to be. The first pass parses every line
+(:func:`~pitools.core.session.load.scan_lines`, as ``validate`` does) and reduces each entry at
+once to its slimmed line, if it holds selected content, and to its skeleton; the parsed content
+is dropped, so peak memory is the skeletons plus the new lines, not the file. The second pass
+copies the file's kept byte ranges in big chunks (the replaced lines are skipped, not read) and
+puts the new lines in between, so every untouched line is written back byte for byte.
+
+Between the passes the file must not change: its size, inode, mtime and ctime (which no one can
+set back) are compared when the copy starts and ends, and the output is not published
+otherwise. ``--in-place`` also hashes the bytes parsed, and :func:`pitools.store.atomic_replace`
+refuses unless the file still has that sha256 when it replaces it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat as stat_mod
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pitools import store
 from pitools.core.errors import PitoolsError, SessionChangedError, SessionParseError
-from pitools.core.repair.slim import (
-    MessageHashes,
-    SlimOptions,
-    SlimPlan,
-    compare_fingerprints,
-    plan_slim,
-    slim_fingerprints,
-)
-from pitools.core.session.load import RawSession, consume_values, gc_paused, iter_file_lines, scan_lines
+from pitools.core.repair.slim import Candidate, SlimOptions, SlimPlan, plan_from_candidates, skeleton, slim_candidate
+from pitools.core.repair.slim_check import check_slim
+from pitools.core.session.load import RawSession, gc_paused, parse_json_line, scan_lines
 from pitools.core.session.loaded import require_valid, session_from_raw
-from pitools.core.session.tree import SessionIndex
+
+#: Bytes copied per read in the second pass.
+_CHUNK = 1 << 20
+#: Bytes per read when splitting the file into lines.
+_LINE_CHUNK = 1 << 22
+
+
+def file_lines(path: str, chunk: int = _LINE_CHUNK) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` of a regular file, each line with its ``\\n``: what ``iter_file_lines`` gives.
+
+    Only the bytes present when the file is opened are read, the last line may lack its newline.
+    Big reads split with ``bytes.find``: a buffered ``readline`` reads 8 KB at a time and joins the
+    pieces of every long line, which costs twice as much on sessions made of MB-long lines.
+    """
+    with open(path, "rb", buffering=0) as fh:
+        remaining = os.fstat(fh.fileno()).st_size
+        offset = 0
+        pieces: list[bytes] = []  # the start of the current line, from earlier reads
+        while remaining > 0:
+            data = fh.read(min(chunk, remaining))
+            if not data:
+                break
+            remaining -= len(data)
+            end = data.find(b"\n")
+            if end < 0:
+                pieces.append(data)
+                continue
+            if pieces:
+                pieces.append(data[: end + 1])
+                line = b"".join(pieces)
+                pieces = []
+            else:
+                line = data[: end + 1]
+            yield offset, line
+            offset += len(line)
+            start = end + 1
+            find = data.find
+            while (end := find(b"\n", start)) >= 0:
+                yield offset, data[start : end + 1]
+                offset += end + 1 - start
+                start = end + 1
+            if start < len(data):
+                pieces.append(data[start:])
+        if pieces:
+            yield offset, b"".join(pieces)
 
 
 @dataclass(slots=True)
@@ -40,6 +87,9 @@ class SlimResult:
     written: str | None = None
     backup: str | None = None
     dry_run: bool = False
+    #: "structural" (the default proof) or "full" (also every leaf replayed, before and after).
+    check: str = "structural"
+    #: CPU seconds per phase (read, plan, verify, write).
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -60,53 +110,121 @@ class SlimResult:
             "categories": {name: t.to_json() for name, t in self.plan.totals.items()},
             "invariant": None
             if self.violations is None
-            else {"holds": not self.violations, "leaves": self.plan.leaves, "violations": self.violations},
+            else {
+                "holds": not self.violations,
+                "leaves": self.plan.leaves,
+                "check": self.check,
+                "violations": self.violations,
+            },
         }
 
 
-def _hashing_lines(path: str, digest: Any) -> Iterator[tuple[int, bytes]]:
-    for offset, line in iter_file_lines(path):
-        digest.update(line)
-        yield offset, line
+@dataclass(slots=True)
+class _Read:
+    raw: RawSession
+    #: Candidates by position in ``raw.values``.
+    candidates: dict[int, Candidate]
+    #: The file as found before the read (compared again around the copy).
+    stat: os.stat_result
+    #: sha256 of the bytes read (only for ``--in-place``: the store compares it before replacing).
+    sha256: str | None
 
 
-def _read(path: str) -> tuple[RawSession, store.FileStamp]:
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read(path: str, options: SlimOptions, *, hash_bytes: bool) -> _Read:
     try:
         st = os.stat(path)
     except OSError as exc:
         raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=path) from None
-    if os.path.isdir(path):
+    if stat_mod.S_ISDIR(st.st_mode):
         raise SessionParseError("is a directory, not a session file", path=path)
+    if not stat_mod.S_ISREG(st.st_mode):
+        # The copy reads the file a second time: a pipe or a device cannot be read twice.
+        raise PitoolsError("not a regular file (a pipe, device or socket); slim reads regular files", path=path)
     raw = RawSession(path=path, size=st.st_size)
-    digest = hashlib.sha256()
+    digest = hashlib.sha256() if hash_bytes else None
+    read = 0
+
+    def counted(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+        nonlocal read
+        for item in lines:
+            read += len(item[1])
+            if digest is not None:
+                digest.update(item[1])
+            yield item
+
+    candidates: dict[int, Candidate] = {}
+    values, line_nos, offsets, lengths = raw.values, raw.lines, raw.offsets, raw.lengths
     try:
-        with gc_paused():
-            consume_values(raw, scan_lines(raw, _hashing_lines(path, digest)))
+        for value, lineno, offset, size in scan_lines(raw, counted(file_lines(path))):
+            pos = len(values)
+            if pos:  # the first value is the header (or Pi rejects the file)
+                cand = slim_candidate(value, options)
+                if cand is not None:
+                    candidates[pos] = cand
+                value = skeleton(value, in_place=True)
+            values.append(value)
+            line_nos.append(lineno)
+            offsets.append(offset)
+            lengths.append(size)
     except OSError as exc:
         raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=path) from None
-    stamp = store.FileStamp(raw.size, st.st_mtime_ns, digest.hexdigest(), raw.ends_with_newline)
-    return raw, stamp
-
-
-def _output(path: str, replacements: dict[int, bytes], stamp: store.FileStamp) -> Iterator[bytes]:
-    """The slimmed file, line by line, copied from ``path`` (refuses if it is not the stamped file)."""
-    digest = hashlib.sha256()
-    pending: list[bytes] = []
-    size = 0
-    for lineno, (_offset, line) in enumerate(iter_file_lines(path), start=1):
-        digest.update(line)
-        new = replacements.get(lineno)
-        pending.append(line if new is None else new)
-        size += len(pending[-1])
-        if size >= 1 << 20:
-            yield b"".join(pending)
-            pending.clear()
-            size = 0
-    if digest.hexdigest() != stamp.sha256:
+    if read != st.st_size:
         raise SessionChangedError(
-            "the file changed since pitools read it (another process is writing to it?); nothing was written",
+            "the file changed while pitools read it (another process is writing to it?); nothing was written",
             path=path,
         )
+    return _Read(raw, candidates, st, digest.hexdigest() if digest is not None else None)
+
+
+def _copy(path: str, st: os.stat_result, spans: list[tuple[int, int, bytes]]) -> Iterator[bytes]:
+    """The slimmed file: the original's bytes with ``(offset, length)`` spans replaced, in chunks.
+
+    Refuses (before the last chunk, so nothing is published) if the file is not the one read.
+    """
+    expected = _identity(st)
+    changed = SessionChangedError(
+        "the file changed since pitools read it (another process is writing to it?); nothing was written",
+        path=path,
+    )
+    with open(path, "rb", buffering=0) as fh:
+        if _identity(os.fstat(fh.fileno())) != expected:
+            raise changed
+        pending: list[bytes] = []
+        size = 0
+        at = 0
+
+        def copy_to(end: int) -> Iterator[bytes]:
+            nonlocal at, size
+            while at < end:
+                data = fh.read(min(_CHUNK, end - at))
+                if not data:
+                    raise changed  # shorter than when it was read
+                at += len(data)
+                pending.append(data)
+                size += len(data)
+                if size >= _CHUNK:
+                    yield b"".join(pending)
+                    pending.clear()
+                    size = 0
+
+        for offset, length, new in spans:
+            yield from copy_to(offset)
+            pending.append(new)
+            size += len(new)
+            at = fh.seek(offset + length)
+        yield from copy_to(st.st_size)
+        if _identity(os.fstat(fh.fileno())) != expected:
+            raise changed
+    try:
+        now = os.stat(path)
+    except OSError:
+        raise changed from None
+    if _identity(now) != expected:
+        raise changed
     if pending:
         yield b"".join(pending)
 
@@ -119,57 +237,94 @@ def slim_file(
     in_place: bool = False,
     dry_run: bool = False,
     backup: bool = True,
+    full_check: bool = False,
 ) -> SlimResult:
     """Plan, prove and (unless ``dry_run``) write the slimmed session."""
-    import time
+    # Only acyclic values are made (parsed JSON, skeletons, sets of ints): with the cyclic
+    # collector on, each collection would rescan every skeleton held.
+    with gc_paused():
+        return _slim_file(path, options, output, in_place, dry_run, backup, full_check)
 
-    from pitools.core.session.load import parse_json_line
 
-    t0 = time.perf_counter()
-    raw, stamp = _read(path)
+def _slim_file(
+    path: str,
+    options: SlimOptions,
+    output: str | None,
+    in_place: bool,
+    dry_run: bool,
+    backup: bool,
+    full_check: bool,
+) -> SlimResult:
+    t0 = time.process_time()
+    read = _read(path, options, hash_bytes=in_place and not dry_run)
+    raw = read.raw
     session = require_valid(session_from_raw(raw))
     if session.needs_migration:
         raise PitoolsError("a v1/v2 session: run `pitools migrate --in-place` first, then slim it", path=path)
-    timings = {"read": time.perf_counter() - t0}
-    index = SessionIndex.build(session.entries)
-    plan = plan_slim(session.entries, index, options)
-    timings["plan"] = time.perf_counter() - t0 - sum(timings.values())
-    # Replacements by line number, and the size after.
-    by_line = {session.lines[pos]: data for pos, data in plan.replacements.items()}
+    timings = {"read": time.process_time() - t0}
+    t1 = time.process_time()
+    positions = session.positions
+    by_entry = {k: read.candidates[p] for k, p in enumerate(positions) if p in read.candidates}
+    plan = plan_from_candidates(session.entries, by_entry, options)
+    timings["plan"] = time.process_time() - t1
+    # The replaced spans of the file (a last line without newline stays so), and the size after.
+    spans: list[tuple[int, int, bytes]] = []
     bytes_after = raw.size
-    for pos, data in plan.replacements.items():
-        old_len = raw.lengths[session.positions[pos]]
-        had_nl = not (session.lines[pos] == raw.line_count and not raw.ends_with_newline)
-        bytes_after += len(data) - old_len - (1 if had_nl else 0)
-        if not had_nl:
-            by_line[session.lines[pos]] = data[:-1]
-            bytes_after -= 1
-    result = SlimResult(path, options, plan, raw.size, bytes_after, dry_run=dry_run, timings=timings)
+    for pos in sorted(plan.replacements):
+        data = plan.replacements[pos]
+        k = session.positions[pos]
+        length = raw.lengths[k] + 1  # the line and its "\n" ("\r" is part of lengths)
+        if session.lines[pos] == raw.line_count and not raw.ends_with_newline:
+            data = data[:-1]
+            length -= 1
+        spans.append((raw.offsets[k], length, data))
+        bytes_after += len(data) - length
+    result = SlimResult(
+        path, options, plan, raw.size, bytes_after, dry_run=dry_run, check="full" if full_check else "structural"
+    )
+    result.timings = timings
     if not plan.replacements:
         result.violations = []
         return result
-    # The proof: what Pi builds before, then after with the new lines as Pi would parse them.
-    t1 = time.perf_counter()
-    hashes = MessageHashes()
-    before = slim_fingerprints(session, index, hashes)
-    entries = session.entries
-    for pos, data in plan.replacements.items():
-        entries[pos] = parse_json_line(data)[0]
-        raw.values[session.positions[pos]] = entries[pos]
-    after_index = SessionIndex.build(entries)
-    after = slim_fingerprints(session, after_index, hashes)
-    result.violations = compare_fingerprints(before, after)
-    timings["verify"] = time.perf_counter() - t1
+    # The proof, on the new lines as Pi will parse them.
+    t2 = time.process_time()
+    after = {pos: parse_json_line(data)[0] for pos, data in plan.replacements.items()}
+    result.violations = check_slim(session.entries, plan, after, session.lines, plan.context)
+    if full_check and not result.violations:
+        result.violations = _full_check(path, read.stat, spans)
+    timings["verify"] = time.process_time() - t2
     if result.refused or dry_run:
         return result
-    del before, after, after_index, index, hashes
-    t2 = time.perf_counter()
+    ends_with_newline = raw.ends_with_newline
+    del after, session, by_entry, raw
+    read.candidates.clear()
+    t3 = time.process_time()
     if in_place:
-        made = store.atomic_replace(path, _output(path, by_line, stamp), expected=stamp, backup=backup)
+        assert read.sha256 is not None
+        stamp = store.FileStamp(read.stat.st_size, read.stat.st_mtime_ns, read.sha256, ends_with_newline)
+        made = store.atomic_replace(path, _copy(path, read.stat, spans), expected=stamp, backup=backup)
         result.written = path
         result.backup = str(made) if made else None
     elif output:
-        store.write_new(output, _output(path, by_line, stamp))
+        store.write_new(output, _copy(path, read.stat, spans))
         result.written = output
-    timings["write"] = time.perf_counter() - t2
+    timings["write"] = time.process_time() - t3
     return result
+
+
+def _full_check(path: str, st: os.stat_result, spans: list[tuple[int, int, bytes]]) -> list[str]:
+    """Replay Pi's context and ``prepareCompaction`` at every leaf on the whole file, before and after."""
+    from pitools.core.repair.slim_check import MessageHashes, compare_fingerprints, slim_fingerprints
+    from pitools.core.session.load import read_session_bytes
+    from pitools.core.session.tree import SessionIndex
+
+    with open(path, "rb") as fh:
+        data = fh.read(st.st_size)
+    before = session_from_raw(read_session_bytes(data))
+    after = session_from_raw(read_session_bytes(b"".join(_copy(path, st, spans))))
+    del data
+    hashes = MessageHashes()
+    return compare_fingerprints(
+        slim_fingerprints(before, SessionIndex.build(before.entries), hashes),
+        slim_fingerprints(after, SessionIndex.build(after.entries), hashes),
+    )

@@ -164,8 +164,8 @@ def test_slim_refuses_when_a_context_would_change(run: Run, tmp_path: Path, monk
     """If the plan touched content a leaf's context holds, the check catches it and nothing is written."""
     from pitools.core.repair import slim as slim_core
 
-    def everything(index: object) -> tuple[set[int], int]:
-        return {id(e) for e in index.entries}, 1  # type: ignore[attr-defined]
+    def everything(index: object, union: object = None) -> tuple[set[int], int]:
+        return set(range(len(index.entries))), 1  # type: ignore[attr-defined]
 
     monkeypatch.setattr(slim_core, "compacted_away", everything)
     target = tmp_path / "s.jsonl"
@@ -174,3 +174,51 @@ def test_slim_refuses_when_a_context_would_change(run: Run, tmp_path: Path, monk
     result = run("slim", target, "--images", "--in-place", exit_code=1)
     assert "REFUSED" in result.stdout and "refused to write" in result.stderr
     assert target.read_bytes() == before and list(tmp_path.iterdir()) == [target]
+
+
+def test_slim_full_check_replays_and_agrees(run: Run, tmp_path: Path) -> None:
+    src = GOLDEN / "slim-images" / "original.jsonl"
+    args = ("--images", "--thinking", "--tool-output", "2000", "--format", "json")
+    quick = json.loads(run("slim", src, *args, "-o", tmp_path / "a.jsonl").stdout)
+    full = json.loads(run("slim", src, *args, "--full-check", "-o", tmp_path / "b.jsonl").stdout)
+    jsonschema.validate(full, SLIM_SCHEMA)
+    assert quick["invariant"]["check"] == "structural" and full["invariant"]["check"] == "full"
+    assert quick["invariant"]["holds"] and full["invariant"]["holds"]
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    human = run("slim", src, "--images", "--full-check", "--dry-run").stdout
+    assert "(replayed before and after)" in human
+
+
+@pytest.mark.parametrize("mode", ["-o", "--in-place"])
+def test_slim_refuses_when_the_file_changes_while_it_runs(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Pi appending while slim plans: the copy would not be what was checked, so nothing is written."""
+    from pitools.ops import slim as slim_ops
+
+    target = tmp_path / "s.jsonl"
+    shutil.copyfile(GOLDEN / "slim-images" / "original.jsonl", target)
+    appended = target.read_bytes() + target.read_bytes().splitlines(keepends=True)[-1]
+    real = slim_ops.plan_from_candidates
+
+    def plan_then_append(*args: object, **kwargs: object) -> object:
+        plan = real(*args, **kwargs)  # type: ignore[arg-type]
+        target.write_bytes(appended)
+        return plan
+
+    monkeypatch.setattr(slim_ops, "plan_from_candidates", plan_then_append)
+    out = tmp_path / "small.jsonl"
+    extra = (mode, out) if mode == "-o" else (mode,)
+    result = run("slim", target, "--images", *extra, exit_code=1)
+    assert "changed since pitools read it" in result.stderr
+    assert target.read_bytes() == appended
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+def test_slim_refuses_a_pipe(run: Run, tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "p.jsonl"
+    os.mkfifo(fifo)
+    result = run("slim", fifo, "--images", "--dry-run", exit_code=1)
+    assert result.stderr.startswith("pitools: ") and "not a regular file" in result.stderr

@@ -277,10 +277,9 @@ def slimmed_bytes(original: bytes, args: tuple[str, ...]) -> bytes:
     from pitools.core.repair.slim import plan_slim
     from pitools.core.session.load import iter_byte_lines, read_session_bytes
     from pitools.core.session.loaded import session_from_raw
-    from pitools.core.session.tree import SessionIndex
 
     session = session_from_raw(read_session_bytes(original))
-    plan = plan_slim(session.entries, SessionIndex.build(session.entries), slim_options(args))
+    plan = plan_slim(session.entries, slim_options(args))
     by_line = {session.lines[pos]: data for pos, data in plan.replacements.items()}
     return b"".join(by_line.get(n, line) for n, (_, line) in enumerate(iter_byte_lines(original), start=1))
 

@@ -21,6 +21,11 @@ from pitools.cli.output import get_output
     help="Replace tool-result text blocks larger than BYTES (UTF-8).",
 )
 @click.option("--thinking", is_flag=True, help="Replace assistant thinking blocks.")
+@click.option(
+    "--full-check",
+    is_flag=True,
+    help="Also replay Pi's context and prepareCompaction at every leaf, before and after (slow on big files).",
+)
 @format_option("human", "json")
 def command(
     file: str,
@@ -31,6 +36,7 @@ def command(
     images: bool,
     tool_output: int | None,
     thinking: bool,
+    full_check: bool,
     format_: str,
 ) -> int:
     """Shrink a session without changing the context Pi builds at any leaf.
@@ -39,8 +45,10 @@ def command(
     it) is touched: base64 images (--images), tool results over BYTES (--tool-output BYTES)
     and thinking blocks (--thinking) become a short placeholder text naming what was removed,
     its size and sha256. Ids, parents, labels, entry count and order, and every other line
-    stay byte-identical. Before writing, pitools checks that the context and compaction plan
-    at every leaf, the tree and inspect's totals are identical; otherwise it refuses (exit 1).
+    stay byte-identical. Before writing, pitools checks on the new lines that nothing outside
+    the replaced content changes and that no leaf's context holds a replaced entry, so the
+    context and compaction plan at every leaf, the tree and inspect's totals stay identical;
+    otherwise it refuses (exit 1). --full-check also replays every leaf before and after.
 
     The cost: the removed content is gone from the file (the backup keeps it); branching in
     Pi's /tree from inside the compacted history shows the placeholders.
@@ -72,6 +80,7 @@ def command(
         in_place=in_place,
         dry_run=dry_run or not (output or in_place),
         backup=not no_backup,
+        full_check=full_check,
     )
     result.dry_run = dry_run
     data = result.to_json()

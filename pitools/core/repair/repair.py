@@ -18,13 +18,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from pitools.core.js.jsonout import short_json, to_json_bytes
 from pitools.core.js.value import UNDEFINED, js_truthy
-from pitools.core.session.load import JS_WHITESPACE, iter_byte_lines, parse_json_line
+from pitools.core.session.load import JS_WHITESPACE, parse_json_line
 
 _BOM = b"\xef\xbb\xbf"
 #: Content-block types: an object with one of these is part of a message, never an entry.
@@ -65,8 +67,8 @@ class OutLine:
     origin: int | None
     #: 0, or the position of this object within a split (fused) source line.
     piece: int
-    #: The line's bytes without its newline.
-    data: bytes
+    #: The line's bytes without its newline (a view into the file's bytes when unchanged).
+    data: bytes | memoryview
     #: The parsed value (what Pi reads).
     value: Any
     #: True when the value differs from the source line's (not only its BOM/CRLF/split).
@@ -92,7 +94,7 @@ class RepairPlan:
         return bool(self.fixes)
 
     def output_bytes(self) -> bytes:
-        return b"".join(line.data + b"\n" for line in self.lines)
+        return b"\n".join([*(line.data for line in self.lines), b""])
 
     def origins(self) -> list[tuple[int | None, int]]:
         return [(line.origin, line.piece) for line in self.lines]
@@ -234,28 +236,50 @@ def _truthy_json(value: Any) -> bool:
     return not (type(value) is str and value == "")
 
 
+def _byte_lines(data: bytes) -> Iterator[tuple[memoryview, bool]]:
+    """Each line of ``data`` without its ``\\n`` (a view: no copy), and whether it had one."""
+    view = memoryview(data)
+    start = 0
+    size = len(data)
+    find = data.find
+    while start < size:
+        end = find(b"\n", start)
+        if end < 0:
+            yield view[start:], False
+            return
+        yield view[start:end], True
+        start = end + 1
+
+
+def _parse(line: bytes | memoryview) -> Any:
+    """``parse_json_line`` on a view: orjson reads it in place; the careful path gets bytes."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return parse_json_line(bytes(line))[0]
+
+
 def _scan_lines(data: bytes, plan: RepairPlan) -> None:
+    # Lines are views into ``data`` (which the caller keeps): a session of 1 GB is then held
+    # once as bytes and once parsed, not three times.
     fixes = plan.fixes
     crlf_lines: list[int] = []
     lineno = 0
-    items = list(iter_byte_lines(data))
-    last = len(items)
-    for _offset, raw_line in items:
+    last = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+    for line, had_nl in _byte_lines(data):
         lineno += 1
-        had_nl = raw_line.endswith(b"\n")
-        line = raw_line[:-1] if had_nl else raw_line
-        if line.endswith(b"\r"):
+        if len(line) and line[-1] == 13:  # "\r"
             line = line[:-1]
             if had_nl:
                 crlf_lines.append(lineno)
-        if lineno == 1 and line.startswith(_BOM):
+        if lineno == 1 and line[: len(_BOM)] == _BOM:
             line = line[len(_BOM) :]
             fixes.append(RepairItem("utf8-bom", "removed", "byte order mark removed (Pi could not parse line 1)", 1))
         torn_tail = lineno == last and not had_nl
         try:
-            value, _ = parse_json_line(line)
+            value = _parse(line)
         except ValueError:
-            _unparsable(line, lineno, torn_tail, plan)
+            _unparsable(bytes(line), lineno, torn_tail, plan)
             continue
         if torn_tail:
             fixes.append(

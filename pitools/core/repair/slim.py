@@ -7,19 +7,24 @@ entry, base64 images, big tool outputs and thinking blocks become one short text
 removed, its size and sha256. Nothing else changes: ids, parentIds, labels, entry count and
 order, and every other line stay byte-identical.
 
-:func:`slim_fingerprints` is the proof: Pi's context and ``prepareCompaction`` at every leaf,
-``inspect``'s totals and the tree, hashed, before and after.
+Built for files of gigabytes, read once: while streaming, :func:`slim_candidate` computes the
+replacement line of every entry holding selected content (from the parsed entry, which is then
+dropped) and :func:`skeleton` keeps what the tree, the contexts' selection and ``inspect`` read
+(everything but the content blocks slim may replace). :func:`plan_from_candidates` then picks the
+compacted-away candidates with one walk over the tree (:func:`context_union`).
+:mod:`pitools.core.repair.slim_check` proves the result before anything is written.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.jsonout import to_json_bytes
-from pitools.core.session.tree import SessionIndex
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.tree import SessionIndex, js_truthy_id, mkey
 
 IMAGES = "images"
 TOOL_OUTPUT = "toolOutput"
@@ -69,6 +74,8 @@ class SlimPlan:
     totals: dict[str, CategoryTotals] = field(default_factory=dict)
     leaves: int = 0
     compacted_entries: int = 0
+    #: Which entries the leaves' paths and contexts hold (the proof checks against it).
+    context: ContextUnion | None = None
 
 
 def placeholder(what: str, data: bytes) -> str:
@@ -77,35 +84,19 @@ def placeholder(what: str, data: bytes) -> str:
     return f"[pitools slim: {what} removed, {len(data):,} bytes, sha256 {digest}]"
 
 
-def leaf_entries(index: SessionIndex) -> list[Any]:
-    """Entries at every leaf (string ids no parentId points to) plus Pi's default leaf."""
-    from pitools.core.repair.invariant import leaf_entries as _leaves
-
-    return _leaves(index)
+# -- one entry: what would change, and what must not -------------------------------------------------
 
 
-def compacted_away(index: SessionIndex) -> tuple[set[int], int]:
-    """``id(entry)`` of every entry on some leaf's path and in no leaf's context; and the leaf count.
+@dataclass(slots=True)
+class Candidate:
+    """An entry holding content the options select: its slimmed line, and what that saves."""
 
-    A leaf whose path loops is skipped (Pi cannot build it): its entries count as in context.
-    """
-    from pitools.core.context.build import context_entries_from_path
-    from pitools.core.errors import CycleError
-
-    on_path: set[int] = set()
-    in_context: set[int] = set()
-    leaves = leaf_entries(index)
-    for leaf in leaves:
-        try:
-            path = index.walk_to_root(leaf)
-        except CycleError:
-            continue
-        path.reverse()
-        on_path.update(map(id, path))
-        in_context.update(map(id, context_entries_from_path(path)))
-    # An entry Pi cannot reach through byId (an earlier duplicate id) is never slimmed.
-    held = {id(e) for e in index.by_id.values()}
-    return (on_path - in_context) & held, len(leaves)
+    #: The slimmed entry, or None when no replacement saves a byte (serialized only if chosen).
+    new: dict[str, Any] | None
+    #: ``(category, bytes saved)`` for every block the line replaces.
+    replaced: list[tuple[str, int]]
+    #: The category of every block matching the options (reported as kept when in context).
+    matching: list[str]
 
 
 def _json_size(value: Any) -> int:
@@ -118,73 +109,37 @@ def _json_size(value: Any) -> int:
         return len(to_json_bytes(value))
 
 
-def _image_size(block: dict[str, Any]) -> bytes:
-    data = block.get("data")
-    return data.encode("utf-8", "surrogatepass") if type(data) is str else b""
+def _match(block: Any, role: Any, options: SlimOptions) -> str | None:
+    """The category a content block falls in under ``options``, or None."""
+    if type(block) is not dict:
+        return None
+    btype = block.get("type")
+    if options.images and btype == "image" and type(data := block.get("data")) is str and data:
+        return IMAGES
+    if (
+        options.tool_output is not None
+        and role == "toolResult"
+        and btype == "text"
+        and type(text := block.get("text")) is str
+        and len(text) * 3 > options.tool_output  # cheap bound before encoding
+        and len(text.encode("utf-8", "surrogatepass")) > options.tool_output
+    ):
+        return TOOL_OUTPUT
+    if options.thinking and btype == "thinking" and role == "assistant":
+        return THINKING
+    return None
 
 
-def _count_content(content: list[Any], role: Any, options: SlimOptions, counts: dict[str, CategoryTotals]) -> None:
-    """Count the blocks :func:`_slim_content` would replace (no hashing, no copies)."""
-    for block in content:
-        if type(block) is not dict:
-            continue
-        btype = block.get("type")
-        if options.images and btype == "image" and type(block.get("data")) is str and block["data"]:
-            counts[IMAGES].count += 1
-        elif (
-            options.tool_output is not None
-            and role == "toolResult"
-            and btype == "text"
-            and type(text := block.get("text")) is str
-            and len(text) * 3 > options.tool_output
-            and len(text.encode("utf-8", "surrogatepass")) > options.tool_output
-        ):
-            counts[TOOL_OUTPUT].count += 1
-        elif options.thinking and btype == "thinking" and role == "assistant":
-            counts[THINKING].count += 1
-
-
-def _slim_content(
-    content: list[Any], role: Any, options: SlimOptions, counts: dict[str, CategoryTotals], touched: set[str]
-) -> list[Any] | None:
-    changed = False
-    out: list[Any] = []
-    for block in content:
-        new = block
-        if type(block) is dict:
-            btype = block.get("type")
-            if options.images and btype == "image" and type(block.get("data")) is str and block["data"]:
-                mime = block.get("mimeType")
-                what = f"image ({mime})" if type(mime) is str and mime.isprintable() and len(mime) < 60 else "image"
-                new = {"type": "text", "text": placeholder(what, _image_size(block))}
-                cat = IMAGES
-            elif (
-                options.tool_output is not None
-                and role == "toolResult"
-                and btype == "text"
-                and type(block.get("text")) is str
-                and len(block["text"]) * 3 > options.tool_output  # cheap bound before encoding
-                and len(raw := block["text"].encode("utf-8", "surrogatepass")) > options.tool_output
-            ):
-                new = {"type": "text", "text": placeholder("tool output", raw)}
-                cat = TOOL_OUTPUT
-            elif options.thinking and btype == "thinking" and role == "assistant":
-                text = block.get("thinking")
-                raw = text.encode("utf-8", "surrogatepass") if type(text) is str else to_json_bytes(block)
-                new = {"type": "thinking", "thinking": placeholder("thinking", raw)}
-                cat = THINKING
-            if new is not block:
-                saved = _json_size(block) - len(to_json_bytes(new))
-                if saved > 0:
-                    totals = counts[cat]
-                    totals.count += 1
-                    totals.bytes_saved += saved
-                    touched.add(cat)
-                    changed = True
-                else:
-                    new = block
-        out.append(new)
-    return out if changed else None
+def _replacement(block: dict[str, Any], cat: str) -> dict[str, Any]:
+    if cat == IMAGES:
+        mime = block.get("mimeType")
+        what = f"image ({mime})" if type(mime) is str and mime.isprintable() and len(mime) < 60 else "image"
+        return {"type": "text", "text": placeholder(what, block["data"].encode("utf-8", "surrogatepass"))}
+    if cat == TOOL_OUTPUT:
+        return {"type": "text", "text": placeholder("tool output", block["text"].encode("utf-8", "surrogatepass"))}
+    text = block.get("thinking")
+    raw = text.encode("utf-8", "surrogatepass") if type(text) is str else to_json_bytes(block)
+    return {"type": "thinking", "thinking": placeholder("thinking", raw)}
 
 
 def _candidate_content(entry: Any) -> tuple[list[Any], Any, str] | None:
@@ -201,169 +156,273 @@ def _candidate_content(entry: Any) -> tuple[list[Any], Any, str] | None:
     return None
 
 
-def slim_entry(entry: Any, options: SlimOptions, counts: dict[str, CategoryTotals]) -> Any | None:
-    """The slimmed copy of ``entry``, or None when nothing in it is selected."""
+def _with_content(entry: dict[str, Any], where: str, content: list[Any]) -> dict[str, Any]:
+    new = dict(entry)
+    if where == "message":
+        message = dict(entry["message"])
+        message["content"] = content
+        new["message"] = message
+    else:
+        new["content"] = content
+    return new
+
+
+def slim_candidate(entry: Any, options: SlimOptions) -> Candidate | None:
+    """The slimmed line of ``entry`` and what it saves; None when nothing in it is selected."""
     found = _candidate_content(entry)
     if found is None:
         return None
     content, role, where = found
-    touched: set[str] = set()
-    new_content = _slim_content(content, role, options, counts, touched)
-    if new_content is None:
+    matching: list[str] = []
+    replaced: list[tuple[str, int]] = []
+    out: list[Any] | None = None
+    for i, block in enumerate(content):
+        cat = _match(block, role, options)
+        if cat is None:
+            continue
+        matching.append(cat)
+        new = _replacement(block, cat)
+        saved = _json_size(block) - _json_size(new)
+        if saved > 0:
+            if out is None:
+                out = list(content)
+            out[i] = new
+            replaced.append((cat, saved))
+    if not matching:
         return None
-    for cat in touched:
-        counts[cat].entries += 1
-    new = dict(entry)
+    return Candidate(None if out is None else _with_content(entry, where, out), replaced, matching)
+
+
+def candidate_line(cand: Candidate) -> bytes:
+    """The candidate's new line (``JSON.stringify`` of the slimmed entry, and ``\\n``)."""
+    assert cand.new is not None
+    return to_json_bytes(cand.new) + b"\n"
+
+
+def skeleton(entry: Any, *, in_place: bool = False) -> Any:
+    """``entry`` without the content blocks slim may replace (all that is kept in memory).
+
+    Only the contexts read content, and slim never touches an entry a context holds. Everything
+    else Pi and pitools read from an entry stays: ids, parents, types, roles, models, usage,
+    labels, compaction fields, and the tool calls (``inspect`` counts them), so the tree, the
+    path settings and ``inspect``'s totals can be computed, and compared, on skeletons.
+    """
+    found = _candidate_content(entry)
+    if found is None:
+        return entry
+    content, _role, where = found
+    calls = [b for b in content if type(b) is dict and b.get("type") == "toolCall"]
+    if not in_place:
+        return _with_content(entry, where, calls)
+    # ``in_place``: the streaming reader drops the entry anyway (no copies of 40,000 dicts).
     if where == "message":
-        message = dict(entry["message"])
-        message["content"] = new_content
-        new["message"] = message
+        entry["message"]["content"] = calls
     else:
-        new["content"] = new_content
-    return new
+        entry["content"] = calls
+    return entry
 
 
-def plan_slim(entries: Sequence[Any], index: SessionIndex, options: SlimOptions) -> SlimPlan:
-    """Replacement lines for every compacted-away entry holding selected content."""
-    plan = SlimPlan(totals={c: CategoryTotals() for c in options.categories()})
-    if not plan.totals:
-        return plan
-    away, plan.leaves = compacted_away(index)
-    plan.compacted_entries = len(away)
-    in_context = {c: CategoryTotals() for c in plan.totals}
-    for pos, entry in enumerate(entries):
-        if id(entry) in away:
-            new = slim_entry(entry, options, plan.totals)
-            if new is not None:
-                plan.replacements[pos] = to_json_bytes(new) + b"\n"
-        elif (found := _candidate_content(entry)) is not None:
-            _count_content(found[0], found[1], options, in_context)
-    for cat, totals in in_context.items():
-        plan.totals[cat].kept_in_context = totals.count
-    return plan
+# -- which entries some leaf's context holds ---------------------------------------------------------
 
 
-# -- the proof -----------------------------------------------------------------------------------------
+def leaf_entries(index: SessionIndex) -> list[Any]:
+    """Entries at every leaf (string ids no parentId points to) plus Pi's default leaf."""
+    from pitools.core.repair.invariant import leaf_entries as _leaves
+
+    return _leaves(index)
+
+
+def _is_system_message(entry: Any) -> bool:
+    if type(entry) is not dict or entry.get("type") != "message":
+        return False
+    message = entry.get("message", UNDEFINED)
+    return type(message) is dict and message.get("role") == "system"
+
+
+def _parent(entry: Any, by_id: dict[Any, Any]) -> Any:
+    """The entry Pi's path walk goes to from ``entry`` (``SessionIndex.walk_to_root``'s step)."""
+    pid = entry.get("parentId", UNDEFINED) if type(entry) is dict else UNDEFINED
+    if type(pid) is str:
+        return by_id.get(pid) if pid else None
+    return by_id.get(mkey(pid)) if js_truthy_id(pid) else None
+
+
+def _simple_ids(index: SessionIndex) -> bool:
+    """Every entry has its own string id (then a path's ids are distinct, and ``===`` is ``==``)."""
+    by_id = index.by_id
+    return len(by_id) == len(index.entries) and all(type(k) is str for k in by_id)
 
 
 @dataclass(slots=True)
-class SlimFingerprints:
-    """Hashes of what Pi builds from a session: per leaf, plus the tree and inspect's totals."""
+class ContextUnion:
+    """Positions (in the entries) on some leaf's path, and in some leaf's context."""
 
-    leaves: dict[str, str]
-    tree: str
-    totals: str
-
-
-def _digest(value: Any) -> str:
-    return hashlib.sha256(to_json_bytes(value)).hexdigest()
+    on_path: set[int]
+    in_context: set[int]
+    #: Positions of the leaf entries (:func:`leaf_entries`), those whose path loops included.
+    leaves: list[int]
 
 
-class MessageHashes:
-    """sha256 of each message's JSON, computed once per message object.
+def context_union(index: SessionIndex) -> ContextUnion:
+    """The entries on some leaf's path and those Pi's ``buildContextEntries`` keeps at some leaf.
 
-    Untouched entries are the very same objects before and after slimming (their lines are
-    copied, not re-read), so the second pass only hashes what changed, which is the point:
-    an entry slim rewrote shows up as a new object with a new hash if any context holds it.
+    Pi rebuilds the context at a leaf from its whole path: the newest compaction, the entries from
+    its ``firstKeptEntryId`` up to it (system messages left out) and everything after it; no
+    compaction: the whole path. Done leaf by leaf that is leaves × depth steps (48 leaves of
+    35,000 entries in a 1 GB session); here each leaf walks up only to its newest compaction, the
+    kept entries are found by depth, and a path without compaction is marked once: about one
+    step per entry, on integer positions. A leaf whose path loops is skipped (Pi cannot build
+    it). Files with duplicate or non-string ids, or a parent after its child in the file, take
+    the leaf-by-leaf way with Pi's own functions.
     """
+    entries = index.entries
+    if not _simple_ids(index):
+        return _context_union_per_leaf(index)
+    pos_of = index.pos_by_id
+    # Parent positions (-1: a root, as Pi's walk ends there); a parent later in the file
+    # (moved lines, loops) leaves the fast way.
+    parents = [pos_of.get(pid, -1) if type(pid := e.get("parentId")) is str and pid else -1 for e in entries]
+    n = len(entries)
+    depth = [0] * n
+    has_child = bytearray(n)
+    for i, p in enumerate(parents):
+        if p >= 0:
+            if p >= i:
+                return _context_union_per_leaf(index)
+            depth[i] = depth[p] + 1
+            has_child[p] = 1
+    leaves = [i for i in range(n) if not has_child[i]]
+    if n and has_child[n - 1]:
+        leaves.append(n - 1)  # Pi's default leaf: the last entry
+    on_path = bytearray(n)
+    in_context: set[int] = set()
+    closed = bytearray(n)  # the entry and all above it are in context (no compaction above)
+    for leaf in leaves:
+        i = leaf
+        while i >= 0 and not on_path[i]:
+            on_path[i] = 1
+            i = parents[i]
+        chain: list[int] = []
+        compaction = -1
+        i = leaf
+        while i >= 0 and not closed[i]:
+            if entries[i].get("type") == "compaction":
+                compaction = i
+                break
+            chain.append(i)
+            i = parents[i]
+        in_context.update(chain)
+        if compaction < 0:
+            for i in chain:
+                closed[i] = 1
+            continue
+        in_context.add(compaction)
+        first_kept = entries[compaction].get("firstKeptEntryId", UNDEFINED)
+        target = pos_of.get(first_kept, -1) if type(first_kept) is str else -1
+        if target < 0 or depth[target] >= depth[compaction]:
+            continue  # not before the compaction on this path: nothing before it is kept
+        kept: list[int] = []
+        i = parents[compaction]
+        for _ in range(depth[compaction] - depth[target]):
+            kept.append(i)
+            i = parents[i]
+        if kept[-1] == target:
+            in_context.update(k for k in kept if not _is_system_message(entries[k]))
+    return ContextUnion({i for i in range(n) if on_path[i]}, in_context, leaves)
 
-    def __init__(self) -> None:
-        self.memo: dict[int, tuple[Any, bytes]] = {}
 
-    def __call__(self, message: Any) -> bytes:
-        hit = self.memo.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        digest = hashlib.sha256(to_json_bytes(message)).digest()
-        self.memo[id(message)] = (message, digest)
-        return digest
+def _context_union_per_leaf(index: SessionIndex) -> ContextUnion:
+    from pitools.core.context.build import context_entries_from_path
+    from pitools.core.errors import CycleError
 
-
-def slim_fingerprints(session: Any, index: SessionIndex, hashes: MessageHashes | None = None) -> SlimFingerprints:
-    """Context and ``prepareCompaction`` (default settings) at every leaf, the tree and totals.
-
-    Pass the same ``hashes`` to the before and after calls to hash each unchanged message once.
-    """
-    from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
-    from pitools.core.context.build import build_projection, context_entries_from_path
-    from pitools.core.errors import CycleError, PiCrashError
-    from pitools.core.session.loaded import entry_id
-    from pitools.core.session.tree import flatten_tree, get_tree
-    from pitools.core.views.inspect import inspect_session
-
-    hashes = hashes or MessageHashes()
-    settings = CompactionSettings()
-    # prepareCompaction re-projects the path by id; with unique ids that is the path itself, so
-    # the projection built for the context can be reused.
-    unique_ids = len(index.by_id) == len(index.entries)
-    leaves: dict[str, str] = {}
-    for leaf in leaf_entries(index):
-        h = hashlib.sha256()
+    pos = {id(e): i for i, e in enumerate(index.entries)}
+    leaves = leaf_entries(index)
+    on_path: set[int] = set()
+    in_context: set[int] = set()
+    for leaf in leaves:
         try:
-            branch = index.walk_to_root(leaf)
-            branch.reverse()
-            projection = build_projection(branch, context_entries_from_path(branch))
-            h.update(to_json_bytes([projection.thinking_level, projection.model]))
-            for message in projection.messages:
-                h.update(hashes(message))
-            # prepareCompaction on the same path: its fields, and its messages by hash (the
-            # serialized conversation is a function of them).
-            prep = prepare_compaction(branch, settings, projection=projection if unique_ids else None)
-            if prep is None:
-                h.update(b"no compaction")
-            else:
-                h.update(
-                    to_json_bytes(
-                        [
-                            prep.first_kept_entry_id,
-                            prep.is_split_turn,
-                            prep.tokens_before,
-                            prep.previous_summary,
-                            prep.file_ops.to_json(),
-                            len(prep.messages_to_summarize),
-                            len(prep.turn_prefix_messages),
-                        ]
-                    )
-                )
-                for message in (*prep.messages_to_summarize, *prep.turn_prefix_messages):
-                    h.update(hashes(message))
-        except (CycleError, PiCrashError) as exc:
-            h.update(type(exc).__name__.encode())
-        eid = entry_id(leaf)
-        leaves[eid if type(eid) is str else f"#{index.position(leaf)}"] = h.hexdigest()
-    tree = _digest(flatten_tree(get_tree(index)))
-    data = inspect_session(session, index)
-    for key in ("fileBytes", "path", "diagnostics"):
-        data.pop(key, None)
-    return SlimFingerprints(leaves, tree, _digest(data))
+            path = index.walk_to_root(leaf)
+        except CycleError:
+            continue
+        path.reverse()
+        on_path.update(pos[id(e)] for e in path)
+        in_context.update(pos[id(e)] for e in context_entries_from_path(path))
+    return ContextUnion(on_path, in_context, [pos[id(e)] for e in leaves])
 
 
-def compare_fingerprints(before: SlimFingerprints, after: SlimFingerprints) -> list[str]:
-    """Every difference, as a sentence (empty: identical)."""
-    out: list[str] = []
-    if before.leaves.keys() != after.leaves.keys():
-        out.append("the set of leaves changed")
-    for leaf, h in before.leaves.items():
-        if after.leaves.get(leaf) not in (None, h):
-            out.append(f"leaf {leaf!r}: Pi's context or compaction plan would change")
-    if before.tree != after.tree:
-        out.append("the tree (ids, parents, labels, order) would change")
-    if before.totals != after.totals:
-        out.append("inspect's totals (counts, tokens, cost, labels) would change")
+def compacted_away(index: SessionIndex, union: ContextUnion | None = None) -> tuple[set[int], int]:
+    """Positions of the entries on some leaf's path and in no leaf's context; and the leaf count."""
+    union = union or context_union(index)
+    # An entry Pi cannot reach through byId (an earlier duplicate id) is never slimmed.
+    held = set(index.pos_by_id.values())
+    return (union.on_path - union.in_context) & held, len(union.leaves)
+
+
+# -- the plan ---------------------------------------------------------------------------------------
+
+
+def plan_from_candidates(entries: Sequence[Any], candidates: dict[int, Candidate], options: SlimOptions) -> SlimPlan:
+    """Replacement lines for the compacted-away candidates (``candidates`` keyed by entry position).
+
+    ``entries`` may be skeletons: only the tree and the compaction fields are read here.
+    """
+    plan = SlimPlan(totals={c: CategoryTotals() for c in options.categories()})
+    if not plan.totals:
+        return plan
+    index = SessionIndex.build(entries)
+    plan.context = union = context_union(index)
+    away, plan.leaves = compacted_away(index, union)
+    plan.compacted_entries = len(away)
+    totals = plan.totals
+    for pos in sorted(candidates):
+        cand = candidates[pos]
+        if pos in away:
+            if cand.new is None:
+                continue
+            plan.replacements[pos] = candidate_line(cand)
+            for cat, saved in cand.replaced:
+                totals[cat].count += 1
+                totals[cat].bytes_saved += saved
+            for cat in {cat for cat, _ in cand.replaced}:
+                totals[cat].entries += 1
+        else:
+            for cat in cand.matching:
+                totals[cat].kept_in_context += 1
+    return plan
+
+
+def candidates_of(entries: Iterable[Any], options: SlimOptions) -> dict[int, Candidate]:
+    """:func:`slim_candidate` of every entry, keyed by position."""
+    out: dict[int, Candidate] = {}
+    if not options.categories():
+        return out
+    for pos, entry in enumerate(entries):
+        cand = slim_candidate(entry, options)
+        if cand is not None:
+            out[pos] = cand
     return out
+
+
+def plan_slim(entries: Sequence[Any], options: SlimOptions) -> SlimPlan:
+    """:func:`plan_from_candidates` on parsed entries held in memory (small files, tests)."""
+    return plan_from_candidates(entries, candidates_of(entries, options), options)
 
 
 __all__ = [
     "IMAGES",
     "THINKING",
     "TOOL_OUTPUT",
+    "Candidate",
     "CategoryTotals",
-    "SlimFingerprints",
+    "ContextUnion",
     "SlimOptions",
     "SlimPlan",
+    "candidate_line",
     "compacted_away",
-    "compare_fingerprints",
+    "context_union",
     "placeholder",
+    "plan_from_candidates",
     "plan_slim",
-    "slim_fingerprints",
+    "skeleton",
+    "slim_candidate",
 ]

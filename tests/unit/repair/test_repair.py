@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from pitools.core.repair import REPAIRABLE_CODES
 from pitools.core.repair.invariant import check_invariant
@@ -16,6 +19,7 @@ from pitools.core.repair.repair import (
 )
 from pitools.core.validate.codes import CODES
 
+GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 HEADER = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
 
 
@@ -202,3 +206,23 @@ def test_invariant_holds_and_catches_a_lost_entry() -> None:
     bad_out = session(a)
     bad = check_invariant(damaged, bad_out, p.origins()[:2], p.touched, p.removed)
     assert not bad.holds
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*/session.jsonl")), ids=lambda p: p.parent.name)
+def test_unchanged_files_skip_the_replay_with_the_same_report(path: Path, tmp_path: Path) -> None:
+    """No fix: repair reports the replay's figures without building a second copy of the file."""
+    from pitools.ops.repair import repair_file
+
+    data = path.read_bytes()
+    plan = plan_repair(data)
+    if not plan.writable or plan.changed:
+        pytest.skip("repair changes this file")
+    assert plan.output_bytes() == data
+    full = check_invariant(data, data, plan.origins(), plan.touched, plan.removed)
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(data)
+    fast = repair_file(str(target), dry_run=True).invariant
+    assert fast is not None and fast.holds
+    assert (fast.entries_before, fast.entries_after) == (full.entries_before, full.entries_after)
+    if fast.leaves_compared:  # v3: the fast path
+        assert fast.leaves_compared + fast.leaves_restored == full.leaves_compared + full.leaves_restored
