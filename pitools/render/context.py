@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from pitools.core.context.build import ContextReplay
 from pitools.core.js.value import UNDEFINED
+from pitools.core.session.lean import LeanSession
 from pitools.core.session.loaded import Session, entry_id, entry_type
 from pitools.render.preview import clip, entry_preview, entry_tag, message_preview
 
@@ -28,7 +30,7 @@ def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict
         at += n
     data: dict[str, Any] = {
         "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
-        "path": [entry_id(e) for e in replay.path],
+        "path": replay.path_ids if replay.path_ids is not None else [entry_id(e) for e in replay.path],
         "contextEntries": [entry_id(e) for e in replay.context_entries],
         "projection": projection,
         "messages": shared,
@@ -40,6 +42,94 @@ def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict
     if counts is not None:
         data["tiktokenCounts"] = counts
     return data
+
+
+def context_json_chunks(
+    replay: ContextReplay, counts: list[int] | None = None, *, consume: bool = False
+) -> Iterator[bytes]:
+    """The bytes of ``to_json_bytes(context_json(replay))`` and a newline, in pieces, each
+    message serialized once (the bytes are reused for the flat ``messages`` list).
+
+    With ``consume=True`` the replay gives up its entries and messages as they are written (a
+    message is released once its bytes exist), so the bytes replace the parsed objects rather
+    than add to them; the replay is unusable afterwards. Parsed values held elsewhere (the
+    loaded session) must be released by the caller for that to free memory.
+    """
+    from pitools.core.js.jsonout import to_json_bytes
+
+    p = replay.projection
+    head = to_json_bytes(
+        {
+            "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
+            "path": replay.path_ids if replay.path_ids is not None else [entry_id(e) for e in replay.path],
+            "contextEntries": [entry_id(e) for e in replay.context_entries],
+        }
+    )
+    tail = {
+        "thinkingLevel": p.thinking_level,
+        "model": p.model,
+        "tokenEstimates": replay.token_estimates,
+        "estimatedContextTokens": replay.estimate.to_json(),
+    }
+    if counts is not None:
+        tail["tiktokenCounts"] = counts
+    shape = [(_json_value(pe.source_id), _json_value(pe.source_type), len(pe.messages)) for pe in p.entries]
+    messages = p.messages
+    if consume:
+        replay.context_entries = []
+        replay.path = []
+        for pe in p.entries:
+            pe.source = pe.edit = None
+            pe.messages = []
+        p.entries = []
+        p.messages = []
+    yield head[:-1] + b',"projection":['
+    # Each projected entry's piece is kept: the bytes between its "messages":[ and ]} are
+    # exactly its part of the flat list (a joined piece is also compact, where orjson's own
+    # output carries the slack of its buffer: 4 KB for a short string).
+    inners: list[memoryview] = []
+    at = 0
+    for n, (source_id, source_type, count) in enumerate(shape):
+        piece = [b"," if n else b"", b"{"]
+        if source_id is not None:
+            piece += [b'"sourceId":', source_id, b","]
+        if source_type is not None:
+            piece += [b'"sourceType":', source_type, b","]
+        piece.append(b'"messages":[')
+        start = sum(len(x) for x in piece)
+        for i in range(at, at + count):
+            if i > at:
+                piece.append(b",")
+            piece.append(to_json_bytes(messages[i]))
+            if consume:
+                messages[i] = None
+        piece.append(b"]}")
+        chunk = b"".join(piece)
+        yield chunk
+        if count:
+            inners.append(memoryview(chunk)[start:-2])
+        at += count
+    yield b'],"messages":['
+    for i in range(0, len(inners), 256):
+        yield (b"," if i else b"") + b",".join(inners[i : i + 256])
+    yield b"]," + to_json_bytes(tail)[1:] + b"\n"
+
+
+def _json_value(value: Any) -> bytes | None:
+    """``value`` as an object member's JSON bytes, None when JSON.stringify leaves the member out."""
+    import orjson
+
+    from pitools.core.js.jsonout import to_json_bytes
+
+    if value is UNDEFINED:
+        return None
+    if type(value) is str:
+        try:
+            # JSON.stringify's bytes for any string orjson accepts (copied: see inners above).
+            return bytes(memoryview(orjson.dumps(value)))
+        except TypeError:  # a lone surrogate: the exact path escapes it as JavaScript does
+            pass
+    return to_json_bytes(value)
 
 
 def _model_text(model: Any) -> str:
@@ -71,7 +161,9 @@ def _estimate_text(replay: ContextReplay) -> str:
     )
 
 
-def render_context(console: Any, replay: ContextReplay, session: Session, counts: list[int] | None = None) -> None:
+def render_context(
+    console: Any, replay: ContextReplay, session: Session | LeanSession, counts: list[int] | None = None
+) -> None:
     """Human view: a header line, then one line per projected entry and message.
 
     Written through the fast line writer (one rich ``print`` per line took most of the run on
@@ -151,7 +243,7 @@ _ROLE_STYLE = {
 }
 
 
-def context_markdown(replay: ContextReplay, session: Session) -> str:
+def context_markdown(replay: ContextReplay, session: Session | LeanSession) -> str:
     """The context as a readable Markdown transcript."""
     from pitools.render.markdown import message_markdown
     from pitools.render.mdsafe import code

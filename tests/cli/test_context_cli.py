@@ -140,3 +140,24 @@ def test_bundled_cl100k_is_tiktokens_own() -> None:
         "<|endofprompt|>": 100276,
     }
     assert len(bundled["mergeable_ranks"]) == 100256
+
+
+@pytest.mark.parametrize("keep_after", [0, 1 << 12, None])
+@pytest.mark.parametrize("case", ["gen-s0022_v3", "compacted-builtin-gen-s0001", "fork-s0037-edits"])
+def test_lean_json_is_the_full_loads_document(run, monkeypatch, case: str, keep_after: int | None) -> None:
+    """`context` loads lean and writes in pieces; whether parsed values are kept or read back,
+    the document is the one the full load and the one-piece writer give."""
+    from pitools.core.context.build import replay_context
+    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.session import lean
+    from pitools.core.session.api import load
+    from pitools.render.context import context_json
+
+    if keep_after is not None:
+        monkeypatch.setattr(lean, "KEEP_AFTER_BYTES", keep_after)
+    path = GOLDEN / case / "session.jsonl"
+    full = load(path)
+    for leaf in [None, *full.index.leaves()[:4]]:
+        args = ["context", path, "--format", "json"] + (["--leaf", leaf] if leaf else [])
+        want = to_json_bytes(context_json(replay_context(full.index, full.leaf(leaf)))) + b"\n"
+        assert run(*args).stdout_bytes == want

@@ -546,7 +546,44 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
     settings = CompactionSettings(keep_recent_tokens=rng.choice([0, 1, 300, 2000, 20000]))
     for leaf in leaves:
         _exercise_leaf(loaded, leaf, settings, rng)
+    _exercise_lean(path, loaded, leaves, rng)
     _exercise_views(index)
+
+
+def _exercise_lean(path: Path, loaded: Any, leaves: list[Any], rng: random.Random) -> None:
+    """``context``'s lean load: the same diagnostics, and the same document (or the same error)
+    at every leaf as the full load, written in one piece or in consumed pieces. Parsed values
+    are dropped and read back, kept, or a mix (how long a stretch is kept is drawn)."""
+    from pitools.core.context.build import replay_context
+    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.session import lean as lean_module
+    from pitools.core.session.api import LeanLoaded, load_lean
+    from pitools.render.context import context_json, context_json_chunks
+
+    keep_after = lean_module.KEEP_AFTER_BYTES
+    lean_module.KEEP_AFTER_BYTES = rng.choice([0, 300, keep_after])
+    try:
+        lean = load_lean(path)
+    finally:
+        lean_module.KEEP_AFTER_BYTES = keep_after
+    if not isinstance(lean, LeanLoaded):
+        assert loaded.session.migration.needed, "a v3 file did not load lean"
+        return
+    assert lean.session.diagnostics == loaded.session.diagnostics, "lean diagnostics differ"
+
+    def doc(index: Any, leaf: Any, chunks: bool) -> tuple[str, Any]:
+        try:
+            replay = replay_context(index, leaf)
+            if chunks:
+                return "ok", b"".join(context_json_chunks(replay, consume=True))
+            return "ok", to_json_bytes(context_json(replay)) + b"\n"
+        except Exception as exc:  # Pi's own errors: the same on both paths
+            return type(exc).__name__, str(exc)
+
+    for leaf in leaves:
+        want = doc(loaded.index, leaf, False)
+        assert doc(lean.index, leaf, True) == want, f"lean context differs at leaf {leaf!r}"
+    lean.index.close()
 
 
 def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools.core.context.messages import entry_to_messages, get_current_system_message
 from pitools.core.context.tokens import ContextEstimate, estimate_context_tokens, estimate_tokens
@@ -17,6 +17,9 @@ from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import gc_paused
 from pitools.core.session.tree import SessionIndex, mkey
+
+if TYPE_CHECKING:
+    from pitools.core.session.lean import LeanIndex
 
 
 @dataclass(slots=True)
@@ -163,9 +166,14 @@ def project_entry(entry: Any, edit: Any) -> list[Any]:
     return out
 
 
-def build_projection(path: list[Any], context_entries: list[Any] | None = None) -> Projection:
-    """Pi's ``buildSessionProjection`` for a path (``buildSessionPath`` already applied)."""
-    thinking, model = session_settings(path)
+def build_projection(
+    path: list[Any], context_entries: list[Any] | None = None, settings: tuple[Any, Any] | None = None
+) -> Projection:
+    """Pi's ``buildSessionProjection`` for a path (``buildSessionPath`` already applied).
+
+    ``settings``, if given, is :func:`session_settings` of the path, computed already.
+    """
+    thinking, model = settings if settings is not None else session_settings(path)
     entries = context_entries if context_entries is not None else context_entries_from_path(path)
     edits: dict[Any, Any] = {}
     for entry in entries:
@@ -214,8 +222,17 @@ def message_estimates(projection: Projection) -> list[Any]:
     return estimates
 
 
+@dataclass(slots=True)
+class BranchKeys:
+    """A branch as the ids and types of its entries (``UNDEFINED`` for what an entry lacks or
+    for a value that is not an object): all :func:`estimate_projected_context_tokens` reads."""
+
+    ids: list[Any]
+    types: Sequence[Any]
+
+
 def estimate_projected_context_tokens(
-    projection: Projection, branch: Sequence[Any], estimates: list[Any] | None = None
+    projection: Projection, branch: Sequence[Any] | BranchKeys, estimates: list[Any] | None = None
 ) -> ContextEstimate:
     """Pi's ``estimateProjectedContextTokens``: usage is trusted only after the latest edit/compaction.
 
@@ -224,6 +241,13 @@ def estimate_projected_context_tokens(
     estimate = estimate_context_tokens(projection.messages, estimates)
     if estimate.last_usage_index is not None:
         index = 0
+        ids: list[Any]
+        types: Sequence[Any]
+        if isinstance(branch, BranchKeys):
+            ids, types = branch.ids, branch.types
+        else:
+            ids = [_id(e) for e in branch]
+            types = [e.get("type", UNDEFINED) if type(e) is dict else UNDEFINED for e in branch]
         usage_entry_id: Any = UNDEFINED
         for pe in projection.entries:
             nxt = index + len(pe.messages)
@@ -233,14 +257,10 @@ def estimate_projected_context_tokens(
             index = nxt
         usage_entry_index = -1
         if jsops.truthy(usage_entry_id):
-            for i, entry in enumerate(branch):
-                if jsops.strict_equal(_id(entry), usage_entry_id):
-                    usage_entry_index = i
-                    break
+            usage_entry_index = _first_strict_equal(ids, usage_entry_id, len(ids))
         latest_invalidating = -1
-        for i in range(len(branch) - 1, -1, -1):
-            entry = branch[i]
-            if type(entry) is dict and entry.get("type") in ("context_edit", "compaction"):
+        for i in range(len(types) - 1, -1, -1):
+            if types[i] in ("context_edit", "compaction"):
                 latest_invalidating = i
                 break
         if usage_entry_index > latest_invalidating:
@@ -292,20 +312,29 @@ class ContextReplay:
 
     leaf_id: Any
     leaf_exists: bool
-    path: list[Any]
+    #: ``getBranch(leaf)``: a list, or on a lean index a sequence that parses entries when read.
+    path: Sequence[Any]
     context_entries: list[Any]
     projection: Projection
     token_estimates: list[Any]
     estimate: ContextEstimate
+    #: The ids of ``path`` (what JSON output prints; reading them needs no entry parsed again).
+    path_ids: list[Any] | None = None
 
 
-def replay_context(index: SessionIndex, leaf_id: Any) -> ContextReplay:
+def replay_context(index: SessionIndex | LeanIndex, leaf_id: Any) -> ContextReplay:
     """Replay Pi's context at ``leaf_id`` (``UNDEFINED`` → Pi's fallback to the last entry).
 
     ``path`` is ``getBranch(leaf)`` (``[]`` for an unknown leaf); the context uses
-    ``buildSessionPath``, which falls back to the last entry, exactly as Pi does.
+    ``buildSessionPath``, which falls back to the last entry, exactly as Pi does. On a lean
+    index (:func:`pitools.core.session.api.load_lean`) only the entries the context needs are
+    parsed again, and ``path`` parses its entries when read (``path_ids`` does not).
     """
+    from pitools.core.session.lean import LeanIndex
+
     with gc_paused():  # only acyclic objects are made here; see gc_paused
+        if isinstance(index, LeanIndex):
+            return _replay_lean(index, leaf_id)
         return _replay_context(index, leaf_id)
 
 
@@ -325,4 +354,98 @@ def _replay_context(index: SessionIndex, leaf_id: Any) -> ContextReplay:
         projection=projection,
         token_estimates=estimates,
         estimate=estimate,
+        path_ids=[_id(e) for e in branch],
     )
+
+
+def _replay_lean(index: LeanIndex, leaf_id: Any) -> ContextReplay:
+    """:func:`_replay_context` on positions: the walks read ids, parents and types only."""
+    from pitools.core.session.lean import LazyEntries
+
+    ids, types = index.ids, index.types
+    branch = index.branch_positions(leaf_id)
+    session_path = branch if branch else index.session_path_positions(leaf_id)
+    path_ids = [ids[p] for p in session_path]
+    ctx_entries = _lean_context_entries(index, session_path, path_ids)
+    settings = session_settings(index.entries_at(_settings_positions(index, session_path)))
+    projection = build_projection([], ctx_entries, settings)
+    estimates = message_estimates(projection)
+    branch_ids = path_ids if branch else []
+    keys = BranchKeys(branch_ids, [types[p] for p in branch])
+    estimate = estimate_projected_context_tokens(projection, keys, estimates)
+    return ContextReplay(
+        leaf_id=leaf_id,
+        leaf_exists=leaf_id is not None and index.has(leaf_id),
+        path=LazyEntries(index, branch),
+        context_entries=ctx_entries,
+        projection=projection,
+        token_estimates=estimates,
+        estimate=estimate,
+        path_ids=branch_ids,
+    )
+
+
+def _first_strict_equal(values: list[Any], target: Any, stop: int) -> int:
+    """The first ``i < stop`` with ``values[i] === target``, or -1."""
+    if type(target) is str:
+        # == finds the same element at C speed: only a string equals a string.
+        try:
+            return values.index(target, 0, stop)
+        except ValueError:
+            return -1
+    for i in range(min(stop, len(values))):
+        if jsops.strict_equal(values[i], target):
+            return i
+    return -1
+
+
+def _lean_context_entries(index: LeanIndex, path: list[int], path_ids: list[Any]) -> list[Any]:
+    """:func:`context_entries_from_path` on a path of positions, parsing only what it returns."""
+    types = index.types
+    comp_at = -1
+    for i in range(len(path) - 1, -1, -1):
+        if types[path[i]] == "compaction":  # types are UNDEFINED for values that are not objects
+            comp_at = i
+            break
+    if comp_at < 0:
+        return index.entries_at(path)
+    comp_idx = _first_strict_equal(path_ids, path_ids[comp_at], len(path_ids))
+    if comp_idx < 0:  # pragma: no cover - the compaction itself is on the path
+        return index.entries_at(path)
+    compaction = index.entry(path[comp_at])
+    start = _first_strict_equal(path_ids, compaction.get("firstKeptEntryId", UNDEFINED), comp_idx)
+    if start < 0:
+        start = comp_idx
+    kept = index.entries_at(path[start:comp_idx])
+    after = index.entries_at(path[comp_idx + 1 :])
+    out = [compaction]
+    out.extend(entry for entry in kept if not _is_system_message(entry))
+    out.extend(after)
+    return out
+
+
+def _settings_positions(index: LeanIndex, path: list[int]) -> list[int]:
+    """The entries of ``path`` that decide :func:`session_settings` (in path order): the last
+    thinking level change, the last model change or assistant message, and every message entry
+    whose message is missing (reading its role throws in Pi, as it does in session_settings)."""
+    from pitools.core.session.lean import MARK_CRASH, MARK_MODEL, MARK_THINKING
+
+    marks = index.marks
+    thinking = model = -1
+    crash: list[int] = []
+    for i in range(len(path) - 1, -1, -1):
+        mark = marks[path[i]]
+        if not mark:
+            continue
+        if mark == MARK_THINKING:
+            if thinking < 0:
+                thinking = i
+        elif mark == MARK_MODEL:
+            if model < 0:
+                model = i
+        elif mark == MARK_CRASH:
+            crash.append(i)
+        if thinking >= 0 and model >= 0 and not index.crashes:
+            break
+    chosen = sorted({*crash, *(i for i in (thinking, model) if i >= 0)})
+    return [path[i] for i in chosen]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import ERROR, WARNING, Diagnostic, RawSession, read_session
@@ -147,14 +147,17 @@ def session_from_raw(raw: RawSession, *, migrate: bool = True) -> Session:
 
 def require_valid(session: Session) -> Session:
     """Raise a one-line error when Pi would reject the file."""
+    if not session.valid:
+        raise_invalid(session.diagnostics, session.path)
+    return session
+
+
+def raise_invalid(diagnostics: list[Diagnostic], path: str) -> NoReturn:
+    """The one-line error for a file Pi rejects, from its diagnostics."""
     from pitools.core.errors import SessionParseError
 
-    if not session.valid:
-        # An empty file has only an info diagnostic (Pi starts a new session in it); it still
-        # names the reason.
-        first = next((d for d in session.diagnostics if d.severity == ERROR), None) or next(
-            iter(session.diagnostics), None
-        )
-        msg = first.message if first else "not a Pi session"
-        raise SessionParseError(msg, path=session.path, line=first.line if first else None)
-    return session
+    # An empty file has only an info diagnostic (Pi starts a new session in it); it still
+    # names the reason.
+    first = next((d for d in diagnostics if d.severity == ERROR), None) or next(iter(diagnostics), None)
+    msg = first.message if first else "not a Pi session"
+    raise SessionParseError(msg, path=path, line=first.line if first else None)

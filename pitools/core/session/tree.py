@@ -80,6 +80,10 @@ class SessionIndex:
     def has(self, id_value: Any) -> bool:
         return mkey(id_value) in self.by_id
 
+    def label_entries(self) -> list[Any]:
+        """Every ``label`` entry (file order): what ``--leaf LABEL`` is resolved against."""
+        return [e for e in self.entries if type(e) is dict and e.get("type") == "label"]
+
     def position(self, entry: Any) -> int:
         """File position of an entry object held by the index."""
         return self.pos_by_id[mkey(entry_id(entry))]
