@@ -1,28 +1,23 @@
-"""The ``pitools`` command line: a lazy click group; each subcommand lives in its own module."""
+"""The ``pitools`` command line: a lazy click group; each subcommand lives in its own module.
+
+This module stays free of click so that :func:`main` can answer the archive commands' common
+invocations (``search``, ``usage``, ``ls``) without importing it (:mod:`pitools.cli.fast`);
+the click group itself is in :mod:`pitools.cli.app` and is loaded on first use of ``cli``.
+"""
 
 from __future__ import annotations
 
 import gc
-import os
 import sys
 from typing import Any
 
-import click
-
-from pitools import __version__
 from pitools.cli.output import (
-    COLOR_MODES,
     EXIT_FAILURE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    META_COLOR,
-    META_WIDTH,
-    get_output,
-    make_safe_stream,
     silence_stdout,
-    stop_progress,
 )
 
 __all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
@@ -74,177 +69,23 @@ RECURSION_LIMIT = 20000
 META_DEBUG = "pitools.debug"
 
 
-def _remember(key: str) -> Any:
-    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if value is not None and value is not False:
-            ctx.find_root().meta[key] = value
-        return value
-
-    return callback
-
-
-def _width_type() -> click.IntRange:
-    return click.IntRange(min=1)
+def internal_error_message(exc: BaseException | None) -> str:
+    """The one line for an unexpected error (None: a value nested too deep to walk)."""
+    if exc is None:
+        return (
+            f"a value in the session nests deeper than this command can follow "
+            f"(~{RECURSION_LIMIT:,} levels); Pi reads it, pitools could not finish"
+        )
+    return f"internal error ({type(exc).__name__}: {exc}); this is a bug — rerun with --debug for the traceback"
 
 
-def output_params() -> list[click.Parameter]:
-    """``--color``, ``--width`` and ``--debug``: accepted before or after any subcommand."""
-    return [
-        click.Option(
-            ["--color"],
-            type=click.Choice(COLOR_MODES),
-            default=None,
-            expose_value=False,
-            callback=_remember(META_COLOR),
-            help="Colour: auto (default; honours NO_COLOR, FORCE_COLOR, TERM=dumb and terminals), always, never.",
-        ),
-        click.Option(
-            ["--width"],
-            type=_width_type(),
-            default=None,
-            metavar="N",
-            expose_value=False,
-            callback=_remember(META_WIDTH),
-            help="Wrap/cut human output at N columns (default: the terminal's width; no limit in a pipe; "
-            "also PITOOLS_WIDTH).",
-        ),
-        click.Option(
-            ["--debug"],
-            is_flag=True,
-            default=False,
-            expose_value=False,
-            callback=_remember(META_DEBUG),
-            help="Show tracebacks for internal errors (also PITOOLS_DEBUG=1).",
-        ),
-    ]
+def __getattr__(name: str) -> Any:
+    # ``cli``, ``PitoolsGroup`` and ``output_params`` need click: loaded on first use.
+    if name in ("cli", "PitoolsGroup", "output_params"):
+        from pitools.cli import app
 
-
-class PitoolsGroup(click.Group):
-    """Lazy subcommands plus the single place where errors and return values become exit codes."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = COMMANDS.get(cmd_name)
-        if entry is None:
-            return None
-        import importlib
-
-        module = importlib.import_module(entry[0])
-        command: click.Command = module.command
-        names = {name for param in command.params for name in param.opts}
-        for param in output_params():
-            if not names.intersection(param.opts):
-                command.params.append(param)
-        return command
-
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        name = args[0] if args else ""
-        if name and not name.startswith("-") and name not in COMMANDS:
-            import difflib
-
-            close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise click.UsageError(f"No such command '{name}'.{hint} (pitools --help lists them)", ctx)
-        return super().resolve_command(ctx, args)
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # Short help comes from COMMANDS so `pitools --help` imports no subcommand module.
-        with formatter.section("Commands"):
-            formatter.write_dl([(name, help_) for name, (_, help_) in COMMANDS.items()])
-
-    def invoke(self, ctx: click.Context) -> Any:
-        from pitools.core.errors import PitoolsError
-
-        try:
-            try:
-                rv = super().invoke(ctx)
-            finally:
-                stop_progress()
-            sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's exit flush
-        except PitoolsError as exc:
-            get_output().message(str(exc))
-            ctx.exit(EXIT_FAILURE)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
-            raise
-        except KeyboardInterrupt:
-            click.echo("pitools: interrupted", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
-        except BrokenPipeError:
-            # The reader (`| head -1`) closed the pipe early: not an error, for every command.
-            silence_stdout()
-            ctx.exit(EXIT_OK)
-        except RecursionError:
-            # JSON.parse reads any depth, so a session can hold values nested deeper than the
-            # recursive parts of pitools can walk: bad input Pi copes with, not a pitools crash.
-            if ctx.meta.get(META_DEBUG) or os.environ.get("PITOOLS_DEBUG") == "1":
-                raise
-            get_output().message(
-                f"a value in the session nests deeper than this command can follow "
-                f"(~{RECURSION_LIMIT:,} levels); Pi reads it, pitools could not finish"
-            )
-            ctx.exit(EXIT_FAILURE)
-        except Exception as exc:
-            if ctx.meta.get(META_DEBUG) or os.environ.get("PITOOLS_DEBUG") == "1":
-                raise
-            name = type(exc).__name__
-            get_output().message(
-                f"internal error ({name}: {exc}); this is a bug — rerun with --debug for the traceback"
-            )
-            ctx.exit(EXIT_INTERNAL)
-        # The int a command returns is the process's exit status (click itself ignores it).
-        if isinstance(rv, int) and not isinstance(rv, bool) and rv != EXIT_OK:
-            ctx.exit(rv)
-        return rv
-
-
-@click.group(
-    cls=PitoolsGroup,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    invoke_without_command=True,
-    no_args_is_help=False,
-)
-@click.version_option(__version__, prog_name="pitools", message="%(prog)s %(version)s (Pi 1.6.0 semantics)")
-@click.option(
-    "--format",
-    "format_",
-    metavar="FORMAT",
-    default=None,
-    help="Output format for the subcommand (same as giving --format after it).",
-)
-@click.pass_context
-def cli(ctx: click.Context, format_: str | None) -> None:
-    """Inspect, validate, replay and compact Pi coding-agent session files, offline.
-
-    Every result matches what Pi 1.6.0 computes on the same file. Exit codes: 0 success,
-    1 bad input / findings / refused write, 2 usage error, 3 internal error, 130 interrupted.
-    --color, --width, --debug and --format work before or after the subcommand.
-
-    Example: pitools context ~/.pi/agent/sessions/--home-me-proj--/2026-...jsonl
-    """
-    ctx.ensure_object(dict)
-    if ctx.invoked_subcommand is None:
-        # Bare `pitools`: the help, and success (it is what was asked for).
-        click.echo(ctx.get_help())
-        ctx.exit(EXIT_OK)
-    for stream in (sys.stdout, sys.stderr):
-        # Session text may hold lone surrogates, and the locale may not encode everything
-        # (LANG=C, PYTHONIOENCODING=ascii): printing must never raise.
-        make_safe_stream(stream)
-    if format_ is not None and ctx.invoked_subcommand is not None:
-        # The subcommand checks the value against its own choices (a bad one is a usage error).
-        ctx.default_map = {ctx.invoked_subcommand: {"format_": format_}}
-    # Session values can nest to any depth (Node's JSON.parse has no limit, nor has our loader);
-    # walking them needs more Python frames than the default allows.
-    if sys.getrecursionlimit() < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)
-
-
-for _param in output_params():
-    cli.params.append(_param)
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
@@ -253,6 +94,16 @@ def main() -> None:
     # cycles: the cyclic collector would only rescan millions of dicts (a third of a 100 MB
     # compact --dry-run) to free nothing. Reference counting still frees everything as usual.
     gc.disable()
+    # The archive commands' usual invocations run without click (tens of milliseconds of
+    # imports on a command that otherwise answers from the index in a few): anything the fast
+    # path does not handle exactly as the click command would goes to click.
+    from pitools.cli.fast import run_fast
+
+    status = run_fast(sys.argv[1:])
+    if status is not None:
+        sys.exit(status)
+    from pitools.cli.app import cli
+
     try:
         cli(prog_name="pitools")
     except BrokenPipeError:  # pragma: no cover - a pipe closed while click itself printed

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.errors import PitoolsError
-from pitools.ops.index import ArchiveIndex, IndexUnavailableError, ProgressFn, UpdateStats, WarnFn, open_index
+from pitools.ops.index import (
+    SLOT_MS,
+    ArchiveIndex,
+    IndexUnavailableError,
+    ProgressFn,
+    UpdateStats,
+    WarnFn,
+    open_index,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,24 +175,39 @@ def usage_report(
     where = [f"u.sid IN (SELECT s.sid FROM sessions s WHERE {' AND '.join(swhere) or '1'})"]
     lo = parse_time(since, tz) if since else None
     hi = parse_time(until, tz, end=True) if until else None
-    if lo is not None:
-        where.append("u.ts >= ?")
-        params.append(lo)
-    if hi is not None:
-        where.append("u.ts < ?")
-        params.append(hi)
-    cond = " AND ".join(where)
     conn = index.conn
+    src = _usage_source(conn, tz if by in PERIODS else None, lo, hi, " AND ".join(where), params)
+    ts = src.ts
+    times: list[str] = []
+    time_params: list[Any] = []
+    if lo is not None:
+        times.append(f"{ts} >= ?")
+        time_params.append(lo)
+    if hi is not None:
+        times.append(f"{ts} < ?")
+        time_params.append(hi)
+    cond = " AND ".join(where + times)
+    params += time_params
+    # The whole archive, no session filter, no per-session rows: the all-sessions sums will do.
+    whole = (
+        src.table == "usage_slots"
+        and by not in ("project", "session")
+        and not (project or cwd or session)
+        and _covers_index(conn, scope)
+    )
+    rows_src, rows_cond, rows_params = src, cond, params
+    if whole:
+        rows_src, rows_cond, rows_params = _GLOB, " AND ".join(times) or "1", time_params
     if by in PERIODS:
-        key_sql = _local_day_sql(conn, tz, cond, params)
+        key_sql = _local_day_sql(conn, tz, rows_cond, rows_params, rows_src)
     elif by in ("project", "session"):
         key_sql = "u.sid"
     else:
         key_sql = "NULL"
     sql = (
         f"SELECT {key_sql}, u.provider, u.model, u.copied, sum(u.input), sum(u.output), "
-        "sum(u.cache_read), sum(u.cache_write), sum(u.cost), count(*) "
-        f"FROM usage u WHERE {cond} GROUP BY 1, 2, 3, 4"
+        f"sum(u.cache_read), sum(u.cache_write), sum(u.cost), {rows_src.count} "
+        f"FROM {rows_src.table} u WHERE {rows_cond} GROUP BY 1, 2, 3, 4"
     )
     infos: dict[int, SessionInfo] = {}
     if by in ("project", "session"):
@@ -194,7 +217,7 @@ def usage_report(
     days: dict[int, str] = {}
     groups: list[UsageGroup] = []
     copied: list[UsageGroup] = []
-    for key, provider, model, is_copied, i, o, r, w, c, n in conn.execute(sql, params):
+    for key, provider, model, is_copied, i, o, r, w, c, n in conn.execute(sql, rows_params):
         info: SessionInfo | None = None
         if by in PERIODS:
             if key is not None:
@@ -209,7 +232,7 @@ def usage_report(
         g = UsageGroup(key, provider or "", model or "", UsageSum(i or 0, o or 0, r or 0, w or 0, c or 0, n), info)
         (copied if is_copied else groups).append(g)
     sessions = conn.execute(
-        f"SELECT count(DISTINCT u.sid) FROM usage u WHERE {cond} AND u.copied = 0", params
+        f"SELECT count(DISTINCT u.sid) FROM {src.table} u WHERE {cond} AND u.copied = 0", params
     ).fetchone()[0]
     return build_report(
         groups,
@@ -223,11 +246,65 @@ def usage_report(
     )
 
 
-def _local_day_sql(conn: Any, tz: _dt.tzinfo, cond: str, params: Sequence[Any]) -> str:
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """Where usage sums come from: every record, or the quarter-hour sums (``usage_slots``)."""
+
+    table: str
+    ts: str  # SQL for a row's time (ms)
+    count: str  # SQL for the number of records
+    last: str  # SQL for the latest time a row may hold (ms)
+
+
+_RECORDS = _Source("usage", "u.ts", "count(*)", "u.ts")
+
+
+_SLOTS = _Source("usage_slots", f"(u.q * {SLOT_MS})", "sum(u.n)", f"(u.q * {SLOT_MS} + {SLOT_MS - 1})")
+_GLOB = _Source("usage_glob", _SLOTS.ts, _SLOTS.count, _SLOTS.last)
+
+
+def _covers_index(conn: Any, scope: Scope) -> bool:
+    """Whether ``scope``'s folders hold every session the index knows (then usage_glob is theirs)."""
+    if not scope.folders:
+        return False
+    marks = ",".join("?" * len(scope.folders))
+    row = conn.execute(f"SELECT 1 FROM sessions WHERE folder NOT IN ({marks}) LIMIT 1", scope.folders).fetchone()
+    return row is None
+
+
+def _usage_source(
+    conn: Any, tz: _dt.tzinfo | None, lo: int | None, hi: int | None, cond: str, params: Sequence[Any]
+) -> _Source:
+    """The quarter-hour sums when they give exactly the records' answer, else the records.
+
+    Exact when ``--since``/``--until`` fall on quarter hours (dates and months do; ``7d`` ago
+    does not), no record is before 1970 (day numbers truncate toward zero there), and for
+    periods when every offset of ``tz`` over the data, and every change of offset, is a whole
+    quarter hour (true of every zone today; not of old local mean times).
+    """
+    if any(t is not None and t % SLOT_MS for t in (lo, hi)):
+        return _RECORDS
+    q_lo, q_hi = conn.execute(f"SELECT min(u.q), max(u.q) FROM usage_slots u WHERE {cond}", params).fetchone()
+    if q_lo is None or q_lo < 0:
+        return _RECORDS
+    slots = _SLOTS
+    if tz is None:
+        return slots
+    from pitools.core.views.usage_report import offset_pieces
+
+    quarter = SLOT_MS // 1000
+    pieces = offset_pieces(tz, q_lo * quarter - 1, (q_hi + 1) * quarter + 1)
+    if any(off % quarter for _, off in pieces) or any(start % quarter for start, _ in pieces[1:]):
+        return _RECORDS
+    return slots
+
+
+def _local_day_sql(conn: Any, tz: _dt.tzinfo, cond: str, params: Sequence[Any], src: _Source = _RECORDS) -> str:
     """SQL for a record's local day number in ``tz``: its time plus the offset in force then."""
     from pitools.core.views.usage_report import offset_pieces
 
-    lo, hi = conn.execute(f"SELECT min(u.ts), max(u.ts) FROM usage u WHERE {cond}", params).fetchone()
+    ts = src.ts
+    lo, hi = conn.execute(f"SELECT min({ts}), max({src.last}) FROM {src.table} u WHERE {cond}", params).fetchone()
     if lo is None:
         return "NULL"
     pieces = offset_pieces(tz, int(lo) // 1000 - 1, int(hi) // 1000 + 1)
@@ -235,12 +312,12 @@ def _local_day_sql(conn: Any, tz: _dt.tzinfo, cond: str, params: Sequence[Any]) 
         offset = str(pieces[0][1])
     else:
         cases = " ".join(
-            f"WHEN u.ts < {start * 1000} THEN {prev}"
+            f"WHEN {ts} < {start * 1000} THEN {prev}"
             for (start, _), (_, prev) in zip(pieces[1:], pieces[:-1], strict=True)
         )
         offset = f"(CASE {cases} ELSE {pieces[-1][1]} END)"
     # Whole days since 1970-01-01 in local time (integer arithmetic: cheaper than strftime).
-    return f"(u.ts / 1000 + {offset}) / 86400"
+    return f"({ts} / 1000 + {offset}) / 86400"
 
 
 def _session_filters(

@@ -4,15 +4,17 @@ Where: ``$PITOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/pitools``, else the platfo
 (``~/Library/Caches/pitools`` on macOS, ``~/.cache/pitools`` elsewhere); never inside Pi's agent
 folder (a cache dir there is refused and the index kept in memory for the run).
 
-Files: ``index-v<N>.sqlite`` (sessions, entries, usage records, ls summaries) and
-``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables; one per shard so that a cold
+Files: ``index-v<N>.sqlite`` (sessions, entries, usage records and their quarter-hour sums, ls
+summaries) and ``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables, and ``texts``:
+which row holds each long text already indexed in the shard; one shard per core so that a cold
 build tokenizes on every core at once). ``N`` is :data:`SCHEMA_VERSION`: another version's files
 are ignored and a rebuild starts. An index that is corrupt, or locked past the wait, is rebuilt
 (corrupt: in place; locked: in memory for this run) and never fails the user's command.
 
 Updating (:meth:`ArchiveIndex.update`), per session file found by ``ls``'s discovery rules:
 
-* unchanged (size, mtime, inode): nothing is read;
+* unchanged (size, mtime, inode): nothing is read (:func:`scan`; a run where nothing changed
+  stops there, without loading the indexing code);
 * grown, with the indexed part intact (it ended with a newline and the hash of its last
   4 KiB still matches): only the new bytes are parsed; the tree facts of the old entries are
   recomputed from their stored skeletons (ids, parents, compaction and edit targets);
@@ -22,8 +24,13 @@ Updating (:meth:`ArchiveIndex.update`), per session file found by ``ls``'s disco
   (SQLite 3.40's contentless FTS5 cannot delete them), counted and vacuumed by a rebuild when
   they outnumber the live ones.
 
-Then fork/clone lineage is resolved (:mod:`pitools.core.views.lineage`) and the copied history
-of every affected session is marked, so usage counts it once.
+A long text (:data:`pitools.ops.index_rows.DEDUP_MIN` or more) that its shard already holds gets
+no full-text row: the entry's ``tref`` names the row with the same text, and search joins
+through it (a row whose own entry is gone still serves the others).
+
+Then fork/clone lineage is resolved (:mod:`pitools.core.views.lineage`), the copied history of
+every affected session is marked, so usage counts it once, and the usage sums of the sessions
+that changed are refreshed (``usage_slots``, ``usage_glob``: see :data:`SLOT_MS`).
 
 Two updaters never interleave: an advisory lock file serialises them (the second waits, then
 finds little to do); readers use WAL and a busy timeout.
@@ -39,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 30_000
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
@@ -74,8 +81,10 @@ CREATE TABLE IF NOT EXISTS entries(
   leaf_lo INTEGER, leaf_hi INTEGER, in_ctx INTEGER, summarized INTEGER,
   aux TEXT, aux_null INTEGER,
   copied INTEGER NOT NULL DEFAULT 0,
+  tref INTEGER,
   PRIMARY KEY(sid, ord)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entries_tref ON entries(tref) WHERE tref IS NOT NULL;
 CREATE TABLE IF NOT EXISTS usage(
   sid INTEGER NOT NULL, ord INTEGER NOT NULL, ts INTEGER,
   provider TEXT, model TEXT,
@@ -85,11 +94,34 @@ CREATE TABLE IF NOT EXISTS usage(
   PRIMARY KEY(sid, ord)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS usage_ts ON usage(ts);
+CREATE TABLE IF NOT EXISTS usage_slots(
+  sid INTEGER NOT NULL, q INTEGER, provider TEXT, model TEXT, copied INTEGER NOT NULL,
+  input, output, cache_read, cache_write, cost, n INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS usage_slots_sid ON usage_slots(sid);
+CREATE INDEX IF NOT EXISTS usage_slots_q ON usage_slots(q);
+CREATE TABLE IF NOT EXISTS usage_glob(
+  q INTEGER, provider TEXT, model TEXT, copied INTEGER NOT NULL,
+  input, output, cache_read, cache_write, cost, n INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS usage_glob_q ON usage_glob(q);
 """
+#: ``usage_slots`` sums the usage rows of each session per quarter hour (``q``: the time in
+#: :data:`SLOT_MS` units, floored), provider, model and copied flag: a warm ``pitools usage``
+#: reads these few thousand rows instead of every record. Every time zone's offset and every
+#: change of offset fall on a quarter hour, so days, weeks and months in any zone add up whole
+#: slots (``pitools.ops.archive`` checks, and reads ``usage`` itself when they would not).
+#: ``usage_glob`` is the same over all sessions at once (no ``sid``): what a ``usage`` over the
+#: whole archive, without session filters, reads.
+SLOT_MS = 900_000
+#: An entry's search row id is ``sid << ROWID_SHIFT | ord`` (search decodes it without loading
+#: the indexing code).
+ROWID_SHIFT = 24
 
 _SHARD_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content='', detail=none);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_thinking USING fts5(body, content='', detail=none);
+CREATE TABLE IF NOT EXISTS texts(h INTEGER PRIMARY KEY, r INTEGER NOT NULL);
 INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
 INSERT INTO fts_thinking(fts_thinking, rank) VALUES('hashsize', 16777216)
 """
@@ -236,7 +268,7 @@ class ArchiveIndex:
             shards = self.shard_count(conn)
             for k in range(shards):
                 conn.execute("ATTACH DATABASE ? AS ?", (self.shard_path(k), f"s{k}"))
-                ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='fts_thinking'").fetchone()
+                ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='texts'").fetchone()
                 if self.fts and not ready[0]:
                     for stmt in _SHARD_SCHEMA.strip().split(";\n"):
                         if stmt.strip():
@@ -333,10 +365,15 @@ class ArchiveIndex:
     ) -> UpdateStats:
         """Bring the sessions of ``folders`` up to date (see the module docstring)."""
         stats = UpdateStats(in_memory=self.in_memory, rebuilt=self.rebuilt)
-        from pitools.ops.index_update import Updater
-
         with self.updating():
-            Updater(self, stats, progress, jobs).run([os.path.abspath(f) for f in folders])
+            changed, gone = scan(self.conn, [os.path.abspath(f) for f in folders], stats)
+            # An update that stopped half-way (killed, power cut) leaves its files looking indexed
+            # but their lineage and usage sums not yet refreshed: the next run finishes that.
+            pending = self.conn.execute("SELECT 1 FROM meta WHERE key='pending'").fetchone() is not None
+            if changed or gone or pending:  # a warm run stops here, without loading the indexing code
+                from pitools.ops.index_update import Updater
+
+                Updater(self, stats, progress, jobs).run(changed, gone, recover=pending)
         return stats
 
     def rebuild(self) -> None:
@@ -347,6 +384,8 @@ class ArchiveIndex:
             conn.execute("DELETE FROM sessions")
             conn.execute("DELETE FROM entries")
             conn.execute("DELETE FROM usage")
+            conn.execute("DELETE FROM usage_slots")
+            conn.execute("DELETE FROM usage_glob")
             conn.execute("UPDATE meta SET value='0' WHERE key='deadRows'")
             conn.execute("COMMIT")
             if self.fts:
@@ -354,6 +393,7 @@ class ArchiveIndex:
                     for table in ("fts", "fts_thinking"):
                         # A contentless table cannot DELETE; 'delete-all' empties it.
                         conn.execute(f"INSERT INTO s{k}.{table}({table}) VALUES('delete-all')")
+                    conn.execute(f"DELETE FROM s{k}.texts")
             if not self.in_memory:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("VACUUM")
@@ -372,6 +412,54 @@ class ArchiveIndex:
             return out
         finally:
             self.conn.row_factory = None
+
+
+#: A session file that is new or changed since it was indexed: (path, folder, stat, its
+#: sessions row (sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard) or None).
+Changed = tuple[str, str, os.stat_result, "tuple[Any, ...] | None"]
+
+
+def scan(conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats) -> tuple[list[Changed], list[int]]:
+    """Session files of ``folders`` (``ls``'s rules) that changed since indexed, and sids of gone ones.
+
+    One ``stat`` per file: a file whose size, mtime and inode match its row is not opened.
+    """
+    import stat as stat_mod
+
+    known: dict[str, tuple[Any, ...]] = {}
+    for folder in folders:
+        for row in conn.execute(
+            "SELECT path, sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard "
+            "FROM sessions WHERE folder=?",
+            (folder,),
+        ):
+            known[row[0]] = row[1:]
+    changed: list[Changed] = []
+    seen: set[str] = set()
+    for folder in folders:
+        try:
+            names = [n for n in os.listdir(folder) if n.endswith(".jsonl")]
+        except OSError:
+            continue
+        # libuv's readdir order (byte order), as pitools.core.session.locate.session_files.
+        names.sort(key=lambda n: n.encode("utf-8", "surrogateescape"))
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if not stat_mod.S_ISREG(st.st_mode):
+                continue
+            seen.add(path)
+            stats.files += 1
+            old = known.get(path)
+            if old is not None and old[1] == st.st_size and old[2] == st.st_mtime_ns and old[3] == st.st_ino:
+                stats.unchanged += 1
+                continue
+            changed.append((path, folder, st, old))
+    gone = [row[0] for path, row in known.items() if path not in seen]
+    return changed, gone
 
 
 def _in_shard(stmt: str, k: int) -> str:

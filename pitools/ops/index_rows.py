@@ -6,11 +6,14 @@ same loader and tree core as every other command, writes nothing itself.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from pitools.ops.index import ROWID_SHIFT
 
 if TYPE_CHECKING:  # the loader and tree core load only when a file is indexed (warm runs skip them)
     from pitools.core.views.entry_tree import TreeFacts
@@ -22,8 +25,11 @@ TAIL_BYTES = 4096
 #: (SQLite's FTS5 takes in ~10 MB/s per core here); ``search --regex`` scans the full text.
 TEXT_HEAD = 8 * 1024
 TEXT_TAIL = 2 * 1024
-#: An entry's search row id is ``sid << ROWID_SHIFT | ord``.
-ROWID_SHIFT = 24
+#: Texts at least this long are indexed once per shard, whatever entry holds them: the same tool
+#: output read again, a file shown twice, and every entry a fork or clone copied from its parent
+#: share one full-text row (the entry's ``tref`` points at it). Shorter texts cost less to
+#: tokenize than to hash and look up.
+DEDUP_MIN = 1024
 MAX_ORD = (1 << ROWID_SHIFT) - 1
 
 EntryRow = tuple[Any, ...]
@@ -47,7 +53,8 @@ class FileRows:
     leaves: list[str]
     entries: list[EntryRow] = field(default_factory=list)
     usage: list[UsageRow] = field(default_factory=list)
-    texts: list[tuple[int, str]] = field(default_factory=list)
+    #: (search row id, text, content hash or None, index of the entry's row in ``entries``)
+    texts: list[tuple[int, str, int | None, int]] = field(default_factory=list)
     thinking: list[tuple[int, str]] = field(default_factory=list)
     error: str | None = None
     #: ``ls``'s summary of the file (:func:`pitools.core.views.listing.summarize_file`).
@@ -63,10 +70,22 @@ def tail_hash(path: str, end: int) -> bytes:
     return hashlib.sha1(data, usedforsecurity=False).digest()
 
 
+def text_key(text: str) -> int | None:
+    """A 64-bit content hash for texts worth sharing (see :data:`DEDUP_MIN`), else None."""
+    if len(text) < DEDUP_MIN:
+        return None
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
+    return int.from_bytes(digest[:8], "little", signed=True)
+
+
 def cap_text(text: str) -> str:
     if len(text) <= TEXT_HEAD + TEXT_TAIL:
         return text
     return text[:TEXT_HEAD] + "\n" + text[-TEXT_TAIL:]
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_MS = _dt.timedelta(milliseconds=1)
 
 
 def ts_ms(entry: Any) -> int | None:
@@ -79,12 +98,16 @@ def ts_ms(entry: Any) -> int | None:
     iso = entry_time(entry)
     if iso is None:
         return None
+    # Date#toISOString's shape, the form Pi writes: Python's C parser reads it ten times faster
+    # than the JavaScript Date parser below, with the same result (a cold build meets it on
+    # every entry); anything it refuses (hour 24, a 31st of April, other forms) goes there.
+    if len(iso) == 24 and iso[23] == "Z" and iso[19] == "." and iso[10] == "T":
+        try:
+            return (_dt.datetime.fromisoformat(iso) - _EPOCH) // _MS
+        except ValueError:
+            pass
     ms = js_date_ms(iso)
     return int(ms) if ms == ms else None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if type(value) is str else None
 
 
 def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool) -> bool:
@@ -120,26 +143,32 @@ def entry_rows(
     from pitools.core.views.usage import entry_usage
 
     base = sid << ROWID_SHIFT
+    # Locals: this loop runs once per entry of the archive in a cold build.
+    leaf_lo, leaf_hi, in_context, summarized = facts.leaf_lo, facts.leaf_hi, facts.in_context, facts.summarized
+    entries_out, usage_out, texts_out, thinking_out = out.entries, out.usage, out.texts, out.thinking
     for k, entry in enumerate(entries):
-        ord_ = first_ord + k
+        ord_ = first_ord + k  # facts are over the whole session: ord_ indexes them
         if ord_ > MAX_ORD:
             break
-        i = ord_  # facts are over the whole session
         t = ts_ms(entry)
-        etype = entry.get("type") if type(entry) is dict else None
         aux: Any = None
         aux_null = 0
         role: str | None = None
         tools: str | None = None
+        eid = parent = etype = None
         if type(entry) is dict:
+            etype = entry.get("type")
             if etype == "compaction":
-                aux = _str_or_none(entry.get("firstKeptEntryId"))
+                aux = entry.get("firstKeptEntryId")
             elif etype == "context_edit":
-                aux = _str_or_none(entry.get("targetId"))
+                aux = entry.get("targetId")
                 aux_null = 1 if entry.get("replacement", 0) is None else 0
             message = entry.get("message")
             if etype == "message" and type(message) is dict:
-                role = _str_or_none(message.get("role"))
+                role = message.get("role")
+                if type(role) is not str:
+                    role = None
+            eid, parent = entry.get("id"), entry.get("parentId")
         if with_text:
             text = entry_text(entry)
             if text.role is not None:
@@ -147,32 +176,34 @@ def entry_rows(
             if text.tools:
                 tools = "\x1f".join(dict.fromkeys(text.tools))
             if text.parts:
-                out.texts.append((base | ord_, cap_text(text.text)))
+                body = cap_text(text.text)
+                texts_out.append((base | ord_, body, text_key(body), len(entries_out)))
             if text.thinking:
-                out.thinking.append((base | ord_, cap_text(text.thinking_text)))
-        out.entries.append(
+                thinking_out.append((base | ord_, cap_text(text.thinking_text)))
+        entries_out.append(
             (
                 sid,
                 ord_,
-                _str_or_none(entry.get("id")) if type(entry) is dict else None,
-                _str_or_none(entry.get("parentId")) if type(entry) is dict else None,
+                eid if type(eid) is str else None,
+                parent if type(parent) is str else None,
                 t,
-                _str_or_none(etype),
+                etype if type(etype) is str else None,
                 role,
                 tools,
                 offsets[k],
                 lengths[k],
-                facts.leaf_lo[i],
-                facts.leaf_hi[i],
-                int(facts.in_context[i]),
-                int(facts.summarized[i]),
-                aux,
+                leaf_lo[ord_],
+                leaf_hi[ord_],
+                int(in_context[ord_]),
+                int(summarized[ord_]),
+                aux if type(aux) is str else None,
                 aux_null,
+                None,  # tref: set when the text is already indexed under another entry
             )
         )
         record = entry_usage(entry)
         if record is not None:
-            out.usage.append(
+            usage_out.append(
                 (
                     sid,
                     ord_,
@@ -195,18 +226,23 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     from pitools.core.session.load import gc_paused
     from pitools.core.session.loaded import open_session
     from pitools.core.views.entry_tree import tree_facts
-    from pitools.core.views.listing import summarize_file
+    from pitools.core.views.listing import summarize_file, summarize_values
 
     size = st.st_size
     out = FileRows(path, size, st.st_mtime_ns, st.st_ino, size, b"", False, False, None, None, [])
-    out.summary = summarize_file(path)
     try:
         with gc_paused():
             session = open_session(path)
             out.tail_hash = tail_hash(path, size)
     except (PitoolsError, OSError, RecursionError) as exc:
+        out.summary = summarize_file(path, st)
         out.error = str(exc)
         return out
+    # ``ls``'s summary from the values just parsed (a migrated file's values changed: reread).
+    if session.valid and not session.needs_migration:
+        out.summary = summarize_values(path, st, session.raw.values)
+    if out.summary is None:
+        out.summary = summarize_file(path, st)
     if not session.valid or session.header is None:
         return out
     out.valid = True
@@ -243,3 +279,36 @@ def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any],
             offsets.append(offset)
             lengths.append(length)
     return entries, offsets, lengths, raw.ends_with_newline
+
+
+def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int]) -> None:
+    """Write ``rows``' search text into a shard (``prefix``: ``""`` or ``"s<k>."``).
+
+    A long text already indexed in this shard (``seen``, then the shard's ``texts`` table) gets
+    no row of its own: its entry's ``tref`` names the row holding the same text. Search checks
+    every candidate against the file, so a shared row never yields a wrong hit.
+    """
+    fresh: list[tuple[int, str]] = []
+    keys: list[tuple[int, int]] = []
+    lookup = f"SELECT r FROM {prefix}texts WHERE h=?"
+    for rid, body, key, pos in rows.texts:
+        if key is None:
+            fresh.append((rid, body))
+            continue
+        ref = seen.get(key)
+        if ref is None:
+            got = conn.execute(lookup, (key,)).fetchone()
+            if got is not None:
+                ref = seen[key] = got[0]
+        if ref is None:
+            seen[key] = rid
+            fresh.append((rid, body))
+            keys.append((key, rid))
+        else:
+            row = rows.entries[pos]
+            rows.entries[pos] = (*row[:-1], ref)
+    conn.executemany(f"INSERT INTO {prefix}fts(rowid, body) VALUES(?, ?)", fresh)
+    conn.executemany(f"INSERT OR IGNORE INTO {prefix}texts(h, r) VALUES(?, ?)", keys)
+    conn.executemany(f"INSERT INTO {prefix}fts_thinking(rowid, body) VALUES(?, ?)", rows.thinking)
+    rows.texts = []
+    rows.thinking = []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat as stat_mod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,8 +11,21 @@ from typing import Any
 import orjson
 
 from pitools.ops import index as _index
-from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, ArchiveIndex, ProgressFn, UpdateStats
-from pitools.ops.index_rows import FileRows, entry_rows, is_regular, read_appended, read_file, tail_hash
+from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, ArchiveIndex, Changed, ProgressFn, UpdateStats
+from pitools.ops.index_rows import (
+    FileRows,
+    entry_rows,
+    insert_texts,
+    is_regular,
+    read_appended,
+    read_file,
+    tail_hash,
+)
+
+_ENTRY_INSERT = (
+    "INSERT OR REPLACE INTO entries(sid, ord, eid, parent, ts, kind, role, tools, off, len, leaf_lo, leaf_hi, "
+    "in_ctx, summarized, aux, aux_null, tref) VALUES(" + ",".join("?" * 17) + ")"
+)
 
 
 @dataclass(slots=True)
@@ -34,42 +46,35 @@ class Updater:
         self.progress = progress
         self.jobs = jobs if jobs is not None else max(1, min(MAX_SHARDS, os.cpu_count() or 1))
         self.changed: set[int] = set()
+        #: Sessions whose ``usage_slots`` rows must be summed again (new, changed, gone, or
+        #: whose copied flags moved).
+        self.slots_dirty: set[int] = set()
+        self.real_dirs: dict[str, str] = {}
+        #: content hash -> search row, per shard (see :func:`insert_texts`)
+        self.seen: dict[int, dict[int, int]] = {}
 
-    def run(self, folders: Sequence[str]) -> None:
-        from pitools.core.session.locate import session_files
+    def run(self, changed: Sequence[Changed], gone: Sequence[int], *, recover: bool = False) -> None:
+        """Index what :func:`pitools.ops.index.scan` found changed, drop what is gone.
 
+        ``recover``: a previous update stopped before it refreshed lineage and usage sums; they
+        are computed again for every session.
+        """
         conn = self.conn
-        known: dict[str, tuple[Any, ...]] = {}
-        for folder in folders:
-            for row in conn.execute(
-                "SELECT path, sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard "
-                "FROM sessions WHERE folder=?",
-                (folder,),
-            ):
-                known[row[0]] = row[1:]
+        # Until the end: files stored by this run look indexed to the next one, which must
+        # still refresh the lineage and the sums if this run does not get there.
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('pending', '1')")
+        if recover:
+            every = [r[0] for r in conn.execute("SELECT sid FROM sessions")]
+            self.changed.update(every)
+            self.slots_dirty.update(every)
         full: list[_Todo] = []
         appends: list[_Todo] = []
-        seen: set[str] = set()
-        for folder in folders:
-            for path in session_files(folder):
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    continue
-                if not stat_mod.S_ISREG(st.st_mode):
-                    continue
-                seen.add(path)
-                self.stats.files += 1
-                old = known.get(path)
-                if old is not None and (old[1], old[2], old[3]) == (st.st_size, st.st_mtime_ns, st.st_ino):
-                    self.stats.unchanged += 1
-                    continue
-                todo = _Todo(path, folder, st, old)
-                if old is not None and self._appended(todo):
-                    appends.append(todo)
-                else:
-                    full.append(todo)
-        gone = [known[p][0] for p in known if p not in seen]
+        for path, folder, st, old in changed:
+            todo = _Todo(path, folder, st, old)
+            if old is not None and self._appended(todo):
+                appends.append(todo)
+            else:
+                full.append(todo)
         if gone:
             self._delete(gone)
             self.stats.removed += len(gone)
@@ -89,6 +94,9 @@ class Updater:
         if self.changed or gone:
             self._lineage()
             self._warn_dead_rows()
+        if self.slots_dirty:
+            self._slots()
+        conn.execute("DELETE FROM meta WHERE key='pending'")
 
     # -- appended files --------------------------------------------------------------------------
     def _appended(self, todo: _Todo) -> bool:
@@ -183,6 +191,7 @@ class Updater:
         self.stats.appended += 1
         self.stats.bytes_read += todo.st.st_size - indexed
         self.changed.add(sid)
+        self.slots_dirty.add(sid)
         return True
 
     # -- whole files -------------------------------------------------------------------------------
@@ -226,101 +235,143 @@ class Updater:
             and _can_fork()
         )
         if parallel:
-            results = self._parallel(work, done, total)
-        else:
-            results = []
+            self._parallel(work, done, total)
+            return
+        with _Batch(self.conn, immediate=True, every=MAIN_COMMIT_BYTES) as batch:
             for path, sid, k, st in work:
                 rows = read_file(path, sid, st)
+                batch.begin()
                 self._store(rows, sid, k, write_text=True)
+                batch.wrote(rows.size)
                 done += 1
                 if self.progress is not None:
                     self.progress(done, total)
-            return
-        for rows, sid, k in results:
-            self._store(rows, sid, k, write_text=False)
 
-    def _parallel(self, work: list[tuple[str, int, int, os.stat_result]], done: int, total: int) -> list[Any]:
+    def _parallel(self, work: list[tuple[str, int, int, os.stat_result]], done: int, total: int) -> None:
+        """Index on every core: one worker process per group of shards, rows streamed back.
+
+        Each worker alone writes its shards' search text (so a shard's texts are shared within
+        it without races) and sends every file's other rows through a pipe as soon as they are
+        ready; this process stores them and reports progress.
+        """
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from multiprocessing.connection import Connection, wait
 
         by_shard: dict[int, list[tuple[str, int, os.stat_result]]] = {}
         for path, sid, k, st in work:
             by_shard.setdefault(k, []).append((path, sid, st))
-        # Batches keep every shard's writer busy while results stream back to this process.
-        batches: list[tuple[int, list[tuple[str, int, os.stat_result]]]] = []
-        for k, items in by_shard.items():
-            size = max(1, min(32, len(items) // 8))
-            batches.extend((k, items[i : i + size]) for i in range(0, len(items), size))
-        results: list[Any] = []
+        groups: list[list[tuple[str | None, int, list[tuple[str, int, os.stat_result]]]]] = [
+            [] for _ in range(min(self.jobs, len(by_shard)))
+        ]
+        for i, (k, items) in enumerate(sorted(by_shard.items())):
+            groups[i % len(groups)].append((self.index.shard_path(k), k, items))
         ctx = multiprocessing.get_context("fork")
-        workers = min(self.jobs, len(by_shard))
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futures = {
-                pool.submit(_index_batch, self.index.shard_path(k), self.index.fts, items): (k, len(items))
-                for k, items in batches
-            }
-            for future in as_completed(futures):
-                k, n = futures[future]
-                for sid, rows in future.result():
-                    results.append((rows, sid, k))
-                done += n
-                if self.progress is not None:
-                    self.progress(done, total)
-        return results
+        procs = []
+        readers: dict[Connection, bool] = {}
+        # Deferred, not IMMEDIATE: that would lock every attached shard too, which the workers
+        # hold while they write; this transaction writes (and so locks) the main file only. It
+        # commits once, after every worker has committed its shard: rows stored earlier could
+        # point at search rows that a worker killed mid-way never committed, and their files
+        # would then look indexed to the next run.
+        batch = _Batch(self.conn, immediate=False, every=None)
+        try:
+            for group in groups:
+                recv, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_shard_worker, args=(group, self.index.fts, send), daemon=True)
+                proc.start()
+                send.close()
+                procs.append(proc)
+                readers[recv] = True
+            while readers:
+                for ready in wait(list(readers)):
+                    reader: Connection = ready  # type: ignore[assignment]
+                    try:
+                        message: Any = reader.recv()
+                    except EOFError:
+                        raise RuntimeError("an indexing worker stopped before it finished") from None
+                    if message is None:
+                        del readers[reader]
+                        reader.close()
+                        continue
+                    if isinstance(message, BaseException):
+                        raise message
+                    rows, sid, k = message
+                    batch.begin()
+                    self._store(rows, sid, k, write_text=False)
+                    batch.wrote(rows.size)
+                    done += 1
+                    if self.progress is not None:
+                        self.progress(done, total)
+            batch.commit()
+        finally:
+            batch.rollback()
+            for left in readers:
+                left.close()
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()
+                proc.join()
 
-    def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
+    def _pkey(self, path: str) -> str:
+        """``default_canonical(path)``, resolving each folder once (not every file's every part)."""
+        import stat as stat_mod
+
         from pitools.core.views.lineage import default_canonical
 
+        folder, name = os.path.split(path)
+        real = self.real_dirs.get(folder)
+        if real is None:
+            real = self.real_dirs[folder] = default_canonical(folder)
+        try:
+            if not stat_mod.S_ISLNK(os.lstat(path).st_mode):
+                return os.path.join(real, name)  # realpath of a non-link is its folder's realpath + name
+        except OSError:
+            pass
+        return default_canonical(path)
+
+    def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
+        """Write one file's rows (inside the caller's transaction, see :class:`_Batch`)."""
         summary = rows.summary if rows.summary is not None else _summary(rows.path)
         header = rows.header or {}
         parent = header.get("parentSession")
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if write_text:
-                self._insert_rows(rows, shard)
-            else:
-                self._insert_rows(rows, shard, text=False)
-            conn.execute(
-                "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
-                "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
-                "default_pos=?, leaves=?, summary=? WHERE sid=?",
-                (
-                    default_canonical(rows.path),
-                    rows.size,
-                    rows.mtime_ns,
-                    rows.ino,
-                    rows.indexed_bytes,
-                    rows.tail_hash,
-                    int(rows.regular),
-                    int(rows.valid),
-                    header.get("id") if type(header.get("id")) is str else None,
-                    summary.get("cwd"),
-                    summary.get("name"),
-                    orjson.dumps(parent) if parent is not None else None,
-                    summary.get("created"),
-                    summary.get("modified"),
-                    rows.default_leaf,
-                    _pos(rows),
-                    orjson.dumps(rows.leaves),
-                    orjson.dumps(summary),
-                    sid,
-                ),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        self._insert_rows(rows, shard, text=write_text)
+        conn.execute(
+            "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
+            "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
+            "default_pos=?, leaves=?, summary=? WHERE sid=?",
+            (
+                self._pkey(rows.path),
+                rows.size,
+                rows.mtime_ns,
+                rows.ino,
+                rows.indexed_bytes,
+                rows.tail_hash,
+                int(rows.regular),
+                int(rows.valid),
+                header.get("id") if type(header.get("id")) is str else None,
+                summary.get("cwd"),
+                summary.get("name"),
+                orjson.dumps(parent) if parent is not None else None,
+                summary.get("created"),
+                summary.get("modified"),
+                rows.default_leaf,
+                _pos(rows),
+                orjson.dumps(rows.leaves),
+                orjson.dumps(summary),
+                sid,
+            ),
+        )
         self.stats.bytes_read += rows.size
         self.changed.add(sid)
+        self.slots_dirty.add(sid)
 
     def _insert_rows(self, rows: FileRows, shard: int, *, text: bool = True) -> None:
         conn = self.conn
-        conn.executemany("INSERT OR REPLACE INTO entries VALUES(" + ",".join("?" * 16) + ", 0)", rows.entries)
-        conn.executemany("INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)", rows.usage)
         if text and self.index.fts:
-            conn.executemany(f"INSERT INTO s{shard}.fts(rowid, body) VALUES(?, ?)", rows.texts)
-            conn.executemany(f"INSERT INTO s{shard}.fts_thinking(rowid, body) VALUES(?, ?)", rows.thinking)
+            insert_texts(conn, f"s{shard}.", rows, self.seen.setdefault(shard, {}))
+        conn.executemany(_ENTRY_INSERT, rows.entries)
+        conn.executemany("INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)", rows.usage)
 
     def _delete(self, sids: Iterable[int], *, in_tx: bool = False) -> None:
         conn = self.conn
@@ -329,6 +380,7 @@ class Updater:
             conn.execute("BEGIN IMMEDIATE")
         try:
             dead = 0
+            self.slots_dirty.update(sids)
             for sid in sids:
                 dead += conn.execute("SELECT count(*) FROM entries WHERE sid=?", (sid,)).fetchone()[0]
                 conn.execute("DELETE FROM entries WHERE sid=?", (sid,))
@@ -382,6 +434,7 @@ class Updater:
 
             for key in affected:
                 sid = sid_of[key]
+                self.slots_dirty.add(sid)
                 lineage = [sid_of[a] for a in ancestors(key, parents)]
                 if not lineage:
                     conn.execute("UPDATE entries SET copied=0 WHERE sid=? AND copied=1", (sid,))
@@ -401,6 +454,56 @@ class Updater:
             conn.execute("ROLLBACK")
             raise
 
+    def _slots(self) -> None:
+        """Sum ``usage`` into ``usage_slots`` again for the sessions that changed, then ``usage_glob``."""
+        from pitools.ops.index import SLOT_MS
+
+        conn = self.conn
+        # Floor division (SQLite's ``/`` truncates toward zero).
+        q = f"CASE WHEN ts >= 0 THEN ts / {SLOT_MS} ELSE -1 - ((-ts - 1) / {SLOT_MS}) END"
+        select = (
+            f"SELECT sid, {q}, provider, model, copied, sum(input), sum(output), sum(cache_read), "
+            "sum(cache_write), sum(cost), count(*) FROM usage"
+        )
+        groups = "GROUP BY sid, 2, provider, model, copied"
+        dirty = self.slots_dirty
+        total = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        glob = (
+            "INSERT INTO usage_glob SELECT q, provider, model, copied, sum(input), sum(output), "
+            "sum(cache_read), sum(cache_write), sum(cost), sum(n) FROM usage_slots {where} "
+            "GROUP BY q, provider, model, copied"
+        )
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if len(dirty) * 4 >= total:
+                conn.execute("DELETE FROM usage_slots")
+                conn.execute(f"INSERT INTO usage_slots {select} {groups}")
+                conn.execute("DELETE FROM usage_glob")
+                conn.execute(glob.format(where=""))
+            else:
+                # The all-sessions sums change only in the quarter hours these sessions had or have.
+                slots: set[Any] = set()
+                for sid in sorted(dirty):
+                    slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
+                    conn.execute("DELETE FROM usage_slots WHERE sid=?", (sid,))
+                    conn.execute(f"INSERT INTO usage_slots {select} WHERE sid=? {groups}", (sid,))
+                    slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
+                if None in slots:
+                    slots.discard(None)
+                    conn.execute("DELETE FROM usage_glob WHERE q IS NULL")
+                    conn.execute(glob.format(where="WHERE q IS NULL"))
+                ordered = sorted(slots)
+                for i in range(0, len(ordered), 500):
+                    chunk = ordered[i : i + 500]
+                    marks = ",".join("?" * len(chunk))
+                    conn.execute(f"DELETE FROM usage_glob WHERE q IN ({marks})", chunk)
+                    conn.execute(glob.format(where=f"WHERE q IN ({marks})"), chunk)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        dirty.clear()
+
     def _warn_dead_rows(self) -> None:
         """Say when dead full-text rows (deleted or rewritten sessions) outnumber live ones."""
         conn = self.conn
@@ -409,6 +512,48 @@ class Updater:
         if dead < 50_000 or dead < live:
             return
         self.stats.warnings.append(f"{dead} stale search rows: the next `pitools index --rebuild` reclaims them")
+
+
+#: The indexing process commits after about this many bytes of session files: one commit per
+#: file would rewrite the same B-tree pages a thousand times in a cold build.
+MAIN_COMMIT_BYTES = 64 << 20
+
+
+class _Batch:
+    """One write transaction over many files, committed every ``every`` bytes (None: at the end)."""
+
+    def __init__(self, conn: sqlite3.Connection, *, immediate: bool, every: int | None) -> None:
+        self.conn = conn
+        self.immediate = immediate
+        self.every = every
+        self.pending = 0
+
+    def begin(self) -> None:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE" if self.immediate else "BEGIN")
+
+    def wrote(self, size: int) -> None:
+        self.pending += size
+        if self.every is not None and self.pending >= self.every:
+            self.commit()
+
+    def commit(self) -> None:
+        self.pending = 0
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def __enter__(self) -> _Batch:
+        return self
+
+    def __exit__(self, kind: object, _exc: object, _tb: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.rollback()
 
 
 def _pos(rows: FileRows) -> int | None:
@@ -427,27 +572,55 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _index_batch(
-    shard_path: str | None, fts: bool, items: list[tuple[str, int, os.stat_result]]
-) -> list[tuple[int, FileRows]]:
-    """Worker: index files, write their search text into the shard, return the other rows."""
-    out = [read_file(path, sid, st) for path, sid, st in items]
-    if fts and shard_path:
-        conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        try:
-            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("BEGIN IMMEDIATE")
-            for rows in out:
-                conn.executemany("INSERT INTO fts(rowid, body) VALUES(?, ?)", rows.texts)
-                conn.executemany("INSERT INTO fts_thinking(rowid, body) VALUES(?, ?)", rows.thinking)
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
-    for rows in out:
-        rows.texts = []
-        rows.thinking = []
-    return [(sid, rows) for (_p, sid, _s), rows in zip(items, out, strict=True)]
+#: A worker commits its shard after about this many bytes of session files (fewer, larger
+#: full-text segments; a bounded write-ahead log).
+WORKER_COMMIT_BYTES = 256 << 20
+
+
+def _shard_worker(
+    group: list[tuple[str | None, int, list[tuple[str, int, os.stat_result]]]], fts: bool, send: Any
+) -> None:
+    """Worker process: index the files of some shards, write their search text, send the rest back.
+
+    Sends ``(rows, sid, shard)`` per file, then ``None``; on failure the exception instead.
+    """
+    try:
+        for shard_path, k, items in group:
+            conn = None
+            if fts and shard_path:
+                conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            seen: dict[int, int] = {}
+            pending = 0
+            try:
+                for path, sid, st in items:
+                    rows = read_file(path, sid, st)
+                    if conn is not None:
+                        if not conn.in_transaction:
+                            conn.execute("BEGIN IMMEDIATE")
+                        insert_texts(conn, "", rows, seen)
+                        pending += st.st_size
+                        if pending >= WORKER_COMMIT_BYTES:
+                            conn.execute("COMMIT")
+                            pending = 0
+                    else:
+                        rows.texts = []
+                        rows.thinking = []
+                    send.send((rows, sid, k))
+                if conn is not None and conn.in_transaction:
+                    conn.execute("COMMIT")
+            finally:
+                if conn is not None:
+                    conn.close()
+        send.send(None)
+    except BaseException as exc:  # handed to the parent, which raises it
+        import contextlib
+
+        with contextlib.suppress(Exception):  # unpicklable: the parent sees the pipe close
+            send.send(exc)
+    finally:
+        send.close()
 
 
 def _summary(path: str) -> dict[str, Any]:

@@ -96,15 +96,18 @@ def listing_totals(
         index.conn.execute("CREATE TEMP TABLE IF NOT EXISTS listed(sid INTEGER PRIMARY KEY)")
         index.conn.execute("DELETE FROM temp.listed")
         index.conn.executemany("INSERT OR IGNORE INTO temp.listed VALUES(?)", [(s,) for s in sids])
-        row = index.conn.execute(
-            "SELECT coalesce(sum(input), 0), coalesce(sum(output), 0), coalesce(sum(cache_read), 0), "
-            "coalesce(sum(cache_write), 0), coalesce(sum(cost), 0) FROM usage "
-            "WHERE copied = 0 AND sid IN (SELECT sid FROM temp.listed)"
-        ).fetchone()
-        copied = index.conn.execute(
-            "SELECT coalesce(sum(cost), 0) FROM usage WHERE copied = 1 AND sid IN (SELECT sid FROM temp.listed)"
-        ).fetchone()[0]
-        i, o, r, w, c = row
+        # One pass over the per-session quarter-hour sums (pitools.ops.index.SLOT_MS), not two
+        # over every usage record.
+        sums = {
+            flag: rest
+            for flag, *rest in index.conn.execute(
+                "SELECT copied, coalesce(sum(input), 0), coalesce(sum(output), 0), coalesce(sum(cache_read), 0), "
+                "coalesce(sum(cache_write), 0), coalesce(sum(cost), 0) "
+                "FROM usage_slots WHERE sid IN (SELECT sid FROM temp.listed) GROUP BY copied"
+            )
+        }
+        i, o, r, w, c = sums.get(0) or (0, 0, 0, 0, 0)
+        copied = (sums.get(1) or (0, 0, 0, 0, 0))[4]
         out["tokens"] = {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "total": i + o + r + w}
         out["cost"] = c
         out["copiedCost"] = copied

@@ -23,8 +23,7 @@ from typing import Any
 
 from pitools.core.errors import PitoolsError
 from pitools.ops.archive import Scope, _session_filters, parse_time
-from pitools.ops.index import ArchiveIndex
-from pitools.ops.index_rows import ROWID_SHIFT
+from pitools.ops.index import ROWID_SHIFT, ArchiveIndex
 
 SNIPPET_CONTEXT = 80
 #: Runs of letters and digits: how FTS5's unicode61 tokenizer cuts text (``_`` separates).
@@ -133,7 +132,7 @@ class SearchResult:
 
 
 def _iso(ms: Any) -> str | None:
-    from pitools.core.views.usage import iso_utc
+    from pitools.core.views.isotime import iso_utc
 
     return iso_utc(ms) if ms is not None else None
 
@@ -191,9 +190,13 @@ def search(
         )
         named = {f"p{i}": p for i, p in enumerate(params)}
         cond = " AND ".join(_named(w, i0) for w, i0 in _numbered(where))
+        # A matching row stands for its own entry and for every entry whose identical long
+        # text was indexed only once (``tref``, see pitools.ops.index_rows.insert_texts).
         sql = (
-            f"WITH c(r) AS ({union}) SELECT {cols} FROM c JOIN entries e "
-            f"ON e.sid = (c.r >> {ROWID_SHIFT}) AND e.ord = (c.r & {(1 << ROWID_SHIFT) - 1}) "
+            f"WITH c(r) AS ({union}), m(sid, ord) AS ("
+            f"SELECT c.r >> {ROWID_SHIFT}, c.r & {(1 << ROWID_SHIFT) - 1} FROM c "
+            "UNION SELECT t.sid, t.ord FROM c JOIN entries t ON t.tref = c.r) "
+            f"SELECT {cols} FROM m JOIN entries e ON e.sid = m.sid AND e.ord = m.ord "
             f"JOIN sessions s ON s.sid = e.sid WHERE {cond or '1'} ORDER BY e.ts DESC, e.sid DESC, e.ord DESC"
         )
         named["q"] = query.fts
@@ -274,7 +277,8 @@ class _LineReader:
 def _check(
     row: Sequence[Any], query: Query, thinking: bool, reader: _LineReader, leaves_cache: dict[int, list[str]]
 ) -> Hit | None:
-    from pitools.core.session.load import parse_json_line
+    import orjson
+
     from pitools.core.views.search_text import entry_text
 
     (sid, _ord, eid, ts, role, tools, off, length, lo, hi, in_ctx, summarized, copied) = row[:13]
@@ -283,9 +287,16 @@ def _check(
     if data is None:
         return None
     try:
-        value, _ = parse_json_line(data)
-    except ValueError:
-        return None
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        # What orjson refuses and JSON.parse reads (invalid UTF-8, lone surrogates, huge
+        # numbers, any depth): the loader's parser, loaded only then.
+        from pitools.core.session.load import parse_json_line
+
+        try:
+            value, _ = parse_json_line(data)
+        except ValueError:
+            return None
     if type(value) is dict and type(value.get("id")) is str and eid is not None and value["id"] != eid:
         return None  # the file changed under the index: skip rather than point at the wrong entry
     text = entry_text(value)
@@ -299,8 +310,6 @@ def _check(
     body, spans = found
     snippet, highlights = _snippet(body, spans)
     if sid not in leaves_cache:
-        import orjson
-
         leaves_cache[sid] = orjson.loads(leaves_blob) if leaves_blob else []
     all_leaves = leaves_cache[sid]
     on_current = default_pos is not None and lo <= default_pos < hi

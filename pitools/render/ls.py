@@ -166,20 +166,31 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
         line = " ".join(_fit(headers[i], widths[i], headers[i] in right) for i in shown)
         out.append(line.rstrip() + "\n", style="bold")
     used: set[str] = set()
+    # Unstyled text is gathered and appended in one piece (the same text and spans as a piece
+    # per cell, at a fraction of the calls on a listing of thousands of rows).
+    plain: list[str] = []
     for s, row in zip(sessions, rows, strict=True):
         if row[0]:
             used.add(row[0])
         for n, i in enumerate(shown):
             if n:
-                out.append(" ")
+                plain.append(" ")
             cell = _fit(row[i], widths[i], headers[i] in right, keep_end=headers[i] == "path")
             if n == len(shown) - 1:
                 cell = cell.rstrip()
             style = {0: "yellow", 2: "cyan"}.get(i, "")
             if i == title_col and s.get("name"):
                 style = "bold"
-            out.append(cell, style=style)
-        out.append("\n")
+            if style:
+                if plain:
+                    out.append("".join(plain))
+                    plain.clear()
+                out.append(cell, style=style)
+            else:
+                plain.append(cell)
+        plain.append("\n")
+    if plain:
+        out.append("".join(plain))
     if total_row:
         line = " ".join(_fit(total_row[i], widths[i], headers[i] in right) for i in shown)
         out.append(line.rstrip() + "\n", style="bold")

@@ -2,43 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
 import click
 
+from pitools.cli.archive_run import SORTS, select_sessions
 from pitools.cli.options import format_option
 from pitools.cli.output import get_output
 
-
-def _progress() -> Callable[[int, int], None] | None:
-    """A throttled ``reading sessions n/total`` line on stderr, only when stderr is a terminal."""
-    if not get_output().progress:
-        return None
-    last = [0.0]
-
-    def show(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - last[0] < 0.1:
-            return
-        last[0] = now
-        end = "\r\x1b[K" if done >= total else "\r"
-        click.echo(f"\rreading sessions {done}/{total}{end}", err=True, nl=False)
-
-    return show
-
-
-#: --sort keys: (what to compare, largest/newest first?)
-SORTS: dict[str, tuple[str, bool]] = {
-    "activity": ("modified", True),
-    "created": ("created", True),
-    "size": ("fileBytes", True),
-    "tokens": ("tokens.total", True),
-    "cost": ("cost", True),
-    "messages": ("messageCount", True),
-    "name": ("name", False),
-}
+__all__ = ["SORTS", "command", "select_sessions"]
 
 
 def _since(value: str | None) -> str | None:
@@ -61,30 +31,6 @@ def _since(value: str | None) -> str | None:
         if when.tzinfo is None:
             when = when.astimezone()  # a date or time without zone is local, as people mean it
     return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-
-
-def select_sessions(
-    sessions: list[dict[str, Any]], *, since: str | None, sort: str, limit: int | None
-) -> list[dict[str, Any]]:
-    """Filter by activity (``since``, ISO UTC), order by ``sort`` (SORTS), keep the first ``limit``."""
-    if since is not None:
-        sessions = [s for s in sessions if (s.get("modified") or "") >= since]
-    if sort != "activity":  # the listing already comes in Pi's order
-        key, descending = SORTS[sort]
-
-        def value(s: dict[str, Any]) -> Any:
-            v: Any = s
-            for part in key.split("."):
-                v = v.get(part) if isinstance(v, dict) else None
-            if key == "name":
-                v = s.get("name") or s.get("firstMessage") or ""
-                return str(v).casefold()
-            return v if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None
-
-        present = [s for s in sessions if value(s) is not None]
-        missing = [s for s in sessions if value(s) is None]
-        sessions = sorted(present, key=value, reverse=descending) + missing
-    return sessions[:limit] if limit is not None else sessions
 
 
 @click.command("ls")
@@ -138,23 +84,16 @@ def command(
       pitools ls --all --format json
       pitools ls --all --since 7d --sort cost --limit 10
     """
-    from pitools.ops.listing import list_sessions
+    from pitools.cli.archive_run import run_ls
 
-    out = get_output()
-    listing = list_sessions(
+    return run_ls(
+        get_output(),
+        all_=all_,
         cwd=cwd,
         session_dir=session_dir,
-        all_=all_,
-        use_cache=not no_cache,
-        progress=_progress(),
-        warn=lambda m: out.message(f"warning: {m}"),
-        select=lambda found: select_sessions(found, since=since, sort=sort, limit=limit),
+        format_=format_,
+        no_cache=no_cache,
+        limit=limit,
+        since=since,
+        sort=sort,
     )
-    data = listing.to_json()
-    if format_ == "json":
-        get_output().write_json(data)
-    else:
-        from pitools.render.ls import render_ls
-
-        render_ls(get_output().console(), data)
-    return 0

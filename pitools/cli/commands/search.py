@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import click
 
+from pitools.cli.archive_run import ROLE_CHOICES
 from pitools.cli.options import format_option
 from pitools.cli.output import get_output
-
-ROLE_CHOICES = ("user", "assistant", "toolResult", "bashExecution", "custom", "compaction", "branchSummary")
 
 
 @click.command("search")
@@ -63,41 +62,24 @@ def command(
       pitools search '"retry with backoff"' --role assistant --since 30d
       pitools search 'def \\w+_cache' --regex --project myrepo --format json
     """
-    from pitools.cli.progress import progress_line, warn_to_stderr
-    from pitools.ops.archive import archive_scope, local_timezone, updated_index
-    from pitools.ops.search import search
+    from pitools.cli.archive_run import run_search
 
-    tz, _ = local_timezone(timezone)
-    scope = archive_scope(session_dir=session_dir, all_=True)
-    index, _stats = updated_index(scope, progress=progress_line("indexing sessions"), warn=warn_to_stderr)
-    try:
-        if not index.fts and not regex:
-            warn_to_stderr("this Python's SQLite has no FTS5: scanning every entry instead")
-        result = search(
-            index,
-            scope,
-            query,
-            regex=regex,
-            thinking=thinking,
-            roles=roles,
-            tools=tools,
-            project=project,
-            cwd=cwd,
-            session=session,
-            since=since,
-            until=until,
-            in_context=in_context,
-            branch=branch,
-            limit=limit,
-            tz=tz,
-        )
-    finally:
-        index.close()
-    data = result.to_json()
-    if format_ == "json":
-        get_output().write_json(data)
-    else:
-        from pitools.render.archive import render_search
-
-        render_search(get_output().console(), data)
-    return 0
+    return run_search(
+        get_output(),
+        query=query,
+        regex=regex,
+        thinking=thinking,
+        roles=roles,
+        tools=tools,
+        project=project,
+        cwd=cwd,
+        session=session,
+        since=since,
+        until=until,
+        in_context=in_context,
+        branch=branch,
+        limit=limit,
+        timezone=timezone,
+        session_dir=session_dir,
+        format_=format_,
+    )

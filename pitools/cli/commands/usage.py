@@ -44,37 +44,18 @@ def command(
       pitools usage --by model --since 2026-03-01 --until 2026-03-31
       pitools usage --by day --breakdown --timezone Europe/Paris --format csv
     """
-    from pitools.cli.progress import progress_line, warn_to_stderr
-    from pitools.ops.archive import archive_scope, local_timezone, updated_index, usage_report
+    from pitools.cli.archive_run import run_usage
 
-    tz, tz_name = local_timezone(timezone)
-    scope = archive_scope(session_dir=session_dir, all_=True)
-    index, _stats = updated_index(scope, progress=progress_line("indexing sessions"), warn=warn_to_stderr)
-    try:
-        report = usage_report(
-            index,
-            scope,
-            by=by,
-            tz=tz,
-            tz_name=tz_name,
-            since=since,
-            until=until,
-            breakdown=breakdown,
-            project=project,
-            cwd=cwd,
-            session=session,
-        )
-    finally:
-        index.close()
-    data = report.to_json()
-    if format_ == "json":
-        get_output().write_json(data)
-    elif format_ == "csv":
-        from pitools.render.archive import usage_csv
-
-        get_output().write_text(usage_csv(data))
-    else:
-        from pitools.render.archive import render_usage
-
-        render_usage(get_output().console(), data)
-    return 0
+    return run_usage(
+        get_output(),
+        by=by,
+        since=since,
+        until=until,
+        timezone=timezone,
+        breakdown=breakdown,
+        project=project,
+        cwd=cwd,
+        session=session,
+        session_dir=session_dir,
+        format_=format_,
+    )

@@ -28,7 +28,7 @@ import mmap
 import os
 import re
 import stat as stat_mod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -255,6 +255,25 @@ def summarize_file(path: str, st: os.stat_result | None = None) -> dict[str, Any
         return _invalid_summary(path, st, "no JSON value in the file")
     if not header_ok:
         return _invalid_summary(path, st, "first parsed line is not a session header with a string id")
+    return _finish(path, st, scan)
+
+
+def summarize_values(path: str, st: os.stat_result, values: Sequence[Any]) -> dict[str, Any] | None:
+    """:func:`summarize_file` from values already parsed, or None when it must read the file itself.
+
+    ``values`` is the loader's ``RawSession.values`` for an unmigrated file (every truthy parsed
+    value, in file order): the same values :func:`summarize_file` folds, so the archive index
+    parses each file once. Anything but a valid header first is left to :func:`summarize_file`.
+    """
+    if not values:
+        return None
+    header = values[0]
+    if type(header) is not dict or header.get("type") != "session" or type(header.get("id")) is not str:
+        return None
+    scan = _Scan(totals=[0, 0, 0, 0, 0])
+    scan.header = header
+    for k in range(1, len(values)):
+        _entry(scan, values[k])
     return _finish(path, st, scan)
 
 

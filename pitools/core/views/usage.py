@@ -21,7 +21,6 @@ Pi's ``Tools/summaries`` bucket (provider ``Tools``, model ``summaries``).
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from pitools.core.js import ops as jsops
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.value import UNDEFINED
+from pitools.core.views.isotime import iso_utc
 
 SOURCE_ASSISTANT = "assistant"
 SOURCE_TOOL_RESULT = "toolResult"
@@ -87,19 +87,6 @@ def _number(value: Any) -> int | float:
     if t is int or t is float:
         return value  # type: ignore[no-any-return,unused-ignore]
     return 0
-
-
-def iso_utc(ms: Any) -> str | None:
-    """``new Date(ms).toISOString()``; None for NaN or out-of-range times (where JS throws)."""
-    if type(ms) not in (int, float) or ms != ms or abs(ms) > 8.64e15:
-        return None
-    try:
-        when = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC) + _dt.timedelta(milliseconds=int(ms // 1))
-    except OverflowError:
-        return None
-    if not 1 <= when.year <= 9999:
-        return None
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
 def entry_time(entry: dict[str, Any]) -> str | None:

@@ -483,3 +483,279 @@ def test_without_fts5_search_scans(home: dict[str, Any], monkeypatch: pytest.Mon
         (h.path, h.entry_id, h.leaves) for h in with_fts.hits
     ]
     assert with_fts.mode == "fts" and result.hits and result.hits[0].path == str(w["parent"].path)
+
+
+def _long_output(word: str) -> str:
+    """A tool output long enough to be indexed once per shard (index_rows.DEDUP_MIN)."""
+    from pitools.ops.index_rows import DEDUP_MIN
+
+    filler = " ".join(f"line{i} of the same file" for i in range(DEDUP_MIN // 10))
+    return f"{filler} {word} {filler}"
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_repeated_long_texts_are_indexed_once_and_all_found(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, parallel: bool
+) -> None:
+    """One full-text row per distinct long text; search still finds every entry holding it."""
+    ar = Archive(home["agent"], seed=3)
+    same = _long_output("quokkaunique")
+    a = ar.new("/work/a")
+    a.conversation(1)
+    first = a.tool_result(same, tool="read")["id"]
+    a.conversation(1)
+    again = a.tool_result(same, tool="read")["id"]  # the same file read twice
+    a.conversation(1)
+    a.write()
+    b = ar.new("/work/b")  # an unrelated session reading the same file
+    b.conversation(1)
+    other = b.tool_result(same, tool="read")["id"]
+    b.write()
+    clone = ar.fork(a, a.leaf)  # copies both reads
+    clone.conversation(1)
+    clone.write()
+    for i in range(6):  # enough files for the parallel build
+        extra = ar.new(f"/work/x{i}")
+        extra.conversation(2)
+        extra.write()
+    if parallel:
+        monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
+        monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+    env = home["env"]
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env, jobs=2 if parallel else 1)
+    try:
+        shards = index.shard_count()
+        rows = sum(index.conn.execute(f"SELECT count(*) FROM s{k}.texts").fetchone()[0] for k in range(shards))
+        shared = index.conn.execute("SELECT count(*) FROM entries WHERE tref IS NOT NULL").fetchone()[0]
+        found = search(index, scope, "quokkaunique", limit=0)
+    finally:
+        index.close()
+    # Five entries hold the text; each shard holding any of them indexes it once.
+    assert 1 <= rows <= shards and shared == 5 - rows
+    places = sorted((h.path, h.entry_id, h.copied) for h in found.hits)
+    assert places == sorted(
+        [
+            (str(a.path), first, False),
+            (str(a.path), again, False),
+            (str(b.path), other, False),
+            (str(clone.path), first, True),
+            (str(clone.path), again, True),
+        ]
+    )
+    # The session whose entry owns the shared row goes: the others are still found.
+    a.path.unlink()
+    left = _search(env, "quokkaunique", limit=0)
+    assert sorted((h.path, h.entry_id) for h in left.hits) == sorted(
+        [(str(b.path), other), (str(clone.path), first), (str(clone.path), again)]
+    )
+    # Appended to a session: a repeated text there joins the existing row.
+    start = len(b.entries)
+    b.tool_result(same, tool="read")
+    b.append(start)
+    assert len(_search(env, "quokkaunique", limit=0).hits) == 4
+
+
+def _rows(report: Any) -> list[tuple[Any, ...]]:
+    return [
+        (r.key, r.sums.input, r.sums.output, r.sums.cache_read, r.sums.cache_write, r.sums.records, r.sums.cost)
+        for r in report.rows
+    ]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Asia/Kathmandu"])
+def test_quarter_hour_sums_give_the_records_answer(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
+    """``usage`` reads usage_slots when that is exact: every report equals the one from the records."""
+    from zoneinfo import ZoneInfo
+
+    from pitools.ops import archive
+
+    ar, w = _build(home["agent"])
+    # Appended and deleted sessions keep the sums in step.
+    start = len(w["clone"].entries)
+    w["clone"].conversation(2)
+    w["clone"].append(start)
+    _usage(home["env"])
+    w["twin_b"].path.unlink()
+    tz = dt.UTC if zone == "UTC" else ZoneInfo(zone)
+    used: list[str] = []
+    real = archive._usage_source
+
+    def spy(*a: Any, **kw: Any) -> Any:
+        src = real(*a, **kw)
+        used.append(src.table)
+        return src
+
+    cases: list[dict[str, Any]] = [
+        {"by": by, "breakdown": True} for by in ("day", "week", "month", "model", "provider", "project", "session")
+    ]
+    cases += [{"by": "day", "since": "2026-02-01"}, {"by": "month", "until": "2026-02"}, {"by": "day", "since": "3d"}]
+    cases += [{"by": "day", "project": "twins"}, {"by": "model", "session": str(w["clone"].path)}]
+    covers = archive._covers_index
+    whole: list[bool] = []
+    for kw in cases:
+        used.clear()
+        whole.clear()
+        monkeypatch.setattr(archive, "_usage_source", spy)
+        monkeypatch.setattr(archive, "_covers_index", lambda *a: whole.append(covers(*a)) or whole[-1])
+        fast = _usage(home["env"], tz=tz, tz_name=zone, **kw)
+        monkeypatch.setattr(archive, "_usage_source", lambda *a, **k: archive._RECORDS)
+        slow = _usage(home["env"], tz=tz, tz_name=zone, **kw)
+        # The all-sessions sums serve reports over the whole archive without per-session rows.
+        plain = not ({"project", "session"} & set(kw)) and kw["by"] not in ("project", "session")
+        assert whole == ([True] if plain and kw.get("since") != "3d" else []), kw
+        assert [r[:-1] for r in _rows(fast)] == [r[:-1] for r in _rows(slow)], kw
+        assert all(_close(a[-1], b[-1]) for a, b in zip(_rows(fast), _rows(slow), strict=True)), kw
+        assert (fast.totals.records, fast.sessions) == (slow.totals.records, slow.sessions)
+        # Dates fall on quarter hours, so only "3d ago" needs the records.
+        assert used == ["usage" if kw.get("since") == "3d" else "usage_slots"], kw
+    _check_totals(_usage(home["env"]), ar.truth())
+
+
+def test_session_keys_resolve_links_like_realpath(tmp_path: Path) -> None:
+    """The index resolves each folder once; the key still equals realpath's for links and plain files."""
+    from pitools.core.views.lineage import default_canonical
+    from pitools.ops.index import UpdateStats
+    from pitools.ops.index_update import Updater
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a.jsonl").write_text("{}\n")
+    (tmp_path / "elsewhere.jsonl").write_text("{}\n")
+    (real / "link.jsonl").symlink_to(tmp_path / "elsewhere.jsonl")
+    (tmp_path / "linked").symlink_to(real)
+    index = index_mod.ArchiveIndex(None)
+    try:
+        updater = Updater(index, UpdateStats(), None, 1)
+        for path in [
+            real / "a.jsonl",
+            real / "link.jsonl",
+            tmp_path / "linked" / "a.jsonl",
+            tmp_path / "linked" / "link.jsonl",
+            real / "missing.jsonl",
+        ]:
+            assert updater._pkey(str(path)) == default_canonical(str(path)), path
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("step", ["_lineage", "_slots"])
+def test_an_update_stopped_half_way_is_finished_by_the_next(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    """Files stored before a crash look indexed; the next run still refreshes lineage and sums."""
+    from pitools.ops.index_update import Updater
+
+    ar, _w = _build(home["agent"])
+    env = home["env"]
+
+    def crash(self: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Updater, step, crash)
+    scope = archive_scope(env=env)
+    with pytest.raises(KeyboardInterrupt):
+        updated_index(scope, env=env)
+    monkeypatch.undo()
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    index, stats = updated_index(scope, env=env)
+    index.close()
+    assert stats.unchanged == len(ar.present())  # nothing read again
+    report = _usage(env, by="session")
+    _check_totals(report, ar.truth())  # copied history once, sums complete
+    index, _ = updated_index(scope, env=env)
+    try:
+        assert index.conn.execute("SELECT count(*) FROM meta WHERE key='pending'").fetchone()[0] == 0
+    finally:
+        index.close()
+
+
+def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are committed only after every worker committed its search rows: the next run redoes all."""
+    from pitools.ops import index_update
+
+    ar = Archive(home["agent"], seed=4)
+    for i in range(10):
+        s = ar.new(f"/work/w{i % 2}")
+        s.conversation(2)
+        s.user(f"wombat{i} marker")
+        s.write()
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(index_update, "MAIN_COMMIT_BYTES", 1)  # the storing side would commit per file
+    real = index_update.insert_texts
+    calls = [0]
+    parent = os.getpid()
+
+    def failing(*a: Any, **kw: Any) -> None:
+        calls[0] += 1
+        if calls[0] == 3 and os.getpid() != parent:  # in a worker: its shard's transaction is lost
+            raise OSError("disk gone")
+        real(*a, **kw)
+
+    monkeypatch.setattr(index_update, "insert_texts", failing)
+    env = home["env"]
+    scope = archive_scope(env=env)
+    index, stats = updated_index(scope, env=env, jobs=2)  # falls back to memory for this run
+    index.close()
+    assert stats.in_memory
+    monkeypatch.setattr(index_update, "insert_texts", real)
+    index, stats = updated_index(scope, env=env, jobs=2)
+    try:
+        assert not stats.in_memory and stats.unchanged == 0  # nothing looked indexed
+        found = {h.path for h in search(index, scope, "marker", limit=0).hits}
+    finally:
+        index.close()
+    assert found == {str(w.path) for w in ar.present()}
+
+
+def test_usage_sums_follow_small_changes_in_a_larger_archive(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One session appended to and one deleted among many: the sums are refreshed in place, exactly."""
+    from pitools.ops import archive
+
+    ar, w = _build(home["agent"])
+    extras = []
+    for i in range(14):
+        extra = ar.new(f"/work/e{i % 3}")
+        extra.conversation(3)
+        extra.write()
+        extras.append(extra)
+    env = home["env"]
+    _usage(env)
+    start = len(w["clone"].entries)
+    w["clone"].conversation(3)  # the grandchild below it is rechecked too
+    w["clone"].usage_entry()
+    w["clone"].append(start)
+    extras[5].path.unlink()
+    for by in ("day", "model", "month"):
+        fast = _usage(env, by=by, tz=dt.UTC, tz_name="UTC")
+        monkeypatch.setattr(archive, "_usage_source", lambda *a, **k: archive._RECORDS)
+        slow = _usage(env, by=by, tz=dt.UTC, tz_name="UTC")
+        monkeypatch.undo()
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        assert [r[:-1] for r in _rows(fast)] == [r[:-1] for r in _rows(slow)], by
+        assert all(_close(a[-1], b[-1]) for a, b in zip(_rows(fast), _rows(slow), strict=True)), by
+    _check_totals(_usage(env), ar.truth())
+    # The refreshed all-sessions sums equal sums made from scratch.
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env)
+    try:
+        conn = index.conn
+        kept = sorted(conn.execute("SELECT q, provider, model, copied, input, output, n FROM usage_glob"))
+        fresh = sorted(
+            conn.execute(
+                "SELECT q, provider, model, copied, sum(input), sum(output), sum(n) FROM usage_slots "
+                "GROUP BY q, provider, model, copied"
+            )
+        )
+    finally:
+        index.close()
+    assert kept == fresh

@@ -1,0 +1,248 @@
+"""The bodies of ``pitools search``, ``usage`` and ``ls``, free of click.
+
+The click commands (:mod:`pitools.cli.commands`) parse options and call these; so does the fast
+path (:mod:`pitools.cli.fast`), which runs the common invocations without importing click.
+Each takes the run's :class:`~pitools.cli.output.Output` and returns the exit status.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pitools.cli.output import Output
+
+ProgressFn = Callable[[int, int], None]
+
+
+def index_progress(out: Output, label: str = "indexing sessions") -> ProgressFn | None:
+    """``label ███░░ n/total`` redrawn in place (at most ten times a second); None off a terminal."""
+    if not out.progress:
+        return None
+    last = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - last[0] < 0.1:
+            return
+        last[0] = now
+        width = 24
+        filled = width * done // total if total else width
+        bar = "█" * filled + "░" * (width - filled)
+        end = "\r\x1b[K" if done >= total else "\r"
+        out.stderr.write(f"\r{label} {bar} {done}/{total}{end}")
+        out.stderr.flush()
+
+    return show
+
+
+def ls_progress(out: Output) -> ProgressFn | None:
+    """A throttled ``reading sessions n/total`` line on stderr, only when stderr is a terminal."""
+    if not out.progress:
+        return None
+    last = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - last[0] < 0.1:
+            return
+        last[0] = now
+        end = "\r\x1b[K" if done >= total else "\r"
+        out.stderr.write(f"\rreading sessions {done}/{total}{end}")
+        out.stderr.flush()
+
+    return show
+
+
+def warner(out: Output) -> Callable[[str], None]:
+    """One ``pitools: warning: …`` line on stderr per message."""
+    return lambda message: out.message(f"warning: {message}")
+
+
+# -- usage ------------------------------------------------------------------------------------------
+
+
+def run_usage(
+    out: Output,
+    *,
+    by: str,
+    since: str | None,
+    until: str | None,
+    timezone: str | None,
+    breakdown: bool,
+    project: str | None,
+    cwd: str | None,
+    session: str | None,
+    session_dir: str | None,
+    format_: str,
+) -> int:
+    from pitools.ops.archive import archive_scope, local_timezone, updated_index, usage_report
+
+    tz, tz_name = local_timezone(timezone)
+    scope = archive_scope(session_dir=session_dir, all_=True)
+    index, _stats = updated_index(scope, progress=index_progress(out), warn=warner(out))
+    try:
+        report = usage_report(
+            index,
+            scope,
+            by=by,
+            tz=tz,
+            tz_name=tz_name,
+            since=since,
+            until=until,
+            breakdown=breakdown,
+            project=project,
+            cwd=cwd,
+            session=session,
+        )
+    finally:
+        index.close()
+    data = report.to_json()
+    if format_ == "json":
+        out.write_json(data)
+    elif format_ == "csv":
+        from pitools.render.archive import usage_csv
+
+        out.write_text(usage_csv(data))
+    else:
+        from pitools.render.archive import render_usage
+
+        render_usage(out.console(), data)
+    return 0
+
+
+# -- search -----------------------------------------------------------------------------------------
+
+ROLE_CHOICES = ("user", "assistant", "toolResult", "bashExecution", "custom", "compaction", "branchSummary")
+
+
+def run_search(
+    out: Output,
+    *,
+    query: str,
+    regex: bool,
+    thinking: bool,
+    roles: tuple[str, ...],
+    tools: tuple[str, ...],
+    project: str | None,
+    cwd: str | None,
+    session: str | None,
+    since: str | None,
+    until: str | None,
+    in_context: bool,
+    branch: str,
+    limit: int,
+    timezone: str | None,
+    session_dir: str | None,
+    format_: str,
+) -> int:
+    from pitools.ops.archive import archive_scope, local_timezone, updated_index
+    from pitools.ops.search import search
+
+    warn = warner(out)
+    tz, _ = local_timezone(timezone)
+    scope = archive_scope(session_dir=session_dir, all_=True)
+    index, _stats = updated_index(scope, progress=index_progress(out), warn=warn)
+    try:
+        if not index.fts and not regex:
+            warn("this Python's SQLite has no FTS5: scanning every entry instead")
+        result = search(
+            index,
+            scope,
+            query,
+            regex=regex,
+            thinking=thinking,
+            roles=roles,
+            tools=tools,
+            project=project,
+            cwd=cwd,
+            session=session,
+            since=since,
+            until=until,
+            in_context=in_context,
+            branch=branch,
+            limit=limit,
+            tz=tz,
+        )
+    finally:
+        index.close()
+    data = result.to_json()
+    if format_ == "json":
+        out.write_json(data)
+    else:
+        from pitools.render.archive import render_search
+
+        render_search(out.console(), data)
+    return 0
+
+
+# -- ls ----------------------------------------------------------------------------------------------
+
+#: --sort keys: (what to compare, largest/newest first?)
+SORTS: dict[str, tuple[str, bool]] = {
+    "activity": ("modified", True),
+    "created": ("created", True),
+    "size": ("fileBytes", True),
+    "tokens": ("tokens.total", True),
+    "cost": ("cost", True),
+    "messages": ("messageCount", True),
+    "name": ("name", False),
+}
+
+
+def select_sessions(
+    sessions: list[dict[str, Any]], *, since: str | None, sort: str, limit: int | None
+) -> list[dict[str, Any]]:
+    """Filter by activity (``since``, ISO UTC), order by ``sort`` (SORTS), keep the first ``limit``."""
+    if since is not None:
+        sessions = [s for s in sessions if (s.get("modified") or "") >= since]
+    if sort != "activity":  # the listing already comes in Pi's order
+        key, descending = SORTS[sort]
+
+        def value(s: dict[str, Any]) -> Any:
+            v: Any = s
+            for part in key.split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            if key == "name":
+                v = s.get("name") or s.get("firstMessage") or ""
+                return str(v).casefold()
+            return v if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None
+
+        present = [s for s in sessions if value(s) is not None]
+        missing = [s for s in sessions if value(s) is None]
+        sessions = sorted(present, key=value, reverse=descending) + missing
+    return sessions[:limit] if limit is not None else sessions
+
+
+def run_ls(
+    out: Output,
+    *,
+    all_: bool,
+    cwd: str | None,
+    session_dir: str | None,
+    format_: str,
+    no_cache: bool,
+    limit: int | None,
+    since: str | None,
+    sort: str,
+) -> int:
+    from pitools.ops.listing import list_sessions
+
+    listing = list_sessions(
+        cwd=cwd,
+        session_dir=session_dir,
+        all_=all_,
+        use_cache=not no_cache,
+        progress=ls_progress(out),
+        warn=warner(out),
+        select=lambda found: select_sessions(found, since=since, sort=sort, limit=limit),
+    )
+    data = listing.to_json()
+    if format_ == "json":
+        out.write_json(data)
+    else:
+        from pitools.render.ls import render_ls
+
+        render_ls(out.console(), data)
+    return 0

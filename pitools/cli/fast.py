@@ -1,0 +1,250 @@
+"""The click-free fast path for ``pitools search``, ``usage`` and ``ls``.
+
+These commands answer from the warm archive index in milliseconds, so importing click (and
+building the group) would be most of their run time. :func:`run_fast` parses their usual
+invocations itself and runs the same bodies (:mod:`pitools.cli.archive_run`) with the same
+error handling as the click group. It accepts only what it can read exactly as click would:
+known long options (``--opt value`` or ``--opt=value``), flags, valid choices and numbers, and
+for ``search`` one query. Anything else — help, short options, ``--``, an unknown option or
+value, a global option, shell completion, an option that needs click's own checks — returns
+None and the click command runs instead, so help, usage errors and exit codes stay identical.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+_NUMBER = re.compile(r"[0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Opt:
+    """One long option: its keyword, and how its value is read."""
+
+    dest: str
+    kind: str = "value"  # "value", "flag", "multiple"
+    choices: tuple[str, ...] | None = None
+    min_int: int | None = None  # an integer option (click.IntRange(min=...))
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    options: dict[str, Opt]
+    defaults: dict[str, Any]
+    query: bool = False  # takes one positional QUERY
+
+
+def _spec(name: str) -> Spec | None:
+    """The options of command ``name`` (None: not a fast-path command)."""
+    if name not in ("usage", "search", "ls"):
+        return None
+    from pitools.cli.archive_run import ROLE_CHOICES, SORTS
+
+    filters = {
+        "--project": Opt("project"),
+        "--cwd": Opt("cwd"),
+        "--session": Opt("session"),
+        "--since": Opt("since"),
+        "--until": Opt("until"),
+        "--timezone": Opt("timezone"),
+        "--session-dir": Opt("session_dir"),
+    }
+    if name == "usage":
+        from pitools.core.views.usage_report import BY_CHOICES
+
+        return Spec(
+            {
+                **filters,
+                "--by": Opt("by", choices=BY_CHOICES),
+                "--breakdown": Opt("breakdown", "flag"),
+                "--format": Opt("format_", choices=("human", "json", "csv")),
+            },
+            {
+                "by": "day",
+                "since": None,
+                "until": None,
+                "timezone": None,
+                "breakdown": False,
+                "project": None,
+                "cwd": None,
+                "session": None,
+                "session_dir": None,
+                "format_": "human",
+            },
+        )
+    if name == "search":
+        return Spec(
+            {
+                **filters,
+                "--regex": Opt("regex", "flag"),
+                "--thinking": Opt("thinking", "flag"),
+                "--role": Opt("roles", "multiple", choices=ROLE_CHOICES),
+                "--tool": Opt("tools", "multiple"),
+                "--in-context": Opt("in_context", "flag"),
+                "--branch": Opt("branch", choices=("current", "all")),
+                "--limit": Opt("limit", min_int=0),
+                "--format": Opt("format_", choices=("human", "json")),
+            },
+            {
+                "regex": False,
+                "thinking": False,
+                "roles": (),
+                "tools": (),
+                "project": None,
+                "cwd": None,
+                "session": None,
+                "since": None,
+                "until": None,
+                "in_context": False,
+                "branch": "all",
+                "limit": 50,
+                "timezone": None,
+                "session_dir": None,
+                "format_": "human",
+            },
+            query=True,
+        )
+    # ``ls --since`` converts its value in a click callback: that stays with click.
+    return Spec(
+        {
+            "--all": Opt("all_", "flag"),
+            "--cwd": Opt("cwd"),
+            "--session-dir": Opt("session_dir"),
+            "--format": Opt("format_", choices=("human", "json")),
+            "--no-cache": Opt("no_cache", "flag"),
+            "--limit": Opt("limit", min_int=1),
+            "--sort": Opt("sort", choices=tuple(SORTS)),
+        },
+        {
+            "all_": False,
+            "cwd": None,
+            "session_dir": None,
+            "format_": "human",
+            "no_cache": False,
+            "limit": None,
+            "since": None,
+            "sort": "activity",
+        },
+    )
+
+
+def parse(name: str, args: Sequence[str]) -> dict[str, Any] | None:
+    """``args`` of command ``name`` as keyword arguments, or None when click must read them."""
+    spec = _spec(name)
+    if spec is None:
+        return None
+    values = dict(spec.defaults)
+    multiple: dict[str, list[str]] = {}
+    query: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if not arg.startswith("-"):
+            query.append(arg)
+            continue
+        if not arg.startswith("--") or arg == "--":
+            return None  # short options (-h), a lone "-", the end-of-options marker
+        key, eq, value = arg.partition("=")
+        opt = spec.options.get(key)
+        if opt is None:
+            return None
+        if opt.kind == "flag":
+            if eq:
+                return None
+            values[opt.dest] = True
+            continue
+        if not eq:
+            if i >= len(args) or args[i].startswith("-"):
+                return None
+            value = args[i]
+            i += 1
+        if opt.choices is not None and value not in opt.choices:
+            return None
+        converted: Any = value
+        if opt.min_int is not None:
+            if not _NUMBER.fullmatch(value) or int(value) < opt.min_int:
+                return None
+            converted = int(value)
+        if opt.kind == "multiple":
+            multiple.setdefault(opt.dest, []).append(value)
+        else:
+            values[opt.dest] = converted
+    for dest, items in multiple.items():
+        values[dest] = tuple(items)
+    if spec.query:
+        if len(query) != 1:
+            return None
+        values["query"] = query[0]
+    elif query:
+        return None
+    return values
+
+
+def run_fast(argv: Sequence[str]) -> int | None:
+    """Run ``pitools ARGV`` without click when :func:`parse` reads it; None: use click."""
+    if not argv or "_PITOOLS_COMPLETE" in os.environ:
+        return None
+    name = argv[0]
+    kwargs = parse(name, argv[1:])
+    if kwargs is None:
+        return None
+    from pitools.cli import archive_run
+
+    runners: dict[str, Callable[..., int]] = {
+        "usage": archive_run.run_usage,
+        "search": archive_run.run_search,
+        "ls": archive_run.run_ls,
+    }
+    return _invoke(runners[name], kwargs)
+
+
+def _invoke(runner: Callable[..., int], kwargs: dict[str, Any]) -> int:
+    """What the click group does around a command: streams, recursion limit, errors to exit codes."""
+    from pitools.cli import RECURSION_LIMIT, internal_error_message
+    from pitools.cli.output import (
+        EXIT_FAILURE,
+        EXIT_INTERNAL,
+        EXIT_INTERRUPTED,
+        EXIT_OK,
+        Output,
+        silence_stdout,
+        stop_progress,
+    )
+    from pitools.core.errors import PitoolsError
+
+    out = Output.from_environment()  # makes both streams safe, as the group does
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        try:
+            status = runner(out, **kwargs)
+        finally:
+            stop_progress()
+        sys.stdout.flush()
+    except PitoolsError as exc:
+        out.message(str(exc))
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        out.stderr.write("pitools: interrupted\n")
+        out.stderr.flush()
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_OK
+    except RecursionError:
+        if os.environ.get("PITOOLS_DEBUG") == "1":
+            raise
+        out.message(internal_error_message(None))
+        return EXIT_FAILURE
+    except Exception as exc:
+        if os.environ.get("PITOOLS_DEBUG") == "1":
+            raise
+        out.message(internal_error_message(exc))
+        return EXIT_INTERNAL
+    return status

@@ -1,0 +1,124 @@
+"""The click-free fast path of ``search``/``usage``/``ls`` behaves exactly as the click commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pitools.cli.fast import parse
+from tests.archive_gen import Archive, env_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_parse_reads_what_click_would() -> None:
+    got = parse("search", ["--role", "user", "otter", "--role=assistant", "--limit", "3", "--in-context"])
+    assert got is not None
+    assert (got["query"], got["roles"], got["limit"], got["in_context"], got["branch"]) == (
+        "otter",
+        ("user", "assistant"),
+        3,
+        True,
+        "all",
+    )
+    usage = parse("usage", ["--by", "month", "--format=csv", "--since", "2026-01"])
+    assert usage is not None and (usage["by"], usage["format_"], usage["since"]) == ("month", "csv", "2026-01")
+    ls = parse("ls", ["--all", "--sort", "cost", "--limit", "2"])
+    assert ls is not None and (ls["all_"], ls["sort"], ls["limit"], ls["since"]) == (True, "cost", 2, None)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search"],  # QUERY missing: click's usage error
+        ["search", "a", "b"],  # two queries
+        ["search", "-h"],
+        ["search", "x", "--help"],
+        ["search", "x", "--role", "nobody"],  # not a choice
+        ["search", "x", "--limit", "-1"],
+        ["search", "x", "--limit", "5_0"],
+        ["search", "x", "--limit"],  # value missing
+        ["search", "x", "--regex=yes"],  # a flag with a value
+        ["search", "--", "-x"],
+        ["search", "x", "--color", "never"],  # output options stay with click
+        ["usage", "--by", "year"],
+        ["usage", "--format", "xml"],
+        ["usage", "stray"],
+        ["usage", "--since", "-3d"],  # a value that looks like an option
+        ["ls", "--since", "7d"],  # converted by a click callback
+        ["ls", "--limit", "0"],
+        ["index"],
+        ["--format", "json", "usage"],
+    ],
+)
+def test_parse_leaves_everything_else_to_click(argv: list[str]) -> None:
+    assert parse(argv[0], argv[1:]) is None
+
+
+@pytest.fixture
+def archive_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ, **env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home"))
+    env.pop("PI_CODING_AGENT_SESSION_DIR", None)
+    env.update(TZ="UTC", PITOOLS_WIDTH="120")
+    ar = Archive(tmp_path / "agent", seed=5)
+    p = ar.new("/work/app")
+    p.conversation(3)
+    p.user("the otter \x1b[31mred\x1b[0m answer")
+    p.assistant("otter again")
+    p.write()
+    c = ar.fork(p, p.leaf)  # type: ignore[arg-type]
+    c.conversation(1)
+    c.write()
+    return env
+
+
+_CLICK = "import sys; from pitools.cli import cli; cli(sys.argv[1:], prog_name='pitools')"
+
+
+def _run(env: dict[str, str], args: list[str], *, fast: bool) -> tuple[int, str, str]:
+    cmd = [sys.executable, "-m", "pitools", *args] if fast else [sys.executable, "-c", _CLICK, *args]
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["usage", "--format", "json"],
+        ["usage", "--by", "month", "--breakdown"],
+        ["usage", "--by", "session", "--format", "csv"],
+        ["usage", "--since", "not a time"],  # a PitoolsError: one line, exit 1
+        ["usage", "--timezone", "Mars/Olympus"],
+        ["ls", "--all", "--format", "json"],
+        ["ls", "--all", "--sort", "cost"],
+        ["search", "otter", "--format", "json"],
+        ["search", "otter"],
+        ["search", "otter", "--role", "user", "--limit", "1", "--format", "json"],
+        ["search", "(unclosed", "--regex"],
+        ["search", "x", "--role", "nobody"],  # not taken by the fast path: click's error either way
+    ],
+)
+def test_fast_path_output_equals_click(archive_env: dict[str, str], args: list[str]) -> None:
+    _run(archive_env, ["index"], fast=False)  # both runs then read the same warm index
+    fast = _run(archive_env, args, fast=True)
+    slow = _run(archive_env, args, fast=False)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("args", [["usage", "--format", "json"], ["search", "otter", "--format", "json"]])
+def test_warm_fast_path_loads_no_framework_and_no_indexing_code(archive_env: dict[str, str], args: list[str]) -> None:
+    """No click, rich or pydantic, and on a warm index none of the indexing code."""
+    _run(archive_env, ["index"], fast=False)
+    heavy = ["click", "rich", "pydantic", "pitools.ops.index_update", "pitools.ops.index_rows", "hashlib"]
+    code = (
+        f"import sys; sys.argv = ['pitools', *{args!r}]\n"
+        "from pitools.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        f"print([m for m in {heavy!r} if m in sys.modules], code, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=archive_env, cwd=ROOT, capture_output=True, text=True)
+    assert proc.stderr.strip().splitlines()[-1] == "[] 0"
