@@ -38,7 +38,16 @@ def export_data(
     else:
         from pitools.render.export_atif import atif_chunks
 
-        chunks = atif_chunks(ops.build_trajectories(loaded, leaf_ref, all_), single=not all_, release=True)
+        trajectories = ops.build_trajectories(loaded, leaf_ref, all_)
+        if not all_ and not trajectories:
+            from pitools.core.errors import PitoolsError
+
+            # One trajectory was asked for and the branch is empty (the default leaf is a line
+            # that is not an entry): say so instead of writing a document with nothing in it.
+            raise PitoolsError(
+                "no branch to export: the leaf is not an entry of the file; choose one with --leaf", path=loaded.path
+            )
+        chunks = atif_chunks(trajectories, single=not all_, release=True)
     # Serialized a span or a step at a time while written: the document is never held whole.
     if output:
         from pitools import store
