@@ -13,17 +13,15 @@ None and the click command runs instead, so help, usage errors and exit codes st
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-_NUMBER = re.compile(r"[0-9]+")
+# Plain named tuples, not dataclasses, and no regular expression: this module is on every
+# fast-path start-up, where building dataclasses and compiling patterns cost milliseconds.
 
 
-@dataclass(frozen=True, slots=True)
-class Opt:
+class Opt(NamedTuple):
     """One long option: its keyword, and how its value is read."""
 
     dest: str
@@ -32,8 +30,7 @@ class Opt:
     min_int: int | None = None  # an integer option (click.IntRange(min=...))
 
 
-@dataclass(frozen=True, slots=True)
-class Spec:
+class Spec(NamedTuple):
     options: dict[str, Opt]
     defaults: dict[str, Any]
     query: bool = False  # takes one positional QUERY
@@ -168,7 +165,8 @@ def parse(name: str, args: Sequence[str]) -> dict[str, Any] | None:
             return None
         converted: Any = value
         if opt.min_int is not None:
-            if not _NUMBER.fullmatch(value) or int(value) < opt.min_int:
+            # [0-9]+ only (str.isdigit alone also takes other scripts' digits and superscripts)
+            if not (value.isascii() and value.isdigit()) or int(value) < opt.min_int:
                 return None
             converted = int(value)
         if opt.kind == "multiple":
