@@ -353,7 +353,9 @@ def _markdown(r: dict[str, Any]) -> str:
     cpu = r.get("cpuSeconds", {})
 
     def c(key: str) -> str:
-        return f" (CPU {cpu[key]:.2f} s)" if key in cpu else ""
+        if key not in cpu:
+            return ""
+        return f" (CPU {cpu[key] * 1000:.0f} ms)" if cpu[key] < 1 else f" (CPU {cpu[key]:.2f} s)"
 
     rows = [
         ("archive", f"{a['sessions']} sessions ({a['forks']} forks/clones), {a['bytes'] / 1e9:.2f} GB", ""),
