@@ -202,6 +202,29 @@ def run_fast(argv: Sequence[str]) -> int | None:
     return _invoke(runners[name], kwargs)
 
 
+def exit_now(status: int) -> None:
+    """End the process with ``status`` at once, skipping the interpreter's teardown when safe.
+
+    Freeing every module and object at exit costs a warm ``search`` ~7 ms of its ~60. It is
+    skipped only when nothing is left to do at exit: both streams flushed, no ``atexit``
+    callback registered (logging, multiprocessing and the like register one), no other thread
+    alive. Otherwise (and whenever flushing fails, e.g. a closed pipe) the caller exits normally.
+    """
+    import atexit
+
+    if getattr(atexit, "_ncallbacks", lambda: 1)() != 0:
+        return
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        return
+    os._exit(status)
+
+
 def _invoke(runner: Callable[..., int], kwargs: dict[str, Any]) -> int:
     """What the click group does around a command: streams, recursion limit, errors to exit codes."""
     from pitools.cli import RECURSION_LIMIT, internal_error_message
