@@ -8,7 +8,7 @@ Files: ``index-v<N>.sqlite`` (sessions, entries, usage records and their quarter
 summaries) and ``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables, and ``texts``:
 which row holds each long text already indexed in the shard; one shard per core so that a cold
 build tokenizes on every core at once). ``N`` is :data:`SCHEMA_VERSION`: another version's files
-are ignored and a rebuild starts (deleting the data files of other versions). An index that is
+are ignored and a rebuild starts (deleting the data files of older versions). An index that is
 corrupt, or locked past the wait, is rebuilt (corrupt: in place; locked: in memory for this
 run) and never fails the user's command.
 
@@ -323,7 +323,10 @@ class ArchiveIndex:
                     os.unlink(os.path.join(self.folder, name))
 
     def _remove_old_versions(self) -> None:
-        """Delete the data files of other schema versions (their lock files stay: tiny, maybe held)."""
+        """Delete the data files of older schema versions (their lock files stay: tiny, maybe held).
+
+        Only older ones: an older pitools sharing this cache (another install) then rebuilds its
+        own files once and leaves ours alone, instead of the two deleting each other's index."""
         if not self.folder:
             return
         for name in os.listdir(self.folder):
@@ -332,7 +335,7 @@ class ArchiveIndex:
                 name.startswith("index-v")
                 and dot
                 and version.isdigit()
-                and int(version) != SCHEMA_VERSION
+                and int(version) < SCHEMA_VERSION
                 and not name.endswith(".lock")
             ):
                 with contextlib.suppress(OSError):

@@ -251,7 +251,7 @@ def test_corrupt_index_is_rebuilt(home: dict[str, Any]) -> None:
 
 
 def test_files_of_older_versions_are_removed(home: dict[str, Any]) -> None:
-    """A new schema version starts a new index and deletes the old version's data files."""
+    """A new schema version starts a new index and deletes older versions' data files (not newer ones)."""
     ar, _ = _build(home["agent"])
     env = home["env"]
     cache = Path(home["cache"])
@@ -259,7 +259,7 @@ def test_files_of_older_versions_are_removed(home: dict[str, Any]) -> None:
     old = [f"index-v{index_mod.SCHEMA_VERSION - 1}.sqlite", f"index-v{index_mod.SCHEMA_VERSION - 1}.fts0.sqlite-wal"]
     for name in old:
         (cache / name).write_bytes(b"old index" * 100)
-    kept = ["index-v1.lock", "notes.txt", "index-vx.sqlite"]
+    kept = ["index-v1.lock", "notes.txt", "index-vx.sqlite", f"index-v{index_mod.SCHEMA_VERSION + 1}.sqlite"]
     for name in kept:
         (cache / name).write_bytes(b"")
     scope = archive_scope(env=env)
