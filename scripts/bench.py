@@ -26,6 +26,7 @@ the coefficient of variation), ratios are also given as the median of per-round 
 round runs every case back to back), and the 1-minute load average is sampled every round.
 
 Usage: scripts/bench.py [--shapes compacted,never,branches,tool-images,images] [--big 1000] [--reps 5]
+                        [--human-shapes compacted,never,branches] [--human-only] [--pitools CMD]
                         [--big-reps 3] [--data DIR] [--markdown FILE] [--from-json FILE]
 """
 
@@ -36,6 +37,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -265,6 +267,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-pi", action="store_true", help="skip Pi (node) runs")
     p.add_argument("--no-check", action="store_true", help="skip the same-work output comparison")
     p.add_argument("--no-human", action="store_true", help="skip human views vs JSON (issue 13)")
+    p.add_argument(
+        "--human-shapes",
+        default="compacted",
+        help="100 MB shapes to run the human-vs-JSON section on (comma-separated)",
+    )
+    p.add_argument("--human-only", action="store_true", help="run only the human-vs-JSON section (no JSON/Pi section)")
+    p.add_argument(
+        "--pitools", default=None, help="command that runs pitools (default: this venv's), e.g. a saved baseline"
+    )
     p.add_argument("--markdown", type=Path, default=None, help="also write the Markdown table to this file")
     p.add_argument("--json", type=Path, default=BENCH / "results.json")
     p.add_argument("--from-json", type=Path, default=None, help="only re-render the table of a results file")
@@ -284,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     # Byte-compile pitools as `pip install` does for a regular install; an editable install
     # under PYTHONDONTWRITEBYTECODE would otherwise compile every module on every run.
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "pitools")], check=False)
-    pit = pitools_argv()
+    pit = shlex.split(args.pitools) if args.pitools else pitools_argv()
     notes: list[str] = []
     env = dict(os.environ, PITOOLS_DEBUG="0", TZ="UTC", PI_CODING_AGENT_DIR=str(BENCH / "no-agent-dir"))
     ref, why = (None, "--no-pi") if args.no_pi else pi_reference()
@@ -292,8 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     if node_env is None:
         notes.append(f"Pi columns skipped: {why}")
 
-    sessions = [(shape, args.size) for shape in args.shapes.split(",") if shape]
-    if args.big and args.big != "0":
+    sessions = [] if args.human_only else [(shape, args.size) for shape in args.shapes.split(",") if shape]
+    if args.big and args.big != "0" and not args.human_only:
         sessions.append(("compacted", args.big))
     results: dict[str, Any] = {"sessions": [], "notes": notes}
     bench_pi = str(SCRIPTS / "bench_pi.mjs")
@@ -356,9 +367,16 @@ def main(argv: list[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n")  # partial results survive a stop
 
-    human_file = next((Path(x["file"]) for x in results["sessions"] if x["shape"] == "compacted"), None)
-    if human_file is not None and not args.no_human:
-        results["humanViews"] = bench_human_views(pit, human_file, env, args.reps)
+    if not args.no_human:
+        results["humanViews"] = []
+        for shape in (s for s in args.human_shapes.split(",") if s):
+            human_file = ensure_session(args.data, shape, args.size)
+            print(f"bench: human views on {human_file.name}", file=sys.stderr)
+            section = bench_human_views(pit, human_file, env, args.reps)
+            section["shape"] = shape
+            results["humanViews"].append(section)
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
 
     helps = [run_once([*pit, "--help"], env)[0] for _ in range(10)]
     results["help"] = {
@@ -526,9 +544,10 @@ def markdown(results: dict[str, Any]) -> str:
     for n in results.get("notes", []):
         out.append("")
         out.append(f"Note: {n}")
-    if results.get("humanViews"):
+    human = results.get("humanViews")
+    for section in [human] if isinstance(human, dict) else human or []:  # a dict: older results files
         out.append("")
-        out.append(human_markdown(results["humanViews"]).rstrip())
+        out.append(human_markdown(section).rstrip())
     m = results.get("machine")
     if m:
         out.append("")
@@ -544,7 +563,8 @@ def markdown(results: dict[str, Any]) -> str:
 # -- human views against their JSON counterparts (issue 13) ------------------------------------
 
 #: (name, human argv, JSON argv); "{f}" is the session file. Human output goes to /dev/null
-#: (a pipe: no width limit), as in `pitools tree F > out.txt`.
+#: (not a terminal: no width limit), as in `pitools tree F > out.txt`. `validate` runs with one
+#: process both ways and exits 1 when it finds problems. `ls` has no single-file form: not here.
 HUMAN_PAIRS: list[tuple[str, list[str], list[str]]] = [
     (
         "compact --dry-run",
@@ -555,6 +575,7 @@ HUMAN_PAIRS: list[tuple[str, list[str], list[str]]] = [
     ("branches", ["branches", "{f}"], ["branches", "{f}", "--format", "json"]),
     ("context", ["context", "{f}"], ["context", "{f}", "--format", "json"]),
     ("inspect", ["inspect", "{f}"], ["inspect", "{f}", "--format", "json"]),
+    ("validate", ["validate", "-j", "1", "{f}"], ["validate", "-j", "1", "{f}", "--format", "json"]),
     ("export markdown", ["export", "{f}"], ["export", "{f}", "--format", "jsonl"]),
 ]
 #: Targets: every human view within 1.3x its JSON counterpart; export's peak memory at most 3x the file.
@@ -563,15 +584,19 @@ TARGET_EXPORT_MEMORY = 3.0
 
 
 def bench_human_views(pit: list[str], file: Path, env: dict[str, str], reps: int) -> dict[str, Any]:
-    """Median wall time and peak RSS of each human view and its JSON counterpart on ``file``."""
+    """Wall and CPU medians, paired ratios and peak RSS of each human view and its JSON form on ``file``.
+
+    Each human view runs right after its JSON counterpart, round after round, so the paired
+    ratios (median over rounds of human/JSON within a round) see the same machine load.
+    """
     cases: list[tuple[str, Case, Case]] = []
     for name, human, as_json in HUMAN_PAIRS:
-        h = Case(f"{name} (human)", [*pit, *(a.replace("{f}", str(file)) for a in human)], env)
-        j = Case(f"{name} (json)", [*pit, *(a.replace("{f}", str(file)) for a in as_json)], env)
+        h = Case(f"{name} (human)", [*pit, *(a.replace("{f}", str(file)) for a in human)], env, ok_codes=(0, 1))
+        j = Case(f"{name} (json)", [*pit, *(a.replace("{f}", str(file)) for a in as_json)], env, ok_codes=(0, 1))
         cases.append((name, h, j))
     for rep in range(reps + 1):  # one warm-up round, then interleaved repetitions
         for _, h, j in cases:
-            for case in (h, j):
+            for case in (j, h):
                 if case.error:
                     continue
                 sample, tail = run_once(case.argv, case.env)
@@ -579,14 +604,22 @@ def bench_human_views(pit: list[str], file: Path, env: dict[str, str], reps: int
                     case.error = f"exit {sample.rc}: {tail.decode('utf-8', 'replace').strip()[-300:]}"
                 elif rep > 0:
                     case.samples.append(sample)
+        print(f"bench: human views on {file.name} round {rep}/{reps} done (load {load_average()})", file=sys.stderr)
     nbytes = file.stat().st_size
     out: dict[str, Any] = {"file": str(file), "bytes": nbytes, "views": {}}
     for name, h, j in cases:
+        hs, js = h.summary(), j.summary()
         out["views"][name] = {
-            "humanSeconds": h.median(),
-            "jsonSeconds": j.median(),
-            "ratio": ratio(h.median(), j.median()),
+            "humanSeconds": hs["medianSeconds"],
+            "jsonSeconds": js["medianSeconds"],
+            "humanCpuSeconds": hs["cpuSeconds"],
+            "jsonCpuSeconds": js["cpuSeconds"],
+            "ratio": ratio(hs["medianSeconds"], js["medianSeconds"]),
+            "cpuRatio": ratio(hs["cpuSeconds"], js["cpuSeconds"]),
+            "pairedWallRatio": paired_ratio(h, j, "wall"),
+            "pairedCpuRatio": paired_ratio(h, j, "cpu"),
             "humanPeakRssBytes": h.peak_rss(),
+            "jsonPeakRssBytes": j.peak_rss(),
             "memoryPerFileByte": (h.peak_rss() or 0) / nbytes if nbytes else None,
             "error": h.error or j.error,
         }
@@ -595,22 +628,27 @@ def bench_human_views(pit: list[str], file: Path, env: dict[str, str], reps: int
 
 def human_markdown(section: dict[str, Any]) -> str:
     """The human-vs-JSON table for bench/RESULTS.md."""
+    shape = section.get("shape", "compacted")
     lines = [
-        f"Human views vs JSON on {section['bytes'] / 1e6:.0f} MB "
+        f"Human views vs JSON, {shape} {section['bytes'] / 1e6:.0f} MB "
         f"(target: human ≤ {TARGET_HUMAN_RATIO}× JSON; export peak RSS ≤ {TARGET_EXPORT_MEMORY:g}× the file)",
         "",
-        "| view | human wall | JSON wall | human / JSON | human peak RSS | RSS / file |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| view | human wall / CPU | JSON wall / CPU | human / JSON wall | human / JSON CPU "
+        "| paired wall / CPU | human peak RSS | RSS / file |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, v in section["views"].items():
         if v["error"]:
-            lines.append(f"| {name} | failed: {v['error'][:60]} | | | | |")
+            lines.append(f"| {name} | failed: {v['error'][:60]} | | | | | | |")
             continue
         memory_target = TARGET_EXPORT_MEMORY if name.startswith("export") else None
         per_byte = v["memoryPerFileByte"]
         lines.append(
-            f"| {name} | {fmt_s(v['humanSeconds'])} | {fmt_s(v['jsonSeconds'])} "
-            f"| {fmt_r(v['ratio'], TARGET_HUMAN_RATIO)} | {fmt_mb(v['humanPeakRssBytes'])} "
+            f"| {name} | {fmt_s(v['humanSeconds'])} / {fmt_s(v.get('humanCpuSeconds'))} "
+            f"| {fmt_s(v['jsonSeconds'])} / {fmt_s(v.get('jsonCpuSeconds'))} "
+            f"| {fmt_r(v['ratio'], TARGET_HUMAN_RATIO)} | {fmt_r(v.get('cpuRatio'), TARGET_HUMAN_RATIO)} "
+            f"| {fmt_r(v.get('pairedWallRatio'))} / {fmt_r(v.get('pairedCpuRatio'))} "
+            f"| {fmt_mb(v['humanPeakRssBytes'])} "
             f"| {fmt_r(per_byte, memory_target) if per_byte is not None else '—'} |"
         )
     return "\n".join(lines) + "\n"

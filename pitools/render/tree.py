@@ -8,7 +8,7 @@ from pitools.core.js.jsonout import to_json_bytes
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_type
 from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
-from pitools.render.safe import safe_text
+from pitools.render.safe import UNLIMITED_WIDTH, safe_text
 from pitools.render.vocab import plural
 
 #: rich styles for Pi's theme colours (theme.fg("accent"), "success", "muted", ...).
@@ -123,11 +123,32 @@ def tree_json(view: TreeView, session_name: Any) -> bytes:
 # -- human --------------------------------------------------------------------------------------
 
 
-def tree_prefix(view: TreeView, row: TreeRow) -> str:
-    """Pi's gutter/connector prefix: three columns per display level, ``├⊟``/``└─`` at forks."""
+#: Prefixes already drawn, keyed by what decides them (see :func:`tree_prefix`).
+PrefixCache = dict[tuple[int, int, int, str], str]
+
+
+def tree_prefix(view: TreeView, row: TreeRow, cache: PrefixCache | None = None) -> str:
+    """Pi's gutter/connector prefix: three columns per display level, ``├⊟``/``└─`` at forks.
+
+    Every level is one of four 3-cell pieces, so the prefix is ``3 * display`` cells wide. Rows
+    of one linear run share their gutters tuple, indent and connector, hence their prefix: with
+    ``cache`` each distinct prefix is drawn once (a tree forked 200 levels deep would otherwise
+    cost 200 steps on each of its rows).
+    """
     display = max(0, row.indent - 1) if view.multiple_roots else row.indent
     connector = row.show_connector and not row.is_virtual_root_child
     connector_at = display - 1 if connector else -1
+    glyph = (("└" if row.is_last else "├") + ("⊟" if _foldable(view, row) else "─")) if connector_at >= 0 else ""
+    if cache is not None:
+        key = (id(row.gutters), display, connector_at, glyph)
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = _draw_prefix(row, display, connector_at, glyph)
+        return hit
+    return _draw_prefix(row, display, connector_at, glyph)
+
+
+def _draw_prefix(row: TreeRow, display: int, connector_at: int, glyph: str) -> str:
     gutters: dict[int, bool] = {}
     for g in row.gutters:
         gutters.setdefault(g.position, g.show)  # Pi's gutters.find(): the first one wins
@@ -136,7 +157,7 @@ def tree_prefix(view: TreeView, row: TreeRow) -> str:
         if level in gutters:
             parts.append("│  " if gutters[level] else "   ")
         elif level == connector_at:
-            parts.append(("└" if row.is_last else "├") + ("⊟" if _foldable(view, row) else "─") + " ")
+            parts.append(glyph + " ")
         else:
             parts.append("   ")
     return "".join(parts)
@@ -154,7 +175,9 @@ def _foldable(view: TreeView, row: TreeRow) -> bool:
 Piece = tuple[str, str]  # (text, rich style)
 
 
-def tree_line(view: TreeView, row: TreeRow, id_width: int, selected: bool) -> list[Piece]:
+def tree_line(
+    view: TreeView, row: TreeRow, id_width: int, selected: bool, cache: PrefixCache | None = None
+) -> list[Piece]:
     """One row: id column, Pi's cursor, tree prefix, path marker, label, then Pi's text."""
     pieces: list[Piece] = []
     if id_width:
@@ -163,7 +186,7 @@ def tree_line(view: TreeView, row: TreeRow, id_width: int, selected: bool) -> li
             ident = _cut(ident, id_width - 1) + "…"
         pieces.append((ident + " " * (id_width - _cells(ident) + 1), "dim"))
     pieces.append(("› " if selected else "  ", "bold cyan"))
-    prefix = tree_prefix(view, row)
+    prefix = tree_prefix(view, row, cache)
     if prefix:
         pieces.append((prefix, "dim"))
     if row.on_path:
@@ -202,7 +225,8 @@ class LineWriter:
         self.buffer: list[str] = []
 
     def line(self, pieces: list[Piece]) -> None:
-        pieces = fit(pieces, self.width)
+        if self.width < UNLIMITED_WIDTH:  # no width limit (a pipe): nothing to measure or cut
+            pieces = fit(pieces, self.width)
         if self.system is None:
             self.buffer.append("".join(text for text, _ in pieces))
         else:
@@ -288,8 +312,9 @@ def render_tree(console: Any, view: TreeView, session_name: Any, *, leaf_note: s
     if not view.rows:
         out.line([("  No entries found", "dim")])
     id_width = min(12, max((_cells(_clean(_id_text(r.id))) for r in view.rows), default=0)) if show_ids else 0
+    cache: PrefixCache = {}
     for i, row in enumerate(view.rows):
-        out.line(tree_line(view, row, id_width, i == view.selected))
+        out.line(tree_line(view, row, id_width, i == view.selected, cache))
     if view.revisits:
         out.line(
             [

@@ -424,3 +424,21 @@ def test_apply_without_a_key_asks_on_a_terminal(session: Path, answer: bytes, wr
     assert b"Append a builtin summary to" in out
     assert (session.read_bytes() != before) is written
     assert status == (0 if written else 1)
+
+
+@pytest.mark.parametrize("to_new_file", [False, True])
+def test_apply_reports_the_written_files_context_without_reading_it_again(
+    run, session: Path, tmp_path: Path, to_new_file: bool
+) -> None:
+    """tokensAfter and the human context come from the entries already loaded plus the new line:
+    they must equal a fresh load of the file that was written."""
+    from pitools.core.context.build import replay_context
+    from pitools.core.session.api import load
+
+    target = tmp_path / "new.jsonl" if to_new_file else session
+    extra = ["-o", str(target)] if to_new_file else []
+    args = ["compact", session, "--apply", "--model", "builtin", "--keep-recent-tokens", "2000", "--no-config"]
+    data = json.loads(run(*args, *extra, "--format", "json").stdout)
+    fresh = load(str(target))
+    assert fresh.index.entries[-1]["id"] == data["entry"]["id"]
+    assert data["tokensAfter"] == replay_context(fresh.index, data["entry"]["id"]).estimate.tokens

@@ -42,3 +42,28 @@ def test_human(run, snapshot, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_rejected_file(run) -> None:
     r = run("inspect", GOLDEN / "broken-missing-header" / "session.jsonl", exit_code=1)
     assert r.stderr.startswith("pitools: ") and "Traceback" not in r.stderr
+
+
+SCHEMA = json.loads((GOLDEN.parent / "schemas" / "output" / "inspect.schema.json").read_text())
+
+
+@pytest.mark.parametrize("case", sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl")))
+def test_json_matches_its_schema_on_every_golden_session(run, case: str) -> None:
+    import jsonschema
+
+    r = run("inspect", GOLDEN / case / "session.jsonl", "--format", "json", exit_code=None)
+    if r.exit_code == 1:  # refused (e.g. a byte order mark, or where Pi throws): one line, no JSON
+        assert r.stdout == "" and r.stderr.startswith("pitools: ") and r.stderr.count("\n") == 1
+        return
+    assert r.exit_code == 0, r.stderr
+    jsonschema.validate(json.loads(r.stdout), SCHEMA)
+
+
+def test_schema_is_strict(run) -> None:
+    import jsonschema
+
+    data = json.loads(run("inspect", GOLDEN / "gen-s0000_v3" / "session.jsonl", "--format", "json").stdout)
+    jsonschema.validate(data, SCHEMA)
+    for broken in ({**data, "extra": 1}, {k: v for k, v in data.items() if k != "leaves"}, {**data, "fileBytes": -1}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, SCHEMA)

@@ -19,11 +19,11 @@ from typing import Any
 from pitools.core.context.build import build_projection
 from pitools.core.errors import CycleError, PiCrashError
 from pitools.core.js.jsonout import to_json_bytes
-from pitools.core.js.value import UNDEFINED
+from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.load import RawSession, read_session_bytes
 from pitools.core.session.loaded import Session, entry_id, session_from_raw
 from pitools.core.session.migrate import MigrationError
-from pitools.core.session.tree import SessionIndex
+from pitools.core.session.tree import SessionIndex, mkey
 
 Origin = tuple[int | None, int]
 
@@ -207,3 +207,297 @@ def _only_old_entries(
 
 def _show(value: Any) -> str:
     return repr(value) if value is not UNDEFINED else "(no id)"
+
+
+# -- the same check on skeletons (big files) ---------------------------------------------------------
+#
+# ``check_invariant`` holds both files parsed: on a 1 GB text-heavy session that is about 2.3x the
+# file each, on top of the two files' bytes. The lean check loads each file keeping only the
+# skeleton of every entry (``type``, ``id``, ``parentId``; compactions and headers whole) and the
+# offset of its line, and parses an entry again only when a context is built from it. Two
+# shortcuts keep it from building every context twice, each a proof rather than a guess:
+#
+# * A leaf whose old path no fix touches and whose new path is the same source lines in the same
+#   order gets the same context: a context is a function of the path's values, and step 1 checks
+#   that every one of those lines kept its bytes (which then parse to the same values).
+# * "the repaired file still loops" needs only the parent walk, not the context.
+#
+# v1 files are checked by the full check: their ids come from Pi's migration of whole entries.
+
+_KEEP_WHOLE = frozenset({"session", "compaction"})
+
+
+@dataclass(slots=True)
+class _Lean:
+    data: bytes
+    raw: RawSession
+    session: Session | None
+    index: SessionIndex | None
+    #: ``id(skeleton)`` → its position in ``raw`` (offsets/lengths).
+    where: dict[int, int]
+    #: A v2 file: an entry parsed again gets Pi's v2 → v3 migration (``hookMessage`` → ``custom``).
+    v2: bool = False
+
+
+def _skeleton(value: Any) -> Any:
+    if type(value) is not dict:
+        return value
+    etype = value.get("type", UNDEFINED)
+    if etype in _KEEP_WHOLE:
+        return value
+    out: dict[str, Any] = {}
+    if etype is not UNDEFINED:
+        out["type"] = etype
+    if "id" in value:
+        out["id"] = value["id"]
+    if "parentId" in value:
+        out["parentId"] = value["parentId"]
+    return out
+
+
+def _load_lean(data: bytes, path: str) -> _Lean | None:
+    """The file as Pi loads it, entries as skeletons; None for a v1 file (its ids come from Pi's
+    migration, which needs the whole entries).
+
+    A v2 file's migration only renames a message role, which skeletons do not hold: it is applied
+    to each entry parsed again (:func:`_whole`)."""
+    from pitools.core.session.load import gc_paused, iter_byte_lines, scan_lines
+    from pitools.core.session.migrate import effective_version
+
+    raw = RawSession(path=path, size=len(data))
+    values, lines, offsets, lengths = raw.values, raw.lines, raw.offsets, raw.lengths
+    with gc_paused():
+        for value, lineno, offset, size in scan_lines(raw, iter_byte_lines(data)):
+            values.append(_skeleton(value))
+            lines.append(lineno)
+            offsets.append(offset)
+            lengths.append(size)
+    if not raw.valid:
+        return _Lean(data, raw, None, None, {})
+    version = effective_version(values[0].get("version"))
+    if version < 2:
+        return None
+    session = session_from_raw(raw)
+    where = {id(v): pos for pos, v in enumerate(values)}
+    return _Lean(data, raw, session, SessionIndex.build(session.entries), where, v2=version < 3)
+
+
+def _whole(lo: _Lean, entry: Any) -> Any:
+    """An entry's full value, parsed again from its line."""
+    from pitools.core.session.load import parse_json_line
+
+    pos = lo.where.get(id(entry))
+    if pos is None or type(entry) is not dict or entry.get("type") in _KEEP_WHOLE:
+        return entry
+    start = lo.raw.offsets[pos]
+    value = parse_json_line(lo.data[start : start + lo.raw.lengths[pos]])[0]
+    if lo.v2:
+        from pitools.core.session.migrate import MigrationReport, migrate_v2_to_v3
+
+        value = migrate_v2_to_v3([value], MigrationReport())[0]
+    return value
+
+
+def _lean_fingerprint(lo: _Lean, start: Any) -> bytes:
+    """:func:`context_fingerprint` on skeletons: only the entries the context holds are parsed at once."""
+    from pitools.core.context.build import context_entries_from_path, latest_compaction_on
+    from pitools.core.js import ops as jsops
+
+    assert lo.index is not None
+    try:
+        path = lo.index.walk_to_root(start)
+    except CycleError:
+        return b"!cycle"
+    path.reverse()
+    # Where the context starts: the newest compaction's first kept entry (or the compaction),
+    # found on the skeletons exactly as buildContextEntries finds it; everything from there on
+    # is parsed whole, the entries before stay skeletons (only their ids are read).
+    first = 0
+    compaction = latest_compaction_on(path)
+    if compaction is not None:
+        comp_id = compaction.get("id", UNDEFINED)
+        comp_idx = next((i for i, e in enumerate(path) if jsops.strict_equal(_eid(e), comp_id)), -1)
+        if comp_idx >= 0:
+            kept = compaction.get("firstKeptEntryId", UNDEFINED)
+            first = next((i for i in range(comp_idx) if jsops.strict_equal(_eid(path[i]), kept)), comp_idx)
+    mixed = path[:first] + [_whole(lo, e) for e in path[first:]]
+    context = context_entries_from_path(mixed)
+    # The thinking level and model come from the whole path: stream it, one entry at a time.
+    settings_path: Any = (mixed[i] if i >= first else _whole(lo, path[i]) for i in range(len(path)))
+    try:
+        projection = build_projection(settings_path, context)
+        return to_json_bytes([projection.messages, projection.thinking_level, projection.model])
+    except CycleError:
+        return b"!cycle"
+    except PiCrashError as exc:
+        return b"!crash " + exc.message.encode("utf-8", "replace")
+
+
+def _chains(lo: _Lean, key_of: Any, intern: dict[tuple[Any, int], int]) -> Any:
+    """Per entry, memoised over shared ancestors: ``(flag, chain)`` or None when its walk loops.
+
+    ``flag`` is true when ``key_of`` flags any entry of its path; ``chain`` is a number equal for
+    two entries exactly when their paths have the same keys in the same order (hash-consed in
+    ``intern``, shared by both files). One walk per entry in all, not one per leaf.
+    """
+    assert lo.index is not None
+    by_id = lo.index.by_id
+    memo: dict[int, tuple[bool, int] | None] = {}
+
+    def of(start: Any) -> tuple[bool, int] | None:
+        trail: list[Any] = []
+        on_trail: set[int] = set()
+        current = start
+        base: tuple[bool, int] | None = (False, 0)
+        while current is not None:
+            ident = id(current)
+            if ident in memo:
+                base = memo[ident]
+                break
+            if ident in on_trail:
+                base = None
+                break
+            on_trail.add(ident)
+            trail.append(current)
+            pid = current.get("parentId", UNDEFINED) if type(current) is dict else UNDEFINED
+            if type(pid) is str:
+                current = by_id.get(pid) if pid else None
+            else:
+                current = by_id.get(mkey(pid)) if js_truthy(pid) else None
+        for entry in reversed(trail):
+            if base is not None:
+                flagged, key = key_of(entry)
+                chain = intern.setdefault((key, base[1]), len(intern) + 1)
+                base = (base[0] or flagged, chain)
+            memo[id(entry)] = base
+        return memo[id(start)] if trail else base
+
+    return of
+
+
+def _eid(entry: Any) -> Any:
+    return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
+
+
+def _loops(index: SessionIndex, start: Any) -> bool:
+    try:
+        index.walk_to_root(start)
+    except CycleError:
+        return True
+    return False
+
+
+def check_invariant_lean(
+    before: bytes,
+    after: bytes,
+    origins: Sequence[Origin],
+    touched: set[int],
+    removed: set[int],
+    *,
+    path: str = "<session>",
+) -> InvariantReport:
+    """:func:`check_invariant` holding skeletons instead of parsed entries (same verdicts).
+
+    ``leavesCompared`` counts the leaves proven unchanged (their paths are the same lines with
+    the same bytes), including one where Pi throws today, which the full check counts as restored.
+    When a line changed without a fix, that line is the violation reported: the contexts of the
+    leaves above it are not reported again (the full check names those too). Either way the
+    promise fails exactly when the full check's does.
+    """
+    try:
+        new = _load_lean(after, path)
+    except MigrationError:
+        new = _Lean(after, RawSession(path=path, size=len(after)), None, None, {})
+    if new is None:
+        return check_invariant(before, after, origins, touched, removed, path=path)
+    report = InvariantReport()
+    n_sess, n_idx = new.session, new.index
+    if n_sess is None or n_idx is None:
+        report.violations.append("Pi would not load the repaired file")
+        return report
+    try:
+        old = _load_lean(before, path)
+    except MigrationError:
+        old = _Lean(before, RawSession(path=path, size=len(before)), None, None, {})
+    if old is None:
+        return check_invariant(before, after, origins, touched, removed, path=path)
+    report.entries_after = len(n_sess.entries)
+    o_sess, o_idx = old.session, old.index
+    if o_sess is None or o_idx is None:
+        for leaf in leaf_entries(n_idx):
+            report.leaves_restored += 1
+            if _loops(n_idx, leaf):
+                report.violations.append(f"the repaired file still loops at leaf {entry_id(leaf)!r}")
+        return report
+    report.entries_before = len(o_sess.entries)
+    after_pos: dict[Origin, int] = {}
+    for k, line in enumerate(n_sess.lines):
+        after_pos[origins[line - 1]] = k
+    # 1. Nothing Pi reads today is lost or changed, byte for byte.
+    first_line = old.raw.lines[0] if old.raw.lines else 0
+    for k, line in enumerate(o_sess.lines):
+        if line in touched or line in removed:
+            continue
+        j = after_pos.get((line, 0))
+        if j is None:
+            report.violations.append(f"line {line}: an entry Pi reads today is missing from the repaired file")
+            continue
+        pos_o = o_sess.positions[k]
+        pos_n = n_sess.positions[j]
+        a = _normalized_line(before, old.raw.offsets[pos_o], old.raw.lengths[pos_o], old.raw.lines[pos_o] == first_line)
+        b = _normalized_line(after, new.raw.offsets[pos_n], new.raw.lengths[pos_n], False)
+        if a != b:
+            report.violations.append(f"line {line}: an entry Pi reads today changed without a reported fix")
+    # 2./3. Contexts at every leaf Pi has today. Each path is summarised once per entry:
+    # old: does a fix touch it, and its source lines; new: is it made only of old entries no fix
+    # touched, and their source lines.
+    old_lines = set(o_sess.lines)
+    o_raw_lines, n_raw_lines = old.raw.lines, new.raw.lines
+    o_where, n_where = old.where, new.where
+
+    def old_key(e: Any) -> tuple[bool, Any]:
+        line = o_raw_lines[o_where[id(e)]]
+        return line in touched, line
+
+    def new_key(e: Any) -> tuple[bool, Any]:
+        origin = origins[n_raw_lines[n_where[id(e)]] - 1]
+        src = origin[0]
+        return origin[1] != 0 or src is None or src not in old_lines or src in touched, src
+
+    intern: dict[tuple[Any, int], int] = {}
+    old_chain = _chains(old, old_key, intern)
+    new_chain = _chains(new, new_key, intern)
+    for leaf in leaf_entries(o_idx):
+        k = o_idx.position(leaf) if o_idx.has(entry_id(leaf)) else len(o_sess.entries) - 1
+        line = o_sess.lines[k]
+        j = after_pos.get((line, 0))
+        if j is None:
+            if line not in removed:
+                report.violations.append(f"line {line}: the leaf is missing from the repaired file")
+            continue
+        target = n_sess.entries[j]
+        o_sum, n_sum = old_chain(leaf), new_chain(target)
+        untouched = o_sum is not None and not o_sum[0]  # the old path loops or a fix touches it
+        new_path_ok = n_sum is not None and not n_sum[0]
+        if untouched and new_path_ok and o_sum is not None and n_sum is not None and o_sum[1] == n_sum[1]:
+            report.leaves_compared += 1  # the same lines, the same bytes: the same context
+            continue
+        before_fp = _lean_fingerprint(old, leaf)
+        after_fp = _lean_fingerprint(new, target)
+        if untouched and new_path_ok and not before_fp.startswith(b"!"):
+            report.leaves_compared += 1
+            if before_fp != after_fp:
+                report.violations.append(
+                    f"line {line}: Pi's context at leaf {_show(entry_id(leaf))} would change, "
+                    "though no fix touches its path"
+                )
+        else:
+            report.leaves_restored += 1
+            if after_fp == b"!cycle" or (after_fp.startswith(b"!crash") and not before_fp.startswith(b"!")):
+                report.violations.append(
+                    f"line {line}: Pi cannot build the context at leaf {_show(entry_id(leaf))} after the repair"
+                )
+    for leaf in leaf_entries(n_idx):
+        if new_chain(leaf) is None:
+            report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
+    return report

@@ -119,6 +119,12 @@ def _finding(d: Diagnostic) -> Finding:
     return Finding(d.code, CODES[d.code].severity, d.message, d.line, d.entry_id)
 
 
+#: What Pi 1.6.0 does with a non-object line that is neither the first value nor the last entry
+#: of a v2/v3 file it accepts (golden nonobject-middle-line): the one case graded below error.
+_NON_OBJECT_INSIDE = "; it joins no path: Pi's /tree shows it as an extra root without an id, nothing else changes"
+_NON_OBJECT_LAST = "; as the last entry it is Pi's leaf, so the resumed session's context is empty"
+
+
 class _Run:
     """One run over one file. Findings are kept per phase, in the order the phases report."""
 
@@ -129,11 +135,15 @@ class _Run:
         self.header: list[Finding] = []
         self.entries: list[RankedFinding] = []
         self.late: list[Finding] = []  # tree, walk, references, internal errors
+        #: Line of the last entry of a file Pi accepts (None: Pi rejects it, or no entries).
+        self.last_entry_line: int | None = None
+        #: Pi migrates the file from v1 (its migration throws on a non-object entry).
+        self.migrates_v1 = False
 
     def findings(self) -> list[Finding]:
         ranked = sorted(self.entries, key=lambda item: (item[0], item[1]))
         return [
-            *map(_finding, self.loader),
+            *map(self._loader_finding, self.loader),
             *self.extra_headers,
             *self.header,
             *(f for _, _, f in ranked),
@@ -142,6 +152,17 @@ class _Run:
 
     def add(self, into: list[Finding], code: str, message: str, line: int | None = None) -> None:
         into.append(Finding(code, CODES[code].severity, message, line))
+
+    def _loader_finding(self, d: Diagnostic) -> Finding:
+        """A loader finding; a ``non-object-line`` is graded by where it is (see ``PI_BEHAVIOUR``)."""
+        finding = _finding(d)
+        if d.code != "non-object-line" or self.last_entry_line is None or d.line is None:
+            return finding  # Pi rejects the file (or it could not be read): data is lost
+        if d.line == self.last_entry_line:
+            return replace(finding, message=d.message + _NON_OBJECT_LAST)
+        if self.migrates_v1:  # Pi's v1 migration throws on it (golden gen-s0045_v1-primitive)
+            return finding
+        return replace(finding, severity=WARNING, message=d.message + _NON_OBJECT_INSIDE)
 
     def internal(self, check: str, exc: BaseException, line: int | None = None) -> None:
         self.late.append(Finding("internal-check-error", ERROR, internal_message(check, exc), line))
@@ -171,6 +192,8 @@ class _Run:
             return
         if scanner is None:
             return
+        lines = scanner.records.lines
+        self.last_entry_line = lines[-1] if len(lines) else None
         structure = Structure(scanner.records)
         self.entries.extend(self.guarded("entries", structure.duplicates) or ())
         for name, check in (("tree", structure.tree), ("walk", structure.walk), ("references", structure.references)):
@@ -222,6 +245,7 @@ class _Run:
             return None
         header, header_line = first[0], first[1]
         version = header.get("version")
+        shaped: list[int] = []
         if effective_version(version) >= 3:
             steps: list[str] = []
             entries: Iterable[ScannedValue] = values
@@ -229,11 +253,14 @@ class _Run:
             from pitools.core.session.migrate import migrate_values
 
             scanned = [first, *values]
+            self.migrates_v1 = effective_version(version) < 2
+            if self.migrates_v1:
+                shaped = _lines_with_ids(scanned[1:])
             migrated, report = migrate_values([v[0] for v in scanned], [v[1] for v in scanned])
             steps = report.steps
             # The migrated entries keep their lines' numbers and offsets; the header is checked apart.
             entries = [(value, *where) for value, (_, *where) in zip(migrated[1:], scanned[1:], strict=True)]
-        self.guarded("header", lambda: self._check_header(header, header_line, steps))
+        self.guarded("header", lambda: self._check_header(header, header_line, steps, shaped))
         # v1 files get ids only from the migration: pitools' deterministic ones, not the file's.
         scanner = Scanner(show_ids="v1-to-v2" not in steps)
         scan_entries(entries, scanner, self.extra_headers)
@@ -256,7 +283,10 @@ class _Run:
         self.add(self.late, "pi-would-crash", exc.message, exc.line)
 
     # -- header -----------------------------------------------------------------------------------
-    def _check_header(self, raw_header: dict[str, Any], line: int, migration_steps: list[str]) -> None:
+    def _check_header(
+        self, raw_header: dict[str, Any], line: int, migration_steps: list[str], shaped: list[int]
+    ) -> None:
+        """``shaped``: lines of entries that already carry an id or parentId in a file Pi reads as v1."""
         out = self.header
         version = raw_header.get("version", UNDEFINED)
         if version is not UNDEFINED and version is not None and not _good_version(version):
@@ -269,6 +299,17 @@ class _Run:
                 how = f"as v{1 if n < 2 else 2} and migrates it"
             self.add(
                 out, "header-version", f"version {_js(version)} is not an integer from 1 to 3; Pi reads it {how}", line
+            )
+        if shaped:
+            said = "no version" if version is UNDEFINED else f"version {_js(version)}"
+            self.add(
+                out,
+                "header-version-mismatch",
+                f"the header has {said}, so Pi migrates the file as v1, but {len(shaped):,} "
+                f"{'entry already has' if len(shaped) == 1 else 'entries already have'} an id or parentId "
+                f"(first at line {shaped[0]}): Pi replaces every id, chains all entries into one branch "
+                "and writes that back to the file",
+                line,
             )
         steps = [s for s in migration_steps if s.startswith("v")]
         if steps:
@@ -289,6 +330,15 @@ class _Run:
         ts = raw_header.get("timestamp")
         if type(ts) is str and not iso_ok(ts):
             self.add(out, "invalid-timestamp", f"header timestamp {_js(ts)} is not an ISO 8601 date-time", line)
+
+
+def _lines_with_ids(scanned: Iterable[ScannedValue]) -> list[int]:
+    """Lines of the entries Pi's v1 migration would re-id that already have an id or parentId."""
+    return [
+        line
+        for value, line, *_ in scanned
+        if type(value) is dict and value.get("type") != "session" and ("id" in value or "parentId" in value)
+    ]
 
 
 def _good_version(version: Any) -> bool:

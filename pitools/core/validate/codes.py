@@ -32,8 +32,14 @@ CODES: dict[str, CodeInfo] = {
     "invalid-header": CodeInfo(ERROR, "the header has no string id; Pi rejects the file"),
     "utf8-bom": CodeInfo(ERROR, "the file starts with a byte order mark; Pi cannot parse that line"),
     "malformed-json": CodeInfo(ERROR, "a line is not valid JSON; Pi skips it"),
-    "unparsed-line": CodeInfo(ERROR, "Pi reads this line (JSON.parse accepts it), pitools could not"),
-    "non-object-line": CodeInfo(ERROR, "a line is a JSON array, number or string; Pi keeps it as a broken entry"),
+    "unparsed-line": CodeInfo(
+        ERROR, "a line nested too deep for pitools to parse; Pi parses it, then throws wherever it serializes it"
+    ),
+    "non-object-line": CodeInfo(
+        ERROR,
+        "a line is a JSON array, number or string; Pi keeps it as an entry without an id "
+        "(a warning when it is neither the first value nor the last entry of a v2/v3 file)",
+    ),
     "invalid-utf8": CodeInfo(WARNING, "invalid UTF-8, which Pi replaces with U+FFFD"),
     "falsy-line": CodeInfo(INFO, "a line is null, false, 0 or an empty string; Pi skips it"),
     "line-too-long": CodeInfo(INFO, "a line is longer than pitools' limit (Pi reads it)"),
@@ -44,6 +50,9 @@ CODES: dict[str, CodeInfo] = {
     "crlf-line-endings": CodeInfo(INFO, "CRLF line endings (Pi reads them)"),
     # -- header --
     "header-version": CodeInfo(WARNING, "the header version is not a number from 1 to 3"),
+    "header-version-mismatch": CodeInfo(
+        ERROR, "the header says v1 (version 1, 0, null or none) but the entries have ids; Pi re-ids and flattens them"
+    ),
     "needs-migration": CodeInfo(INFO, "a v1/v2 session; Pi migrates it to v3 and rewrites the file on open"),
     # -- entry shapes --
     "missing-field": CodeInfo(WARNING, "a field Pi's types require is missing (an error only via pi-would-crash)"),
@@ -122,12 +131,18 @@ PI_BEHAVIOUR: dict[str, str] = {
         "(golden broken-malformed-lines)"
     ),
     "unparsed-line": (
-        "Pi parses the line (JSON.parse has no depth limit) and uses the entry, but pitools could not: "
-        "every pitools result for the file misses it, so the file cannot be checked (error although Pi copes)"
+        "Pi parses the line (JSON.parse has no depth limit), but V8's JSON.stringify gives up between 2,000 "
+        "and 5,000 levels: estimating tokens, sending the request and compacting throw RangeError once the "
+        "entry is on the context path, and so does any rewrite of the file (a migration). pitools parses "
+        "100,000 levels and reports this only when memory runs out, far past that depth "
+        "(scripts/pi_probe_deep.mjs, 200,000 levels)"
     ),
     "non-object-line": (
-        "Pi keeps the value as an entry without an id; as the last line it becomes Pi's leaf and the "
-        "context is empty, and in a v1 file the migration throws (golden gen-s0045_v1-primitive)"
+        "Pi keeps the value as an entry without an id. As the first value Pi rejects the file "
+        "(golden nonobject-first-line); as the last entry it becomes Pi's leaf and the context is empty "
+        "(golden nonobject-last-line); in a v1 file the migration throws (golden gen-s0045_v1-primitive): "
+        "errors. Elsewhere it joins no path and /tree shows an extra root without an id, contexts and "
+        "stats unchanged (golden nonobject-middle-line): a warning"
     ),
     "invalid-utf8": (
         "Pi decodes the bytes as U+FFFD: the text it shows and sends differs from the file, and any "
@@ -153,8 +168,13 @@ PI_BEHAVIOUR: dict[str, str] = {
     "crlf-line-endings": "JSON.parse accepts the trailing CR as whitespace; Pi reads the lines unchanged",
     "header-version": (
         "Pi compares the version with 3 as JavaScript does: a string '3' or a future version is not "
-        "migrated (goldens gen-s0040, gen-s0048), but a v3 file marked 1, 0 or null is migrated as v1: "
-        "new ids and a flattened tree, written back to the file"
+        "migrated (goldens gen-s0040, gen-s0048); a version below 2 is migrated as v1, which damages a "
+        "file whose entries already have ids (header-version-mismatch)"
+    ),
+    "header-version-mismatch": (
+        "Pi's v1 migration gives every entry a new id and makes each entry's parent the line before it, "
+        "then rewrites the file: branches merge into one chain, the leaves and each path's context change, "
+        "and ids named by compactions, labels and summaries match nothing (golden header-version-mismatch)"
     ),
     "needs-migration": "Pi migrates v1/v2 to v3 when it opens the file and rewrites it; nothing is lost",
     "missing-field": (
@@ -234,6 +254,10 @@ GRADING = {
 FIXES: dict[str, str] = {
     "needs-migration": "run `pitools migrate FILE --in-place` (or let Pi migrate it on open)",
     "header-version": "set the header's version to 3 after checking the file with `pitools migrate --check`",
+    "header-version-mismatch": (
+        "before Pi opens the file, set the header's version to the one the entries were written in "
+        "(3 for entries with id and parentId); keep a copy first"
+    ),
     "utf8-bom": "remove the first three bytes (EF BB BF) of the file",
     "crlf-line-endings": "nothing needed; convert to LF to match what Pi writes",
     "blank-line": "nothing needed; delete the blank line to match what Pi writes",

@@ -6,6 +6,7 @@ so this is where pydantic and Pi's replayed functions are imported, lazily.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -14,6 +15,11 @@ from pitools.core.errors import PiCrashError
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
 from pitools.core.validate.codes import TOLERATED_FIELDS
+from pitools.core.views.branches import nesting_ok
+
+#: A Python frame limit at which running out of frames while walking a value means it nests far
+#: deeper than the ~4,200 levels V8's JSON.stringify follows (one frame or more per level).
+_FRAMES_PAST_V8 = 10_000
 
 #: Findings reported per entry for shape problems, at most.
 MAX_FIELD_FINDINGS_PER_ENTRY = 5
@@ -31,8 +37,10 @@ class Suspicion:
 
     def findings(self, entry: dict[str, Any], covered: set[tuple[str, ...]]) -> list[tuple[str, str]]:
         """``(code, message)`` pairs; ``covered`` holds field paths other findings explain already."""
-        key = (_shape(entry), frozenset(covered))
-        known = self.by_shape.get(key)
+        # A value nested past MAX_NESTING gets no shape key (the walk would recurse that deep):
+        # such an entry is checked on its own, and not remembered.
+        key = (_shape(entry), frozenset(covered)) if nesting_ok(entry) else None
+        known = self.by_shape.get(key) if key is not None else None
         if known is None:
             from pitools.core.session.schema import field_problems
 
@@ -41,7 +49,7 @@ class Suspicion:
                 covered.update(_crash_paths(entry))
             crash_text = "; ".join(f"{err} (in {', '.join(where)})" for err, where in crashes.items())
             known = (crash_text, field_problems(entry, covered, MAX_FIELD_FINDINGS_PER_ENTRY))
-            if len(self.by_shape) < 10_000:
+            if key is not None and len(self.by_shape) < 10_000:
                 self.by_shape[key] = known
         crash_text, problems = known
         out = [("pi-would-crash", f"Pi 1.6.0 throws on this entry: {crash_text}")] if crash_text else []
@@ -70,6 +78,12 @@ def _pi_crashes(entry: dict[str, Any]) -> dict[str, list[str]]:
             fn()
         except PiCrashError as exc:
             crashes.setdefault(exc.message, []).append(where)
+        except RecursionError:
+            # V8's JSON.stringify gives up near 4,200 levels (scripts/pi_probe_deep.mjs); with the
+            # CLI's frame limit pitools follows ~20,000, so running out of frames means Pi throws.
+            if sys.getrecursionlimit() < _FRAMES_PAST_V8:
+                raise
+            crashes.setdefault("RangeError: Maximum call stack size exceeded", []).append(where)
 
     attempt("getSessionStats", lambda: session_stats([entry]))
     attempt("getUsageCostBreakdown", lambda: usage_breakdown([entry]))

@@ -125,5 +125,18 @@ def test_strip_trailing_keeps_closing_colour_codes() -> None:
     assert buf.getvalue() == "a\x1b[0m\nb\nc"
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["a  \nb", "a\nb ", "│  │  x\n", "a \x1b[2m\nb", "no padding\n│  │  └─ x", "", " ", "x \x1b[0m"],
+)
+def test_strip_trailing_quick_check_changes_nothing(text: str) -> None:
+    # The substring pre-check must strip exactly what the regex alone strips.
+    from pitools.cli.output import _TRAILING
+
+    buf = io.StringIO()
+    StripTrailing(buf).write(text)
+    assert buf.getvalue() == _TRAILING.sub(r"\1", text)
+
+
 def test_unlimited_width_constant() -> None:
     assert UNLIMITED_WIDTH >= 100_000

@@ -121,6 +121,8 @@ def test_label_with_missing_target_is_info_because_pi_just_records_it() -> None:
         ("context-edit-invalid-replacement", "error", "not iterable"),
         ("non-object-line", "error", "context is empty"),
         ("header-version", "warning", "migrated as v1"),
+        ("header-version-mismatch", "error", "new id"),
+        ("unparsed-line", "error", "RangeError"),
     ],
 )
 def test_grade_and_reason(code: str, severity: str, reason: str) -> None:
@@ -138,3 +140,52 @@ def test_primitive_line_in_v1_file_is_an_error_because_pi_throws() -> None:
     case = "gen-s0045_v1-primitive"
     assert "Cannot create property" in recording(case)["error"]
     assert set(graded(case, "non-object-line")) == {"error"}
+
+
+def test_non_object_line_is_graded_by_where_pi_meets_it() -> None:
+    # First value: Pi rejects the file. Last entry: it is Pi's leaf and the context is empty.
+    # Elsewhere in a v3 file: an extra id-less root in /tree, every leaf's path and context as before.
+    first = recording("nonobject-first-line")
+    assert "not a valid pi session" in first["openError"]
+    assert graded("nonobject-first-line", "non-object-line") == ["error"]
+
+    last = recording("nonobject-last-line")
+    assert last["leafId"] is None and None in last["roots"]
+    assert graded("nonobject-last-line", "non-object-line") == ["error"]
+
+    middle, clean = recording("nonobject-middle-line"), recording("seed-running-example")
+    assert middle["leafId"] == clean["leafId"] and middle["leaves"] == clean["leaves"]
+    assert None in middle["roots"] and None not in clean["roots"]
+    for leaf in clean["leaves"]:
+        for key in ("path", "context", "estimatedContextTokens"):
+            assert middle["byLeaf"][leaf][key] == clean["byLeaf"][leaf][key], (leaf, key)
+    assert graded("nonobject-middle-line", "non-object-line") == ["warning"]
+
+
+def test_v3_entries_under_a_v1_header_are_an_error_because_pi_re_ids_and_flattens_them() -> None:
+    case, clean = recording("header-version-mismatch"), recording("seed-running-example")
+    assert case["migrated"] and not clean["migrated"]
+    assert len(clean["leaves"]) == 2 and len(case["leaves"]) == 1  # the two branches became one chain
+    ids = {e["id"] for e in case["entries"] if isinstance(e, dict)}
+    assert not ids & {e["id"] for e in clean["entries"] if isinstance(e, dict)}  # every id replaced
+    assert graded("header-version-mismatch", "header-version-mismatch") == ["error"]
+
+
+@pytest.mark.parametrize("version", [None, 0, 1, "missing"])
+def test_header_version_mismatch_for_every_v1_reading(tmp_path, version: Any) -> None:
+    lines = (GOLDEN / "seed-running-example" / "session.jsonl").read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    if version == "missing":
+        del header["version"]
+    else:
+        header["version"] = version
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    codes = [f.code for f in validate_file(str(path)).findings]
+    assert codes.count("header-version-mismatch") == 1
+
+
+def test_a_real_v1_file_is_no_mismatch() -> None:
+    report = validate_file(str(GOLDEN / "gen-s0002_v1" / "session.jsonl"))
+    assert "needs-migration" in {f.code for f in report.findings}
+    assert "header-version-mismatch" not in {f.code for f in report.findings}

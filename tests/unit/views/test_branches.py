@@ -421,3 +421,38 @@ def test_branches_agree_with_pi_recordings(case: str) -> None:
             assert b.tokens is None or (isinstance(b.tokens, float) and math.isnan(b.tokens))
         else:
             assert b.tokens == expected
+
+
+def test_token_estimate_from_the_tail_equals_the_whole_path_replay() -> None:
+    # list_branches reads each leaf's path only from its last trusted usage or its latest
+    # compaction's kept entry on; the whole-path replay (`pitools context`, checked against Pi by
+    # the golden tests) must agree.
+    from pitools.core.context.build import replay_context
+
+    for case in ("branches-compaction-tails", "branches-usage-tails", "seed-running-example", "gen-s0003_v3"):
+        index = load(GOLDEN / case / "session.jsonl").index
+        for b in list_branches(index).branches:
+            assert b.tokens == replay_context(index, b.leaf_id).estimate.tokens, (case, b.leaf_id)
+
+
+def test_a_message_without_message_above_a_compaction_still_fails_the_estimate(tmp_path: Path) -> None:
+    # Pi's model scan reads the whole path and throws there, even though the context itself
+    # starts after the compaction: the estimate must not come out of the tail alone.
+    entries = [
+        msg("u1", None, 1, "user", "start"),
+        {"type": "message", "id": "bad", "parentId": "u1", "timestamp": ts(2)},
+        msg("u2", "bad", 3, "user", "go on"),
+        {
+            "type": "compaction",
+            "id": "c1",
+            "parentId": "u2",
+            "timestamp": ts(4),
+            "summary": "s",
+            "firstKeptEntryId": "u2",
+            "tokensBefore": 10,
+        },
+        msg("a1", "c1", 5, "assistant", text("after")),
+    ]
+    [branch] = list_branches(load(write(tmp_path, entries)).index).branches
+    assert branch.tokens is None and branch.error is not None and "TypeError" in branch.error
+    assert branch.entry_count == 5
