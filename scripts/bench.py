@@ -577,6 +577,7 @@ HUMAN_PAIRS: list[tuple[str, list[str], list[str]]] = [
     ("inspect", ["inspect", "{f}"], ["inspect", "{f}", "--format", "json"]),
     ("validate", ["validate", "-j", "1", "{f}"], ["validate", "-j", "1", "{f}", "--format", "json"]),
     ("export markdown", ["export", "{f}"], ["export", "{f}", "--format", "jsonl"]),
+    ("export html", ["export", "{f}", "--format", "html"], ["export", "{f}", "--format", "jsonl"]),
 ]
 #: Targets: every human view within 1.3x its JSON counterpart; export's peak memory at most 3x the file.
 TARGET_HUMAN_RATIO = 1.3

@@ -21,31 +21,39 @@ def export_data(
     out = get_output()
 
     if format_ == "otlp":
-        from pitools.core.js.jsonout import to_json_bytes
-        from pitools.render.export_otlp import otlp_json, otlp_request
+        from pitools.render.export_otlp import otlp_json_chunks, otlp_request
 
         traces = ops.build_traces(loaded, leaf_ref, all_)
-        request = otlp_request(traces)
         spans = sum(len(t.spans) for t in traces)
         if endpoint is not None:
             from pitools.ops.otlp_send import send
 
-            result = send(request, endpoint)
+            result = send(otlp_request(traces), endpoint)
             out.message(f"sent {len(traces)} trace(s), {spans} span(s) to {result.url} (HTTP {result.status})")
             if result.rejected_spans:
                 out.message(f"the collector rejected {result.rejected_spans} span(s): {result.message}")
                 return 1
             return 0
-        data = to_json_bytes(otlp_json(request)) + b"\n"
+        chunks = otlp_json_chunks(traces)
     else:
-        from pitools.render.export_atif import atif_json
+        from pitools.render.export_atif import atif_chunks
 
-        data = atif_json(ops.build_trajectories(loaded, leaf_ref, all_), single=not all_)
+        trajectories = ops.build_trajectories(loaded, leaf_ref, all_)
+        if not all_ and not trajectories:
+            from pitools.core.errors import PitoolsError
+
+            # One trajectory was asked for and the branch is empty (the default leaf is a line
+            # that is not an entry): say so instead of writing a document with nothing in it.
+            raise PitoolsError(
+                "no branch to export: the leaf is not an entry of the file; choose one with --leaf", path=loaded.path
+            )
+        chunks = atif_chunks(trajectories, single=not all_, release=True)
+    # Serialized a span or a step at a time while written: the document is never held whole.
     if output:
         from pitools import store
 
-        store.write_new(output, [data])
+        store.write_new(output, chunks)
         out.message(f"wrote {output}")
     else:
-        out.write_bytes(data)
+        out.write_chunks(chunks)
     return 0

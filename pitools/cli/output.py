@@ -33,7 +33,7 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -277,10 +277,13 @@ class Output:
 
         Encoded a megabyte at a time, so a big export is never held twice more in memory.
         """
-        text = safe_text(text)
-        encoding = self._encoding()
         step = 1 << 20
-        self.write_chunks(text[i : i + step].encode(encoding, "backslashreplace") for i in range(0, len(text), step))
+        self.write_text_pieces(text[i : i + step] for i in range(0, len(text), step))
+
+    def write_text_pieces(self, pieces: Iterable[str]) -> None:
+        """A document made piece by piece (a streamed export) on stdout, as :meth:`write_text`
+        writes it whole: the same bytes, with only about a megabyte held at a time."""
+        self.write_chunks(encoded_text(pieces, self._encoding()))
 
     def write_bytes(self, data: bytes) -> None:
         """Bytes on stdout, unchanged (session lines, JSON)."""
@@ -323,6 +326,39 @@ class Output:
     def _encoding(self) -> str:
         encoding = getattr(self.stdout, "encoding", None) or "utf-8"
         return "utf-8" if encoding.lower().replace("-", "").replace("_", "") == "utf8" else encoding
+
+
+#: How much text :func:`encoded_text` gathers before making it safe and encoding it.
+TEXT_CHUNK = 1 << 18
+
+
+def encoded_text(pieces: Iterable[str], encoding: str = "utf-8") -> Iterator[bytes]:
+    """Text pieces as safe, encoded chunks of about :data:`TEXT_CHUNK` characters.
+
+    :func:`~pitools.render.safe.safe_text` and the encoder both work one character at a time,
+    so the chunks join to exactly the bytes of the whole text made safe and encoded at once
+    (characters the encoding lacks become ``\\uXXXX``; after safe_text no lone surrogate is left).
+    """
+    buffer: list[str] = []
+    size = 0
+    step = TEXT_CHUNK
+    for piece in pieces:
+        if len(piece) > step:  # a huge text (one tool output) is encoded a slice at a time
+            if buffer:
+                yield safe_text("".join(buffer)).encode(encoding, "backslashreplace")
+                buffer.clear()
+                size = 0
+            for i in range(0, len(piece), step):
+                yield safe_text(piece[i : i + step]).encode(encoding, "backslashreplace")
+            continue
+        buffer.append(piece)
+        size += len(piece)
+        if size >= step:
+            yield safe_text("".join(buffer)).encode(encoding, "backslashreplace")
+            buffer.clear()
+            size = 0
+    if buffer:
+        yield safe_text("".join(buffer)).encode(encoding, "backslashreplace")
 
 
 def _make_console(out: Output, err: bool) -> Any:

@@ -13,14 +13,16 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from pitools.core.js.value import UNDEFINED
 from pitools.render.md_args import arguments_markdown
-from pitools.render.mdsafe import code, fence, html_text, inline, quote
-from pitools.render.pretty import pretty_json
+from pitools.render.mdsafe import code, fence, fence_ticks, html_text, inline, quote
+from pitools.render.pretty import MAX_CHARS, MAX_INDENT_DEPTH, pretty_json
 
 #: Tool output longer than this (characters or lines) is folded.
 FOLD_CHARS = 1500
@@ -35,6 +37,7 @@ class Part:
     """One piece of an entry's body."""
 
     kind: str  # text, thinking, tool-call, output, image, json, quote
+    #: The body (empty for a tool call: its JSON is made from ``args`` by :func:`tool_call_json`).
     text: str = ""
     title: str = ""
     mime: str = ""
@@ -81,8 +84,9 @@ class Transcript:
     leaf: str | None
     entry_count: int
     leaf_count: int
-    #: ("entry", EntryView) | ("open", BranchMark) | ("close", None)
-    items: list[tuple[str, Any]]
+    #: ("entry", EntryView) | ("open", BranchMark) | ("close", None), made as they are read:
+    #: a transcript can be written once.
+    items: Iterable[tuple[str, Any]]
     embed_images: bool
 
     @property
@@ -100,7 +104,55 @@ def _text(value: Any) -> str:
 
 def _pretty(value: Any) -> str:
     # Bounded: indentation stops at a fixed depth and the size is capped (hostile nesting).
+    if _orjson_prints_alike(value):
+        try:
+            text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONEncodeError:  # a lone surrogate: pretty_json escapes it
+            return pretty_json(value)
+        if len(text) <= MAX_CHARS:
+            return text
     return pretty_json(value)
+
+
+#: Integers printed as they are (beyond this, pretty_json goes through a double first).
+_SAFE_INT = 2**53
+
+
+def _orjson_prints_alike(value: Any) -> bool:
+    """Whether orjson's two-space indentation prints ``value`` exactly as :func:`pretty_json` does.
+
+    True for containers of strings, safe integers, booleans and nulls whose non-empty containers
+    all sit above pretty_json's indentation limit: both then indent by two spaces, escape strings
+    alike (short forms, ``\\u00XX`` for other controls, non-ASCII kept) and print ``{}``/``[]``.
+    Floats (number forms differ), big integers and anything else take pretty_json's way, and so
+    does a lone surrogate (orjson refuses it). tests/unit/render/test_export_stream.py compares
+    the two on generated values.
+    """
+    t = type(value)
+    if t is not dict and t is not list:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if not node:
+            continue
+        if depth >= MAX_INDENT_DEPTH:
+            return False
+        for child in node.values() if type(node) is dict else node:
+            ct = type(child)
+            if ct is str or child is None or ct is bool:
+                continue
+            if ct is dict or ct is list:
+                push((child, depth + 1))
+            elif ct is not int or not -_SAFE_INT <= child <= _SAFE_INT:
+                return False
+    return True
+
+
+def tool_call_json(part: Part) -> str:
+    """A tool call's arguments as indented JSON (bounded like every value shown)."""
+    return _pretty(part.args)
 
 
 def _image_part(block: dict[str, Any]) -> Part:
@@ -158,7 +210,8 @@ def content_parts(content: Any, *, as_output: bool = False) -> list[Part]:
             name = _text(block.get("name"))
             call_id = _text(block.get("id"))
             title = f"{name}" + (f" ({call_id})" if call_id else "")
-            parts.append(Part("tool-call", _pretty(args), title, args=args))
+            # The arguments' JSON is made by the renderer, only if it shows it (see tool_call_json).
+            parts.append(Part("tool-call", "", title, args=args))
         else:
             parts.append(Part("json", _pretty(block), f"{_text(btype) or 'unknown'} block"))
     if texts:
@@ -166,22 +219,22 @@ def content_parts(content: Any, *, as_output: bool = False) -> list[Part]:
     return parts
 
 
+#: Token counts shown for a usage record, in this order, with their words.
+_USAGE_FIELDS = (("input", "in"), ("output", "out"), ("cacheRead", "cache read"), ("cacheWrite", "cache write"))
+
+
 def _usage_meta(usage: Any) -> str | None:
     if type(usage) is not dict:
         return None
     bits = []
-    for key, label in (
-        ("input", "in"),
-        ("output", "out"),
-        ("cacheRead", "cache read"),
-        ("cacheWrite", "cache write"),
-    ):
-        v = usage.get(key)
-        if type(v) in (int, float) and v:
+    get = usage.get
+    for key, label in _USAGE_FIELDS:
+        v = get(key)
+        if v and (type(v) is int or type(v) is float):  # not bool: its type is bool
             bits.append(f"{label} {v:,}")
-    cost = usage.get("cost")
+    cost = get("cost")
     total = cost.get("total") if type(cost) is dict else None
-    if type(total) in (int, float) and total:
+    if total and (type(total) is int or type(total) is float):
         bits.append(f"${total:.4f}")
     return "tokens " + ", ".join(bits) if bits else None
 
@@ -199,7 +252,11 @@ def _message_view(entry: dict[str, Any], base: EntryView) -> EntryView:
         base.parts.extend(content_parts(content))
     elif role == "assistant":
         base.kind = "assistant"
-        model = "/".join(_text(message.get(k)) for k in ("provider", "model") if message.get(k) is not None)
+        provider, model_id = message.get("provider"), message.get("model")
+        if provider is not None and model_id is not None:
+            model = f"{_text(provider)}/{_text(model_id)}"
+        else:
+            model = _text(provider if model_id is None else model_id)  # "" when both are missing
         base.title = "Assistant" + (f" · {model}" if model else "")
         base.parts.extend(content_parts(content))
         stop = message.get("stopReason")
@@ -317,7 +374,11 @@ def entry_view(entry: Any, labels: list[str]) -> EntryView:
 
 
 def build_transcript(loaded: Any, leaf: Any, *, all_: bool = False, embed_images: bool = False) -> Transcript:
-    """The entries to show: the branch root → ``leaf``, or with ``all_`` every branch of the tree."""
+    """The entries to show: the branch root → ``leaf``, or with ``all_`` every branch of the tree.
+
+    The entry views are made lazily, while the transcript is written (:attr:`Transcript.items`
+    is a one-shot iterator), so a big session is never held twice in memory as views.
+    """
     from pitools.core.session.fork import resolved_labels
     from pitools.core.session.name import session_name
     from pitools.core.session.tree import get_tree, mkey
@@ -334,13 +395,17 @@ def build_transcript(loaded: Any, leaf: Any, *, all_: bool = False, embed_images
         # Labels appear on the entries they name, not as entries of their own.
         return not (type(entry) is dict and entry.get("type") == "label")
 
-    items: list[tuple[str, Any]] = []
-    if not all_:
-        for entry in index.get_branch(leaf):
+    def branch_items(branch: list[Any]) -> Iterator[tuple[str, Any]]:
+        for entry in branch:
             if shown(entry):
-                items.append(("entry", view(entry)))
+                yield ("entry", view(entry))
+
+    items: Iterator[tuple[str, Any]]
+    if not all_:
+        # The branch is resolved now: a cycle or a bad leaf fails before any output is written.
+        items = branch_items(index.get_branch(leaf))
     else:
-        items = list(_tree_items(get_tree(index), view, shown))
+        items = _tree_items(get_tree(index), view, shown)
     try:
         name = session_name(list(index.entries))
     except Exception:  # Pi itself would throw on a non-string name; show none
@@ -352,7 +417,8 @@ def build_transcript(loaded: Any, leaf: Any, *, all_: bool = False, embed_images
         all=all_,
         leaf=None if all_ else _text(leaf) or None,
         entry_count=len(index.entries),
-        leaf_count=len(index.leaves()),
+        # Shown only for --all; counting leaves walks every entry.
+        leaf_count=len(index.leaves()) if all_ else 0,
         items=items,
         embed_images=embed_images,
     )
@@ -401,33 +467,54 @@ def _details(summary: str, body: str) -> str:
     return f"<details><summary>{html_text(summary)}</summary>\n\n{body}\n\n</details>"
 
 
-def _part_md(part: Part, embed: bool) -> str:
-    if part.kind == "text":
-        return fence(part.text, "markdown")
-    if part.kind == "thinking":
-        return _details(part.title or "Thinking", fence(part.text, "text"))
-    if part.kind == "tool-call":
-        body = arguments_markdown(part.args, _pretty, fence, code) or fence(part.text, "json")
-        return f"**Tool call** {code(part.title)}\n\n{body}"
-    if part.kind == "image":
+def _fenced(out: list[str], text: str, lang: str) -> None:
+    """``fence(text, lang)`` appended to ``out`` as three pieces (the text itself is not copied)."""
+    ticks = fence_ticks(text)
+    out.append(f"{ticks}{lang}\n")
+    out.append(text)
+    out.append(f"\n{ticks}")
+
+
+def _folded(out: list[str], summary: str, text: str, lang: str) -> None:
+    """``_details(summary, fence(text, lang))`` appended to ``out`` in pieces."""
+    out.append(f"<details><summary>{html_text(summary)}</summary>\n\n")
+    _fenced(out, text, lang)
+    out.append("\n\n</details>")
+
+
+def _part_md(out: list[str], part: Part, embed: bool) -> None:
+    """One part appended to ``out`` (pieces that join to its Markdown)."""
+    kind = part.kind
+    if kind == "text":
+        _fenced(out, part.text, "markdown")
+    elif kind == "thinking":
+        _folded(out, part.title or "Thinking", part.text, "text")
+    elif kind == "tool-call":
+        body = arguments_markdown(part.args, _pretty, fence, code) or fence(tool_call_json(part), "json")
+        out.append(f"**Tool call** {code(part.title)}\n\n{body}")
+    elif kind == "image":
         title = inline(part.title)
         if embed and part.data:
             # mime and data passed _MIME / _B64 (full matches), so they cannot leave the link.
-            return f"![{title}](data:{part.mime};base64,{part.data})"
-        return f"*\\[{title}\\]*"
-    if part.kind == "quote":
-        return quote(fence(part.text, "markdown"))
-    heading = f"**{inline(part.title)}**" if part.title else ""
-    lang = "json" if part.kind == "json" else "text"
-    if part.folded:
-        lines = part.text.count("\n") + 1
-        label = f"{part.title or 'Output'}: {lines:,} lines, {len(part.text):,} characters (folded)"
-        return _details(label, fence(part.text, lang))
-    body = fence(part.text, lang)
-    return f"{heading}\n\n{body}" if heading else body
+            out.append(f"![{title}](data:{part.mime};base64,{part.data})")
+        else:
+            out.append(f"*\\[{title}\\]*")
+    elif kind == "quote":
+        out.append(quote(fence(part.text, "markdown")))
+    else:
+        lang = "json" if kind == "json" else "text"
+        text = part.text
+        if part.folded:
+            lines = text.count("\n") + 1
+            _folded(out, f"{part.title or 'Output'}: {lines:,} lines, {len(text):,} characters (folded)", text, lang)
+        else:
+            if part.title:
+                out.append(f"**{inline(part.title)}**\n\n")
+            _fenced(out, text, lang)
 
 
-def _entry_md(view: EntryView, embed: bool) -> str:
+def _entry_md(out: list[str], view: EntryView, embed: bool) -> None:
+    """One entry appended to ``out`` in pieces: its block, ending in one line break."""
     bits = [inline(view.title)]
     if view.entry_id:
         bits.append(code(view.entry_id))
@@ -437,16 +524,38 @@ def _entry_md(view: EntryView, embed: bool) -> str:
     if view.labels:
         head += " · " + ", ".join(f"🏷 **{inline(lab)}**" for lab in view.labels)
     if view.inline:
-        return f"*{head}*\n"
-    out = [f"### {head}"]
+        out.append(f"*{head}*\n")
+        return
+    out.append(f"### {head}")
     if view.meta:
-        out.append("*" + inline(" · ".join(view.meta)) + "*")
-    out.extend(_part_md(p, embed) for p in view.parts)
-    return "\n\n".join(out) + "\n"
+        out.append("\n\n*" + inline(" · ".join(view.meta)) + "*")
+    for part in view.parts:
+        out.append("\n\n")
+        _part_md(out, part, embed)
+    out.append("\n")
 
 
 def transcript_markdown(t: Transcript) -> str:
-    """The transcript as one Markdown document."""
+    """The transcript as one Markdown document (:func:`markdown_pieces` joined)."""
+    return "".join(markdown_pieces(t))
+
+
+def markdown_pieces(t: Transcript) -> Iterator[str]:
+    """The transcript as Markdown in pieces, made entry by entry as they are written.
+
+    The pieces join to one document ending in exactly one line break. Every group of pieces
+    (the header, an entry, a branch heading) holds text, so the document's trailing line
+    breaks are all in the last group: it is held back and trimmed at the end.
+    """
+    held: list[str] | None = None
+    for group in _markdown_groups(t):
+        if held is not None:
+            yield from held
+        held = group
+    yield "".join(held or ()).rstrip("\n") + "\n"
+
+
+def _markdown_groups(t: Transcript) -> Iterator[list[str]]:
     h = t.header
     lines = [f"# {inline(t.title)}", ""]
     facts = [
@@ -463,15 +572,18 @@ def transcript_markdown(t: Transcript) -> str:
         facts.append(("Shown", f"the branch ending at {code(t.leaf or '(none)')}"))
     lines.extend(f"- **{k}:** {v}" for k, v in facts)
     lines.append("")
+    # The document is these blocks joined by line breaks: each later block brings its own.
+    yield ["\n".join(lines)]
     depth = 0
+    embed = t.embed_images
     for kind, item in t.items:
-        if kind == "open":
+        if kind == "entry":
+            out = ["\n---\n\n"]
+            _entry_md(out, item, embed)
+            yield out
+        elif kind == "open":
             depth += 1
             where = f" from {code(item.parent_id)}" if item.parent_id else " (separate root)"
-            lines.append(f"{'#' * min(2 + depth, 6)} ⎇ Branch {item.number} of {item.of}{where}\n")
-        elif kind == "close":
-            depth -= 1
+            yield [f"\n{'#' * min(2 + depth, 6)} ⎇ Branch {item.number} of {item.of}{where}\n"]
         else:
-            lines.append("---\n")
-            lines.append(_entry_md(item, t.embed_images))
-    return "\n".join(lines).rstrip("\n") + "\n"
+            depth -= 1

@@ -7,7 +7,7 @@ span ids are hex strings (not base64) and enums are integers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pitools import __version__
@@ -54,31 +54,30 @@ def _attrs(common_pb2: Any, attributes: dict[str, AttrValue]) -> list[Any]:
     return [common_pb2.KeyValue(key=k, value=_any_value(common_pb2, v)) for k, v in attributes.items()]
 
 
+def _span(trace_pb2: Any, common_pb2: Any, trace: TraceData, s: Any) -> Any:
+    kinds = {"internal": trace_pb2.Span.SPAN_KIND_INTERNAL, "client": trace_pb2.Span.SPAN_KIND_CLIENT}
+    status = (
+        trace_pb2.Status(code=trace_pb2.Status.STATUS_CODE_ERROR, message=s.error)
+        if s.error is not None
+        else trace_pb2.Status(code=trace_pb2.Status.STATUS_CODE_UNSET)
+    )
+    return trace_pb2.Span(
+        trace_id=trace.trace_id,
+        span_id=s.span_id,
+        parent_span_id=s.parent_span_id or b"",
+        name=s.name,
+        kind=kinds[s.kind],
+        start_time_unix_nano=s.start_ms * 1_000_000,
+        end_time_unix_nano=s.end_ms * 1_000_000,
+        attributes=_attrs(common_pb2, s.attributes),
+        status=status,
+    )
+
+
 def otlp_request(traces: Sequence[TraceData]) -> ExportTraceServiceRequest:
     """One ``ExportTraceServiceRequest`` holding every trace (one resource, one scope)."""
     trace_service_pb2, common_pb2, resource_pb2, trace_pb2 = _proto()
-    kinds = {"internal": trace_pb2.Span.SPAN_KIND_INTERNAL, "client": trace_pb2.Span.SPAN_KIND_CLIENT}
-    spans = []
-    for trace in traces:
-        for s in trace.spans:
-            status = (
-                trace_pb2.Status(code=trace_pb2.Status.STATUS_CODE_ERROR, message=s.error)
-                if s.error is not None
-                else trace_pb2.Status(code=trace_pb2.Status.STATUS_CODE_UNSET)
-            )
-            spans.append(
-                trace_pb2.Span(
-                    trace_id=trace.trace_id,
-                    span_id=s.span_id,
-                    parent_span_id=s.parent_span_id or b"",
-                    name=s.name,
-                    kind=kinds[s.kind],
-                    start_time_unix_nano=s.start_ms * 1_000_000,
-                    end_time_unix_nano=s.end_ms * 1_000_000,
-                    attributes=_attrs(common_pb2, s.attributes),
-                    status=status,
-                )
-            )
+    spans = [_span(trace_pb2, common_pb2, trace, s) for trace in traces for s in trace.spans]
     scope = common_pb2.InstrumentationScope(
         name="pitools",
         version=__version__,
@@ -95,6 +94,38 @@ def otlp_request(traces: Sequence[TraceData]) -> ExportTraceServiceRequest:
             trace_pb2.ResourceSpans(resource=resource, scope_spans=[trace_pb2.ScopeSpans(scope=scope, spans=spans)])
         ]
     )
+
+
+def otlp_json_chunks(traces: Sequence[TraceData]) -> Iterator[bytes]:
+    """``to_json_bytes(otlp_json(otlp_request(traces))) + b"\\n"``, made one span at a time.
+
+    The request's envelope (resource and scope) is converted once without spans; each span is
+    converted and serialized on its own and written between. Protobuf's JSON mapping and
+    ``JSON.stringify`` both work member by member, so the bytes are the same as the whole
+    request's, while only one span's protobuf and dict forms exist at a time.
+    """
+    from google.protobuf import json_format
+
+    from pitools.core.js.jsonout import to_json_bytes
+
+    if not any(trace.spans for trace in traces):  # no "spans" member at all: the whole way
+        yield to_json_bytes(otlp_json(otlp_request(traces))) + b"\n"
+        return
+    _, common_pb2, _, trace_pb2 = _proto()
+    envelope = otlp_json(otlp_request([]))
+    scope_spans = envelope["resourceSpans"][0]["scopeSpans"][0]
+    # ScopeSpans' fields in JSON order: scope, spans, schemaUrl (empty, so absent).
+    envelope["resourceSpans"][0]["scopeSpans"][0] = {**scope_spans, "spans": []}
+    head, tail = to_json_bytes(envelope).split(b'"spans":[]')  # unique: quotes in strings are escaped
+    yield head + b'"spans":['
+    first = True
+    for trace in traces:
+        for s in trace.spans:
+            span = json_format.MessageToDict(_span(trace_pb2, common_pb2, trace, s), use_integers_for_enums=True)
+            _hex_ids(span)
+            yield to_json_bytes(span) if first else b"," + to_json_bytes(span)
+            first = False
+    yield b"]" + tail + b"\n"
 
 
 def _hex_ids(value: Any) -> None:

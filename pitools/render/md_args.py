@@ -49,7 +49,6 @@ _LANGS = {
     "patch": "diff",
 }
 _COMMAND_KEYS = frozenset({"command", "cmd", "script"})
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -92,18 +91,28 @@ def split_arguments(args: Any) -> tuple[Any, list[TextBlock]]:
     blocks: list[TextBlock] = []
 
     def walk(value: Any, label: str, depth: int, lang: str) -> Any:
+        # Labels and languages are worked out only for what is descended into or taken out:
+        # most values are one-line strings and numbers, kept as they are.
         if len(blocks) >= MAX_BLOCKS:
             return value
-        if type(value) is str:
-            if _LINE_BREAK.search(value):
+        t = type(value)
+        if t is str:
+            if "\n" in value or "\r" in value:  # a CommonMark line break (LF, CR or CRLF)
                 blocks.append(TextBlock(label or "arguments", value, lang))
                 return f"↓ {label or 'arguments'}"
             return value
         if depth >= MAX_DEPTH:
             return value
-        if type(value) is dict:
-            return {k: walk(v, _label(label, k), depth + 1, _lang(k, value, lang)) for k, v in value.items()}
-        if type(value) is list:
+        if t is dict:
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                vt = type(v)
+                if (vt is str and "\n" not in v and "\r" not in v) or not (vt is str or vt is dict or vt is list):
+                    out[k] = v
+                else:
+                    out[k] = walk(v, _label(label, k), depth + 1, _lang(k, value, lang))
+            return out
+        if t is list:
             return [walk(v, _label(label, i), depth + 1, lang) for i, v in enumerate(value)]
         return value
 

@@ -332,6 +332,18 @@ def test_atif_and_otlp_on_every_golden_session(run: Run, case: str) -> None:
         run("export", str(path), "--format", "otlp", "--all")
     else:
         assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    # The default branch alone: a trajectory, or one line when there is none (never a crash).
+    single = run("export", str(path), "--format", "atif", exit_code=None)
+    if single.exit_code == 0:
+        _validate_atif(json.loads(single.stdout))
+    else:
+        assert single.exit_code == 1 and single.stderr.count("\n") == 1
+
+
+def test_atif_of_an_empty_default_branch_says_so(run: Run) -> None:
+    # The file's last line is not an entry, so Pi's default leaf names nothing (this crashed).
+    result = run("export", str(GOLDEN / "nonobject-last-line" / "session.jsonl"), "--format", "atif", exit_code=1)
+    assert "no branch to export" in result.stderr and result.stdout == ""
 
 
 class _Refusing(http.server.BaseHTTPRequestHandler):

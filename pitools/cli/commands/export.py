@@ -125,27 +125,30 @@ def _export(
             write_session(new, output)
             get_output().message(f"wrote {output}")
         else:
-            get_output().write_bytes(b"".join(new.lines()))
+            get_output().write_chunks(new.lines())  # line by line, never joined
         return 0
     from pitools.render.export_md import build_transcript
 
     embed = (images or ("embed" if format_ == "html" else "placeholder")) == "embed"
     transcript = build_transcript(loaded, leaf, all_=all_, embed_images=embed)
+    # The document is rendered entry by entry while it is written: never held whole in memory.
     if format_ == "html":
-        from pitools.render.export_html import transcript_html
+        from pitools.render.export_html import html_pieces
 
-        text = transcript_html(transcript)
+        pieces = html_pieces(transcript)
     else:
-        from pitools.render.export_md import transcript_markdown
+        from pitools.render.export_md import markdown_pieces
 
-        text = transcript_markdown(transcript)
+        pieces = markdown_pieces(transcript)
     if output:
-        from pitools.ops.newsession import write_new_file
-        from pitools.render.safe import safe_text
+        from pitools import store
+        from pitools.cli.output import encoded_text
 
         # Control characters and lone surrogates (no UTF-8 form) are shown escaped, as on stdout.
-        write_new_file(output, safe_text(text).encode("utf-8"))
+        # The chunks go to a temp file as they are made; it gets its name (never replacing a
+        # file) only once complete, so a failure midway leaves nothing behind.
+        store.write_new(output, encoded_text(pieces, "utf-8"))
         get_output().message(f"wrote {output}")
     else:
-        get_output().write_text(text)
+        get_output().write_text_pieces(pieces)
     return 0

@@ -1,0 +1,202 @@
+"""Streamed exports: the pieces join to the same document, entries are rendered only as they are
+written, an export that fails midway leaves no file behind, and the fast paths print exactly
+what the general code prints."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pitools.cli import cli
+from pitools.cli import output as output_mod
+from pitools.core.session.api import load
+from pitools.render import export_md
+from pitools.render.export_html import html_pieces
+from pitools.render.export_md import build_transcript, markdown_pieces
+from pitools.render.mdsafe import _longest_run, code, inline
+from pitools.render.pretty import MAX_CHARS, pretty_json
+from pitools.render.safe import safe_text
+from tests import support
+
+SESSION = support.GOLDEN / "seed-running-example" / "session.jsonl"
+
+
+@given(
+    pieces=st.lists(st.text(alphabet=st.characters(codec=None, min_codepoint=0, max_codepoint=0x2100)), max_size=10),
+    encoding=st.sampled_from(["utf-8", "ascii", "latin-1"]),
+)
+def test_encoded_text_chunks_join_to_the_whole_text_encoded(pieces: list[str], encoding: str) -> None:
+    whole = safe_text("".join(pieces)).encode(encoding, "backslashreplace")
+    old = output_mod.TEXT_CHUNK
+    output_mod.TEXT_CHUNK = 3  # chunk boundaries everywhere, inside pieces' runs of controls too
+    try:
+        chunks = list(output_mod.encoded_text(iter(pieces), encoding))
+    finally:
+        output_mod.TEXT_CHUNK = old
+    assert b"".join(chunks) == whole
+
+
+@pytest.mark.parametrize("all_", [False, True])
+def test_pieces_make_one_block_per_entry(all_: bool) -> None:
+    loaded = load(SESSION)
+    leaf = None if all_ else loaded.leaf(None)
+    shown = [e for e in (loaded.index.entries if all_ else loaded.index.get_branch(leaf)) if e.get("type") != "label"]
+    md = "".join(markdown_pieces(build_transcript(loaded, leaf, all_=all_)))
+    assert md.endswith("`\n") and not md.endswith("\n\n")  # the last block ends in a fence
+    assert md.count("\n---\n\n") == len(shown) > 5
+    html = "".join(html_pieces(build_transcript(loaded, leaf, all_=all_, embed_images=True)))
+    assert html.count("\n<article ") + html.count('\n<p class="event"') == len(shown)
+    assert html.endswith("</main></body></html>\n")
+
+
+def test_entries_are_rendered_as_they_are_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    real = export_md.entry_view
+
+    def counting(entry: object, labels: list[str]) -> export_md.EntryView:
+        view = real(entry, labels)
+        made.append(view.entry_id)
+        return view
+
+    monkeypatch.setattr(export_md, "entry_view", counting)
+    loaded = load(SESSION)
+    transcript = build_transcript(loaded, loaded.leaf(None))
+    assert made == []  # building the transcript renders nothing yet
+    pieces = markdown_pieces(transcript)
+    next(pieces)  # the header (given out once the first entry is made: one group is held back)
+    assert len(made) == 1
+    list(pieces)
+    assert len(made) > 5
+
+
+@pytest.mark.parametrize("format_", ["markdown", "html"])
+def test_output_file_is_not_created_when_rendering_fails_midway(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, format_: str
+) -> None:
+    calls = [0]
+    real = export_md.entry_view
+
+    def failing(entry: object, labels: list[str]) -> export_md.EntryView:
+        calls[0] += 1
+        if calls[0] == 5:
+            raise RuntimeError("boom")
+        return real(entry, labels)
+
+    monkeypatch.setattr(export_md, "entry_view", failing)
+    monkeypatch.setattr(output_mod, "TEXT_CHUNK", 10)  # several chunks reach the temp file first
+    out = tmp_path / "out.txt"
+    result = CliRunner().invoke(cli, ["export", str(SESSION), "--format", format_, "-o", str(out)])
+    assert result.exit_code == 3, result.output  # an internal error (a bug), reported as such
+    assert calls[0] == 5
+    assert list(tmp_path.iterdir()) == []  # neither the file nor a temp file
+
+
+def test_output_file_streamed_equals_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(output_mod, "TEXT_CHUNK", 100)
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["export", str(SESSION)], catch_exceptions=False).stdout_bytes
+    out = tmp_path / "out.md"
+    result = runner.invoke(cli, ["export", str(SESSION), "-o", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert out.read_bytes() == shown
+    again = runner.invoke(cli, ["export", str(SESSION), "-o", str(out)])
+    assert again.exit_code == 1 and "already exists" in again.stderr
+    assert out.read_bytes() == shown
+
+
+# -- the fast paths print exactly what the general code prints --------------------------------
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.sampled_from([2**53, -(2**53), 2**53 + 1, 1.0, 1e-7, 1e16, 0.1])
+    | st.text(alphabet=st.characters(codec=None, max_codepoint=0xE000)),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+def _nested(depth: int, leaf: object) -> object:
+    value = leaf
+    for i in range(depth):
+        value = [value] if i % 2 else {"k": value}
+    return value
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_values)
+def test_transcript_json_is_pretty_json(value: object) -> None:
+    assert export_md._pretty(value) == pretty_json(value)
+
+
+@pytest.mark.parametrize("depth", [14, 15, 16, 17, 40])
+@pytest.mark.parametrize("leaf", [1, [], {}, "x", [1]])
+def test_transcript_json_is_pretty_json_at_the_indentation_limit(depth: int, leaf: object) -> None:
+    value = _nested(depth, leaf)
+    assert export_md._pretty(value) == pretty_json(value)
+
+
+def test_transcript_json_is_pretty_json_past_the_size_cap() -> None:
+    value = {"a": "x" * (MAX_CHARS + 10)}
+    assert export_md._pretty(value) == pretty_json(value)
+    assert "folded" in export_md._pretty(value)
+
+
+def _longest_run_by_regex(text: str) -> int:
+    return max((len(m) for m in re.findall("`+", text)), default=0)
+
+
+@given(st.text(alphabet="`a\n", max_size=200))
+def test_longest_backtick_run(text: str) -> None:
+    assert _longest_run(text) == _longest_run_by_regex(text)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 1000, 100_000])
+def test_longest_backtick_run_exact_sizes(n: int) -> None:
+    text = "a`" + "`" * (n - 1) + "b" + "``" + "`" * (n // 2)
+    assert _longest_run(text) == _longest_run_by_regex(text) == max(n, 2 + n // 2)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"a": "\ud800"}, ["x\udfffy"], {"\ud83d": 1}, {"a": '\x00\x1f\x7f\x85\u2028 é 😀 \\ "'}, [1.5], [2**53 + 1]],
+)
+def test_transcript_json_is_pretty_json_for_awkward_values(value: object) -> None:
+    assert export_md._pretty(value) == pretty_json(value)
+
+
+def _code_reference(text: str) -> str:
+    """mdsafe.code before its fast path: fence length from the longest run, padding rules."""
+    text = text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    ticks = "`" * (_longest_run_by_regex(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or (text and not text.strip(" ")) else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}" if text else "` `"
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=" `a\n\r\t", max_size=12))
+def test_code_span_fast_path(text: str) -> None:
+    assert code(text) == _code_reference(text)
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet="\\`*_[]<>&!~|a #\n\r", max_size=16))
+def test_inline_escapes_every_special_character(text: str) -> None:
+    expected = re.sub(r"([\\`*_\[\]<>&!~|])", r"\\\1", re.sub(r"\r\n|\r|\n", " ", text))
+    assert inline(text) == expected
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet="&<>\"'a;#x\n", max_size=24))
+def test_html_escaping_is_html_escape(text: str) -> None:
+    import html
+
+    from pitools.render.export_html import _e
+
+    assert _e(text) == html.escape(text, quote=True)
