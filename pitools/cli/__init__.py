@@ -97,10 +97,11 @@ def main() -> None:
     # The archive commands' usual invocations run without click (tens of milliseconds of
     # imports on a command that otherwise answers from the index in a few): anything the fast
     # path does not handle exactly as the click command would goes to click.
-    from pitools.cli.fast import run_fast
+    from pitools.cli.fast import exit_now, run_fast
 
     status = run_fast(sys.argv[1:])
     if status is not None:
+        exit_now(status)
         sys.exit(status)
     from pitools.cli.app import cli
 

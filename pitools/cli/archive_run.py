@@ -141,7 +141,9 @@ def run_search(
     from pitools.ops.search import search
 
     warn = warner(out)
-    tz, _ = local_timezone(timezone)
+    # The zone only reads --since/--until: without them (and without --timezone to check) the
+    # usual search skips loading zoneinfo and the system's zone file.
+    tz = local_timezone(timezone)[0] if timezone is not None or since or until else None
     scope = archive_scope(session_dir=session_dir, all_=True)
     index, _stats = updated_index(scope, progress=index_progress(out), warn=warn)
     try:

@@ -8,8 +8,9 @@ Files: ``index-v<N>.sqlite`` (sessions, entries, usage records and their quarter
 summaries) and ``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables, and ``texts``:
 which row holds each long text already indexed in the shard; one shard per core so that a cold
 build tokenizes on every core at once). ``N`` is :data:`SCHEMA_VERSION`: another version's files
-are ignored and a rebuild starts. An index that is corrupt, or locked past the wait, is rebuilt
-(corrupt: in place; locked: in memory for this run) and never fails the user's command.
+are ignored and a rebuild starts (deleting the data files of older versions). An index that is
+corrupt, or locked past the wait, is rebuilt (corrupt: in place; locked: in memory for this
+run) and never fails the user's command.
 
 Updating (:meth:`ArchiveIndex.update`), per session file found by ``ls``'s discovery rules:
 
@@ -46,7 +47,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 30_000
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
@@ -74,6 +75,7 @@ CREATE TABLE IF NOT EXISTS sessions(
   summary BLOB
 );
 CREATE INDEX IF NOT EXISTS sessions_folder ON sessions(folder);
+CREATE INDEX IF NOT EXISTS sessions_stat ON sessions(path, folder, size, mtime_ns, ino);
 CREATE TABLE IF NOT EXISTS entries(
   sid INTEGER NOT NULL, ord INTEGER NOT NULL,
   eid TEXT, parent TEXT, ts INTEGER, kind TEXT, role TEXT, tools TEXT,
@@ -240,6 +242,8 @@ class ArchiveIndex:
                 # rebuild, the files at the same time (the lock is held for an instant when no
                 # update runs).
                 with self.updating():
+                    if not os.path.exists(self.main_path or ""):
+                        self._remove_old_versions()
                     try:
                         return self._open_on_disk(want_shards)
                     except (sqlite3.DatabaseError, OSError) as exc:
@@ -316,6 +320,25 @@ class ArchiveIndex:
             # The lock file stays: other processes may be waiting on it.
             if name.startswith(prefix) and not name.endswith(".lock"):
                 with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(self.folder, name))
+
+    def _remove_old_versions(self) -> None:
+        """Delete the data files of older schema versions (their lock files stay: tiny, maybe held).
+
+        Only older ones: an older pitools sharing this cache (another install) then rebuilds its
+        own files once and leaves ours alone, instead of the two deleting each other's index."""
+        if not self.folder:
+            return
+        for name in os.listdir(self.folder):
+            version, dot, _rest = name.removeprefix("index-v").partition(".")
+            if (
+                name.startswith("index-v")
+                and dot
+                and version.isdigit()
+                and int(version) < SCHEMA_VERSION
+                and not name.endswith(".lock")
+            ):
+                with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self.folder, name))
 
     def close(self) -> None:
@@ -422,20 +445,24 @@ Changed = tuple[str, str, os.stat_result, "tuple[Any, ...] | None"]
 def scan(conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats) -> tuple[list[Changed], list[int]]:
     """Session files of ``folders`` (``ls``'s rules) that changed since indexed, and sids of gone ones.
 
-    One ``stat`` per file: a file whose size, mtime and inode match its row is not opened.
+    One ``stat`` per file: a file whose size, mtime and inode match its row is not opened. This
+    runs before every warm ``search``/``usage``/``ls``, so the loop stays lean: one query reads
+    what the comparison needs for every session at once, paths are joined by concatenation,
+    and the full rows are read only for the (usually zero) files that changed or went away.
     """
-    import stat as stat_mod
+    from stat import S_ISREG
 
-    known: dict[str, tuple[Any, ...]] = {}
-    for folder in folders:
-        for row in conn.execute(
-            "SELECT path, sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard "
-            "FROM sessions WHERE folder=?",
-            (folder,),
-        ):
-            known[row[0]] = row[1:]
+    wanted = set(folders)
+    known: dict[str, tuple[int, int, int, int]] = {}
+    for path, folder, sid, size, mtime_ns, ino in conn.execute(
+        "SELECT path, folder, sid, size, mtime_ns, ino FROM sessions"
+    ):
+        if folder in wanted:
+            known[path] = (size, mtime_ns, ino, sid)
     changed: list[Changed] = []
     seen: set[str] = set()
+    stat = os.stat
+    files = unchanged = 0
     for folder in folders:
         try:
             names = [n for n in os.listdir(folder) if n.endswith(".jsonl")]
@@ -443,23 +470,43 @@ def scan(conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats) -
             continue
         # libuv's readdir order (byte order), as pitools.core.session.locate.session_files.
         names.sort(key=lambda n: n.encode("utf-8", "surrogateescape"))
+        prefix = folder if folder.endswith(os.sep) else folder + os.sep  # = os.path.join(folder, name)
         for name in names:
-            path = os.path.join(folder, name)
+            path = prefix + name
             try:
-                st = os.stat(path)
+                st = stat(path)
             except OSError:
                 continue
-            if not stat_mod.S_ISREG(st.st_mode):
+            if not S_ISREG(st.st_mode):
                 continue
             seen.add(path)
-            stats.files += 1
+            files += 1
             old = known.get(path)
-            if old is not None and old[1] == st.st_size and old[2] == st.st_mtime_ns and old[3] == st.st_ino:
-                stats.unchanged += 1
+            if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns and old[2] == st.st_ino:
+                unchanged += 1
                 continue
-            changed.append((path, folder, st, old))
-    gone = [row[0] for path, row in known.items() if path not in seen]
+            changed.append((path, folder, st, None))
+    stats.files += files
+    stats.unchanged += unchanged
+    gone = [old[3] for path, old in known.items() if path not in seen]
+    if changed:
+        rows = _session_rows(conn, [c[0] for c in changed if c[0] in known])
+        changed = [(path, folder, st, rows.get(path)) for path, folder, st, _ in changed]
     return changed, gone
+
+
+def _session_rows(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    """The sessions rows (sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard) of ``paths``."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for path in paths:
+        row = conn.execute(
+            "SELECT path, sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard "
+            "FROM sessions WHERE path=?",
+            (path,),
+        ).fetchone()
+        if row is not None:
+            out[row[0]] = row[1:]
+    return out
 
 
 def _in_shard(stmt: str, k: int) -> str:

@@ -250,6 +250,31 @@ def test_corrupt_index_is_rebuilt(home: dict[str, Any]) -> None:
     _check_totals(report, ar.truth())
 
 
+def test_files_of_older_versions_are_removed(home: dict[str, Any]) -> None:
+    """A new schema version starts a new index and deletes older versions' data files (not newer ones)."""
+    ar, _ = _build(home["agent"])
+    env = home["env"]
+    cache = Path(home["cache"])
+    cache.mkdir(parents=True)
+    old = [f"index-v{index_mod.SCHEMA_VERSION - 1}.sqlite", f"index-v{index_mod.SCHEMA_VERSION - 1}.fts0.sqlite-wal"]
+    for name in old:
+        (cache / name).write_bytes(b"old index" * 100)
+    kept = ["index-v1.lock", "notes.txt", "index-vx.sqlite", f"index-v{index_mod.SCHEMA_VERSION + 1}.sqlite"]
+    for name in kept:
+        (cache / name).write_bytes(b"")
+    scope = archive_scope(env=env)
+    index, stats = updated_index(scope, env=env)
+    try:
+        assert stats.added == len(ar.present())
+        _check_totals(usage_report(index, scope), ar.truth())
+    finally:
+        index.close()
+    names = set(os.listdir(cache))
+    assert not names & set(old)
+    assert set(kept) <= names
+    assert f"index-v{index_mod.SCHEMA_VERSION}.sqlite" in names
+
+
 def test_old_schema_version_is_replaced(home: dict[str, Any]) -> None:
     import sqlite3
 
