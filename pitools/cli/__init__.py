@@ -107,6 +107,12 @@ def main() -> None:
 
     try:
         cli(prog_name="pitools")
+    except SystemExit as done:
+        # Tearing down a big parsed session at exit costs ~0.07 s of CPU per 100 MB for nothing:
+        # end at once when the command has finished everything (see exit_now for when it may).
+        if done.code is None or isinstance(done.code, int):
+            exit_now(done.code or 0)
+        raise
     except BrokenPipeError:  # pragma: no cover - a pipe closed while click itself printed
         silence_stdout()
         sys.exit(EXIT_OK)
