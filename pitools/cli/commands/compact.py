@@ -174,6 +174,7 @@ def command(
         branch=branch,
         projection=projection if branch else None,
         keys=keys if branch else None,
+        estimates=replay.token_estimates if replay is not None and branch else None,
     )
     plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
     if mode == "dry-run" and format_ == "json":  # no rich console needed: it takes a while to import

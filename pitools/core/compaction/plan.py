@@ -210,6 +210,7 @@ def plan_compaction(
     branch: Sequence[Any] | None = None,
     projection: Any = None,
     keys: BranchKeys | None = None,
+    estimates: list[Any] | None = None,
 ) -> CompactionPlan:
     """Pi's ``prepareCompaction`` on the branch at ``leaf``, with the regions laid out.
 
@@ -218,9 +219,13 @@ def plan_compaction(
     a second to walk and project). With a lean load (``replay_context`` on a lean index)
     ``branch`` reads its entries only when asked, and ``keys`` gives the ids and types of the
     branch: the regions are then laid out by id and only the context's entries are parsed.
+    ``estimates``, with ``projection``, is ``message_estimates(projection)`` when the caller has
+    it already (``replay_context`` computes it): the costliest part of the plan on a long branch.
     """
     with gc_paused():  # only acyclic objects are made here; see gc_paused
-        return _plan_compaction(loaded, leaf, settings, context_window, settings_json, branch, projection, keys)
+        return _plan_compaction(
+            loaded, leaf, settings, context_window, settings_json, branch, projection, keys, estimates
+        )
 
 
 def _plan_compaction(
@@ -232,6 +237,7 @@ def _plan_compaction(
     branch: Sequence[Any] | None,
     projection: Any,
     keys: BranchKeys | None = None,
+    estimates: list[Any] | None = None,
 ) -> CompactionPlan:
     index = loaded.index
     if branch is None:
@@ -243,9 +249,10 @@ def _plan_compaction(
     # is the one the index holds for its id, so the ids are distinct.
     if projection is None:
         projection = build_projection(list(branch))
-    tokens = estimate_projected_context_tokens(
-        projection, keys if keys is not None else branch, message_estimates(projection)
-    ).tokens
+        estimates = None
+    if estimates is None:
+        estimates = message_estimates(projection)
+    tokens = estimate_projected_context_tokens(projection, keys if keys is not None else branch, estimates).tokens
     prep = prepare_compaction(branch, settings, projection=projection, tokens_before=tokens)
     reason = None
     if prep is None:
