@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ls": ("pitools.cli.commands.ls", "List sessions where Pi keeps them (this directory, or --all)."),
     "export": (
         "pitools.cli.commands.export",
-        "Export a branch or the whole tree as Markdown, HTML or JSONL.",
+        "Export a branch or the tree as Markdown, HTML, JSONL, OTLP or ATIF.",
     ),
     "fork": ("pitools.cli.commands.fork", "New session from the path to an entry, as Pi's /fork does."),
     "clone": ("pitools.cli.commands.clone", "New session holding the path to a leaf, as Pi's /clone does."),
