@@ -442,3 +442,50 @@ def test_apply_reports_the_written_files_context_without_reading_it_again(
     fresh = load(str(target))
     assert fresh.index.entries[-1]["id"] == data["entry"]["id"]
     assert data["tokensAfter"] == replay_context(fresh.index, data["entry"]["id"]).estimate.tokens
+
+
+def _line(entry: dict) -> str:
+    return json.dumps(entry, ensure_ascii=False)
+
+
+def test_dry_run_json_fails_before_writing_where_pi_throws(run, tmp_path: Path) -> None:
+    """An assistant message whose content is a string: Pi's serializeConversation throws
+    (``msg.content.some is not a function``) after the plan is made. The JSON plan is written in
+    pieces, yet nothing reaches stdout: one error line, exit 1."""
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/w"}
+    entries = [header]
+    parent = None
+    for i in range(8):
+        role = "user" if i % 2 == 0 else "assistant"
+        content: object = [{"type": "text", "text": f"message {i} " + "x" * 400}]
+        if i == 1:
+            content = "a plain string where Pi expects blocks"
+        message = {"role": role, "content": content, "timestamp": 1772359200000 + i}
+        if role == "assistant":
+            message |= {"api": "x", "provider": "p", "model": "m", "stopReason": "stop"}
+        eid = f"e{i}"
+        entries.append(
+            {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": "2026-03-01T10:00:01.000Z",
+                "message": message,
+            }
+        )
+        parent = eid
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(_line(e) + "\n" for e in entries), encoding="utf-8")
+    args = ["compact", path, "--dry-run", "--no-config", "--keep-recent-tokens", "100", "--context-window", "200000"]
+    r = run(*args, "--format", "json", exit_code=1)
+    assert r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "some is not a function" in r.stderr
+
+
+def test_dry_run_json_is_the_whole_document(run, tmp_path: Path) -> None:
+    """The pieces on stdout parse as one document of the plan schema, ending in one newline."""
+    r = run("compact", GEN, "--dry-run", "--no-config", "--format", "json", "--keep-recent-tokens", "300")
+    assert r.stdout.endswith("}\n") and r.stdout.count("\n") == 1
+    data = json.loads(r.stdout)
+    jsonschema.validate(data, PLAN_SCHEMA)
+    assert data["preparation"]["serializedConversation"].startswith("[User]: ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import Any
 
@@ -120,10 +121,30 @@ def command(
         from pitools import store
 
         stamp = store.stamp(file)
-    loaded = load(file)
-    leaf = loaded.leaf(leaf_ref)
-    branch = loaded.index.get_branch(leaf)
-    projection = build_projection(branch or loaded.index.session_path(leaf))
+    keys = replay = None
+    if mode == "dry-run" and format_ == "json":
+        from pitools.core.context.build import BranchKeys, replay_context
+        from pitools.core.session.api import LeanLoaded, load_lean
+
+        # A lean load (issue 14): every line is parsed with Pi's rules, but only the context
+        # after the leaf's last compaction is kept in full; the regions need only the ids and
+        # types of the rest of the branch.
+        loaded: Any = load_lean(file)
+        leaf = loaded.leaf(leaf_ref)
+        if isinstance(loaded, LeanLoaded):
+            replay = replay_context(loaded.index, leaf)
+            branch: Any = replay.path
+            projection = replay.projection
+            types = loaded.index.types
+            keys = BranchKeys(replay.path_ids or [], [types[p] for p in branch.positions])
+        else:
+            branch = loaded.index.get_branch(leaf)
+            projection = build_projection(branch or loaded.index.session_path(leaf))
+    else:
+        loaded = load(file)
+        leaf = loaded.leaf(leaf_ref)
+        branch = loaded.index.get_branch(leaf)
+        projection = build_projection(branch or loaded.index.session_path(leaf))
     model = projection.model
     session_model = None
     if isinstance(model, dict) and isinstance(model.get("provider"), str) and isinstance(model.get("modelId"), str):
@@ -152,13 +173,21 @@ def command(
         settings_json=sourced,
         branch=branch,
         projection=projection if branch else None,
+        keys=keys if branch else None,
     )
     plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
     if mode == "dry-run" and format_ == "json":  # no rich console needed: it takes a while to import
-        data = plan.to_json(fragments=True)
-        if show_prompt:
-            data["summaryRequests"] = _requests_json(plan)
-        get_output().write_json(data)
+        from pitools.core.session.load import gc_paused
+
+        # The plan holds what it reports; the rest of the session (other branches, the index)
+        # is let go, so the memory the writing takes (orjson keeps a UTF-8 copy inside every
+        # non-ASCII string it writes) can reuse it.
+        del loaded, branch, projection, replay
+        # Written in pieces: on a never-compacted session the document is larger than the file
+        # (every message, plus the transcript), and building it whole tripled the peak memory.
+        with gc_paused():  # only bytes are made while writing; see gc_paused
+            extra = {"summaryRequests": _requests_json(plan)} if show_prompt else None
+            get_output().write_chunks(itertools.chain(plan.json_chunks(extra), (b"\n",)))
         return 0
     output_ = get_output()
     if mode == "dry-run":

@@ -9,26 +9,38 @@ writes a file: :func:`pitools.ops.compaction.apply_compaction` does that.
 from __future__ import annotations
 
 import datetime as _dt
+import operator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from pitools.core.compaction.jsonstream import JsonStream, json_chunks
 from pitools.core.compaction.prepare import (
     CompactionPreparation,
     CompactionSettings,
     prepare_compaction,
     should_compact,
 )
-from pitools.core.compaction.summarizer import SummaryRequest
-from pitools.core.context.build import build_projection, estimate_projected_context_tokens, message_estimates
+from pitools.core.context.build import (
+    BranchKeys,
+    ProjectedEntry,
+    build_projection,
+    estimate_projected_context_tokens,
+    message_estimates,
+)
 from pitools.core.context.messages import get_current_system_message
 from pitools.core.errors import PitoolsError
 from pitools.core.js.date import iso_now
-from pitools.core.js.jsonout import fragment, jsonable
+from pitools.core.js.jsonout import fragment, jsonable, to_json_bytes
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession
-from pitools.core.session.ids import generate_id
 from pitools.core.session.load import gc_paused
 from pitools.core.session.loaded import entry_id, entry_type
+
+if TYPE_CHECKING:  # pydantic (0.1 s of CPU to import) only when a summary is requested
+    from pitools.core.compaction.summarizer import SummaryRequest
 
 REGION_SUMMARIZED = "already-summarized"
 REGION_PREVIOUS = "previous-compaction"
@@ -46,6 +58,10 @@ class RegionEntry:
     is_cut: bool = False
 
 
+#: ``(entry, entry id, region, tokens, is the cut)``: one branch entry of the region listing.
+RegionRow = tuple[Any, Any, str, int, bool]
+
+
 @dataclass(slots=True)
 class CompactionPlan:
     """Everything ``compact --dry-run`` reports."""
@@ -57,9 +73,18 @@ class CompactionPlan:
     context_tokens: Any
     preparation: CompactionPreparation | None
     reason: str | None
-    regions: list[RegionEntry] = field(default_factory=list)
+    #: One ``(entry, entry id, region, tokens, is the cut)`` per branch entry, in branch order.
+    rows: list[RegionRow] = field(default_factory=list)
     #: Where the settings came from: agent dir, files read, project trust, warnings.
     config: dict[str, Any] = field(default_factory=dict)
+    _regions: list[RegionEntry] | None = None
+
+    @property
+    def regions(self) -> list[RegionEntry]:
+        """The region of every branch entry, as objects (made from :attr:`rows` when first read)."""
+        if self._regions is None:
+            self._regions = [RegionEntry(eid, e, region, tokens, cut) for e, eid, region, tokens, cut in self.rows]
+        return self._regions
 
     @property
     def threshold(self) -> int:
@@ -71,8 +96,8 @@ class CompactionPlan:
 
     def region_totals(self) -> dict[str, int]:
         totals: dict[str, int] = {}
-        for r in self.regions:
-            totals[r.region] = totals.get(r.region, 0) + r.tokens
+        for _e, _eid, region, tokens, _cut in self.rows:
+            totals[region] = totals.get(region, 0) + tokens
         return totals
 
     def tokens_after(self) -> int | None:
@@ -85,12 +110,12 @@ class CompactionPlan:
         """The region listing as ``JSON.stringify`` would keep it (one small object per entry)."""
         out: list[dict[str, Any]] = []
         append = out.append
-        for r in self.regions:
-            eid, etype = r.entry_id, entry_type(r.entry)
+        for e, eid, region, tokens, _cut in self.rows:
+            etype = entry_type(e)
             if type(eid) is str and type(etype) is str:  # the usual case, already JSON-ready
-                append({"entryId": eid, "type": etype, "region": r.region, "tokens": r.tokens})
+                append({"entryId": eid, "type": etype, "region": region, "tokens": tokens})
             else:
-                append(jsonable({"entryId": eid, "type": etype, "region": r.region, "tokens": r.tokens}))
+                append(jsonable({"entryId": eid, "type": etype, "region": region, "tokens": tokens}))
         return out
 
     def to_json(self, *, fragments: bool = False) -> dict[str, Any]:
@@ -99,11 +124,27 @@ class CompactionPlan:
         With ``fragments`` the ``regions`` value is a :class:`~pitools.core.js.jsonout.Serialized` that
         :func:`~pitools.core.js.jsonout.dumps` writes as is, instead of a list the caller's
         ``jsonable`` would copy once more (30,000 entries on a 100 MB session).
+        :func:`write_plan_json` writes the same document without building it.
         """
-        prep = self.preparation
         regions: Any = self.regions_json()
         if fragments:
             regions = fragment(regions)
+        return self._document(regions, None if self.preparation is None else self.preparation.to_json())
+
+    def json_chunks(self, extra: dict[str, Any] | None = None) -> Iterator[bytes]:
+        """``to_json_bytes(self.to_json() | extra)`` in pieces, never built whole.
+
+        The transcripts are escaped here, before the first piece (a session Pi would crash on
+        raises now, not halfway through the output); messages and the region listing are
+        serialized as the pieces are taken.
+        """
+        prep = self.preparation
+        data = self._document(_region_stream(self.rows), None if prep is None else prep.to_json(stream=True))
+        if extra:
+            data.update(extra)
+        return json_chunks(data)
+
+    def _document(self, regions: Any, preparation: Any) -> dict[str, Any]:
         data: dict[str, Any] = {
             "leafId": None if self.leaf_id is UNDEFINED else self.leaf_id,
             "settings": self.settings_json,
@@ -115,14 +156,48 @@ class CompactionPlan:
                 "threshold": self.threshold,
                 "result": self.would_compact,
             },
-            "preparation": None,
+            "preparation": preparation,
             "reason": self.reason,
             "regions": regions,
             "regionTokens": self.region_totals(),
         }
-        if prep is not None:
-            data["preparation"] = prep.to_json()
         return data
+
+
+#: Region rows serialized at a time by :func:`_region_stream`.
+_REGION_BATCH = 2048
+
+
+def _region_stream(rows: list[RegionRow]) -> JsonStream:
+    """The region listing of :meth:`CompactionPlan.regions_json` as a stream of batches."""
+
+    def chunks() -> Iterator[bytes]:
+        if not rows:
+            yield b"[]"
+            return
+        sep = b"["
+        for start in range(0, len(rows), _REGION_BATCH):
+            batch = []
+            usual = True
+            for e, eid, region, tokens, _cut in rows[start : start + _REGION_BATCH]:
+                etype = e.get("type", UNDEFINED) if type(e) is dict else UNDEFINED
+                if type(eid) is not str or type(etype) is not str:
+                    usual = False
+                batch.append({"entryId": eid, "type": etype, "region": region, "tokens": tokens})
+            raw = None
+            if usual:  # strings and ints only: orjson's bytes are JavaScript's unless it refuses
+                try:
+                    raw = orjson.dumps(batch, option=orjson.OPT_STRICT_INTEGER)
+                except TypeError:
+                    raw = None
+            if raw is None:
+                raw = to_json_bytes(batch)
+            yield sep
+            yield raw[1:-1]
+            sep = b","
+        yield b"]"
+
+    return JsonStream(chunks)
 
 
 def plan_compaction(
@@ -132,17 +207,20 @@ def plan_compaction(
     *,
     context_window: int,
     settings_json: dict[str, Any] | None = None,
-    branch: list[Any] | None = None,
+    branch: Sequence[Any] | None = None,
     projection: Any = None,
+    keys: BranchKeys | None = None,
 ) -> CompactionPlan:
     """Pi's ``prepareCompaction`` on the branch at ``leaf``, with the regions laid out.
 
     A caller that already has ``loaded.index.get_branch(leaf)`` and its ``build_projection``
     passes them in as ``branch`` and ``projection`` (a 100 MB session's branch takes a tenth of
-    a second to walk and project).
+    a second to walk and project). With a lean load (``replay_context`` on a lean index)
+    ``branch`` reads its entries only when asked, and ``keys`` gives the ids and types of the
+    branch: the regions are then laid out by id and only the context's entries are parsed.
     """
     with gc_paused():  # only acyclic objects are made here; see gc_paused
-        return _plan_compaction(loaded, leaf, settings, context_window, settings_json, branch, projection)
+        return _plan_compaction(loaded, leaf, settings, context_window, settings_json, branch, projection, keys)
 
 
 def _plan_compaction(
@@ -151,8 +229,9 @@ def _plan_compaction(
     settings: CompactionSettings,
     context_window: int,
     settings_json: dict[str, Any] | None,
-    branch: list[Any] | None,
+    branch: Sequence[Any] | None,
     projection: Any,
+    keys: BranchKeys | None = None,
 ) -> CompactionPlan:
     index = loaded.index
     if branch is None:
@@ -163,8 +242,10 @@ def _plan_compaction(
     # it by id (reprojected_path) changes nothing: every entry on a path taken from the index
     # is the one the index holds for its id, so the ids are distinct.
     if projection is None:
-        projection = build_projection(branch)
-    tokens = estimate_projected_context_tokens(projection, branch, message_estimates(projection)).tokens
+        projection = build_projection(list(branch))
+    tokens = estimate_projected_context_tokens(
+        projection, keys if keys is not None else branch, message_estimates(projection)
+    ).tokens
     prep = prepare_compaction(branch, settings, projection=projection, tokens_before=tokens)
     reason = None
     if prep is None:
@@ -182,44 +263,93 @@ def _plan_compaction(
         preparation=prep,
         reason=reason,
     )
-    plan.regions = _regions(branch, prep, projection)
+    plan.rows = _region_rows(branch, prep, projection) if keys is None else _region_rows_by_id(keys, prep, projection)
     return plan
 
 
-def _regions(branch: list[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionEntry]:
+def _region_rows(branch: Sequence[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
+    """Each branch entry's region: summarized before, the previous compaction's tail, to
+    summarize, split-turn prefix, kept; with the tokens of its projected messages."""
     if prep is None:
         projected = {id(pe.source): pe for pe in current.entries}
-        out_none = []
+        out_none: list[RegionRow] = []
         for e in branch:
             pe = projected.get(id(e))
             tokens = pe.tokens() if pe is not None else 0
             region = REGION_KEPT if pe is not None else REGION_SUMMARIZED
-            out_none.append(RegionEntry(entry_id(e), e, region, tokens if type(tokens) is int else 0))
+            out_none.append((e, entry_id(e), region, tokens if type(tokens) is int else 0, False))
         return out_none
     entries = prep.projection.entries
-    region_of: dict[int, str] = {}
-    pe_of: dict[int, Any] = {}
-    for i, pe in enumerate(entries):
-        if i < prep.boundary_start:
-            region = REGION_PREVIOUS
-        elif i < prep.history_end:
-            region = REGION_SUMMARIZE
-        elif i < prep.first_kept_index:
-            region = REGION_PREFIX
-        else:
-            region = REGION_KEPT
-        region_of[id(pe.source)] = region
-        pe_of[id(pe.source)] = pe
+    bounds = (
+        (0, prep.boundary_start, REGION_PREVIOUS),
+        (prep.boundary_start, prep.history_end, REGION_SUMMARIZE),
+        (prep.history_end, prep.first_kept_index, REGION_PREFIX),
+        (prep.first_kept_index, len(entries), REGION_KEPT),
+    )
     first_kept = entries[prep.first_kept_index].source if prep.first_kept_index < len(entries) else None
-    out: list[RegionEntry] = []
+    out: list[RegionRow] = []
     append = out.append
+    if len(entries) == len(branch) and all(map(operator.is_, [pe.source for pe in entries], branch)):
+        # The context is the whole branch (no compaction on it): regions are index ranges.
+        for lo, hi, region in bounds:
+            for pe in entries[lo:hi]:
+                e = pe.source
+                tokens = pe.tokens()
+                eid = e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED
+                append((e, eid, region, tokens if type(tokens) is int else 0, e is first_kept))
+        return out
+    placed: dict[int, tuple[str, ProjectedEntry]] = {}
+    for lo, hi, region in bounds:
+        for pe in entries[lo:hi]:
+            placed[id(pe.source)] = (region, pe)
     for e in branch:
-        key = id(e)
-        pe = pe_of.get(key)
-        tokens = pe.tokens() if pe is not None else 0
+        found = placed.get(id(e))
         eid = e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED
-        region = region_of.get(key, REGION_SUMMARIZED)
-        append(RegionEntry(eid, e, region, tokens if type(tokens) is int else 0, e is first_kept))
+        if found is None:
+            append((e, eid, REGION_SUMMARIZED, 0, e is first_kept))
+            continue
+        region, pe = found
+        tokens = pe.tokens()
+        append((e, eid, region, tokens if type(tokens) is int else 0, e is first_kept))
+    return out
+
+
+def _region_rows_by_id(keys: BranchKeys, prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
+    """:func:`_region_rows` from the branch's ids and types (a lean load), matching projected
+    entries by id: on a path taken from the index no two entries share an id. A row's entry is
+    a stand-in holding only the entry's type (the JSON listing reads nothing else)."""
+    from pitools.core.session.tree import mkey
+
+    placed: dict[Any, tuple[str, ProjectedEntry]] = {}
+    first_kept: Any = None
+    if prep is None:
+        for pe in current.entries:
+            placed[mkey(pe.source_id)] = (REGION_KEPT, pe)
+    else:
+        entries = prep.projection.entries
+        bounds = (
+            (0, prep.boundary_start, REGION_PREVIOUS),
+            (prep.boundary_start, prep.history_end, REGION_SUMMARIZE),
+            (prep.history_end, prep.first_kept_index, REGION_PREFIX),
+            (prep.first_kept_index, len(entries), REGION_KEPT),
+        )
+        for lo, hi, region in bounds:
+            for pe in entries[lo:hi]:
+                placed[mkey(pe.source_id)] = (region, pe)
+        if prep.first_kept_index < len(entries):
+            first_kept = mkey(entries[prep.first_kept_index].source_id)
+    out: list[RegionRow] = []
+    append = out.append
+    for eid, etype in zip(keys.ids, keys.types, strict=True):
+        key = eid if type(eid) is str else mkey(eid)
+        stand_in = {"type": etype}
+        found = placed.get(key)
+        if found is None:
+            append((stand_in, eid, REGION_SUMMARIZED, 0, prep is not None and key == first_kept))
+            continue
+        region, pe = found
+        tokens = pe.tokens()
+        append((stand_in, eid, region, tokens if type(tokens) is int else 0, prep is not None and key == first_kept))
     return out
 
 
@@ -237,6 +367,8 @@ def build_compaction_entry(
     entry_id_: str | None = None,
 ) -> dict[str, Any]:
     """The entry Pi's ``appendCompaction(summary, firstKeptEntryId, tokensBefore, details, false, usage)`` writes."""
+    from pitools.core.session.ids import generate_id  # secrets, hmac: only when an entry is made
+
     timestamp = iso_now(now)
     new_id = entry_id_ or generate_id(loaded.index.has)
     read_files, modified_files = prep.file_lists()
@@ -271,6 +403,7 @@ def summary_inputs(
 ) -> list[SummaryRequest]:
     """The one or two summarization calls Pi's ``compact`` makes (history, then turn prefix)."""
     from pitools.core.compaction.prompts import summary_requests
+    from pitools.core.compaction.summarizer import SummaryRequest
     from pitools.core.context.messages import convert_to_llm
 
     projection = build_projection(loaded.index.session_path(leaf))

@@ -37,7 +37,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -363,6 +362,8 @@ def builtin_model_limits(provider: str, model_id: str) -> tuple[int, int] | None
 
 @cache
 def _models_schema_validator() -> Any:
+    from importlib import resources  # with tempfile, shutil, bz2, lzma: only when models.json is read
+
     import jsonschema  # type: ignore[import-untyped]
 
     text = (resources.files("pitools") / "data" / "models.schema.json").read_text(encoding="utf-8")

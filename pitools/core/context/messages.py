@@ -148,7 +148,10 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
     """Pi's ``convertToLlm``: custom roles become user messages; unknown roles are dropped."""
     out: list[Any] = []
     for m in messages:
-        role = prop(m, "role")
+        role = m.get("role", UNDEFINED) if type(m) is dict else prop(m, "role")
+        if role == "user" or role == "assistant" or role == "toolResult":  # the usual: passed on as is
+            out.append(m)
+            continue
         if role == "bashExecution":
             if truthy(prop(m, "excludeFromContext")):
                 continue

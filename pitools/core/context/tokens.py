@@ -12,9 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from pitools.core.js import ops as jsops
 from pitools.core.js.ops import NAN, prop, truthy
-from pitools.core.js.value import UNDEFINED, js_stringify, js_stringify_len, utf16_len
+from pitools.core.js.value import UNDEFINED, _utf8_as_utf16_len, js_stringify, js_stringify_len, utf16_len
 
 ESTIMATED_IMAGE_CHARS = 4800
 
@@ -76,7 +78,7 @@ def estimate_tokens(message: Any) -> Any:
                         args = block.get("arguments", UNDEFINED)
                         if type(args) is not dict:
                             break
-                        chars += (len(name) if name.isascii() else utf16_len(name)) + js_stringify_len(args)
+                        chars += (len(name) if name.isascii() else utf16_len(name)) + _arguments_len(args)
                 else:
                     return -(-chars // 4)
         elif role == "user" or role == "toolResult" or role == "custom":
@@ -99,6 +101,26 @@ def estimate_tokens(message: Any) -> Any:
                 else:
                     return -(-chars // 4)
     return _estimate_tokens(message)
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def _arguments_len(args: dict[str, Any]) -> int:
+    """``JSON.stringify(args).length`` for a tool call's arguments.
+
+    The usual arguments (string values, no key that could be an array index) print exactly as
+    orjson prints them, so only the length of its bytes is needed; anything else (numbers, whose
+    layout may differ, nested values, index keys, lone surrogates) takes the exact path.
+    """
+    for key, value in args.items():
+        if type(value) is not str or key[:1] in _DIGITS:
+            return js_stringify_len(args)
+    try:
+        out = orjson.dumps(args)
+    except TypeError:
+        return js_stringify_len(args)
+    return len(out) if out.isascii() else _utf8_as_utf16_len(out)
 
 
 def _estimate_tokens(message: Any) -> Any:

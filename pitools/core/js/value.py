@@ -94,9 +94,34 @@ def is_undefined(v: object) -> bool:
 _LITTLE_ENDIAN: Final = sys.byteorder == "little"
 
 
+def _bmp_size_limit() -> int | None:
+    """The ``sys.getsizeof`` below which a non-ASCII ``str`` of length 0 holds no character
+    beyond U+FFFF (CPython stores a string 1, 2 or 4 bytes a character, the widest it needs);
+    None where that layout does not hold, which turns :func:`_bmp_only` off."""
+    try:
+        header = sys.getsizeof("\u0100") - 4  # 2 bytes a character, one character + the terminator
+        samples = {"\u00e9": 1, "\u0100\u0100": 2, "\U0001f600": 4, "\U0001f600x\u00e9": 4}
+        for text, width in samples.items():
+            if sys.getsizeof(text) != header + width * (len(text) + 1):
+                return None
+        return header
+    except TypeError:  # pragma: no cover - an implementation without getsizeof
+        return None
+
+
+_BMP_HEADER: Final = _bmp_size_limit()
+
+
+def _bmp_only(s: str) -> bool:
+    """True when the (non-ASCII) string ``s`` certainly has no character beyond U+FFFF, so its
+    UTF-16 units are its characters; O(1). A 4-bytes-a-character string is never below the
+    bound (a cached UTF-8 copy only adds to the size), so False is the only possible error."""
+    return _BMP_HEADER is not None and sys.getsizeof(s) < _BMP_HEADER + 4 * (len(s) + 1)
+
+
 def utf16_len(s: str) -> int:
     """JS ``s.length``: the number of UTF-16 code units (non-BMP character = 2, lone surrogate = 1)."""
-    if s.isascii():
+    if s.isascii() or _bmp_only(s):
         return len(s)
     return len(s.encode("utf-16-le", "surrogatepass")) >> 1
 
@@ -126,6 +151,11 @@ def slice_head_utf16(text: str, max_units: int) -> str:
     """
     end = max_units if max_units > 0 else 0
     if text.isascii():
+        return text[:end]
+    if _bmp_only(text):
+        # Units are characters; only a pair of lone surrogates held as two characters can be split.
+        if 0 < end < len(text) and _is_high(ord(text[end - 1])) and _is_low(ord(text[end])):
+            return text[: end - 1]
         return text[:end]
     # The first `end` units lie within the first `end` characters; one more character tells us what the
     # unit right after the cut is.

@@ -7,6 +7,7 @@ Expected values come only from ``tests/unit/fixtures/jsvalue/cases.json``, recor
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as dt
 import json
@@ -272,6 +273,27 @@ def test_orjson_fast_path_agrees_with_the_slow_path(value: Any) -> None:
 @given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=())))
 def test_utf16_len(s: str) -> None:
     assert utf16_len(s) == len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+@pytest.mark.parametrize("width", ["\u00e9", "\u0100", "\U0001f600"])
+@pytest.mark.parametrize("n", [1, 2, 5, 300, 5000])
+def test_utf16_len_by_size_with_and_without_a_utf8_copy(width: str, n: int) -> None:
+    """utf16_len reads the string's storage width from its size; a cached UTF-8 copy (orjson
+    makes one) must never make a string with emoji look narrow."""
+    import orjson
+
+    for text in (width * n, "a" * n + width, width + "\u00e9" * n, "\u00e9" * n + "\ud83d\ude00"):
+        expected = len(text.encode("utf-16-le", "surrogatepass")) // 2
+        assert utf16_len(text) == expected
+        with contextlib.suppress(TypeError):
+            orjson.dumps(text)  # caches the UTF-8 form inside the string
+        assert utf16_len(text) == expected
+        assert _units(slice_head_utf16(text, n)) == _units(text)[: n - 1 if _cuts_pair(text, n) else n]
+
+
+def _cuts_pair(text: str, n: int) -> bool:
+    units = _units(text)
+    return 0 < n < len(units) and 0xD800 <= units[n - 1] <= 0xDBFF and 0xDC00 <= units[n] <= 0xDFFF
 
 
 def _units(s: str) -> list[int]:

@@ -1,0 +1,74 @@
+"""``compact --dry-run --format json`` loads lean (only the context after the last compaction in
+full); its document must be byte for byte the plan made from a full load, on every golden session,
+at several leaves and cut settings (the full plan is itself checked against Pi's recordings)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pitools.core.compaction.plan import plan_compaction
+from pitools.core.compaction.settings import resolve_settings
+from pitools.core.errors import PitoolsError
+from pitools.core.js.jsonout import to_json_bytes
+from pitools.core.session.api import load
+
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
+
+
+@pytest.fixture
+def cli_recursion_limit() -> Iterator[None]:
+    from pitools.cli import RECURSION_LIMIT
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
+def _full_plan_bytes(path: Path, leaf: str, keep: int) -> bytes | None:
+    """What the full-load path prints (None where it fails: the lean path must fail too)."""
+    try:
+        loaded = load(path)
+        leaf_id = loaded.leaf(leaf)
+        resolved = resolve_settings(
+            session_cwd=None,
+            model=None,
+            flags={"keep_recent_tokens": keep, "reserve_tokens": None, "context_window": 200000},
+            use_config=False,
+        )
+        sourced = {k: v for k, v in resolved.to_json().items() if isinstance(v, dict) and "source" in v}
+        plan = plan_compaction(
+            loaded, leaf_id, resolved.compaction_settings(), context_window=200000, settings_json=sourced
+        )
+        plan.config = {k: v for k, v in resolved.to_json().items() if k not in sourced}
+        return to_json_bytes(plan.to_json()) + b"\n"
+    except PitoolsError:
+        return None
+
+
+@pytest.mark.usefixtures("cli_recursion_limit")
+@pytest.mark.parametrize("case", CASES)
+def test_lean_dry_run_json_is_the_full_plan(run, case: str) -> None:
+    path = GOLDEN / case / "session.jsonl"
+    try:
+        full = load(path)
+    except PitoolsError:
+        return
+    leaves = [str(x) for x in [*full.index.leaves()[:3], full.index.leaf_id] if isinstance(x, str)]
+    for leaf in dict.fromkeys(leaves):
+        for keep in (300, 20000):
+            expected = _full_plan_bytes(path, leaf, keep)
+            args = ["compact", path, "--dry-run", "--format", "json", "--no-config", "--leaf", leaf]
+            r = run(*args, "--keep-recent-tokens", keep, "--context-window", 200000, exit_code=None)
+            if expected is None:
+                assert r.exit_code == 1 and r.stdout == ""
+                continue
+            assert r.exit_code == 0, r.stderr
+            assert r.stdout_bytes == expected
