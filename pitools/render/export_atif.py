@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pitools.core.js.jsonout import indent_json, to_json_bytes
@@ -16,25 +16,34 @@ def atif_json(trajectories: Sequence[dict[str, Any]], *, single: bool) -> bytes:
     return b"".join(atif_chunks(trajectories, single=single))
 
 
-def atif_chunks(trajectories: Sequence[dict[str, Any]], *, single: bool, release: bool = False) -> Iterator[bytes]:
+def atif_chunks(trajectories: Iterable[dict[str, Any]], *, single: bool, release: bool = False) -> Iterator[bytes]:
     """:func:`atif_json` in pieces, one step at a time, so the document is never held whole.
 
     Each step is serialized and indented on its own, then shifted to its depth: JSON layout is
     the same piece by piece (a raw line break only ever comes from the layout: inside strings it
     is escaped), so the pieces join to exactly the whole document's bytes. With ``release`` each
     step is dropped from its trajectory once written (the trajectories are used up), so their
-    memory is given back while the rest is written.
+    memory is given back while the rest is written. ``trajectories`` may be lazy
+    (:func:`pitools.core.views.atif.branch_trajectories`): each is asked for only once the
+    previous one is written, and is not kept afterwards.
     """
+    pending = iter(trajectories)
     if single:
-        yield from _trajectory(trajectories[0], 0, release)
-    elif not trajectories:
-        yield b"[]"
+        yield from _trajectory(next(pending), 0, release)
     else:
-        yield b"["
-        for i, trajectory in enumerate(trajectories):
-            yield b",\n  " if i else b"\n  "
-            yield from _trajectory(trajectory, 1, release)
-        yield b"\n]"
+        current = next(pending, None)
+        if current is None:
+            yield b"[]"
+        else:
+            yield b"["
+            pad = b"\n  "
+            while current is not None:
+                yield pad
+                yield from _trajectory(current, 1, release)
+                pad = b",\n  "
+                current = None  # let a lazily built trajectory go before the next is made
+                current = next(pending, None)
+            yield b"\n]"
     yield b"\n"
 
 

@@ -7,7 +7,7 @@ span ids are hex strings (not base64) and enums are integers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pitools import __version__
@@ -96,20 +96,32 @@ def otlp_request(traces: Sequence[TraceData]) -> ExportTraceServiceRequest:
     )
 
 
-def otlp_json_chunks(traces: Sequence[TraceData]) -> Iterator[bytes]:
+def otlp_json_chunks(traces: Iterable[TraceData]) -> Iterator[bytes]:
     """``to_json_bytes(otlp_json(otlp_request(traces))) + b"\\n"``, made one span at a time.
 
     The request's envelope (resource and scope) is converted once without spans; each span is
     converted and serialized on its own and written between. Protobuf's JSON mapping and
     ``JSON.stringify`` both work member by member, so the bytes are the same as the whole
-    request's, while only one span's protobuf and dict forms exist at a time.
+    request's, while only one span's protobuf and dict forms exist at a time. ``traces`` may be
+    lazy (:func:`pitools.core.views.otel.branch_traces`): each trace is asked for only once the
+    previous one is written, and is not kept afterwards.
     """
     from google.protobuf import json_format
 
     from pitools.core.js.jsonout import to_json_bytes
 
-    if not any(trace.spans for trace in traces):  # no "spans" member at all: the whole way
-        yield to_json_bytes(otlp_json(otlp_request(traces))) + b"\n"
+    pending = iter(traces)
+    # Traces are taken until one has a span (every built trace has its root span); if none has,
+    # the request has no "spans" member at all: the whole way, as otlp_json writes it.
+    skipped: list[TraceData] = []
+    current: TraceData | None = None
+    for trace in pending:
+        if trace.spans:
+            current = trace
+            break
+        skipped.append(trace)
+    if current is None:
+        yield to_json_bytes(otlp_json(otlp_request(skipped))) + b"\n"
         return
     _, common_pb2, _, trace_pb2 = _proto()
     envelope = otlp_json(otlp_request([]))
@@ -119,12 +131,14 @@ def otlp_json_chunks(traces: Sequence[TraceData]) -> Iterator[bytes]:
     head, tail = to_json_bytes(envelope).split(b'"spans":[]')  # unique: quotes in strings are escaped
     yield head + b'"spans":['
     first = True
-    for trace in traces:
-        for s in trace.spans:
-            span = json_format.MessageToDict(_span(trace_pb2, common_pb2, trace, s), use_integers_for_enums=True)
+    while current is not None:
+        for s in current.spans:
+            span = json_format.MessageToDict(_span(trace_pb2, common_pb2, current, s), use_integers_for_enums=True)
             _hex_ids(span)
             yield to_json_bytes(span) if first else b"," + to_json_bytes(span)
             first = False
+        current = None  # let a lazily built trace go before the next is made
+        current = next(pending, None)
     yield b"]" + tail + b"\n"
 
 

@@ -23,7 +23,7 @@ not steps; model changes show in each agent step's ``model_name``.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from pitools.core.js.jsonout import jsonable
@@ -221,3 +221,16 @@ def branch_trajectory(
             "final_metrics counts only this session's own steps."
         )
     return trajectory
+
+
+def branch_trajectories(
+    header: dict[str, Any],
+    branches: Iterable[Sequence[Any]],
+    *,
+    copied: Collection[str] = (),
+    agent_version: str = "unknown",
+) -> Iterator[dict[str, Any]]:
+    """:func:`branch_trajectory` of each branch, made only when asked for: with ``branches``
+    itself lazy, one trajectory exists at a time (``export --all`` writes each before the next)."""
+    for branch in branches:
+        yield branch_trajectory(header, branch, copied=copied, agent_version=agent_version)

@@ -21,7 +21,7 @@ counts only the uncached part, so the exporter adds them; Pi's own fields stay a
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -298,3 +298,15 @@ def branch_trace(
         root_attrs["pi.session.parent"] = header["parentSession"]
     root = SpanData(root_id, None, f"invoke_agent {AGENT_NAME}", "internal", start_ms, end_ms, leaf_id, root_attrs)
     return TraceData(trace_id, session_id, leaf_id, [root, *spans])
+
+
+def branch_traces(
+    header: dict[str, Any],
+    branches: Iterable[Sequence[Any]],
+    *,
+    copied: Collection[str] = (),
+) -> Iterator[TraceData]:
+    """:func:`branch_trace` of each branch, made only when asked for: with ``branches`` itself
+    lazy, one branch's spans exist at a time (``export --all`` writes each trace before the next)."""
+    for branch in branches:
+        yield branch_trace(header, branch, copied=copied)

@@ -41,6 +41,27 @@ def test_encoded_text_chunks_join_to_the_whole_text_encoded(pieces: list[str], e
     assert b"".join(chunks) == whole
 
 
+#: Characters next to the unsafe ones in code point or in UTF-8 bytes, and the unsafe ones.
+_NEAR_UNSAFE = "\t\n\r\x00\x1b\x1f \x7e\x7f\x80\x9f\xa0\xb7\xe9\u061b\u061c\u061d\u0600\u200d\u200e\u200f\u2010"
+_NEAR_UNSAFE += "\u2019\u2027\u2028\u202e\u202f\u2065\u2066\u2069\u206a\u2193\u30c6\ud7ff\ud800\udfff\ue000😀🚀"
+
+
+def test_safe_utf8_is_safe_text_encoded_for_every_code_point() -> None:
+    for start in range(0, 0x110000, 0x800):
+        text = "".join(f"\xb7{chr(c)}\u30c6" for c in range(start, start + 0x800))
+        assert output_mod._safe_utf8(text) == safe_text(text).encode("utf-8", "backslashreplace"), hex(start)
+    for c in range(0x110000):  # each alone, so no neighbour hides an escape
+        if not 0x20 <= c < 0x7F and c not in (0x09, 0x0A):
+            text = f"a{chr(c)}\xb7"
+            assert output_mod._safe_utf8(text) == safe_text(text).encode("utf-8", "backslashreplace"), hex(c)
+
+
+@given(st.text(alphabet=st.sampled_from(_NEAR_UNSAFE + "ab"), max_size=40))
+@settings(max_examples=500)
+def test_safe_utf8_near_the_unsafe_characters(text: str) -> None:
+    assert output_mod._safe_utf8(text) == safe_text(text).encode("utf-8", "backslashreplace")
+
+
 @pytest.mark.parametrize("all_", [False, True])
 def test_pieces_make_one_block_per_entry(all_: bool) -> None:
     loaded = load(SESSION)
