@@ -72,3 +72,67 @@ def test_lean_dry_run_json_is_the_full_plan(run, case: str) -> None:
                 continue
             assert r.exit_code == 0, r.stderr
             assert r.stdout_bytes == expected
+
+
+def _lean_plan(path: Path, leaf: str) -> object:
+    """The plan as the CLI's lean dry run makes it (the human view renders this object)."""
+    from pitools.core.context.build import BranchKeys, replay_context
+    from pitools.core.session.api import LeanLoaded, load_lean
+
+    loaded = load_lean(path)
+    assert isinstance(loaded, LeanLoaded)
+    leaf_id = loaded.leaf(leaf)
+    replay = replay_context(loaded.index, leaf_id)
+    branch = replay.path
+    types = loaded.index.types
+    keys = BranchKeys(replay.path_ids or [], [types[p] for p in branch.positions])  # type: ignore[attr-defined]
+    resolved = resolve_settings(
+        session_cwd=None,
+        model=None,
+        flags={"keep_recent_tokens": 300, "reserve_tokens": None, "context_window": 200000},
+        use_config=False,
+    )
+    plan = plan_compaction(
+        loaded,  # type: ignore[arg-type]
+        leaf_id,
+        resolved.compaction_settings(),
+        context_window=200000,
+        branch=branch,
+        projection=replay.projection,
+        keys=keys,
+        estimates=replay.token_estimates,
+    )
+    plan.entries_source = branch
+    return plan
+
+
+@pytest.mark.usefixtures("cli_recursion_limit")
+@pytest.mark.parametrize("case", CASES)
+def test_lean_plan_regions_read_back_the_full_plans_entries(case: str) -> None:
+    """The human dry run renders ``plan.regions``: after a lean load each region entry is read
+    back from the file when shown, and must be the entry a full load holds, in every field."""
+    from pitools.core.session.api import LeanLoaded, load_lean
+
+    path = GOLDEN / case / "session.jsonl"
+    try:
+        full = load(path)
+        if not isinstance(load_lean(path), LeanLoaded):
+            return  # v1/v2 and other files the lean load hands to the full path
+    except PitoolsError:
+        return
+    leaves = [str(x) for x in [*full.index.leaves()[:3], full.index.leaf_id] if isinstance(x, str)]
+    resolved = resolve_settings(
+        session_cwd=None,
+        model=None,
+        flags={"keep_recent_tokens": 300, "reserve_tokens": None, "context_window": 200000},
+        use_config=False,
+    )
+    for leaf in dict.fromkeys(leaves):
+        try:
+            leaf_id = full.leaf(leaf)
+            expected = plan_compaction(full, leaf_id, resolved.compaction_settings(), context_window=200000)
+        except PitoolsError:
+            continue
+        got = _lean_plan(path, leaf)
+        rows = [(r.entry_id, r.region, r.tokens, r.is_cut, r.entry) for r in got.regions]  # type: ignore[attr-defined]
+        assert rows == [(r.entry_id, r.region, r.tokens, r.is_cut, r.entry) for r in expected.regions]

@@ -122,7 +122,7 @@ def command(
 
         stamp = store.stamp(file)
     keys = replay = None
-    if mode == "dry-run" and format_ == "json":
+    if mode == "dry-run":
         from pitools.core.context.build import BranchKeys, replay_context
         from pitools.core.session.api import LeanLoaded, load_lean
 
@@ -177,6 +177,8 @@ def command(
         estimates=replay.token_estimates if replay is not None and branch else None,
     )
     plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
+    if keys is not None and branch:
+        plan.entries_source = branch  # the human view reads the entries it shows back from the file
     if mode == "dry-run" and format_ == "json":  # no rich console needed: it takes a while to import
         from pitools.core.session.load import gc_paused
 

@@ -49,13 +49,40 @@ REGION_PREFIX = "turn-prefix"
 REGION_KEPT = "kept"
 
 
-@dataclass(slots=True)
 class RegionEntry:
-    entry_id: Any
-    entry: Any
-    region: str
-    tokens: int
-    is_cut: bool = False
+    """One branch entry of the region listing, for the human view.
+
+    After a lean load the plan's rows hold stand-ins (the type only); ``source`` is then the
+    branch, and the real entry is read back from it the first time :attr:`entry` is asked for,
+    so a listing that collapses long runs parses only the entries it shows.
+    """
+
+    __slots__ = ("_at", "_entry", "_source", "entry_id", "is_cut", "region", "tokens")
+
+    def __init__(
+        self,
+        entry_id: Any,
+        entry: Any,
+        region: str,
+        tokens: int,
+        is_cut: bool = False,
+        source: Sequence[Any] | None = None,
+        at: int = -1,
+    ) -> None:
+        self.entry_id = entry_id
+        self._entry = entry
+        self.region = region
+        self.tokens = tokens
+        self.is_cut = is_cut
+        self._source = source
+        self._at = at
+
+    @property
+    def entry(self) -> Any:
+        if self._source is not None:
+            self._entry = self._source[self._at]
+            self._source = None
+        return self._entry
 
 
 #: ``(entry, entry id, region, tokens, is the cut)``: one branch entry of the region listing.
@@ -78,12 +105,21 @@ class CompactionPlan:
     #: Where the settings came from: agent dir, files read, project trust, warnings.
     config: dict[str, Any] = field(default_factory=dict)
     _regions: list[RegionEntry] | None = None
+    #: After a lean load: the branch (parsed on access) the stand-ins in :attr:`rows` stand for.
+    entries_source: Sequence[Any] | None = None
 
     @property
     def regions(self) -> list[RegionEntry]:
         """The region of every branch entry, as objects (made from :attr:`rows` when first read)."""
         if self._regions is None:
-            self._regions = [RegionEntry(eid, e, region, tokens, cut) for e, eid, region, tokens, cut in self.rows]
+            source = self.entries_source
+            if source is not None and len(source) == len(self.rows):
+                self._regions = [
+                    RegionEntry(eid, e, region, tokens, cut, source, i)
+                    for i, (e, eid, region, tokens, cut) in enumerate(self.rows)
+                ]
+            else:
+                self._regions = [RegionEntry(eid, e, region, tokens, cut) for e, eid, region, tokens, cut in self.rows]
         return self._regions
 
     @property
