@@ -222,7 +222,9 @@ def _show(value: Any) -> str:
 #   that every one of those lines kept its bytes (which then parse to the same values).
 # * "the repaired file still loops" needs only the parent walk, not the context.
 #
-# v1 files are checked by the full check: their ids come from Pi's migration of whole entries.
+# v1 files get Pi's migration on the skeletons (ids are ordinals chained in file order, and a
+# compaction, kept whole, converts its firstKeptEntryIndex there); an entry parsed again takes
+# the id and parentId its skeleton was given, in the same order the migration assigns them.
 
 _KEEP_WHOLE = frozenset({"session", "compaction"})
 
@@ -235,8 +237,10 @@ class _Lean:
     index: SessionIndex | None
     #: ``id(skeleton)`` → its position in ``raw`` (offsets/lengths).
     where: dict[int, int]
-    #: A v2 file: an entry parsed again gets Pi's v2 → v3 migration (``hookMessage`` → ``custom``).
+    #: A v1 or v2 file: an entry parsed again gets Pi's v2 → v3 migration (``hookMessage`` → ``custom``).
     v2: bool = False
+    #: A v1 file: an entry parsed again also takes the id and parentId the migration gave its skeleton.
+    v1: bool = False
 
 
 def _skeleton(value: Any) -> Any:
@@ -256,11 +260,12 @@ def _skeleton(value: Any) -> Any:
 
 
 def _load_lean(data: bytes, path: str) -> _Lean | None:
-    """The file as Pi loads it, entries as skeletons; None for a v1 file (its ids come from Pi's
-    migration, which needs the whole entries).
+    """The file as Pi loads it, entries as skeletons.
 
     A v2 file's migration only renames a message role, which skeletons do not hold: it is applied
-    to each entry parsed again (:func:`_whole`)."""
+    to each entry parsed again (:func:`_whole`). A v1 file's migration gives every entry an id and
+    a parentId (and converts a compaction's index, which skeletons keep whole): it runs on the
+    skeletons, and an entry parsed again takes its skeleton's id and parentId."""
     from pitools.core.session.load import gc_paused, iter_byte_lines, scan_lines
     from pitools.core.session.migrate import effective_version
 
@@ -275,11 +280,11 @@ def _load_lean(data: bytes, path: str) -> _Lean | None:
     if not raw.valid:
         return _Lean(data, raw, None, None, {})
     version = effective_version(values[0].get("version"))
-    if version < 2:
-        return None
     session = session_from_raw(raw)
-    where = {id(v): pos for pos, v in enumerate(values)}
-    return _Lean(data, raw, session, SessionIndex.build(session.entries), where, v2=version < 3)
+    # The migration copies the entries it changes (every one, for a v1 file): map the session's
+    # own entry objects to their lines.
+    where = {id(e): pos for e, pos in zip(session.entries, session.positions, strict=True)}
+    return _Lean(data, raw, session, SessionIndex.build(session.entries), where, v2=version < 3, v1=version < 2)
 
 
 def _whole(lo: _Lean, entry: Any) -> Any:
@@ -291,6 +296,9 @@ def _whole(lo: _Lean, entry: Any) -> Any:
         return entry
     start = lo.raw.offsets[pos]
     value = parse_json_line(lo.data[start : start + lo.raw.lengths[pos]])[0]
+    if lo.v1 and type(value) is dict:
+        value["id"] = entry.get("id")
+        value["parentId"] = entry.get("parentId")
     if lo.v2:
         from pitools.core.session.migrate import MigrationReport, migrate_v2_to_v3
 
