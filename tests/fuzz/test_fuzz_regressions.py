@@ -103,6 +103,16 @@ CASES: dict[str, bytes] = {
     + b"[" * 1100
     + b"]" * 1100
     + b"}\n",
+    # Found by `make fuzz` (session 4): a leaf whose id is "" (falsy: Pi's getBranch does not walk
+    # from it) above a parentId cycle; branches' depth pass gave it no depth and tripped an
+    # internal assertion (exit 3) instead of reporting the path getBranch gives.
+    "empty-id-leaf-above-cycle": _session(
+        _entry("U1", None, _user("q")),
+        _entry("A1", "A3", _user("a")),
+        _entry("A2", "A1", _user("b")),
+        _entry("", "A2", _user("c")),
+        _entry("A3", "A1", _user("d")),
+    ),
     "object-ids": _session(
         {"type": "message", "id": {"x": 1}, "parentId": None, "message": _user("x")},
         {"type": "message", "id": ["a"], "parentId": {"x": 1}, "message": _user("y")},

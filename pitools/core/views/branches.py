@@ -655,12 +655,14 @@ def _branch(
         "timestamp": leaf.get("timestamp", None) if type(leaf) is dict else None,
     }
     depth = depths.get(id(leaf)) if leaf is not None else None
-    if depth is None:  # the path loops (or the leaf is unknown): let getBranch say how
+    if depth is None:  # the path loops, or getBranch stops early: let getBranch say how
         try:
-            index.get_branch(leaf_id)
+            path = index.get_branch(leaf_id)
         except CycleError as exc:
             return Branch(**base, error=exc.message)
-        raise AssertionError("a leaf of the index without a depth must sit below a cycle")  # pragma: no cover
+        # No loop, yet no depth: a leaf Pi's getBranch does not walk from (an entry whose id is
+        # "", which is falsy, above a cycle): the record of the path getBranch does give.
+        return _branch_from_path(index, leaf_id, base, path, children)
     # Up from the leaf to its nearest fork (the deepest ancestor with more than one child).
     by_id = index.by_id
     segment: list[Any] = [leaf]  # leaf first, then its single-child ancestors
@@ -689,6 +691,29 @@ def _branch(
         depth=depth,
         fork=fork,
         divergent_user=first_user_message(segment),
+        tokens=tokens,
+        error=error,
+    )
+
+
+def _branch_from_path(
+    index: SessionIndex, leaf_id: Any, base: dict[str, Any], path: list[Any], children: dict[Any, list[Any]]
+) -> Branch:
+    """A leaf's record from its whole ``getBranch`` path (the rare leaves the depth pass skips)."""
+    from pitools.core.context.build import replay_context
+
+    fork_at = fork_index(path, children)
+    error: str | None = None
+    try:
+        tokens = replay_context(index, leaf_id).estimate.tokens
+    except PitoolsError as exc:
+        tokens, error = None, f"token estimate: {exc.message}"
+    return Branch(
+        **base,
+        entry_count=len(path),
+        depth=len(path) - 1,
+        fork=path[fork_at] if fork_at is not None else None,
+        divergent_user=first_user_message(path[fork_at + 1 if fork_at is not None else 0 :]),
         tokens=tokens,
         error=error,
     )
