@@ -7,58 +7,10 @@ Each takes the run's :class:`~pitools.cli.output.Output` and returns the exit st
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from pitools.cli.output import Output
-
-ProgressFn = Callable[[int, int], None]
-
-
-def index_progress(out: Output, label: str = "indexing sessions") -> ProgressFn | None:
-    """``label ███░░ n/total`` redrawn in place (at most ten times a second); None off a terminal."""
-    if not out.progress:
-        return None
-    last = [0.0]
-
-    def show(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - last[0] < 0.1:
-            return
-        last[0] = now
-        width = 24
-        filled = width * done // total if total else width
-        bar = "█" * filled + "░" * (width - filled)
-        end = "\r\x1b[K" if done >= total else "\r"
-        out.stderr.write(f"\r{label} {bar} {done}/{total}{end}")
-        out.stderr.flush()
-
-    return show
-
-
-def ls_progress(out: Output) -> ProgressFn | None:
-    """A throttled ``reading sessions n/total`` line on stderr, only when stderr is a terminal."""
-    if not out.progress:
-        return None
-    last = [0.0]
-
-    def show(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - last[0] < 0.1:
-            return
-        last[0] = now
-        end = "\r\x1b[K" if done >= total else "\r"
-        out.stderr.write(f"\rreading sessions {done}/{total}{end}")
-        out.stderr.flush()
-
-    return show
-
-
-def warner(out: Output) -> Callable[[str], None]:
-    """One ``pitools: warning: …`` line on stderr per message."""
-    return lambda message: out.message(f"warning: {message}")
-
+from pitools.cli.progress import progress_line, warner
 
 # -- usage ------------------------------------------------------------------------------------------
 
@@ -81,7 +33,7 @@ def run_usage(
 
     tz, tz_name = local_timezone(timezone)
     scope = archive_scope(session_dir=session_dir, all_=True)
-    index, _stats = updated_index(scope, progress=index_progress(out), warn=warner(out))
+    index, _stats = updated_index(scope, progress=progress_line("indexing sessions", out), warn=warner(out))
     try:
         report = usage_report(
             index,
@@ -145,7 +97,7 @@ def run_search(
     # usual search skips loading zoneinfo and the system's zone file.
     tz = local_timezone(timezone)[0] if timezone is not None or since or until else None
     scope = archive_scope(session_dir=session_dir, all_=True)
-    index, _stats = updated_index(scope, progress=index_progress(out), warn=warn)
+    index, _stats = updated_index(scope, progress=progress_line("indexing sessions", out), warn=warn)
     try:
         if not index.fts and not regex:
             warn("this Python's SQLite has no FTS5: scanning every entry instead")
@@ -236,7 +188,7 @@ def run_ls(
         session_dir=session_dir,
         all_=all_,
         use_cache=not no_cache,
-        progress=ls_progress(out),
+        progress=progress_line("reading sessions", out, bar=False),
         warn=warner(out),
         select=lambda found: select_sessions(found, since=since, sort=sort, limit=limit),
     )

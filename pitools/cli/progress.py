@@ -1,18 +1,30 @@
-"""A throttled one-line progress bar on stderr, drawn only where the output layer allows it."""
+"""A throttled one-line progress display on stderr, drawn only where the output layer allows it.
+
+Kept free of click and rich: the archive commands' fast path (:mod:`pitools.cli.fast`) uses it.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pitools.cli.output import Output
+
+ProgressFn = Callable[[int, int], None]
 
 
-def progress_line(label: str) -> Callable[[int, int], None] | None:
-    """``label ███░░ n/total`` redrawn in place (at most ten times a second); None off a terminal."""
-    from pitools.cli.output import get_output
+def progress_line(label: str, out: Output | None = None, *, bar: bool = True) -> ProgressFn | None:
+    """``label ███░░ n/total`` (or ``label n/total`` without ``bar``) redrawn in place, at most
+    ten times a second; None off a terminal. ``out`` defaults to the run's output."""
+    if out is None:
+        from pitools.cli.output import get_output
 
-    out = get_output()
+        out = get_output()
     if not out.progress:
         return None
+    stream = out.stderr
     last = [0.0]
 
     def show(done: int, total: int) -> None:
@@ -20,18 +32,23 @@ def progress_line(label: str) -> Callable[[int, int], None] | None:
         if done < total and now - last[0] < 0.1:
             return
         last[0] = now
-        width = 24
-        filled = width * done // total if total else width
-        bar = "█" * filled + "░" * (width - filled)
+        shown = label
+        if bar:
+            width = 24
+            filled = width * done // total if total else width
+            shown = f"{label} {'█' * filled}{'░' * (width - filled)}"
         end = "\r\x1b[K" if done >= total else "\r"
-        out.stderr.write(f"\r{label} {bar} {done}/{total}{end}")
-        out.stderr.flush()
+        stream.write(f"\r{shown} {done}/{total}{end}")
+        stream.flush()
 
     return show
 
 
-def warn_to_stderr(message: str) -> None:
-    """One ``pitools: warning: …`` line on stderr (the index falling back, rebuilding)."""
-    from pitools.cli.output import get_output
+def warner(out: Output | None = None) -> Callable[[str], None]:
+    """One ``pitools: warning: …`` line on stderr per message (the index falling back, rebuilding)."""
+    if out is None:
+        from pitools.cli.output import get_output
 
-    get_output().message(f"warning: {message}")
+        out = get_output()
+    target = out
+    return lambda message: target.message(f"warning: {message}")

@@ -41,15 +41,13 @@ def command(session_dir: str | None, all_: bool, rebuild: bool, format_: str) ->
       pitools index
       pitools index --rebuild --format json
     """
-    from pitools.cli.progress import progress_line, warn_to_stderr
+    from pitools.cli.progress import progress_line, warner
     from pitools.ops.archive import archive_scope, updated_index
 
     if session_dir and all_:
         raise click.UsageError("--session-dir and --all exclude each other")
     scope = archive_scope(session_dir=session_dir, all_=True)
-    index, stats = updated_index(
-        scope, progress=progress_line("indexing sessions"), warn=warn_to_stderr, rebuild=rebuild
-    )
+    index, stats = updated_index(scope, progress=progress_line("indexing sessions"), warn=warner(), rebuild=rebuild)
     try:
         data = {
             "path": index.main_path,
