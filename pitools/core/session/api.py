@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,18 +14,27 @@ from pitools.core.session.loaded import Session, open_session, raise_invalid, re
 from pitools.core.session.tree import SessionIndex
 
 
-@dataclass(slots=True)
-class LoadedSession:
-    session: Session
-    index: SessionIndex
+class _LeafRefs:
+    """``--leaf`` references, the same for a full and a lean load: an id, unique id prefix or
+    label, or ``L<line>`` (the entry on that line of the file: stable for any file, v1/v2 ones
+    whose ids are made up too). Subclasses say where the entries' lines and ids are."""
+
+    __slots__ = ()
+    session: Any
+    index: Any
+
+    def _entry_lines(self) -> Sequence[int]:
+        raise NotImplementedError
+
+    def _id_at(self, at: int) -> Any:
+        raise NotImplementedError
 
     @property
     def path(self) -> str:
-        return self.session.path
+        return str(self.session.path)
 
     def leaf(self, ref: str | None) -> Any:
-        """The entry ``ref`` names: an id, unique id prefix or label, or ``L<line>`` (the entry
-        on that line of the file: stable for any file, v1/v2 ones whose ids are made up too)."""
+        """The entry ``ref`` names (see the class)."""
         if ref is not None and not self.index.has(ref):
             line = _line_ref(ref)
             if line is not None:
@@ -33,19 +42,32 @@ class LoadedSession:
         return resolve_leaf(self.index, ref, path=self.session.path)
 
     def entry_id_at_line(self, line: int, ref: str) -> Any:
-        from pitools.core.errors import LeafError
-        from pitools.core.session.loaded import entry_id
-
-        lines = self.session.lines
         import bisect
 
+        from pitools.core.errors import LeafError
+
+        lines = self._entry_lines()
         at = bisect.bisect_left(lines, line)
         if at < len(lines) and lines[at] == line:
-            return entry_id(self.session.entries[at])
+            return self._id_at(at)
         raise LeafError(
             f"--leaf {ref!r}: line {line:,} of the file holds no entry (the header, a blank line or an unreadable one)",
             path=self.session.path,
         )
+
+
+@dataclass(slots=True)
+class LoadedSession(_LeafRefs):
+    session: Session
+    index: SessionIndex
+
+    def _entry_lines(self) -> Sequence[int]:
+        return self.session.lines
+
+    def _id_at(self, at: int) -> Any:
+        from pitools.core.session.loaded import entry_id
+
+        return entry_id(self.session.entries[at])
 
     @property
     def synthetic_ids(self) -> bool:
@@ -54,38 +76,18 @@ class LoadedSession:
 
 
 @dataclass(slots=True)
-class LeanLoaded:
+class LeanLoaded(_LeafRefs):
     """:class:`LoadedSession` for a lean load (:func:`load_lean`): the same leaf references,
     an index whose entries are parsed again on demand."""
 
     session: LeanSession
     index: LeanIndex
 
-    @property
-    def path(self) -> str:
-        return self.session.path
+    def _entry_lines(self) -> Sequence[int]:
+        return self.index.lines
 
-    def leaf(self, ref: str | None) -> Any:
-        """See :meth:`LoadedSession.leaf`."""
-        if ref is not None and not self.index.has(ref):
-            line = _line_ref(ref)
-            if line is not None:
-                return self.entry_id_at_line(line, ref)
-        return resolve_leaf(self.index, ref, path=self.session.path)
-
-    def entry_id_at_line(self, line: int, ref: str) -> Any:
-        import bisect
-
-        from pitools.core.errors import LeafError
-
-        lines = self.index.lines
-        at = bisect.bisect_left(lines, line)
-        if at < len(lines) and lines[at] == line:
-            return self.index.ids[at]
-        raise LeafError(
-            f"--leaf {ref!r}: line {line:,} of the file holds no entry (the header, a blank line or an unreadable one)",
-            path=self.session.path,
-        )
+    def _id_at(self, at: int) -> Any:
+        return self.index.ids[at]
 
     @property
     def synthetic_ids(self) -> bool:
