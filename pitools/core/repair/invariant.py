@@ -132,24 +132,9 @@ def check_invariant(
         return report
     o_sess, o_idx, n_sess, n_idx = old.session, old.index, new.session, new.index
     report.entries_before = len(o_sess.entries)
-    after_pos: dict[Origin, int] = {}
-    for k, line in enumerate(n_sess.lines):
-        after_pos[origins[line - 1]] = k
-    # 1. Nothing Pi reads today is lost (entries; the header is checked by Pi loading the file).
-    first_line = old.raw.lines[0] if old.raw.lines else 0
-    for k, line in enumerate(o_sess.lines):
-        if line in touched or line in removed:
-            continue
-        j = after_pos.get((line, 0))
-        if j is None:
-            report.violations.append(f"line {line}: an entry Pi reads today is missing from the repaired file")
-            continue
-        pos_o = o_sess.positions[k]
-        pos_n = n_sess.positions[j]
-        a = _normalized_line(before, old.raw.offsets[pos_o], old.raw.lengths[pos_o], old.raw.lines[pos_o] == first_line)
-        b = _normalized_line(after, new.raw.offsets[pos_n], new.raw.lengths[pos_n], False)
-        if a != b:
-            report.violations.append(f"line {line}: an entry Pi reads today changed without a reported fix")
+    # 1. Nothing Pi reads today is lost or changed, byte for byte (the header is checked by Pi
+    # loading the file).
+    after_pos = _entries_kept(report, before, old.raw, o_sess, after, new.raw, n_sess, origins, touched, removed)
     # 2./3. Contexts at every leaf Pi has today.
     old_lines = set(o_sess.lines)
     for leaf in leaf_entries(o_idx):
@@ -203,6 +188,41 @@ def _only_old_entries(
         if origin[1] != 0 or origin[0] is None or origin[0] not in old_lines or origin[0] in touched:
             return False
     return True
+
+
+def _entries_kept(
+    report: InvariantReport,
+    before: bytes,
+    old_raw: RawSession,
+    o_sess: Any,
+    after: bytes,
+    new_raw: RawSession,
+    n_sess: Any,
+    origins: Sequence[Origin],
+    touched: set[int],
+    removed: set[int],
+) -> dict[Origin, int]:
+    """Step 1 of both checks: every entry line Pi reads today that no fix touches or removes is in
+    the repaired file with the same bytes (violations go to ``report``). Returns each repaired
+    entry's position by its origin."""
+    after_pos: dict[Origin, int] = {}
+    for k, line in enumerate(n_sess.lines):
+        after_pos[origins[line - 1]] = k
+    first_line = old_raw.lines[0] if old_raw.lines else 0
+    for k, line in enumerate(o_sess.lines):
+        if line in touched or line in removed:
+            continue
+        j = after_pos.get((line, 0))
+        if j is None:
+            report.violations.append(f"line {line}: an entry Pi reads today is missing from the repaired file")
+            continue
+        pos_o = o_sess.positions[k]
+        pos_n = n_sess.positions[j]
+        a = _normalized_line(before, old_raw.offsets[pos_o], old_raw.lengths[pos_o], old_raw.lines[pos_o] == first_line)
+        b = _normalized_line(after, new_raw.offsets[pos_n], new_raw.lengths[pos_n], False)
+        if a != b:
+            report.violations.append(f"line {line}: an entry Pi reads today changed without a reported fix")
+    return after_pos
 
 
 def _show(value: Any) -> str:
@@ -259,7 +279,7 @@ def _skeleton(value: Any) -> Any:
     return out
 
 
-def _load_lean(data: bytes, path: str) -> _Lean | None:
+def _load_lean(data: bytes, path: str) -> _Lean:
     """The file as Pi loads it, entries as skeletons.
 
     A v2 file's migration only renames a message role, which skeletons do not hold: it is applied
@@ -416,8 +436,6 @@ def check_invariant_lean(
         new = _load_lean(after, path)
     except MigrationError:
         new = _Lean(after, RawSession(path=path, size=len(after)), None, None, {})
-    if new is None:
-        return check_invariant(before, after, origins, touched, removed, path=path)
     report = InvariantReport()
     n_sess, n_idx = new.session, new.index
     if n_sess is None or n_idx is None:
@@ -427,8 +445,6 @@ def check_invariant_lean(
         old = _load_lean(before, path)
     except MigrationError:
         old = _Lean(before, RawSession(path=path, size=len(before)), None, None, {})
-    if old is None:
-        return check_invariant(before, after, origins, touched, removed, path=path)
     report.entries_after = len(n_sess.entries)
     o_sess, o_idx = old.session, old.index
     if o_sess is None or o_idx is None:
@@ -438,24 +454,9 @@ def check_invariant_lean(
                 report.violations.append(f"the repaired file still loops at leaf {entry_id(leaf)!r}")
         return report
     report.entries_before = len(o_sess.entries)
-    after_pos: dict[Origin, int] = {}
-    for k, line in enumerate(n_sess.lines):
-        after_pos[origins[line - 1]] = k
-    # 1. Nothing Pi reads today is lost or changed, byte for byte.
-    first_line = old.raw.lines[0] if old.raw.lines else 0
-    for k, line in enumerate(o_sess.lines):
-        if line in touched or line in removed:
-            continue
-        j = after_pos.get((line, 0))
-        if j is None:
-            report.violations.append(f"line {line}: an entry Pi reads today is missing from the repaired file")
-            continue
-        pos_o = o_sess.positions[k]
-        pos_n = n_sess.positions[j]
-        a = _normalized_line(before, old.raw.offsets[pos_o], old.raw.lengths[pos_o], old.raw.lines[pos_o] == first_line)
-        b = _normalized_line(after, new.raw.offsets[pos_n], new.raw.lengths[pos_n], False)
-        if a != b:
-            report.violations.append(f"line {line}: an entry Pi reads today changed without a reported fix")
+    # 1. Nothing Pi reads today is lost or changed, byte for byte (the header is checked by Pi
+    # loading the file).
+    after_pos = _entries_kept(report, before, old.raw, o_sess, after, new.raw, n_sess, origins, touched, removed)
     # 2./3. Contexts at every leaf Pi has today. Each path is summarised once per entry:
     # old: does a fix touch it, and its source lines; new: is it made only of old entries no fix
     # touched, and their source lines.
