@@ -11,8 +11,9 @@ The Python API mirrors the commands; names are imported lazily so ``import pitoo
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 
@@ -45,4 +46,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pitools' has no attribute {name!r}")
+    import importlib
+
     return getattr(importlib.import_module(module), name)

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import gc
 import sys
-from typing import Any
 
-from pitools.cli.output import (
-    EXIT_FAILURE,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_USAGE,
-    silence_stdout,
-)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# The exit codes (pitools.cli.output holds them; repeated here so that importing this module,
+# which every start-up does, does not load the output layer: a test keeps the two equal).
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
 
 __all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
 
@@ -97,9 +99,17 @@ def main() -> None:
     # The archive commands' usual invocations run without click (tens of milliseconds of
     # imports on a command that otherwise answers from the index in a few): anything the fast
     # path does not handle exactly as the click command would goes to click.
+    argv = sys.argv[1:]
+    status: int | None = None
+    if argv and argv[0] == "search":
+        # The warm search: its own lean path (pitools.cli.fast_search), else the fast path below.
+        from pitools.cli.fast_search import run_search
+
+        status = run_search(argv[1:])
     from pitools.cli.fast import exit_now, run_fast
 
-    status = run_fast(sys.argv[1:])
+    if status is None:
+        status = run_fast(argv)
     if status is not None:
         exit_now(status)
         sys.exit(status)
@@ -114,5 +124,7 @@ def main() -> None:
             exit_now(done.code or 0)
         raise
     except BrokenPipeError:  # pragma: no cover - a pipe closed while click itself printed
+        from pitools.cli.output import silence_stdout
+
         silence_stdout()
         sys.exit(EXIT_OK)

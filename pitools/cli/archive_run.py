@@ -11,6 +11,9 @@ from typing import Any
 
 from pitools.cli.output import Output
 from pitools.cli.progress import progress_line, warner
+from pitools.ops.search_core import ROLE_CHOICES
+
+__all__ = ["ROLE_CHOICES", "SORTS", "run_ls", "run_search", "run_usage", "select_sessions"]
 
 # -- usage ------------------------------------------------------------------------------------------
 
@@ -65,8 +68,6 @@ def run_usage(
 
 
 # -- search -----------------------------------------------------------------------------------------
-
-ROLE_CHOICES = ("user", "assistant", "toolResult", "bashExecution", "custom", "compaction", "branchSummary")
 
 
 def run_search(

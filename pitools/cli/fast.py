@@ -14,33 +14,45 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
 
-# Plain named tuples, not dataclasses, and no regular expression: this module is on every
-# fast-path start-up, where building dataclasses and compiling patterns cost milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+# Plain classes, not dataclasses or named tuples (typing), and no regular expression: this
+# module is on every fast-path start-up, where importing typing, building dataclasses and
+# compiling patterns cost milliseconds.
 
 
-class Opt(NamedTuple):
+class Opt:
     """One long option: its keyword, and how its value is read."""
 
-    dest: str
-    kind: str = "value"  # "value", "flag", "multiple"
-    choices: tuple[str, ...] | None = None
-    min_int: int | None = None  # an integer option (click.IntRange(min=...))
+    __slots__ = ("choices", "dest", "kind", "min_int")
+
+    def __init__(
+        self, dest: str, kind: str = "value", choices: tuple[str, ...] | None = None, min_int: int | None = None
+    ) -> None:
+        self.dest = dest
+        self.kind = kind  # "value", "flag", "multiple"
+        self.choices = choices
+        self.min_int = min_int  # an integer option (click.IntRange(min=...))
 
 
-class Spec(NamedTuple):
-    options: dict[str, Opt]
-    defaults: dict[str, Any]
-    query: bool = False  # takes one positional QUERY
+class Spec:
+    __slots__ = ("defaults", "options", "query")
+
+    def __init__(self, options: dict[str, Opt], defaults: dict[str, Any], query: bool = False) -> None:
+        self.options = options
+        self.defaults = defaults
+        self.query = query  # takes one positional QUERY
 
 
 def _spec(name: str) -> Spec | None:
     """The options of command ``name`` (None: not a fast-path command)."""
     if name not in ("usage", "search", "ls"):
         return None
-    from pitools.cli.archive_run import ROLE_CHOICES, SORTS
+    from pitools.ops.search_core import ROLE_CHOICES
 
     filters = {
         "--project": Opt("project"),
@@ -107,6 +119,8 @@ def _spec(name: str) -> Spec | None:
             query=True,
         )
     # ``ls --since`` converts its value in a click callback: that stays with click.
+    from pitools.cli.archive_run import SORTS
+
     return Spec(
         {
             "--all": Opt("all_", "flag"),

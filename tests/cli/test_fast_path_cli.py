@@ -109,18 +109,42 @@ def test_fast_path_output_equals_click(archive_env: dict[str, str], args: list[s
     assert fast == slow
 
 
+def _loaded_modules(env: dict[str, str], args: list[str]) -> list[str]:
+    """The modules ``pitools ARGS`` imports from its own start on (site's are left out: the dev
+    venv's editable-install hook imports re, pathlib and more before pitools starts)."""
+    # The fast path ends with os._exit (no teardown), so the modules it loaded are read from
+    # -X importtime's report on stderr rather than from sys.modules at exit.
+    code = f"import sys; sys.argv = ['pitools', *{args!r}]\nfrom pitools.cli import main\nmain()\n"
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    names = [line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")]
+    # importtime lists a module after the ones it imported: pitools' first child (__future__)
+    # comes just before the first pitools line.
+    first = next(i for i, name in enumerate(names) if name.startswith("pitools"))
+    return names[first - 1 :]
+
+
 @pytest.mark.parametrize("args", [["usage", "--format", "json"], ["search", "otter", "--format", "json"]])
 def test_warm_fast_path_loads_no_framework_and_no_indexing_code(archive_env: dict[str, str], args: list[str]) -> None:
     """No click, rich or pydantic, and on a warm index none of the indexing code."""
     _run(archive_env, ["index"], fast=False)
     heavy = ["click", "rich", "pydantic", "pitools.ops.index_update", "pitools.ops.index_rows", "hashlib"]
-    # The fast path ends with os._exit (no teardown), so the modules it loaded are read from
-    # -X importtime's report on stderr rather than from sys.modules at exit.
-    code = f"import sys; sys.argv = ['pitools', *{args!r}]\nfrom pitools.cli import main\nmain()\n"
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code], env=archive_env, cwd=ROOT, capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stderr
-    loaded = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    assert "pitools.ops.search" in loaded or "pitools.ops.archive" in loaded  # the report was read
+    loaded = _loaded_modules(archive_env, args)
+    assert {"pitools.ops.search_core", "pitools.ops.archive"} & set(loaded)  # the report was read
+    assert [m for m in heavy if m in loaded] == []
+
+
+def test_warm_search_loads_only_what_it_needs(archive_env: dict[str, str]) -> None:
+    """The warm search path (pitools.cli.fast_search): none of the big start-up costs."""
+    _run(archive_env, ["index"], fast=False)
+    loaded = _loaded_modules(archive_env, ["search", "otter", "--format", "json"])
+    assert "pitools.cli.fast_search" in loaded and "pitools.ops.search_core" in loaded
+    heavy = [
+        *("click", "rich", "pydantic", "orjson", "typing", "dataclasses", "inspect", "re", "json"),
+        *("pathlib", "zoneinfo", "datetime", "sqlite3", "shlex", "enum", "urllib.parse", "threading"),
+        *("pitools.cli.output", "pitools.ops.index", "pitools.ops.archive", "pitools.ops.search"),
+        *("pitools.core.session.locate", "pitools.piconfig", "pitools.core.js.jsonout"),
+    ]
     assert [m for m in heavy if m in loaded] == []

@@ -15,11 +15,13 @@ Everything is taken only from values of the expected types; anything else is ski
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass, field
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-import orjson
+# No dataclass and no orjson at import: a warm ``pitools search`` imports this module on its
+# start-up path, and needs orjson only when a matching entry holds a tool call's arguments.
+_dumps: Any = None
 
 ROLE_USER = "user"
 ROLE_ASSISTANT = "assistant"
@@ -33,12 +35,14 @@ ROLES = (ROLE_USER, ROLE_ASSISTANT, ROLE_TOOL_RESULT, ROLE_BASH, ROLE_CUSTOM, RO
 _SUMMARY_ROLES = {"compactionSummary": ROLE_COMPACTION, "branchSummary": ROLE_BRANCH_SUMMARY}
 
 
-@dataclass(slots=True)
 class EntryText:
-    role: str | None = None
-    tools: list[str] = field(default_factory=list)
-    parts: list[str] = field(default_factory=list)
-    thinking: list[str] = field(default_factory=list)
+    __slots__ = ("parts", "role", "thinking", "tools")
+
+    def __init__(self) -> None:
+        self.role: str | None = None
+        self.tools: list[str] = []
+        self.parts: list[str] = []
+        self.thinking: list[str] = []
 
     @property
     def text(self) -> str:
@@ -74,8 +78,17 @@ def _blocks(content: Any, out: EntryText, *, tool_calls: bool = False) -> None:
                 out.parts.append(name)
             args = block.get("arguments")
             if args is not None:
-                with contextlib.suppress(TypeError):
-                    out.parts.append(orjson.dumps(args).decode("utf-8"))
+                global _dumps
+                if _dumps is None:
+                    import orjson
+
+                    _dumps = orjson.dumps
+                try:
+                    dumped = _dumps(args)
+                except TypeError:  # orjson.JSONEncodeError: a value it cannot write
+                    dumped = None
+                if dumped is not None:
+                    out.parts.append(dumped.decode("utf-8"))
 
 
 def entry_text(entry: Any) -> EntryText:

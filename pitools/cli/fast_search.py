@@ -1,0 +1,339 @@
+"""The warm ``pitools search``: answered from the index with the fewest imports possible.
+
+``pitools search WORD`` on a warm index is a few milliseconds of work, so its start-up is what
+the user waits for: CPython itself (~10 ms), SQLite's library (~3 ms), and whatever pitools
+imports. This path imports neither click, rich, orjson, typing, dataclasses, pathlib nor re, and
+none of the indexing code: :func:`run_search` handles the usual invocation (``--format``,
+``--limit``, ``--role``, ``--tool``, ``--thinking``, ``--in-context``, ``--branch``) when
+
+* the sessions are where Pi keeps them by default (no ``--session-dir``, no
+  ``PI_CODING_AGENT_SESSION_DIR``, no settings file that could set ``sessionDir``),
+* the index exists, has this schema version and its shards, no update is half-done and no
+  other pitools holds the update lock,
+* not one session file was added, changed or removed since it was indexed (the same ``stat``
+  comparison :func:`pitools.ops.index.scan` makes), and
+* the query has FTS tokens.
+
+Anything else — and any error at all before output starts — returns None and the general path
+(:mod:`pitools.cli.fast`, then click) runs the command from the beginning, updating the index,
+warning, failing as it always does. Both paths build the query, check the candidates and shape
+the hits with the same code (:mod:`pitools.ops.search_core`), so their output is the same bytes
+(``tests/cli/test_fast_path_cli.py`` runs both).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+#: ``pitools.ops.index.SCHEMA_VERSION`` (a test keeps them equal): this path reads only this version.
+SCHEMA_VERSION = 6
+
+#: Options this path does not take (the general path does): they need the zone, Pi's path rules,
+#: or a regular expression.
+_GENERAL_ONLY = ("regex", "project", "cwd", "session", "since", "until", "timezone", "session_dir")
+
+
+def run_search(args: Sequence[str]) -> int | None:
+    """``pitools search ARGS`` on a warm index; None when the general path must run it."""
+    if "_PITOOLS_COMPLETE" in os.environ:
+        return None
+    from pitools.cli.fast import parse
+
+    kw = parse("search", args)
+    if kw is None or any(kw[k] for k in _GENERAL_ONLY):
+        return None
+    try:
+        data = warm_search(kw, os.environ)
+    except KeyboardInterrupt:
+        sys.stderr.write("pitools: interrupted\n")
+        sys.stderr.flush()
+        return 130
+    except Exception:
+        if os.environ.get("PITOOLS_DEBUG") == "1":
+            raise
+        return None  # the general path reports (or works around) whatever this was
+    if data is None:
+        return None
+    if kw["format_"] != "json":
+        from pitools.cli.fast import _invoke
+        from pitools.render.archive import render_search
+
+        def render(out: Any) -> int:
+            render_search(out.console(), data)
+            return 0
+
+        return _invoke(render, {})
+    from pitools.ops.search_core import NotPlain, dumps
+
+    try:
+        payload = dumps(data) + b"\n"
+    except NotPlain:
+        from pitools.core.js.jsonout import to_json_bytes
+
+        payload = to_json_bytes(data) + b"\n"
+    return _write(payload)
+
+
+def _write(payload: bytes) -> int:
+    """The JSON document on stdout, with the general path's handling of a closed pipe and errors."""
+    try:
+        sys.stdout.flush()
+        buffer = sys.stdout.buffer
+        buffer.write(payload)
+        buffer.flush()
+    except BrokenPipeError:
+        from pitools.cli.output import silence_stdout
+
+        silence_stdout()
+        return 0
+    except Exception as exc:
+        if os.environ.get("PITOOLS_DEBUG") == "1":
+            raise
+        from pitools.cli import internal_error_message
+        from pitools.cli.output import Output
+
+        Output.from_environment().message(internal_error_message(exc))
+        return 3
+    return 0
+
+
+def warm_search(kw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The search's JSON object, or None when this path does not apply (see the module docstring)."""
+    from pitools.ops import search_core
+
+    folders = session_folders(env)
+    if folders is None:
+        return None
+    cache = cache_dir(env)
+    if cache is None or _inside(cache, env):
+        return None
+    main = os.path.join(cache, f"index-v{SCHEMA_VERSION}.sqlite")
+    if not os.path.isfile(main):
+        return None
+    terms = search_core.parse_terms(kw["query"])
+    fts = search_core.fts_query([t.text for t in terms])
+    if fts is None:
+        return None
+    conn = _connect(main)
+    try:
+        shards = _open(conn, cache)
+        if shards is None or not _unchanged(conn, cache, folders):
+            return None
+        where, params = search_core.filters(folders, kw["roles"], kw["tools"], kw["in_context"], kw["branch"])
+        sql, named = search_core.fts_sql(where, params, shards, kw["thinking"], fts)
+        hits, truncated, _ = search_core.collect(conn.execute(sql, named), terms, kw["thinking"], kw["limit"])
+    finally:
+        conn.close()
+    return search_core.result_json(kw["query"], "fts", hits, truncated)
+
+
+# -- where the sessions are ---------------------------------------------------------------------
+
+
+def session_folders(env: Mapping[str, str]) -> list[str] | None:
+    """The folders ``archive_scope(all_=True)`` covers, in the case where that is every folder
+    under Pi's default ``sessions`` directory; None in any other case (a configured session
+    directory, a ``~`` or ``file://`` agent dir, a settings file that may set ``sessionDir``)."""
+    if env.get("PI_CODING_AGENT_SESSION_DIR"):
+        return None
+    here = os.getcwd()
+    agent = env.get("PI_CODING_AGENT_DIR")
+    if agent:
+        if agent.startswith("~") or agent.startswith("file:"):
+            return None  # normalizePath would rewrite it: the general path's rules
+    elif "HOME" in env:
+        agent = js_join(env["HOME"], ".pi", "agent")
+    else:
+        return None
+    for settings in (
+        js_join(js_resolve(agent, here), "settings.json"),
+        js_join(js_resolve(here, here), ".pi", "settings.json"),
+    ):
+        if _may_set_session_dir(settings):
+            return None
+    root = js_join(agent, "sessions")
+    found: list[tuple[bytes, str]] = []
+    try:
+        with os.scandir(root) as it:
+            for entry in it:
+                try:
+                    if entry.is_dir() or entry.is_symlink():
+                        found.append((entry.name.encode("utf-8", "surrogateescape"), entry.path))
+                except OSError:
+                    continue
+    except OSError:
+        return []
+    found.sort()
+    return [os.path.abspath(path) for _, path in found]
+
+
+def _may_set_session_dir(path: str) -> bool:
+    """Whether the settings file at ``path`` might hold a ``sessionDir`` key (spelled out or escaped).
+
+    An unreadable or missing file holds none (Pi reads it as ``{}``)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    return b"sessionDir" in data or b"\\u" in data
+
+
+def js_normalize(path: str) -> str:
+    """Node's ``path.posix.normalize`` (:func:`pitools.piconfig.paths.js_normalize`; a test keeps them equal)."""
+    if not path:
+        return "."
+    absolute = path.startswith("/")
+    trailing = path.endswith("/")
+    out: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if out and out[-1] != "..":
+                out.pop()
+            elif not absolute:
+                out.append("..")
+            continue
+        out.append(part)
+    text = "/".join(out)
+    if not text and not absolute:
+        text = "."
+    if text and trailing:
+        text += "/"
+    return ("/" + text) if absolute else text
+
+
+def js_join(*parts: str) -> str:
+    joined = "/".join(p for p in parts if p)
+    return js_normalize(joined) if joined else "."
+
+
+def js_resolve(path: str, base: str) -> str:
+    if not path.startswith("/"):
+        path = (base if base.startswith("/") else os.path.join(os.getcwd(), base)) + "/" + path
+    out = js_normalize(path)
+    return out[:-1] if len(out) > 1 and out.endswith("/") else out
+
+
+# -- the index ----------------------------------------------------------------------------------------
+
+
+def cache_dir(env: Mapping[str, str]) -> str | None:
+    """:func:`pitools.ops.index.cache_dir` on Linux and the BSDs (None elsewhere: the general path)."""
+    explicit = env.get("PITOOLS_CACHE_DIR")
+    if explicit:
+        return explicit
+    xdg = env.get("XDG_CACHE_HOME")
+    if xdg:
+        return os.path.join(xdg, "pitools")
+    if sys.platform in ("darwin", "win32"):
+        return None
+    home = env.get("HOME") or os.path.expanduser("~")
+    return os.path.join(home, ".cache", "pitools")
+
+
+def _inside(folder: str, env: Mapping[str, str]) -> bool:
+    """:func:`pitools.ops.index.inside_pi_folders` for the agent dirs :func:`session_folders` accepts."""
+    agent = env.get("PI_CODING_AGENT_DIR") or js_join(env.get("HOME", ""), ".pi", "agent")
+    here = os.path.realpath(folder)
+    pi = os.path.realpath(agent)
+    return here == pi or here.startswith(pi.rstrip(os.sep) + os.sep)
+
+
+def _connect(path: str) -> Any:
+    # The C module itself: the ``sqlite3`` package adds ``datetime`` and ``collections.abc`` for
+    # its default adapters, which a search never uses (~1.5 ms of start-up).
+    try:
+        from _sqlite3 import connect
+    except ImportError:  # pragma: no cover - an interpreter without the C module's connect
+        from sqlite3 import connect
+    return connect(path, timeout=30.0, isolation_level=None)
+
+
+def _open(conn: Any, cache: str) -> int | None:
+    """Attach the shards of a ready index: their number, or None (not this version, not ready)."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        return None
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('shards', 'pending')").fetchall())
+    if "pending" in meta or "shards" not in meta:
+        return None  # an update stopped half-way: the general path finishes it
+    shards = max(1, int(meta["shards"]))
+    for k in range(shards):
+        conn.execute("ATTACH DATABASE ? AS ?", (os.path.join(cache, f"index-v{SCHEMA_VERSION}.fts{k}.sqlite"), f"s{k}"))
+    ready = " + ".join(f"(SELECT count(*) FROM s{k}.sqlite_master WHERE name='texts')" for k in range(shards))
+    if conn.execute(f"SELECT {ready}").fetchone()[0] != shards:
+        return None
+    return shards
+
+
+def _unchanged(conn: Any, cache: str, folders: list[str]) -> bool:
+    """Whether every session file of ``folders`` is indexed as it is now, and no indexed one is gone.
+
+    :func:`pitools.ops.index.scan`'s comparison (regular ``*.jsonl`` files; size, mtime, inode),
+    made under the updaters' lock as an update makes it; the lock being held by another process
+    means an update is running: the general path waits for it.
+    """
+    import fcntl
+
+    try:
+        fd = os.open(os.path.join(cache, f"index-v{SCHEMA_VERSION}.lock"), os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        try:
+            if conn.execute("SELECT 1 FROM meta WHERE key='pending'").fetchone() is not None:
+                return False
+            return _on_disk(folders) == _indexed(conn, folders)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _indexed(conn: Any, folders: list[str]) -> set[str]:
+    """``path|size|mtime_ns|inode`` of every indexed session of ``folders`` (one string from SQLite,
+    cheaper than a row each; a path holding a newline splits and simply compares unequal)."""
+    if not folders:
+        return set()
+    marks = ",".join("?" * len(folders))
+    text = conn.execute(
+        "SELECT group_concat(path || '|' || size || '|' || mtime_ns || '|' || ino, char(10)) "
+        f"FROM sessions WHERE +folder IN ({marks})",
+        folders,
+    ).fetchone()[0]
+    return set(text.split("\n")) if text else set()
+
+
+def _on_disk(folders: list[str]) -> set[str]:
+    """The same strings for the session files now in ``folders``."""
+    out: set[str] = set()
+    add = out.add
+    stat = os.stat
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        prefix = folder if folder.endswith(os.sep) else folder + os.sep
+        for name in names:
+            if not name.endswith(".jsonl"):
+                continue
+            path = prefix + name
+            try:
+                st = stat(path)
+            except OSError:
+                continue
+            if st.st_mode & 0o170000 == 0o100000:  # S_ISREG
+                add(f"{path}|{st.st_size}|{st.st_mtime_ns}|{st.st_ino}")
+    return out

@@ -1,0 +1,559 @@
+"""The parts of ``pitools search`` that a warm search runs, light enough for its start-up.
+
+:mod:`pitools.ops.search` (the library entry point) and :mod:`pitools.cli.fast_search` (the
+command's warm path) both build their SQL, check their candidates and shape their hits here, so
+the two cannot drift apart. Everything in this module avoids the modules that dominate a warm
+search's start-up (``typing``, ``dataclasses``, ``re``, ``orjson``, ``datetime``, ``shlex``):
+
+* the query is split and matched without a regular expression when the query is ASCII (the
+  usual case), with exactly ``re``'s case-insensitive rules (a few non-ASCII letters match ASCII
+  ones: Kelvin sign, dotted and dotless I, long s); other queries compile the patterns;
+* a candidate line is parsed by CPython's C JSON scanner wherever its value provably equals
+  orjson's, and by orjson (then the loader's parser) otherwise;
+* times, shell quoting and the JSON document are written by small exact functions, each with a
+  fallback to the general code for values outside what they handle.
+
+Every shortcut is checked against the general code by tests (``tests/unit/ops/test_search_core.py``).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+SNIPPET_CONTEXT = 80
+#: An entry's full-text row id is ``sid << ROWID_SHIFT | ord`` (as :mod:`pitools.ops.index` writes it).
+ROWID_SHIFT = 24
+ROLE_CHOICES = ("user", "assistant", "toolResult", "bashExecution", "custom", "compaction", "branchSummary")
+
+# -- the query ----------------------------------------------------------------------------------
+
+
+def split_terms(text: str) -> list[str]:
+    """Words and ``"quoted phrases"``: what ``re.finditer(r'"([^"]*)"|(\\S+)', text)`` finds, stripped."""
+    terms: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+            continue
+        if ch == '"':
+            close = text.find('"', i + 1)
+            if close >= 0:
+                term = text[i + 1 : close].strip()
+                if term:
+                    terms.append(term)
+                i = close + 1
+                continue
+        j = i + 1
+        while j < n and not text[j].isspace():
+            j += 1
+        term = text[i:j].strip()
+        if term:
+            terms.append(term)
+        i = j
+    return terms
+
+
+def tokens(term: str) -> list[str]:
+    """Runs of letters and digits, lowercased: how FTS5's unicode61 tokenizer cuts text (``_`` separates)."""
+    out: list[str] = []
+    start = -1
+    for i, ch in enumerate(term):
+        if ch.isalnum():
+            if start < 0:
+                start = i
+        elif start >= 0:
+            out.append(term[start:i].lower())
+            start = -1
+    if start >= 0:
+        out.append(term[start:].lower())
+    return out
+
+
+def fts_query(terms: Sequence[str]) -> str | None:
+    """The FTS5 MATCH expression: every token as a prefix, all required."""
+    toks: list[str] = []
+    for term in terms:
+        toks.extend(tokens(term))
+    return " AND ".join(f'"{t}"*' for t in dict.fromkeys(toks)) if toks else None
+
+
+#: Text characters that ``re.IGNORECASE`` matches to an ASCII pattern character although they
+#: are not ASCII: Unicode's simple lowercase of U+0130 and U+212A is ASCII, and ``re``'s case
+#: fixes pair ``i``/U+0131 and ``s``/U+017F. Everything else ASCII-matching is ASCII itself.
+_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k", **{c: chr(c + 32) for c in range(65, 91)}}
+
+
+class Term:
+    """One query term and how it is found in a text (``search(body)``: its span, or None).
+
+    An ASCII term is matched here; any other term by the regular expression
+    ``(?<![^\\W_])`` (only when it starts with a letter or digit) + its words joined by ``\\s+``,
+    case-insensitive: the pattern both ways describe.
+    """
+
+    __slots__ = ("lead", "pattern", "text", "words")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        words = text.split()
+        self.lead = words[0][0].isalnum()
+        self.pattern: Any = None
+        self.words: list[str] | None = None
+        if text.isascii():
+            self.words = [w.lower() for w in words]
+        else:
+            import re
+
+            body = r"\s+".join(re.escape(w) for w in words)
+            self.pattern = re.compile((r"(?<![^\W_])" if self.lead else "") + body, re.IGNORECASE)
+
+    def search(self, body: str, folded: list[str | None]) -> tuple[int, int] | None:
+        """The first match in ``body`` (``folded`` caches its case-folded copy between terms)."""
+        if self.words is None:
+            m = self.pattern.search(body)
+            return None if m is None else (m.start(), m.end())
+        text = folded[0]
+        if text is None:
+            text = folded[0] = body.lower() if body.isascii() else body.translate(_FOLD)
+        words = self.words
+        first = words[0]
+        n = len(body)
+        pos = 0
+        while True:
+            i = text.find(first, pos)
+            if i < 0:
+                return None
+            pos = i + 1
+            if self.lead and i > 0 and _word_char(body[i - 1]):
+                continue
+            j = i + len(first)
+            for w in words[1:]:
+                k = j
+                while k < n and body[k].isspace():
+                    k += 1
+                if k == j or not text.startswith(w, k):
+                    break
+                j = k + len(w)
+            else:
+                return i, j
+
+
+def _word_char(ch: str) -> bool:
+    """Whether ``ch`` is in ``[^\\W_]`` as a case-insensitive ``re`` pattern sees it."""
+    return ch.isalnum()
+
+
+def parse_terms(text: str) -> list[Term]:
+    """The terms of a plain query; raises PitoolsError when there are none."""
+    terms = split_terms(text)
+    if not terms:
+        from pitools.core.errors import PitoolsError
+
+        raise PitoolsError("empty search query")
+    return [Term(t) for t in terms]
+
+
+def find(terms: Sequence[Any], body: str) -> list[tuple[int, int]] | None:
+    """The span of every term in ``body`` (all must occur), or None.
+
+    ``terms`` are :class:`Term` objects or compiled regular expressions (``--regex``)."""
+    if not body:
+        return None
+    folded: list[str | None] = [None]
+    spans: list[tuple[int, int]] = []
+    for term in terms:
+        if type(term) is Term:
+            span = term.search(body, folded)
+        else:
+            m = term.search(body)
+            span = None if m is None else (m.start(), m.end())
+        if span is None:
+            return None
+        spans.append(span)
+    return spans
+
+
+def snippet(body: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """A window of text around the first match, with the matches inside it (offsets in the snippet)."""
+    first = min(spans)
+    start = max(0, first[0] - SNIPPET_CONTEXT)
+    end = min(len(body), max(first[1], first[0]) + SNIPPET_CONTEXT)
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(body) else ""
+    window = body[start:end]
+    shift = len(prefix) - start
+    highlights = sorted((a + shift, b + shift) for a, b in spans if a >= start and b <= end)
+    return prefix + window + suffix, highlights
+
+
+# -- SQL --------------------------------------------------------------------------------------------
+
+COLUMNS = (
+    "e.sid, e.ord, e.eid, e.ts, e.role, e.tools, e.off, e.len, e.leaf_lo, e.leaf_hi, e.in_ctx, e.summarized, "
+    "e.copied, s.path, s.header_id, s.name, s.cwd, s.modified, s.leaves, s.default_pos"
+)
+
+
+def filters(
+    folders: Sequence[str], roles: Sequence[str], tools: Sequence[str], in_context: bool, branch: str
+) -> tuple[list[str], list[Any]]:
+    """The entry conditions every search applies (folders, ``--role``, ``--tool``, ``--in-context``, ``--branch``)."""
+    where = ["s.folder IN (" + ",".join("?" * len(folders)) + ")" if folders else "0"]
+    params: list[Any] = list(folders)
+    if roles:
+        where.append("e.role IN (" + ",".join("?" * len(roles)) + ")")
+        params.extend(roles)
+    if tools:
+        where.append("(" + " OR ".join("instr(char(31) || e.tools || char(31), ?) > 0" for _ in tools) + ")")
+        params.extend(f"\x1f{t}\x1f" for t in tools)
+    if in_context:
+        where.append("e.in_ctx = 1")
+    if branch == "current":
+        where.append("e.leaf_lo <= s.default_pos AND s.default_pos < e.leaf_hi")
+    return where, params
+
+
+def fts_sql(
+    where: Sequence[str], params: Sequence[Any], shards: int, thinking: bool, fts: str
+) -> tuple[str, dict[str, Any]]:
+    """The full-text query: candidates of every shard, newest first."""
+    tables = ["fts"] + (["fts_thinking"] if thinking else [])
+    union = " UNION ".join(f"SELECT rowid AS r FROM s{k}.{t} WHERE {t} MATCH :q" for k in range(shards) for t in tables)
+    named = {f"p{i}": p for i, p in enumerate(params)}
+    conds: list[str] = []
+    i = 0
+    for clause in where:
+        pieces = clause.split("?")
+        text = pieces[0]
+        for k, piece in enumerate(pieces[1:]):
+            text += f":p{i + k}" + piece
+        i += len(pieces) - 1
+        conds.append(text)
+    cond = " AND ".join(conds)
+    # A matching row stands for its own entry and for every entry whose identical long
+    # text was indexed only once (``tref``, see pitools.ops.index_rows.insert_texts).
+    sql = (
+        f"WITH c(r) AS ({union}), m(sid, ord) AS ("
+        f"SELECT c.r >> {ROWID_SHIFT}, c.r & {(1 << ROWID_SHIFT) - 1} FROM c "
+        "UNION SELECT t.sid, t.ord FROM c JOIN entries t ON t.tref = c.r) "
+        f"SELECT {COLUMNS} FROM m JOIN entries e ON e.sid = m.sid AND e.ord = m.ord "
+        f"JOIN sessions s ON s.sid = e.sid WHERE {cond or '1'} ORDER BY e.ts DESC, e.sid DESC, e.ord DESC"
+    )
+    named["q"] = fts
+    return sql, named
+
+
+def scan_sql(where: Sequence[str]) -> str:
+    """Every entry in scope, newest first (``--regex``, or no FTS5)."""
+    return (
+        f"SELECT {COLUMNS} FROM entries e JOIN sessions s ON s.sid = e.sid "
+        f"WHERE {' AND '.join([*where, 'e.role IS NOT NULL'])} ORDER BY e.ts DESC, e.sid DESC, e.ord DESC"
+    )
+
+
+# -- candidates -------------------------------------------------------------------------------------
+
+
+class LineReader:
+    """Reads entry lines back from session files, keeping the last file open."""
+
+    __slots__ = ("fh", "path")
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.fh: Any = None
+
+    def read(self, path: str, offset: int, length: int) -> bytes | None:
+        try:
+            if path != self.path:
+                self.close()
+                self.fh = open(path, "rb")  # noqa: SIM115 - kept open across calls, closed in close()
+                self.path = path
+            self.fh.seek(offset)
+            data: bytes = self.fh.read(length)
+            return data
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+        self.fh = None
+        self.path = None
+
+
+class _Unsure(Exception):
+    """The C scanner's value might differ from orjson's here: use orjson."""
+
+
+def _int(text: str) -> int:
+    value = int(text)
+    if not -(1 << 63) <= value < (1 << 64):  # orjson reads these as floats
+        raise _Unsure
+    return value
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # orjson refuses these
+        raise _Unsure
+    return value
+
+
+def _constant(_text: str) -> Any:
+    raise _Unsure  # NaN, Infinity, -Infinity: orjson (and JSON.parse) refuse them
+
+
+class _Context:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = staticmethod(_float)
+    parse_int = staticmethod(_int)
+    parse_constant = staticmethod(_constant)
+
+
+_scanner: Any = None
+
+
+def _scan(data: bytes) -> Any:
+    """``data`` parsed by CPython's C JSON scanner when the result equals ``orjson.loads(data)``;
+    raises _Unsure (or ValueError) when it might not."""
+    global _scanner
+    if _scanner is None:
+        try:
+            from _json import make_scanner
+        except ImportError:  # not CPython: orjson always
+            _scanner = False
+        else:
+            _scanner = make_scanner(_Context())  # type: ignore[arg-type]  # any object with these attributes
+    if _scanner is False:
+        raise _Unsure
+    # Escaped surrogates (orjson refuses lone ones), very deep nesting (orjson stops at 1024
+    # levels): leave those to orjson. Strict UTF-8 decoding refuses what orjson refuses.
+    if b"\\ud" in data or b"\\uD" in data or data.count(b"[") + data.count(b"{") > 1000:
+        raise _Unsure
+    text = data.decode("utf-8")
+    start = len(text) - len(text.lstrip(" \t\n\r"))
+    try:
+        value, end = _scanner(text, start)
+    except StopIteration:
+        raise _Unsure from None
+    if text[end:].strip(" \t\n\r"):
+        raise _Unsure
+    return value
+
+
+def loads(data: bytes) -> Any:
+    """``data`` as search reads a line: orjson's value, or JSON.parse's (the loader's parser) for what
+    orjson refuses; raises ValueError when neither reads it."""
+    try:
+        return _scan(data)
+    except (_Unsure, ValueError, RecursionError):
+        pass
+    import orjson
+
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        # What orjson refuses and JSON.parse reads (invalid UTF-8, lone surrogates, huge
+        # numbers, any depth): the loader's parser, loaded only then.
+        from pitools.core.session.load import parse_json_line
+
+        return parse_json_line(data)[0]
+
+
+def check_row(
+    row: Sequence[Any], terms: Sequence[Any], thinking: bool, reader: LineReader, leaves_cache: dict[int, list[Any]]
+) -> dict[str, Any] | None:
+    """A candidate row read back from its file: the hit (its JSON object), or None when the entry
+    does not really match (or the file changed under the index)."""
+    from pitools.core.views.search_text import entry_text
+
+    (sid, _ord, eid, ts, role, tools, off, length, lo, hi, in_ctx, summarized, copied) = row[:13]
+    path, hid, name, cwd, _modified, leaves_blob, default_pos = row[13:]
+    data = reader.read(path, off, length)
+    if data is None:
+        return None
+    try:
+        value = loads(data)
+    except ValueError:
+        return None
+    if type(value) is dict and type(value.get("id")) is str and eid is not None and value["id"] != eid:
+        return None  # the file changed under the index: skip rather than point at the wrong entry
+    text = entry_text(value)
+    body = text.text
+    found = find(terms, body)
+    in_thinking = False
+    if found is None and thinking:
+        body = text.thinking_text
+        found = find(terms, body)
+        in_thinking = found is not None
+    if found is None:
+        return None
+    snip, highlights = snippet(body, found)
+    if sid not in leaves_cache:
+        leaves_cache[sid] = loads(leaves_blob) if leaves_blob else []
+    on_current = default_pos is not None and lo <= default_pos < hi
+    return {
+        "session": {"path": path, "id": hid, "name": name, "cwd": cwd},
+        "entryId": eid,
+        "timestamp": iso_utc(ts) if ts is not None else None,
+        "role": role,
+        "tools": tools.split("\x1f") if tools else [],
+        "snippet": snip,
+        "highlights": [list(h) for h in highlights],
+        "leaves": leaves_cache[sid][lo:hi],
+        "onCurrentBranch": on_current,
+        "inContext": bool(in_ctx),
+        "summarizedAway": bool(summarized),
+        "copied": bool(copied),
+        "inThinking": in_thinking,
+        "commands": commands(path, eid),
+    }
+
+
+def collect(rows: Any, terms: Sequence[Any], thinking: bool, limit: int) -> tuple[list[dict[str, Any]], bool, int]:
+    """Hits from candidate ``rows`` (newest first), at most ``limit`` (0: all), grouped by session
+    (the session of the newest hit first, newest hit first inside): (hits, truncated, candidates)."""
+    hits: list[dict[str, Any]] = []
+    candidates = 0
+    truncated = False
+    reader = LineReader()
+    leaves_cache: dict[int, list[Any]] = {}
+    try:
+        for row in rows:
+            candidates += 1
+            hit = check_row(row, terms, thinking, reader, leaves_cache)
+            if hit is None:
+                continue
+            if limit and len(hits) >= limit:
+                truncated = True
+                break
+            hits.append(hit)
+    finally:
+        reader.close()
+    order: dict[str, int] = {}
+    for h in hits:
+        order.setdefault(h["session"]["path"], len(order))
+    hits.sort(key=lambda h: order[h["session"]["path"]])
+    return hits, truncated, candidates
+
+
+def result_json(query: str, mode: str, hits: list[dict[str, Any]], truncated: bool) -> dict[str, Any]:
+    return {"query": query, "mode": mode, "count": len(hits), "truncated": truncated, "hits": hits}
+
+
+# -- small exact writers --------------------------------------------------------------------------
+
+#: What ``shlex.quote`` leaves unquoted: ``[\w@%+=:,./-]`` in ASCII.
+_SHELL_SAFE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-"
+
+
+def shell_quote(text: str) -> str:
+    """``shlex.quote(text)``."""
+    if not text:
+        return "''"
+    if not text.strip(_SHELL_SAFE):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def commands(path: str, entry_id: str | None) -> list[str]:
+    """The commands that go to a hit: its context at the entry, and Pi on the session."""
+    quoted = shell_quote(path)
+    out = []
+    if entry_id:
+        out.append(f"pitools context {quoted} --leaf {shell_quote(entry_id)}")
+    out.append(f"pi --session {quoted}")
+    return out
+
+
+def iso_utc(ms: Any) -> str | None:
+    """``new Date(ms).toISOString()`` (:func:`pitools.core.views.isotime.iso_utc`), by integer
+    arithmetic for whole milliseconds in years 1000–9999, else by that function."""
+    if type(ms) is int and -30610224000000 <= ms <= 253402300799999:  # 1000-01-01 .. 9999-12-31
+        days, rest = divmod(ms, 86_400_000)
+        # Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+        z = days + 719468
+        era = z // 146097
+        doe = z - era * 146097
+        yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+        doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+        mp = (5 * doy + 2) // 153
+        day = doy - (153 * mp + 2) // 5 + 1
+        month = mp + 3 if mp < 10 else mp - 9
+        year = yoe + era * 400 + (month <= 2)
+        secs, milli = divmod(rest, 1000)
+        return f"{year:04d}-{month:02d}-{day:02d}T{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{milli:03d}Z"
+    from pitools.core.views.isotime import iso_utc as general
+
+    return general(ms)
+
+
+class NotPlain(Exception):
+    """A value :func:`dumps` does not write (the caller uses ``to_json_bytes``)."""
+
+
+def dumps(value: Any) -> bytes:
+    """``to_json_bytes(value)`` for dicts with string keys, lists, strings, bools, None and ints
+    of at most 2**53; raises NotPlain for anything else (floats, big ints, lone surrogates, which
+    JavaScript writes in its own forms)."""
+    try:
+        from _json import encode_basestring as quote
+    except ImportError:  # not CPython
+        raise NotPlain from None
+    parts: list[str] = []
+    append = parts.append
+
+    def walk(v: Any) -> None:
+        t = type(v)
+        if t is str:
+            append(quote(v))
+        elif t is dict:
+            append("{")
+            first = True
+            for k, item in v.items():
+                if type(k) is not str:
+                    raise NotPlain
+                if not first:
+                    append(",")
+                first = False
+                append(quote(k))
+                append(":")
+                walk(item)
+            append("}")
+        elif t is list or t is tuple:
+            append("[")
+            for i, item in enumerate(v):
+                if i:
+                    append(",")
+                walk(item)
+            append("]")
+        elif v is None:
+            append("null")
+        elif v is True:
+            append("true")
+        elif v is False:
+            append("false")
+        elif t is int and -(1 << 53) <= v <= (1 << 53):
+            append(str(v))
+        else:
+            raise NotPlain
+
+    walk(value)
+    try:
+        return "".join(parts).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON.stringify escapes it
+        raise NotPlain from None
+
+
+def session_label(path: str) -> str:
+    return os.path.basename(path)
