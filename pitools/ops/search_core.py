@@ -498,14 +498,17 @@ def iso_utc(ms: Any) -> str | None:
     return general(ms)
 
 
+_DIGITS = frozenset("0123456789")
+
+
 class NotPlain(Exception):
     """A value :func:`dumps` does not write (the caller uses ``to_json_bytes``)."""
 
 
 def dumps(value: Any) -> bytes:
     """``to_json_bytes(value)`` for dicts with string keys, lists, strings, bools, None and ints
-    of at most 2**53; raises NotPlain for anything else (floats, big ints, lone surrogates, which
-    JavaScript writes in its own forms)."""
+    of at most 2**53; raises NotPlain for anything else (floats, big ints, lone surrogates, keys
+    starting with a digit: JavaScript writes or orders those in its own ways)."""
     try:
         from _json import encode_basestring as quote
     except ImportError:  # not CPython
@@ -521,8 +524,8 @@ def dumps(value: Any) -> bytes:
             append("{")
             first = True
             for k, item in v.items():
-                if type(k) is not str:
-                    raise NotPlain
+                if type(k) is not str or k[:1] in _DIGITS:
+                    raise NotPlain  # JavaScript puts array-index keys ("0", "17") first
                 if not first:
                     append(",")
                 first = False
