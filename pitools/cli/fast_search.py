@@ -259,12 +259,13 @@ def _connect(path: str) -> Any:
 
 def _open(conn: Any, cache: str) -> int | None:
     """Attach the shards of a ready index: their number, or None (not this version, not ready)."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-        return None
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('shards', 'pending')").fetchall())
-    if "pending" in meta or "shards" not in meta:
-        return None  # an update stopped half-way: the general path finishes it
-    shards = max(1, int(meta["shards"]))
+    version, shards_text, pending = conn.execute(
+        "SELECT (SELECT user_version FROM pragma_user_version), (SELECT value FROM meta WHERE key='shards'), "
+        "EXISTS(SELECT 1 FROM meta WHERE key='pending')"
+    ).fetchone()
+    if version != SCHEMA_VERSION or shards_text is None or pending:
+        return None  # another version, not created yet, or an update stopped half-way
+    shards = max(1, int(shards_text))
     for k in range(shards):
         conn.execute("ATTACH DATABASE ? AS ?", (os.path.join(cache, f"index-v{SCHEMA_VERSION}.fts{k}.sqlite"), f"s{k}"))
     ready = " + ".join(f"(SELECT count(*) FROM s{k}.sqlite_master WHERE name='texts')" for k in range(shards))
