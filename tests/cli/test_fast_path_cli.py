@@ -99,6 +99,13 @@ def _run(env: dict[str, str], args: list[str], *, fast: bool) -> tuple[int, str,
         ["search", "otter"],
         ["search", "otter", "--role", "user", "--limit", "1", "--format", "json"],
         ["search", "(unclosed", "--regex"],
+        # The lean warm path (pitools.cli.fast_search) against click: filters, hostile text.
+        ["search", "OTTER red", "--format", "json"],
+        ["search", '"otter red"'],  # the session's ESC sequences escaped on output
+        ["search", "otter", "--in-context", "--branch", "current", "--thinking"],
+        ["search", "otter", "--limit", "0", "--tool", "bash"],
+        ["search", "   "],  # no terms: the general path's error
+        ["search", "été"],  # a non-ASCII term: the regular-expression matcher
         ["search", "x", "--role", "nobody"],  # not taken by the fast path: click's error either way
     ],
 )
