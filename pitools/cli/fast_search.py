@@ -55,9 +55,9 @@ def run_search(args: Sequence[str]) -> int | None:
         sys.stderr.flush()
         return 130
     except Exception:
-        if os.environ.get("PITOOLS_DEBUG") == "1":
-            raise
-        return None  # the general path reports (or works around) whatever this was
+        # The general path reports (or works around: a corrupt index is rebuilt) whatever this
+        # was, --debug included; this path never fails a command the general path would run.
+        return None
     if data is None:
         return None
     if kw["format_"] != "json":

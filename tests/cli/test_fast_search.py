@@ -287,3 +287,23 @@ def test_the_command_answers_the_same_through_both_paths(home: dict[str, Any]) -
         slow = subprocess.run([sys.executable, "-c", click, *args], env=env, cwd=ROOT, capture_output=True)
         assert (lean.returncode, lean.stdout, lean.stderr) == (slow.returncode, slow.stdout, slow.stderr)
         assert lean.returncode == 0 and b"narwhal" in lean.stdout.lower()
+
+
+def test_a_corrupt_index_is_rebuilt_by_the_general_path_even_with_debug(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main = Path(home["env"]["PITOOLS_CACHE_DIR"]) / f"index-v{fast_search.SCHEMA_VERSION}.sqlite"
+    for name in os.listdir(main.parent):
+        if name.startswith(main.name + "-"):  # -wal, -shm
+            os.unlink(main.parent / name)
+    main.write_bytes(b"this is not a database" * 100)
+    monkeypatch.setenv("PITOOLS_DEBUG", "1")
+    assert fast_search.run_search(["narwhal", "--format", "json"]) is None
+    env = dict(home["env"], PITOOLS_DEBUG="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pitools", "search", "narwhal", "--format", "json"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+    )
+    assert proc.returncode == 0 and b"rebuilding" in proc.stderr and b'"count":' in proc.stdout
