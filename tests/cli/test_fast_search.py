@@ -39,6 +39,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     p.conversation(4)
     p.user("the narwhal teapot sings")
     p.assistant("a NARWHAL answer with a teapot", tool=("edit", {"path": "narwhal.py", "n": 1.5}))
+    p.assistant(
+        "running it", tool=("bash", {"command": "grep -rn walrus .", "timeout": 30, "env": {"A": [True, None]}})
+    )
     p.user("Kelvin: \u212aelvin narwhal, dotted \u0130stanbul narwhal")
     p.write()
     f = ar.fork(p, p.entries[3]["id"])
@@ -99,6 +102,7 @@ def _warm(args: list[str]) -> dict[str, Any] | None:
         ["teapot", "--thinking"],
         ["teapot"],
         ["nothing-matches-this"],
+        ["walrus", "--tool", "bash"],  # tool-call arguments written without orjson
         ["日本"],  # no hit, through the regular-expression matcher
     ],
 )
@@ -307,3 +311,11 @@ def test_a_corrupt_index_is_rebuilt_by_the_general_path_even_with_debug(
         capture_output=True,
     )
     assert proc.returncode == 0 and b"rebuilding" in proc.stderr and b'"count":' in proc.stdout
+
+
+def test_plain_tool_arguments_need_no_orjson(home: dict[str, Any]) -> None:
+    from tests.cli.test_fast_path_cli import _loaded_modules
+
+    loaded = _loaded_modules(home["env"], ["search", "walrus", "--format", "json"])
+    assert "pitools.cli.fast_search" in loaded and "pitools.core.views.search_text" in loaded
+    assert "orjson" not in loaded and "pitools.ops.search" not in loaded

@@ -230,3 +230,41 @@ def test_exit_codes_repeated_in_the_cli_package_equal_the_output_layer() -> None
 
     for name in ("EXIT_OK", "EXIT_FAILURE", "EXIT_USAGE", "EXIT_INTERNAL", "EXIT_INTERRUPTED"):
         assert getattr(cli, name) == getattr(output, name)
+
+
+def test_tool_arguments_are_written_as_orjson_writes_them() -> None:
+    """Without orjson loaded, search_text writes plain tool-call arguments itself: the same text."""
+    from pitools.core.views.search_text import _plain_json
+
+    rng = random.Random(8)
+
+    def value(depth: int) -> object:
+        kind = rng.randint(0, 6 if depth < 5 else 3)
+        if kind == 0:
+            return rng.choice([None, True, False])
+        if kind == 1:
+            return rng.choice([rng.randint(-1000, 1000), -(1 << 63), (1 << 64) - 1, 1 << 64, -(1 << 63) - 1])
+        if kind == 2:
+            return _random_text(rng, HOSTILE, 8)
+        if kind == 3:
+            return rng.choice([1.5, 1e16, 1e-7, -0.0, 0.1])
+        if kind == 4:
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        return {_random_text(rng, HOSTILE, 4): value(depth + 1) for _ in range(rng.randint(0, 4))}
+
+    written = 0
+    for _ in range(5000):
+        v = value(0)
+        try:
+            want: str | None = orjson.dumps(v).decode()
+        except TypeError:
+            want = None
+        got = _plain_json(v)
+        if got is not None:  # None: left to orjson itself
+            assert got == want, repr(v)
+            written += 1
+    assert written > 1000
+    deep: object = "x"
+    for _ in range(201):
+        deep = [deep]
+    assert _plain_json(deep) is None and _plain_json({"\ud800": 1}) is None and _plain_json({1: 2}) is None
