@@ -4,7 +4,8 @@
 the user waits for: CPython itself (~10 ms), SQLite's library (~3 ms), and whatever pitools
 imports. This path imports neither click, rich, orjson, typing, dataclasses, pathlib nor re, and
 none of the indexing code: :func:`run_search` handles the usual invocation (``--format``,
-``--limit``, ``--role``, ``--tool``, ``--thinking``, ``--in-context``, ``--branch``) when
+``--limit``, ``--role``, ``--tool``, ``--project``, ``--session``, ``--thinking``,
+``--in-context``, ``--branch``) when
 
 * the sessions are where Pi keeps them by default (no ``--session-dir``, no
   ``PI_CODING_AGENT_SESSION_DIR``, no settings file that could set ``sessionDir``),
@@ -34,9 +35,9 @@ if TYPE_CHECKING:
 #: ``pitools.ops.index.SCHEMA_VERSION`` (a test keeps them equal): this path reads only this version.
 SCHEMA_VERSION = 6
 
-#: Options this path does not take (the general path does): they need the zone, Pi's path rules,
-#: or a regular expression.
-_GENERAL_ONLY = ("regex", "project", "cwd", "session", "since", "until", "timezone", "session_dir")
+#: Options this path does not take (the general path does): they need the zone, Pi's path rules
+#: (``--cwd``, ``--session-dir``), or a regular expression.
+_GENERAL_ONLY = ("regex", "cwd", "since", "until", "timezone", "session_dir")
 
 
 def run_search(args: Sequence[str]) -> int | None:
@@ -125,7 +126,15 @@ def warm_search(kw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any] | 
         shards = _open(conn, cache)
         if shards is None or not _unchanged(conn, cache, folders):
             return None
-        where, params = search_core.filters(folders, kw["roles"], kw["tools"], kw["in_context"], kw["branch"])
+        where, params = search_core.filters(
+            folders,
+            kw["roles"],
+            kw["tools"],
+            kw["in_context"],
+            kw["branch"],
+            project=kw["project"],
+            session=kw["session"],
+        )
         sql, named = search_core.fts_sql(where, params, shards, kw["thinking"], fts)
         hits, truncated, _ = search_core.collect(conn.execute(sql, named), terms, kw["thinking"], kw["limit"])
     finally:

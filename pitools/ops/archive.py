@@ -327,16 +327,19 @@ def _session_filters(
     params: list[Any] = []
     where.append("s.folder IN (" + ",".join("?" * len(scope.folders)) + ")" if scope.folders else "0")
     params.extend(scope.folders)
+    from pitools.ops.search_core import project_filter, session_filter
+
     if project:
-        where.append("instr(lower(coalesce(s.cwd, '')), ?) > 0")
-        params.append(project.lower())
+        clause, values = project_filter(project)
+        where.append(clause)
+        params.extend(values)
     if cwd:
         from pitools.core.session.locate import resolve_path
 
         where.append("s.cwd = ?")
         params.append(resolve_path(cwd, os.getcwd(), os.environ))
     if session:
-        where.append("(s.path = ? OR s.header_id = ? OR s.header_id LIKE ? ESCAPE '\\' OR s.path LIKE ? ESCAPE '\\')")
-        esc = session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        params.extend([os.path.abspath(session), session, esc + "%", "%" + esc + "%"])
+        clause, values = session_filter(session)
+        where.append(clause)
+        params.extend(values)
     return where, params

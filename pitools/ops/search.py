@@ -151,11 +151,13 @@ def search(
     import datetime as _dt
 
     query = parse_query(text, regex=regex)
-    where, params = search_core.filters(scope.folders, roles, tools, in_context, branch)
-    # The folder filter comes first in both; the others are ANDed, so their order is free.
-    more, more_params = _session_filters(scope, project=project, cwd=cwd, session=session)
-    where += more[1:]
-    params += more_params[len(scope.folders) :]
+    where, params = search_core.filters(
+        scope.folders, roles, tools, in_context, branch, project=project, session=session
+    )
+    if cwd:  # the folder filter comes first in both; the others are ANDed, their order is free
+        more, more_params = _session_filters(scope, cwd=cwd)
+        where += more[1:]
+        params += more_params[len(scope.folders) :]
     tzinfo = tz or _dt.UTC
     if since:
         where.append("e.ts >= ?")

@@ -201,12 +201,39 @@ COLUMNS = (
 )
 
 
+def project_filter(project: str) -> tuple[str, list[Any]]:
+    """``--project TEXT``: the session's cwd contains TEXT, ignoring case."""
+    return "instr(lower(coalesce(s.cwd, '')), ?) > 0", [project.lower()]
+
+
+def session_filter(session: str) -> tuple[str, list[Any]]:
+    """``--session REF``: the session's path, id, id prefix, or a part of its path."""
+    esc = session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return (
+        "(s.path = ? OR s.header_id = ? OR s.header_id LIKE ? ESCAPE '\\' OR s.path LIKE ? ESCAPE '\\')",
+        [os.path.abspath(session), session, esc + "%", "%" + esc + "%"],
+    )
+
+
 def filters(
-    folders: Sequence[str], roles: Sequence[str], tools: Sequence[str], in_context: bool, branch: str
+    folders: Sequence[str],
+    roles: Sequence[str],
+    tools: Sequence[str],
+    in_context: bool,
+    branch: str,
+    *,
+    project: str | None = None,
+    session: str | None = None,
 ) -> tuple[list[str], list[Any]]:
-    """The entry conditions every search applies (folders, ``--role``, ``--tool``, ``--in-context``, ``--branch``)."""
+    """The conditions of a search: folders, ``--project``, ``--session``, ``--role``, ``--tool``,
+    ``--in-context``, ``--branch`` (``--cwd``, ``--since``, ``--until`` are added by ops.search)."""
     where = ["s.folder IN (" + ",".join("?" * len(folders)) + ")" if folders else "0"]
     params: list[Any] = list(folders)
+    for value, make in ((project, project_filter), (session, session_filter)):
+        if value:
+            clause, values = make(value)
+            where.append(clause)
+            params.extend(values)
     if roles:
         where.append("e.role IN (" + ",".join("?" * len(roles)) + ")")
         params.extend(roles)

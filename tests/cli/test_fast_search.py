@@ -66,6 +66,8 @@ def _general(args: list[str]) -> dict[str, Any]:
             index,
             scope,
             kw["query"],
+            project=kw["project"],
+            session=kw["session"],
             thinking=kw["thinking"],
             roles=kw["roles"],
             tools=kw["tools"],
@@ -103,6 +105,11 @@ def _warm(args: list[str]) -> dict[str, Any] | None:
         ["teapot"],
         ["nothing-matches-this"],
         ["walrus", "--tool", "bash"],  # tool-call arguments written without orjson
+        ["narwhal", "--project", "APP"],
+        ["narwhal", "--project", "/work/oth", "--limit", "0"],
+        ["narwhal", "--session", "agent/sessions/--work-app--"],
+        ["narwhal", "--session", "%_\\"],  # LIKE's wildcards taken literally
+        ["narwhal", "--session", "nothing"],
         ["日本"],  # no hit, through the regular-expression matcher
     ],
 )
@@ -110,6 +117,15 @@ def test_warm_search_equals_the_general_search(home: dict[str, Any], args: list[
     warm = _warm(args)
     assert warm is not None
     assert warm == _general(args)
+
+
+def test_session_ids_and_paths_select_the_same_sessions(home: dict[str, Any]) -> None:
+    p: Writer = home["p"]
+    for ref in (p.header["id"], p.header["id"][:6], str(p.path), os.path.relpath(p.path), p.path.name[:12]):
+        warm = _warm(["narwhal", "--session", ref])
+        assert warm is not None and warm == _general(["narwhal", "--session", ref])
+        if ref != p.path.name[:12]:  # a part of the path: every session of that day
+            assert {h["session"]["path"] for h in warm["hits"]} == {str(p.path)}, ref
 
 
 def test_any_change_sends_search_to_the_general_path(home: dict[str, Any]) -> None:
