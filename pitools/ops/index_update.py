@@ -26,6 +26,12 @@ _ENTRY_INSERT = (
     "INSERT OR REPLACE INTO entries(sid, ord, eid, parent, ts, kind, role, tools, off, len, leaf_lo, leaf_hi, "
     "in_ctx, summarized, aux, aux_null, tref) VALUES(" + ",".join("?" * 17) + ")"
 )
+_USAGE_INSERT = "INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)"
+_SESSION_UPDATE = (
+    "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
+    "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
+    "default_pos=?, leaves=?, summary=? WHERE sid=?"
+)
 
 
 @dataclass(slots=True)
@@ -248,15 +254,21 @@ class Updater:
                     self.progress(done, total)
 
     def _parallel(self, work: list[tuple[str, int, int, os.stat_result]], done: int, total: int) -> None:
-        """Index on every core: one worker process per group of shards, rows streamed back.
+        """Index on every core: one worker process per group of shards, each storing its own rows.
 
         Each worker alone writes its shards' search text (so a shard's texts are shared within
-        it without races) and sends every file's other rows through a pipe as soon as they are
-        ready; this process stores them and reports progress.
+        it without races) and then, under a lock that lets one worker at a time write the main
+        file, the same files' other rows: this process only reports progress, instead of
+        unpickling and storing every row a second time. A file's rows are committed after its
+        search rows, so a file that looks indexed is always searchable; a worker that dies
+        leaves the files it had not committed looking unindexed (``size`` NULL), and the next
+        run indexes them again.
         """
         import multiprocessing
         from multiprocessing.connection import Connection, wait
 
+        main_path = self.index.main_path
+        assert main_path is not None  # never parallel in memory
         by_shard: dict[int, list[tuple[str, int, os.stat_result]]] = {}
         for path, sid, k, st in work:
             by_shard.setdefault(k, []).append((path, sid, st))
@@ -266,18 +278,15 @@ class Updater:
         for i, (k, items) in enumerate(sorted(by_shard.items())):
             groups[i % len(groups)].append((self.index.shard_path(k), k, items))
         ctx = multiprocessing.get_context("fork")
+        lock = ctx.Lock()
         procs = []
         readers: dict[Connection, bool] = {}
-        # Deferred, not IMMEDIATE: that would lock every attached shard too, which the workers
-        # hold while they write; this transaction writes (and so locks) the main file only. It
-        # commits once, after every worker has committed its shard: rows stored earlier could
-        # point at search rows that a worker killed mid-way never committed, and their files
-        # would then look indexed to the next run.
-        batch = _Batch(self.conn, immediate=False, every=None)
         try:
             for group in groups:
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_shard_worker, args=(group, self.index.fts, send), daemon=True)
+                proc = ctx.Process(
+                    target=_shard_worker, args=(group, self.index.fts, main_path, lock, send), daemon=True
+                )
                 proc.start()
                 send.close()
                 procs.append(proc)
@@ -295,83 +304,39 @@ class Updater:
                         continue
                     if isinstance(message, BaseException):
                         raise message
-                    rows, sid, k = message
-                    batch.begin()
-                    self._store(rows, sid, k, write_text=False)
-                    batch.wrote(rows.size)
-                    done += 1
+                    done += 1  # one more file read (its rows are stored with its worker's batch)
                     if self.progress is not None:
                         self.progress(done, total)
-            batch.commit()
         finally:
-            batch.rollback()
             for left in readers:
                 left.close()
             for proc in procs:
                 if proc.is_alive():
                     proc.terminate()
                 proc.join()
+        for _path, sid, _k, st in work:
+            self.stats.bytes_read += st.st_size
+            self.changed.add(sid)
+            self.slots_dirty.add(sid)
 
     def _pkey(self, path: str) -> str:
-        """``default_canonical(path)``, resolving each folder once (not every file's every part)."""
-        import stat as stat_mod
-
-        from pitools.core.views.lineage import default_canonical
-
-        folder, name = os.path.split(path)
-        real = self.real_dirs.get(folder)
-        if real is None:
-            real = self.real_dirs[folder] = default_canonical(folder)
-        try:
-            if not stat_mod.S_ISLNK(os.lstat(path).st_mode):
-                return os.path.join(real, name)  # realpath of a non-link is its folder's realpath + name
-        except OSError:
-            pass
-        return default_canonical(path)
+        return _pkey(path, self.real_dirs)
 
     def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
         """Write one file's rows (inside the caller's transaction, see :class:`_Batch`)."""
-        summary = rows.summary if rows.summary is not None else _summary(rows.path)
-        header = rows.header or {}
-        parent = header.get("parentSession")
-        conn = self.conn
-        self._insert_rows(rows, shard, text=write_text)
-        conn.execute(
-            "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
-            "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
-            "default_pos=?, leaves=?, summary=? WHERE sid=?",
-            (
-                self._pkey(rows.path),
-                rows.size,
-                rows.mtime_ns,
-                rows.ino,
-                rows.indexed_bytes,
-                rows.tail_hash,
-                int(rows.regular),
-                int(rows.valid),
-                header.get("id") if type(header.get("id")) is str else None,
-                summary.get("cwd"),
-                summary.get("name"),
-                orjson.dumps(parent) if parent is not None else None,
-                summary.get("created"),
-                summary.get("modified"),
-                rows.default_leaf,
-                _pos(rows),
-                orjson.dumps(rows.leaves),
-                orjson.dumps(summary),
-                sid,
-            ),
-        )
+        if write_text and self.index.fts:
+            insert_texts(self.conn, f"s{shard}.", rows, self.seen.setdefault(shard, {}))
+        store_rows(self.conn, rows, sid, self._pkey(rows.path))
         self.stats.bytes_read += rows.size
         self.changed.add(sid)
         self.slots_dirty.add(sid)
 
-    def _insert_rows(self, rows: FileRows, shard: int, *, text: bool = True) -> None:
+    def _insert_rows(self, rows: FileRows, shard: int) -> None:
         conn = self.conn
-        if text and self.index.fts:
+        if self.index.fts:
             insert_texts(conn, f"s{shard}.", rows, self.seen.setdefault(shard, {}))
         conn.executemany(_ENTRY_INSERT, rows.entries)
-        conn.executemany("INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)", rows.usage)
+        conn.executemany(_USAGE_INSERT, rows.usage)
 
     def _delete(self, sids: Iterable[int], *, in_tx: bool = False) -> None:
         conn = self.conn
@@ -514,8 +479,8 @@ class Updater:
         self.stats.warnings.append(f"{dead} stale search rows: the next `pitools index --rebuild` reclaims them")
 
 
-#: The indexing process commits after about this many bytes of session files: one commit per
-#: file would rewrite the same B-tree pages a thousand times in a cold build.
+#: The indexing process (when it indexes alone) commits after about this many bytes of session
+#: files: one commit per file would rewrite the same B-tree pages a thousand times.
 MAIN_COMMIT_BYTES = 64 << 20
 
 
@@ -572,47 +537,33 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-#: A worker commits its shard after about this many bytes of session files (fewer, larger
-#: full-text segments; a bounded write-ahead log).
-WORKER_COMMIT_BYTES = 256 << 20
+#: A worker commits after about this many bytes of session files: first its shard's search
+#: rows (fewer, larger full-text segments; a bounded write-ahead log), then the same files' rows
+#: in the main file (one transaction, under the lock the workers share).
+WORKER_COMMIT_BYTES = 128 << 20
 
 
 def _shard_worker(
-    group: list[tuple[str | None, int, list[tuple[str, int, os.stat_result]]]], fts: bool, send: Any
+    group: list[tuple[str | None, int, list[tuple[str, int, os.stat_result]]]],
+    fts: bool,
+    main_path: str,
+    lock: Any,
+    send: Any,
 ) -> None:
-    """Worker process: index the files of some shards, write their search text, send the rest back.
+    """Worker process: index the files of some shards and store all their rows.
 
-    Sends ``(rows, sid, shard)`` per file, then ``None``; on failure the exception instead.
+    Sends an int per file read, then ``None``; on failure the exception instead.
     """
     try:
-        for shard_path, k, items in group:
-            conn = None
-            if fts and shard_path:
-                conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-                conn.execute("PRAGMA synchronous=NORMAL")
-            seen: dict[int, int] = {}
-            pending = 0
-            try:
-                for path, sid, st in items:
-                    rows = read_file(path, sid, st)
-                    if conn is not None:
-                        if not conn.in_transaction:
-                            conn.execute("BEGIN IMMEDIATE")
-                        insert_texts(conn, "", rows, seen)
-                        pending += st.st_size
-                        if pending >= WORKER_COMMIT_BYTES:
-                            conn.execute("COMMIT")
-                            pending = 0
-                    else:
-                        rows.texts = []
-                        rows.thinking = []
-                    send.send((rows, sid, k))
-                if conn is not None and conn.in_transaction:
-                    conn.execute("COMMIT")
-            finally:
-                if conn is not None:
-                    conn.close()
+        main = sqlite3.connect(main_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            main.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            main.execute("PRAGMA synchronous=NORMAL")
+            real_dirs: dict[str, str] = {}
+            for shard_path, _k, items in group:
+                _index_shard(main, shard_path, fts, items, lock, real_dirs, send)
+        finally:
+            main.close()
         send.send(None)
     except BaseException as exc:  # handed to the parent, which raises it
         import contextlib
@@ -621,6 +572,114 @@ def _shard_worker(
             send.send(exc)
     finally:
         send.close()
+
+
+def _index_shard(
+    main: sqlite3.Connection,
+    shard_path: str | None,
+    fts: bool,
+    items: list[tuple[str, int, os.stat_result]],
+    lock: Any,
+    real_dirs: dict[str, str],
+    send: Any,
+) -> None:
+    conn = None
+    if fts and shard_path:
+        conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    seen: dict[int, int] = {}
+    pending: list[tuple[FileRows, int]] = []
+    pending_bytes = 0
+
+    def flush() -> None:
+        nonlocal pending_bytes
+        if conn is not None and conn.in_transaction:
+            conn.execute("COMMIT")  # the search rows first: see Updater._parallel
+        if pending:
+            with lock:
+                main.execute("BEGIN IMMEDIATE")
+                try:
+                    for rows, sid in pending:
+                        store_rows(main, rows, sid, _pkey(rows.path, real_dirs))
+                    main.execute("COMMIT")
+                except BaseException:
+                    main.execute("ROLLBACK")
+                    raise
+        pending.clear()
+        pending_bytes = 0
+
+    try:
+        for path, sid, st in items:
+            rows = read_file(path, sid, st)
+            if conn is not None:
+                if not conn.in_transaction:
+                    conn.execute("BEGIN IMMEDIATE")
+                insert_texts(conn, "", rows, seen)
+            else:
+                rows.texts = []
+                rows.thinking = []
+            pending.append((rows, sid))
+            pending_bytes += st.st_size
+            send.send(1)
+            if pending_bytes >= WORKER_COMMIT_BYTES:
+                flush()
+        flush()
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) -> None:
+    """Write a file's entry, usage and session rows into the main file (inside the caller's
+    transaction; its search text is written first, by the caller)."""
+    summary = rows.summary if rows.summary is not None else _summary(rows.path)
+    header = rows.header or {}
+    parent = header.get("parentSession")
+    conn.executemany(_ENTRY_INSERT, rows.entries)
+    conn.executemany(_USAGE_INSERT, rows.usage)
+    conn.execute(
+        _SESSION_UPDATE,
+        (
+            pkey,
+            rows.size,
+            rows.mtime_ns,
+            rows.ino,
+            rows.indexed_bytes,
+            rows.tail_hash,
+            int(rows.regular),
+            int(rows.valid),
+            header.get("id") if type(header.get("id")) is str else None,
+            summary.get("cwd"),
+            summary.get("name"),
+            orjson.dumps(parent) if parent is not None else None,
+            summary.get("created"),
+            summary.get("modified"),
+            rows.default_leaf,
+            _pos(rows),
+            orjson.dumps(rows.leaves),
+            orjson.dumps(summary),
+            sid,
+        ),
+    )
+
+
+def _pkey(path: str, real_dirs: dict[str, str]) -> str:
+    """``default_canonical(path)``, resolving each folder once (not every file's every part)."""
+    import stat as stat_mod
+
+    from pitools.core.views.lineage import default_canonical
+
+    folder, name = os.path.split(path)
+    real = real_dirs.get(folder)
+    if real is None:
+        real = real_dirs[folder] = default_canonical(folder)
+    try:
+        if not stat_mod.S_ISLNK(os.lstat(path).st_mode):
+            return os.path.join(real, name)  # realpath of a non-link is its folder's realpath + name
+    except OSError:
+        pass
+    return default_canonical(path)
 
 
 def _summary(path: str) -> dict[str, Any]:

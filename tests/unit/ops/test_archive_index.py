@@ -698,21 +698,28 @@ def test_an_update_stopped_half_way_is_finished_by_the_next(
         index.close()
 
 
+@pytest.mark.parametrize("per_file", [False, True], ids=["one-batch", "batch-per-file"])
 def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
-    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, per_file: bool
 ) -> None:
-    """Rows are committed only after every worker committed its search rows: the next run redoes all."""
+    """A worker stores a file's rows only after its search rows are committed: after a worker
+    fails, every file that looks indexed is searchable, and the next run indexes the others."""
+    import sqlite3
+
     from pitools.ops import index_update
 
     ar = Archive(home["agent"], seed=4)
+    word_of: dict[str, str] = {}
     for i in range(10):
         s = ar.new(f"/work/w{i % 2}")
         s.conversation(2)
         s.user(f"wombat{i} marker")
         s.write()
+        word_of[str(s.path)] = f"wombat{i}"
     monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
     monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
-    monkeypatch.setattr(index_update, "MAIN_COMMIT_BYTES", 1)  # the storing side would commit per file
+    if per_file:  # each worker commits (search rows, then the other rows) after every file
+        monkeypatch.setattr(index_update, "WORKER_COMMIT_BYTES", 1)
     real = index_update.insert_texts
     calls = [0]
     parent = os.getpid()
@@ -729,14 +736,31 @@ def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
     index, stats = updated_index(scope, env=env, jobs=2)  # falls back to memory for this run
     index.close()
     assert stats.in_memory
+    # What the failed run left on disk: files whose rows are committed, each with its search row.
+    db = sqlite3.connect(home["cache"] / f"index-v{index_mod.SCHEMA_VERSION}.sqlite")
+    try:
+        stored = list(db.execute("SELECT sid, shard, path FROM sessions WHERE size IS NOT NULL"))
+        for k in range(2):
+            shard = home["cache"] / f"index-v{index_mod.SCHEMA_VERSION}.fts{k}.sqlite"
+            db.execute("ATTACH DATABASE ? AS ?", (str(shard), f"s{k}"))
+        for sid, shard, path in stored:
+            query = f"SELECT rowid FROM s{shard}.fts WHERE fts MATCH ?"
+            rows = [r[0] >> index_mod.ROWID_SHIFT for r in db.execute(query, (word_of[path],))]
+            assert rows == [sid], path
+    finally:
+        db.close()
+    # With a commit per file, a worker committed its first two files before it failed (the
+    # other one may have been stopped earlier); with one batch, no file was committed.
+    assert len(stored) >= 2 if per_file else stored == []
     monkeypatch.setattr(index_update, "insert_texts", real)
     index, stats = updated_index(scope, env=env, jobs=2)
     try:
-        assert not stats.in_memory and stats.unchanged == 0  # nothing looked indexed
+        assert not stats.in_memory and stats.unchanged == len(stored)  # only committed files look indexed
         found = {h.path for h in search(index, scope, "marker", limit=0).hits}
     finally:
         index.close()
     assert found == {str(w.path) for w in ar.present()}
+    _check_totals(_usage(env), ar.truth())
 
 
 def test_usage_sums_follow_small_changes_in_a_larger_archive(
