@@ -589,6 +589,9 @@ def _index_shard(
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous=NORMAL")
     seen: dict[int, int] = {}
+    # This worker alone writes the shard: when it starts empty (a cold build), ``seen`` knows
+    # every long text in it and a new one needs no lookup.
+    complete = conn is not None and conn.execute("SELECT 1 FROM texts LIMIT 1").fetchone() is None
     pending: list[tuple[FileRows, int]] = []
     pending_bytes = 0
 
@@ -615,7 +618,7 @@ def _index_shard(
             if conn is not None:
                 if not conn.in_transaction:
                     conn.execute("BEGIN IMMEDIATE")
-                insert_texts(conn, "", rows, seen)
+                insert_texts(conn, "", rows, seen, complete=complete)
             else:
                 rows.texts = []
                 rows.thinking = []
