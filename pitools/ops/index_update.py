@@ -56,6 +56,8 @@ class Updater:
         #: whose copied flags moved).
         self.slots_dirty: set[int] = set()
         self.real_dirs: dict[str, str] = {}
+        #: Sessions stored whole by this run (new row ids: every ``copied`` flag is still 0).
+        self.fresh: set[int] = set()
         #: content hash -> search row, per shard (see :func:`insert_texts`)
         self.seen: dict[int, dict[int, int]] = {}
 
@@ -226,6 +228,7 @@ class Updater:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        self.fresh.update(sid for sid, _k in assigned)
         for t in todos:
             if t.old is None:
                 self.stats.added += 1
@@ -402,12 +405,18 @@ class Updater:
                 self.slots_dirty.add(sid)
                 lineage = [sid_of[a] for a in ancestors(key, parents)]
                 if not lineage:
-                    conn.execute("UPDATE entries SET copied=0 WHERE sid=? AND copied=1", (sid,))
-                    conn.execute("UPDATE usage SET copied=0 WHERE sid=? AND copied=1", (sid,))
+                    if sid not in self.fresh:  # a session stored whole by this run has no flag set
+                        conn.execute("UPDATE entries SET copied=0 WHERE sid=? AND copied=1", (sid,))
+                        conn.execute("UPDATE usage SET copied=0 WHERE sid=? AND copied=1", (sid,))
                     continue
-                own = list(conn.execute("SELECT ord, eid, ts FROM entries WHERE sid=? AND eid IS NOT NULL", (sid,)))
-                copied = copied_keys({(e, t) for _o, e, t in own}, [keys_of(a) for a in lineage])
-                flags = [(1 if (e, t) in copied else 0, sid, o) for o, e, t in own]
+                own = list(
+                    conn.execute("SELECT ord, eid, ts, copied FROM entries WHERE sid=? AND eid IS NOT NULL", (sid,))
+                )
+                copied = copied_keys({(e, t) for _o, e, t, _c in own}, [keys_of(a) for a in lineage])
+                # Only the flags that change are written (and then the usage rows follow them).
+                flags = [(f, sid, o) for o, e, t, c in own if (f := 1 if (e, t) in copied else 0) != c]
+                if not flags:
+                    continue
                 conn.executemany("UPDATE entries SET copied=? WHERE sid=? AND ord=?", flags)
                 conn.execute(
                     "UPDATE usage SET copied=(SELECT e.copied FROM entries e "
