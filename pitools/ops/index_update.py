@@ -604,20 +604,30 @@ def _index_shard(
     pending: list[tuple[FileRows, int]] = []
     pending_bytes = 0
 
-    def flush() -> None:
+    def flush(wait: bool) -> None:
+        """Commit the pending files: their search rows, then their other rows.
+
+        Without ``wait``, a worker that finds the other one writing the main file keeps going
+        and tries again after its next file, instead of idling on the lock.
+        """
         nonlocal pending_bytes
-        if conn is not None and conn.in_transaction:
-            conn.execute("COMMIT")  # the search rows first: see Updater._parallel
-        if pending:
-            with lock:
-                main.execute("BEGIN IMMEDIATE")
-                try:
-                    for rows, sid in pending:
-                        store_rows(main, rows, sid, _pkey(rows.path, real_dirs))
-                    main.execute("COMMIT")
-                except BaseException:
-                    main.execute("ROLLBACK")
-                    raise
+        if not pending:
+            return
+        if not lock.acquire(block=wait):
+            return
+        try:
+            if conn is not None and conn.in_transaction:
+                conn.execute("COMMIT")  # the search rows first: see Updater._parallel
+            main.execute("BEGIN IMMEDIATE")
+            try:
+                for rows, sid in pending:
+                    store_rows(main, rows, sid, _pkey(rows.path, real_dirs))
+                main.execute("COMMIT")
+            except BaseException:
+                main.execute("ROLLBACK")
+                raise
+        finally:
+            lock.release()
         pending.clear()
         pending_bytes = 0
 
@@ -635,8 +645,8 @@ def _index_shard(
             pending_bytes += st.st_size
             send.send(1)
             if pending_bytes >= WORKER_COMMIT_BYTES:
-                flush()
-        flush()
+                flush(wait=pending_bytes >= 4 * WORKER_COMMIT_BYTES)
+        flush(wait=True)
     finally:
         if conn is not None:
             conn.close()
