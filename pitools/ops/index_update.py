@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from pitools.ops import index as _index
-from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, ArchiveIndex, Changed, ProgressFn, UpdateStats
+from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, SLOT_MS, ArchiveIndex, Changed, ProgressFn, UpdateStats
 from pitools.ops.index_rows import (
     FileRows,
     entry_rows,
@@ -27,6 +27,14 @@ _ENTRY_INSERT = (
     "in_ctx, summarized, aux, aux_null, tref) VALUES(" + ",".join("?" * 17) + ")"
 )
 _USAGE_INSERT = "INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)"
+#: A session's ``usage_slots`` rows from its ``usage`` rows (floor division: SQLite's ``/``
+#: truncates toward zero).
+_Q = f"CASE WHEN ts >= 0 THEN ts / {SLOT_MS} ELSE -1 - ((-ts - 1) / {SLOT_MS}) END"
+SLOT_SELECT = (
+    f"SELECT sid, {_Q}, provider, model, copied, sum(input), sum(output), sum(cache_read), "
+    "sum(cache_write), sum(cost), count(*) FROM usage"
+)
+SLOT_GROUPS = "GROUP BY sid, 2, provider, model, copied"
 _SESSION_UPDATE = (
     "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
     "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
@@ -55,6 +63,9 @@ class Updater:
         #: Sessions whose ``usage_slots`` rows must be summed again (new, changed, gone, or
         #: whose copied flags moved).
         self.slots_dirty: set[int] = set()
+        #: Sessions stored whole by this run: their ``usage_slots`` rows were written with them
+        #: (:func:`store_rows`); only the all-sessions sums still have to take them in.
+        self.slots_new: set[int] = set()
         self.real_dirs: dict[str, str] = {}
         #: Sessions stored whole by this run (new row ids: every ``copied`` flag is still 0).
         self.fresh: set[int] = set()
@@ -102,7 +113,7 @@ class Updater:
         if self.changed or gone:
             self._lineage()
             self._warn_dead_rows()
-        if self.slots_dirty:
+        if self.slots_dirty or self.slots_new:
             self._slots()
         conn.execute("DELETE FROM meta WHERE key='pending'")
 
@@ -320,7 +331,7 @@ class Updater:
         for _path, sid, _k, st in work:
             self.stats.bytes_read += st.st_size
             self.changed.add(sid)
-            self.slots_dirty.add(sid)
+            self.slots_new.add(sid)
 
     def _pkey(self, path: str) -> str:
         return _pkey(path, self.real_dirs)
@@ -332,7 +343,7 @@ class Updater:
         store_rows(self.conn, rows, sid, self._pkey(rows.path))
         self.stats.bytes_read += rows.size
         self.changed.add(sid)
-        self.slots_dirty.add(sid)
+        self.slots_new.add(sid)
 
     def _insert_rows(self, rows: FileRows, shard: int) -> None:
         conn = self.conn
@@ -402,12 +413,12 @@ class Updater:
 
             for key in affected:
                 sid = sid_of[key]
-                self.slots_dirty.add(sid)
                 lineage = [sid_of[a] for a in ancestors(key, parents)]
                 if not lineage:
                     if sid not in self.fresh:  # a session stored whole by this run has no flag set
                         conn.execute("UPDATE entries SET copied=0 WHERE sid=? AND copied=1", (sid,))
                         conn.execute("UPDATE usage SET copied=0 WHERE sid=? AND copied=1", (sid,))
+                        self.slots_dirty.add(sid)
                     continue
                 own = list(
                     conn.execute("SELECT ord, eid, ts, copied FROM entries WHERE sid=? AND eid IS NOT NULL", (sid,))
@@ -417,6 +428,7 @@ class Updater:
                 flags = [(f, sid, o) for o, e, t, c in own if (f := 1 if (e, t) in copied else 0) != c]
                 if not flags:
                     continue
+                self.slots_dirty.add(sid)  # its sums split copied from own records differently now
                 conn.executemany("UPDATE entries SET copied=? WHERE sid=? AND ord=?", flags)
                 conn.execute(
                     "UPDATE usage SET copied=(SELECT e.copied FROM entries e "
@@ -429,18 +441,11 @@ class Updater:
             raise
 
     def _slots(self) -> None:
-        """Sum ``usage`` into ``usage_slots`` again for the sessions that changed, then ``usage_glob``."""
-        from pitools.ops.index import SLOT_MS
-
+        """Sum ``usage`` into ``usage_slots`` again for the sessions whose records changed, then
+        refresh ``usage_glob`` where those sessions and the new ones have (or had) records."""
         conn = self.conn
-        # Floor division (SQLite's ``/`` truncates toward zero).
-        q = f"CASE WHEN ts >= 0 THEN ts / {SLOT_MS} ELSE -1 - ((-ts - 1) / {SLOT_MS}) END"
-        select = (
-            f"SELECT sid, {q}, provider, model, copied, sum(input), sum(output), sum(cache_read), "
-            "sum(cache_write), sum(cost), count(*) FROM usage"
-        )
-        groups = "GROUP BY sid, 2, provider, model, copied"
         dirty = self.slots_dirty
+        new = self.slots_new - dirty
         total = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
         glob = (
             "INSERT INTO usage_glob SELECT q, provider, model, copied, sum(input), sum(output), "
@@ -449,18 +454,22 @@ class Updater:
         )
         conn.execute("BEGIN IMMEDIATE")
         try:
+            slots: set[Any] = set()
             if len(dirty) * 4 >= total:
                 conn.execute("DELETE FROM usage_slots")
-                conn.execute(f"INSERT INTO usage_slots {select} {groups}")
-                conn.execute("DELETE FROM usage_glob")
-                conn.execute(glob.format(where=""))
+                conn.execute(f"INSERT INTO usage_slots {SLOT_SELECT} {SLOT_GROUPS}")
             else:
                 # The all-sessions sums change only in the quarter hours these sessions had or have.
-                slots: set[Any] = set()
                 for sid in sorted(dirty):
                     slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
                     conn.execute("DELETE FROM usage_slots WHERE sid=?", (sid,))
-                    conn.execute(f"INSERT INTO usage_slots {select} WHERE sid=? {groups}", (sid,))
+                    conn.execute(f"INSERT INTO usage_slots {SLOT_SELECT} WHERE sid=? {SLOT_GROUPS}", (sid,))
+                    slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
+            if len(dirty | new) * 4 >= total:
+                conn.execute("DELETE FROM usage_glob")
+                conn.execute(glob.format(where=""))
+            else:
+                for sid in sorted(new):
                     slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
                 if None in slots:
                     slots.discard(None)
@@ -477,6 +486,7 @@ class Updater:
             conn.execute("ROLLBACK")
             raise
         dirty.clear()
+        self.slots_new.clear()
 
     def _warn_dead_rows(self) -> None:
         """Say when dead full-text rows (deleted or rewritten sessions) outnumber live ones."""
@@ -660,6 +670,8 @@ def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) ->
     parent = header.get("parentSession")
     conn.executemany(_ENTRY_INSERT, rows.entries)
     conn.executemany(_USAGE_INSERT, rows.usage)
+    if rows.usage:  # with its records, so that the end of the update sums only the new ones
+        conn.execute(f"INSERT INTO usage_slots {SLOT_SELECT} WHERE sid=? {SLOT_GROUPS}", (sid,))
     conn.execute(
         _SESSION_UPDATE,
         (

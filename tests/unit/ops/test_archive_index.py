@@ -808,3 +808,64 @@ def test_usage_sums_follow_small_changes_in_a_larger_archive(
     finally:
         index.close()
     assert kept == fresh
+
+
+def _stored_sums_are_exact(env: dict[str, str]) -> None:
+    """``usage_slots`` equals sums made from scratch over ``usage``, ``usage_glob`` over the slots."""
+    from pitools.ops.index_update import SLOT_GROUPS, SLOT_SELECT
+
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env)
+    try:
+        conn = index.conn
+        slots = sorted(conn.execute("SELECT * FROM usage_slots"), key=repr)
+        fresh = sorted(conn.execute(f"{SLOT_SELECT} {SLOT_GROUPS}"), key=repr)
+        glob = sorted(conn.execute("SELECT * FROM usage_glob"), key=repr)
+        fresh_glob = sorted(
+            conn.execute(
+                "SELECT q, provider, model, copied, sum(input), sum(output), sum(cache_read), sum(cache_write), "
+                "sum(cost), sum(n) FROM usage_slots GROUP BY q, provider, model, copied"
+            ),
+            key=repr,
+        )
+    finally:
+        index.close()
+    assert slots == fresh and slots
+    assert glob == fresh_glob
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
+def test_sums_stored_with_each_file_stay_exact_across_updates(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, parallel: bool
+) -> None:
+    """A file's quarter-hour sums are written with its rows; the end of an update adds them to the
+    all-sessions sums and re-sums only the sessions whose copied flags moved."""
+    if parallel:
+        monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
+        monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+    ar, w = _build(home["agent"])
+    extras = []
+    for i in range(12):
+        extra = ar.new(f"/work/s{i % 3}")
+        extra.conversation(3)
+        extra.write()
+        extras.append(extra)
+    env = home["env"]
+    _stored_sums_are_exact(env)  # cold build (forks' flags set after their sums were stored)
+    _check_totals(_usage(env), ar.truth())
+    # One new fork among many: the all-sessions sums take it in incrementally.
+    fork = ar.fork(w["parent"], w["parent"].entries[5]["id"])
+    fork.conversation(2)
+    fork.write()
+    _stored_sums_are_exact(env)
+    _check_totals(_usage(env), ar.truth())
+    # An append (with a usage entry), a rewrite and a deletion.
+    start = len(extras[1].entries)
+    extras[1].conversation(2)
+    extras[1].usage_entry()
+    extras[1].append(start)
+    extras[2].conversation(1)
+    extras[2].write()
+    extras[3].path.unlink()
+    _stored_sums_are_exact(env)
+    _check_totals(_usage(env), ar.truth())
