@@ -26,7 +26,14 @@ first, as ``pip install`` does (with ``PYTHONDONTWRITEBYTECODE`` set, every run 
 compile every module it imports from source). ``search`` and ``grep -rF`` alternate, so both
 see the same load.
 
+``--distinct-text`` generates (in its own ``--dir``) an archive whose tool outputs are all different:
+the default one draws them from 400 pieces of text, so ~90 % of its long text repeats, which the
+index's shared full-text rows make cheap. ``--cold-only`` measures the bare parses and the cold
+build only. The bare parse is reported twice: with Python's default 8 KiB read buffer (the plain
+loop, the issue's floor) and with the 1 MiB buffer pitools' loader uses.
+
 Usage: scripts/bench_archive.py [--sessions 1000] [--gb 1.0] [--reps 3] [--dir /tmp/pitools-bench-archive]
+       [--distinct-text] [--cold-only] [--out FILE]
 """
 
 from __future__ import annotations
