@@ -60,8 +60,8 @@ class Updater:
         self.progress = progress
         self.jobs = jobs if jobs is not None else max(1, min(MAX_SHARDS, os.cpu_count() or 1))
         self.changed: set[int] = set()
-        #: Sessions whose ``usage_slots`` rows must be summed again (new, changed, gone, or
-        #: whose copied flags moved).
+        #: Sessions whose ``usage_slots`` rows must be summed again (appended to, gone, or
+        #: whose copied flags moved; a recovering run: all).
         self.slots_dirty: set[int] = set()
         #: Sessions stored whole by this run: their ``usage_slots`` rows were written with them
         #: (:func:`store_rows`); only the all-sessions sums still have to take them in.
