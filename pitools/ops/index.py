@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 30_000
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS sessions(
   header_id TEXT, cwd TEXT, name TEXT, parent_session TEXT, parent_sid INTEGER,
   created TEXT, modified TEXT,
   default_leaf TEXT, default_pos INTEGER, leaves BLOB,
-  summary BLOB
+  summary BLOB, scan BLOB
 );
 CREATE INDEX IF NOT EXISTS sessions_folder ON sessions(folder);
 CREATE INDEX IF NOT EXISTS sessions_stat ON sessions(path, folder, size, mtime_ns, ino);

@@ -59,6 +59,9 @@ class FileRows:
     error: str | None = None
     #: ``ls``'s summary of the file (:func:`pitools.core.views.listing.summarize_file`).
     summary: dict[str, Any] | None = None
+    #: The summary's scan state, for a regular file (:func:`pitools.core.views.listing.save_scan`):
+    #: an append folds only the new values into it instead of reading the whole file again.
+    scan: bytes | None = None
 
 
 def tail_hash(path: str, end: int) -> bytes:
@@ -222,7 +225,7 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     from pitools.core.session.load import gc_paused
     from pitools.core.session.loaded import open_session
     from pitools.core.views.entry_tree import tree_facts
-    from pitools.core.views.listing import summarize_file, summarize_values
+    from pitools.core.views.listing import finish_scan, save_scan, scan_values, summarize_file
 
     size = st.st_size
     out = FileRows(path, size, st.st_mtime_ns, st.st_ino, size, b"", False, False, None, None, [])
@@ -235,10 +238,8 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
         out.error = str(exc)
         return out
     # ``ls``'s summary from the values just parsed (a migrated file's values changed: reread).
-    if session.valid and not session.needs_migration:
-        out.summary = summarize_values(path, st, session.raw.values)
-    if out.summary is None:
-        out.summary = summarize_file(path, st)
+    scan = scan_values(session.raw.values) if session.valid and not session.needs_migration else None
+    out.summary = finish_scan(path, st, scan) if scan is not None else summarize_file(path, st)
     if not session.valid or session.header is None:
         return out
     out.valid = True
@@ -251,6 +252,8 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     out.default_leaf = facts.default_leaf if type(facts.default_leaf) is str else None
     out.leaves = facts.leaves
     out.regular = is_regular(entries, session.header.get("version"), raw.ends_with_newline)
+    if out.regular and scan is not None:
+        out.scan = save_scan(scan)
     entry_rows(sid, entries, offsets, lengths, 0, facts, out)
     return out
 
@@ -305,8 +308,24 @@ def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int], *
         else:
             row = rows.entries[pos]
             rows.entries[pos] = (*row[:-1], ref)
-    conn.executemany(f"INSERT INTO {prefix}fts(rowid, body) VALUES(?, ?)", fresh)
+    conn.executemany(f"INSERT INTO {prefix}fts(rowid, body) VALUES(?, ?)", _utf8_rows(fresh))
     conn.executemany(f"INSERT OR IGNORE INTO {prefix}texts(h, r) VALUES(?, ?)", keys)
-    conn.executemany(f"INSERT INTO {prefix}fts_thinking(rowid, body) VALUES(?, ?)", rows.thinking)
+    conn.executemany(f"INSERT INTO {prefix}fts_thinking(rowid, body) VALUES(?, ?)", _utf8_rows(rows.thinking))
     rows.texts = []
     rows.thinking = []
+
+
+def _utf8_rows(rows: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``rows`` with texts SQLite can take: a lone surrogate (JSON allows ``"\\ud800"``, and
+    session text may be hostile) becomes U+FFFD instead of failing the whole update. Search
+    checks every hit against the file, so the replaced character only changes what the
+    full-text table can match."""
+    out = rows
+    for i, (rid, body) in enumerate(rows):
+        try:
+            body.encode("utf-8")
+        except UnicodeEncodeError:
+            if out is rows:
+                out = list(rows)
+            out[i] = (rid, body.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+    return out

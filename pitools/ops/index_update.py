@@ -38,7 +38,7 @@ SLOT_GROUPS = "GROUP BY sid, 2, provider, model, copied"
 _SESSION_UPDATE = (
     "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
     "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
-    "default_pos=?, leaves=?, summary=? WHERE sid=?"
+    "default_pos=?, leaves=?, summary=?, scan=? WHERE sid=?"
 )
 
 
@@ -178,7 +178,7 @@ class Updater:
             for i in range(len(skel))
             if old_flags[i] != (facts.leaf_lo[i], facts.leaf_hi[i], int(facts.in_context[i]), int(facts.summarized[i]))
         ]
-        summary = _summary(todo.path)
+        summary, scan = self._appended_summary(todo, sid, skel, new_entries)
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany(
@@ -187,7 +187,7 @@ class Updater:
             self._insert_rows(rows, shard)
             conn.execute(
                 "UPDATE sessions SET size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, default_leaf=?, "
-                "default_pos=?, leaves=?, name=?, modified=?, summary=? WHERE sid=?",
+                "default_pos=?, leaves=?, name=?, modified=?, summary=?, scan=? WHERE sid=?",
                 (
                     rows.size,
                     rows.mtime_ns,
@@ -200,6 +200,7 @@ class Updater:
                     summary.get("name"),
                     summary.get("modified"),
                     orjson.dumps(summary),
+                    scan,
                     sid,
                 ),
             )
@@ -212,6 +213,31 @@ class Updater:
         self.changed.add(sid)
         self.slots_dirty.add(sid)
         return True
+
+    def _appended_summary(
+        self, todo: _Todo, sid: int, skel: Sequence[dict[str, Any]], new_entries: Sequence[Any]
+    ) -> tuple[dict[str, Any], bytes | None]:
+        """``ls``'s summary after an append, and its new scan state: the stored state with only
+        the appended values folded in (the whole file is read again only when no usable state
+        was stored, e.g. a session the entries table does not hold whole)."""
+        from pitools.core.views.listing import (
+            finish_scan,
+            fold_values,
+            resume_scan,
+            save_scan,
+            summarize_file_scan,
+        )
+
+        row = self.conn.execute("SELECT scan FROM sessions WHERE sid=?", (sid,)).fetchone()
+        scan = None
+        if row is not None and row[0] is not None:
+            scan = resume_scan(row[0], ((e["id"], e["parentId"]) for e in skel))
+        if scan is None or scan.entries != len(skel):
+            summary, scan = summarize_file_scan(todo.path, todo.st, stop=todo.st.st_size)
+            self.stats.bytes_read += todo.old[4] if todo.old is not None else 0
+            return summary, save_scan(scan) if scan is not None else None
+        fold_values(scan, new_entries)
+        return finish_scan(todo.path, todo.st, scan), save_scan(scan)
 
     # -- whole files -------------------------------------------------------------------------------
     def _full(self, todos: list[_Todo], done: int, total: int) -> None:
@@ -693,6 +719,7 @@ def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) ->
             _pos(rows),
             orjson.dumps(rows.leaves),
             orjson.dumps(summary),
+            rows.scan,
             sid,
         ),
     )
