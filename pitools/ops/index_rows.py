@@ -113,11 +113,15 @@ def ts_ms(entry: Any) -> int | None:
     return int(ms) if ms == ms else None
 
 
-def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool) -> bool:
-    """Whether later appends may be indexed alone: a v3 file of string ids, no duplicates, whole lines."""
+def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool, *, seen: set[str] | None = None) -> bool:
+    """Whether later appends may be indexed alone: a v3 file of string ids, no duplicates, whole lines.
+
+    ``seen``: the ids of earlier entries already known regular (it is added to).
+    """
     if version != 3 or not ends_with_newline:
         return False
-    seen: set[str] = set()
+    if seen is None:
+        seen = set()
     for entry in entries:
         if type(entry) is not dict:
             return False

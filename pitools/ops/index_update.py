@@ -140,22 +140,19 @@ class Updater:
             new_entries, offsets, lengths, whole = read_appended(todo.path, indexed, todo.st)
         except Exception:
             return False
+        if not whole:
+            return False
         conn = self.conn
-        skel = [
-            _skeleton_of(row)
-            for row in conn.execute(
-                "SELECT eid, parent, kind, role, aux, aux_null, leaf_lo, leaf_hi, in_ctx, summarized "
-                "FROM entries WHERE sid=? ORDER BY ord",
-                (sid,),
-            )
-        ]
-        old_flags = [
-            tuple(r)
-            for r in conn.execute(
-                "SELECT leaf_lo, leaf_hi, in_ctx, summarized FROM entries WHERE sid=? ORDER BY ord", (sid,)
-            )
-        ]
-        if not whole or not is_regular([*skel, *new_entries], 3, True):
+        stored = conn.execute(
+            "SELECT eid, parent, kind, role, aux, aux_null, leaf_lo, leaf_hi, in_ctx, summarized "
+            "FROM entries WHERE sid=? ORDER BY ord",
+            (sid,),
+        ).fetchall()
+        skel = [_skeleton_of(row) for row in stored]
+        old_flags = [row[6:] for row in stored]
+        # The stored entries were regular when indexed: only the new ones need checking (their
+        # ids against the old ones too).
+        if not is_regular(new_entries, 3, True, seen={row[0] for row in stored}):
             return False
         all_entries = [*skel, *new_entries]
         facts = tree_facts(all_entries)
