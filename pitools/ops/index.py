@@ -6,8 +6,8 @@ folder (a cache dir there is refused and the index kept in memory for the run).
 
 Files: ``index-v<N>.sqlite`` (sessions, entries, usage records and their quarter-hour sums, ls
 summaries) and ``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables, and ``texts``:
-which row holds each long text already indexed in the shard; one shard per core so that a cold
-build tokenizes on every core at once). ``N`` is :data:`SCHEMA_VERSION`: another version's files
+which row holds each long text already indexed in the shard, keyed by its 256-bit BLAKE2b
+digest; one shard per core so that a cold build tokenizes on every core at once). ``N`` is :data:`SCHEMA_VERSION`: another version's files
 are ignored and a rebuild starts (deleting the data files of older versions). An index that is
 corrupt, or locked past the wait, is rebuilt (corrupt: in place; locked: in memory for this
 run) and never fails the user's command.
@@ -123,7 +123,7 @@ ROWID_SHIFT = 24
 _SHARD_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content='', detail=none);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_thinking USING fts5(body, content='', detail=none);
-CREATE TABLE IF NOT EXISTS texts(h INTEGER PRIMARY KEY, r INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS texts(h BLOB PRIMARY KEY, r INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
 INSERT INTO fts_thinking(fts_thinking, rank) VALUES('hashsize', 16777216)
 """

@@ -54,7 +54,7 @@ class FileRows:
     entries: list[EntryRow] = field(default_factory=list)
     usage: list[UsageRow] = field(default_factory=list)
     #: (search row id, text, content hash or None, index of the entry's row in ``entries``)
-    texts: list[tuple[int, str, int | None, int]] = field(default_factory=list)
+    texts: list[tuple[int, str, bytes | None, int]] = field(default_factory=list)
     thinking: list[tuple[int, str]] = field(default_factory=list)
     error: str | None = None
     #: ``ls``'s summary of the file (:func:`pitools.core.views.listing.summarize_file`).
@@ -73,12 +73,17 @@ def tail_hash(path: str, end: int) -> bytes:
     return hashlib.sha1(data, usedforsecurity=False).digest()
 
 
-def text_key(text: str) -> int | None:
-    """A 64-bit content hash for texts worth sharing (see :data:`DEDUP_MIN`), else None."""
+def text_key(text: str) -> bytes | None:
+    """The content key of a text worth sharing (see :data:`DEDUP_MIN`), else None.
+
+    A 256-bit BLAKE2b digest: session text may be written by an attacker, and a key short enough
+    to collide on purpose (a 64-bit hash takes ~2^32 tries) would let one text take another's
+    full-text row, so that search never finds the entry holding the other. Equal keys are
+    trusted to mean equal texts, hence a collision-resistant hash.
+    """
     if len(text) < DEDUP_MIN:
         return None
-    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
-    return int.from_bytes(digest[:8], "little", signed=True)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
 
 
 def cap_text(text: str) -> str:
@@ -284,7 +289,7 @@ def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any],
     return entries, offsets, lengths, raw.ends_with_newline
 
 
-def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int], *, complete: bool = False) -> None:
+def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[bytes, int], *, complete: bool = False) -> None:
     """Write ``rows``' search text into a shard (``prefix``: ``""`` or ``"s<k>."``).
 
     A long text already indexed in this shard (``seen``, then the shard's ``texts`` table) gets
@@ -294,7 +299,7 @@ def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int], *
     alone, as in a cold build's worker), so a text missing from it is not looked up.
     """
     fresh: list[tuple[int, str]] = []
-    keys: list[tuple[int, int]] = []
+    keys: list[tuple[bytes, int]] = []
     lookup = f"SELECT r FROM {prefix}texts WHERE h=?"
     for rid, body, key, pos in rows.texts:
         if key is None:

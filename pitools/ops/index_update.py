@@ -70,7 +70,7 @@ class Updater:
         #: Sessions stored whole by this run (new row ids: every ``copied`` flag is still 0).
         self.fresh: set[int] = set()
         #: content hash -> search row, per shard (see :func:`insert_texts`)
-        self.seen: dict[int, dict[int, int]] = {}
+        self.seen: dict[int, dict[bytes, int]] = {}
 
     def run(self, changed: Sequence[Changed], gone: Sequence[int], *, recover: bool = False) -> None:
         """Index what :func:`pitools.ops.index.scan` found changed, drop what is gone.
@@ -630,7 +630,7 @@ def _index_shard(
         conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous=NORMAL")
-    seen: dict[int, int] = {}
+    seen: dict[bytes, int] = {}
     # This worker alone writes the shard: when it starts empty (a cold build), ``seen`` knows
     # every long text in it and a new one needs no lookup.
     complete = conn is not None and conn.execute("SELECT 1 FROM texts LIMIT 1").fetchone() is None
