@@ -6,11 +6,11 @@ folder (a cache dir there is refused and the index kept in memory for the run).
 
 Files: ``index-v<N>.sqlite`` (sessions, entries, usage records and their quarter-hour sums, ls
 summaries) and ``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables, and ``texts``:
-which row holds each long text already indexed in the shard, keyed by its 256-bit BLAKE2b
-digest; one shard per core so that a cold build tokenizes on every core at once). ``N`` is :data:`SCHEMA_VERSION`: another version's files
-are ignored and a rebuild starts (deleting the data files of older versions). An index that is
-corrupt, or locked past the wait, is rebuilt (corrupt: in place; locked: in memory for this
-run) and never fails the user's command.
+which row holds each long text already indexed in the shard, keyed by its SHA-256 digest; one
+shard per core so that a cold build tokenizes on every core at once). ``N`` is
+:data:`SCHEMA_VERSION`: another version's files are ignored and a rebuild starts (deleting the
+data files of older versions). An index that is corrupt, or locked past the wait, is rebuilt
+(corrupt: in place; locked: in memory for this run) and never fails the user's command.
 
 Updating (:meth:`ArchiveIndex.update`), per session file found by ``ls``'s discovery rules:
 

@@ -76,14 +76,15 @@ def tail_hash(path: str, end: int) -> bytes:
 def text_key(text: str) -> bytes | None:
     """The content key of a text worth sharing (see :data:`DEDUP_MIN`), else None.
 
-    A 256-bit BLAKE2b digest: session text may be written by an attacker, and a key short enough
+    The whole SHA-256 digest: session text may be written by an attacker, and a key short enough
     to collide on purpose (a 64-bit hash takes ~2^32 tries) would let one text take another's
     full-text row, so that search never finds the entry holding the other. Equal keys are
-    trusted to mean equal texts, hence a collision-resistant hash.
+    trusted to mean equal texts, hence a collision-resistant hash (SHA-256 rather than BLAKE2b:
+    with the SHA extensions of current CPUs it hashes about twice as fast).
     """
     if len(text) < DEDUP_MIN:
         return None
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def cap_text(text: str) -> str:
