@@ -339,3 +339,28 @@ def _utf8_rows(rows: list[tuple[int, str]]) -> list[tuple[int, str]]:
                 out = list(rows)
             out[i] = (rid, body.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
     return out
+
+
+def json_bytes(value: Any) -> bytes:
+    """``value`` as JSON for the index: orjson's bytes, or (for a lone surrogate, which session
+    text may hold and orjson refuses) ``JSON.stringify``'s escaped form. Read it back with
+    :func:`pitools.core.session.load.parse_json_line`."""
+    import orjson
+
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError
+        from pitools.core.js.jsonout import to_json_bytes
+
+        return to_json_bytes(value)
+
+
+def sql_text(value: Any) -> Any:
+    """``value`` as SQLite can bind it: a string with a lone surrogate gets U+FFFD in its place
+    (sqlite3 refuses to encode it, which would fail the whole update); anything else as is."""
+    if type(value) is str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value

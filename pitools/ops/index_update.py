@@ -17,8 +17,10 @@ from pitools.ops.index_rows import (
     entry_rows,
     insert_texts,
     is_regular,
+    json_bytes,
     read_appended,
     read_file,
+    sql_text,
     tail_hash,
 )
 
@@ -194,9 +196,9 @@ class Updater:
                     rows.default_leaf,
                     _pos(rows),
                     orjson.dumps(rows.leaves),
-                    summary.get("name"),
-                    summary.get("modified"),
-                    orjson.dumps(summary),
+                    sql_text(summary.get("name")),
+                    sql_text(summary.get("modified")),
+                    json_bytes(summary),
                     scan,
                     sid,
                 ),
@@ -398,6 +400,7 @@ class Updater:
 
     # -- lineage -------------------------------------------------------------------------------------
     def _lineage(self) -> None:
+        from pitools.core.session.load import parse_json_line
         from pitools.core.views.lineage import SessionRef, ancestors, copied_keys, descendants, resolve_parents
 
         conn = self.conn
@@ -411,7 +414,7 @@ class Updater:
             sid_of[key] = sid
             old_parent[sid] = parent_sid
             refs.append(
-                SessionRef(key, hid, orjson.loads(parent) if parent is not None else None, os.path.dirname(path))
+                SessionRef(key, hid, parse_json_line(parent)[0] if parent is not None else None, os.path.dirname(path))
             )
         parents = resolve_parents(refs)
         key_of = {sid: key for key, sid in sid_of.items()}
@@ -690,6 +693,7 @@ def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) ->
     transaction; its search text is written first, by the caller)."""
     summary = rows.summary if rows.summary is not None else _summary(rows.path)
     header = rows.header or {}
+    text = sql_text
     parent = header.get("parentSession")
     conn.executemany(_ENTRY_INSERT, rows.entries)
     conn.executemany(_USAGE_INSERT, rows.usage)
@@ -706,16 +710,16 @@ def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) ->
             rows.tail_hash,
             int(rows.regular),
             int(rows.valid),
-            header.get("id") if type(header.get("id")) is str else None,
-            summary.get("cwd"),
-            summary.get("name"),
-            orjson.dumps(parent) if parent is not None else None,
-            summary.get("created"),
-            summary.get("modified"),
+            text(header.get("id")) if type(header.get("id")) is str else None,
+            text(summary.get("cwd")),
+            text(summary.get("name")),
+            json_bytes(parent) if parent is not None else None,
+            text(summary.get("created")),
+            text(summary.get("modified")),
             rows.default_leaf,
             _pos(rows),
             orjson.dumps(rows.leaves),
-            orjson.dumps(summary),
+            json_bytes(summary),
             rows.scan,
             sid,
         ),
