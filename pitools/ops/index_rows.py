@@ -134,8 +134,15 @@ def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool, *,
         eid, pid = entry.get("id"), entry.get("parentId")
         if type(eid) is not str or eid in seen or not (pid is None or type(pid) is str):
             return False
-        if entry.get("type") == "message" and type(entry.get("message")) is not dict:
+        etype = entry.get("type")
+        if etype == "message" and type(entry.get("message")) is not dict:
             return False  # Pi's context code throws on it: the stored skeleton would hide that
+        # The skeleton is stored as SQLite text, where a lone surrogate becomes U+FFFD
+        # (sql_text): an append would then link new entries to ids that no longer match.
+        aux = entry.get("firstKeptEntryId") if etype == "compaction" else entry.get("targetId")
+        for text in (eid, pid, etype, aux):
+            if type(text) is str and not text.isascii() and sql_text(text) is not text:
+                return False
         seen.add(eid)
     return True
 
@@ -353,6 +360,18 @@ def json_bytes(value: Any) -> bytes:
         from pitools.core.js.jsonout import to_json_bytes
 
         return to_json_bytes(value)
+
+
+def insert_many(conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """``conn.executemany(sql, rows)`` for ``INSERT OR REPLACE`` rows; when a string holds a lone
+    surrogate (a hostile or broken session: sqlite3 cannot encode it, and one such file would fail
+    every ``ls``, ``usage`` and ``search`` of the archive) the rows are stored again with
+    :func:`sql_text` on every field. Replacing is idempotent, so the rows the first try stored
+    before it failed are simply written again; the common case pays nothing."""
+    try:
+        conn.executemany(sql, rows)
+    except UnicodeEncodeError:
+        conn.executemany(sql, [tuple(sql_text(v) for v in row) for row in rows])
 
 
 def sql_text(value: Any) -> Any:

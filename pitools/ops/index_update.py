@@ -15,6 +15,7 @@ from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, SLOT_MS, ArchiveIndex
 from pitools.ops.index_rows import (
     FileRows,
     entry_rows,
+    insert_many,
     insert_texts,
     is_regular,
     json_bytes,
@@ -193,9 +194,9 @@ class Updater:
                     rows.ino,
                     rows.indexed_bytes,
                     rows.tail_hash,
-                    rows.default_leaf,
+                    sql_text(rows.default_leaf),
                     _pos(rows),
-                    orjson.dumps(rows.leaves),
+                    _leaves_json(rows.leaves),
                     sql_text(summary.get("name")),
                     sql_text(summary.get("modified")),
                     json_bytes(summary),
@@ -374,8 +375,8 @@ class Updater:
         conn = self.conn
         if self.index.fts:
             insert_texts(conn, f"s{shard}.", rows, self.seen.setdefault(shard, {}))
-        conn.executemany(_ENTRY_INSERT, rows.entries)
-        conn.executemany(_USAGE_INSERT, rows.usage)
+        insert_many(conn, _ENTRY_INSERT, rows.entries)
+        insert_many(conn, _USAGE_INSERT, rows.usage)
 
     def _delete(self, sids: Iterable[int], *, in_tx: bool = False) -> None:
         conn = self.conn
@@ -695,8 +696,8 @@ def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) ->
     header = rows.header or {}
     text = sql_text
     parent = header.get("parentSession")
-    conn.executemany(_ENTRY_INSERT, rows.entries)
-    conn.executemany(_USAGE_INSERT, rows.usage)
+    insert_many(conn, _ENTRY_INSERT, rows.entries)
+    insert_many(conn, _USAGE_INSERT, rows.usage)
     if rows.usage:  # with its records, so that the end of the update sums only the new ones
         conn.execute(f"INSERT INTO usage_slots {SLOT_SELECT} WHERE sid=? {SLOT_GROUPS}", (sid,))
     conn.execute(
@@ -716,9 +717,9 @@ def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) ->
             json_bytes(parent) if parent is not None else None,
             text(summary.get("created")),
             text(summary.get("modified")),
-            rows.default_leaf,
+            text(rows.default_leaf),
             _pos(rows),
-            orjson.dumps(rows.leaves),
+            _leaves_json(rows.leaves),
             json_bytes(summary),
             rows.scan,
             sid,
@@ -742,6 +743,15 @@ def _pkey(path: str, real_dirs: dict[str, str]) -> str:
     except OSError:
         pass
     return default_canonical(path)
+
+
+def _leaves_json(leaves: list[str]) -> bytes:
+    """The leaf ids as JSON, each as the entries table stores it (:func:`sql_text`), so that
+    search finds a leaf whose id held a lone surrogate under the same text as its entry row."""
+    try:
+        return orjson.dumps(leaves)
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate
+        return orjson.dumps([sql_text(leaf) for leaf in leaves])
 
 
 def _summary(path: str) -> dict[str, Any]:

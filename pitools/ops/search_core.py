@@ -397,6 +397,11 @@ def loads(data: bytes) -> Any:
         return parse_json_line(data)[0]
 
 
+def as_stored(text: str) -> str:
+    """``text`` as the index stores it: lone surrogates as U+FFFD (pairs joined)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def check_row(
     row: Sequence[Any], terms: Sequence[Any], thinking: bool, reader: LineReader, leaves_cache: dict[int, list[Any]]
 ) -> dict[str, Any] | None:
@@ -414,7 +419,12 @@ def check_row(
     except ValueError:
         return None
     if type(value) is dict and type(value.get("id")) is str and eid is not None and value["id"] != eid:
-        return None  # the file changed under the index: skip rather than point at the wrong entry
+        # The index stores a lone surrogate as U+FFFD (pitools.ops.index_rows.sql_text): the
+        # entry's real id is the file's. Any other difference: the file changed under the index,
+        # skip rather than point at the wrong entry.
+        if as_stored(value["id"]) != eid:
+            return None
+        eid = value["id"]
     text = entry_text(value)
     body = text.text
     found = find(terms, body)
