@@ -414,7 +414,12 @@ def replace_output(path: str | os.PathLike[str]) -> Iterator[str]:
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pitools-tmp", dir=target.parent)
+        # The pid in the name lets the next write of this output remove what a killed run left
+        # (a partial Parquet or JSONL table can be as big as the session it came from).
+        clean_stale_temps(target)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.pid{os.getpid()}.", suffix=_TMP_SUFFIX, dir=target.parent
+        )
         os.close(fd)
     except OSError as exc:
         raise _wrap_os_error(exc, target) from None

@@ -266,3 +266,34 @@ def test_append_line_disk_full_after_a_partial_write(session: Path, monkeypatch:
     with pytest.raises(PitoolsError):
         store.append_line(session, LINE, expected=store.stamp(session), backup=False)
     assert session.read_bytes() == ORIGINAL
+
+
+def test_a_killed_replace_output_leaves_a_temp_that_the_next_write_removes(tmp_path: Path) -> None:
+    """A dataset table being written when the run is SIGKILLed: the next run of the same output
+    removes the half-written temp (found by scripts/stress_crash.py --writer dataset: before, the
+    temps had no pid in their names and stayed in the dataset folder for ever)."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    target = tmp_path / "usage" / "s-1.jsonl"
+    script = textwrap.dedent(
+        f"""
+        import time
+        from pitools import store
+        with store.replace_output({str(target)!r}) as tmp:
+            open(tmp, "wb").write(b"half a table")
+            print("writing", flush=True)
+            time.sleep(60)
+        """
+    )
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "writing"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    (temp,) = target.parent.iterdir()
+    assert temp.name.startswith(f".s-1.jsonl.pid{proc.pid}.") and temp.name.endswith(".pitools-tmp")
+    with store.replace_output(target) as tmp, open(tmp, "wb") as fh:
+        fh.write(b"the table\n")
+    assert _siblings(target) == [] and target.read_bytes() == b"the table\n"
