@@ -98,20 +98,36 @@ def backup_path(path: str | os.PathLike[str]) -> Path:
 
 
 def make_backup(path: str | os.PathLike[str]) -> Path:
-    """Copy ``path`` next to itself (fsynced) and return the copy's path."""
+    """Copy ``path`` next to itself (fsynced) and return the copy's path.
+
+    The copy is written under a temp name and published under its backup name only once complete,
+    so a run killed while copying never leaves a truncated file that looks like a backup (the
+    next write of ``path`` removes the temp, as for any other temp file of ours).
+    """
+    source = Path(path)
     target = backup_path(path)
-    created = False
+    tmp: Path | None = None
     try:
-        with open(path, "rb") as src, open(target, "xb") as dst:
-            created = True
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, "File exists")
+        clean_stale_temps(source)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{source.name}.pid{os.getpid()}.", suffix=_TMP_SUFFIX, dir=target.parent
+        )
+        tmp = Path(tmp_name)
+        with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
             shutil.copyfileobj(src, dst, _CHUNK)
             dst.flush()
             os.fsync(dst.fileno())
-        shutil.copymode(path, target)
+        shutil.copymode(path, tmp)
+        try:
+            _publish_new(tmp, target)
+        except PitoolsError:  # the name was taken meanwhile: never replace another backup
+            raise FileExistsError(errno.EEXIST, "File exists") from None
     except OSError as exc:
-        if created:  # never delete a file this call did not create
+        if tmp is not None:  # never delete a file this call did not create
             with contextlib.suppress(OSError):
-                target.unlink()
+                tmp.unlink()
         raise PitoolsError(
             f"cannot write the backup copy ({exc.strerror or exc}); nothing was changed (use --no-backup to skip it)",
             path=os.fspath(path),

@@ -297,3 +297,37 @@ def test_a_killed_replace_output_leaves_a_temp_that_the_next_write_removes(tmp_p
     with store.replace_output(target) as tmp, open(tmp, "wb") as fh:
         fh.write(b"the table\n")
     assert _siblings(target) == [] and target.read_bytes() == b"the table\n"
+
+
+def test_a_backup_killed_while_copying_never_looks_like_a_backup(session: Path) -> None:
+    """SIGKILL in the middle of the backup copy: no truncated ``.bak-`` file is left for a user to
+    restore from (scripts/stress_crash.py counted such "partial backups" on every writer), only a
+    temp file that the next write removes."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        f"""
+        import shutil, time
+        from pitools import store
+        def slow_copy(src, dst, length=0):
+            dst.write(src.read(10))
+            dst.flush()
+            print("copying", flush=True)
+            time.sleep(60)
+        shutil.copyfileobj = slow_copy
+        store.make_backup({str(session)!r})
+        """
+    )
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "copying"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    (temp,) = _siblings(session)
+    assert ".bak-" not in temp and temp.startswith(f".session.jsonl.pid{proc.pid}.") and temp.endswith(".pitools-tmp")
+    assert session.read_bytes() == ORIGINAL
+    made = store.atomic_replace(session, [b"new\n"], expected=store.stamp(session))
+    assert made is not None and made.read_bytes() == ORIGINAL
+    assert _siblings(session) == [made.name]
