@@ -263,11 +263,16 @@ class _Lean:
     v1: bool = False
 
 
+def _kept_whole(etype: Any) -> bool:
+    # A type can be any JSON value; an array or object is unhashable, so test the type first.
+    return type(etype) is str and etype in _KEEP_WHOLE
+
+
 def _skeleton(value: Any) -> Any:
     if type(value) is not dict:
         return value
     etype = value.get("type", UNDEFINED)
-    if etype in _KEEP_WHOLE:
+    if _kept_whole(etype):
         return value
     out: dict[str, Any] = {}
     if etype is not UNDEFINED:
@@ -312,7 +317,7 @@ def _whole(lo: _Lean, entry: Any) -> Any:
     from pitools.core.session.load import parse_json_line
 
     pos = lo.where.get(id(entry))
-    if pos is None or type(entry) is not dict or entry.get("type") in _KEEP_WHOLE:
+    if pos is None or type(entry) is not dict or _kept_whole(entry.get("type")):
         return entry
     start = lo.raw.offsets[pos]
     value = parse_json_line(lo.data[start : start + lo.raw.lengths[pos]])[0]
