@@ -27,6 +27,9 @@ _FRAMES_PAST_V8 = 10_000
 #: migrated file (4,116 for estimateTokens called on its own: the limit is the machine stack, so
 #: it moves by a level or two with the caller's depth; the lowest of Pi's calls counts). Measured
 #: with Node 20 (default stack) by ``scripts/pi_probe_deep.mjs --bisect`` at every position.
+#: Known gap: a provider that sends the arguments as an object inside its request body (Anthropic's
+#: ``input``) stringifies them under four or five more levels, so that request can already throw
+#: from about 4,110; which provider a session will use is not in the file.
 PI_STRINGIFY_DEPTH = 4114
 #: A value nested PI_STRINGIFY_DEPTH deep takes at least twice that many bytes: lines shorter than
 #: this are never walked.
