@@ -476,7 +476,14 @@ def leftovers(folder: Path, original: bytes) -> Counter[str]:
     return found
 
 
-def stress(writer: Writer, trials: int, rng: random.Random, work: Path, env: dict[str, str]) -> dict[str, Any]:
+def stress(
+    writer: Writer,
+    trials: int,
+    rng: random.Random,
+    work: Path,
+    env: dict[str, str],
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     calibrate(writer, work, env)
     typical = statistics.median(writer.durations)
     outcomes: Counter[str] = Counter()
@@ -485,6 +492,22 @@ def stress(writer: Writer, trials: int, rng: random.Random, work: Path, env: dic
     violations: list[dict[str, Any]] = []
     failures: Counter[str] = Counter()
     killed_count = reruns = 0
+
+    def summary(done: int) -> dict[str, Any]:
+        return {
+            "writer": writer.name,
+            "trials": done,
+            "killed": killed_count,
+            "reruns": reruns,
+            "typicalSeconds": typical,
+            "inputBytes": sum(len(d) for d in writer.files.values()),
+            "outcomes": dict(outcomes),
+            "leftovers": dict(left),
+            "leftoversAfterRerun": dict(left_after),
+            "writerFailures": dict(failures),
+            "violations": violations,
+        }
+
     for i in range(trials):
         # Half the kills anywhere in the run, half in its last 40 % (where the file is written).
         delay = rng.uniform(0, typical * 1.05) if i % 2 == 0 else rng.uniform(typical * 0.6, typical * 1.05)
@@ -516,19 +539,10 @@ def stress(writer: Writer, trials: int, rng: random.Random, work: Path, env: dic
         shutil.rmtree(folder, ignore_errors=True)
         if (i + 1) % 100 == 0:
             print(f"stress_crash: {writer.name}: {i + 1}/{trials} trials", file=sys.stderr)
-    return {
-        "writer": writer.name,
-        "trials": trials,
-        "killed": killed_count,
-        "reruns": reruns,
-        "typicalSeconds": typical,
-        "inputBytes": sum(len(d) for d in writer.files.values()),
-        "outcomes": dict(outcomes),
-        "leftovers": dict(left),
-        "leftoversAfterRerun": dict(left_after),
-        "writerFailures": dict(failures),
-        "violations": violations,
-    }
+            if progress is not None:  # a long run that is stopped still reports how far it got
+                progress(summary(i + 1))
+
+    return summary(trials)
 
 
 WRITER_NAMES = [
@@ -593,7 +607,13 @@ def main(argv: list[str] | None = None) -> int:
         for which in args.writer or ["all"]:
             writers += build_writers(args.size_mb, args.seed, args.no_backup, which, model)
         for w in writers:
-            results.append(stress(w, args.trials, rng, work, env))
+
+            def progress(partial: dict[str, Any]) -> None:
+                if args.json:
+                    done = {**summary, "results": [*results, partial]}
+                    args.json.write_text(json.dumps(done, indent=2) + "\n")
+
+            results.append(stress(w, args.trials, rng, work, env, progress))
             if args.json:  # after each writer, so a long run that is stopped still reports
                 args.json.write_text(json.dumps(summary, indent=2) + "\n")
     text = json.dumps(summary, indent=2)
