@@ -272,13 +272,13 @@ class ArchiveIndex:
             shards = self.shard_count(conn)
             for k in range(shards):
                 conn.execute("ATTACH DATABASE ? AS ?", (self.shard_path(k), f"s{k}"))
+                # WAL first, then the schema in one transaction: a new shard is created with a
+                # few writes instead of a synced rollback journal per statement (~0.3 s).
+                conn.execute(f"PRAGMA s{k}.synchronous=NORMAL")
+                conn.execute(f"PRAGMA s{k}.journal_mode=WAL")
                 ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='texts'").fetchone()
                 if self.fts and not ready[0]:
-                    for stmt in _SHARD_SCHEMA.strip().split(";\n"):
-                        if stmt.strip():
-                            conn.execute(_in_shard(stmt, k))
-                conn.execute(f"PRAGMA s{k}.journal_mode=WAL")
-                conn.execute(f"PRAGMA s{k}.synchronous=NORMAL")
+                    self._create_shard(conn, k)
             # Touch every table once: a corrupt file fails here, not in the user's query.
             conn.execute("SELECT count(*) FROM meta").fetchone()
             conn.execute("SELECT sid FROM sessions LIMIT 1").fetchall()
@@ -304,9 +304,18 @@ class ArchiveIndex:
             for k in range(self.shard_count(conn)):
                 conn.execute("ATTACH DATABASE ':memory:' AS ?", (f"s{k}",))
                 if self.fts:
-                    for stmt in _SHARD_SCHEMA.strip().split(";\n"):
-                        if stmt.strip():
-                            conn.execute(_in_shard(stmt, k))
+                    self._create_shard(conn, k)
+
+    def _create_shard(self, conn: sqlite3.Connection, k: int) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for stmt in _SHARD_SCHEMA.strip().split(";\n"):
+                if stmt.strip():
+                    conn.execute(_in_shard(stmt, k))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def shard_count(self, conn: sqlite3.Connection | None = None) -> int:
         row = (conn or self.conn).execute("SELECT value FROM meta WHERE key='shards'").fetchone()

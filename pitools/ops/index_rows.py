@@ -140,9 +140,10 @@ def entry_rows(
 ) -> None:
     """Append the rows of ``entries`` (numbered from ``first_ord``) to ``out``."""
     from pitools.core.views.search_text import entry_text
-    from pitools.core.views.usage import entry_usage
+    from pitools.core.views.usage import entry_usage_fields
 
     base = sid << ROWID_SHIFT
+    fromiso, epoch, ms = _dt.datetime.fromisoformat, _EPOCH, _MS
     # Locals: this loop runs once per entry of the archive in a cold build.
     leaf_lo, leaf_hi, in_context, summarized = facts.leaf_lo, facts.leaf_hi, facts.in_context, facts.summarized
     entries_out, usage_out, texts_out, thinking_out = out.entries, out.usage, out.texts, out.thinking
@@ -150,7 +151,16 @@ def entry_rows(
         ord_ = first_ord + k  # facts are over the whole session: ord_ indexes them
         if ord_ > MAX_ORD:
             break
-        t = ts_ms(entry)
+        # ts_ms(entry), with its common case (toISOString's shape) inline: it runs per entry.
+        t: int | None = None
+        iso = entry.get("timestamp") if type(entry) is dict else None
+        if type(iso) is str and len(iso) == 24 and iso[23] == "Z" and iso[19] == "." and iso[10] == "T":
+            try:
+                t = (fromiso(iso) - epoch) // ms
+            except ValueError:
+                t = ts_ms(entry)
+        else:
+            t = ts_ms(entry)
         aux: Any = None
         aux_null = 0
         role: str | None = None
@@ -201,23 +211,9 @@ def entry_rows(
                 None,  # tref: set when the text is already indexed under another entry
             )
         )
-        record = entry_usage(entry)
-        if record is not None:
-            usage_out.append(
-                (
-                    sid,
-                    ord_,
-                    t,
-                    record.provider,
-                    record.model,
-                    record.input,
-                    record.output,
-                    record.cache_read,
-                    record.cache_write,
-                    record.cost,
-                    record.source,
-                )
-            )
+        fields = entry_usage_fields(entry)
+        if fields is not None:
+            usage_out.append((sid, ord_, t, *fields))
 
 
 def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
@@ -281,12 +277,14 @@ def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any],
     return entries, offsets, lengths, raw.ends_with_newline
 
 
-def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int]) -> None:
+def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int], *, complete: bool = False) -> None:
     """Write ``rows``' search text into a shard (``prefix``: ``""`` or ``"s<k>."``).
 
     A long text already indexed in this shard (``seen``, then the shard's ``texts`` table) gets
     no row of its own: its entry's ``tref`` names the row holding the same text. Search checks
-    every candidate against the file, so a shared row never yields a wrong hit.
+    every candidate against the file, so a shared row never yields a wrong hit. ``complete``:
+    ``seen`` holds every text of the shard (it was empty when this process started writing it
+    alone, as in a cold build's worker), so a text missing from it is not looked up.
     """
     fresh: list[tuple[int, str]] = []
     keys: list[tuple[int, int]] = []
@@ -296,7 +294,7 @@ def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int]) -
             fresh.append((rid, body))
             continue
         ref = seen.get(key)
-        if ref is None:
+        if ref is None and not complete:
             got = conn.execute(lookup, (key,)).fetchone()
             if got is not None:
                 ref = seen[key] = got[0]

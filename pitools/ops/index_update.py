@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from pitools.ops import index as _index
-from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, ArchiveIndex, Changed, ProgressFn, UpdateStats
+from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, SLOT_MS, ArchiveIndex, Changed, ProgressFn, UpdateStats
 from pitools.ops.index_rows import (
     FileRows,
     entry_rows,
@@ -25,6 +25,20 @@ from pitools.ops.index_rows import (
 _ENTRY_INSERT = (
     "INSERT OR REPLACE INTO entries(sid, ord, eid, parent, ts, kind, role, tools, off, len, leaf_lo, leaf_hi, "
     "in_ctx, summarized, aux, aux_null, tref) VALUES(" + ",".join("?" * 17) + ")"
+)
+_USAGE_INSERT = "INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)"
+#: A session's ``usage_slots`` rows from its ``usage`` rows (floor division: SQLite's ``/``
+#: truncates toward zero).
+_Q = f"CASE WHEN ts >= 0 THEN ts / {SLOT_MS} ELSE -1 - ((-ts - 1) / {SLOT_MS}) END"
+SLOT_SELECT = (
+    f"SELECT sid, {_Q}, provider, model, copied, sum(input), sum(output), sum(cache_read), "
+    "sum(cache_write), sum(cost), count(*) FROM usage"
+)
+SLOT_GROUPS = "GROUP BY sid, 2, provider, model, copied"
+_SESSION_UPDATE = (
+    "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
+    "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
+    "default_pos=?, leaves=?, summary=? WHERE sid=?"
 )
 
 
@@ -46,10 +60,15 @@ class Updater:
         self.progress = progress
         self.jobs = jobs if jobs is not None else max(1, min(MAX_SHARDS, os.cpu_count() or 1))
         self.changed: set[int] = set()
-        #: Sessions whose ``usage_slots`` rows must be summed again (new, changed, gone, or
-        #: whose copied flags moved).
+        #: Sessions whose ``usage_slots`` rows must be summed again (appended to, gone, or
+        #: whose copied flags moved; a recovering run: all).
         self.slots_dirty: set[int] = set()
+        #: Sessions stored whole by this run: their ``usage_slots`` rows were written with them
+        #: (:func:`store_rows`); only the all-sessions sums still have to take them in.
+        self.slots_new: set[int] = set()
         self.real_dirs: dict[str, str] = {}
+        #: Sessions stored whole by this run (new row ids: every ``copied`` flag is still 0).
+        self.fresh: set[int] = set()
         #: content hash -> search row, per shard (see :func:`insert_texts`)
         self.seen: dict[int, dict[int, int]] = {}
 
@@ -94,7 +113,7 @@ class Updater:
         if self.changed or gone:
             self._lineage()
             self._warn_dead_rows()
-        if self.slots_dirty:
+        if self.slots_dirty or self.slots_new:
             self._slots()
         conn.execute("DELETE FROM meta WHERE key='pending'")
 
@@ -220,6 +239,7 @@ class Updater:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        self.fresh.update(sid for sid, _k in assigned)
         for t in todos:
             if t.old is None:
                 self.stats.added += 1
@@ -248,15 +268,21 @@ class Updater:
                     self.progress(done, total)
 
     def _parallel(self, work: list[tuple[str, int, int, os.stat_result]], done: int, total: int) -> None:
-        """Index on every core: one worker process per group of shards, rows streamed back.
+        """Index on every core: one worker process per group of shards, each storing its own rows.
 
         Each worker alone writes its shards' search text (so a shard's texts are shared within
-        it without races) and sends every file's other rows through a pipe as soon as they are
-        ready; this process stores them and reports progress.
+        it without races) and then, under a lock that lets one worker at a time write the main
+        file, the same files' other rows: this process only reports progress, instead of
+        unpickling and storing every row a second time. A file's rows are committed after its
+        search rows, so a file that looks indexed is always searchable; a worker that dies
+        leaves the files it had not committed looking unindexed (``size`` NULL), and the next
+        run indexes them again.
         """
         import multiprocessing
         from multiprocessing.connection import Connection, wait
 
+        main_path = self.index.main_path
+        assert main_path is not None  # never parallel in memory
         by_shard: dict[int, list[tuple[str, int, os.stat_result]]] = {}
         for path, sid, k, st in work:
             by_shard.setdefault(k, []).append((path, sid, st))
@@ -266,18 +292,15 @@ class Updater:
         for i, (k, items) in enumerate(sorted(by_shard.items())):
             groups[i % len(groups)].append((self.index.shard_path(k), k, items))
         ctx = multiprocessing.get_context("fork")
+        lock = ctx.Lock()
         procs = []
         readers: dict[Connection, bool] = {}
-        # Deferred, not IMMEDIATE: that would lock every attached shard too, which the workers
-        # hold while they write; this transaction writes (and so locks) the main file only. It
-        # commits once, after every worker has committed its shard: rows stored earlier could
-        # point at search rows that a worker killed mid-way never committed, and their files
-        # would then look indexed to the next run.
-        batch = _Batch(self.conn, immediate=False, every=None)
         try:
             for group in groups:
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_shard_worker, args=(group, self.index.fts, send), daemon=True)
+                proc = ctx.Process(
+                    target=_shard_worker, args=(group, self.index.fts, main_path, lock, send), daemon=True
+                )
                 proc.start()
                 send.close()
                 procs.append(proc)
@@ -295,83 +318,39 @@ class Updater:
                         continue
                     if isinstance(message, BaseException):
                         raise message
-                    rows, sid, k = message
-                    batch.begin()
-                    self._store(rows, sid, k, write_text=False)
-                    batch.wrote(rows.size)
-                    done += 1
+                    done += 1  # one more file read (its rows are stored with its worker's batch)
                     if self.progress is not None:
                         self.progress(done, total)
-            batch.commit()
         finally:
-            batch.rollback()
             for left in readers:
                 left.close()
             for proc in procs:
                 if proc.is_alive():
                     proc.terminate()
                 proc.join()
+        for _path, sid, _k, st in work:
+            self.stats.bytes_read += st.st_size
+            self.changed.add(sid)
+            self.slots_new.add(sid)
 
     def _pkey(self, path: str) -> str:
-        """``default_canonical(path)``, resolving each folder once (not every file's every part)."""
-        import stat as stat_mod
-
-        from pitools.core.views.lineage import default_canonical
-
-        folder, name = os.path.split(path)
-        real = self.real_dirs.get(folder)
-        if real is None:
-            real = self.real_dirs[folder] = default_canonical(folder)
-        try:
-            if not stat_mod.S_ISLNK(os.lstat(path).st_mode):
-                return os.path.join(real, name)  # realpath of a non-link is its folder's realpath + name
-        except OSError:
-            pass
-        return default_canonical(path)
+        return _pkey(path, self.real_dirs)
 
     def _store(self, rows: FileRows, sid: int, shard: int, *, write_text: bool) -> None:
         """Write one file's rows (inside the caller's transaction, see :class:`_Batch`)."""
-        summary = rows.summary if rows.summary is not None else _summary(rows.path)
-        header = rows.header or {}
-        parent = header.get("parentSession")
-        conn = self.conn
-        self._insert_rows(rows, shard, text=write_text)
-        conn.execute(
-            "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
-            "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
-            "default_pos=?, leaves=?, summary=? WHERE sid=?",
-            (
-                self._pkey(rows.path),
-                rows.size,
-                rows.mtime_ns,
-                rows.ino,
-                rows.indexed_bytes,
-                rows.tail_hash,
-                int(rows.regular),
-                int(rows.valid),
-                header.get("id") if type(header.get("id")) is str else None,
-                summary.get("cwd"),
-                summary.get("name"),
-                orjson.dumps(parent) if parent is not None else None,
-                summary.get("created"),
-                summary.get("modified"),
-                rows.default_leaf,
-                _pos(rows),
-                orjson.dumps(rows.leaves),
-                orjson.dumps(summary),
-                sid,
-            ),
-        )
+        if write_text and self.index.fts:
+            insert_texts(self.conn, f"s{shard}.", rows, self.seen.setdefault(shard, {}))
+        store_rows(self.conn, rows, sid, self._pkey(rows.path))
         self.stats.bytes_read += rows.size
         self.changed.add(sid)
-        self.slots_dirty.add(sid)
+        self.slots_new.add(sid)
 
-    def _insert_rows(self, rows: FileRows, shard: int, *, text: bool = True) -> None:
+    def _insert_rows(self, rows: FileRows, shard: int) -> None:
         conn = self.conn
-        if text and self.index.fts:
+        if self.index.fts:
             insert_texts(conn, f"s{shard}.", rows, self.seen.setdefault(shard, {}))
         conn.executemany(_ENTRY_INSERT, rows.entries)
-        conn.executemany("INSERT OR REPLACE INTO usage VALUES(" + ",".join("?" * 11) + ", 0)", rows.usage)
+        conn.executemany(_USAGE_INSERT, rows.usage)
 
     def _delete(self, sids: Iterable[int], *, in_tx: bool = False) -> None:
         conn = self.conn
@@ -434,15 +413,22 @@ class Updater:
 
             for key in affected:
                 sid = sid_of[key]
-                self.slots_dirty.add(sid)
                 lineage = [sid_of[a] for a in ancestors(key, parents)]
                 if not lineage:
-                    conn.execute("UPDATE entries SET copied=0 WHERE sid=? AND copied=1", (sid,))
-                    conn.execute("UPDATE usage SET copied=0 WHERE sid=? AND copied=1", (sid,))
+                    if sid not in self.fresh:  # a session stored whole by this run has no flag set
+                        conn.execute("UPDATE entries SET copied=0 WHERE sid=? AND copied=1", (sid,))
+                        conn.execute("UPDATE usage SET copied=0 WHERE sid=? AND copied=1", (sid,))
+                        self.slots_dirty.add(sid)
                     continue
-                own = list(conn.execute("SELECT ord, eid, ts FROM entries WHERE sid=? AND eid IS NOT NULL", (sid,)))
-                copied = copied_keys({(e, t) for _o, e, t in own}, [keys_of(a) for a in lineage])
-                flags = [(1 if (e, t) in copied else 0, sid, o) for o, e, t in own]
+                own = list(
+                    conn.execute("SELECT ord, eid, ts, copied FROM entries WHERE sid=? AND eid IS NOT NULL", (sid,))
+                )
+                copied = copied_keys({(e, t) for _o, e, t, _c in own}, [keys_of(a) for a in lineage])
+                # Only the flags that change are written (and then the usage rows follow them).
+                flags = [(f, sid, o) for o, e, t, c in own if (f := 1 if (e, t) in copied else 0) != c]
+                if not flags:
+                    continue
+                self.slots_dirty.add(sid)  # its sums split copied from own records differently now
                 conn.executemany("UPDATE entries SET copied=? WHERE sid=? AND ord=?", flags)
                 conn.execute(
                     "UPDATE usage SET copied=(SELECT e.copied FROM entries e "
@@ -455,18 +441,11 @@ class Updater:
             raise
 
     def _slots(self) -> None:
-        """Sum ``usage`` into ``usage_slots`` again for the sessions that changed, then ``usage_glob``."""
-        from pitools.ops.index import SLOT_MS
-
+        """Sum ``usage`` into ``usage_slots`` again for the sessions whose records changed, then
+        refresh ``usage_glob`` where those sessions and the new ones have (or had) records."""
         conn = self.conn
-        # Floor division (SQLite's ``/`` truncates toward zero).
-        q = f"CASE WHEN ts >= 0 THEN ts / {SLOT_MS} ELSE -1 - ((-ts - 1) / {SLOT_MS}) END"
-        select = (
-            f"SELECT sid, {q}, provider, model, copied, sum(input), sum(output), sum(cache_read), "
-            "sum(cache_write), sum(cost), count(*) FROM usage"
-        )
-        groups = "GROUP BY sid, 2, provider, model, copied"
         dirty = self.slots_dirty
+        new = self.slots_new - dirty
         total = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
         glob = (
             "INSERT INTO usage_glob SELECT q, provider, model, copied, sum(input), sum(output), "
@@ -475,18 +454,22 @@ class Updater:
         )
         conn.execute("BEGIN IMMEDIATE")
         try:
+            slots: set[Any] = set()
             if len(dirty) * 4 >= total:
                 conn.execute("DELETE FROM usage_slots")
-                conn.execute(f"INSERT INTO usage_slots {select} {groups}")
-                conn.execute("DELETE FROM usage_glob")
-                conn.execute(glob.format(where=""))
+                conn.execute(f"INSERT INTO usage_slots {SLOT_SELECT} {SLOT_GROUPS}")
             else:
                 # The all-sessions sums change only in the quarter hours these sessions had or have.
-                slots: set[Any] = set()
                 for sid in sorted(dirty):
                     slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
                     conn.execute("DELETE FROM usage_slots WHERE sid=?", (sid,))
-                    conn.execute(f"INSERT INTO usage_slots {select} WHERE sid=? {groups}", (sid,))
+                    conn.execute(f"INSERT INTO usage_slots {SLOT_SELECT} WHERE sid=? {SLOT_GROUPS}", (sid,))
+                    slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
+            if len(dirty | new) * 4 >= total:
+                conn.execute("DELETE FROM usage_glob")
+                conn.execute(glob.format(where=""))
+            else:
+                for sid in sorted(new):
                     slots.update(r[0] for r in conn.execute("SELECT DISTINCT q FROM usage_slots WHERE sid=?", (sid,)))
                 if None in slots:
                     slots.discard(None)
@@ -503,6 +486,7 @@ class Updater:
             conn.execute("ROLLBACK")
             raise
         dirty.clear()
+        self.slots_new.clear()
 
     def _warn_dead_rows(self) -> None:
         """Say when dead full-text rows (deleted or rewritten sessions) outnumber live ones."""
@@ -514,8 +498,8 @@ class Updater:
         self.stats.warnings.append(f"{dead} stale search rows: the next `pitools index --rebuild` reclaims them")
 
 
-#: The indexing process commits after about this many bytes of session files: one commit per
-#: file would rewrite the same B-tree pages a thousand times in a cold build.
+#: The indexing process (when it indexes alone) commits after about this many bytes of session
+#: files: one commit per file would rewrite the same B-tree pages a thousand times.
 MAIN_COMMIT_BYTES = 64 << 20
 
 
@@ -572,47 +556,33 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-#: A worker commits its shard after about this many bytes of session files (fewer, larger
-#: full-text segments; a bounded write-ahead log).
-WORKER_COMMIT_BYTES = 256 << 20
+#: A worker commits after about this many bytes of session files: first its shard's search
+#: rows (fewer, larger full-text segments; a bounded write-ahead log), then the same files' rows
+#: in the main file (one transaction, under the lock the workers share).
+WORKER_COMMIT_BYTES = 128 << 20
 
 
 def _shard_worker(
-    group: list[tuple[str | None, int, list[tuple[str, int, os.stat_result]]]], fts: bool, send: Any
+    group: list[tuple[str | None, int, list[tuple[str, int, os.stat_result]]]],
+    fts: bool,
+    main_path: str,
+    lock: Any,
+    send: Any,
 ) -> None:
-    """Worker process: index the files of some shards, write their search text, send the rest back.
+    """Worker process: index the files of some shards and store all their rows.
 
-    Sends ``(rows, sid, shard)`` per file, then ``None``; on failure the exception instead.
+    Sends an int per file read, then ``None``; on failure the exception instead.
     """
     try:
-        for shard_path, k, items in group:
-            conn = None
-            if fts and shard_path:
-                conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-                conn.execute("PRAGMA synchronous=NORMAL")
-            seen: dict[int, int] = {}
-            pending = 0
-            try:
-                for path, sid, st in items:
-                    rows = read_file(path, sid, st)
-                    if conn is not None:
-                        if not conn.in_transaction:
-                            conn.execute("BEGIN IMMEDIATE")
-                        insert_texts(conn, "", rows, seen)
-                        pending += st.st_size
-                        if pending >= WORKER_COMMIT_BYTES:
-                            conn.execute("COMMIT")
-                            pending = 0
-                    else:
-                        rows.texts = []
-                        rows.thinking = []
-                    send.send((rows, sid, k))
-                if conn is not None and conn.in_transaction:
-                    conn.execute("COMMIT")
-            finally:
-                if conn is not None:
-                    conn.close()
+        main = sqlite3.connect(main_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            main.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            main.execute("PRAGMA synchronous=NORMAL")
+            real_dirs: dict[str, str] = {}
+            for shard_path, _k, items in group:
+                _index_shard(main, shard_path, fts, items, lock, real_dirs, send)
+        finally:
+            main.close()
         send.send(None)
     except BaseException as exc:  # handed to the parent, which raises it
         import contextlib
@@ -621,6 +591,129 @@ def _shard_worker(
             send.send(exc)
     finally:
         send.close()
+
+
+def _index_shard(
+    main: sqlite3.Connection,
+    shard_path: str | None,
+    fts: bool,
+    items: list[tuple[str, int, os.stat_result]],
+    lock: Any,
+    real_dirs: dict[str, str],
+    send: Any,
+) -> None:
+    conn = None
+    if fts and shard_path:
+        conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    seen: dict[int, int] = {}
+    # This worker alone writes the shard: when it starts empty (a cold build), ``seen`` knows
+    # every long text in it and a new one needs no lookup.
+    complete = conn is not None and conn.execute("SELECT 1 FROM texts LIMIT 1").fetchone() is None
+    pending: list[tuple[FileRows, int]] = []
+    pending_bytes = 0
+
+    def flush(wait: bool) -> None:
+        """Commit the pending files: their search rows, then their other rows.
+
+        Without ``wait``, a worker that finds the other one writing the main file keeps going
+        and tries again after its next file, instead of idling on the lock.
+        """
+        nonlocal pending_bytes
+        if not pending:
+            return
+        if not lock.acquire(block=wait):
+            return
+        try:
+            if conn is not None and conn.in_transaction:
+                conn.execute("COMMIT")  # the search rows first: see Updater._parallel
+            main.execute("BEGIN IMMEDIATE")
+            try:
+                for rows, sid in pending:
+                    store_rows(main, rows, sid, _pkey(rows.path, real_dirs))
+                main.execute("COMMIT")
+            except BaseException:
+                main.execute("ROLLBACK")
+                raise
+        finally:
+            lock.release()
+        pending.clear()
+        pending_bytes = 0
+
+    try:
+        for path, sid, st in items:
+            rows = read_file(path, sid, st)
+            if conn is not None:
+                if not conn.in_transaction:
+                    conn.execute("BEGIN IMMEDIATE")
+                insert_texts(conn, "", rows, seen, complete=complete)
+            else:
+                rows.texts = []
+                rows.thinking = []
+            pending.append((rows, sid))
+            pending_bytes += st.st_size
+            send.send(1)
+            if pending_bytes >= WORKER_COMMIT_BYTES:
+                flush(wait=pending_bytes >= 4 * WORKER_COMMIT_BYTES)
+        flush(wait=True)
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) -> None:
+    """Write a file's entry, usage and session rows into the main file (inside the caller's
+    transaction; its search text is written first, by the caller)."""
+    summary = rows.summary if rows.summary is not None else _summary(rows.path)
+    header = rows.header or {}
+    parent = header.get("parentSession")
+    conn.executemany(_ENTRY_INSERT, rows.entries)
+    conn.executemany(_USAGE_INSERT, rows.usage)
+    if rows.usage:  # with its records, so that the end of the update sums only the new ones
+        conn.execute(f"INSERT INTO usage_slots {SLOT_SELECT} WHERE sid=? {SLOT_GROUPS}", (sid,))
+    conn.execute(
+        _SESSION_UPDATE,
+        (
+            pkey,
+            rows.size,
+            rows.mtime_ns,
+            rows.ino,
+            rows.indexed_bytes,
+            rows.tail_hash,
+            int(rows.regular),
+            int(rows.valid),
+            header.get("id") if type(header.get("id")) is str else None,
+            summary.get("cwd"),
+            summary.get("name"),
+            orjson.dumps(parent) if parent is not None else None,
+            summary.get("created"),
+            summary.get("modified"),
+            rows.default_leaf,
+            _pos(rows),
+            orjson.dumps(rows.leaves),
+            orjson.dumps(summary),
+            sid,
+        ),
+    )
+
+
+def _pkey(path: str, real_dirs: dict[str, str]) -> str:
+    """``default_canonical(path)``, resolving each folder once (not every file's every part)."""
+    import stat as stat_mod
+
+    from pitools.core.views.lineage import default_canonical
+
+    folder, name = os.path.split(path)
+    real = real_dirs.get(folder)
+    if real is None:
+        real = real_dirs[folder] = default_canonical(folder)
+    try:
+        if not stat_mod.S_ISLNK(os.lstat(path).st_mode):
+            return os.path.join(real, name)  # realpath of a non-link is its folder's realpath + name
+    except OSError:
+        pass
+    return default_canonical(path)
 
 
 def _summary(path: str) -> dict[str, Any]:

@@ -107,28 +107,28 @@ def entry_time(entry: dict[str, Any]) -> str | None:
     return None
 
 
-def _record(
-    session_id: str | None, entry: dict[str, Any], usage: dict[str, Any], provider: Any, model: Any, source: str
-) -> UsageRecord:
+#: One record's fields without its place (what the archive index stores per record): provider,
+#: model, input, output, cacheRead, cacheWrite, cost, source.
+UsageFields = tuple[str, str, "int | float", "int | float", "int | float", "int | float", "int | float", str]
+
+
+def _fields(usage: dict[str, Any], provider: Any, model: Any, source: str) -> UsageFields:
     cost = usage.get("cost")
-    eid = entry.get("id")
-    return UsageRecord(
-        session_id=session_id,
-        entry_id=eid if type(eid) is str else None,
-        timestamp=entry_time(entry),
-        provider=jsops.to_string(provider),
-        model=jsops.to_string(model),
-        input=_number(usage.get("input")),
-        output=_number(usage.get("output")),
-        cache_read=_number(usage.get("cacheRead")),
-        cache_write=_number(usage.get("cacheWrite")),
-        cost=_number(cost.get("total")) if type(cost) is dict else 0,
-        source=source,
+    return (
+        jsops.to_string(provider),
+        jsops.to_string(model),
+        _number(usage.get("input")),
+        _number(usage.get("output")),
+        _number(usage.get("cacheRead")),
+        _number(usage.get("cacheWrite")),
+        _number(cost.get("total")) if type(cost) is dict else 0,
+        source,
     )
 
 
-def entry_usage(entry: Any, session_id: str | None = None) -> UsageRecord | None:
-    """The usage record ``entry`` carries in Pi's ``getSessionStats``, or None."""
+def entry_usage_fields(entry: Any) -> UsageFields | None:
+    """:func:`entry_usage` without the session, entry id and timestamp (a cold index build
+    meets every entry of the archive: it reads the time once, in its own way)."""
     if type(entry) is not dict:
         return None
     etype = entry.get("type")
@@ -144,23 +144,30 @@ def entry_usage(entry: Any, session_id: str | None = None) -> UsageRecord | None
             model = message.get("responseModel", UNDEFINED)
             if jsops.nullish(model):
                 model = message.get("model", UNDEFINED)
-            return _record(session_id, entry, usage, message.get("provider", UNDEFINED), model, SOURCE_ASSISTANT)
+            return _fields(usage, message.get("provider", UNDEFINED), model, SOURCE_ASSISTANT)
         if role == "toolResult":
-            return _record(session_id, entry, usage, SUMMARY_PROVIDER, SUMMARY_MODEL, SOURCE_TOOL_RESULT)
+            return _fields(usage, SUMMARY_PROVIDER, SUMMARY_MODEL, SOURCE_TOOL_RESULT)
         return None
     if etype == "usage":
         usage = entry.get("usage")
         if type(usage) is not dict:
             return None
-        return _record(
-            session_id, entry, usage, entry.get("provider", UNDEFINED), entry.get("model", UNDEFINED), SOURCE_USAGE
-        )
+        return _fields(usage, entry.get("provider", UNDEFINED), entry.get("model", UNDEFINED), SOURCE_USAGE)
     if etype == "compaction" or etype == "branch_summary":
         usage = entry.get("usage")
         if type(usage) is not dict:
             return None
-        return _record(session_id, entry, usage, SUMMARY_PROVIDER, SUMMARY_MODEL, etype)
+        return _fields(usage, SUMMARY_PROVIDER, SUMMARY_MODEL, etype)
     return None
+
+
+def entry_usage(entry: Any, session_id: str | None = None) -> UsageRecord | None:
+    """The usage record ``entry`` carries in Pi's ``getSessionStats``, or None."""
+    fields = entry_usage_fields(entry)
+    if fields is None:
+        return None
+    eid = entry.get("id")
+    return UsageRecord(session_id, eid if type(eid) is str else None, entry_time(entry), *fields)
 
 
 def iter_usage_records(entries: Iterable[Any], session_id: str | None = None) -> Iterator[UsageRecord]:

@@ -698,21 +698,28 @@ def test_an_update_stopped_half_way_is_finished_by_the_next(
         index.close()
 
 
+@pytest.mark.parametrize("per_file", [False, True], ids=["one-batch", "batch-per-file"])
 def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
-    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, per_file: bool
 ) -> None:
-    """Rows are committed only after every worker committed its search rows: the next run redoes all."""
+    """A worker stores a file's rows only after its search rows are committed: after a worker
+    fails, every file that looks indexed is searchable, and the next run indexes the others."""
+    import sqlite3
+
     from pitools.ops import index_update
 
     ar = Archive(home["agent"], seed=4)
+    word_of: dict[str, str] = {}
     for i in range(10):
         s = ar.new(f"/work/w{i % 2}")
         s.conversation(2)
         s.user(f"wombat{i} marker")
         s.write()
+        word_of[str(s.path)] = f"wombat{i}"
     monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
     monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
-    monkeypatch.setattr(index_update, "MAIN_COMMIT_BYTES", 1)  # the storing side would commit per file
+    if per_file:  # each worker commits (search rows, then the other rows) after every file
+        monkeypatch.setattr(index_update, "WORKER_COMMIT_BYTES", 1)
     real = index_update.insert_texts
     calls = [0]
     parent = os.getpid()
@@ -729,14 +736,31 @@ def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
     index, stats = updated_index(scope, env=env, jobs=2)  # falls back to memory for this run
     index.close()
     assert stats.in_memory
+    # What the failed run left on disk: files whose rows are committed, each with its search row.
+    db = sqlite3.connect(home["cache"] / f"index-v{index_mod.SCHEMA_VERSION}.sqlite")
+    try:
+        stored = list(db.execute("SELECT sid, shard, path FROM sessions WHERE size IS NOT NULL"))
+        for k in range(2):
+            shard = home["cache"] / f"index-v{index_mod.SCHEMA_VERSION}.fts{k}.sqlite"
+            db.execute("ATTACH DATABASE ? AS ?", (str(shard), f"s{k}"))
+        for sid, shard, path in stored:
+            query = f"SELECT rowid FROM s{shard}.fts WHERE fts MATCH ?"
+            rows = [r[0] >> index_mod.ROWID_SHIFT for r in db.execute(query, (word_of[path],))]
+            assert rows == [sid], path
+    finally:
+        db.close()
+    # With a commit per file, a worker committed its first two files before it failed (the
+    # other one may have been stopped earlier); with one batch, no file was committed.
+    assert len(stored) >= 2 if per_file else stored == []
     monkeypatch.setattr(index_update, "insert_texts", real)
     index, stats = updated_index(scope, env=env, jobs=2)
     try:
-        assert not stats.in_memory and stats.unchanged == 0  # nothing looked indexed
+        assert not stats.in_memory and stats.unchanged == len(stored)  # only committed files look indexed
         found = {h.path for h in search(index, scope, "marker", limit=0).hits}
     finally:
         index.close()
     assert found == {str(w.path) for w in ar.present()}
+    _check_totals(_usage(env), ar.truth())
 
 
 def test_usage_sums_follow_small_changes_in_a_larger_archive(
@@ -784,3 +808,64 @@ def test_usage_sums_follow_small_changes_in_a_larger_archive(
     finally:
         index.close()
     assert kept == fresh
+
+
+def _stored_sums_are_exact(env: dict[str, str]) -> None:
+    """``usage_slots`` equals sums made from scratch over ``usage``, ``usage_glob`` over the slots."""
+    from pitools.ops.index_update import SLOT_GROUPS, SLOT_SELECT
+
+    scope = archive_scope(env=env)
+    index, _ = updated_index(scope, env=env)
+    try:
+        conn = index.conn
+        slots = sorted(conn.execute("SELECT * FROM usage_slots"), key=repr)
+        fresh = sorted(conn.execute(f"{SLOT_SELECT} {SLOT_GROUPS}"), key=repr)
+        glob = sorted(conn.execute("SELECT * FROM usage_glob"), key=repr)
+        fresh_glob = sorted(
+            conn.execute(
+                "SELECT q, provider, model, copied, sum(input), sum(output), sum(cache_read), sum(cache_write), "
+                "sum(cost), sum(n) FROM usage_slots GROUP BY q, provider, model, copied"
+            ),
+            key=repr,
+        )
+    finally:
+        index.close()
+    assert slots == fresh and slots
+    assert glob == fresh_glob
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
+def test_sums_stored_with_each_file_stay_exact_across_updates(
+    home: dict[str, Any], monkeypatch: pytest.MonkeyPatch, parallel: bool
+) -> None:
+    """A file's quarter-hour sums are written with its rows; the end of an update adds them to the
+    all-sessions sums and re-sums only the sessions whose copied flags moved."""
+    if parallel:
+        monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
+        monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+    ar, w = _build(home["agent"])
+    extras = []
+    for i in range(12):
+        extra = ar.new(f"/work/s{i % 3}")
+        extra.conversation(3)
+        extra.write()
+        extras.append(extra)
+    env = home["env"]
+    _stored_sums_are_exact(env)  # cold build (forks' flags set after their sums were stored)
+    _check_totals(_usage(env), ar.truth())
+    # One new fork among many: the all-sessions sums take it in incrementally.
+    fork = ar.fork(w["parent"], w["parent"].entries[5]["id"])
+    fork.conversation(2)
+    fork.write()
+    _stored_sums_are_exact(env)
+    _check_totals(_usage(env), ar.truth())
+    # An append (with a usage entry), a rewrite and a deletion.
+    start = len(extras[1].entries)
+    extras[1].conversation(2)
+    extras[1].usage_entry()
+    extras[1].append(start)
+    extras[2].conversation(1)
+    extras[2].write()
+    extras[3].path.unlink()
+    _stored_sums_are_exact(env)
+    _check_totals(_usage(env), ar.truth())
