@@ -138,6 +138,7 @@ class FakeModel:
                 pass  # a client killed mid-request is what this script does on purpose
 
         self.httpd = Server(("127.0.0.1", 0), Handler)
+        self.folders: list[Path] = []  # agent folders made for it, removed with it
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
 
@@ -148,6 +149,7 @@ class FakeModel:
 
     def agent_dir(self, folder: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
+        self.folders.append(folder)
         models = {
             "providers": {
                 "stress": {
@@ -582,6 +584,8 @@ def fake_model() -> Iterator[Callable[[], FakeModel]]:
         for s in servers:
             s.httpd.shutdown()
             s.httpd.server_close()
+            for folder in s.folders:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
