@@ -98,20 +98,36 @@ def backup_path(path: str | os.PathLike[str]) -> Path:
 
 
 def make_backup(path: str | os.PathLike[str]) -> Path:
-    """Copy ``path`` next to itself (fsynced) and return the copy's path."""
+    """Copy ``path`` next to itself (fsynced) and return the copy's path.
+
+    The copy is written under a temp name and published under its backup name only once complete,
+    so a run killed while copying never leaves a truncated file that looks like a backup (the
+    next write of ``path`` removes the temp, as for any other temp file of ours).
+    """
+    source = Path(path)
     target = backup_path(path)
-    created = False
+    tmp: Path | None = None
     try:
-        with open(path, "rb") as src, open(target, "xb") as dst:
-            created = True
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, "File exists")
+        clean_stale_temps(source)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{source.name}.pid{os.getpid()}.", suffix=_TMP_SUFFIX, dir=target.parent
+        )
+        tmp = Path(tmp_name)
+        with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
             shutil.copyfileobj(src, dst, _CHUNK)
             dst.flush()
             os.fsync(dst.fileno())
-        shutil.copymode(path, target)
+        shutil.copymode(path, tmp)
+        try:
+            _publish_new(tmp, target)
+        except PitoolsError:  # the name was taken meanwhile: never replace another backup
+            raise FileExistsError(errno.EEXIST, "File exists") from None
     except OSError as exc:
-        if created:  # never delete a file this call did not create
+        if tmp is not None:  # never delete a file this call did not create
             with contextlib.suppress(OSError):
-                target.unlink()
+                tmp.unlink()
         raise PitoolsError(
             f"cannot write the backup copy ({exc.strerror or exc}); nothing was changed (use --no-backup to skip it)",
             path=os.fspath(path),
@@ -414,7 +430,12 @@ def replace_output(path: str | os.PathLike[str]) -> Iterator[str]:
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pitools-tmp", dir=target.parent)
+        # The pid in the name lets the next write of this output remove what a killed run left
+        # (a partial Parquet or JSONL table can be as big as the session it came from).
+        clean_stale_temps(target)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.pid{os.getpid()}.", suffix=_TMP_SUFFIX, dir=target.parent
+        )
         os.close(fd)
     except OSError as exc:
         raise _wrap_os_error(exc, target) from None

@@ -75,8 +75,7 @@ KEPT_COMPAT = (
 
 def find_reference() -> tuple[Path, Path] | None:
     """(pi-ai, pi-coding-agent) package folders, or None."""
-    sys.path.insert(0, str(ROOT))
-    from tests.support import pi_ai_dir, pi_ref_dir
+    from pi_reference import pi_ai_dir, pi_ref_dir  # scripts/: the script's own folder
 
     agent, ai = pi_ref_dir(), pi_ai_dir()
     return None if agent is None or ai is None else (ai, agent)

@@ -5,17 +5,17 @@ One place for the paths every test needs, instead of a ``GOLDEN = Path(__file__)
 
 from __future__ import annotations
 
+import importlib.util
 import lzma
-import os
 import shutil
+import sys
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "golden"
-
-_PI_PACKAGE = Path("node_modules") / "@earendil-works" / "pi-coding-agent"
 
 
 def golden_session(case: str) -> Path:
@@ -37,29 +37,35 @@ def golden_recording(case: str, krt: int = 20000) -> Any:
     return parse_json_line(lzma.decompress((GOLDEN / case / f"pi.krt{krt}.json.xz").read_bytes()))[0]
 
 
+def load_script(name: str) -> ModuleType:
+    """``scripts/<name>.py`` as a module (scripts/ is no package), loaded once by file path.
+
+    Registered in ``sys.modules`` under its own name, as dataclasses need; ``sys.path`` is left alone.
+    """
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
 def pi_ref_dir() -> Path | None:
-    """Pi 1.6.0's package folder: ``$PI_REF_DIR``, else a ``.pi-ref`` install here, in a sibling
-    checkout (``../.pi-ref``, ``../main/.pi-ref``) or the shared one; None when none exists."""
-    candidates = []
-    if os.environ.get("PI_REF_DIR"):
-        candidates.append(Path(os.environ["PI_REF_DIR"]))
-    for base in (ROOT, ROOT.parent, ROOT.parent / "main", ROOT.parent.parent / "main", Path("/work/main")):
-        candidates.append(base / ".pi-ref" / _PI_PACKAGE)
-    for path in candidates:
-        if (path / "dist" / "config.js").is_file():
-            return path
-    return None
+    """Pi 1.6.0's package folder (``scripts/pi_reference.py``: $PI_REF_DIR or a ``.pi-ref`` install)."""
+    found: Path | None = load_script("pi_reference").pi_ref_dir()
+    return found
 
 
 def pi_ai_dir() -> Path | None:
     """The ``@earendil-works/pi-ai`` package next to the reference (its model catalogue)."""
-    ref = pi_ref_dir()
-    if ref is None:
-        return None
-    for path in (ref / "node_modules" / "@earendil-works" / "pi-ai", ref.parent / "pi-ai"):
-        if (path / "package.json").is_file():
-            return path
-    return None
+    found: Path | None = load_script("pi_reference").pi_ai_dir()
+    return found
 
 
 def node() -> str | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -306,6 +307,7 @@ def build_dataset(
             for rel in prev.get("files", ()):
                 _remove(outdir, rel)
             report.removed += 1
+    _sweep_strays(outdir, new_sessions)
     manifest = {**settings, "sessions": new_sessions}
     with store.replace_output(os.path.join(outdir, MANIFEST)) as tmp, open(tmp, "wb") as fh:
         fh.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
@@ -380,6 +382,29 @@ def _family_order(refs: list[Any], parents: dict[str, str | None]) -> list[Any]:
             out.append(by_key[key])
             stack.extend(reversed(children.get(key, ())))
     return out
+
+
+#: The table files this module writes (``session_file_stem`` plus an extension).
+_TABLE_FILE = re.compile(r"s-[0-9a-f]{20}\.(?:jsonl|parquet)")
+
+
+def _sweep_strays(outdir: str, sessions: dict[str, Any]) -> None:
+    """Remove table files (and temp files) no session of the new manifest lists.
+
+    A run that is killed writes the manifest last, so the tables it had written are listed
+    nowhere; if one of those sessions is gone from the inputs by the next run, nothing else would
+    ever remove its rows, and queries over ``<table>/**`` would still count them. Only names this
+    module makes, inside the table folders, are touched.
+    """
+    kept = {rel for info in sessions.values() if isinstance(info, dict) for rel in info.get("files", ())}
+    for table in TABLES:
+        for folder, _dirs, names in os.walk(os.path.join(outdir, table)):
+            rel_folder = os.path.relpath(folder, outdir).replace(os.sep, "/")
+            for name in names:
+                if name.endswith(".pitools-tmp") and name.startswith(".") and ".pid" in name:
+                    store.clean_stale_temps(os.path.join(folder, name[1:].split(".pid", 1)[0]))
+                elif _TABLE_FILE.fullmatch(name) and f"{rel_folder}/{name}" not in kept:
+                    _remove(outdir, f"{rel_folder}/{name}")
 
 
 def _remove(outdir: str, rel: Any) -> None:

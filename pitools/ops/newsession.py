@@ -53,8 +53,3 @@ def write_where_pi_would(
             path=folder,
         )
     return write_session(new, os.path.join(folder, new.file_name), make_folders=False)
-
-
-def write_new_file(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write an export (Markdown, HTML) to a new file; never replaces an existing one."""
-    store.write_new(path, [data])

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from pitools.core.parity import diff_values
-from tests.golden.test_conformance import GOLDEN, load_recording
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "summarize"))
-from summarize_fakes import FakeModelServer, Step
-
 from tests import support
+from tests.golden.test_conformance import GOLDEN, load_recording
+from tests.unit.summarize.summarize_fakes import FakeModelServer, Step
 
 ROOT = support.ROOT
 PLAN_SCHEMA = json.loads((ROOT / "schemas" / "output" / "compact-plan.schema.json").read_text())

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from click.testing import Result
 
+from tests.support import load_script
+
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 duckdb = pytest.importorskip("duckdb")
@@ -96,11 +98,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     other.mkdir(parents=True)
     for case in CASES:
         shutil.copyfile(GOLDEN / case / "session.jsonl", proj / f"{case}.jsonl")
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import gen_big
-    finally:
-        sys.path.pop(0)
+    gen_big = load_script("gen_big")
     (other / "big.jsonl").write_bytes(gen_big.generate(0.3, 7))
 
     def cli_ok(*args: str) -> None:

@@ -264,3 +264,13 @@ def test_a_note_before_the_error_is_not_a_second_error(tmp_path: Path) -> None:
     assert "TypeError: Cannot read properties of undefined (reading 'role')" in err
     assert support.outcome_problem(rc, err) is None
     assert support.outcome_problem(1, "pitools: a\npitools: b\n") == "2 error messages on stderr"
+
+
+@pytest.mark.parametrize("etype", [[], {"x": 1}])
+def test_unhashable_entry_type_in_repair(etype: object, scratch: Path) -> None:
+    """Fuzz find (session 5, seed 63): an entry whose `type` is an array or object made repair's
+    lean invariant check raise TypeError (unhashable) once there was something to repair."""
+    a = _entry("a", None, _user("hi"))
+    odd = {"type": etype, "id": "x", "parentId": "a", "timestamp": "2026-01-01T00:00:02Z"}
+    dup = _entry("a", None, _user("dup"))  # a duplicate id: repair has work to do
+    _strict_cli(_session(a, odd, dup), scratch, ["repair", "--dry-run"], ["repair", "--dry-run", "--format", "json"])

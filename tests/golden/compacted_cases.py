@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,11 +41,8 @@ CASES = [
 
 
 def _http_summarizer():  # type: ignore[no-untyped-def]
-    here = Path(__file__).resolve().parents[1] / "unit" / "summarize"
-    sys.path.insert(0, str(here))
-    from summarize_fakes import FakeModelServer, Step  # type: ignore[import-not-found]
-
     from pitools.summarize import ModelSpec, build_summarizer
+    from tests.unit.summarize.summarize_fakes import FakeModelServer, Step
 
     server = FakeModelServer()
     server.start()

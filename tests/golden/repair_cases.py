@@ -326,8 +326,9 @@ def load_extra(folder: Path, name: str) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     """Write every case, then record those named (default: all)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import record_golden
+    from tests.support import load_script
+
+    record_golden = load_script("record_golden")
 
     oracle = record_golden.oracle_script()
     ref = record_golden.reference_dir()

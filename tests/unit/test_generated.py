@@ -7,26 +7,15 @@ fails everywhere.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.support import ROOT, pi_ai_dir, pi_ref_dir
+from tests.support import load_script, pi_ai_dir, pi_ref_dir
 
-
-def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-gen_schema = _script("gen_schema")
-gen_catalog = _script("gen_catalog")
+gen_schema = load_script("gen_schema")
+gen_catalog = load_script("gen_catalog")
 
 
 def test_session_schema_and_entry_check_are_fresh() -> None:

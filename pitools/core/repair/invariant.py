@@ -155,19 +155,8 @@ def check_invariant(
         # An entry on the new path that Pi did not read before (a split line's piece, an entry
         # now reachable) or that a fix changed makes this a restored leaf, not an unchanged one.
         new_path_ok = _only_old_entries(n_idx, n_sess, target, origins, old_lines, touched)
-        if path_lines is not None and not (path_lines & touched) and new_path_ok and not before_fp.startswith(b"!"):
-            report.leaves_compared += 1
-            if before_fp != after_fp:
-                report.violations.append(
-                    f"line {line}: Pi's context at leaf {_show(entry_id(leaf))} would change, "
-                    "though no fix touches its path"
-                )
-        else:
-            report.leaves_restored += 1
-            if after_fp == b"!cycle" or (after_fp.startswith(b"!crash") and not before_fp.startswith(b"!")):
-                report.violations.append(
-                    f"line {line}: Pi cannot build the context at leaf {_show(entry_id(leaf))} after the repair"
-                )
+        untouched = path_lines is not None and not (path_lines & touched)
+        _judge_leaf(report, line, leaf, untouched and new_path_ok, before_fp, after_fp)
     for leaf in leaf_entries(n_idx):
         if context_fingerprint(n_idx, leaf) == b"!cycle":
             report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
@@ -263,11 +252,16 @@ class _Lean:
     v1: bool = False
 
 
+def _kept_whole(etype: Any) -> bool:
+    # A type can be any JSON value; an array or object is unhashable, so test the type first.
+    return type(etype) is str and etype in _KEEP_WHOLE
+
+
 def _skeleton(value: Any) -> Any:
     if type(value) is not dict:
         return value
     etype = value.get("type", UNDEFINED)
-    if etype in _KEEP_WHOLE:
+    if _kept_whole(etype):
         return value
     out: dict[str, Any] = {}
     if etype is not UNDEFINED:
@@ -307,12 +301,36 @@ def _load_lean(data: bytes, path: str) -> _Lean:
     return _Lean(data, raw, session, SessionIndex.build(session.entries), where, v2=version < 3, v1=version < 2)
 
 
+def _judge_leaf(
+    report: InvariantReport, line: Any, leaf: Any, comparable: bool, before_fp: bytes, after_fp: bytes
+) -> None:
+    """One leaf's verdict, for the full and the lean check alike.
+
+    ``comparable``: no fix touched the leaf's path and the new path holds only entries Pi read
+    before, so Pi's context there must not change. Otherwise (or when Pi could not build it
+    before) the leaf counts as restored and need only build after the repair.
+    """
+    if comparable and not before_fp.startswith(b"!"):
+        report.leaves_compared += 1
+        if before_fp != after_fp:
+            report.violations.append(
+                f"line {line}: Pi's context at leaf {_show(entry_id(leaf))} would change, "
+                "though no fix touches its path"
+            )
+    else:
+        report.leaves_restored += 1
+        if after_fp == b"!cycle" or (after_fp.startswith(b"!crash") and not before_fp.startswith(b"!")):
+            report.violations.append(
+                f"line {line}: Pi cannot build the context at leaf {_show(entry_id(leaf))} after the repair"
+            )
+
+
 def _whole(lo: _Lean, entry: Any) -> Any:
     """An entry's full value, parsed again from its line."""
     from pitools.core.session.load import parse_json_line
 
     pos = lo.where.get(id(entry))
-    if pos is None or type(entry) is not dict or entry.get("type") in _KEEP_WHOLE:
+    if pos is None or type(entry) is not dict or _kept_whole(entry.get("type")):
         return entry
     start = lo.raw.offsets[pos]
     value = parse_json_line(lo.data[start : start + lo.raw.lengths[pos]])[0]
@@ -493,19 +511,7 @@ def check_invariant_lean(
             continue
         before_fp = _lean_fingerprint(old, leaf)
         after_fp = _lean_fingerprint(new, target)
-        if untouched and new_path_ok and not before_fp.startswith(b"!"):
-            report.leaves_compared += 1
-            if before_fp != after_fp:
-                report.violations.append(
-                    f"line {line}: Pi's context at leaf {_show(entry_id(leaf))} would change, "
-                    "though no fix touches its path"
-                )
-        else:
-            report.leaves_restored += 1
-            if after_fp == b"!cycle" or (after_fp.startswith(b"!crash") and not before_fp.startswith(b"!")):
-                report.violations.append(
-                    f"line {line}: Pi cannot build the context at leaf {_show(entry_id(leaf))} after the repair"
-                )
+        _judge_leaf(report, line, leaf, untouched and new_path_ok, before_fp, after_fp)
     for leaf in leaf_entries(n_idx):
         if new_chain(leaf) is None:
             report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")

@@ -248,9 +248,11 @@ def _parent(entry: Any, by_id: dict[Any, Any]) -> Any:
 
 
 def _simple_ids(index: SessionIndex) -> bool:
-    """Every entry has its own string id (then a path's ids are distinct, and ``===`` is ``==``)."""
+    """Every entry has its own non-empty string id (then a path's ids are distinct, and ``===`` is
+    ``==``). An id "" is falsy for getBranch, so its children start paths of their own, yet it is
+    no leaf (Pi's getChildren finds them): the fast walk's leaves would differ from Pi's."""
     by_id = index.by_id
-    return len(by_id) == len(index.entries) and all(type(k) is str for k in by_id)
+    return len(by_id) == len(index.entries) and all(type(k) is str and k for k in by_id)
 
 
 @dataclass(slots=True)

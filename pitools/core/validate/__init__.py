@@ -262,7 +262,10 @@ class _Run:
             entries = [(value, *where) for value, (_, *where) in zip(migrated[1:], scanned[1:], strict=True)]
         self.guarded("header", lambda: self._check_header(header, header_line, steps, shaped))
         # v1 files get ids only from the migration: pitools' deterministic ones, not the file's.
-        scanner = Scanner(show_ids="v1-to-v2" not in steps)
+        # Pi migrates any file it does not read as v3 (a version that is not a number too) and
+        # writes it back at once (SessionManager._rewriteFile).
+        rewritten = not effective_version(version) >= 3
+        scanner = Scanner(show_ids="v1-to-v2" not in steps, rewritten_at_open=rewritten)
         scan_entries(entries, scanner, self.extra_headers)
         self.entries = scanner.findings
         return scanner

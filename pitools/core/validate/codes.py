@@ -131,11 +131,11 @@ PI_BEHAVIOUR: dict[str, str] = {
         "(golden broken-malformed-lines)"
     ),
     "unparsed-line": (
-        "Pi parses the line (JSON.parse has no depth limit), but V8's JSON.stringify gives up between 2,000 "
-        "and 5,000 levels: estimating tokens, sending the request and compacting throw RangeError once the "
+        "Pi parses the line (JSON.parse has no depth limit), but V8's JSON.stringify gives up at about 4,114 "
+        "levels: estimating tokens, sending the request and compacting throw RangeError once the "
         "entry is on the context path, and so does any rewrite of the file (a migration). pitools parses "
-        "100,000 levels and reports this only when memory runs out, far past that depth "
-        "(scripts/pi_probe_deep.mjs, 200,000 levels)"
+        "100,000 levels (lines past 4,114 levels where Pi stringifies them are pi-would-crash) and reports "
+        "this only when memory runs out, far past that depth (scripts/pi_probe_deep.mjs, 200,000 levels)"
     ),
     "non-object-line": (
         "Pi keeps the value as an entry without an id. As the first value Pi rejects the file "
@@ -238,7 +238,10 @@ PI_BEHAVIOUR: dict[str, str] = {
     "timestamp-backwards": "Pi orders entries by parentId, never by time",
     "pi-would-crash": (
         "Pi 1.6.0 throws on this data in the function the message names (stats, compaction, token "
-        "estimates), so that part of Pi fails on the session"
+        "estimates), so that part of Pi fails on the session; tool-call arguments or toolsAdded nested 4,114 "
+        "levels or more make V8's JSON.stringify throw in estimateTokens, and so does any entry that deep in "
+        "a v1/v2 file, which Pi truncates and rewrites when it opens it, losing that entry and every later "
+        "one (scripts/pi_probe_deep.mjs --bisect)"
     ),
     "internal-check-error": "unknown: the pitools check itself failed",
 }

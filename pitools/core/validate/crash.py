@@ -18,8 +18,70 @@ from pitools.core.validate.codes import TOLERATED_FIELDS
 from pitools.core.views.branches import nesting_ok
 
 #: A Python frame limit at which running out of frames while walking a value means it nests far
-#: deeper than the ~4,200 levels V8's JSON.stringify follows (one frame or more per level).
+#: deeper than the ~4,100 levels V8's JSON.stringify follows (one frame or more per level).
 _FRAMES_PAST_V8 = 10_000
+
+#: The shallowest value V8's JSON.stringify throws on (RangeError: Maximum call stack size
+#: exceeded) in Pi 1.6.0's own calls, counting the value itself as one level: 4,114 when
+#: prepareCompaction estimates a tool call's tokens and when SessionManager.open rewrites a
+#: migrated file (4,116 for estimateTokens called on its own: the limit is the machine stack, so
+#: it moves by a level or two with the caller's depth; the lowest of Pi's calls counts). Measured
+#: with Node 20 (default stack) by ``scripts/pi_probe_deep.mjs --bisect`` at every position.
+#: Known gap: a provider that sends the arguments as an object inside its request body (Anthropic's
+#: ``input``) stringifies them under four or five more levels, so that request can already throw
+#: from about 4,110; which provider a session will use is not in the file.
+PI_STRINGIFY_DEPTH = 4114
+#: A value nested PI_STRINGIFY_DEPTH deep takes at least twice that many bytes: lines shorter than
+#: this are never walked.
+PI_STRINGIFY_MIN_BYTES = 2 * PI_STRINGIFY_DEPTH
+
+_TOO_DEEP = f"{PI_STRINGIFY_DEPTH:,} or more levels deep, past what V8's JSON.stringify follows"
+_RANGE_ERROR = "RangeError: Maximum call stack size exceeded"
+
+
+def stringify_crash(entry: Any, rewritten_at_open: bool) -> str | None:
+    """Where Pi 1.6.0 throws because V8's JSON.stringify gives up on a deeply nested value.
+
+    ``rewritten_at_open``: Pi migrates the file when it opens it and writes every entry back
+    (``_rewriteFile``, after truncating the file), so any entry that deep throws there. Otherwise
+    only the values Pi itself stringifies matter: a tool call's arguments and a system message's
+    ``toolsAdded`` (estimateTokens, hence context usage and compaction, and serializeConversation).
+    Tool-result details, extra fields and custom entries are not stringified in a v3 file (the
+    providers send only the fields they know), so they are no crash there.
+    """
+    if type(entry) is not dict:
+        return None
+    if rewritten_at_open:
+        if nesting_ok(entry, PI_STRINGIFY_DEPTH - 1):
+            return None
+        return (
+            f"Pi 1.6.0 cannot open this session: the entry nests {_TOO_DEEP} ({_RANGE_ERROR}), and Pi migrates the "
+            "file when it opens it by truncating it and writing every entry back, so the open throws here and "
+            "leaves the file cut off before this line (this entry and every later one are lost); "
+            "`pitools migrate --in-place` writes it as v3 first"
+        )
+    if entry.get("type") != "message":
+        return None
+    message = entry.get("message")
+    if type(message) is not dict:
+        return None
+    role = message.get("role")
+    if role == "assistant" and type(content := message.get("content")) is list:
+        for block in content:
+            deep_call = type(block) is dict and block.get("type") == "toolCall"
+            if deep_call and not nesting_ok(block.get("arguments"), PI_STRINGIFY_DEPTH - 1):
+                return (
+                    f"Pi 1.6.0 throws on this entry: the tool call's arguments nest {_TOO_DEEP} ({_RANGE_ERROR} in "
+                    "estimateTokens and serializeConversation: context usage, auto-compaction and /compact "
+                    "fail on every branch whose context holds it)"
+                )
+    elif role == "system" and not nesting_ok(message.get("toolsAdded"), PI_STRINGIFY_DEPTH - 1):
+        return (
+            f"Pi 1.6.0 throws on this entry: the system message's toolsAdded nests {_TOO_DEEP} ({_RANGE_ERROR} in "
+            "estimateTokens: context usage, auto-compaction and /compact fail on every branch whose context holds it)"
+        )
+    return None
+
 
 #: Findings reported per entry for shape problems, at most.
 MAX_FIELD_FINDINGS_PER_ENTRY = 5
@@ -35,8 +97,13 @@ class Suspicion:
     def __init__(self) -> None:
         self.by_shape: dict[Any, tuple[str, list[Any]]] = {}
 
-    def findings(self, entry: dict[str, Any], covered: set[tuple[str, ...]]) -> list[tuple[str, str]]:
-        """``(code, message)`` pairs; ``covered`` holds field paths other findings explain already."""
+    def findings(
+        self, entry: dict[str, Any], covered: set[tuple[str, ...]], too_deep: bool = False
+    ) -> list[tuple[str, str]]:
+        """``(code, message)`` pairs; ``covered`` holds field paths other findings explain already.
+
+        ``too_deep``: :func:`stringify_crash` reported the entry already (a RangeError from
+        running out of frames is then not reported a second time)."""
         # A value nested past MAX_NESTING gets no shape key (the walk would recurse that deep):
         # such an entry is checked on its own, and not remembered.
         key = (_shape(entry), frozenset(covered)) if nesting_ok(entry) else None
@@ -45,6 +112,8 @@ class Suspicion:
             from pitools.core.session.schema import field_problems
 
             crashes = _pi_crashes(entry)
+            if too_deep:
+                crashes.pop(_RANGE_ERROR, None)
             if crashes:
                 covered.update(_crash_paths(entry))
             crash_text = "; ".join(f"{err} (in {', '.join(where)})" for err, where in crashes.items())
@@ -79,11 +148,11 @@ def _pi_crashes(entry: dict[str, Any]) -> dict[str, list[str]]:
         except PiCrashError as exc:
             crashes.setdefault(exc.message, []).append(where)
         except RecursionError:
-            # V8's JSON.stringify gives up near 4,200 levels (scripts/pi_probe_deep.mjs); with the
+            # V8's JSON.stringify gives up near 4,114 levels (PI_STRINGIFY_DEPTH); with the
             # CLI's frame limit pitools follows ~20,000, so running out of frames means Pi throws.
             if sys.getrecursionlimit() < _FRAMES_PAST_V8:
                 raise
-            crashes.setdefault("RangeError: Maximum call stack size exceeded", []).append(where)
+            crashes.setdefault(_RANGE_ERROR, []).append(where)
 
     attempt("getSessionStats", lambda: session_stats([entry]))
     attempt("getUsageCostBreakdown", lambda: usage_breakdown([entry]))

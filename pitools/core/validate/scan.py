@@ -23,7 +23,7 @@ from pitools.core.session.load import ScannedValue
 from pitools.core.session.tree import id_text as tree_id_text
 from pitools.core.session.tree import js_truthy_id
 from pitools.core.validate.codes import CODES, Finding
-from pitools.core.validate.crash import Suspicion
+from pitools.core.validate.crash import PI_STRINGIFY_MIN_BYTES, Suspicion, stringify_crash
 
 #: The key of an entry without an id (and of non-object entries): Pi's ``byId`` holds the last one.
 UNDEF_KEY: Any = ("undefined",)
@@ -219,7 +219,14 @@ RankedFinding = tuple[int, int, Finding]
 class Scanner:
     """Runs the per-entry checks and fills :class:`Records`; never raises for bad data."""
 
-    def __init__(self, *, show_ids: bool = True, part: int = 0, suspicion: Suspicion | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        show_ids: bool = True,
+        part: int = 0,
+        suspicion: Suspicion | None = None,
+        rewritten_at_open: bool = False,
+    ) -> None:
         from pitools.core.session._entry_check import ENTRY_TYPES, MESSAGE_ROLES, check_root
 
         self.records = Records(show_ids=show_ids)
@@ -232,11 +239,13 @@ class Scanner:
         self.shared: dict[str, str] = {name: name for name in (*ENTRY_TYPES, *MESSAGE_ROLES)}
         self.known_roles = frozenset(MESSAGE_ROLES)
         self.suspicion = suspicion or Suspicion()
+        #: Pi migrates the file when it opens it and writes every entry back.
+        self.rewritten_at_open = rewritten_at_open
 
     def add(self, line: int, rank: int, code: str, message: str, shown_id: str | None) -> None:
         self.findings.append((line, rank, Finding(code, CODES[code].severity, message, line, shown_id)))
 
-    def scan(self, entry: Any, line: int) -> None:
+    def scan(self, entry: Any, line: int, size: int = 0) -> None:
         """Check one entry (not the header) and record it.
 
         The common case (string type, id, parentId and Pi-format timestamp) takes a straight
@@ -324,8 +333,15 @@ class Scanner:
                 covered = self._unusual(entry, pos, line, etype, eid, ts, odd_stamp, self_parent, role, shown)
             else:
                 covered = _NOTHING_COVERED
+            too_deep = None
+            if size >= PI_STRINGIFY_MIN_BYTES:  # only a long line can nest that deep
+                too_deep = stringify_crash(entry, self.rewritten_at_open)
+                if too_deep is not None:
+                    self.add(line, R_SHAPE, "pi-would-crash", too_deep, shown)
+                    # Pi's rewrite stops at the first such entry: the later ones are simply lost.
+                    self.rewritten_at_open = False
             if not self.fast(entry):
-                for code, message_text in self.suspicion.findings(entry, set(covered)):
+                for code, message_text in self.suspicion.findings(entry, set(covered), too_deep is not None):
                     self.add(line, R_SHAPE, code, message_text, shown)
         except Exception as exc:
             self.add(line, R_INTERNAL, "internal-check-error", internal_message("entries", exc), None)
@@ -446,7 +462,7 @@ class Scanner:
 def scan_entries(entries: Iterable[ScannedValue], scanner: Scanner, extra_headers: list[Finding]) -> None:
     """Feed every entry to ``scanner``; later ``session`` lines become extra-header findings."""
     scan = scanner.scan
-    for value, line, _offset, _size in entries:
+    for value, line, _offset, size in entries:
         if type(value) is dict and value.get("type") == "session":
             eid = value.get("id")
             extra_headers.append(
@@ -459,7 +475,7 @@ def scan_entries(entries: Iterable[ScannedValue], scanner: Scanner, extra_header
                 )
             )
             continue
-        scan(value, line)
+        scan(value, line, size)
 
 
 def internal_message(check: str, exc: BaseException) -> str:

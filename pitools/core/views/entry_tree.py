@@ -65,6 +65,7 @@ def tree_facts(entries: Sequence[Any]) -> TreeFacts:
             roots.append(i)
         else:
             children.setdefault(parent_pos, []).append(i)
+    leaf_ids = set(index.leaves())
     leaves: list[str] = []
     lo = [0] * n
     hi = [0] * n
@@ -89,7 +90,9 @@ def tree_facts(entries: Sequence[Any]) -> TreeFacts:
             stack.pop()
             if not kids:
                 eid = entries[pos].get("id") if type(entries[pos]) is dict else None
-                if type(eid) is str:
+                # A leaf is an id no entry names as parentId (Pi's getChildren is empty): an entry
+                # whose id is "" has children there, although getBranch never walks up to it.
+                if type(eid) is str and eid in leaf_ids:
                     leaves.append(eid)
             hi[pos] = len(leaves)
     in_context = [False] * n

@@ -195,8 +195,7 @@ def test_atomic_replace_refuses_when_the_file_changes_while_writing(session: Pat
 
 def test_compaction_refuses_when_pi_appends_during_the_model_call(tmp_path: Path) -> None:
     """apply_compaction: another process appends while the summarizer works -> nothing written."""
-    sys.path.insert(0, str(support.ROOT / "scripts"))
-    import gen_big
+    gen_big = support.load_script("gen_big")
 
     from pitools.core.compaction.prepare import CompactionSettings
     from pitools.ops.compaction import apply_compaction

@@ -9,14 +9,12 @@ ENOSPC (monkeypatched ``os.write``/``os.fsync``) everywhere.
 from __future__ import annotations
 
 import errno
-import importlib.util
 import os
 import random
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -29,17 +27,7 @@ TRIALS = int(os.environ.get("PITOOLS_CRASH_TRIALS", "3"))
 COMPACT = ["--apply", "--model", "builtin", "--keep-recent-tokens", "2000", "--no-config", "--format", "json"]
 
 
-def _load_script(name: str) -> ModuleType:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-stress_crash = _load_script("stress_crash")
+stress_crash = support.load_script("stress_crash")
 
 
 @pytest.fixture(scope="module")

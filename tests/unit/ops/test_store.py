@@ -266,3 +266,68 @@ def test_append_line_disk_full_after_a_partial_write(session: Path, monkeypatch:
     with pytest.raises(PitoolsError):
         store.append_line(session, LINE, expected=store.stamp(session), backup=False)
     assert session.read_bytes() == ORIGINAL
+
+
+def test_a_killed_replace_output_leaves_a_temp_that_the_next_write_removes(tmp_path: Path) -> None:
+    """A dataset table being written when the run is SIGKILLed: the next run of the same output
+    removes the half-written temp (found by scripts/stress_crash.py --writer dataset: before, the
+    temps had no pid in their names and stayed in the dataset folder for ever)."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    target = tmp_path / "usage" / "s-1.jsonl"
+    script = textwrap.dedent(
+        f"""
+        import time
+        from pitools import store
+        with store.replace_output({str(target)!r}) as tmp:
+            open(tmp, "wb").write(b"half a table")
+            print("writing", flush=True)
+            time.sleep(60)
+        """
+    )
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "writing"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    (temp,) = target.parent.iterdir()
+    assert temp.name.startswith(f".s-1.jsonl.pid{proc.pid}.") and temp.name.endswith(".pitools-tmp")
+    with store.replace_output(target) as tmp, open(tmp, "wb") as fh:
+        fh.write(b"the table\n")
+    assert _siblings(target) == [] and target.read_bytes() == b"the table\n"
+
+
+def test_a_backup_killed_while_copying_never_looks_like_a_backup(session: Path) -> None:
+    """SIGKILL in the middle of the backup copy: no truncated ``.bak-`` file is left for a user to
+    restore from (scripts/stress_crash.py counted such "partial backups" on every writer), only a
+    temp file that the next write removes."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        f"""
+        import shutil, time
+        from pitools import store
+        def slow_copy(src, dst, length=0):
+            dst.write(src.read(10))
+            dst.flush()
+            print("copying", flush=True)
+            time.sleep(60)
+        shutil.copyfileobj = slow_copy
+        store.make_backup({str(session)!r})
+        """
+    )
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "copying"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    (temp,) = _siblings(session)
+    assert ".bak-" not in temp and temp.startswith(f".session.jsonl.pid{proc.pid}.") and temp.endswith(".pitools-tmp")
+    assert session.read_bytes() == ORIGINAL
+    made = store.atomic_replace(session, [b"new\n"], expected=store.stamp(session))
+    assert made is not None and made.read_bytes() == ORIGINAL
+    assert _siblings(session) == [made.name]

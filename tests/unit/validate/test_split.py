@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +13,11 @@ import pitools.core.validate as validate_core
 import pitools.core.validate.split as split
 from pitools.core.validate import validate_file
 from tests import support
+from tests.fuzz.support import mutate_lines
 
 ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
-
-sys.path.insert(0, str(ROOT / "tests"))
-from fuzz.support import mutate_lines  # noqa: E402
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,11 +11,10 @@ from pitools.core.session.load import stream_session
 from pitools.core.validate.scan import Scanner, scan_entries
 from pitools.core.validate.structure import Structure
 from tests import support
+from tests.fuzz.support import mutate_lines
 
 ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
-sys.path.insert(0, str(ROOT / "tests"))
-from fuzz.support import mutate_lines  # noqa: E402
 
 
 def _structure(path: Path) -> Structure | None:
