@@ -81,6 +81,19 @@ def internal_error_message(exc: BaseException | None) -> str:
     return f"internal error ({type(exc).__name__}: {exc}); this is a bug — rerun with --debug for the traceback"
 
 
+def environment_error_message(exc: BaseException) -> str | None:
+    """The one line for a write the machine refused (disk full, quota, I/O error, file too large,
+    read-only file system: e.g. ``> /dev/full``), else None. Not a pitools bug: exit 1, not 3."""
+    import errno
+
+    if not isinstance(exc, OSError) or isinstance(exc, BrokenPipeError):
+        return None
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS):
+        return None
+    where = f" {exc.filename}" if isinstance(exc.filename, str) else " the output"
+    return f"cannot write{where}: {exc.strerror or exc}"
+
+
 def __getattr__(name: str) -> Any:
     # ``cli``, ``PitoolsGroup`` and ``output_params`` need click: loaded on first use.
     if name in ("cli", "PitoolsGroup", "output_params"):

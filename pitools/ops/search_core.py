@@ -504,25 +504,10 @@ def commands(path: str, entry_id: str | None) -> list[str]:
 
 
 def iso_utc(ms: Any) -> str | None:
-    """``new Date(ms).toISOString()`` (:func:`pitools.core.views.isotime.iso_utc`), by integer
-    arithmetic for whole milliseconds in years 1000–9999, else by that function."""
-    if type(ms) is int and -30610224000000 <= ms <= 253402300799999:  # 1000-01-01 .. 9999-12-31
-        days, rest = divmod(ms, 86_400_000)
-        # Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-        z = days + 719468
-        era = z // 146097
-        doe = z - era * 146097
-        yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-        doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-        mp = (5 * doy + 2) // 153
-        day = doy - (153 * mp + 2) // 5 + 1
-        month = mp + 3 if mp < 10 else mp - 9
-        year = yoe + era * 400 + (month <= 2)
-        secs, milli = divmod(rest, 1000)
-        return f"{year:04d}-{month:02d}-{day:02d}T{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{milli:03d}Z"
-    from pitools.core.views.isotime import iso_utc as general
+    """``new Date(ms).toISOString()`` (:func:`pitools.core.js.isotime.to_iso_string`)."""
+    from pitools.core.js.isotime import to_iso_string
 
-    return general(ms)
+    return to_iso_string(ms)
 
 
 _DIGITS = frozenset("0123456789")

@@ -596,3 +596,37 @@ def test_writing_commands_refuse_stdin_without_an_output(command: list[str]) -> 
         check=False,
     )
     assert r.returncode == 2 and b"stdin" in r.stderr, r.stderr
+
+
+# -- a full disk ------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_on_stdout_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    # Writing to /dev/full fails with ENOSPC: the machine refused the write, not a pitools bug,
+    # on the click path, the click-free fast path (usage, ls) and the lean warm search alike.
+    sessions = tmp_path / "agent" / "sessions" / "--work--"
+    sessions.mkdir(parents=True)
+    (sessions / "s.jsonl").write_bytes(SEED.read_bytes())
+    env = {"PITOOLS_CACHE_DIR": str(tmp_path / "cache"), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    assert pitools("index", "--all", env=env).returncode == 0
+    runs = [
+        ("inspect", SEED),
+        ("inspect", SEED, "--format", "json"),
+        ("context", SEED),
+        ("usage", "--format", "json"),
+        ("ls", "--all"),
+        ("search", "the", "--format", "json"),
+    ]
+    for args in runs:
+        with open("/dev/full", "wb") as full:
+            r = subprocess.run(
+                [sys.executable, "-m", "pitools", *map(str, args)],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                env=_env(env),
+                check=False,
+                timeout=120,
+            )
+        assert r.returncode == 1, (args, r.stderr)
+        assert r.stderr == b"pitools: cannot write the output: No space left on device\n", (args, r.stderr)

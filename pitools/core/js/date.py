@@ -14,6 +14,7 @@ import re
 from array import array
 from typing import Any, Final
 
+from pitools.core.js.isotime import to_iso_string
 from pitools.core.js.value import UNDEFINED, _code_units, _int_to_number, js_to_string
 
 __all__ = ["iso_now", "js_date_ms", "to_iso_string"]
@@ -613,36 +614,6 @@ class _DateParser:
         if not ok:
             return None
         return ymd[0], ymd[1], ymd[2], hms[0], hms[1], hms[2], hms[3], offset
-
-
-def _civil_from_days(z: int) -> tuple[int, int, int]:
-    """Proleptic Gregorian (year, month 1-12, day) of ``z`` days after 1970-01-01."""
-    z += 719468
-    era = z // 146097  # floor division: no C-style adjustment for negatives
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    return yoe + era * 400 + (month <= 2), month, day
-
-
-def to_iso_string(ms: Any) -> str | None:
-    """``new Date(ms).toISOString()``; None where JavaScript throws (an invalid date).
-
-    Years 0-9999 have four digits, others six with a sign (``+010000-01-01T00:00:00.000Z``).
-    """
-    if type(ms) not in (int, float) or ms != ms or abs(ms) > _MAX_TIME_MS:
-        return None
-    t = int(ms)  # TimeClip truncates toward zero
-    days, rest = divmod(t, _MS_PER_DAY)
-    year, month, day = _civil_from_days(days)
-    hours, rest = divmod(rest, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    seconds, millis = divmod(rest, 1000)
-    ytext = f"{year:04d}" if 0 <= year <= 9999 else f"{'+' if year > 0 else '-'}{abs(year):06d}"
-    return f"{ytext}-{month:02d}-{day:02d}T{hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}Z"
 
 
 def iso_now(now: _dt.datetime | None = None) -> str:
