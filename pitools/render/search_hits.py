@@ -52,14 +52,66 @@ def safe_line(text: str) -> str:
     return text.translate(_unsafe_table())
 
 
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _epoch_us(stamp: str) -> int | None:
+    """Microseconds since 1970 of a ``YYYY-MM-DDTHH:MM:SS.mmmZ`` time from 1970 on (what the
+    index gives every hit), None for any other form."""
+    if len(stamp) != 24 or stamp[4:17:3] != "--T::" or stamp[19] != "." or stamp[23] != "Z":
+        return None
+    digits = stamp[0:4] + stamp[5:7] + stamp[8:10] + stamp[11:13] + stamp[14:16] + stamp[17:19] + stamp[20:23]
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    y, mo, d = int(stamp[0:4]), int(stamp[5:7]), int(stamp[8:10])
+    h, mi, sec, ms = int(stamp[11:13]), int(stamp[14:16]), int(stamp[17:19]), int(stamp[20:23])
+    leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+    if y < 1970 or not 1 <= mo <= 12 or h > 23 or mi > 59 or sec > 59:
+        return None
+    if not 1 <= d <= _MONTH_DAYS[mo - 1] + (mo == 2 and leap):
+        return None
+    # Days since 1970-01-01 (the proleptic Gregorian calendar's civil-from-days inverse).
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return (((days * 24 + h) * 60 + mi) * 60 + sec) * 1_000_000 + ms * 1000
+
+
+def ago(stamp: str, now: datetime.datetime | None = None) -> str:
+    """:func:`pitools.render.vocab.ago` for a hit's time, without importing ``datetime`` for the
+    index's own form of the past (anything else: ``vocab.ago`` itself)."""
+    when = _epoch_us(stamp)
+    if when is not None:
+        import time
+
+        if now is None:
+            current = time.time_ns() // 1000
+        else:
+            current = (now - now.fromtimestamp(0, now.tzinfo)) // now.resolution
+        elapsed = current - when
+        if elapsed >= 0:
+            if elapsed < 60_000_000:
+                return "just now"
+            if elapsed < 3600_000_000:
+                return f"{elapsed // 60_000_000} min ago"
+            if elapsed < 86400_000_000:
+                return f"{elapsed // 3600_000_000} h ago"
+            if elapsed < 86400_000_000 * 14:
+                return f"{elapsed // 86400_000_000} d ago"
+            return time.strftime("%Y-%m-%d", time.localtime(when // 1_000_000))
+    from pitools.render.vocab import ago as general
+
+    return general(stamp, now)
+
+
 def segments(result: dict[str, Any], now: datetime.datetime | None = None) -> list[tuple[str, str]]:
     """The human output of a search result (``SearchResult.to_json()``) as ``(text, style)`` pieces.
 
     Session text is made safe here. The last piece ends without a line break (the printer adds it).
     ``now`` fixes the relative times (tests); by default the current time.
     """
-    from pitools.render.vocab import ago
-
     out: list[tuple[str, str]] = []
     add = out.append
     current = None

@@ -158,16 +158,17 @@ def test_warm_search_loads_only_what_it_needs(archive_env: dict[str, str]) -> No
 
 
 def test_warm_human_search_in_a_pipe_loads_no_rich(archive_env: dict[str, str]) -> None:
-    """Human output without colour (a pipe) is written as plain text: no rich, re, typing or output layer."""
+    """Human output without colour (a pipe) is written as plain text: no rich, re, typing, datetime
+    or output layer (the index's times are told relative without datetime)."""
     _run(archive_env, ["index"], fast=False)
     pipe = {k: v for k, v in archive_env.items() if k != "PITOOLS_WIDTH"}  # no width: a plain pipe
     loaded = _loaded_modules(pipe, ["search", "otter"])
     assert "pitools.cli.fast_search" in loaded and "pitools.render.search_hits" in loaded
     heavy = [
         *("click", "rich", "pydantic", "orjson", "typing", "dataclasses", "inspect", "re", "json"),
-        *("pathlib", "zoneinfo", "sqlite3", "shlex", "enum", "urllib.parse", "threading"),
+        *("pathlib", "zoneinfo", "datetime", "sqlite3", "shlex", "enum", "urllib.parse", "threading"),
         *("pitools.cli.output", "pitools.ops.index", "pitools.ops.archive", "pitools.ops.search"),
-        *("pitools.render.archive", "pitools.render.safe", "pitools.core.js.jsonout"),
+        *("pitools.render.archive", "pitools.render.safe", "pitools.render.vocab", "pitools.core.js.jsonout"),
     ]
     assert [m for m in heavy if m in loaded] == []
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import itertools
+import os
 from typing import Any
 
 import pytest
@@ -186,3 +187,46 @@ def test_plain_stdout_follows_the_output_layer(env: dict[str, str], monkeypatch:
     monkeypatch.setattr("sys.stdout", io.StringIO())
     out = Output.from_environment(env=env, stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
     assert plain_stdout(env) == (not wants_color("auto", False, env) and out.width is None)
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_STEPS = [0, 1, -1, 59_999_999, 60_000_000, 3_599_999_999, 3_600_000_000, 86_399_999_999, 86_400_000_000]
+_STEPS += [86_400_000_000 * 14 - 1, 86_400_000_000 * 14, 10**15]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    ms=st.integers(0, 2**45),
+    step=st.one_of(st.sampled_from(_STEPS), st.integers(-(10**12), 10**15)),
+    tz=st.sampled_from(["UTC", "America/Los_Angeles", "Asia/Kolkata", "Australia/Lord_Howe"]),
+)
+def test_ago_is_vocab_ago(ms: int, step: int, tz: str) -> None:
+    """The index's times without datetime: vocab.ago's words and local dates, to the microsecond."""
+    import time
+
+    from pitools.render.search_hits import ago
+    from pitools.render.vocab import ago as general
+
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = tz
+    time.tzset()
+    try:
+        when = _EPOCH + dt.timedelta(milliseconds=ms)
+        stamp = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+        now = when + dt.timedelta(microseconds=step)
+        assert ago(stamp, now) == general(stamp, now)
+        for odd in (
+            "2026-02-29T00:00:00.000Z",
+            "2100-02-29T00:00:00.000Z",
+            "2000-02-29T00:00:00.000Z",
+            "1969-12-31T23:59:59.999Z",
+            "2026-07-29 11:00:00Z",
+            "２０２６",
+        ):
+            assert ago(odd, now) == general(odd, now)
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
