@@ -6,11 +6,11 @@ folder (a cache dir there is refused and the index kept in memory for the run).
 
 Files: ``index-v<N>.sqlite`` (sessions, entries, usage records and their quarter-hour sums, ls
 summaries) and ``index-v<N>.fts<k>.sqlite`` (the contentless full-text tables, and ``texts``:
-which row holds each long text already indexed in the shard; one shard per core so that a cold
-build tokenizes on every core at once). ``N`` is :data:`SCHEMA_VERSION`: another version's files
-are ignored and a rebuild starts (deleting the data files of older versions). An index that is
-corrupt, or locked past the wait, is rebuilt (corrupt: in place; locked: in memory for this
-run) and never fails the user's command.
+which row holds each long text already indexed in the shard, keyed by its SHA-256 digest; one
+shard per core so that a cold build tokenizes on every core at once). ``N`` is
+:data:`SCHEMA_VERSION`: another version's files are ignored and a rebuild starts (deleting the
+data files of older versions). An index that is corrupt, or locked past the wait, is rebuilt
+(corrupt: in place; locked: in memory for this run) and never fails the user's command.
 
 Updating (:meth:`ArchiveIndex.update`), per session file found by ``ls``'s discovery rules:
 
@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 30_000
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS sessions(
   header_id TEXT, cwd TEXT, name TEXT, parent_session TEXT, parent_sid INTEGER,
   created TEXT, modified TEXT,
   default_leaf TEXT, default_pos INTEGER, leaves BLOB,
-  summary BLOB
+  summary BLOB, scan BLOB
 );
 CREATE INDEX IF NOT EXISTS sessions_folder ON sessions(folder);
 CREATE INDEX IF NOT EXISTS sessions_stat ON sessions(path, folder, size, mtime_ns, ino);
@@ -123,7 +123,7 @@ ROWID_SHIFT = 24
 _SHARD_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content='', detail=none);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_thinking USING fts5(body, content='', detail=none);
-CREATE TABLE IF NOT EXISTS texts(h INTEGER PRIMARY KEY, r INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS texts(h BLOB PRIMARY KEY, r INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
 INSERT INTO fts_thinking(fts_thinking, rank) VALUES('hashsize', 16777216)
 """

@@ -54,11 +54,14 @@ class FileRows:
     entries: list[EntryRow] = field(default_factory=list)
     usage: list[UsageRow] = field(default_factory=list)
     #: (search row id, text, content hash or None, index of the entry's row in ``entries``)
-    texts: list[tuple[int, str, int | None, int]] = field(default_factory=list)
+    texts: list[tuple[int, str, bytes | None, int]] = field(default_factory=list)
     thinking: list[tuple[int, str]] = field(default_factory=list)
     error: str | None = None
     #: ``ls``'s summary of the file (:func:`pitools.core.views.listing.summarize_file`).
     summary: dict[str, Any] | None = None
+    #: The summary's scan state, for a regular file (:func:`pitools.core.views.listing.save_scan`):
+    #: an append folds only the new values into it instead of reading the whole file again.
+    scan: bytes | None = None
 
 
 def tail_hash(path: str, end: int) -> bytes:
@@ -70,12 +73,18 @@ def tail_hash(path: str, end: int) -> bytes:
     return hashlib.sha1(data, usedforsecurity=False).digest()
 
 
-def text_key(text: str) -> int | None:
-    """A 64-bit content hash for texts worth sharing (see :data:`DEDUP_MIN`), else None."""
+def text_key(text: str) -> bytes | None:
+    """The content key of a text worth sharing (see :data:`DEDUP_MIN`), else None.
+
+    The whole SHA-256 digest: session text may be written by an attacker, and a key short enough
+    to collide on purpose (a 64-bit hash takes ~2^32 tries) would let one text take another's
+    full-text row, so that search never finds the entry holding the other. Equal keys are
+    trusted to mean equal texts, hence a collision-resistant hash (SHA-256 rather than BLAKE2b:
+    with the SHA extensions of current CPUs it hashes about twice as fast).
+    """
     if len(text) < DEDUP_MIN:
         return None
-    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
-    return int.from_bytes(digest[:8], "little", signed=True)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def cap_text(text: str) -> str:
@@ -110,11 +119,15 @@ def ts_ms(entry: Any) -> int | None:
     return int(ms) if ms == ms else None
 
 
-def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool) -> bool:
-    """Whether later appends may be indexed alone: a v3 file of string ids, no duplicates, whole lines."""
+def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool, *, seen: set[str] | None = None) -> bool:
+    """Whether later appends may be indexed alone: a v3 file of string ids, no duplicates, whole lines.
+
+    ``seen``: the ids of earlier entries already known regular (it is added to).
+    """
     if version != 3 or not ends_with_newline:
         return False
-    seen: set[str] = set()
+    if seen is None:
+        seen = set()
     for entry in entries:
         if type(entry) is not dict:
             return False
@@ -222,7 +235,7 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     from pitools.core.session.load import gc_paused
     from pitools.core.session.loaded import open_session
     from pitools.core.views.entry_tree import tree_facts
-    from pitools.core.views.listing import summarize_file, summarize_values
+    from pitools.core.views.listing import finish_scan, save_scan, scan_values, summarize_file
 
     size = st.st_size
     out = FileRows(path, size, st.st_mtime_ns, st.st_ino, size, b"", False, False, None, None, [])
@@ -235,10 +248,8 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
         out.error = str(exc)
         return out
     # ``ls``'s summary from the values just parsed (a migrated file's values changed: reread).
-    if session.valid and not session.needs_migration:
-        out.summary = summarize_values(path, st, session.raw.values)
-    if out.summary is None:
-        out.summary = summarize_file(path, st)
+    scan = scan_values(session.raw.values) if session.valid and not session.needs_migration else None
+    out.summary = finish_scan(path, st, scan) if scan is not None else summarize_file(path, st)
     if not session.valid or session.header is None:
         return out
     out.valid = True
@@ -251,6 +262,8 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     out.default_leaf = facts.default_leaf if type(facts.default_leaf) is str else None
     out.leaves = facts.leaves
     out.regular = is_regular(entries, session.header.get("version"), raw.ends_with_newline)
+    if out.regular and scan is not None:
+        out.scan = save_scan(scan)
     entry_rows(sid, entries, offsets, lengths, 0, facts, out)
     return out
 
@@ -277,7 +290,7 @@ def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any],
     return entries, offsets, lengths, raw.ends_with_newline
 
 
-def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int], *, complete: bool = False) -> None:
+def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[bytes, int], *, complete: bool = False) -> None:
     """Write ``rows``' search text into a shard (``prefix``: ``""`` or ``"s<k>."``).
 
     A long text already indexed in this shard (``seen``, then the shard's ``texts`` table) gets
@@ -287,7 +300,7 @@ def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int], *
     alone, as in a cold build's worker), so a text missing from it is not looked up.
     """
     fresh: list[tuple[int, str]] = []
-    keys: list[tuple[int, int]] = []
+    keys: list[tuple[bytes, int]] = []
     lookup = f"SELECT r FROM {prefix}texts WHERE h=?"
     for rid, body, key, pos in rows.texts:
         if key is None:
@@ -305,8 +318,49 @@ def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[int, int], *
         else:
             row = rows.entries[pos]
             rows.entries[pos] = (*row[:-1], ref)
-    conn.executemany(f"INSERT INTO {prefix}fts(rowid, body) VALUES(?, ?)", fresh)
+    conn.executemany(f"INSERT INTO {prefix}fts(rowid, body) VALUES(?, ?)", _utf8_rows(fresh))
     conn.executemany(f"INSERT OR IGNORE INTO {prefix}texts(h, r) VALUES(?, ?)", keys)
-    conn.executemany(f"INSERT INTO {prefix}fts_thinking(rowid, body) VALUES(?, ?)", rows.thinking)
+    conn.executemany(f"INSERT INTO {prefix}fts_thinking(rowid, body) VALUES(?, ?)", _utf8_rows(rows.thinking))
     rows.texts = []
     rows.thinking = []
+
+
+def _utf8_rows(rows: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``rows`` with texts SQLite can take: a lone surrogate (JSON allows ``"\\ud800"``, and
+    session text may be hostile) becomes U+FFFD instead of failing the whole update. Search
+    checks every hit against the file, so the replaced character only changes what the
+    full-text table can match."""
+    out = rows
+    for i, (rid, body) in enumerate(rows):
+        try:
+            body.encode("utf-8")
+        except UnicodeEncodeError:
+            if out is rows:
+                out = list(rows)
+            out[i] = (rid, body.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+    return out
+
+
+def json_bytes(value: Any) -> bytes:
+    """``value`` as JSON for the index: orjson's bytes, or (for a lone surrogate, which session
+    text may hold and orjson refuses) ``JSON.stringify``'s escaped form. Read it back with
+    :func:`pitools.core.session.load.parse_json_line`."""
+    import orjson
+
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError
+        from pitools.core.js.jsonout import to_json_bytes
+
+        return to_json_bytes(value)
+
+
+def sql_text(value: Any) -> Any:
+    """``value`` as SQLite can bind it: a string with a lone surrogate gets U+FFFD in its place
+    (sqlite3 refuses to encode it, which would fail the whole update); anything else as is."""
+    if type(value) is str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value

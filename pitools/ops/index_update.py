@@ -17,8 +17,10 @@ from pitools.ops.index_rows import (
     entry_rows,
     insert_texts,
     is_regular,
+    json_bytes,
     read_appended,
     read_file,
+    sql_text,
     tail_hash,
 )
 
@@ -38,7 +40,7 @@ SLOT_GROUPS = "GROUP BY sid, 2, provider, model, copied"
 _SESSION_UPDATE = (
     "UPDATE sessions SET pkey=?, size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, regular=?, "
     "valid=?, header_id=?, cwd=?, name=?, parent_session=?, created=?, modified=?, default_leaf=?, "
-    "default_pos=?, leaves=?, summary=? WHERE sid=?"
+    "default_pos=?, leaves=?, summary=?, scan=? WHERE sid=?"
 )
 
 
@@ -70,7 +72,7 @@ class Updater:
         #: Sessions stored whole by this run (new row ids: every ``copied`` flag is still 0).
         self.fresh: set[int] = set()
         #: content hash -> search row, per shard (see :func:`insert_texts`)
-        self.seen: dict[int, dict[int, int]] = {}
+        self.seen: dict[int, dict[bytes, int]] = {}
 
     def run(self, changed: Sequence[Changed], gone: Sequence[int], *, recover: bool = False) -> None:
         """Index what :func:`pitools.ops.index.scan` found changed, drop what is gone.
@@ -140,22 +142,19 @@ class Updater:
             new_entries, offsets, lengths, whole = read_appended(todo.path, indexed, todo.st)
         except Exception:
             return False
+        if not whole:
+            return False
         conn = self.conn
-        skel = [
-            _skeleton_of(row)
-            for row in conn.execute(
-                "SELECT eid, parent, kind, role, aux, aux_null, leaf_lo, leaf_hi, in_ctx, summarized "
-                "FROM entries WHERE sid=? ORDER BY ord",
-                (sid,),
-            )
-        ]
-        old_flags = [
-            tuple(r)
-            for r in conn.execute(
-                "SELECT leaf_lo, leaf_hi, in_ctx, summarized FROM entries WHERE sid=? ORDER BY ord", (sid,)
-            )
-        ]
-        if not whole or not is_regular([*skel, *new_entries], 3, True):
+        stored = conn.execute(
+            "SELECT eid, parent, kind, role, aux, aux_null, leaf_lo, leaf_hi, in_ctx, summarized "
+            "FROM entries WHERE sid=? ORDER BY ord",
+            (sid,),
+        ).fetchall()
+        skel = [_skeleton_of(row) for row in stored]
+        old_flags = [row[6:] for row in stored]
+        # The stored entries were regular when indexed: only the new ones need checking (their
+        # ids against the old ones too).
+        if not is_regular(new_entries, 3, True, seen={row[0] for row in stored}):
             return False
         all_entries = [*skel, *new_entries]
         facts = tree_facts(all_entries)
@@ -178,7 +177,7 @@ class Updater:
             for i in range(len(skel))
             if old_flags[i] != (facts.leaf_lo[i], facts.leaf_hi[i], int(facts.in_context[i]), int(facts.summarized[i]))
         ]
-        summary = _summary(todo.path)
+        summary, scan = self._appended_summary(todo, sid, skel, new_entries)
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany(
@@ -187,7 +186,7 @@ class Updater:
             self._insert_rows(rows, shard)
             conn.execute(
                 "UPDATE sessions SET size=?, mtime_ns=?, ino=?, indexed_bytes=?, tail_hash=?, default_leaf=?, "
-                "default_pos=?, leaves=?, name=?, modified=?, summary=? WHERE sid=?",
+                "default_pos=?, leaves=?, name=?, modified=?, summary=?, scan=? WHERE sid=?",
                 (
                     rows.size,
                     rows.mtime_ns,
@@ -197,9 +196,10 @@ class Updater:
                     rows.default_leaf,
                     _pos(rows),
                     orjson.dumps(rows.leaves),
-                    summary.get("name"),
-                    summary.get("modified"),
-                    orjson.dumps(summary),
+                    sql_text(summary.get("name")),
+                    sql_text(summary.get("modified")),
+                    json_bytes(summary),
+                    scan,
                     sid,
                 ),
             )
@@ -212,6 +212,31 @@ class Updater:
         self.changed.add(sid)
         self.slots_dirty.add(sid)
         return True
+
+    def _appended_summary(
+        self, todo: _Todo, sid: int, skel: Sequence[dict[str, Any]], new_entries: Sequence[Any]
+    ) -> tuple[dict[str, Any], bytes | None]:
+        """``ls``'s summary after an append, and its new scan state: the stored state with only
+        the appended values folded in (the whole file is read again only when no usable state
+        was stored, e.g. a session the entries table does not hold whole)."""
+        from pitools.core.views.listing import (
+            finish_scan,
+            fold_values,
+            resume_scan,
+            save_scan,
+            summarize_file_scan,
+        )
+
+        row = self.conn.execute("SELECT scan FROM sessions WHERE sid=?", (sid,)).fetchone()
+        scan = None
+        if row is not None and row[0] is not None:
+            scan = resume_scan(row[0], ((e["id"], e["parentId"]) for e in skel))
+        if scan is None or scan.entries != len(skel):
+            summary, scan = summarize_file_scan(todo.path, todo.st, stop=todo.st.st_size)
+            self.stats.bytes_read += todo.old[4] if todo.old is not None else 0
+            return summary, save_scan(scan) if scan is not None else None
+        fold_values(scan, new_entries)
+        return finish_scan(todo.path, todo.st, scan), save_scan(scan)
 
     # -- whole files -------------------------------------------------------------------------------
     def _full(self, todos: list[_Todo], done: int, total: int) -> None:
@@ -375,6 +400,7 @@ class Updater:
 
     # -- lineage -------------------------------------------------------------------------------------
     def _lineage(self) -> None:
+        from pitools.core.session.load import parse_json_line
         from pitools.core.views.lineage import SessionRef, ancestors, copied_keys, descendants, resolve_parents
 
         conn = self.conn
@@ -388,7 +414,7 @@ class Updater:
             sid_of[key] = sid
             old_parent[sid] = parent_sid
             refs.append(
-                SessionRef(key, hid, orjson.loads(parent) if parent is not None else None, os.path.dirname(path))
+                SessionRef(key, hid, parse_json_line(parent)[0] if parent is not None else None, os.path.dirname(path))
             )
         parents = resolve_parents(refs)
         key_of = {sid: key for key, sid in sid_of.items()}
@@ -607,7 +633,7 @@ def _index_shard(
         conn = sqlite3.connect(shard_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA synchronous=NORMAL")
-    seen: dict[int, int] = {}
+    seen: dict[bytes, int] = {}
     # This worker alone writes the shard: when it starts empty (a cold build), ``seen`` knows
     # every long text in it and a new one needs no lookup.
     complete = conn is not None and conn.execute("SELECT 1 FROM texts LIMIT 1").fetchone() is None
@@ -667,6 +693,7 @@ def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) ->
     transaction; its search text is written first, by the caller)."""
     summary = rows.summary if rows.summary is not None else _summary(rows.path)
     header = rows.header or {}
+    text = sql_text
     parent = header.get("parentSession")
     conn.executemany(_ENTRY_INSERT, rows.entries)
     conn.executemany(_USAGE_INSERT, rows.usage)
@@ -683,16 +710,17 @@ def store_rows(conn: sqlite3.Connection, rows: FileRows, sid: int, pkey: str) ->
             rows.tail_hash,
             int(rows.regular),
             int(rows.valid),
-            header.get("id") if type(header.get("id")) is str else None,
-            summary.get("cwd"),
-            summary.get("name"),
-            orjson.dumps(parent) if parent is not None else None,
-            summary.get("created"),
-            summary.get("modified"),
+            text(header.get("id")) if type(header.get("id")) is str else None,
+            text(summary.get("cwd")),
+            text(summary.get("name")),
+            json_bytes(parent) if parent is not None else None,
+            text(summary.get("created")),
+            text(summary.get("modified")),
             rows.default_leaf,
             _pos(rows),
             orjson.dumps(rows.leaves),
-            orjson.dumps(summary),
+            json_bytes(summary),
+            rows.scan,
             sid,
         ),
     )

@@ -6,8 +6,6 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import orjson
-
 from pitools.core.views.listing import Listing
 from pitools.core.views.listing import list_sessions as _list_sessions
 from pitools.ops.archive import archive_scope, updated_index
@@ -32,6 +30,7 @@ def list_sessions(
     Only files that changed are read again; ``use_cache=False`` reads every file and leaves the
     index alone. The listing gains a totals row (fork/clone history counted once).
     """
+    from pitools.core.session.load import parse_json_line
     from pitools.core.session.locate import header_cwd_matches
     from pitools.core.views.listing import _sort_key
 
@@ -50,7 +49,7 @@ def list_sessions(
         for r in index.session_rows(scope.folders):
             if r["summary"] is None:
                 continue
-            summary = orjson.loads(r["summary"])
+            summary = parse_json_line(r["summary"])[0]  # orjson first; lone surrogates too
             if all_ or not choice.filter_cwd or header_cwd_matches({"cwd": summary["cwd"]}, scope.cwd, env):
                 sid_of[summary["path"]] = r["sid"]
                 sessions.append(summary)

@@ -28,7 +28,7 @@ import mmap
 import os
 import re
 import stat as stat_mod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -69,7 +69,7 @@ _NO_PARENT = object()
 
 
 @dataclass(slots=True)
-class _Scan:
+class SummaryScan:
     """Running state of one pass over a file."""
 
     header: Any = None
@@ -90,7 +90,7 @@ class _Scan:
 _iso = to_iso_string
 
 
-def _note_pi_error(scan: _Scan, message: str) -> None:
+def _note_pi_error(scan: SummaryScan, message: str) -> None:
     if scan.pi_error is None:
         scan.pi_error = message
 
@@ -131,7 +131,7 @@ def _add_usage(totals: list[Any], usage: Any) -> None:
             totals[4] += value
 
 
-def _message_entry(scan: _Scan, entry: dict[str, Any]) -> None:
+def _message_entry(scan: SummaryScan, entry: dict[str, Any]) -> None:
     scan.messages += 1
     message = entry.get("message", UNDEFINED)
     if type(message) is not dict:
@@ -172,14 +172,14 @@ def _message_entry(scan: _Scan, entry: dict[str, Any]) -> None:
         _note_pi_error(scan, "TypeError: content.filter is not a function")
 
 
-def _add_model(scan: _Scan, provider: Any, model: Any) -> None:
+def _add_model(scan: SummaryScan, provider: Any, model: Any) -> None:
     """Remember ``provider/model`` (first-seen order); messages that name no model add nothing."""
     if jsops.nullish(provider) and jsops.nullish(model):
         return
     scan.models.setdefault(f"{jsops.to_string(provider)}/{jsops.to_string(model)}", None)
 
 
-def _entry(scan: _Scan, entry: Any) -> None:
+def _entry(scan: SummaryScan, entry: Any) -> None:
     """Fold one parsed non-header value into the scan."""
     if type(entry) is not dict:
         scan.entries += 1
@@ -211,7 +211,7 @@ def _entry(scan: _Scan, entry: Any) -> None:
         _add_usage(scan.totals, entry["usage"])
 
 
-def _track_id(scan: _Scan, eid: Any, parent: Any) -> None:
+def _track_id(scan: SummaryScan, eid: Any, parent: Any) -> None:
     key = eid if type(eid) is str else mkey(eid)
     scan.parent_by_id[key] = parent if type(parent) is str else mkey(parent)
     if type(eid) is str and eid not in scan.seen_ids:
@@ -236,26 +236,37 @@ def _skippable(buf: Any, start: int, end: int) -> re.Match[bytes] | None:
 
 def summarize_file(path: str, st: os.stat_result | None = None) -> dict[str, Any]:
     """One session's summary (JSON-ready, Pi's field names)."""
+    return summarize_file_scan(path, st)[0]
+
+
+def summarize_file_scan(
+    path: str, st: os.stat_result | None = None, *, stop: int | None = None
+) -> tuple[dict[str, Any], SummaryScan | None]:
+    """:func:`summarize_file`, and the finished scan when the file has a valid header (else None).
+
+    ``stop``: read only the bytes before it (the size the caller indexes, in case the file grew).
+    """
     try:
         st = st or os.stat(path)
     except OSError as exc:
-        return _error_summary(path, None, f"cannot read file: {exc.strerror or exc}")
-    scan = _Scan(totals=[0, 0, 0, 0, 0])
+        return _error_summary(path, None, f"cannot read file: {exc.strerror or exc}"), None
+    scan = SummaryScan(totals=[0, 0, 0, 0, 0])
     header_ok = False
     first_value_seen = False
     try:
         with open(path, "rb") as fh:
             if st.st_size == 0:
-                return _invalid_summary(path, st, "empty file")
+                return _invalid_summary(path, st, "empty file"), None
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                header_ok, first_value_seen = _read_all(scan, buf, len(buf))
+                size = len(buf) if stop is None else min(stop, len(buf))
+                header_ok, first_value_seen = _read_all(scan, buf, size)
     except (OSError, ValueError) as exc:
-        return _error_summary(path, st, f"cannot read file: {getattr(exc, 'strerror', None) or exc}")
+        return _error_summary(path, st, f"cannot read file: {getattr(exc, 'strerror', None) or exc}"), None
     if not first_value_seen:
-        return _invalid_summary(path, st, "no JSON value in the file")
+        return _invalid_summary(path, st, "no JSON value in the file"), None
     if not header_ok:
-        return _invalid_summary(path, st, "first parsed line is not a session header with a string id")
-    return _finish(path, st, scan)
+        return _invalid_summary(path, st, "first parsed line is not a session header with a string id"), None
+    return _finish(path, st, scan), scan
 
 
 def summarize_values(path: str, st: os.stat_result, values: Sequence[Any]) -> dict[str, Any] | None:
@@ -270,18 +281,112 @@ def summarize_values(path: str, st: os.stat_result, values: Sequence[Any]) -> di
     header = values[0]
     if type(header) is not dict or header.get("type") != "session" or type(header.get("id")) is not str:
         return None
-    scan = _Scan(totals=[0, 0, 0, 0, 0])
+    scan = scan_values(values)
+    return None if scan is None else _finish(path, st, scan)
+
+
+# -- a summary that resumes where it stopped (the archive index's appends) ------------------------
+#
+# The index stores a regular session's scan state next to its summary; when Pi appends to the
+# file, the state is read back, only the appended values are folded into it (the same fold, in
+# file order, so even the float totals add up in the same order), and the summary is finished
+# again. The ids and parents the leaf count needs are not stored here: the index has them in its
+# entries table and hands them back to :func:`resume_scan`.
+
+#: Bumped when the stored form of :func:`save_scan` changes (an older form is not resumed).
+SCAN_STATE_VERSION = 1
+#: The header fields :func:`_finish` reads.
+_HEADER_KEYS = ("type", "id", "cwd", "timestamp", "version", "parentSession")
+
+
+def scan_values(values: Sequence[Any]) -> SummaryScan | None:
+    """The scan of values already parsed (see :func:`summarize_values`), or None without a valid header."""
+    if not values:
+        return None
+    header = values[0]
+    if type(header) is not dict or header.get("type") != "session" or type(header.get("id")) is not str:
+        return None
+    scan = SummaryScan(totals=[0, 0, 0, 0, 0])
     scan.header = header
     for k in range(1, len(values)):
         _entry(scan, values[k])
+    return scan
+
+
+def fold_values(scan: SummaryScan, values: Sequence[Any]) -> None:
+    """Fold more values (the ones after those already scanned, every truthy parsed value in file order)."""
+    for value in values:
+        _entry(scan, value)
+
+
+def finish_scan(path: str, st: os.stat_result, scan: SummaryScan) -> dict[str, Any]:
+    """The summary of a scan (what :func:`summarize_file` returns for a file with a valid header)."""
     return _finish(path, st, scan)
 
 
-def _read_all(scan: _Scan, buf: Any, size: int) -> tuple[bool, bool]:
+def save_scan(scan: SummaryScan) -> bytes | None:
+    """The scan state :func:`resume_scan` needs, minus ids and parents; None when it cannot be stored.
+
+    Standard-library JSON on purpose: it keeps integers of any size, -0.0, Infinity, NaN and lone
+    surrogates exactly as parsed, so a resumed fold adds the very same numbers.
+    """
+    import json
+
+    header = scan.header
+    if type(header) is not dict:
+        return None
+    state = {
+        "v": SCAN_STATE_VERSION,
+        "header": {k: header[k] for k in _HEADER_KEYS if k in header},
+        "entries": scan.entries,
+        "messages": scan.messages,
+        "name": scan.name,
+        "firstMessage": scan.first_message,
+        "lastActivity": scan.last_activity,
+        "piError": scan.pi_error,
+        "models": list(scan.models),
+        "nonObject": scan.non_object_entries,
+        "totals": scan.totals,
+    }
+    try:
+        return json.dumps(state, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def resume_scan(state: bytes, ids: Iterable[tuple[Any, Any]]) -> SummaryScan | None:
+    """A scan rebuilt from :func:`save_scan`'s state and the scanned entries' ``(id, parentId)``
+    in file order; None when the state is not one this version wrote."""
+    import json
+
+    try:
+        data = json.loads(state)
+        if type(data) is not dict or data.get("v") != SCAN_STATE_VERSION:
+            return None
+        scan = SummaryScan(
+            header=data["header"],
+            entries=data["entries"],
+            messages=data["messages"],
+            name=data["name"],
+            first_message=data["firstMessage"],
+            last_activity=data["lastActivity"],
+            pi_error=data["piError"],
+            models=dict.fromkeys(data["models"]),
+            non_object_entries=data["nonObject"],
+            totals=list(data["totals"]),
+        )
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+    for eid, parent in ids:
+        _track_id(scan, eid, parent)
+    return scan
+
+
+def _read_all(scan: SummaryScan, buf: Any, size: int) -> tuple[bool, bool]:
     """Walk every line; returns (valid header, any value parsed)."""
     pos = 0
     while pos < size:
-        nl = buf.find(b"\n", pos)
+        nl = buf.find(b"\n", pos, size)
         end = size if nl == -1 else nl
         if scan.header is not None:
             m = _skippable(buf, pos, end)
@@ -345,7 +450,7 @@ def _error_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, 
     return out
 
 
-def _finish(path: str, st: os.stat_result, scan: _Scan) -> dict[str, Any]:
+def _finish(path: str, st: os.stat_result, scan: SummaryScan) -> dict[str, Any]:
     from pitools.core.js.jsonout import jsonable
     from pitools.core.session.migrate import effective_version
 

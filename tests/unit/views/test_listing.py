@@ -194,7 +194,9 @@ def test_list_sorts_by_activity_and_caches(agent: dict[str, str], monkeypatch: p
     b = Path(here) / "b.jsonl"
     b.write_bytes(b.read_bytes() + b"\n")
     third = ops_listing.list_sessions(env=agent)
-    assert calls == [str(b)] and third.cache_hits == 2
+    # An append: only the new bytes are read (the stored summary resumes), with the same result.
+    assert calls == [] and third.cache_hits == 2
+    assert third.sessions == listing.list_sessions(env=agent).sessions
     (Path(agent["PITOOLS_CACHE_DIR"]) / f"index-v{SCHEMA_VERSION}.sqlite").write_bytes(b"garbage" * 1000)
     assert ops_listing.list_sessions(env=agent).sessions == third.sessions  # a broken index is rebuilt
 
