@@ -126,6 +126,13 @@ def run_search(
     if format_ == "json":
         out.write_json(data)
     else:
+        if not out.color and out.width is None:  # plain text, the bytes rich would print
+            from pitools.render.search_hits import plain, segments
+
+            text = plain(segments(data))
+            if text is not None:
+                out.line_console().file.write(text)
+                return 0
         from pitools.render.archive import render_search
 
         render_search(out.console(), data)

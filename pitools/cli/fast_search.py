@@ -62,6 +62,12 @@ def run_search(args: Sequence[str]) -> int | None:
     if data is None:
         return None
     if kw["format_"] != "json":
+        if plain_stdout(os.environ):
+            from pitools.render.search_hits import plain, segments
+
+            text = plain(segments(data))
+            if text is not None:
+                return _write(text)
         from pitools.cli.fast import _invoke
         from pitools.render.archive import render_search
 
@@ -81,10 +87,39 @@ def run_search(args: Sequence[str]) -> int | None:
     return _write(payload)
 
 
-def _write(payload: bytes) -> int:
-    """The JSON document on stdout, with the general path's handling of a closed pipe and errors."""
+def plain_stdout(env: Mapping[str, str]) -> bool:
+    """Whether the general path's output layer would give stdout neither colour nor a width
+    (``Output.from_environment()``'s rules without ``--color``/``--width``: this path takes no
+    global option): then human output is plain text, written without rich. A tested copy of
+    :func:`pitools.cli.output.wants_color` for a stream that is not a terminal."""
+    if env.get("PITOOLS_WIDTH"):
+        return False  # a width: rich's rules (left to the output layer)
+    try:
+        if sys.stdout.isatty():
+            return False
+    except (AttributeError, ValueError, OSError):
+        pass  # the output layer reads a failing isatty as "not a terminal"
+    if env.get("NO_COLOR"):
+        return True
+    force = env.get("FORCE_COLOR")
+    return not (force and force != "0")
+
+
+def _write(payload: bytes | str) -> int:
+    """The JSON document (bytes) or plain text on stdout, with the general path's handling of a
+    closed pipe and errors (text is written as the output layer's safe streams write it)."""
     try:
         sys.stdout.flush()
+        if isinstance(payload, str):
+            stream = sys.stdout
+            if getattr(stream, "errors", None) != "backslashreplace":
+                try:  # noqa: SIM105  # contextlib is an import this path does without
+                    stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+                except (ValueError, OSError, AttributeError):
+                    pass  # a stream that cannot be changed (pitools.cli.output.make_safe_stream)
+            stream.write(payload)
+            stream.flush()
+            return 0
         buffer = sys.stdout.buffer
         buffer.write(payload)
         buffer.flush()

@@ -32,68 +32,16 @@ def _tokens(n: Any) -> str:
 # -- search ---------------------------------------------------------------------------------------
 
 
-def render_search(console: Any, result: dict[str, Any]) -> None:
+def render_search(console: Any, result: dict[str, Any], now: Any = None) -> None:
+    """The hits through rich (the layout: :func:`pitools.render.search_hits.segments`)."""
     from rich.text import Text
 
-    from pitools.render.ls import local_time
+    from pitools.render.search_hits import segments
 
     out = Text(no_wrap=False, overflow="fold")
-    current = None
-    for hit in result["hits"]:
-        session = hit["session"]
-        if session["path"] != current:
-            current = session["path"]
-            if out:
-                out.append("\n")
-            title = session.get("name") or session.get("id") or ""
-            out.append(safe_text(session["path"]), style="bold cyan")
-            if title:
-                out.append("  " + safe_text(str(title)), style="bold")
-            if session.get("cwd"):
-                out.append("  " + safe_text(session["cwd"]), style="dim")
-            out.append("\n")
-        flags = []
-        if hit["inContext"]:
-            flags.append("in context")
-        elif hit["summarizedAway"]:
-            flags.append("summarized away")
-        elif not hit["onCurrentBranch"]:
-            flags.append("abandoned branch")
-        else:
-            flags.append("not in context")
-        if hit["copied"]:
-            flags.append("copied from parent")
-        if hit["inThinking"]:
-            flags.append("thinking")
-        out.append(f"  {local_time(hit['timestamp'])} ", style="dim")
-        out.append(f"{hit['entryId'] or '-'} ", style="yellow")
-        role = hit["role"] or "?"
-        if hit["tools"]:
-            role += " " + ",".join(hit["tools"])
-        out.append(safe_text(role), style="magenta")
-        out.append(f"  [{', '.join(flags)}]\n", style="dim")
-        _append_snippet(out, hit["snippet"], hit["highlights"])
-        leaves = hit["leaves"]
-        shown = ", ".join(leaves[:4]) + (f" (+{len(leaves) - 4})" if len(leaves) > 4 else "")
-        out.append(f"    leaves: {safe_text(shown) or '-'}\n", style="dim")
-        out.append(f"    {safe_text(hit['commands'][0])}\n", style="dim")
-    n = result["count"]
-    more = " (more not shown: raise --limit)" if result["truncated"] else ""
-    out.append(f"{n} {'hit' if n == 1 else 'hits'}{more}", style="dim")
+    for text, style in segments(result, now):
+        out.append(text, style=style or None)
     console.print(out, soft_wrap=True)
-
-
-def _append_snippet(out: Any, snippet: str, highlights: list[list[int]]) -> None:
-    out.append("    ")
-    pos = 0
-    for a, b in highlights:
-        if a < pos:
-            continue
-        out.append(safe_text(snippet[pos:a]))
-        out.append(safe_text(snippet[a:b]), style="bold reverse")
-        pos = b
-    out.append(safe_text(snippet[pos:]))
-    out.append("\n")
 
 
 # -- usage ----------------------------------------------------------------------------------------

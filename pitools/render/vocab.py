@@ -11,7 +11,10 @@
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 UNKNOWN_MODEL = "unknown model"
 

@@ -155,3 +155,30 @@ def test_warm_search_loads_only_what_it_needs(archive_env: dict[str, str]) -> No
         *("pitools.core.session.locate", "pitools.piconfig", "pitools.core.js.jsonout"),
     ]
     assert [m for m in heavy if m in loaded] == []
+
+
+def test_warm_human_search_in_a_pipe_loads_no_rich(archive_env: dict[str, str]) -> None:
+    """Human output without colour (a pipe) is written as plain text: no rich, re, typing, datetime
+    or output layer (the index's times are told relative without datetime)."""
+    _run(archive_env, ["index"], fast=False)
+    pipe = {k: v for k, v in archive_env.items() if k != "PITOOLS_WIDTH"}  # no width: a plain pipe
+    loaded = _loaded_modules(pipe, ["search", "otter"])
+    assert "pitools.cli.fast_search" in loaded and "pitools.render.search_hits" in loaded
+    heavy = [
+        *("click", "rich", "pydantic", "orjson", "typing", "dataclasses", "inspect", "re", "json"),
+        *("pathlib", "zoneinfo", "datetime", "sqlite3", "shlex", "enum", "urllib.parse", "threading"),
+        *("pitools.cli.output", "pitools.ops.index", "pitools.ops.archive", "pitools.ops.search"),
+        *("pitools.render.archive", "pitools.render.safe", "pitools.render.vocab", "pitools.core.js.jsonout"),
+    ]
+    assert [m for m in heavy if m in loaded] == []
+
+
+@pytest.mark.parametrize("args", [["search", "otter"], ["search", "answer"], ["search", "otter", "--limit", "1"]])
+def test_plain_human_search_equals_rich(archive_env: dict[str, str], args: list[str]) -> None:
+    """The lean path's plain text against the general path's rich console (a width of 1,000,000,
+    what a pipe gets, keeps rich) on the same warm index: the same bytes."""
+    _run(archive_env, ["index"], fast=False)
+    plain = _run({k: v for k, v in archive_env.items() if k != "PITOOLS_WIDTH"}, args, fast=True)
+    rich = _run({**archive_env, "PITOOLS_WIDTH": "1000000"}, args, fast=False)
+    assert plain == rich
+    assert plain[1].count("\n") >= 2
