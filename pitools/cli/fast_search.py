@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 import sys
 
+from pitools.core.js.nodepath import js_join, js_resolve
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -233,43 +235,6 @@ def _may_set_session_dir(path: str) -> bool:
     except OSError:
         return False
     return b"sessionDir" in data or b"\\u" in data
-
-
-def js_normalize(path: str) -> str:
-    """Node's ``path.posix.normalize`` (:func:`pitools.piconfig.paths.js_normalize`; a test keeps them equal)."""
-    if not path:
-        return "."
-    absolute = path.startswith("/")
-    trailing = path.endswith("/")
-    out: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if out and out[-1] != "..":
-                out.pop()
-            elif not absolute:
-                out.append("..")
-            continue
-        out.append(part)
-    text = "/".join(out)
-    if not text and not absolute:
-        text = "."
-    if text and trailing:
-        text += "/"
-    return ("/" + text) if absolute else text
-
-
-def js_join(*parts: str) -> str:
-    joined = "/".join(p for p in parts if p)
-    return js_normalize(joined) if joined else "."
-
-
-def js_resolve(path: str, base: str) -> str:
-    if not path.startswith("/"):
-        path = (base if base.startswith("/") else os.path.join(os.getcwd(), base)) + "/" + path
-    out = js_normalize(path)
-    return out[:-1] if len(out) > 1 and out.endswith("/") else out
 
 
 # -- the index ----------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from urllib.parse import unquote
 
 from pitools.core.errors import ConfigError
+from pitools.core.js.nodepath import js_join, js_resolve
 
 CONFIG_DIR_NAME = ".pi"
 ENV_AGENT_DIR = "PI_CODING_AGENT_DIR"
@@ -39,45 +40,6 @@ def home_dir(env: Mapping[str, str]) -> str:
         return pwd.getpwuid(os.getuid()).pw_dir
     except (ImportError, KeyError, AttributeError):  # pragma: no cover - non-POSIX
         return os.path.expanduser("~")
-
-
-def js_normalize(path: str) -> str:
-    """Node's ``path.posix.normalize``: ``.``/``..`` folded, one ``/`` kept, trailing ``/`` kept."""
-    if not path:
-        return "."
-    absolute = path.startswith("/")
-    trailing = path.endswith("/")
-    out: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if out and out[-1] != "..":
-                out.pop()
-            elif not absolute:
-                out.append("..")
-            continue
-        out.append(part)
-    text = "/".join(out)
-    if not text and not absolute:
-        text = "."
-    if text and trailing:
-        text += "/"
-    return ("/" + text) if absolute else text
-
-
-def js_join(*parts: str) -> str:
-    """Node's ``path.posix.join``: the non-empty parts joined with ``/``, then normalised."""
-    joined = "/".join(p for p in parts if p)
-    return js_normalize(joined) if joined else "."
-
-
-def js_resolve(path: str, base: str) -> str:
-    """Node's ``path.posix.resolve(base, path)`` with ``base`` itself resolved against the cwd."""
-    if not path.startswith("/"):
-        path = (base if base.startswith("/") else os.path.join(os.getcwd(), base)) + "/" + path
-    out = js_normalize(path)
-    return out[:-1] if len(out) > 1 and out.endswith("/") else out
 
 
 _URL_STRIP = re.compile(r"^[\x00-\x20]+|[\x00-\x20]+$")

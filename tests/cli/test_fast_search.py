@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import random
 import sqlite3
 import subprocess
 import sys
@@ -19,7 +18,6 @@ from pitools.cli.fast import parse
 from pitools.ops.archive import archive_scope, updated_index
 from pitools.ops.index import cache_dir, inside_pi_folders
 from pitools.ops.search import search
-from pitools.piconfig.paths import js_normalize
 from tests.archive_gen import Archive, Writer, env_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -285,13 +283,6 @@ def test_cache_dir_and_inside_pi_folders_equal_the_index_module(tmp_path: Path) 
     for folder in (agent, agent / "sub", tmp_path / "alias" / "sub", tmp_path / "agent2", tmp_path):
         for env in ({"PI_CODING_AGENT_DIR": str(agent)}, {"HOME": str(tmp_path / "x")}):
             assert fast_search._inside(str(folder), env) == inside_pi_folders(str(folder), env)
-
-
-def test_js_paths_equal_piconfig() -> None:
-    rng = random.Random(9)
-    for _ in range(20000):
-        path = "".join(rng.choice(["/", ".", "..", "a", "b/", "//", "./", "../"]) for _ in range(rng.randint(0, 8)))
-        assert fast_search.js_normalize(path) == js_normalize(path), path
 
 
 def test_the_command_answers_the_same_through_both_paths(home: dict[str, Any]) -> None:
