@@ -81,17 +81,24 @@ def internal_error_message(exc: BaseException | None) -> str:
     return f"internal error ({type(exc).__name__}: {exc}); this is a bug — rerun with --debug for the traceback"
 
 
-def environment_error_message(exc: BaseException) -> str | None:
-    """The one line for a write the machine refused (disk full, quota, I/O error, file too large,
-    read-only file system: e.g. ``> /dev/full``), else None. Not a pitools bug: exit 1, not 3."""
+def unexpected_error(exc: Exception) -> tuple[str, int]:
+    """The one line and the exit status for an exception no command handled.
+
+    A write the machine refused (disk full, quota, I/O error, file too large, read-only file
+    system: e.g. ``> /dev/full``) is not a pitools bug: its own line, exit 1 (and when stdout was
+    the one refused, stdout goes to /dev/null so the exit-time flush cannot fail again). Anything
+    else is an internal error, exit 3."""
     import errno
 
-    if not isinstance(exc, OSError) or isinstance(exc, BrokenPipeError):
-        return None
-    if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS):
-        return None
+    refused = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS)
+    if not isinstance(exc, OSError) or isinstance(exc, BrokenPipeError) or exc.errno not in refused:
+        return internal_error_message(exc), EXIT_INTERNAL
+    if exc.filename is None:
+        from pitools.cli.output import silence_stdout
+
+        silence_stdout()
     where = f" {exc.filename}" if isinstance(exc.filename, str) else " the output"
-    return f"cannot write{where}: {exc.strerror or exc}"
+    return f"cannot write{where}: {exc.strerror or exc}", EXIT_FAILURE
 
 
 def __getattr__(name: str) -> Any:

@@ -13,11 +13,10 @@ from typing import Any
 import click
 
 from pitools import __version__
-from pitools.cli import COMMANDS, META_DEBUG, RECURSION_LIMIT, environment_error_message, internal_error_message
+from pitools.cli import COMMANDS, META_DEBUG, RECURSION_LIMIT, internal_error_message, unexpected_error
 from pitools.cli.output import (
     COLOR_MODES,
     EXIT_FAILURE,
-    EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     META_COLOR,
@@ -144,14 +143,9 @@ class PitoolsGroup(click.Group):
         except Exception as exc:
             if ctx.meta.get(META_DEBUG) or os.environ.get("PITOOLS_DEBUG") == "1":
                 raise
-            refused = environment_error_message(exc)
-            if refused is not None:
-                if getattr(exc, "filename", None) is None:
-                    silence_stdout()  # stdout failed: the exit-time flush would fail again
-                get_output().message(refused)
-                ctx.exit(EXIT_FAILURE)
-            get_output().message(internal_error_message(exc))
-            ctx.exit(EXIT_INTERNAL)
+            line, status = unexpected_error(exc)
+            get_output().message(line)
+            ctx.exit(status)
         # The int a command returns is the process's exit status (click itself ignores it).
         if isinstance(rv, int) and not isinstance(rv, bool) and rv != EXIT_OK:
             ctx.exit(rv)

@@ -241,10 +241,9 @@ def exit_now(status: int) -> None:
 
 def _invoke(runner: Callable[..., int], kwargs: dict[str, Any]) -> int:
     """What the click group does around a command: streams, recursion limit, errors to exit codes."""
-    from pitools.cli import RECURSION_LIMIT, environment_error_message, internal_error_message
+    from pitools.cli import RECURSION_LIMIT, internal_error_message, unexpected_error
     from pitools.cli.output import (
         EXIT_FAILURE,
-        EXIT_INTERNAL,
         EXIT_INTERRUPTED,
         EXIT_OK,
         Output,
@@ -280,12 +279,7 @@ def _invoke(runner: Callable[..., int], kwargs: dict[str, Any]) -> int:
     except Exception as exc:
         if os.environ.get("PITOOLS_DEBUG") == "1":
             raise
-        refused = environment_error_message(exc)
-        if refused is not None:
-            if getattr(exc, "filename", None) is None:
-                silence_stdout()  # stdout failed: the exit-time flush would fail again
-            out.message(refused)
-            return EXIT_FAILURE
-        out.message(internal_error_message(exc))
-        return EXIT_INTERNAL
+        line, code = unexpected_error(exc)
+        out.message(line)
+        return code
     return status

@@ -133,17 +133,12 @@ def _write(payload: bytes | str) -> int:
     except Exception as exc:
         if os.environ.get("PITOOLS_DEBUG") == "1":
             raise
-        from pitools.cli import environment_error_message, internal_error_message
-        from pitools.cli.output import Output, silence_stdout
+        from pitools.cli import unexpected_error
+        from pitools.cli.output import Output
 
-        refused = environment_error_message(exc)
-        if refused is not None:
-            if getattr(exc, "filename", None) is None:
-                silence_stdout()  # stdout failed: the exit-time flush would fail again
-            Output.from_environment().message(refused)
-            return 1
-        Output.from_environment().message(internal_error_message(exc))
-        return 3
+        line, code = unexpected_error(exc)
+        Output.from_environment().message(line)
+        return code
     return 0
 
 
