@@ -520,9 +520,6 @@ def iso_utc(ms: Any) -> str | None:
     return to_iso_string(ms)
 
 
-_DIGITS = frozenset("0123456789")
-
-
 class NotPlain(Exception):
     """A value :func:`dumps` does not write (the caller uses ``to_json_bytes``)."""
 
@@ -531,53 +528,12 @@ def dumps(value: Any) -> bytes:
     """``to_json_bytes(value)`` for dicts with string keys, lists, strings, bools, None and ints
     of at most 2**53; raises NotPlain for anything else (floats, big ints, lone surrogates, keys
     starting with a digit: JavaScript writes or orders those in its own ways)."""
-    try:
-        from _json import encode_basestring as quote
-    except ImportError:  # not CPython
-        raise NotPlain from None
-    parts: list[str] = []
-    append = parts.append
+    from pitools.core.js.plainjson import plain_json
 
-    def walk(v: Any) -> None:
-        t = type(v)
-        if t is str:
-            append(quote(v))
-        elif t is dict:
-            append("{")
-            first = True
-            for k, item in v.items():
-                if type(k) is not str or k[:1] in _DIGITS:
-                    raise NotPlain  # JavaScript puts array-index keys ("0", "17") first
-                if not first:
-                    append(",")
-                first = False
-                append(quote(k))
-                append(":")
-                walk(item)
-            append("}")
-        elif t is list or t is tuple:
-            append("[")
-            for i, item in enumerate(v):
-                if i:
-                    append(",")
-                walk(item)
-            append("]")
-        elif v is None:
-            append("null")
-        elif v is True:
-            append("true")
-        elif v is False:
-            append("false")
-        elif t is int and -(1 << 53) <= v <= (1 << 53):
-            append(str(v))
-        else:
-            raise NotPlain
-
-    walk(value)
-    try:
-        return "".join(parts).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: JSON.stringify escapes it
-        raise NotPlain from None
+    text = plain_json(value, min_int=-(1 << 53), max_int=1 << 53, index_keys=False)
+    if text is None:
+        raise NotPlain
+    return text.encode("utf-8")
 
 
 def session_label(path: str) -> str:

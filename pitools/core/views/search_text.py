@@ -108,63 +108,11 @@ def args_json(args: Any) -> str | None:
 
 
 def _plain_json(value: Any) -> str | None:
-    """``orjson.dumps(value)`` for dicts with string keys, lists, strings, bools, None and 64-bit
-    integers nested at most 200 deep (orjson stops at 255); None for anything else (floats:
-    orjson has its own number forms)."""
-    try:
-        from _json import encode_basestring as quote
-    except ImportError:  # not CPython
-        return None
-    parts: list[str] = []
-    append = parts.append
+    """``orjson.dumps(value)`` for plain values (64-bit integers, nesting under 200 levels: orjson
+    stops at 255), else None (floats: orjson has its own number forms)."""
+    from pitools.core.js.plainjson import plain_json
 
-    def walk(v: Any, depth: int) -> bool:
-        t = type(v)
-        if t is str:
-            append(quote(v))
-        elif t is dict:
-            if depth >= 200:
-                return False
-            append("{")
-            first = True
-            for k, item in v.items():
-                if type(k) is not str:
-                    return False
-                append(quote(k) + ":" if first else "," + quote(k) + ":")
-                first = False
-                if not walk(item, depth + 1):
-                    return False
-            append("}")
-        elif t is list:
-            if depth >= 200:
-                return False
-            append("[")
-            for i, item in enumerate(v):
-                if i:
-                    append(",")
-                if not walk(item, depth + 1):
-                    return False
-            append("]")
-        elif v is None:
-            append("null")
-        elif v is True:
-            append("true")
-        elif v is False:
-            append("false")
-        elif t is int and -(1 << 63) <= v < (1 << 64):
-            append(str(v))
-        else:
-            return False
-        return True
-
-    if not walk(value, 0):
-        return None
-    text = "".join(parts)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: orjson refuses the value
-        return None
-    return text
+    return plain_json(value, min_int=-(1 << 63), max_int=(1 << 64) - 1, max_depth=200)
 
 
 def entry_text(entry: Any) -> EntryText:
