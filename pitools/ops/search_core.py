@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 
+from pitools.core.js.isotime import to_iso_string as iso_utc
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -511,13 +513,6 @@ def commands(path: str, entry_id: str | None) -> list[str]:
         out.append(f"pitools context {quoted} --leaf {shell_quote(entry_id)}")
     out.append(f"pi --session {quoted}")
     return out
-
-
-def iso_utc(ms: Any) -> str | None:
-    """``new Date(ms).toISOString()`` (:func:`pitools.core.js.isotime.to_iso_string`)."""
-    from pitools.core.js.isotime import to_iso_string
-
-    return to_iso_string(ms)
 
 
 class NotPlain(Exception):
