@@ -28,6 +28,7 @@ import os
 import sys
 
 from pitools.core.js.nodepath import js_join, js_resolve
+from pitools.ops.cachedir import cache_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -146,11 +147,13 @@ def warm_search(kw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any] | 
     """The search's JSON object, or None when this path does not apply (see the module docstring)."""
     from pitools.ops import search_core
 
+    if sys.platform == "win32":
+        return None  # Pi's paths there are win32 paths: the general path knows them
     folders = session_folders(env)
     if folders is None:
         return None
     cache = cache_dir(env)
-    if cache is None or _inside(cache, env):
+    if _inside(cache, env):
         return None
     main = os.path.join(cache, f"index-v{SCHEMA_VERSION}.sqlite")
     if not os.path.isfile(main):
@@ -233,20 +236,6 @@ def _may_set_session_dir(path: str) -> bool:
 
 
 # -- the index ----------------------------------------------------------------------------------------
-
-
-def cache_dir(env: Mapping[str, str]) -> str | None:
-    """:func:`pitools.ops.index.cache_dir` on Linux and the BSDs (None elsewhere: the general path)."""
-    explicit = env.get("PITOOLS_CACHE_DIR")
-    if explicit:
-        return explicit
-    xdg = env.get("XDG_CACHE_HOME")
-    if xdg:
-        return os.path.join(xdg, "pitools")
-    if sys.platform in ("darwin", "win32"):
-        return None
-    home = env.get("HOME") or os.path.expanduser("~")
-    return os.path.join(home, ".cache", "pitools")
 
 
 def _inside(folder: str, env: Mapping[str, str]) -> bool:

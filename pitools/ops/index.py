@@ -42,10 +42,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from pitools.ops.cachedir import cache_dir
 
 SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 30_000
@@ -130,22 +131,6 @@ INSERT INTO fts_thinking(fts_thinking, rank) VALUES('hashsize', 16777216)
 
 
 # -- where ---------------------------------------------------------------------------------------
-
-
-def cache_dir(env: Mapping[str, str], platform: str = sys.platform) -> str:
-    """``$PITOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/pitools``, else the platform's cache folder."""
-    explicit = env.get("PITOOLS_CACHE_DIR")
-    if explicit:
-        return explicit
-    xdg = env.get("XDG_CACHE_HOME")
-    if xdg:
-        return os.path.join(xdg, "pitools")
-    home = env.get("HOME") or os.path.expanduser("~")
-    if platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "pitools")
-    if platform == "win32" and env.get("LOCALAPPDATA"):
-        return os.path.join(env["LOCALAPPDATA"], "pitools", "Cache")
-    return os.path.join(home, ".cache", "pitools")
 
 
 def inside_pi_folders(folder: str, env: Mapping[str, str]) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from pitools.cli import fast_search
 from pitools.cli.fast import parse
 from pitools.ops.archive import archive_scope, updated_index
-from pitools.ops.index import cache_dir, inside_pi_folders
+from pitools.ops.index import inside_pi_folders
 from pitools.ops.search import search
 from tests.archive_gen import Archive, Writer, env_for
 
@@ -268,15 +268,7 @@ def test_a_configured_session_dir_goes_to_the_general_path(
     assert _warm(["narwhal"]) is None
 
 
-def test_cache_dir_and_inside_pi_folders_equal_the_index_module(tmp_path: Path) -> None:
-    envs: list[dict[str, str]] = [
-        {"HOME": str(tmp_path)},
-        {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "xdg")},
-        {"HOME": str(tmp_path), "PITOOLS_CACHE_DIR": "rel/cache", "XDG_CACHE_HOME": "/x"},
-        {"HOME": "", "PITOOLS_CACHE_DIR": ""},
-    ]
-    for env in envs:
-        assert fast_search.cache_dir(env) == cache_dir(env, platform="linux")
+def test_inside_pi_folders_equals_the_index_module(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     (agent / "sub").mkdir(parents=True)
     os.symlink(agent, tmp_path / "alias")
