@@ -93,19 +93,17 @@ def run_search(args: Sequence[str]) -> int | None:
 def plain_stdout(env: Mapping[str, str]) -> bool:
     """Whether the general path's output layer would give stdout neither colour nor a width
     (``Output.from_environment()``'s rules without ``--color``/``--width``: this path takes no
-    global option): then human output is plain text, written without rich. A tested copy of
-    :func:`pitools.cli.output.wants_color` for a stream that is not a terminal."""
+    global option): then human output is plain text, written without rich."""
     if env.get("PITOOLS_WIDTH"):
         return False  # a width: rich's rules (left to the output layer)
     try:
         if sys.stdout.isatty():
-            return False
+            return False  # a terminal has a width
     except (AttributeError, ValueError, OSError):
         pass  # the output layer reads a failing isatty as "not a terminal"
-    if env.get("NO_COLOR"):
-        return True
-    force = env.get("FORCE_COLOR")
-    return not (force and force != "0")
+    from pitools.cli.colour import wants_color
+
+    return not wants_color("auto", False, env)
 
 
 def _write(payload: bytes | str) -> int:

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from pitools.cli.colour import wants_color
 from pitools.render.safe import UNLIMITED_WIDTH, safe_text
 
 #: Exit statuses (README "Exit codes").
@@ -64,25 +65,6 @@ def _isatty(stream: Any) -> bool:
         return bool(isatty and isatty())
     except (ValueError, OSError):
         return False
-
-
-def _set(env: Mapping[str, str], name: str) -> bool:
-    return bool(env.get(name, ""))
-
-
-def wants_color(mode: str, isatty: bool, env: Mapping[str, str]) -> bool:
-    """Whether a stream gets colour under ``--color mode`` (rules in the module docstring)."""
-    if mode == "always":
-        return True
-    if mode == "never":
-        return False
-    if _set(env, "NO_COLOR"):
-        return False
-    if _set(env, "FORCE_COLOR") and env.get("FORCE_COLOR") != "0":
-        return True
-    if env.get("TERM") == "dumb":
-        return False
-    return isatty
 
 
 def color_system(env: Mapping[str, str]) -> str:
