@@ -28,7 +28,7 @@ import os
 import sys
 
 from pitools.core.js.nodepath import js_join, js_resolve
-from pitools.ops.cachedir import cache_dir
+from pitools.ops.cachedir import cache_dir, is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -238,10 +238,7 @@ def _may_set_session_dir(path: str) -> bool:
 
 def _inside(folder: str, env: Mapping[str, str]) -> bool:
     """:func:`pitools.ops.index.inside_pi_folders` for the agent dirs :func:`session_folders` accepts."""
-    agent = env.get("PI_CODING_AGENT_DIR") or js_join(env.get("HOME", ""), ".pi", "agent")
-    here = os.path.realpath(folder)
-    pi = os.path.realpath(agent)
-    return here == pi or here.startswith(pi.rstrip(os.sep) + os.sep)
+    return is_within(folder, env.get("PI_CODING_AGENT_DIR") or js_join(env.get("HOME", ""), ".pi", "agent"))
 
 
 def _connect(path: str) -> Any:

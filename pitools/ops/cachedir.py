@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["cache_dir"]
+__all__ = ["cache_dir", "is_within"]
 
 
 def cache_dir(env: Mapping[str, str], platform: str = sys.platform) -> str:
@@ -27,3 +27,10 @@ def cache_dir(env: Mapping[str, str], platform: str = sys.platform) -> str:
     if platform == "win32" and env.get("LOCALAPPDATA"):
         return os.path.join(env["LOCALAPPDATA"], "pitools", "Cache")
     return os.path.join(home, ".cache", "pitools")
+
+
+def is_within(folder: str, root: str) -> bool:
+    """Whether ``folder`` is ``root`` or inside it, symlinks resolved on both sides."""
+    here = os.path.realpath(folder)
+    top = os.path.realpath(root)
+    return here == top or here.startswith(top.rstrip(os.sep) + os.sep)

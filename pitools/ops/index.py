@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.ops.cachedir import cache_dir
+from pitools.ops.cachedir import cache_dir, is_within
 
 SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 30_000
@@ -137,9 +137,7 @@ def inside_pi_folders(folder: str, env: Mapping[str, str]) -> bool:
     """Whether ``folder`` is Pi's agent folder or inside it (where pitools must not write)."""
     from pitools.core.session.locate import agent_dir
 
-    here = os.path.realpath(folder)
-    pi = os.path.realpath(agent_dir(env))
-    return here == pi or here.startswith(pi.rstrip(os.sep) + os.sep)
+    return is_within(folder, agent_dir(env))
 
 
 def fts5_available() -> bool:
