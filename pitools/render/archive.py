@@ -89,7 +89,8 @@ def render_usage(console: Any, report: dict[str, Any]) -> None:
     out.append(line, "bold")
     out.append("\n")
     copied = report.get("copiedHistory") or {}
-    note = f"{report['sessions']} sessions; times in {report['timezone']}"
+    count = report["sessions"]
+    note = f"{count} {'session' if count == 1 else 'sessions'}; times in {report['timezone']}"
     if copied.get("records"):
         note += (
             f"; {copied['records']} usage records copied by fork/clone counted once "

@@ -76,6 +76,9 @@ def test_usage_formats(run: Run, archive: Archive) -> None:
     assert rows[-1][0] == "total" and int(rows[-1][-1]) == truth["records"]
     human = run("usage", "--by", "day", "--timezone", "Europe/Paris").stdout
     assert "total" in human and "█" in human and "Europe/Paris" in human
+    assert "\n2 sessions; times in Europe/Paris" in human
+    one = run("usage", "--session", str(archive.writers[0].path)).stdout
+    assert "\n1 session; times in" in one
     run("usage", "--since", "not a date", exit_code=1)
     run("usage", "--timezone", "Mars/Olympus", exit_code=1)
     run("usage", "--by", "year", exit_code=2)
