@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pitools.ops.index import ROWID_SHIFT
+from pitools.ops.search_core import as_stored
 
 if TYPE_CHECKING:  # the loader and tree core load only when a file is indexed (warm runs skip them)
     from pitools.core.views.entry_tree import TreeFacts
@@ -344,7 +345,7 @@ def _utf8_rows(rows: list[tuple[int, str]]) -> list[tuple[int, str]]:
         except UnicodeEncodeError:
             if out is rows:
                 out = list(rows)
-            out[i] = (rid, body.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+            out[i] = (rid, as_stored(body))
     return out
 
 
@@ -381,5 +382,5 @@ def sql_text(value: Any) -> Any:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            return as_stored(value)
     return value
