@@ -32,7 +32,7 @@ def golden_cases() -> list[str]:
 def golden_recording(case: str, krt: int = 20000) -> Any:
     """Pi's recorded view of a golden case (``pi.krt<krt>.json.xz``); shared: do not modify it."""
     # The loader's parser: golden/hostile-deep-nesting nests deeper than json allows.
-    from pitools.core.session.load import parse_json_line
+    from pitools.core.js.json.parse import parse_json_line
 
     return parse_json_line(lzma.decompress((GOLDEN / case / f"pi.krt{krt}.json.xz").read_bytes()))[0]
 

@@ -84,7 +84,7 @@ def run_search(args: Sequence[str]) -> int | None:
     try:
         payload = dumps(data) + b"\n"
     except NotPlain:
-        from pitools.core.js.jsonout import to_json_bytes
+        from pitools.core.js.json.encode import to_json_bytes
 
         payload = to_json_bytes(data) + b"\n"
     return _write(payload)

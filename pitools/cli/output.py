@@ -293,17 +293,17 @@ class Output:
 
     def write_json(self, data: Any) -> None:
         """One JSON document on stdout (orjson, JavaScript number forms, trailing newline)."""
-        from pitools.core.js import jsonout
+        from pitools.core.js.json.encode import to_json_bytes
+        from pitools.core.js.json.stream import write_json_to
 
         stop_progress()
-        stream_writer = getattr(jsonout, "write_json_to", None)  # streaming form, when available
         buffer = getattr(self.stdout, "buffer", None)
-        if stream_writer is not None and buffer is not None:
+        if buffer is not None:
             self.stdout.flush()
-            stream_writer(buffer, data)
+            write_json_to(buffer, data)
             buffer.flush()
             return
-        self.write_bytes(jsonout.to_json_bytes(data) + b"\n")
+        self.write_bytes(to_json_bytes(data) + b"\n")
 
     def _encoding(self) -> str:
         encoding = getattr(self.stdout, "encoding", None) or "utf-8"

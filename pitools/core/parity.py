@@ -27,7 +27,7 @@ from pitools.core.context.build import (
 from pitools.core.context.messages import convert_to_llm, get_current_system_message
 from pitools.core.context.tokens import estimate_tokens
 from pitools.core.errors import CycleError, PiCrashError
-from pitools.core.js.jsonout import jsonable
+from pitools.core.js.json.encode import jsonable
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import read_session
 from pitools.core.session.loaded import Session, entry_id, open_session

@@ -19,7 +19,7 @@ from pitools.core.compaction.prepare import CompactionSettings, prepare_compacti
 from pitools.core.compaction.prompts import join_summaries
 from pitools.core.compaction.summarizer import Summarizer
 from pitools.core.errors import PitoolsError, SessionChangedError
-from pitools.core.js.jsonout import to_json_bytes
+from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.session.api import LoadedSession, load
 from pitools.core.session.loaded import entry_type
 

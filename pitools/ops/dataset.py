@@ -27,7 +27,7 @@ import orjson
 from pitools import store
 from pitools.core.datasets.tables import SCHEMA_VERSION, TABLES, Column
 from pitools.core.errors import MissingExtraError, PitoolsError
-from pitools.core.js.jsonout import to_json_bytes
+from pitools.core.js.json.encode import to_json_bytes
 
 MANIFEST = "_pitools_dataset.json"
 BATCH_ROWS = 8192

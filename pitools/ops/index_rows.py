@@ -358,7 +358,7 @@ def json_bytes(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError
-        from pitools.core.js.jsonout import to_json_bytes
+        from pitools.core.js.json.encode import to_json_bytes
 
         return to_json_bytes(value)
 

@@ -401,7 +401,7 @@ class Updater:
 
     # -- lineage -------------------------------------------------------------------------------------
     def _lineage(self) -> None:
-        from pitools.core.session.load import parse_json_line
+        from pitools.core.js.json.parse import parse_json_line
         from pitools.core.views.lineage import SessionRef, ancestors, copied_keys, descendants, resolve_parents
 
         conn = self.conn

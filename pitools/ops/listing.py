@@ -30,7 +30,7 @@ def list_sessions(
     Only files that changed are read again; ``use_cache=False`` reads every file and leaves the
     index alone. The listing gains a totals row (fork/clone history counted once).
     """
-    from pitools.core.session.load import parse_json_line
+    from pitools.core.js.json.parse import parse_json_line
     from pitools.core.session.locate import header_cwd_matches
     from pitools.core.views.listing import _sort_key
 

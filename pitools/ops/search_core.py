@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 
 from pitools.core.js.isotime import to_iso_string as iso_utc
+from pitools.core.js.json.lean import loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -318,87 +319,6 @@ class LineReader:
         self.path = None
 
 
-class _Unsure(Exception):
-    """The C scanner's value might differ from orjson's here: use orjson."""
-
-
-def _int(text: str) -> int:
-    value = int(text)
-    if not -(1 << 63) <= value < (1 << 64):  # orjson reads these as floats
-        raise _Unsure
-    return value
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):  # orjson refuses these
-        raise _Unsure
-    return value
-
-
-def _constant(_text: str) -> Any:
-    raise _Unsure  # NaN, Infinity, -Infinity: orjson (and JSON.parse) refuse them
-
-
-class _Context:
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = staticmethod(_float)
-    parse_int = staticmethod(_int)
-    parse_constant = staticmethod(_constant)
-
-
-_scanner: Any = None
-
-
-def _scan(data: bytes) -> Any:
-    """``data`` parsed by CPython's C JSON scanner when the result equals ``orjson.loads(data)``;
-    raises _Unsure (or ValueError) when it might not."""
-    global _scanner
-    if _scanner is None:
-        try:
-            from _json import make_scanner
-        except ImportError:  # not CPython: orjson always
-            _scanner = False
-        else:
-            _scanner = make_scanner(_Context())  # type: ignore[arg-type]  # any object with these attributes
-    if _scanner is False:
-        raise _Unsure
-    # Escaped surrogates (orjson refuses lone ones), very deep nesting (orjson stops at 1024
-    # levels): leave those to orjson. Strict UTF-8 decoding refuses what orjson refuses.
-    if b"\\ud" in data or b"\\uD" in data or data.count(b"[") + data.count(b"{") > 1000:
-        raise _Unsure
-    text = data.decode("utf-8")
-    start = len(text) - len(text.lstrip(" \t\n\r"))
-    try:
-        value, end = _scanner(text, start)
-    except StopIteration:
-        raise _Unsure from None
-    if text[end:].strip(" \t\n\r"):
-        raise _Unsure
-    return value
-
-
-def loads(data: bytes) -> Any:
-    """``data`` as search reads a line: orjson's value, or JSON.parse's (the loader's parser) for what
-    orjson refuses; raises ValueError when neither reads it."""
-    try:
-        return _scan(data)
-    except (_Unsure, ValueError, RecursionError):
-        pass
-    import orjson
-
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        # What orjson refuses and JSON.parse reads (invalid UTF-8, lone surrogates, huge
-        # numbers, any depth): the loader's parser, loaded only then.
-        from pitools.core.session.load import parse_json_line
-
-        return parse_json_line(data)[0]
-
-
 def as_stored(text: str) -> str:
     """``text`` as the index stores it: lone surrogates as U+FFFD (pairs joined)."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -523,7 +443,7 @@ def dumps(value: Any) -> bytes:
     """``to_json_bytes(value)`` for dicts with string keys, lists, strings, bools, None and ints
     of at most 2**53; raises NotPlain for anything else (floats, big ints, lone surrogates, keys
     starting with a digit: JavaScript writes or orders those in its own ways)."""
-    from pitools.core.js.plainjson import plain_json
+    from pitools.core.js.json.lean import plain_json
 
     text = plain_json(value, min_int=-(1 << 53), max_int=1 << 53, index_keys=False)
     if text is None:

@@ -16,9 +16,9 @@ def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict
     """The ``pitools context --format json`` object (schemas/output/context.schema.json).
 
     Every message appears twice (under its projected entry and in ``messages``); each is
-    serialized once (:func:`~pitools.core.js.jsonout.serialize_each`) and embedded twice.
+    serialized once (:func:`~pitools.core.js.json.encode.serialize_each`) and embedded twice.
     """
-    from pitools.core.js.jsonout import serialize_each
+    from pitools.core.js.json.encode import serialize_each
 
     p = replay.projection
     shared = serialize_each(p.messages)
@@ -55,7 +55,7 @@ def context_json_chunks(
     than add to them; the replay is unusable afterwards. Parsed values held elsewhere (the
     loaded session) must be released by the caller for that to free memory.
     """
-    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.js.json.encode import to_json_bytes
 
     p = replay.projection
     head = to_json_bytes(
@@ -119,7 +119,7 @@ def _json_value(value: Any) -> bytes | None:
     """``value`` as an object member's JSON bytes, None when JSON.stringify leaves the member out."""
     import orjson
 
-    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.js.json.encode import to_json_bytes
 
     if value is UNDEFINED:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pitools.core.js.jsonout import indent_json, to_json_bytes
+from pitools.core.js.json.encode import indent_json, to_json_bytes
 
 
 def atif_json(trajectories: Sequence[dict[str, Any]], *, single: bool) -> bytes:

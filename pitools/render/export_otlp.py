@@ -108,7 +108,7 @@ def otlp_json_chunks(traces: Iterable[TraceData]) -> Iterator[bytes]:
     """
     from google.protobuf import json_format
 
-    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.js.json.encode import to_json_bytes
 
     pending = iter(traces)
     # Traces are taken until one has a span (every built trace has its root span); if none has,

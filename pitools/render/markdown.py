@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.js.value import UNDEFINED, js_stringify
+from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.value import UNDEFINED
 from pitools.render.md_args import arguments_markdown
 from pitools.render.mdsafe import code, fence, html_text, inline
 

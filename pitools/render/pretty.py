@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pitools.core.js.jsonout import jsonable
+from pitools.core.js.json.encode import jsonable
 from pitools.core.js.value import UNDEFINED
 
 #: Levels indented as ``json.dumps(indent=2)`` would; deeper values go on one line.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.js.value import js_stringify
+from pitools.core.js.json.encode import js_stringify
 
 ELLIPSIS = "…"
 

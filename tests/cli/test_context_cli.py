@@ -148,7 +148,7 @@ def test_lean_json_is_the_full_loads_document(run, monkeypatch, case: str, keep_
     """`context` loads lean and writes in pieces; whether parsed values are kept or read back,
     the document is the one the full load and the one-piece writer give."""
     from pitools.core.context.build import replay_context
-    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.js.json.encode import to_json_bytes
     from pitools.core.session import lean
     from pitools.core.session.api import load
     from pitools.render.context import context_json

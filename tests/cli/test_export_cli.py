@@ -313,7 +313,7 @@ def test_jsonl_is_a_standalone_session(run: Run, workdir: Path) -> None:
     assert not [d for d in exported.session.diagnostics if d.severity == "error"]
     assert len(exported.index.leaves()) == 1
     assert [e["id"] for e in exported.session.entries] == [e["id"] for e in source.index.get_branch("3d17697c")]
-    from pitools.core.js.jsonout import jsonable
+    from pitools.core.js.json.encode import jsonable
 
     ours = replay_context(exported.index, exported.index.leaf_id).projection.messages
     theirs = replay_context(source.index, "3d17697c").projection.messages

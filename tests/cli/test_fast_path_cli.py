@@ -152,7 +152,7 @@ def test_warm_search_loads_only_what_it_needs(archive_env: dict[str, str]) -> No
         *("click", "rich", "pydantic", "orjson", "typing", "dataclasses", "inspect", "re", "json"),
         *("pathlib", "zoneinfo", "datetime", "sqlite3", "shlex", "enum", "urllib.parse", "threading"),
         *("pitools.cli.output", "pitools.ops.index", "pitools.ops.archive", "pitools.ops.search"),
-        *("pitools.core.session.locate", "pitools.piconfig", "pitools.core.js.jsonout"),
+        *("pitools.core.session.locate", "pitools.piconfig", "pitools.core.js.json.encode"),
     ]
     assert [m for m in heavy if m in loaded] == []
 
@@ -168,7 +168,7 @@ def test_warm_human_search_in_a_pipe_loads_no_rich(archive_env: dict[str, str]) 
         *("click", "rich", "pydantic", "orjson", "typing", "dataclasses", "inspect", "re", "json"),
         *("pathlib", "zoneinfo", "datetime", "sqlite3", "shlex", "enum", "urllib.parse", "threading"),
         *("pitools.cli.output", "pitools.ops.index", "pitools.ops.archive", "pitools.ops.search"),
-        *("pitools.render.archive", "pitools.render.safe", "pitools.render.vocab", "pitools.core.js.jsonout"),
+        *("pitools.render.archive", "pitools.render.safe", "pitools.render.vocab", "pitools.core.js.json.encode"),
     ]
     assert [m for m in heavy if m in loaded] == []
 

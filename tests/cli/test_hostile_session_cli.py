@@ -14,7 +14,7 @@ import pytest
 
 from tests.cli.conftest import Run
 from tests.fuzz.markdown_check import shape
-from tests.unit.js.test_deep_json import DEPTH, HEADER, hidden_message
+from tests.unit.js.test_json_parse import DEPTH, HEADER, hidden_message
 
 CUSTOM = (
     '{"type":"custom","id":"c1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","customType":"x","data":DATA}'

@@ -495,7 +495,7 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
     """
     from pitools.core.compaction.prepare import CompactionSettings
     from pitools.core.errors import PitoolsError
-    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.js.json.encode import to_json_bytes
     from pitools.core.session.api import LoadedSession
     from pitools.core.session.load import read_session
     from pitools.core.session.loaded import open_session
@@ -555,7 +555,7 @@ def _exercise_lean(path: Path, loaded: Any, leaves: list[Any], rng: random.Rando
     at every leaf as the full load, written in one piece or in consumed pieces. Parsed values
     are dropped and read back, kept, or a mix (how long a stretch is kept is drawn)."""
     from pitools.core.context.build import replay_context
-    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.js.json.encode import to_json_bytes
     from pitools.core.session import lean as lean_module
     from pitools.core.session.api import LeanLoaded, load_lean
     from pitools.core.session.tree import mkey
@@ -601,7 +601,7 @@ def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) ->
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.context.build import context_usage, replay_context
     from pitools.core.errors import PitoolsError
-    from pitools.core.js.jsonout import to_json_bytes
+    from pitools.core.js.json.encode import to_json_bytes
     from pitools.render.context import context_json
 
     index = loaded.index

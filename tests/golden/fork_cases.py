@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pitools.core.js.value import js_stringify
+from pitools.core.js.json.encode import js_stringify
 from pitools.core.session.api import load
 from pitools.core.session.fork import NewSession, NewSessionOptions, clone_session, fork_session
 from pitools.ops.newsession import write_session

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from pitools.core.compaction.prepare import CompactionSettings
+from pitools.core.js.json.parse import parse_json_line
 from pitools.core.parity import diff_values, oracle_view
-from pitools.core.session.load import parse_json_line
 from tests import support
 
 GOLDEN = support.GOLDEN

@@ -235,8 +235,8 @@ def _after_append(loaded: Any, entry: dict[str, Any], written_to: str) -> Any:
     import dataclasses
 
     from pitools.core.compaction.plan import compaction_line
+    from pitools.core.js.json.parse import parse_json_line
     from pitools.core.session.api import LoadedSession, load
-    from pitools.core.session.load import parse_json_line
     from pitools.core.session.tree import SessionIndex
 
     if loaded is None:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pitools.core.compaction.jsonstream import JsonStream, json_chunks
 from pitools.core.compaction.prepare import (
     CompactionPreparation,
     CompactionSettings,
@@ -33,7 +32,8 @@ from pitools.core.context.build import (
 from pitools.core.context.messages import get_current_system_message
 from pitools.core.errors import PitoolsError
 from pitools.core.js.date import iso_now
-from pitools.core.js.jsonout import fragment, jsonable, to_json_bytes
+from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
+from pitools.core.js.json.stream import JsonStream, json_chunks
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession
 from pitools.core.session.load import gc_paused
@@ -157,8 +157,8 @@ class CompactionPlan:
     def to_json(self, *, fragments: bool = False) -> dict[str, Any]:
         """The plan as JSON data; ``fragments=True`` pre-serializes the (long) region listing.
 
-        With ``fragments`` the ``regions`` value is a :class:`~pitools.core.js.jsonout.Serialized` that
-        :func:`~pitools.core.js.jsonout.dumps` writes as is, instead of a list the caller's
+        With ``fragments`` the ``regions`` value is a :class:`~pitools.core.js.json.encode.Serialized` that
+        :func:`~pitools.core.js.json.encode.to_json_bytes` writes as is, instead of a list the caller's
         ``jsonable`` would copy once more (30,000 entries on a 100 MB session).
         :func:`write_plan_json` writes the same document without building it.
         """
@@ -471,6 +471,6 @@ def summary_inputs(
 
 def compaction_line(entry: dict[str, Any]) -> bytes:
     """The entry as the one JSONL line Pi appends (``JSON.stringify`` + newline)."""
-    from pitools.core.js.value import js_stringify
+    from pitools.core.js.json.encode import js_stringify
 
     return (js_stringify(entry) or "").encode("utf-8") + b"\n"

@@ -18,8 +18,10 @@ from pitools.core.context.build import (
 )
 from pitools.core.context.messages import content_text, convert_to_llm, entry_to_messages
 from pitools.core.js import ops as jsops
+from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.json.exact import quote as _quote
 from pitools.core.js.ops import nullish, prop, truthy
-from pitools.core.js.value import UNDEFINED, _quote, js_stringify, slice_head_utf16, utf16_len
+from pitools.core.js.value import UNDEFINED, slice_head_utf16, utf16_len
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
@@ -532,15 +534,15 @@ class CompactionPreparation:
 
         ``guard`` wraps the two serializations (which throw where Pi's would), e.g. to record
         the error in place of the text. ``stream=True`` gives the message lists and the texts as
-        :class:`~pitools.core.compaction.jsonstream.JsonStream` members for
-        :func:`~pitools.core.compaction.jsonstream.json_chunks` (the texts are escaped now, the
+        :class:`~pitools.core.js.json.stream.JsonStream` members for
+        :func:`~pitools.core.js.json.stream.json_chunks` (the texts are escaped now, the
         messages serialized only as they are written).
         """
         run = guard or (lambda fn: fn())
         to_summarize: Any = self.messages_to_summarize
         prefix: Any = self.turn_prefix_messages
         if stream:
-            from pitools.core.compaction.jsonstream import stream_array, stream_text
+            from pitools.core.js.json.stream import stream_array, stream_text
 
             to_summarize, prefix = stream_array(to_summarize), stream_array(prefix)
             conversation = run(lambda: stream_text(checked_conversation(convert_to_llm(self.messages_to_summarize))))

@@ -48,7 +48,7 @@ def _encoding(name: str) -> Any:
 
 def count_messages(messages: list[Any], name: str) -> list[int]:
     """Token count of each message's text as the named encoding splits it."""
-    from pitools.core.js.value import js_stringify
+    from pitools.core.js.json.encode import js_stringify
 
     enc = _encoding(name)
     out = []

@@ -15,8 +15,10 @@ from typing import Any
 import orjson
 
 from pitools.core.js import ops as jsops
+from pitools.core.js.json.encode import js_stringify, js_stringify_len
+from pitools.core.js.json.encode import utf8_as_utf16_len as _utf8_as_utf16_len
 from pitools.core.js.ops import NAN, prop, truthy
-from pitools.core.js.value import UNDEFINED, _utf8_as_utf16_len, js_stringify, js_stringify_len, utf16_len
+from pitools.core.js.value import UNDEFINED, utf16_len
 
 ESTIMATED_IMAGE_CHARS = 4800
 

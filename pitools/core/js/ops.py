@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pitools.core.errors import PiCrashError
-from pitools.core.js.value import UNDEFINED, js_number_to_string, js_truthy, utf16_len
+from pitools.core.js.value import UNDEFINED, js_number_to_string, js_to_number, js_truthy, utf16_len
 
 NAN = math.nan
 
@@ -107,8 +107,6 @@ def to_number(v: Any) -> float | int:
     if v is True:
         return 1
     if t is str or t is list:
-        from pitools.core.session.migrate import js_to_number
-
         return js_to_number(v)
     return NAN
 

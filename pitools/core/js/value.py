@@ -3,8 +3,9 @@
 Pi is written in TypeScript and runs on Node; pitools reproduces its session logic in Python.  The values
 pitools handles come from ``orjson.loads`` (or ``json.loads`` as a fallback, so strings may hold lone
 surrogates and floats may be infinite), and wherever Pi's logic depends on a JavaScript primitive --
-``s.length``, truthiness, ``Object.keys`` order, ``JSON.stringify``, ``Number#toString`` -- the
-helpers here give byte-identical answers (``new Date(x).getTime()`` is in :mod:`pitools.core.js.date`).
+``s.length``, truthiness, ``Object.keys`` order, ``Number#toString`` -- the helpers here give
+byte-identical answers (``new Date(x).getTime()`` is in :mod:`pitools.core.js.date`, ``JSON.stringify``
+and ``JSON.parse`` in :mod:`pitools.core.js.json`).
 
 Every behaviour is pinned down by fixtures recorded from node itself
 (``scripts/record_jsvalue_fixtures.mjs`` -> ``tests/unit/fixtures/jsvalue/cases.json``).
@@ -23,22 +24,19 @@ import math
 import re
 import sys
 from array import array
-from collections.abc import Callable
-from json.encoder import encode_basestring as _encode_basestring
 from typing import Any, Final
-
-import orjson
 
 from pitools.core.errors import PiCrashError
 
 __all__ = [
+    "JS_WHITESPACE",
     "UNDEFINED",
     "JSTypeError",
+    "is_array_index",
     "is_undefined",
     "js_keys",
     "js_number_to_string",
-    "js_stringify",
-    "js_stringify_len",
+    "js_to_number",
     "js_to_string",
     "js_truthy",
     "slice_head_utf16",
@@ -230,7 +228,8 @@ _ARRAY_INDEX_RE: Final = re.compile(r"0|[1-9][0-9]{0,9}")
 _DIGIT_KEY_RE: Final = re.compile(r"\x00[0-9]")
 
 
-def _is_array_index(k: str) -> bool:
+def is_array_index(k: str) -> bool:
+    """Whether the key ``k`` is a canonical array index (``"0"`` .. ``"4294967294"``): V8 lists those first."""
     return _ARRAY_INDEX_RE.fullmatch(k) is not None and int(k) <= _MAX_ARRAY_INDEX
 
 
@@ -249,7 +248,7 @@ def js_keys(d: dict[str, Any]) -> list[str]:
     indices: list[str] = []
     rest: list[str] = []
     for k in d:
-        if _is_array_index(k):
+        if is_array_index(k):
             indices.append(k)
         else:
             rest.append(k)
@@ -344,238 +343,69 @@ def js_number_to_string(x: int | float) -> str:
 
 
 # --------------------------------------------------------------------------------------------------------
-# JSON.stringify
+# ToNumber
 
-# JS escapes lone surrogates (well-formed JSON.stringify); a high surrogate directly followed by a low one
-# is a valid pair and stays raw, even when Python holds it as two separate code points.
-_LONE_SURROGATE_RE: Final = re.compile(r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
-_ANY_SURROGATE_RE: Final = re.compile(r"[\ud800-\udfff]")
+# JavaScript's String.prototype.trim() whitespace: WhiteSpace + LineTerminator code points.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 
-
-def _escape_surrogate(m: re.Match[str]) -> str:
-    return f"\\u{ord(m.group()):04x}"
-
-
-def _quote(s: str) -> str:
-    """JS ``JSON.stringify(s)`` for a string: ``QuoteJSONString``.
-
-    ``"`` and ``\\`` escaped; ``\\b \\t \\n \\f \\r`` named; other code units below U+0020 as ``\\u00xx``
-    (lowercase hex); lone surrogates as ``\\udxxx``; everything else raw (non-ASCII, U+2028/U+2029, DEL).
-    orjson and the stdlib's C ``encode_basestring`` both do exactly this (checked against node for every
-    ASCII character), except for surrogates, which orjson refuses and ``encode_basestring`` leaves raw.
-    """
-    if len(s) < 48:
-        # encode_basestring is quicker on short strings, orjson on long ones.
-        if s.isascii() or _ANY_SURROGATE_RE.search(s) is None:
-            return _encode_basestring(s)
-    else:
-        try:
-            return orjson.dumps(s).decode()
-        except orjson.JSONEncodeError:
-            pass
-    quoted = _LONE_SURROGATE_RE.sub(_escape_surrogate, _encode_basestring(s))
-    if _ANY_SURROGATE_RE.search(quoted) is not None:
-        # What is left are high/low pairs held as two code points: JS sees one character; make it one.
-        quoted = quoted.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
-    return quoted
+# ASCII digits only: JavaScript's StringToNumber knows no other digits (Python's \d does).
+_NUM_RE = re.compile(r"^[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|Infinity)$", re.IGNORECASE | re.ASCII)
+_RADIX_DIGITS = {"x": re.compile(r"[0-9a-f]+", re.I), "o": re.compile(r"[0-7]+"), "b": re.compile(r"[01]+")}
 
 
-def _stringify_number(v: int | float) -> str:
-    """``JSON.stringify`` of a number: like ``toString`` but non-finite numbers become ``null``."""
-    if type(v) is int:
-        if -_TWO_53 <= v <= _TWO_53:
-            return str(v)
-        v = _int_to_number(v)
-    if v - v != 0:  # NaN or +-Infinity
-        return "null"
-    return _float_to_string(v)
-
-
-def _serialize(v: Any, out: Callable[[str], None]) -> None:
-    """``SerializeJSONProperty`` for a value that is not ``undefined`` (JSON-able Python values only)."""
-    t = type(v)
-    if t is str:
-        out(_quote(v))
-    elif t is dict:
-        first = True
-        out("{")
-        for k in js_keys(v):
-            item = v[k]
-            if item is UNDEFINED:
-                continue
-            if first:
-                first = False
-                out(_quote(k) + ":")
-            else:
-                out("," + _quote(k) + ":")
-            _serialize(item, out)
-        out("}")
-    elif t is list or t is tuple:
-        if not v:
-            out("[]")
-            return
-        out("[")
-        first = True
-        for item in v:
-            if first:
-                first = False
-            else:
-                out(",")
-            if item is UNDEFINED:
-                out("null")
-            else:
-                _serialize(item, out)
-        out("]")
-    elif v is None:
-        out("null")
-    elif v is True:
-        out("true")
-    elif v is False:
-        out("false")
-    elif t is int or t is float:
-        out(_stringify_number(v))
-    elif isinstance(v, str):
-        out(_quote(str(v)))
-    elif isinstance(v, int | float):
-        out(_stringify_number(int(v) if isinstance(v, int) else float(v)))
-    elif isinstance(v, dict):
-        _serialize(dict(v), out)
-    elif isinstance(v, list | tuple):
-        _serialize(list(v), out)
-    else:
-        raise TypeError(f"js_stringify: unsupported type {t.__name__}")
-
-
-# ---- fast path: let orjson serialize, then repair what differs from JS ----
-#
-# orjson prints strings exactly like JS (checked against node), keys in insertion order and integers
-# exactly.  It refuses lone surrogates, UNDEFINED and (with OPT_STRICT_INTEGER) integers beyond 2**53: those
-# take the slow path.  Two differences remain, both visible in its output:
-#
-# * a member key that is an array index: JS lists those first -> slow path;
-# * floats: orjson prints shortest round-trip digits like JS, but lays out integral floats as ``100.0``
-#   (JS ``100``), exponents 16..20 as ``1e+16`` (JS ``10000000000000000``) and exponent -6 as ``1e-6`` (JS
-#   ``0.000001``).  Values that came from JSON written by JS never look like that, so the output is only
-#   searched for those forms, and when one occurs outside a string the float tokens are re-printed.
-
-_ORJSON_OPTS: Final = orjson.OPT_STRICT_INTEGER
-# An array-index key.  An index key's opening quote is always a real delimiter, so every one is found;
-# a false hit (an escaped quote inside a string) only costs the slow path.
-_INDEX_KEY_BYTES_RE: Final = re.compile(rb'"(0|[1-9][0-9]{0,9})":')
-# orjson float layouts that JS prints differently: integral, e+16..e+20, e-6.  (Separate patterns, each with
-# a literal prefix, scan far faster than one alternation.)
-_INTEGRAL_FLOAT_RE: Final = re.compile(rb"\.0(?![0-9])")
-_EXP_PLUS_RE: Final = re.compile(rb"e\+(?:1[6-9]|20)(?![0-9])")
-_EXP_MINUS_6_RE: Final = re.compile(rb"e-6(?![0-9])")
-
-
-def _may_need_refloat(b: bytes) -> bool:
-    """Whether ``b`` holds text like one of orjson's float layouts that JS prints differently."""
-    return (
-        (b"." in b and _INTEGRAL_FLOAT_RE.search(b) is not None)
-        or (b"+" in b and _EXP_PLUS_RE.search(b) is not None)
-        or _EXP_MINUS_6_RE.search(b) is not None
-    )
-
-
-# Any orjson float token (0.1, -0.0, 1e-7, 1e+16, 1.2345678901234568e+20: exponents are always signed).
-_FLOAT_TOKEN_RE: Final = re.compile(rb"(?<![0-9])-?[0-9]++(?:\.[0-9]++(?:e[-+][0-9]++)?|e[-+][0-9]++)")
-
-
-def _refloat(m: re.Match[bytes]) -> bytes:
-    return _float_to_string(float(m.group())).encode()
-
-
-def _fast_dumps(value: Any) -> bytes | None:
-    """``JSON.stringify(value)`` as UTF-8 via orjson, or ``None`` when the slow path must decide."""
-    try:
-        out = orjson.dumps(value, option=_ORJSON_OPTS)
-    except TypeError:  # orjson.JSONEncodeError included
-        return None
-    for m in _INDEX_KEY_BYTES_RE.finditer(out):
-        if int(m.group(1)) <= _MAX_ARRAY_INDEX:
-            return None
-    if not _may_need_refloat(out):
-        return out
-    if b'"' not in out:
-        return _FLOAT_TOKEN_RE.sub(_refloat, out)
-    # Tell structure from string contents: swap escaped backslashes and quotes for control bytes (which
-    # never occur raw in JSON output); then every `"` is a delimiter and the split alternates
-    # structure / contents.
-    escaped = b"\\" in out
-    work = out.replace(b"\\\\", b"\x00").replace(b'\\"', b"\x01") if escaped else out
-    parts = work.split(b'"')
-    structure = b"\x02".join(parts[0::2])
-    if not _may_need_refloat(structure):
-        return out
-    parts[0::2] = _FLOAT_TOKEN_RE.sub(_refloat, structure).split(b"\x02")
-    work = b'"'.join(parts)
-    if escaped:
-        work = work.replace(b"\x00", b"\\\\").replace(b"\x01", b'\\"')
-    return work
-
-
-_FOUR_BYTE_LEADS: Final = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
-
-
-def _utf8_as_utf16_len(b: bytes) -> int:
-    """UTF-16 length of UTF-8 text: one unit per code point, two for a 4-byte (non-BMP) sequence."""
-    if b.isascii():
-        return len(b)
-    n = len(b.decode())
-    for lead in _FOUR_BYTE_LEADS:
-        if lead in b:  # memchr: much cheaper than count() when absent
-            n += b.count(lead)
-    return n
-
-
-def js_stringify(value: Any) -> str | None:
-    """``JSON.stringify(value)`` (no indentation, no replacer) exactly as V8 prints it.
-
-    Object keys in JS own-property order (:func:`js_keys`), numbers as ``Number#toString`` (NaN and
-    +-Infinity -> ``null``; ints beyond 2**53 rounded to a double first), strings escaped like JS.  An
-    :data:`UNDEFINED` object member is omitted, an :data:`UNDEFINED` array element is ``null``, and a
-    top-level :data:`UNDEFINED` gives ``None`` (JS returns ``undefined``).
-
-    Mostly orjson does the work (see :func:`_fast_dumps`); lone surrogates, array-index keys, integers
-    beyond 2**53 and :data:`UNDEFINED` take a slower pure-Python walk.  The result is always valid Unicode
-    (lone surrogates are escaped, as JS does).
-    """
-    if value is UNDEFINED:
-        return None
-    t = type(value)
-    if t is str:
-        return _quote(value)
-    if t is int or t is float:
-        return _stringify_number(value)
+def js_to_number(value: Any) -> float:
+    """JavaScript ``Number(value)`` for JSON values (used to compare ``version`` as Pi does)."""
     if value is None:
-        return "null"
+        return 0.0
+    if value is True:
+        return 1.0
+    if value is False:
+        return 0.0
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip(JS_WHITESPACE)
+        if text == "":
+            return 0.0
+        low = text.lower()
+        if low.startswith(("0x", "0o", "0b")) and len(text) > 2:
+            if not _RADIX_DIGITS[low[1]].fullmatch(text[2:]):
+                return math.nan
+            return float(int(text[2:], {"x": 16, "o": 8, "b": 2}[low[1]]))
+        if not _NUM_RE.match(text) or ("infinity" in low and text.strip("+-") != "Infinity"):
+            return math.nan
+        return float(text)
+    if isinstance(value, list):
+        # Number(array) is Number(String(array)): the elements joined with ",".
+        return js_to_number(_array_to_string(value))
+    return math.nan
+
+
+def _array_to_string(value: list[Any]) -> str:
+    parts = []
+    for item in value:
+        if item is None or item is UNDEFINED:
+            parts.append("")
+        elif isinstance(item, list):
+            parts.append(_array_to_string(item))
+        elif isinstance(item, dict):
+            parts.append("[object Object]")
+        else:
+            parts.append(_to_js_string(item))
+    return ",".join(parts)
+
+
+def _to_js_string(value: Any) -> str:
     if value is True:
         return "true"
     if value is False:
         return "false"
-    fast = _fast_dumps(value)
-    if fast is not None:
-        return fast.decode()
-    parts: list[str] = []
-    _serialize(value, parts.append)
-    return "".join(parts)
-
-
-def js_stringify_len(value: Any) -> int:
-    """``JSON.stringify(value).length`` (UTF-16 code units); 0 for ``undefined``.
-
-    (JS would throw reading ``.length`` of ``undefined``; Pi only measures JSON-able values.)
-    """
-    t = type(value)
-    if t is dict or t is list:
-        fast = _fast_dumps(value)
-        if fast is not None:
-            return _utf8_as_utf16_len(fast)
-    s = js_stringify(value)
-    if s is None:
-        return 0
-    return utf16_len(s)
+    if isinstance(value, int | float):
+        return js_number_to_string(value)
+    return str(value)
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any
 
 from pitools.core.context.build import build_projection
 from pitools.core.errors import CycleError, PiCrashError
-from pitools.core.js.jsonout import to_json_bytes
+from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.load import RawSession, read_session_bytes
 from pitools.core.session.loaded import Session, entry_id, session_from_raw
@@ -327,7 +327,7 @@ def _judge_leaf(
 
 def _whole(lo: _Lean, entry: Any) -> Any:
     """An entry's full value, parsed again from its line."""
-    from pitools.core.session.load import parse_json_line
+    from pitools.core.js.json.parse import parse_json_line
 
     pos = lo.where.get(id(entry))
     if pos is None or type(entry) is not dict or _kept_whole(entry.get("type")):

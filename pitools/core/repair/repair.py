@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from pitools.core.js.jsonout import short_json, to_json_bytes
-from pitools.core.js.value import UNDEFINED, js_truthy
-from pitools.core.session.load import JS_WHITESPACE, parse_json_line
+from pitools.core.js.json.encode import short_json, to_json_bytes
+from pitools.core.js.json.parse import parse_json_line
+from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_truthy
 
 _BOM = b"\xef\xbb\xbf"
 #: Content-block types: an object with one of these is part of a message, never an entry.

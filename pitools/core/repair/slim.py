@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.js.jsonout import to_json_bytes
+from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.tree import SessionIndex, js_truthy_id, mkey
 

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.core.js.jsonout import to_json_bytes
+from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.value import UNDEFINED
 from pitools.core.repair.slim import ContextUnion, SlimPlan, context_union, leaf_entries, skeleton
 from pitools.core.session.loaded import entry_id

@@ -4,7 +4,7 @@
   secret under a key (random per run unless given), so one secret gets one placeholder across
   the file and a reader can still follow it, but nobody can test a guess without the key.
 * Only lines that change are re-serialized, with ``JSON.stringify`` semantics
-  (:func:`pitools.core.js.jsonout.to_json_bytes`); every other line is passed through as the
+  (:func:`pitools.core.js.json.encode.to_json_bytes`); every other line is passed through as the
   same bytes. Line endings are kept.
 * Secrets in ids and parentIds get the same placeholder everywhere, so the tree keeps its
   shape; nothing is added, removed or reordered.
@@ -224,7 +224,7 @@ class Redactor:
         new_value = self._value(value, True)
         if new_value == value:
             return line
-        from pitools.core.js.jsonout import to_json_bytes
+        from pitools.core.js.json.encode import to_json_bytes
 
         self.stats.changed_lines += 1
         out = to_json_bytes(new_value) + ending

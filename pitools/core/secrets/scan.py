@@ -229,7 +229,7 @@ def findings_for_line(file: str, lineno: int, value: Any, hits: list[StringHit],
 
 def parse_line(line: bytes) -> tuple[Any, bool]:
     """``(value, True)`` for a JSON line, ``(decoded text, False)`` for anything else."""
-    from pitools.core.session.load import parse_json_line
+    from pitools.core.js.json.parse import parse_json_line
 
     body = line.rstrip(b"\r\n")
     try:

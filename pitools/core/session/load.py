@@ -11,7 +11,6 @@ and byte offset.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import stat
 from collections.abc import Iterator
@@ -19,9 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from pitools.core.errors import SessionParseError
+from pitools.core.js.json.parse import UnparsedLineError, parse_json_line
+from pitools.core.js.value import JS_WHITESPACE
 
 #: Lines longer than this are reported (Pi itself has no limit and still reads them).
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -31,11 +30,6 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 _READ_CHUNK = 1 << 20
 _BOM = b"\xef\xbb\xbf"
 
-# JavaScript's String.prototype.trim() whitespace: WhiteSpace + LineTerminator code points.
-JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 
 ERROR = "error"
 WARNING = "warning"
@@ -113,54 +107,6 @@ ScannedValue = tuple[Any, int, int, int]
 
 def _js_blank(text: str) -> bool:
     return not text.strip(JS_WHITESPACE)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"invalid JSON constant {name}")
-
-
-def parse_json_line(data: bytes) -> tuple[Any, bool]:
-    """Parse one line as ``JSON.parse`` would after UTF-8 decoding with replacement.
-
-    Returns ``(value, replaced)`` where ``replaced`` tells that invalid UTF-8 was replaced by
-    U+FFFD. Raises ``ValueError`` for text ``JSON.parse`` rejects.
-    """
-    try:
-        return orjson.loads(data), False
-    except orjson.JSONDecodeError:
-        pass
-    # orjson refuses a few things JSON.parse accepts: invalid UTF-8 (Node decodes it to
-    # U+FFFD first), lone surrogate escapes ("\ud800") and numbers that overflow to Infinity.
-    try:
-        text = data.decode("utf-8")
-        replaced = False
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", "replace")
-        replaced = True
-    try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        # Deeper than Python's recursion limit allows: Node's JSON.parse has no depth limit,
-        # so neither may we (an attacker could otherwise hide an entry from pitools).
-        value = _parse_deep(text)
-    except ValueError as exc:
-        raise ValueError(str(exc)) from None
-    return value, replaced
-
-
-class UnparsedLineError(ValueError):
-    """``JSON.parse`` accepts the line but pitools could not parse it (out of memory)."""
-
-
-def _parse_deep(text: str) -> Any:
-    from pitools.core.js.jsonparse import DeepJSONError, parse_deep
-
-    try:
-        return parse_deep(text)
-    except DeepJSONError as exc:
-        raise ValueError(str(exc)) from None
-    except MemoryError:
-        raise UnparsedLineError("out of memory while parsing a deeply nested line") from None
 
 
 def _iter_raw_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:

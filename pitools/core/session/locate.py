@@ -182,7 +182,7 @@ def choose_session_dir(
 
 def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """Pi's ``readSessionHeaderForDiscovery``: the header, or None when the file is not a session."""
-    from pitools.core.session.load import parse_json_line
+    from pitools.core.js.json.parse import parse_json_line
 
     try:
         # Non-blocking, so opening a FIFO cannot wait for a writer; anything but a regular file is

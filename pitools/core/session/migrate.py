@@ -15,14 +15,12 @@ all deliberate:
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.errors import PiCrashError
-from pitools.core.js.value import UNDEFINED, js_number_to_string
+from pitools.core.js.value import js_to_number
 
 CURRENT_VERSION = 3
 
@@ -62,65 +60,6 @@ class MigrationReport:
             "indicesKeptAsIs": self.indices_kept,
             "changedEntries": len(self.changed),
         }
-
-
-# ASCII digits only: JavaScript's StringToNumber knows no other digits (Python's \d does).
-_NUM_RE = re.compile(r"^[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|Infinity)$", re.IGNORECASE | re.ASCII)
-_RADIX_DIGITS = {"x": re.compile(r"[0-9a-f]+", re.I), "o": re.compile(r"[0-7]+"), "b": re.compile(r"[01]+")}
-
-
-def js_to_number(value: Any) -> float:
-    """JavaScript ``Number(value)`` for JSON values (used to compare ``version`` as Pi does)."""
-    if value is None:
-        return 0.0
-    if value is True:
-        return 1.0
-    if value is False:
-        return 0.0
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        from pitools.core.session.load import JS_WHITESPACE
-
-        text = value.strip(JS_WHITESPACE)
-        if text == "":
-            return 0.0
-        low = text.lower()
-        if low.startswith(("0x", "0o", "0b")) and len(text) > 2:
-            if not _RADIX_DIGITS[low[1]].fullmatch(text[2:]):
-                return math.nan
-            return float(int(text[2:], {"x": 16, "o": 8, "b": 2}[low[1]]))
-        if not _NUM_RE.match(text) or ("infinity" in low and text.strip("+-") != "Infinity"):
-            return math.nan
-        return float(text)
-    if isinstance(value, list):
-        # Number(array) is Number(String(array)): the elements joined with ",".
-        return js_to_number(_array_to_string(value))
-    return math.nan
-
-
-def _array_to_string(value: list[Any]) -> str:
-    parts = []
-    for item in value:
-        if item is None or item is UNDEFINED:
-            parts.append("")
-        elif isinstance(item, list):
-            parts.append(_array_to_string(item))
-        elif isinstance(item, dict):
-            parts.append("[object Object]")
-        else:
-            parts.append(_to_js_string(item))
-    return ",".join(parts)
-
-
-def _to_js_string(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int | float):
-        return js_number_to_string(value)
-    return str(value)
 
 
 def header_version(values: Sequence[Any]) -> Any:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pitools.core.errors import PiCrashError
-from pitools.core.js.value import UNDEFINED
-from pitools.core.session.load import JS_WHITESPACE
+from pitools.core.js.value import JS_WHITESPACE, UNDEFINED
 from pitools.core.session.loaded import entry_type
 
 

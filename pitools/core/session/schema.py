@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from pitools.core.js.jsonout import short_json as _short_json
+from pitools.core.js.json.encode import short_json as _short_json
 from pitools.core.js.value import UNDEFINED
 
 __all__ = [

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from pitools.core.errors import SessionParseError
-from pitools.core.js.jsonout import short_json as _js
+from pitools.core.js.json.encode import short_json as _js
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import (
     ERROR,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.date import js_date_ms
-from pitools.core.js.jsonout import short_json as _js
+from pitools.core.js.json.encode import short_json as _js
 from pitools.core.js.ops import prop, strict_equal
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import ScannedValue

@@ -10,7 +10,7 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-from pitools.core.js.jsonout import short_json as _js
+from pitools.core.js.json.encode import short_json as _js
 from pitools.core.validate.codes import CODES, Finding
 from pitools.core.validate.scan import R_DUPLICATE, UNDEF_KEY, RankedFinding, Records, before
 

@@ -26,7 +26,7 @@ import datetime as _dt
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
-from pitools.core.js.jsonout import jsonable
+from pitools.core.js.json.encode import jsonable
 from pitools.core.session.tree import id_text
 from pitools.core.views.branch_common import entry_ms, fnum, str_or, text_of, usage_numbers
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.errors import PitoolsError
+from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.ops import to_number, to_string, truthy
-from pitools.core.js.value import UNDEFINED, js_number_to_string, js_stringify, slice_head_utf16, utf16_len
-from pitools.core.session.load import JS_WHITESPACE
+from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_number_to_string, slice_head_utf16, utf16_len
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, TreeNode, get_tree, js_truthy_id, mkey, parent_of
 

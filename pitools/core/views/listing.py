@@ -34,9 +34,9 @@ from typing import Any, Protocol
 
 from pitools.core.js import ops as jsops
 from pitools.core.js.date import js_date_ms, to_iso_string
+from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.ops import prop
-from pitools.core.js.value import UNDEFINED
-from pitools.core.session.load import JS_WHITESPACE, parse_json_line
+from pitools.core.js.value import JS_WHITESPACE, UNDEFINED
 from pitools.core.session.locate import (
     SessionDirChoice,
     all_session_dirs,
@@ -451,7 +451,7 @@ def _error_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, 
 
 
 def _finish(path: str, st: os.stat_result, scan: SummaryScan) -> dict[str, Any]:
-    from pitools.core.js.jsonout import jsonable
+    from pitools.core.js.json.encode import jsonable
     from pitools.core.session.migrate import effective_version
 
     header = scan.header

@@ -110,7 +110,7 @@ def args_json(args: Any) -> str | None:
 def _plain_json(value: Any) -> str | None:
     """``orjson.dumps(value)`` for plain values (64-bit integers, nesting under 200 levels: orjson
     stops at 255), else None (floats: orjson has its own number forms)."""
-    from pitools.core.js.plainjson import plain_json
+    from pitools.core.js.json.lean import plain_json
 
     return plain_json(value, min_int=-(1 << 63), max_int=(1 << 64) - 1, max_depth=200)
 

@@ -8,7 +8,7 @@ import pytest
 
 from pitools.core.compaction.prepare import CompactionSettings, compute_file_lists, prepare_compaction
 from pitools.core.errors import PiCrashError
-from pitools.core.js.jsonout import jsonable
+from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
 from tests.support import recorded_leaves
 

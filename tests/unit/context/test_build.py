@@ -12,7 +12,7 @@ import pytest
 
 from pitools.core.context.build import build_projection, context_entries_from_path
 from pitools.core.errors import PiCrashError
-from pitools.core.js.jsonout import jsonable
+from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
 from pitools.core.session.loaded import entry_id
 from tests.support import case_ids, recorded_leaves

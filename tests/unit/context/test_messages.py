@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pitools.core.context.messages import convert_to_llm, get_current_system_message
-from pitools.core.js.jsonout import jsonable
+from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
 from tests.support import case_ids, recorded_leaves
 

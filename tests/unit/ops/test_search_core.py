@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pitools.core.js.jsonout import to_json_bytes
+from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.views.isotime import iso_utc as general_iso
 from pitools.ops import search_core
 from pitools.ops.search_core import NotPlain, Term, dumps, find, iso_utc, loads, shell_quote, split_terms, tokens
@@ -136,7 +136,7 @@ HOSTILE_LINES = [
 @pytest.mark.parametrize("line", HOSTILE_LINES)
 def test_loads_equals_orjson_then_the_loader(line: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     from pitools.cli import RECURSION_LIMIT
-    from pitools.core.session.load import parse_json_line
+    from pitools.core.js.json.parse import parse_json_line
 
     monkeypatch.setattr(sys, "getrecursionlimit", sys.getrecursionlimit)  # restored after the test
     sys.setrecursionlimit(RECURSION_LIMIT)  # as the CLI runs (the deep case's repr needs it)

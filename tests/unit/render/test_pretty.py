@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitools.core.js.jsonout import jsonable
-from pitools.core.js.jsonparse import parse_deep
+from pitools.core.js.json.encode import jsonable
+from pitools.core.js.json.parse import parse_deep
 from pitools.render.pretty import pretty_json
 
 json_values = st.recursive(

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pitools.core.js.value import js_to_number
 from pitools.core.parity import diff_values
 from pitools.core.session.loaded import open_session
-from pitools.core.session.migrate import js_to_number, migrate_values
+from pitools.core.session.migrate import migrate_values
 from pitools.core.session.migrate_file import migrated_lines
 from tests.golden.test_conformance import CASES, GOLDEN, load_recording
 
@@ -31,7 +32,7 @@ def test_written_file_loads_to_pis_migrated_entries(case: str, tmp_path: Path) -
     again = open_session(out)
     assert not again.migration.needed  # idempotent: a migrated file needs nothing more
     assert again.header is not None and again.header["version"] in (3, expected["header"]["version"])
-    from pitools.core.js.jsonout import jsonable
+    from pitools.core.js.json.encode import jsonable
 
     assert diff_values(jsonable(again.entries), expected["entries"]) == []
     assert diff_values(jsonable(again.header), expected["header"]) == []

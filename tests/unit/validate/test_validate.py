@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pitools.core import validate as validate_module
-from pitools.core.session.load import parse_json_line
+from pitools.core.js.json.parse import parse_json_line
 from pitools.core.validate import CODES, SEVERITIES, Finding, ValidationReport, validate_file
 from pitools.core.validate.structure import Structure
 from tests import support

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from pitools.core.js.json.parse import parse_json_line
 from pitools.core.session import locate
-from pitools.core.session.load import parse_json_line
 from pitools.core.views import listing
 from pitools.ops import listing as ops_listing
 from tests import support

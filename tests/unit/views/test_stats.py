@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pitools.core.errors import PiCrashError
-from pitools.core.js.jsonout import jsonable
+from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
 from pitools.core.views.stats import session_stats, usage_breakdown
 from tests.support import golden_cases, golden_recording

@@ -1,23 +1,79 @@
-"""``JSON.parse`` for text nested deeper than the C parsers allow.
+"""The one ``JSON.parse``: a session line read as Node reads it.
 
-Node 20's ``JSON.parse`` is iterative: it accepted 5,000,000 levels of ``[`` in our tests, so
-its only limit is memory. orjson stops at 1,024 levels and Python's ``json`` at the recursion
-limit, so a line nested deeper would be skipped by pitools while Pi reads it (and sends the
-entry to the model). This parser keeps its own stack and has no depth limit. It is only used
-for the rare lines the C parsers refuse, so plain Python speed is fine; strings go through
-``json``'s C ``scanstring``.
+:func:`parse_json_line` tries orjson first (fast, and right for almost every line), then the
+stdlib parser for what orjson refuses but ``JSON.parse`` accepts (invalid UTF-8, which Node
+decodes to U+FFFD first; lone surrogate escapes; numbers that overflow to Infinity), then
+:func:`parse_deep` for lines nested deeper than any recursive parser goes.
 
-Semantics match the loader's ``json.loads`` fallback: JSON whitespace only (space, tab, LF,
-CR), later duplicate keys win at the first key's position, integers without a fraction or
-exponent become ``int``, the rest ``float`` (``1e400`` is ``inf`` as in JavaScript), and
+Node 20's ``JSON.parse`` is iterative: it accepted 5,000,000 levels of ``[`` in our tests, so its
+only limit is memory. orjson stops at 1,024 levels and Python's ``json`` at the recursion limit,
+so a line nested deeper would be skipped by pitools while Pi reads it (and sends the entry to the
+model). :func:`parse_deep` keeps its own stack and has no depth limit. It is only used for the rare
+lines the C parsers refuse, so plain Python speed is fine; strings go through ``json``'s C
+``scanstring``. Its semantics match the stdlib step: JSON whitespace only (space, tab, LF, CR),
+later duplicate keys win at the first key's position, integers without a fraction or exponent
+become ``int``, the rest ``float`` (``1e400`` is ``inf`` as in JavaScript), and
 ``NaN``/``Infinity`` are rejected.
+
+The lean search reads lines without importing orjson: :mod:`pitools.core.js.json.lean`, which
+comes back here for anything its shortcut cannot prove equal.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
+
+import orjson
+
+__all__ = ["DeepJSONError", "UnparsedLineError", "parse_deep", "parse_json_line", "reject_constant"]
+
+
+def reject_constant(name: str) -> Any:
+    """``parse_constant`` for the stdlib parser: ``NaN`` and ``Infinity`` are not JSON."""
+    raise ValueError(f"invalid JSON constant {name}")
+
+
+class UnparsedLineError(ValueError):
+    """``JSON.parse`` accepts the line but pitools could not parse it (out of memory)."""
+
+
+def parse_json_line(data: bytes) -> tuple[Any, bool]:
+    """Parse one line as ``JSON.parse`` would after UTF-8 decoding with replacement.
+
+    Returns ``(value, replaced)`` where ``replaced`` tells that invalid UTF-8 was replaced by
+    U+FFFD. Raises ``ValueError`` for text ``JSON.parse`` rejects (:class:`UnparsedLineError`
+    when it accepts the text but pitools ran out of memory).
+    """
+    try:
+        return orjson.loads(data), False
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        text = data.decode("utf-8")
+        replaced = False
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        replaced = True
+    try:
+        value = json.loads(text, parse_constant=reject_constant)
+    except RecursionError:
+        # Deeper than Python's recursion limit allows: Node's JSON.parse has no depth limit,
+        # so neither may we (an attacker could otherwise hide an entry from pitools).
+        try:
+            value = parse_deep(text)
+        except DeepJSONError as exc:
+            raise ValueError(str(exc)) from None
+        except MemoryError:
+            raise UnparsedLineError("out of memory while parsing a deeply nested line") from None
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+    return value, replaced
+
+
+# -- any depth -------------------------------------------------------------------------------------
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")

@@ -1,10 +1,9 @@
 """``to_json_bytes``: orjson written directly, yet byte for byte ``JSON.stringify``.
 
-The reference is :func:`~pitools.core.js.value.js_stringify`, whose every behaviour is pinned by
-fixtures recorded from node (tests/unit/test_jsvalue.py). The older copy-then-dump pair
-(``dumps(jsonable(v))``) must give the same bytes wherever it was already right; where it was
-not (array-index keys, three orjson float layouts, integers beyond 2**53) the new bytes must be
-JavaScript's.
+The reference is the exact writer walking the whole value
+(:func:`~pitools.core.js.json.exact.exact_bytes`), whose every behaviour is pinned by fixtures
+recorded from node (tests/unit/js/test_value.py). ``jsonable`` (plain data for callers that want
+a copy) must keep exactly what ``JSON.stringify`` keeps.
 """
 
 from __future__ import annotations
@@ -20,28 +19,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitools.core.js.jsonout import (
+from pitools.core.js.json.encode import (
     Serialized,
-    dumps,
     fragment,
     indent_json,
     jsonable,
     serialize_each,
     to_json_bytes,
-    write_json_to,
 )
-from pitools.core.js.value import UNDEFINED, js_stringify
+from pitools.core.js.json.exact import exact_bytes
+from pitools.core.js.json.stream import write_json_to
+from pitools.core.js.value import UNDEFINED
 
 GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 
 
 def js_bytes(value: Any) -> bytes:
-    text = js_stringify(_plain(value))
-    return b"null" if text is None else text.encode("utf-8")
+    return exact_bytes(_plain(value))
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with :class:`Serialized` replaced by its data (what js_stringify understands)."""
+    """``value`` with :class:`Serialized` replaced by its data (plain JSON data)."""
     if type(value) is Serialized:
         return _plain(value.data)
     if type(value) is dict:
@@ -49,10 +47,6 @@ def _plain(value: Any) -> Any:
     if type(value) in (list, tuple):
         return [_plain(v) for v in value]
     return value
-
-
-def old_bytes(value: Any) -> bytes:
-    return dumps(jsonable(value))
 
 
 # -- JS-ish values ------------------------------------------------------------------------------
@@ -90,19 +84,10 @@ def test_to_json_bytes_is_json_stringify(value: Any) -> None:
     assert to_json_bytes(value) == js_bytes(value)
 
 
-def _old_was_right(value: Any) -> bool:
-    return old_bytes(value) == js_bytes(value)
-
-
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(VALUES)
-def test_same_bytes_as_the_old_path_wherever_it_was_right(value: Any) -> None:
-    new = to_json_bytes(value)
-    old = old_bytes(value)
-    if old != new:
-        # Only the old path's known departures from JavaScript may change.
-        assert not _old_was_right(value), (value, old, new)
-        assert new == js_bytes(value)
+def test_jsonable_keeps_what_json_stringify_keeps(value: Any) -> None:
+    assert exact_bytes(jsonable(value)) == js_bytes(value)
 
 
 @pytest.mark.parametrize(
@@ -175,8 +160,6 @@ def test_serialized_members_beside_a_value_deeper_than_orjson_goes() -> None:
         ({"x": [{"messages": serialize_each(msgs), "d": deep}]}, {"x": [{"messages": msgs, "d": deep}]}),
     ):
         assert to_json_bytes(doc) == js_bytes(plain)
-        # The older copy-then-dump form's slow path too (seed 79: an undefined member inside them).
-        assert dumps(doc) == js_bytes(plain)
 
 
 class _WithToJson:
@@ -243,10 +226,7 @@ def test_golden_values_and_outputs(case: str) -> None:
         return
     values = [session.header, *session.entries] if session.header is not None else []
     for value in values:
-        new = to_json_bytes(value)
-        assert new == js_bytes(value)
-        if new != old_bytes(value):
-            assert not _old_was_right(value)
+        assert to_json_bytes(value) == js_bytes(value)
     if not session.entries:
         return
     index = SessionIndex.build(session.entries)

@@ -1,11 +1,12 @@
-"""A JSON document written in pieces, for outputs too big to build twice (``compact --dry-run``).
+"""The streaming writer: a JSON document written in pieces, never held whole.
 
-A value may hold :class:`JsonStream` members (at any depth of plain dicts): each writes its own
-bytes when reached, so a 100 MB list of messages is serialized one message at a time instead
-of as one 100 MB ``bytes``, and a transcript is never held as one (possibly 4-bytes-a-character)
-Python string. Every other value goes through :func:`pitools.core.js.fastjson.encode`, so the
-bytes are exactly those of :func:`pitools.core.js.jsonout.to_json_bytes` on the same data
-(tests compare the two).
+:func:`write_json_to` writes any value to a binary stream as :func:`~pitools.core.js.json.encode.encode`
+produces it. For outputs too big to build even once (``compact --dry-run``), a value may hold
+:class:`JsonStream` members (at any depth of plain dicts): each writes its own bytes when reached,
+so a 100 MB list of messages is serialized one message at a time instead of as one 100 MB
+``bytes``, and a transcript is never held as one (possibly 4-bytes-a-character) Python string.
+:func:`json_chunks` yields such a document's pieces. Every other value goes through the one
+encoder, so the bytes are exactly those of ``to_json_bytes`` on the same data (tests compare the two).
 """
 
 from __future__ import annotations
@@ -15,14 +16,34 @@ from typing import Any
 
 import orjson
 
-from pitools.core.js.fastjson import encode
-from pitools.core.js.value import UNDEFINED, js_stringify
+from pitools.core.js.json.encode import encode, gc_paused
+from pitools.core.js.json.exact import quote
+from pitools.core.js.value import UNDEFINED
+
+__all__ = [
+    "ARRAY_BATCH",
+    "TEXT_PIECE_BYTES",
+    "JsonStream",
+    "json_chunks",
+    "stream_array",
+    "stream_text",
+    "write_json_to",
+]
 
 #: Elements of an array serialized at a time by :func:`stream_array`.
 ARRAY_BATCH = 64
 
 #: Bytes of escaped transcript handed on as one piece.
 TEXT_PIECE_BYTES = 1 << 16
+
+
+def write_json_to(stream: Any, value: Any, *, newline: bool = True) -> None:
+    """Write ``to_json_bytes(value)`` (and a newline) to a binary ``stream`` piece by piece, so a
+    huge output is never held in memory twice."""
+    with gc_paused():
+        encode(value, stream.write)
+    if newline:
+        stream.write(b"\n")
 
 
 class JsonStream:
@@ -101,11 +122,7 @@ def stream_text(parts: Callable[[], Iterable[str]], sep: str = "\n\n") -> JsonSt
 
 def _escaped(text: str) -> bytes:
     """The inside of ``JSON.stringify(text)`` (no quotes), UTF-8."""
-    try:
-        quoted = orjson.dumps(text)
-    except TypeError:  # lone surrogates: JavaScript escapes them
-        quoted = (js_stringify(text) or '""').encode("utf-8")
-    return quoted[1:-1]
+    return quote(text).encode("utf-8")[1:-1]
 
 
 def json_chunks(value: Any) -> Iterator[bytes]:
@@ -123,7 +140,7 @@ def json_chunks(value: Any) -> Iterator[bytes]:
         for key, member in value.items():
             if member is UNDEFINED:
                 continue
-            yield sep + orjson.dumps(key) + b":"
+            yield sep + quote(key).encode("utf-8") + b":"
             sep = b","
             yield from json_chunks(member)
         yield b"{}" if sep == b"{" else b"}"

@@ -1,7 +1,7 @@
 """``compact --dry-run --format json`` written in pieces: the same bytes as the whole document.
 
 The reference is ``to_json_bytes(plan.to_json())`` (itself checked against ``JSON.stringify`` in
-tests/unit/js/test_jsonout.py) on every golden session, several leaves and cut settings.
+tests/unit/js/test_json_encode.py) on every golden session, several leaves and cut settings.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitools.core.compaction import jsonstream
-from pitools.core.compaction.jsonstream import json_chunks, stream_array, stream_text
 from pitools.core.compaction.plan import plan_compaction
 from pitools.core.compaction.prepare import CompactionSettings
 from pitools.core.errors import PiCrashError, PitoolsError
-from pitools.core.js.jsonout import to_json_bytes
-from pitools.core.js.value import UNDEFINED, js_stringify
+from pitools.core.js.json import stream as jsonstream
+from pitools.core.js.json.encode import js_stringify, to_json_bytes
+from pitools.core.js.json.stream import json_chunks, stream_array, stream_text
+from pitools.core.js.value import UNDEFINED
 
 GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))

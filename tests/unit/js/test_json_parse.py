@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitools.core.js import jsonparse
-from pitools.core.js.jsonparse import DeepJSONError, parse_deep
+from pitools.core.js.json import parse as jsonparse
+from pitools.core.js.json.parse import DeepJSONError, parse_deep
 from pitools.core.session import load
 from pitools.core.session.load import read_session
 
@@ -62,7 +62,7 @@ def test_what_pitools_cannot_parse_is_reported_not_dropped(tmp_path: Path, monke
     diags = read_session(p).diagnostics
     assert [(d.code, d.severity, d.line) for d in diags] == [("unparsed-line", "error", 2)]
     assert "Pi reads this line, pitools could not" in diags[0].message
-    assert load  # the loader imports parse_deep lazily, so the patch above reaches it
+    assert load  # parse_json_line looks parse_deep up when it needs it, so the patch above reaches it
 
 
 json_values = st.recursive(
