@@ -36,7 +36,7 @@ _LAZY = {
     "apply_compaction": "pitools.ops.compaction",
     "validate_file": "pitools.core.validate",
     "resolve_settings": "pitools.core.compaction.settings",
-    "PitoolsError": "pitools.core.errors",
+    "PitoolsError": "pitools.errors",
 }
 
 __all__ = ["PI_REFERENCE_VERSION", "__version__", *_LAZY]

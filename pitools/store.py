@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pitools.core.errors import PitoolsError, SessionChangedError
+from pitools.errors import PitoolsError, SessionChangedError
 
 _CHUNK = 1 << 20
 _TMP_SUFFIX = ".pitools-tmp"

@@ -12,6 +12,10 @@ checker reads the source itself, so it also sees what a graph cannot:
   ``truncate``/``link``/``symlink``/``chmod``..., ``shutil.*`` writers, ``tempfile.*``, and
   ``Path.write_text``/``write_bytes``/``touch``/``mkdir``/``unlink``/``rename``/``replace``.
 
+Outside the pure packages the same write scan runs over the rest of ``pitools/``: ``store.py``
+is the only writer, and every other write call is listed in :data:`WRITERS_ALLOWED` with the
+reason it is not a session write (a cache, a pipe, a file the user asked for).
+
 Usage: ``python scripts/check_purity.py [ROOT]`` (ROOT holds the ``pitools`` package; default:
 the repository). Exit 1 and one line per problem when something is found.
 """
@@ -85,6 +89,38 @@ PATH_WRITERS = frozenset(
 #: Known, reviewed exceptions: (file relative to ROOT, call) -> why it is not a file write.
 ALLOWED = {
     ("pitools/core/validate/split.py", "os.write"): "writes part numbers/results to its own pipe to a forked child",
+}
+
+
+#: The only module that writes.
+STORE = "pitools/store.py"
+
+#: Writes outside store.py, each reviewed: (file relative to ROOT, call) -> why it is allowed.
+WRITERS_ALLOWED: dict[tuple[str, str], str] = {
+    # The output layer: stdout (or the --output file the user named), never a session.
+    ("pitools/cli/archive_run.py", ".write_text()"): "Output.write_text: stdout",
+    ("pitools/cli/commands/context.py", ".write_text()"): "Output.write_text: stdout",
+    ("pitools/cli/commands/migrate.py", ".write_bytes()"): "Output.write_bytes: stdout",
+    ("pitools/cli/commands/repair.py", ".write_bytes()"): "Output.write_bytes: stdout",
+    ("pitools/cli/commands/tree.py", ".write_bytes()"): "Output.write_bytes: stdout",
+    ("pitools/cli/output.py", ".write_bytes()"): "Output.write_bytes: stdout",
+    ("pitools/cli/output.py", "os.open() with write flags"): "/dev/null over stdout after a broken pipe",
+    # Reading a session from stdin: a private temporary copy, removed afterwards.
+    ("pitools/cli/options.py", "tempfile.mkdtemp"): "stdin copied to a private temporary folder",
+    ("pitools/cli/options.py", "open() for writing"): "stdin copied to a private temporary folder",
+    ("pitools/cli/options.py", "shutil.copyfileobj"): "stdin copied to a private temporary folder",
+    ("pitools/cli/options.py", "shutil.rmtree"): "that temporary folder removed",
+    ("pitools/ops/redact.py", "tempfile.TemporaryDirectory"): "export --redact: a private temporary copy",
+    ("pitools/ops/redact.py", "os.chmod"): "that temporary folder made private",
+    # The archive index: pitools' own cache (SQLite writes its files itself).
+    ("pitools/cli/fast_search.py", "os.open() with write flags"): "the index lock file (O_RDWR, for flock)",
+    ("pitools/ops/index.py", "os.open() with write flags"): "the index lock file",
+    ("pitools/ops/index.py", "os.makedirs"): "the cache folder",
+    ("pitools/ops/index.py", "os.unlink"): "index files of an old schema or a corrupt index",
+    # Derived outputs: filled at the temporary path store.replace_output hands out.
+    ("pitools/ops/dataset.py", "open() for writing"): "fills store.replace_output's temporary path",
+    # A new session's folder; the session file itself is written by store.
+    ("pitools/ops/newsession.py", "os.makedirs"): "the sessions folder of a new session (as Pi makes it)",
 }
 
 
@@ -165,8 +201,9 @@ def _call_problem(call: ast.Call, imported_as: dict[str, str]) -> str | None:
         return full
     if isinstance(call.func, ast.Attribute):
         attr = call.func.attr
-        # str.replace(old, new) takes two arguments; Path.replace(target) one.
-        if attr == "replace" and len(call.args) + len(call.keywords) != 1:
+        # str.replace(old, new) takes two arguments; Path.replace(target) one, positional
+        # (datetime.replace(tzinfo=...) takes keywords only).
+        if attr == "replace" and (len(call.args) != 1 or call.keywords):
             return None
         if attr in PATH_WRITERS and not full.startswith(("os.", "str.", "re.")):
             return f".{attr}()"
@@ -177,7 +214,7 @@ def _call_problem(call: ast.Call, imported_as: dict[str, str]) -> str | None:
     return None
 
 
-def check_file(root: Path, path: Path) -> Iterator[str]:
+def check_file(root: Path, path: Path, *, imports: bool = True) -> Iterator[str]:
     rel = path.relative_to(root).as_posix()
     current = _module_name(root, path)
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
@@ -188,17 +225,17 @@ def check_file(root: Path, path: Path) -> Iterator[str]:
                 imported_as[(alias.asname or alias.name).split(".")[0]] = (
                     alias.name if alias.asname else alias.name.split(".")[0]
                 )
-                bad = _forbidden(alias.name)
+                bad = _forbidden(alias.name) if imports else None
                 if bad:
                     yield f"{rel}:{node.lineno}: imports {alias.name} (forbidden: {bad})"
         elif isinstance(node, ast.ImportFrom):
             module = _resolve(node.module, node.level, current, path.name == "__init__.py")
             for alias in node.names:
                 imported_as[alias.asname or alias.name] = f"{module}.{alias.name}"
-                bad = _forbidden(module) or _forbidden(f"{module}.{alias.name}")
+                bad = (_forbidden(module) or _forbidden(f"{module}.{alias.name}")) if imports else None
                 if bad:
                     yield f"{rel}:{node.lineno}: imports {module}.{alias.name} (forbidden: {bad})"
-        elif isinstance(node, ast.Call):
+        elif imports and isinstance(node, ast.Call):
             func = _dotted(node.func)
             if func in ("importlib.import_module", "import_module", "__import__") and node.args:
                 arg = node.args[0]
@@ -214,17 +251,44 @@ def check_file(root: Path, path: Path) -> Iterator[str]:
             if problem is None:
                 continue
             key = (rel, problem)
-            if key in ALLOWED:
+            if key in ALLOWED or (not imports and key in WRITERS_ALLOWED):
                 continue
-            yield f"{rel}:{node.lineno}: writes: {problem}"
+            yield f"{rel}:{node.lineno}: writes: {problem}" + ("" if imports else " (only pitools/store.py writes)")
+
+
+def write_calls(root: Path, path: Path) -> Iterator[tuple[int, str]]:
+    """``(line, problem)`` for every call in ``path`` that writes or changes the file system."""
+    current = _module_name(root, path)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported_as: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                imported_as[(alias.asname or alias.name).split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom):
+            module = _resolve(node.module, node.level, current, path.name == "__init__.py")
+            for alias in node.names:
+                imported_as[alias.asname or alias.name] = f"{module}.{alias.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            problem = _call_problem(node, imported_as)
+            if problem is not None:
+                yield node.lineno, problem
 
 
 def check(root: Path) -> list[str]:
-    """Every problem under the pure packages of ``root``."""
+    """Every problem under the pure packages of ``root``, and every write outside ``store.py``."""
     problems: list[str] = []
-    for package in PURE_PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
+    pure = [root / package for package in PURE_PACKAGES]
+    for package in pure:
+        for path in sorted(package.rglob("*.py")):
             problems.extend(check_file(root, path))
+    for path in sorted((root / "pitools").rglob("*.py")):
+        if path == root / STORE or any(path.is_relative_to(p) for p in pure):
+            continue
+        problems.extend(check_file(root, path, imports=False))
     return problems
 
 
@@ -234,7 +298,7 @@ def main(argv: list[str]) -> int:
     for line in problems:
         print(line)
     if problems:
-        print(f"check_purity: {len(problems)} problem(s) in {', '.join(PURE_PACKAGES)}", file=sys.stderr)
+        print(f"check_purity: {len(problems)} problem(s) (pure packages: {', '.join(PURE_PACKAGES)})", file=sys.stderr)
         return 1
     return 0
 

@@ -113,7 +113,7 @@ class PitoolsGroup(click.Group):
             formatter.write_dl([(name, help_) for name, (_, help_) in COMMANDS.items()])
 
     def invoke(self, ctx: click.Context) -> Any:
-        from pitools.core.errors import PitoolsError
+        from pitools.errors import PitoolsError
 
         try:
             try:

@@ -40,7 +40,7 @@ def export_data(
 
         trajectories = ops.build_trajectories(loaded, leaf_ref, all_)
         if not all_ and not trajectories:
-            from pitools.core.errors import PitoolsError
+            from pitools.errors import PitoolsError
 
             # One trajectory was asked for and the branch is empty (the default leaf is a line
             # that is not an entry): say so instead of writing a document with nothing in it.

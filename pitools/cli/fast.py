@@ -250,7 +250,7 @@ def _invoke(runner: Callable[..., int], kwargs: dict[str, Any]) -> int:
         silence_stdout,
         stop_progress,
     )
-    from pitools.core.errors import PitoolsError
+    from pitools.errors import PitoolsError
 
     out = Output.from_environment()  # makes both streams safe, as the group does
     if sys.getrecursionlimit() < RECURSION_LIMIT:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import sys
 
-from pitools.core.js.nodepath import js_join, js_resolve
+from pitools.nodepath import js_join, js_resolve
 from pitools.ops.cachedir import cache_dir, is_within
 
 TYPE_CHECKING = False

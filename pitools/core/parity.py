@@ -26,7 +26,6 @@ from pitools.core.context.build import (
 )
 from pitools.core.context.messages import convert_to_llm, get_current_system_message
 from pitools.core.context.tokens import estimate_tokens
-from pitools.core.errors import CycleError, PiCrashError
 from pitools.core.js.json.encode import jsonable
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import read_session
@@ -35,6 +34,7 @@ from pitools.core.session.migrate import MigrationError
 from pitools.core.session.name import session_name
 from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree, labels_by_id
 from pitools.core.views.stats import session_stats, usage_breakdown
+from pitools.errors import CycleError, PiCrashError
 
 
 def _attempt(fn: Callable[[], Any]) -> Any:

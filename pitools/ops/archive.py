@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.core.errors import PitoolsError
+from pitools.errors import PitoolsError
 from pitools.ops.index import (
     SLOT_MS,
     ArchiveIndex,

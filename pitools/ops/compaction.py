@@ -18,10 +18,10 @@ from pitools.core.compaction.plan import build_compaction_entry, compaction_line
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
 from pitools.core.compaction.prompts import join_summaries
 from pitools.core.compaction.summarizer import Summarizer
-from pitools.core.errors import PitoolsError, SessionChangedError
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.session.api import LoadedSession, load
 from pitools.core.session.loaded import entry_type
+from pitools.errors import PitoolsError, SessionChangedError
 
 ProgressFn = Callable[[str], None]
 

@@ -26,8 +26,8 @@ import orjson
 
 from pitools import store
 from pitools.core.datasets.tables import SCHEMA_VERSION, TABLES, Column
-from pitools.core.errors import MissingExtraError, PitoolsError
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.errors import MissingExtraError, PitoolsError
 
 MANIFEST = "_pitools_dataset.json"
 BATCH_ROWS = 8192

@@ -239,11 +239,11 @@ def entry_rows(
 
 def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     """Index a whole file: load (and migrate) it like Pi, then every entry's rows."""
-    from pitools.core.errors import PitoolsError
     from pitools.core.session.load import gc_paused
     from pitools.core.session.loaded import open_session
     from pitools.core.views.entry_tree import tree_facts
     from pitools.core.views.listing import finish_scan, save_scan, scan_values, summarize_file
+    from pitools.errors import PitoolsError
 
     size = st.st_size
     out = FileRows(path, size, st.st_mtime_ns, st.st_ino, size, b"", False, False, None, None, [])

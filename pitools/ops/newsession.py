@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pitools import store
-from pitools.core.errors import PitoolsError
 from pitools.core.session.fork import NewSession
 from pitools.core.session.locate import SOURCE_OPTION, choose_session_dir
+from pitools.errors import PitoolsError
 
 
 def write_session(new: NewSession, target: str | os.PathLike[str], *, make_folders: bool = True) -> str:

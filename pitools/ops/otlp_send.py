@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pitools.core.errors import ExportError
+from pitools.errors import ExportError
 
 
 @dataclass(slots=True)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pitools import store
-from pitools.core.errors import PitoolsError
 from pitools.core.secrets.detect import Detector
 from pitools.core.secrets.redact import RedactOptions, Redactor, RedactStats
+from pitools.errors import PitoolsError
 
 
 def run_key(key: str | None) -> bytes:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from pitools import store
-from pitools.core.errors import PitoolsError
 from pitools.core.repair.invariant import InvariantReport, check_invariant_lean
 from pitools.core.repair.repair import RepairOptions, RepairPlan, cwd_candidates, cwd_from_folder, plan_repair
+from pitools.errors import PitoolsError
 
 
 @dataclass(slots=True)

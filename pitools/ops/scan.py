@@ -9,9 +9,9 @@ from typing import Any
 
 import orjson
 
-from pitools.core.errors import PitoolsError
 from pitools.core.secrets.detect import Detector
 from pitools.core.secrets.scan import Finding, scan_chunks
+from pitools.errors import PitoolsError
 
 _CHUNK = 4 << 20
 

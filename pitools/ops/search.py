@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.errors import PitoolsError
+from pitools.errors import PitoolsError
 from pitools.ops import search_core
 from pitools.ops.archive import Scope, _session_filters, parse_time
 from pitools.ops.index import ROWID_SHIFT, ArchiveIndex

@@ -157,7 +157,7 @@ def parse_terms(text: str) -> list[Term]:
     """The terms of a plain query; raises PitoolsError when there are none."""
     terms = split_terms(text)
     if not terms:
-        from pitools.core.errors import PitoolsError
+        from pitools.errors import PitoolsError
 
         raise PitoolsError("empty search query")
     return [Term(t) for t in terms]

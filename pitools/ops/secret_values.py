@@ -74,7 +74,7 @@ def collect(
     for value in given:
         out.add("given-value", value)
     if values_file is not None:
-        from pitools.core.errors import PitoolsError
+        from pitools.errors import PitoolsError
 
         try:
             with open(values_file, encoding="utf-8") as fh:
@@ -92,7 +92,7 @@ def collect(
 
 
 def _pi_keys(out: SecretValues, env: Mapping[str, str]) -> None:
-    from pitools.core.errors import ConfigError
+    from pitools.errors import ConfigError
     from pitools.summarize import agent_config
     from pitools.summarize.config_value import is_command, resolve_config_value
 

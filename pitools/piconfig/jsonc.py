@@ -2,7 +2,7 @@
 
 ``settings.json``, ``auth.json`` and ``trust.json`` are plain JSON (``JSON.parse``); ``models.json``
 also accepts ``//`` line comments and trailing commas (Pi's ``stripJsonComments`` in
-``utils/json.js``). Errors are :class:`~pitools.core.errors.ConfigError` naming the file, and for
+``utils/json.js``). Errors are :class:`~pitools.errors.ConfigError` naming the file, and for
 malformed JSON the line and column. Nothing here writes.
 """
 
@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pitools.core.errors import ConfigError
+from pitools.errors import ConfigError
 
 # A JSON string literal (JS ``.`` stops at any line terminator), for the comment strippers below.
 _STRING = r'"(?:\\[^\n\r\u2028\u2029]|[^"\\])*"'

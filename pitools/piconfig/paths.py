@@ -22,8 +22,8 @@ import re
 from collections.abc import Mapping
 from urllib.parse import unquote
 
-from pitools.core.errors import ConfigError
-from pitools.core.js.nodepath import js_join, js_resolve
+from pitools.errors import ConfigError
+from pitools.nodepath import js_join, js_resolve
 
 CONFIG_DIR_NAME = ".pi"
 ENV_AGENT_DIR = "PI_CODING_AGENT_DIR"

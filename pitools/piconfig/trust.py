@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pitools.core.errors import ConfigError
+from pitools.errors import ConfigError
 from pitools.piconfig.jsonc import parse_json, read_text
 
 

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pitools import __version__
-from pitools.core.errors import MissingExtraError
 from pitools.core.views.branch_common import fnum
 from pitools.core.views.otel import SEMCONV_VERSION, AttrValue, TraceData
+from pitools.errors import MissingExtraError
 
 if TYPE_CHECKING:  # pragma: no cover
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest

@@ -8,7 +8,7 @@ Typical use::
 
 ``resolve_model`` reads Pi's own settings/models/auth files; ``build_summarizer`` returns
 the offline extractive summarizer for ``builtin`` and an HTTP client otherwise. Failures
-are ``pitools.core.errors.ModelError`` subclasses (see ``pitools.summarize.errors``).
+are ``pitools.errors.ModelError`` subclasses (see ``pitools.summarize.errors``).
 """
 
 from __future__ import annotations

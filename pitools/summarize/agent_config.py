@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pitools import piconfig
-from pitools.core.errors import ConfigError
+from pitools.errors import ConfigError
 
 AGENT_DIR_ENV = piconfig.ENV_AGENT_DIR
 

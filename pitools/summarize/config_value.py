@@ -22,7 +22,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pitools.core.errors import ConfigError
+from pitools.errors import ConfigError
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMAND_TIMEOUT = 10.0

@@ -1,6 +1,6 @@
 """Failure kinds of the summarizer.
 
-Every model failure is a :class:`pitools.core.errors.ModelError`; the subclasses let the CLI
+Every model failure is a :class:`pitools.errors.ModelError`; the subclasses let the CLI
 pick a hint (set a key, raise the output cap, retry later) without parsing messages.
 Configuration problems found before any request is sent are :class:`ConfigError` subclasses.
 Messages never contain API keys: they are built from redacted provider text only.
@@ -8,7 +8,7 @@ Messages never contain API keys: they are built from redacted provider text only
 
 from __future__ import annotations
 
-from pitools.core.errors import ConfigError, ModelError
+from pitools.errors import ConfigError, ModelError
 
 
 class MissingApiKeyError(ConfigError):

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import SecretStr, ValidationError
 
-from pitools.core.errors import ConfigError
+from pitools.errors import ConfigError
 from pitools.summarize import agent_config, catalog
 from pitools.summarize.config_value import (
     env_var_names,

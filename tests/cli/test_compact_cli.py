@@ -359,7 +359,7 @@ def test_apply_timeout_writes_nothing(run, session: Path, server: FakeModelServe
 
 def test_apply_refuses_when_file_changes_during_the_call(session: Path) -> None:
     from pitools.core.compaction.prepare import CompactionSettings
-    from pitools.core.errors import SessionChangedError
+    from pitools.errors import SessionChangedError
     from pitools.ops.compaction import apply_compaction
     from pitools.summarize import SummaryResult, zero_usage
 

@@ -12,9 +12,9 @@ import pytest
 
 from pitools.core.compaction.plan import plan_compaction
 from pitools.core.compaction.settings import resolve_settings
-from pitools.core.errors import PitoolsError
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.session.api import load
+from pitools.errors import PitoolsError
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))

@@ -207,9 +207,9 @@ def test_redact_in_place_keeps_a_backup(run, tmp_path: Path) -> None:
 
 
 def test_redact_refuses_when_the_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pitools.core.errors import SessionChangedError
     from pitools.core.secrets.detect import Detector
     from pitools.core.secrets.redact import RedactOptions
+    from pitools.errors import SessionChangedError
     from pitools.ops import redact as ops
 
     src = session(tmp_path, f"token {GH}")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pitools import store
-from pitools.core.errors import PitoolsError
+from pitools.errors import PitoolsError
 from tests.support import golden_session
 
 V1 = golden_session("gen-s0002_v1")

@@ -494,7 +494,6 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
     dumping back byte for byte, migration idempotence, and validate reporting no internal error.
     """
     from pitools.core.compaction.prepare import CompactionSettings
-    from pitools.core.errors import PitoolsError
     from pitools.core.js.json.encode import to_json_bytes
     from pitools.core.session.api import LoadedSession
     from pitools.core.session.load import read_session
@@ -502,6 +501,7 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
     from pitools.core.session.migrate_file import migrated_lines
     from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree
     from pitools.core.views.inspect import inspect_session
+    from pitools.errors import PitoolsError
 
     rng = rng or random.Random(0)
     raw = read_session(path)
@@ -600,8 +600,8 @@ def _exercise_lean(path: Path, loaded: Any, leaves: list[Any], rng: random.Rando
 def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) -> None:
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.context.build import context_usage, replay_context
-    from pitools.core.errors import PitoolsError
     from pitools.core.js.json.encode import to_json_bytes
+    from pitools.errors import PitoolsError
     from pitools.render.context import context_json
 
     index = loaded.index
@@ -629,7 +629,7 @@ def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) ->
 
 
 def _exercise_views(index: Any) -> None:
-    from pitools.core.errors import PitoolsError
+    from pitools.errors import PitoolsError
 
     try:
         from pitools.core.views import branches
@@ -679,7 +679,7 @@ def run_core(
         path = save_crash(f"{kind}-hang", data, str(exc))
         raise AssertionError(f"core pipeline hung on {path}") from None
     except Exception as exc:
-        from pitools.core.errors import PitoolsError
+        from pitools.errors import PitoolsError
 
         if isinstance(exc, PitoolsError) and not isinstance(exc, AssertionError):
             # read_session's "cannot read" and similar: a clean error, fine.

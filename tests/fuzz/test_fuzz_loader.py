@@ -2,7 +2,7 @@
 
 Every input goes through :func:`tests.fuzz.support.exercise_core`, which runs what the commands
 run (load, migrate, index, tree, context at several leaves, compaction plan, inspect, validate,
-tree views) and allows only :class:`~pitools.core.errors.PitoolsError` to escape, under a watchdog.
+tree views) and allows only :class:`~pitools.errors.PitoolsError` to escape, under a watchdog.
 """
 
 from __future__ import annotations

@@ -24,10 +24,10 @@ def command(file: str, format_: str) -> int:
       pitools branches session.jsonl
       pitools branches session.jsonl --format json
     """
-    from pitools.core.errors import PiCrashError
     from pitools.core.session.api import load
     from pitools.core.session.name import session_name
     from pitools.core.views.branches import list_branches
+    from pitools.errors import PiCrashError
 
     loaded = load(file)
     result = list_branches(loaded.index)

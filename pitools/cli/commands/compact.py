@@ -278,7 +278,7 @@ def _apply(
     no_config: bool = False,
     loaded: Any = None,
 ) -> None:
-    from pitools.core.errors import PitoolsError
+    from pitools.errors import PitoolsError
     from pitools.ops.compaction import apply_compaction
     from pitools.summarize import build_summarizer, resolve_model
 

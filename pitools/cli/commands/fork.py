@@ -46,7 +46,7 @@ def report(new: Any, format_: str) -> None:
 
 
 def resolve_ref(loaded: Any, ref: str, option: str) -> Any:
-    from pitools.core.errors import LeafError
+    from pitools.errors import LeafError
 
     try:
         return loaded.leaf(ref)

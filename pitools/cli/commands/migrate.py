@@ -61,7 +61,7 @@ def command(
     from pitools.ops.migrate import plan_migration, write_copy, write_in_place
 
     if output and output != "-" and not force and os.path.lexists(output):
-        from pitools.core.errors import PitoolsError
+        from pitools.errors import PitoolsError
 
         raise PitoolsError("already exists; pass --force to replace it, or choose another path", path=output)
 

@@ -60,8 +60,8 @@ def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: s
 
 
 def _name(entries: list[object]) -> object:
-    from pitools.core.errors import PiCrashError
     from pitools.core.session.name import session_name
+    from pitools.errors import PiCrashError
 
     try:
         return session_name(list(entries))

@@ -30,7 +30,6 @@ from pitools.core.context.build import (
     message_estimates,
 )
 from pitools.core.context.messages import get_current_system_message
-from pitools.core.errors import PitoolsError
 from pitools.core.js.date import iso_now
 from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
 from pitools.core.js.json.stream import JsonStream, json_chunks
@@ -38,6 +37,7 @@ from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession
 from pitools.core.session.load import gc_paused
 from pitools.core.session.loaded import entry_id, entry_type
+from pitools.errors import PitoolsError
 
 if TYPE_CHECKING:  # pydantic (0.1 s of CPU to import) only when a summary is requested
     from pitools.core.compaction.summarizer import SummaryRequest

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pitools import piconfig
-from pitools.core.errors import ConfigError
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.value import JSTypeError, js_to_string, js_truthy
+from pitools.errors import ConfigError
 from pitools.piconfig.jsonc import load_json_file, parse_json, read_text, strip_json_comments
 from pitools.piconfig.trust import project_trust
 

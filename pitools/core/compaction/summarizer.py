@@ -51,6 +51,6 @@ class SummaryResult(BaseModel):
 
 @runtime_checkable
 class Summarizer(Protocol):
-    """Turns a request into a summary; raises ``pitools.core.errors.ModelError`` on failure."""
+    """Turns a request into a summary; raises ``pitools.errors.ModelError`` on failure."""
 
     def summarize(self, request: SummaryRequest) -> SummaryResult: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pitools.core.errors import PitoolsError
+from pitools.errors import PitoolsError
 
 KNOWN = ("o200k_base", "cl100k_base", "p50k_base", "r50k_base")
 

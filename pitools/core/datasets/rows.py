@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.context.build import context_entries_from_path
-from pitools.core.errors import PitoolsError
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.session.loaded import Session
 from pitools.core.session.tree import SessionIndex
 from pitools.core.views.branch_common import entry_ms, fnum, text_of
 from pitools.core.views.usage import entry_usage
+from pitools.errors import PitoolsError
 
 Row = dict[str, Any]
 

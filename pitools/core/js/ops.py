@@ -12,8 +12,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from pitools.core.errors import PiCrashError
 from pitools.core.js.value import UNDEFINED, js_number_to_string, js_to_number, js_truthy, utf16_len
+from pitools.errors import PiCrashError
 
 NAN = math.nan
 

@@ -26,7 +26,7 @@ import sys
 from array import array
 from typing import Any, Final
 
-from pitools.core.errors import PiCrashError
+from pitools.errors import PiCrashError
 
 __all__ = [
     "JS_WHITESPACE",

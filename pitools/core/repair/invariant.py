@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.context.build import build_projection
-from pitools.core.errors import CycleError, PiCrashError
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.load import RawSession, read_session_bytes
 from pitools.core.session.loaded import Session, entry_id, session_from_raw
 from pitools.core.session.migrate import MigrationError
 from pitools.core.session.tree import SessionIndex, mkey
+from pitools.errors import CycleError, PiCrashError
 
 Origin = tuple[int | None, int]
 

@@ -335,7 +335,7 @@ def context_union(index: SessionIndex) -> ContextUnion:
 
 def _context_union_per_leaf(index: SessionIndex) -> ContextUnion:
     from pitools.core.context.build import context_entries_from_path
-    from pitools.core.errors import CycleError
+    from pitools.errors import CycleError
 
     pos = {id(e): i for i, e in enumerate(index.entries)}
     leaves = leaf_entries(index)

@@ -149,9 +149,9 @@ def slim_fingerprints(session: Any, index: SessionIndex, hashes: MessageHashes |
     """
     from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
     from pitools.core.context.build import build_projection, context_entries_from_path
-    from pitools.core.errors import CycleError, PiCrashError
     from pitools.core.session.tree import flatten_tree, get_tree
     from pitools.core.views.inspect import inspect_session
+    from pitools.errors import CycleError, PiCrashError
 
     hashes = hashes or MessageHashes()
     settings = CompactionSettings()

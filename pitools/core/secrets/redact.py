@@ -28,9 +28,9 @@ from typing import Any
 
 import orjson
 
-from pitools.core.errors import PitoolsError
 from pitools.core.secrets import scan as S
 from pitools.core.secrets.detect import Detector, Hit, utf8_ok
+from pitools.errors import PitoolsError
 
 #: Fields that name things Pi or an extension relies on (types, ids, providers, tools): secrets in
 #: them are still redacted, but ``--paths`` leaves them alone.

@@ -44,7 +44,7 @@ class _LeafRefs:
     def entry_id_at_line(self, line: int, ref: str) -> Any:
         import bisect
 
-        from pitools.core.errors import LeafError
+        from pitools.errors import LeafError
 
         lines = self._entry_lines()
         at = bisect.bisect_left(lines, line)

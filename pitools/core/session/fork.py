@@ -40,7 +40,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.errors import PitoolsError
 from pitools.core.js import ops as jsops
 from pitools.core.js.date import iso_now
 from pitools.core.js.json.encode import js_stringify
@@ -48,6 +47,7 @@ from pitools.core.js.value import UNDEFINED
 from pitools.core.session.ids import generate_id, uuid7
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, mkey
+from pitools.errors import PitoolsError
 
 CURRENT_VERSION = 3
 

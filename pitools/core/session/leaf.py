@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pitools.core.errors import LeafError
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.tree import SessionIndex, labels_by_id
+from pitools.errors import LeafError
 
 if TYPE_CHECKING:
     from pitools.core.session.lean import LeanIndex

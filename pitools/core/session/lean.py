@@ -27,12 +27,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from pitools.core.errors import CycleError, SessionChangedError, SessionParseError
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.load import WARNING, Diagnostic, RawSession, accepted_header, gc_paused, stream_session
 from pitools.core.session.migrate import CURRENT_VERSION, MigrationReport, effective_version
 from pitools.core.session.tree import id_text, mkey
+from pitools.errors import CycleError, SessionChangedError, SessionParseError
 
 #: Entry types whose parsed value is always kept (small, or needed by every replay).
 KEPT_TYPES = frozenset({"compaction", "label", "model_change", "thinking_level_change"})
@@ -329,7 +329,7 @@ def open_lean(path: str | os.PathLike[str]) -> LeanSession | None:
 
     Returns None when the lean path does not apply (the file needs migration, or is not a
     regular file that can be read again): load it with ``open_session`` instead. Raises
-    :class:`~pitools.core.errors.SessionParseError` when the file cannot be read.
+    :class:`~pitools.errors.SessionParseError` when the file cannot be read.
     """
     spath = os.fspath(path)
     try:

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.errors import SessionParseError
 from pitools.core.js.json.parse import UnparsedLineError, parse_json_line
 from pitools.core.js.value import JS_WHITESPACE
+from pitools.errors import SessionParseError
 
 #: Lines longer than this are reported (Pi itself has no limit and still reads them).
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024

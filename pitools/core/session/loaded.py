@@ -154,7 +154,7 @@ def require_valid(session: Session) -> Session:
 
 def raise_invalid(diagnostics: list[Diagnostic], path: str) -> NoReturn:
     """The one-line error for a file Pi rejects, from its diagnostics."""
-    from pitools.core.errors import SessionParseError
+    from pitools.errors import SessionParseError
 
     # An empty file has only an info diagnostic (Pi starts a new session in it); it still
     # names the reason.

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from pitools import piconfig
-from pitools.core.errors import ConfigError, PitoolsError
+from pitools.errors import ConfigError, PitoolsError
 
 ENV_AGENT_DIR = piconfig.ENV_AGENT_DIR
 ENV_SESSION_DIR = piconfig.ENV_SESSION_DIR

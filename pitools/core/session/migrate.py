@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.errors import PiCrashError
 from pitools.core.js.value import js_to_number
+from pitools.errors import PiCrashError
 
 CURRENT_VERSION = 3
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.errors import PiCrashError
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED
 from pitools.core.session.loaded import entry_type
+from pitools.errors import PiCrashError
 
 
 def session_name(entries: list[Any]) -> Any:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
-from pitools.core.errors import CycleError
 from pitools.core.js.value import js_truthy
 from pitools.core.session.loaded import UNDEFINED, entry_id, entry_type
+from pitools.errors import CycleError
 
 _BOOL = object()
 _OBJ = object()

@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from pitools.core.errors import SessionParseError
 from pitools.core.js.json.encode import short_json as _js
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import (
@@ -43,6 +42,7 @@ from pitools.core.validate.crash import MAX_FIELD_FINDINGS_PER_ENTRY
 from pitools.core.validate.scan import RankedFinding, Scanner, internal_message, iso_ok, scan_entries
 from pitools.core.validate.split import PartResult, fork_parts, scan_part, split_points
 from pitools.core.validate.structure import Structure
+from pitools.errors import SessionParseError
 
 __all__ = [
     "CODES",

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from pitools.core.errors import PiCrashError
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
 from pitools.core.validate.codes import TOLERATED_FIELDS
 from pitools.core.views.branches import nesting_ok
+from pitools.errors import PiCrashError
 
 #: A Python frame limit at which running out of frames while walking a value means it nests far
 #: deeper than the ~4,100 levels V8's JSON.stringify follows (one frame or more per level).

@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.errors import PitoolsError
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.ops import to_number, to_string, truthy
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_number_to_string, slice_head_utf16, utf16_len
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, TreeNode, get_tree, js_truthy_id, mkey, parent_of
+from pitools.errors import PitoolsError
 
 #: Pi's filter modes, in the order its cycle key walks them.
 FILTERS: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -642,7 +642,7 @@ def _branch(
     is_leaf: bool,
 ) -> Branch:
     """One leaf's record; ``depths`` is ``SessionIndex.depths()``; ``tails``: see :func:`_context_tokens`."""
-    from pitools.core.errors import CycleError
+    from pitools.errors import CycleError
 
     leaf = index.get(leaf_id)
     lab = labels.get(mkey(leaf_id))

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.context.build import context_entries_from_path
-from pitools.core.errors import PitoolsError
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.tree import SessionIndex, mkey
+from pitools.errors import PitoolsError
 
 
 @dataclass(slots=True)

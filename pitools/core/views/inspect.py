@@ -6,12 +6,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.core.errors import PiCrashError
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import Session, entry_id, entry_type
 from pitools.core.session.name import session_name
 from pitools.core.session.tree import SessionIndex, get_tree, labels_by_id
 from pitools.core.views.stats import session_stats, usage_breakdown
+from pitools.errors import PiCrashError
 
 
 @dataclass(slots=True)

@@ -42,7 +42,7 @@ def test_prompts_summary_and_entry(case: str, leaf: str, record: Any, view: dict
     prep = plan.preparation
     assert prep is not None
     if "error" in expected["compactResult"]:  # Pi's compact() throws here: so does pitools
-        from pitools.core.errors import PiCrashError
+        from pitools.errors import PiCrashError
 
         with pytest.raises(PiCrashError) as caught:
             summary_inputs(loaded, leaf, prep)

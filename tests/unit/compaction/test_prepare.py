@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from pitools.core.compaction.prepare import CompactionSettings, compute_file_lists, prepare_compaction
-from pitools.core.errors import PiCrashError
 from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
+from pitools.errors import PiCrashError
 from tests.support import recorded_leaves
 
 FIELDS = ("firstKeptEntryId", "isSplitTurn", "tokensBefore", "previousSummary", "fileOps", "settings")

@@ -21,7 +21,7 @@ from pitools.core.compaction.settings import (
     resolve_settings,
     strip_json_comments,
 )
-from pitools.core.errors import ConfigError
+from pitools.errors import ConfigError
 
 MODEL = ("anthropic", "claude-fable-5")
 KEY = "anthropic/claude-fable-5"

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from pitools.core.context.build import build_projection, context_entries_from_path
-from pitools.core.errors import PiCrashError
 from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
 from pitools.core.session.loaded import entry_id
+from pitools.errors import PiCrashError
 from tests.support import case_ids, recorded_leaves
 
 LEAVES = [x for x in recorded_leaves() if isinstance(x[3].get("path"), list) and x[3]["path"]]

@@ -215,9 +215,9 @@ def test_golden_values_and_outputs(case: str) -> None:
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.compaction.prepare import CompactionSettings
     from pitools.core.context.build import replay_context
-    from pitools.core.errors import PitoolsError
     from pitools.core.session.loaded import open_session
     from pitools.core.session.tree import SessionIndex
+    from pitools.errors import PitoolsError
     from pitools.render.context import context_json
 
     try:

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from pitools.core.compaction.plan import plan_compaction
 from pitools.core.compaction.prepare import CompactionSettings
-from pitools.core.errors import PiCrashError, PitoolsError
 from pitools.core.js.json import stream as jsonstream
 from pitools.core.js.json.encode import js_stringify, to_json_bytes
 from pitools.core.js.json.stream import json_chunks, stream_array, stream_text
 from pitools.core.js.value import UNDEFINED
+from pitools.errors import PiCrashError, PitoolsError
 
 GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))

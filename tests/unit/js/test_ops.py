@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from pitools.core.errors import PiCrashError
 from pitools.core.js import ops as jsops
 from pitools.core.js.value import UNDEFINED, js_number_to_string
+from pitools.errors import PiCrashError
 from tests.support import node
 
 HERE = Path(__file__).resolve().parent

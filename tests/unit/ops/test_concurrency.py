@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from pitools import store
-from pitools.core.errors import SessionChangedError
 from pitools.core.session.load import read_session
+from pitools.errors import SessionChangedError
 from tests import support
 
 HEADER = b'{"type":"session","version":3,"id":"S","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/r"}\n'

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core.errors import PitoolsError, SessionChangedError
 from pitools.core.session.api import load
 from pitools.core.session.fork import clone_session
+from pitools.errors import PitoolsError, SessionChangedError
 from pitools.ops import listing as ops_listing
 from pitools.ops import migrate as ops_migrate
 from pitools.ops import newsession

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pitools import store
-from pitools.core.errors import PitoolsError, SessionChangedError
+from pitools.errors import PitoolsError, SessionChangedError
 
 ORIGINAL = b'{"type":"session","version":3,"id":"S"}\n{"type":"message","id":"a","parentId":null}\n'
 LINE = b'{"type":"compaction","id":"c","parentId":"a","summary":"s"}\n'

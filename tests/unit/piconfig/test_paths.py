@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pitools import piconfig
-from pitools.core.errors import ConfigError
+from pitools.errors import ConfigError
 from tests.support import node, pi_ref_dir
 from tests.unit.piconfig.cases import cases
 from tests.unit.piconfig.record import FIXTURE, ask_node

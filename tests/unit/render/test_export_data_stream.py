@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pitools.core.errors import PitoolsError
 from pitools.core.js.json.encode import indent_json, to_json_bytes
 from pitools.core.session.api import load
+from pitools.errors import PitoolsError
 from pitools.ops import export_data as ops
 from pitools.render.export_atif import atif_chunks
 from tests import support

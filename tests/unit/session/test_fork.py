@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from pitools.core.errors import PitoolsError
 from pitools.core.js.date import iso_now
 from pitools.core.session import fork
 from pitools.core.session.api import LoadedSession, load
 from pitools.core.session.ids import generate_id, uuid7
 from pitools.core.session.loaded import open_session
 from pitools.core.session.tree import SessionIndex
+from pitools.errors import PitoolsError
 from pitools.ops.newsession import write_session
 from tests import support
 from tests.golden.fork_cases import LABELS_SOURCE

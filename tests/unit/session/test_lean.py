@@ -16,7 +16,6 @@ import orjson
 import pytest
 
 from pitools.core.context.build import replay_context
-from pitools.core.errors import CycleError, PitoolsError, SessionChangedError
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.value import UNDEFINED
@@ -27,6 +26,7 @@ from pitools.core.session.load import read_session
 from pitools.core.session.loaded import session_from_raw
 from pitools.core.session.migrate import effective_version
 from pitools.core.session.tree import SessionIndex
+from pitools.errors import CycleError, PitoolsError, SessionChangedError
 from pitools.render.context import context_json
 from tests import support
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core.errors import ConfigError, PitoolsError
 from pitools.core.session import locate
+from pitools.errors import ConfigError, PitoolsError
 from tests import support
 
 GOLDEN = support.GOLDEN

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from pitools.core.errors import ModelError
+from pitools.errors import ModelError
 from pitools.summarize import (
     ModelAuthError,
     ModelLengthError,

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from pitools.core.errors import ConfigError
+from pitools.errors import ConfigError
 from pitools.piconfig import strip_json_comments
 from pitools.summarize.config_value import (
     env_var_names,

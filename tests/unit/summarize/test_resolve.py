@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core.errors import ConfigError
+from pitools.errors import ConfigError
 from pitools.summarize import (
     MissingApiKeyError,
     ModelSpec,

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from pitools.core.errors import PitoolsError
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.session.api import load
 from pitools.core.session.tree import SessionIndex
@@ -23,6 +22,7 @@ from pitools.core.views.branches import (
     list_branches,
     tree_view,
 )
+from pitools.errors import PitoolsError
 from tests import support
 
 GOLDEN = support.GOLDEN

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from pitools.core.context.build import replay_context
-from pitools.core.errors import PitoolsError
 from pitools.core.session.loaded import open_session
 from pitools.core.session.tree import SessionIndex
 from pitools.core.views.entry_tree import skeleton, tree_facts
+from pitools.errors import PitoolsError
 
 GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 #: Damaged sessions (cycles, self-parents, duplicate ids) are left out: there the index gives no

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pitools.core.errors import PiCrashError
 from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
 from pitools.core.views.stats import session_stats, usage_breakdown
+from pitools.errors import PiCrashError
 from tests.support import golden_cases, golden_recording
 
 CASES = [c for c in golden_cases() if isinstance(golden_recording(c).get("stats"), dict)]

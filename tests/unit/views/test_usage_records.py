@@ -131,7 +131,7 @@ def test_totals_equal_inspect_on_golden(case: str) -> None:
         session = open_session(GOLDEN / case / "session.jsonl")
     except MigrationError:
         pytest.skip("Pi cannot open this file")
-    from pitools.core.errors import PiCrashError
+    from pitools.errors import PiCrashError
 
     entries = session.entries
     try:

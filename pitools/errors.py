@@ -1,4 +1,7 @@
-"""Exceptions raised by the core. The CLI turns each into one line on stderr."""
+"""Exceptions raised by the core and by piconfig. The CLI turns each into one line on stderr.
+
+A leaf module (it imports nothing of pitools), so every layer can raise these without
+importing a layer above it."""
 
 from __future__ import annotations
 
