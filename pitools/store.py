@@ -292,21 +292,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def write_own_file(path: str | os.PathLike[str], data: bytes) -> bool:
-    """Replace a file pitools owns (its cache) atomically, creating its folder; False on failure.
-
-    Not for sessions: no change detection, no backup, and errors are swallowed because such a
-    file can always be rebuilt.
-    """
-    target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _write_then_rename(target, [data], expected=None, source=None, replace=True)
-    except (OSError, PitoolsError):
-        return False
-    return True
-
-
 def atomic_replace(
     path: str | os.PathLike[str], chunks: Iterable[bytes], *, expected: FileStamp, backup: bool = True
 ) -> Path | None:

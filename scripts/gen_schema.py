@@ -3,7 +3,7 @@
 
 * ``schemas/session.schema.json``: the JSON Schema of one line of a v3 session file (the header or
   any entry);
-* ``pitools/core/session/_entry_check.py``: the fast pre-check validate runs on every entry, as plain
+* ``pitools/core/session/entry_precheck.py``: the fast pre-check validate runs on every entry, as plain
   Python that imports no pydantic (see ``pitools/core/session/schema_check.py``).
 
 They are generated, never edited: change the models, run this script, commit the results.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "schemas" / "session.schema.json"
-CHECK_TARGET = ROOT / "pitools" / "core" / "session" / "_entry_check.py"
+CHECK_TARGET = ROOT / "pitools" / "core" / "session" / "entry_precheck.py"
 
 
 def render() -> str:

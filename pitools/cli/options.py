@@ -47,16 +47,6 @@ def leaf_option(f: F) -> F:
     )(f)
 
 
-def verbosity_options(f: F) -> F:
-    f = click.option("-q", "--quiet", count=True, help="Less output (repeatable).")(f)
-    f = click.option("-v", "--verbose", count=True, help="More output (repeatable).")(f)
-    return f
-
-
-def verbosity(verbose: int, quiet: int) -> int:
-    return 1 + verbose - quiet
-
-
 STDIN_META = "pitools.stdin"
 
 

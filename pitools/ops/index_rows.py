@@ -239,7 +239,7 @@ def entry_rows(
 
 def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     """Index a whole file: load (and migrate) it like Pi, then every entry's rows."""
-    from pitools.core.session.load import gc_paused
+    from pitools.core.js.json.parse import gc_paused
     from pitools.core.session.loaded import open_session
     from pitools.core.views.entry_tree import tree_facts
     from pitools.core.views.listing import finish_scan, save_scan, scan_values, summarize_file
@@ -282,7 +282,8 @@ def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any],
     ``ok`` is False when the part holds something only a full reindex handles (a second header,
     a torn last line).
     """
-    from pitools.core.session.load import gc_paused, stream_session
+    from pitools.core.js.json.parse import gc_paused
+    from pitools.core.session.load import stream_session
 
     raw, values = stream_session(path, start=start, stop=st.st_size, finish=False)
     entries: list[Any] = []

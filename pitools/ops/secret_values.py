@@ -12,7 +12,6 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pitools.core.secrets.detect import MIN_VALUE_LEN, ExactValue
@@ -143,9 +142,3 @@ def _headers(headers: Any, add: Any) -> None:
         for name, value in headers.items():
             if isinstance(name, str) and _AUTH_HEADER.search(name) and isinstance(value, str):
                 add(re.sub(r"(?i)^(?:bearer|basic|token)\s+", "", value))
-
-
-def agent_dir_exists(env: Mapping[str, str] | None = None) -> bool:
-    from pitools.summarize import agent_config
-
-    return Path(agent_config.agent_dir(os.environ if env is None else env)).is_dir()

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools import store
-from pitools.core.js.json.parse import parse_json_line
+from pitools.core.js.json.parse import gc_paused, parse_json_line
 from pitools.core.repair.slim import Candidate, SlimOptions, SlimPlan, plan_from_candidates, skeleton, slim_candidate
 from pitools.core.repair.slim_check import check_slim
-from pitools.core.session.load import RawSession, gc_paused, scan_lines
+from pitools.core.session.load import RawSession, scan_lines
 from pitools.core.session.loaded import require_valid, session_from_raw
 from pitools.errors import PitoolsError, SessionChangedError, SessionParseError
 

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pitools.core.js.json.encode import indent_json, to_json_bytes
 
 
-def atif_json(trajectories: Sequence[dict[str, Any]], *, single: bool) -> bytes:
-    """One trajectory object (``single``), else a JSON array of trajectories; indented, newline-ended.
-
-    Written as ``JSON.stringify(value, null, 2)`` would (JavaScript number forms and key order).
-    """
-    return b"".join(atif_chunks(trajectories, single=single))
-
-
 def atif_chunks(trajectories: Iterable[dict[str, Any]], *, single: bool, release: bool = False) -> Iterator[bytes]:
-    """:func:`atif_json` in pieces, one step at a time, so the document is never held whole.
+    """One trajectory object (``single``), else a JSON array of trajectories, indented as
+    ``JSON.stringify(value, null, 2)`` would and newline-ended: in pieces, one step at a time, so
+    the document is never held whole.
 
     Each step is serialized and indented on its own, then shifted to its depth: JSON layout is
     the same piece by piece (a raw line break only ever comes from the layout: inside strings it

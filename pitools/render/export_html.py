@@ -148,11 +148,6 @@ def _entry_html(out: list[str], view: EntryView, embed: bool) -> None:
     out.append("</article>")
 
 
-def transcript_html(t: Transcript) -> str:
-    """The whole page (:func:`html_pieces` joined)."""
-    return "".join(html_pieces(t))
-
-
 def html_pieces(t: Transcript) -> Iterator[str]:
     """The page in pieces, made entry by entry as they are written (the pieces join to the page)."""
     h = t.header

@@ -1,8 +1,8 @@
 """Readable transcripts of a branch or of the whole tree: the shared view model and Markdown.
 
 :func:`build_transcript` turns the entries into :class:`EntryView` items (a flat stream with
-branch open/close marks for ``--all``); :func:`transcript_markdown` and
-``export_html.transcript_html`` only lay those out. Every entry type is shown: messages of every
+branch open/close marks for ``--all``); :func:`markdown_pieces` and
+``export_html.html_pieces`` only lay those out. Every entry type is shown: messages of every
 role, tool calls with their arguments, tool results (long ones folded), thinking (collapsed),
 images (placeholders, or embedded as data URIs), compactions and branch summaries as call-outs,
 model and thinking-level changes, names, context edits, custom entries, labels and timestamps.
@@ -463,10 +463,6 @@ def _tree_items(roots: list[Any], view: Any, shown: Any) -> Iterator[tuple[str, 
 # lines are escaped onto one line; text inside <summary> is entity-escaped on one line.
 
 
-def _details(summary: str, body: str) -> str:
-    return f"<details><summary>{html_text(summary)}</summary>\n\n{body}\n\n</details>"
-
-
 def _fenced(out: list[str], text: str, lang: str) -> None:
     """``fence(text, lang)`` appended to ``out`` as three pieces (the text itself is not copied)."""
     ticks = fence_ticks(text)
@@ -476,7 +472,7 @@ def _fenced(out: list[str], text: str, lang: str) -> None:
 
 
 def _folded(out: list[str], summary: str, text: str, lang: str) -> None:
-    """``_details(summary, fence(text, lang))`` appended to ``out`` in pieces."""
+    """A ``<details>`` block titled ``summary`` around ``text`` fenced as ``lang``, appended to ``out`` in pieces."""
     out.append(f"<details><summary>{html_text(summary)}</summary>\n\n")
     _fenced(out, text, lang)
     out.append("\n\n</details>")
@@ -533,11 +529,6 @@ def _entry_md(out: list[str], view: EntryView, embed: bool) -> None:
         out.append("\n\n")
         _part_md(out, part, embed)
     out.append("\n")
-
-
-def transcript_markdown(t: Transcript) -> str:
-    """The transcript as one Markdown document (:func:`markdown_pieces` joined)."""
-    return "".join(markdown_pieces(t))
 
 
 def markdown_pieces(t: Transcript) -> Iterator[str]:

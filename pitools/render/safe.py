@@ -55,8 +55,3 @@ UNLIMITED_WIDTH = 1_000_000
 def unlimited(console: object) -> bool:
     """Whether ``console`` has no width limit (nothing may be wrapped, cut or padded to fit)."""
     return int(getattr(console, "width", 0)) >= UNLIMITED_WIDTH
-
-
-def is_safe(text: str) -> bool:
-    """Whether :func:`safe_text` would leave ``text`` unchanged (multi-line rules)."""
-    return _UNSAFE_MULTILINE.search(text) is None

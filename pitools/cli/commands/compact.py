@@ -180,7 +180,7 @@ def command(
     if keys is not None and branch:
         plan.entries_source = branch  # the human view reads the entries it shows back from the file
     if mode == "dry-run" and format_ == "json":  # no rich console needed: it takes a while to import
-        from pitools.core.session.load import gc_paused
+        from pitools.core.js.json.parse import gc_paused
 
         # The plan holds what it reports; the rest of the session (other branches, the index)
         # is let go, so the memory the writing takes (orjson keeps a UTF-8 copy inside every

@@ -119,9 +119,9 @@ def _export(
     if format_ in ("otlp", "atif") and all_ and endpoint is None:
         return _export_all_data(loaded, format_, output)
     if format_ in ("otlp", "atif"):
-        from pitools.cli.export_data import export_data
+        from pitools.cli.export_traces import export_traces
 
-        return export_data(loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
+        return export_traces(loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
         from pitools.core.session.fork import export_branch
@@ -166,7 +166,7 @@ def _export_all_data(loaded: LoadedSession, format_: str, output: str | None) ->
     """``--all --format otlp|atif`` written a branch at a time: each branch's trace or
     trajectory is built only once the previous one is written, so at most one exists at a
     time (building every branch first peaked at 5-7x the file on a 21-branch session)."""
-    from pitools.ops import export_data as ops
+    from pitools.ops import traces as ops
 
     header = loaded.session.header or {}
     copied = ops.copied_entry_ids(loaded)

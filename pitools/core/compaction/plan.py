@@ -32,10 +32,10 @@ from pitools.core.context.build import (
 from pitools.core.context.messages import get_current_system_message
 from pitools.core.js.date import iso_now
 from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
+from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.stream import JsonStream, json_chunks
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession
-from pitools.core.session.load import gc_paused
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.errors import PitoolsError
 

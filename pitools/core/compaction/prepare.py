@@ -568,15 +568,9 @@ class CompactionPreparation:
         }
 
 
-def _messages_for_summary(pe: ProjectedEntry) -> list[Any]:
-    # Older compactions contribute nothing; system messages are prompt state, replayed separately.
-    if pe.source_type == "compaction":
-        return []
-    return [m for m in pe.messages if prop(m, "role") != "system"]
-
-
 def _summary_messages(entries: list[ProjectedEntry]) -> list[Any]:
-    """``_messages_for_summary`` of each entry, concatenated (the usual shapes read directly)."""
+    """The messages of each entry, concatenated, without older compactions (they contribute
+    nothing) and system messages (prompt state, replayed separately)."""
     out: list[Any] = []
     append = out.append
     for pe in entries:

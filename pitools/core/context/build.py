@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from pitools.core.context.messages import entry_to_messages, get_current_system_message
 from pitools.core.context.tokens import ContextEstimate, estimate_context_tokens, estimate_tokens
 from pitools.core.js import ops as jsops
+from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.load import gc_paused
 from pitools.core.session.tree import SessionIndex, mkey
 
 if TYPE_CHECKING:

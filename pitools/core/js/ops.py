@@ -142,7 +142,3 @@ def strict_equal(a: Any, b: Any) -> bool:
     if ta in (int, float) and tb in (int, float):
         return bool(a == b)
     return False
-
-
-def is_nan(v: Any) -> bool:
-    return type(v) is float and math.isnan(v)

@@ -280,7 +280,8 @@ def _load_lean(data: bytes, path: str) -> _Lean:
     to each entry parsed again (:func:`_whole`). A v1 file's migration gives every entry an id and
     a parentId (and converts a compaction's index, which skeletons keep whole): it runs on the
     skeletons, and an entry parsed again takes its skeleton's id and parentId."""
-    from pitools.core.session.load import gc_paused, iter_byte_lines, scan_lines
+    from pitools.core.js.json.parse import gc_paused
+    from pitools.core.session.load import iter_byte_lines, scan_lines
     from pitools.core.session.migrate import effective_version
 
     raw = RawSession(path=path, size=len(data))

@@ -285,7 +285,7 @@ def _scan_lines(
     # an entry that does not crash is kept: a 1 GB text-heavy session's parsed entries cost
     # about 2.3x the file in Python objects, its skeletons about 0.2x.
     if crashes_of is not None:
-        from pitools.core.session._entry_check import check_root
+        from pitools.core.session.entry_precheck import check_root
     fixes = plan.fixes
     crlf_lines: list[int] = []
     lineno = 0
@@ -620,7 +620,7 @@ def _crash_candidates(entry: dict[str, Any]) -> list[tuple[dict[str, Any], str]]
 def _fix_crashes(
     entries: list[OutLine], plan: RepairPlan, crashes_of: Callable[[dict[str, Any]], dict[str, list[str]]]
 ) -> None:
-    from pitools.core.session._entry_check import check_root
+    from pitools.core.session.entry_precheck import check_root
 
     for line in entries:
         value = line.value
@@ -827,7 +827,7 @@ def plan_repair(
 
     options = options or RepairOptions()
     if crashes_of is None:
-        from pitools.core.validate.crash import pi_crashes
+        from pitools.core.validate.pi_crashes import pi_crashes
 
         crashes_of = pi_crashes
     plan = RepairPlan(lines=[])

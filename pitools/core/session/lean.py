@@ -27,9 +27,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from pitools.core.js.json.parse import parse_json_line
+from pitools.core.js.json.parse import gc_paused, parse_json_line
 from pitools.core.js.value import UNDEFINED, js_truthy
-from pitools.core.session.load import WARNING, Diagnostic, RawSession, accepted_header, gc_paused, stream_session
+from pitools.core.session.load import WARNING, Diagnostic, RawSession, accepted_header, stream_session
 from pitools.core.session.migrate import CURRENT_VERSION, MigrationReport, effective_version
 from pitools.core.session.tree import id_text, mkey
 from pitools.errors import CycleError, SessionChangedError, SessionParseError

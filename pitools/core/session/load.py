@@ -10,15 +10,13 @@ and byte offset.
 
 from __future__ import annotations
 
-import gc
 import os
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.js.json.parse import UnparsedLineError, parse_json_line
+from pitools.core.js.json.parse import UnparsedLineError, gc_paused, parse_json_line
 from pitools.core.js.value import JS_WHITESPACE
 from pitools.errors import SessionParseError
 
@@ -82,23 +80,6 @@ class RawSession:
     skipped_before_header: list[int] = field(default_factory=list)
     #: True when Pi would accept the file (first parsed value is a header with a string id).
     valid: bool = False
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while parsed JSON piles up.
-
-    Parsed JSON holds no reference cycles, yet every few hundred new dicts the collector rescans
-    the young ones, and every so often all of them: on a 100 MB session that is a third of the
-    load time. Nesting is fine; the outermost caller's state is restored.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 #: What :func:`scan_lines` yields per kept value: ``(value, line number, byte offset, size)``.

@@ -58,9 +58,6 @@ class Session:
     def needs_migration(self) -> bool:
         return self.migration.needed
 
-    def line_of(self, index: int) -> int:
-        return self.lines[index]
-
 
 def open_session(path: str | os.PathLike[str], *, migrate: bool = True) -> Session:
     """Load ``path`` like Pi's ``SessionManager.open`` (header check, migration), read-only.

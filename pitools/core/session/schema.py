@@ -478,7 +478,7 @@ def line_adapter() -> TypeAdapter[Any]:
 # -- a cheap pre-check generated from the same annotations --------------------------------------
 #
 # Running pydantic on every entry of a 100 MB session costs as much as loading it. The predicate
-# :mod:`pitools.core.session._entry_check` is generated from the models' own annotations (by
+# :mod:`pitools.core.session.entry_precheck` is generated from the models' own annotations (by
 # :mod:`pitools.core.session.schema_check`, run from ``scripts/gen_schema.py``) as plain Python source, one
 # flat function per model: when it says True, pydantic accepts the value too, and validate runs
 # pydantic -- for its precise messages -- only where it says False. The module is committed, so
@@ -489,7 +489,7 @@ Check = Callable[[Any], bool]
 
 def entry_check() -> Check:
     """A fast predicate: True means ``entry_adapter()`` accepts the entry (False: maybe not)."""
-    from pitools.core.session._entry_check import check_root
+    from pitools.core.session.entry_precheck import check_root
 
     return check_root
 

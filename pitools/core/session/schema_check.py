@@ -1,6 +1,6 @@
-"""Generates :mod:`pitools.core.session._entry_check`, the fast pre-check, from the models' annotations.
+"""Generates :mod:`pitools.core.session.entry_precheck`, the fast pre-check, from the models' annotations.
 
-``scripts/gen_schema.py`` writes :func:`render_entry_check`'s text to ``pitools/core/session/_entry_check.py``
+``scripts/gen_schema.py`` writes :func:`render_entry_check`'s text to ``pitools/core/session/entry_precheck.py``
 and ``tests/unit/test_model.py`` fails when the committed file differs, so the check cannot drift
 from the models. The module is plain Python -- one flat function per model, constants as literals,
 dispatch tables as dicts -- and imports neither pydantic nor :mod:`pitools.core.session.schema`: validate
@@ -325,6 +325,6 @@ class _CheckWriter:
 
 
 def render_entry_check() -> str:
-    """The text of ``pitools/core/session/_entry_check.py``: the fast check for :data:`SessionEntry`."""
+    """The text of ``pitools/core/session/entry_precheck.py``: the fast check for :data:`SessionEntry`."""
     exports = {"ENTRY_TYPES": ENTRY_TYPES, "MESSAGE_ROLES": MESSAGE_ROLES}
     return _CheckWriter().render_module(SessionEntry, exports)

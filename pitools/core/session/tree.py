@@ -8,7 +8,6 @@ iterative and cycle-checked: where Pi's parent walk would grow an array forever,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cmp_to_key
@@ -361,7 +360,3 @@ def flatten_tree(roots: list[TreeNode]) -> list[dict[str, Any]]:
         for child in reversed(node.children):
             stack.append((child, depth + 1))
     return flat
-
-
-def sort_key_nan_last(value: float) -> float:
-    return math.inf if math.isnan(value) else value

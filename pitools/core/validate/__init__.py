@@ -9,10 +9,10 @@ then run on the records (:mod:`.structure`). Each :class:`Finding` has a stable 
 raises: the worst a file can do is produce findings, and a bug in a check becomes an
 ``internal-check-error`` finding.
 
-Speed: the per-entry shape check is a generated predicate (:mod:`pitools.core.session._entry_check`);
+Speed: the per-entry shape check is a generated predicate (:mod:`pitools.core.session.entry_precheck`);
 pydantic, for its precise messages, and Pi's own functions (``getSessionStats``,
 ``estimateTokens``...) are imported and run only for the entries that predicate rejects
-(:mod:`.crash`).
+(:mod:`.pi_crashes`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from pitools.core.js.json.encode import short_json as _js
+from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import (
     ERROR,
@@ -33,12 +34,11 @@ from pitools.core.session.load import (
     ScannedValue,
     accepted_header,
     finish_raw,
-    gc_paused,
     stream_session,
 )
 from pitools.core.session.migrate import MigrationError, effective_version
 from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
-from pitools.core.validate.crash import MAX_FIELD_FINDINGS_PER_ENTRY
+from pitools.core.validate.pi_crashes import MAX_FIELD_FINDINGS_PER_ENTRY
 from pitools.core.validate.scan import RankedFinding, Scanner, internal_message, iso_ok, scan_entries
 from pitools.core.validate.split import PartResult, fork_parts, scan_part, split_points
 from pitools.core.validate.structure import Structure
@@ -101,7 +101,7 @@ def prepare() -> None:
     The pydantic models are not built here: only files with broken entries need them, and
     each worker builds them (in parallel) the first time it meets one.
     """
-    import pitools.core.session._entry_check  # noqa: F401
+    import pitools.core.session.entry_precheck  # noqa: F401
 
 
 def _code_set(codes: Iterable[str] | None, what: str) -> frozenset[str] | None:

@@ -23,7 +23,7 @@ from pitools.core.session.load import ScannedValue
 from pitools.core.session.tree import id_text as tree_id_text
 from pitools.core.session.tree import js_truthy_id
 from pitools.core.validate.codes import CODES, Finding
-from pitools.core.validate.crash import PI_STRINGIFY_MIN_BYTES, Suspicion, stringify_crash
+from pitools.core.validate.pi_crashes import PI_STRINGIFY_MIN_BYTES, Suspicion, stringify_crash
 
 #: The key of an entry without an id (and of non-object entries): Pi's ``byId`` holds the last one.
 UNDEF_KEY: Any = ("undefined",)
@@ -227,7 +227,7 @@ class Scanner:
         suspicion: Suspicion | None = None,
         rewritten_at_open: bool = False,
     ) -> None:
-        from pitools.core.session._entry_check import ENTRY_TYPES, MESSAGE_ROLES, check_root
+        from pitools.core.session.entry_precheck import ENTRY_TYPES, MESSAGE_ROLES, check_root
 
         self.records = Records(show_ids=show_ids)
         self.findings: list[RankedFinding] = []

@@ -581,7 +581,7 @@ def list_branches(index: SessionIndex) -> BranchList:
     :func:`_context_tokens`). Walking every leaf's whole path instead cost leaves x depth: 169 s
     for 210 leaves of 300,000-entry paths.
     """
-    from pitools.core.session.load import gc_paused
+    from pitools.core.js.json.parse import gc_paused
     from pitools.core.session.tree import labels_by_id
 
     default = index.leaf_id

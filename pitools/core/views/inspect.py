@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.js.value import UNDEFINED
@@ -12,11 +11,6 @@ from pitools.core.session.name import session_name
 from pitools.core.session.tree import SessionIndex, get_tree, labels_by_id
 from pitools.core.views.stats import session_stats, usage_breakdown
 from pitools.errors import PiCrashError
-
-
-@dataclass(slots=True)
-class Inspection:
-    data: dict[str, Any]
 
 
 def _role(entry: Any) -> Any:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from pitools.core.session import _entry_check
+from pitools.core.session import entry_precheck
 from pitools.core.session import schema as model
 from pitools.core.session import schema_check as model_check
 from pitools.core.session.schema import (
@@ -35,7 +35,7 @@ from tests import support
 ROOT = support.ROOT
 GOLDEN = ROOT / "golden"
 SCHEMA_FILE = ROOT / "schemas" / "session.schema.json"
-CHECK_FILE = ROOT / "pitools" / "core" / "session" / "_entry_check.py"
+CHECK_FILE = ROOT / "pitools" / "core" / "session" / "entry_precheck.py"
 
 ASSISTANT_ENTRY: dict[str, Any] = {
     "type": "message",
@@ -248,8 +248,8 @@ def gen_schema() -> Any:
 
 
 def test_the_fast_check_is_the_committed_module() -> None:
-    assert entry_check() is _entry_check.check_root
-    assert _entry_check.ENTRY_TYPES == ENTRY_TYPES and _entry_check.MESSAGE_ROLES == MESSAGE_ROLES
+    assert entry_check() is entry_precheck.check_root
+    assert entry_precheck.ENTRY_TYPES == ENTRY_TYPES and entry_precheck.MESSAGE_ROLES == MESSAGE_ROLES
 
 
 def test_committed_fast_check_equals_a_fresh_generation() -> None:
@@ -260,20 +260,22 @@ def test_committed_fast_check_equals_a_fresh_generation() -> None:
 
 def test_committed_fast_check_agrees_with_a_fresh_build() -> None:
     fresh = model_check._CheckWriter().build(model.SessionEntry)
-    assert fresh is not _entry_check.check_root
+    assert fresh is not entry_precheck.check_root
     values = golden_values()
-    assert [fresh(v) for v in values] == [_entry_check.check_root(v) for v in values]
+    assert [fresh(v) for v in values] == [entry_precheck.check_root(v) for v in values]
 
 
 def test_importing_the_fast_check_does_not_import_pydantic() -> None:
-    code = "import sys, pitools.core.session._entry_check; print(sorted(m for m in sys.modules if m.startswith('pyd')))"
+    code = (
+        "import sys, pitools.core.session.entry_precheck; print(sorted(m for m in sys.modules if m.startswith('pyd')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
     out = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import sys, pitools.core.session._entry_check; print('pitools.core.session.schema' in sys.modules)",
+            "import sys, pitools.core.session.entry_precheck; print('pitools.core.session.schema' in sys.modules)",
         ],
         capture_output=True,
         text=True,
@@ -305,8 +307,8 @@ class _Tagged:
 )
 def test_discriminators_are_plain_functions_in_the_generated_module(value: Any) -> None:
     # pydantic also hands model instances to the discriminator: ``getattr`` covers them.
-    assert _entry_check._tag_type(value) == model._entry_tag(value)
-    assert _entry_check._tag_role(value) == model._message_tag(value)
+    assert entry_precheck._tag_type(value) == model._entry_tag(value)
+    assert entry_precheck._tag_role(value) == model._message_tag(value)
 
 
 def test_discriminators_read_model_instances() -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from pitools.core.validate import validate_file
-from pitools.core.validate.crash import PI_STRINGIFY_DEPTH
+from pitools.core.validate.pi_crashes import PI_STRINGIFY_DEPTH
 from tests import support
 
 T = "2026-01-01T00:00:00.000Z"

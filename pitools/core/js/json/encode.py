@@ -24,16 +24,15 @@ pieces, for :mod:`~pitools.core.js.json.stream`), :func:`js_stringify` / :func:`
 
 from __future__ import annotations
 
-import gc
 import math
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Final
 
 import orjson
 
 from pitools.core.js.json.exact import Emit, Other, number_text, plain_form, quote, strict_form, write_exact
+from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.value import UNDEFINED, is_array_index, utf16_len
 
 __all__ = [
@@ -270,19 +269,6 @@ def _drop_undefined(out: bytes) -> bytes:
             buf += b"null"
             buf += piece
     return bytes(buf)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while serializing: only bytes and small acyclic lists are
-    made, yet with a big session loaded each collection would rescan all of it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def to_json_bytes(value: Any) -> bytes:

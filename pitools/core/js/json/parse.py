@@ -21,14 +21,34 @@ comes back here for anything its shortcut cannot prove equal.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 import orjson
 
-__all__ = ["DeepJSONError", "UnparsedLineError", "parse_deep", "parse_json_line", "reject_constant"]
+__all__ = ["DeepJSONError", "UnparsedLineError", "gc_paused", "parse_deep", "parse_json_line", "reject_constant"]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while parsed JSON piles up.
+
+    Parsed JSON holds no reference cycles, yet every few hundred new dicts the collector rescans
+    the young ones, and every so often all of them: on a 100 MB session that is a third of the
+    load time. Nesting is fine; the outermost caller's state is restored.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def reject_constant(name: str) -> Any:

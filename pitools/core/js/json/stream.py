@@ -16,8 +16,9 @@ from typing import Any
 
 import orjson
 
-from pitools.core.js.json.encode import encode, gc_paused
+from pitools.core.js.json.encode import encode
 from pitools.core.js.json.exact import quote
+from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.value import UNDEFINED
 
 __all__ = [

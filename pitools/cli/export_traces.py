@@ -5,7 +5,7 @@ from __future__ import annotations
 from pitools.core.session.api import LoadedSession
 
 
-def export_data(
+def export_traces(
     loaded: LoadedSession,
     format_: str,
     *,
@@ -16,7 +16,7 @@ def export_data(
 ) -> int:
     """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code."""
     from pitools.cli.output import get_output
-    from pitools.ops import export_data as ops
+    from pitools.ops import traces as ops
 
     out = get_output()
 

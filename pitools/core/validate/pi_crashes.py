@@ -1,6 +1,6 @@
 """Entries outside Pi's types: what Pi itself would throw on them, and what the models reject.
 
-Only entries the fast predicate (:mod:`pitools.core.session._entry_check`) does not accept get here,
+Only entries the fast predicate (:mod:`pitools.core.session.entry_precheck`) does not accept get here,
 so this is where pydantic and Pi's replayed functions are imported, lazily.
 """
 
