@@ -28,20 +28,30 @@ def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict
         n = len(pe.messages)
         projection.append({"sourceId": pe.source_id, "sourceType": pe.source_type, "messages": shared[at : at + n]})
         at += n
-    data: dict[str, Any] = {
+    return {**_head(replay), "projection": projection, "messages": shared, **_tail(replay, counts)}
+
+
+def _head(replay: ContextReplay) -> dict[str, Any]:
+    """The members before the projection: the leaf, the path, the context entries."""
+    return {
         "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
         "path": replay.path_ids if replay.path_ids is not None else [entry_id(e) for e in replay.path],
         "contextEntries": [entry_id(e) for e in replay.context_entries],
-        "projection": projection,
-        "messages": shared,
+    }
+
+
+def _tail(replay: ContextReplay, counts: list[int] | None) -> dict[str, Any]:
+    """The members after the messages: thinking level, model, token estimates (and counts)."""
+    p = replay.projection
+    tail: dict[str, Any] = {
         "thinkingLevel": p.thinking_level,
         "model": p.model,
         "tokenEstimates": replay.token_estimates,
         "estimatedContextTokens": replay.estimate.to_json(),
     }
     if counts is not None:
-        data["tiktokenCounts"] = counts
-    return data
+        tail["tiktokenCounts"] = counts
+    return tail
 
 
 def context_json_chunks(
@@ -58,21 +68,8 @@ def context_json_chunks(
     from pitools.core.js.json.encode import to_json_bytes
 
     p = replay.projection
-    head = to_json_bytes(
-        {
-            "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
-            "path": replay.path_ids if replay.path_ids is not None else [entry_id(e) for e in replay.path],
-            "contextEntries": [entry_id(e) for e in replay.context_entries],
-        }
-    )
-    tail = {
-        "thinkingLevel": p.thinking_level,
-        "model": p.model,
-        "tokenEstimates": replay.token_estimates,
-        "estimatedContextTokens": replay.estimate.to_json(),
-    }
-    if counts is not None:
-        tail["tiktokenCounts"] = counts
+    head = to_json_bytes(_head(replay))
+    tail = _tail(replay, counts)
     shape = [(_json_value(pe.source_id), _json_value(pe.source_type), len(pe.messages)) for pe in p.entries]
     messages = p.messages
     if consume:

@@ -310,6 +310,17 @@ def _plan_compaction(
     return plan
 
 
+def _region_bounds(prep: CompactionPreparation) -> tuple[tuple[int, int, str], ...]:
+    """``(start, end, region)`` over the projected entries: the previous compaction's tail, to
+    summarize, the split turn's prefix, kept."""
+    return (
+        (0, prep.boundary_start, REGION_PREVIOUS),
+        (prep.boundary_start, prep.history_end, REGION_SUMMARIZE),
+        (prep.history_end, prep.first_kept_index, REGION_PREFIX),
+        (prep.first_kept_index, len(prep.projection.entries), REGION_KEPT),
+    )
+
+
 def _region_rows(branch: Sequence[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
     """Each branch entry's region: summarized before, the previous compaction's tail, to
     summarize, split-turn prefix, kept; with the tokens of its projected messages."""
@@ -323,12 +334,7 @@ def _region_rows(branch: Sequence[Any], prep: CompactionPreparation | None, curr
             out_none.append((e, entry_id(e), region, tokens if type(tokens) is int else 0, False))
         return out_none
     entries = prep.projection.entries
-    bounds = (
-        (0, prep.boundary_start, REGION_PREVIOUS),
-        (prep.boundary_start, prep.history_end, REGION_SUMMARIZE),
-        (prep.history_end, prep.first_kept_index, REGION_PREFIX),
-        (prep.first_kept_index, len(entries), REGION_KEPT),
-    )
+    bounds = _region_bounds(prep)
     first_kept = entries[prep.first_kept_index].source if prep.first_kept_index < len(entries) else None
     out: list[RegionRow] = []
     append = out.append
@@ -370,13 +376,7 @@ def _region_rows_by_id(keys: BranchKeys, prep: CompactionPreparation | None, cur
             placed[mkey(pe.source_id)] = (REGION_KEPT, pe)
     else:
         entries = prep.projection.entries
-        bounds = (
-            (0, prep.boundary_start, REGION_PREVIOUS),
-            (prep.boundary_start, prep.history_end, REGION_SUMMARIZE),
-            (prep.history_end, prep.first_kept_index, REGION_PREFIX),
-            (prep.first_kept_index, len(entries), REGION_KEPT),
-        )
-        for lo, hi, region in bounds:
+        for lo, hi, region in _region_bounds(prep):
             for pe in entries[lo:hi]:
                 placed[mkey(pe.source_id)] = (region, pe)
         if prep.first_kept_index < len(entries):

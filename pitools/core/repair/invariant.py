@@ -12,7 +12,7 @@ renamed duplicates and v1 files (whose ids come from Pi's migration) stay compar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,15 +137,7 @@ def check_invariant(
     after_pos = _entries_kept(report, before, old.raw, o_sess, after, new.raw, n_sess, origins, touched, removed)
     # 2./3. Contexts at every leaf Pi has today.
     old_lines = set(o_sess.lines)
-    for leaf in leaf_entries(o_idx):
-        k = o_idx.position(leaf) if o_idx.has(entry_id(leaf)) else len(o_sess.entries) - 1
-        line = o_sess.lines[k]
-        j = after_pos.get((line, 0))
-        if j is None:
-            if line not in removed:
-                report.violations.append(f"line {line}: the leaf is missing from the repaired file")
-            continue
-        target = n_sess.entries[j]
+    for leaf, line, target in _leaf_targets(report, o_idx, o_sess, n_sess, after_pos, removed):
         before_fp = context_fingerprint(o_idx, leaf)
         after_fp = context_fingerprint(n_idx, target)
         try:
@@ -161,6 +153,27 @@ def check_invariant(
         if context_fingerprint(n_idx, leaf) == b"!cycle":
             report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
     return report
+
+
+def _leaf_targets(
+    report: InvariantReport,
+    o_idx: SessionIndex,
+    o_sess: Session,
+    n_sess: Session,
+    after_pos: dict[Origin, int],
+    removed: set[int],
+) -> Iterator[tuple[Any, int, Any]]:
+    """Each leaf Pi has today, its line, and the entry it became in the repaired file; a leaf
+    that is gone without the repair removing its line is a violation (and is skipped)."""
+    for leaf in leaf_entries(o_idx):
+        k = o_idx.position(leaf) if o_idx.has(entry_id(leaf)) else len(o_sess.entries) - 1
+        line = o_sess.lines[k]
+        j = after_pos.get((line, 0))
+        if j is None:
+            if line not in removed:
+                report.violations.append(f"line {line}: the leaf is missing from the repaired file")
+            continue
+        yield leaf, line, n_sess.entries[j]
 
 
 def _only_old_entries(
@@ -495,15 +508,7 @@ def check_invariant_lean(
     intern: dict[tuple[Any, int], int] = {}
     old_chain = _chains(old, old_key, intern)
     new_chain = _chains(new, new_key, intern)
-    for leaf in leaf_entries(o_idx):
-        k = o_idx.position(leaf) if o_idx.has(entry_id(leaf)) else len(o_sess.entries) - 1
-        line = o_sess.lines[k]
-        j = after_pos.get((line, 0))
-        if j is None:
-            if line not in removed:
-                report.violations.append(f"line {line}: the leaf is missing from the repaired file")
-            continue
-        target = n_sess.entries[j]
+    for leaf, line, target in _leaf_targets(report, o_idx, o_sess, n_sess, after_pos, removed):
         o_sum, n_sum = old_chain(leaf), new_chain(target)
         untouched = o_sum is not None and not o_sum[0]  # the old path loops or a fix touches it
         new_path_ok = n_sum is not None and not n_sum[0]
