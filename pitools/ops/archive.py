@@ -15,15 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.errors import PitoolsError
-from pitools.ops.index import (
-    SLOT_MS,
-    ArchiveIndex,
-    IndexUnavailableError,
-    ProgressFn,
-    UpdateStats,
-    WarnFn,
-    open_index,
-)
+from pitools.ops.index import ArchiveIndex, IndexUnavailableError, open_index
+from pitools.ops.index_limits import SLOT_MS, ProgressFn, UpdateStats, WarnFn
 
 
 @dataclass(frozen=True, slots=True)

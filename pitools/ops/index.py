@@ -31,7 +31,7 @@ through it (a row whose own entry is gone still serves the others).
 
 Then fork/clone lineage is resolved (:mod:`pitools.core.views.lineage`), the copied history of
 every affected session is marked, so usage counts it once, and the usage sums of the sessions
-that changed are refreshed (``usage_slots``, ``usage_glob``: see :data:`SLOT_MS`).
+that changed are refreshed (``usage_slots``, ``usage_glob``: see :data:`pitools.ops.index_limits.SLOT_MS`).
 
 Two updaters never interleave: an advisory lock file serialises them (the second waits, then
 finds little to do); readers use WAL and a busy timeout.
@@ -42,23 +42,22 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pitools.ops.cachedir import cache_dir, is_within
+from pitools.ops.index_limits import (
+    BUSY_TIMEOUT_MS,
+    MAX_SHARDS,
+    Changed,
+    ProgressFn,
+    UpdateStats,
+    WarnFn,
+)
 
 SCHEMA_VERSION = 7
-BUSY_TIMEOUT_MS = 30_000
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
-#: Fewer files than this (or fewer bytes) are indexed in this process.
-PARALLEL_MIN_FILES = 8
-PARALLEL_MIN_BYTES = 8 << 20
-MAX_SHARDS = 4
-
-ProgressFn = Callable[[int, int], None]
-WarnFn = Callable[[str], None]
 
 _MAIN_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -109,17 +108,6 @@ CREATE TABLE IF NOT EXISTS usage_glob(
 );
 CREATE INDEX IF NOT EXISTS usage_glob_q ON usage_glob(q);
 """
-#: ``usage_slots`` sums the usage rows of each session per quarter hour (``q``: the time in
-#: :data:`SLOT_MS` units, floored), provider, model and copied flag: a warm ``pitools usage``
-#: reads these few thousand rows instead of every record. Every time zone's offset and every
-#: change of offset fall on a quarter hour, so days, weeks and months in any zone add up whole
-#: slots (``pitools.ops.archive`` checks, and reads ``usage`` itself when they would not).
-#: ``usage_glob`` is the same over all sessions at once (no ``sid``): what a ``usage`` over the
-#: whole archive, without session filters, reads.
-SLOT_MS = 900_000
-#: An entry's search row id is ``sid << ROWID_SHIFT | ord`` (search decodes it without loading
-#: the indexing code).
-ROWID_SHIFT = 24
 
 _SHARD_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, content='', detail=none);
@@ -153,33 +141,6 @@ def fts5_available() -> bool:
 
 
 # -- results of an update --------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class UpdateStats:
-    files: int = 0
-    unchanged: int = 0
-    added: int = 0
-    appended: int = 0
-    reindexed: int = 0
-    removed: int = 0
-    bytes_read: int = 0
-    in_memory: bool = False
-    rebuilt: bool = False
-    warnings: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "files": self.files,
-            "unchanged": self.unchanged,
-            "added": self.added,
-            "appended": self.appended,
-            "reindexed": self.reindexed,
-            "removed": self.removed,
-            "bytesRead": self.bytes_read,
-            "inMemory": self.in_memory,
-            "rebuilt": self.rebuilt,
-        }
 
 
 # -- the index ---------------------------------------------------------------------------------------
@@ -427,11 +388,6 @@ class ArchiveIndex:
             return out
         finally:
             self.conn.row_factory = None
-
-
-#: A session file that is new or changed since it was indexed: (path, folder, stat, its
-#: sessions row (sid, size, mtime_ns, ino, indexed_bytes, tail_hash, regular, shard) or None).
-Changed = tuple[str, str, os.stat_result, "tuple[Any, ...] | None"]
 
 
 def scan(conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats) -> tuple[list[Changed], list[int]]:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pitools.ops.index import ROWID_SHIFT
+from pitools.ops.index_limits import ROWID_SHIFT
 from pitools.ops.search_core import as_stored
 
 if TYPE_CHECKING:  # the loader and tree core load only when a file is indexed (warm runs skip them)

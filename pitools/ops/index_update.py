@@ -6,12 +6,16 @@ import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pitools.ops import index as _index
-from pitools.ops.index import BUSY_TIMEOUT_MS, MAX_SHARDS, SLOT_MS, ArchiveIndex, Changed, ProgressFn, UpdateStats
+from pitools.ops import index_limits as _limits
+from pitools.ops.index_limits import BUSY_TIMEOUT_MS, MAX_SHARDS, SLOT_MS, Changed, ProgressFn, UpdateStats
+
+if TYPE_CHECKING:
+    from pitools.ops.index import ArchiveIndex
+
 from pitools.ops.index_rows import (
     FileRows,
     entry_rows,
@@ -276,8 +280,8 @@ class Updater:
         parallel = (
             self.jobs > 1
             and not self.index.in_memory
-            and len(work) >= _index.PARALLEL_MIN_FILES
-            and total_bytes >= _index.PARALLEL_MIN_BYTES
+            and len(work) >= _limits.PARALLEL_MIN_FILES
+            and total_bytes >= _limits.PARALLEL_MIN_BYTES
             and _can_fork()
         )
         if parallel:

@@ -9,7 +9,8 @@ from typing import Any
 from pitools.core.views.listing import Listing
 from pitools.core.views.listing import list_sessions as _list_sessions
 from pitools.ops.archive import archive_scope, updated_index
-from pitools.ops.index import ArchiveIndex, ProgressFn, WarnFn, cache_dir
+from pitools.ops.index import ArchiveIndex, cache_dir
+from pitools.ops.index_limits import ProgressFn, WarnFn
 
 __all__ = ["cache_dir", "list_sessions", "listing_totals"]
 
@@ -95,7 +96,7 @@ def listing_totals(
         index.conn.execute("CREATE TEMP TABLE IF NOT EXISTS listed(sid INTEGER PRIMARY KEY)")
         index.conn.execute("DELETE FROM temp.listed")
         index.conn.executemany("INSERT OR IGNORE INTO temp.listed VALUES(?)", [(s,) for s in sids])
-        # One pass over the per-session quarter-hour sums (pitools.ops.index.SLOT_MS), not two
+        # One pass over the per-session quarter-hour sums (pitools.ops.index_limits.SLOT_MS), not two
         # over every usage record.
         sums = {
             flag: rest

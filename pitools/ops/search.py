@@ -22,7 +22,8 @@ from typing import Any
 from pitools.errors import PitoolsError
 from pitools.ops import search_core
 from pitools.ops.archive import Scope, _session_filters, parse_time
-from pitools.ops.index import ROWID_SHIFT, ArchiveIndex
+from pitools.ops.index import ArchiveIndex
+from pitools.ops.index_limits import ROWID_SHIFT
 from pitools.ops.search_core import SNIPPET_CONTEXT, Term, find, snippet
 
 assert ROWID_SHIFT == search_core.ROWID_SHIFT  # search decodes the row ids the index writes

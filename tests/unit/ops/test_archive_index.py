@@ -15,6 +15,7 @@ import pytest
 from pitools.core.session.loaded import open_session
 from pitools.core.views.stats import session_stats
 from pitools.ops import index as index_mod
+from pitools.ops import index_limits
 from pitools.ops.archive import archive_scope, updated_index, usage_report
 from pitools.ops.search import search
 from tests.archive_gen import Archive, Writer, env_for
@@ -319,8 +320,8 @@ def test_parallel_cold_build_equals_serial(
         extra = ar.new(f"/work/p{i % 3}")
         extra.conversation(3)
         extra.write()
-    monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
-    monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(index_limits, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(index_limits, "PARALLEL_MIN_BYTES", 1)
     env = home["env"]
     scope = archive_scope(env=env)
     index, stats = updated_index(scope, env=env, jobs=2)
@@ -544,8 +545,8 @@ def test_repeated_long_texts_are_indexed_once_and_all_found(
         extra.conversation(2)
         extra.write()
     if parallel:
-        monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
-        monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+        monkeypatch.setattr(index_limits, "PARALLEL_MIN_FILES", 2)
+        monkeypatch.setattr(index_limits, "PARALLEL_MIN_BYTES", 1)
     env = home["env"]
     scope = archive_scope(env=env)
     index, _ = updated_index(scope, env=env, jobs=2 if parallel else 1)
@@ -642,7 +643,7 @@ def test_quarter_hour_sums_give_the_records_answer(
 def test_session_keys_resolve_links_like_realpath(tmp_path: Path) -> None:
     """The index resolves each folder once; the key still equals realpath's for links and plain files."""
     from pitools.core.views.lineage import default_canonical
-    from pitools.ops.index import UpdateStats
+    from pitools.ops.index_limits import UpdateStats
     from pitools.ops.index_update import Updater
 
     real = tmp_path / "real"
@@ -716,8 +717,8 @@ def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
         s.user(f"wombat{i} marker")
         s.write()
         word_of[str(s.path)] = f"wombat{i}"
-    monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
-    monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(index_limits, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(index_limits, "PARALLEL_MIN_BYTES", 1)
     if per_file:  # each worker commits (search rows, then the other rows) after every file
         monkeypatch.setattr(index_update, "WORKER_COMMIT_BYTES", 1)
     real = index_update.insert_texts
@@ -745,7 +746,7 @@ def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
             db.execute("ATTACH DATABASE ? AS ?", (str(shard), f"s{k}"))
         for sid, shard, path in stored:
             query = f"SELECT rowid FROM s{shard}.fts WHERE fts MATCH ?"
-            rows = [r[0] >> index_mod.ROWID_SHIFT for r in db.execute(query, (word_of[path],))]
+            rows = [r[0] >> index_limits.ROWID_SHIFT for r in db.execute(query, (word_of[path],))]
             assert rows == [sid], path
     finally:
         db.close()
@@ -841,8 +842,8 @@ def test_sums_stored_with_each_file_stay_exact_across_updates(
     """A file's quarter-hour sums are written with its rows; the end of an update adds them to the
     all-sessions sums and re-sums only the sessions whose copied flags moved."""
     if parallel:
-        monkeypatch.setattr(index_mod, "PARALLEL_MIN_FILES", 2)
-        monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 1)
+        monkeypatch.setattr(index_limits, "PARALLEL_MIN_FILES", 2)
+        monkeypatch.setattr(index_limits, "PARALLEL_MIN_BYTES", 1)
     ar, w = _build(home["agent"])
     extras = []
     for i in range(12):
