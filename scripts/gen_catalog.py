@@ -111,7 +111,7 @@ def _slim(provider: str, model: dict[str, Any]) -> dict[str, Any]:
     out["input"] = model.get("input", ["text"])
     if model.get("compat"):
         out["requestCompat"] = model["compat"]
-    for key in ("samplingParams", "samplingParamsByThinkingLevel"):
+    for key in ("samplingParams", "samplingParamsByThinkingLevel", "inputLimits"):
         if model.get(key):
             out[key] = model[key]
     return out

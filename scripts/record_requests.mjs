@@ -48,21 +48,35 @@ globalThis.fetch = async () => {
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.dirname(HERE);
 const GOLDEN = path.join(ROOT, "golden");
-const DUMMY_KEY = "pitools-recording-dummy-key";
+// "sk-": an OpenAI-style API key (another prefix reads as a ChatGPT sign-in token to pi-ai).
+const DUMMY_KEY = "sk-pitools-recording-dummy-key";
 
-// One model per API without reasoning and one with; the second of each is recorded at its own
-// clamped level and again at "high" (MODELS_THINKING) to cover the thinking options.
+// Per API a model without reasoning and one or two with it, each at the session's level (clamped).
 export const MODELS = [
     "anthropic/claude-sonnet-4-5",
     "anthropic/claude-opus-4-7",
     "openai/gpt-4o",
+    "openai/gpt-5",
     "openai/gpt-5.4",
     "groq/llama-3.3-70b-versatile",
     "groq/openai/gpt-oss-120b",
-    "google/gemini-2.5-flash",
+    "deepseek/deepseek-v4-pro",
+    "google/gemini-2.5-pro",
     "google/gemini-3.5-flash",
 ];
-const MODELS_THINKING = { "anthropic/claude-sonnet-4-5": "high", "anthropic/claude-opus-4-7": "high", "openai/gpt-5.4": "high", "groq/openai/gpt-oss-120b": "high", "google/gemini-2.5-flash": "high", "google/gemini-3.5-flash": "low" };
+// Recorded again at an explicit level (default leaf only).
+const MODELS_THINKING = {
+    "anthropic/claude-sonnet-4-5": "high",
+    "anthropic/claude-opus-4-7": "high",
+    "openai/gpt-5": "high",
+    "openai/gpt-5.4": "high",
+    "groq/openai/gpt-oss-120b": "high",
+    "deepseek/deepseek-v4-pro": "off",
+    "google/gemini-2.5-pro": "high",
+    "google/gemini-3.5-flash": "low",
+};
+// Other leaves: one model per API.
+const MODELS_OTHER_LEAVES = ["anthropic/claude-sonnet-4-5", "openai/gpt-5", "groq/openai/gpt-oss-120b", "google/gemini-2.5-pro"];
 
 function findPiRoot() {
     const candidates = [PI_REF_DIR, path.join(ROOT, ".pi-ref", "node_modules", "@earendil-works", "pi-coding-agent"), "/work/ref/node_modules/@earendil-works/pi-coding-agent"].filter(Boolean);
@@ -180,7 +194,7 @@ async function recordCase(ref, name) {
             const defaultLeaf = sm.getLeafId() ?? null;
             const others = leavesOf(sm).filter((l) => l !== defaultLeaf).sort().slice(0, 2);
             for (const [leaf, leafArg] of [[defaultLeaf, null], ...others.map((l) => [l, l])]) {
-                for (const spec of MODELS) {
+                for (const spec of leafArg === null ? MODELS : MODELS_OTHER_LEAVES) {
                     const jobs = [null, ...(leafArg === null && MODELS_THINKING[spec] ? [MODELS_THINKING[spec]] : [])];
                     for (const thinking of jobs) {
                         let rec;

@@ -21,7 +21,7 @@ from typing import Any
 from pitools.core.request.common import Note, Notes, RequestError, clamp_thinking_level
 
 #: APIs whose body pitools builds exactly (each has golden recordings from pi-ai).
-SUPPORTED_APIS = ("anthropic-messages", "google-generative-ai", "openai-completions")
+SUPPORTED_APIS = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
 #: pi-ai's default thinking level for a session whose branch never set one (``DEFAULT_THINKING_LEVEL``).
 DEFAULT_THINKING_LEVEL = "medium"
 
@@ -60,12 +60,13 @@ def check_api(model: dict[str, Any]) -> None:
 def build_payload(model: dict[str, Any], llm_messages: list[Any], level: str, session_id: Any, notes: Notes) -> dict[str, Any]:
     """The adapter step alone: Pi's LLM messages → the provider body."""
     check_api(model)
-    from pitools.core.request import anthropic, google, openai_completions
+    from pitools.core.request import anthropic, google, openai_completions, openai_responses
 
     adapters = {
         "anthropic-messages": anthropic.build,
         "google-generative-ai": google.build,
         "openai-completions": openai_completions.build,
+        "openai-responses": openai_responses.build,
     }
     sid = session_id if type(session_id) is str else None
     return adapters[model["api"]](model, llm_messages, level, sid, notes)
