@@ -213,11 +213,58 @@ def wedges() -> str:
     return w.text()
 
 
+def handoff() -> str:
+    """Codex work resumed on Claude with thinking on, in the middle of a tool loop (README example).
+
+    One earlier turn is labelled with the Anthropic model but was written by Codex through a
+    gateway, so pi-ai keeps its Codex call id and OpenAI reasoning item as they are.
+    """
+    w = _Writer("019a4e5f-6a7b-7c8d-9e0f-a1b2c3d4e5f6")
+    w.msg({"role": "system", "content": "", "sections": {"preamble": "You are an expert coding assistant."}, "toolsAdded": TOOLS[:2]})
+    w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    w.add({"type": "thinking_level_change", "thinkingLevel": "high"})
+    w.msg({"role": "user", "content": "Refactor the auth module."})
+    item = {"type": "reasoning", "id": "rs_68f0c1", "summary": [], "encrypted_content": "gAAAAABo" + "k" * 48}
+    gateway_id = "call_Rk2pW9xYb7|fc_68f0c1a2" + "Vb+/=Q" * 8
+    w.msg(
+        _assistant(
+            "anthropic",
+            "anthropic-messages",
+            "claude-sonnet-4-5",
+            [
+                {"type": "thinking", "thinking": "Start with the session store.", "thinkingSignature": json.dumps(item)},
+                {"type": "toolCall", "id": gateway_id, "name": "read", "arguments": {"path": "src/auth/session.ts"}},
+            ],
+        )
+    )
+    w.msg({"role": "toolResult", "toolCallId": gateway_id, "toolName": "read", "content": [{"type": "text", "text": "export class SessionStore {}"}], "isError": False})
+    w.add({"type": "model_change", "provider": "openai-codex", "modelId": "gpt-5.3-codex"})
+    w.msg({"role": "user", "content": "Now run the tests."})
+    codex_id = "call_T0kq81nBv|fc_0d9e" + "Q2+/" * 16
+    w.msg(
+        _assistant(
+            "openai-codex",
+            "openai-codex-responses",
+            "gpt-5.3-codex",
+            [
+                {"type": "thinking", "thinking": "Run the auth suite.", "thinkingSignature": json.dumps({**item, "id": "rs_0d9e"})},
+                {"type": "toolCall", "id": codex_id, "name": "bash", "arguments": {"command": "npm test -- auth"}},
+            ],
+        )
+    )
+    w.msg({"role": "toolResult", "toolCallId": codex_id, "toolName": "bash", "content": [{"type": "text", "text": "3 failing"}], "isError": False})
+    w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    return w.text()
+
+
 def write_all() -> list[Path]:
-    folder = GOLDEN / "request-wedges"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "session.jsonl").write_text(wedges(), encoding="utf-8")
-    return [folder]
+    folders = []
+    for name, text in (("request-wedges", wedges()), ("request-handoff", handoff())):
+        folder = GOLDEN / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "session.jsonl").write_text(text, encoding="utf-8")
+        folders.append(folder)
+    return folders
 
 
 if __name__ == "__main__":

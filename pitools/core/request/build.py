@@ -69,7 +69,15 @@ def build_payload(model: dict[str, Any], llm_messages: list[Any], level: str, se
         "openai-responses": openai_responses.build,
     }
     sid = session_id if type(session_id) is str else None
-    return adapters[model["api"]](model, llm_messages, level, sid, notes)
+    try:
+        return adapters[model["api"]](model, llm_messages, level, sid, notes)
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        # Pi's own sessions never hold these shapes; a hand-edited or damaged one can. pi-ai reads
+        # such fields without checks and throws too, so the request would fail in Pi as well.
+        raise RequestError(
+            f"a message at this leaf has a shape pi-ai does not expect ({type(exc).__name__}: {exc}); "
+            "no body can be built (run `pitools validate` on the file)"
+        ) from exc
 
 
 def build_request(index: Any, leaf_id: Any, session_id: Any, model: dict[str, Any], thinking: str | None) -> RequestBuild:

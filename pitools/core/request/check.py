@@ -30,7 +30,7 @@ ANTHROPIC_VISION_DOCS = "https://docs.anthropic.com/en/docs/build-with-claude/vi
 OPENAI_CHAT_DOCS = "https://platform.openai.com/docs/api-reference/chat/create"
 OPENAI_RESPONSES_DOCS = "https://platform.openai.com/docs/api-reference/responses/create"
 GEMINI_FC_DOCS = "https://ai.google.dev/gemini-api/docs/function-calling"
-PI_9048 = "earendil-works/pi#9048 (Anthropic handoff rejects Codex tool ids and thinking signatures)"
+PI_9048 = 'Pi #9048 "Anthropic handoff still rejects Codex tool IDs and thinking signatures"'
 
 #: code → (severity, one-line description, source). Stable: JSON output and the README use them.
 RULES: dict[str, tuple[str, str, str]] = {
@@ -59,7 +59,7 @@ RULES: dict[str, tuple[str, str, str]] = {
         "error",
         "a thinking block kept for this model carries a signature another provider wrote",
         f"Anthropic 400 \"Invalid signature in thinking block\" ({ANTHROPIC_THINKING_DOCS}); {PI_9048}; "
-        "oh-my-pi #6379; opencode #6418; claude-code #21726",
+        "oh-my-pi #6379; opencode #6418; Claude Code #21726",
     ),
     "thinking-missing-in-tool-loop": (
         "error",
