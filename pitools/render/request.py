@@ -56,7 +56,9 @@ def item_summary(item: Any) -> tuple[str, list[str]]:
     return label, blocks
 
 
-def request_human(build: RequestBuild, findings: list[RequestFinding] | None = None, *, bytes_len: int | None = None) -> str:
+def request_human(
+    build: RequestBuild, findings: list[RequestFinding] | None = None, *, bytes_len: int | None = None
+) -> str:
     m = build.model
     payload = build.payload
     key = _list_key(payload)
@@ -142,7 +144,9 @@ def _side(build: RequestBuild) -> dict[str, Any]:
     }
 
 
-def payload_paths(value: Any, prefix: str = "", out: dict[str, Any] | None = None, limit: int = 20000) -> dict[str, Any]:
+def payload_paths(
+    value: Any, prefix: str = "", out: dict[str, Any] | None = None, limit: int = 20000
+) -> dict[str, Any]:
     """Leaf path → value (``messages.3.content.0.text``), for comparing two bodies of one API."""
     out = {} if out is None else out
     if len(out) >= limit:
@@ -201,7 +205,10 @@ def diff_human(diff: dict[str, Any]) -> str:
     lines = []
     for side in ("a", "b"):
         s = diff[side]
-        lines.append(f"{side.upper()}  {s['model']} ({s['api']}), thinking {s['thinkingLevel']}: {s['bytes']:,} bytes, {s['items']} {s['itemsKey']}")
+        lines.append(
+            f"{side.upper()}  {s['model']} ({s['api']}), thinking {s['thinkingLevel']}: {s['bytes']:,} "
+            f"bytes, {s['items']} {s['itemsKey']}"
+        )
     for side, key in (("A", "transformationsOnlyA"), ("B", "transformationsOnlyB")):
         for note in diff[key]:
             lines.append(f"  only {side}: {note['code']}: {note['message']}")

@@ -42,7 +42,13 @@ def _recorded(case: str, model: str, leaf: str | None = None, thinking: str | No
 
 @pytest.mark.parametrize(
     "model",
-    ["anthropic/claude-sonnet-4-5", "openai/gpt-5", "groq/openai/gpt-oss-120b", "google/gemini-2.5-pro", "deepseek/deepseek-v4-pro"],
+    [
+        "anthropic/claude-sonnet-4-5",
+        "openai/gpt-5",
+        "groq/openai/gpt-oss-120b",
+        "google/gemini-2.5-pro",
+        "deepseek/deepseek-v4-pro",
+    ],
 )
 def test_json_is_pi_ais_body_byte_for_byte(run: Any, model: str) -> None:
     result = run("request", WEDGES, "--model", model, "--format", "json")
@@ -69,7 +75,13 @@ def test_human_view_lists_blocks_and_transformations(run: Any) -> None:
     out = run("request", WEDGES, "--model", "anthropic/claude-sonnet-4-5", "--leaf", "e030").stdout
     assert "anthropic-messages" in out
     assert "messages.4" in out and "redacted_thinking" in out
-    for code in ("thinking-dropped", "tool-call-id-rewritten", "synthetic-tool-result", "assistant-skipped", "error-images-moved"):
+    for code in (
+        "thinking-dropped",
+        "tool-call-id-rewritten",
+        "synthetic-tool-result",
+        "assistant-skipped",
+        "error-images-moved",
+    ):
         assert code in out
 
 
@@ -80,7 +92,7 @@ def test_human_view_is_terminal_safe(run: Any, tmp_path: Path) -> None:
         {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01Z",
          "message": {"role": "user", "content": "hi", "timestamp": 1}},
         {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02Z",
-         "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "x\x1b]52;c;AAAA\x07", "name": "bash\u202e", "arguments": {}}],
+         "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "x\x1b]52;c;AAAA\x07", "name": "bash\u202e", "arguments": {}}],  # noqa: E501
                      "provider": "openai", "api": "openai-responses", "model": "gpt-5", "stopReason": "toolUse"}},
     ]  # fmt: skip
     session.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -89,7 +101,9 @@ def test_human_view_is_terminal_safe(run: Any, tmp_path: Path) -> None:
 
 
 def test_check_finds_the_handoff_wedge_and_exits_1(run: Any) -> None:
-    result = run("request", HANDOFF, "--model", "anthropic/claude-sonnet-4-5", "--check", "--format", "json", exit_code=1)
+    result = run(
+        "request", HANDOFF, "--model", "anthropic/claude-sonnet-4-5", "--check", "--format", "json", exit_code=1
+    )
     data = json.loads(result.stdout)
     _schema_ok(data)
     found = {(f["code"], f["path"]) for f in data["findings"]}
@@ -116,31 +130,64 @@ def test_check_passes_where_pi_ai_repairs_everything(run: Any) -> None:
 
 def test_check_thinking_off_drops_the_tool_loop_rule(run: Any) -> None:
     data = json.loads(
-        run("request", HANDOFF, "--model", "anthropic/claude-sonnet-4-5", "--thinking", "off", "--check", "--format", "json", exit_code=1).stdout
+        run(
+            "request",
+            HANDOFF,
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--thinking",
+            "off",
+            "--check",
+            "--format",
+            "json",
+            exit_code=1,
+        ).stdout
     )
     assert "thinking-missing-in-tool-loop" not in {f["code"] for f in data["findings"]}
 
 
 def test_diff_model(run: Any) -> None:
     data = json.loads(
-        run("request", HANDOFF, "--diff-model", "openai/gpt-5", "--model", "anthropic/claude-sonnet-4-5", "--format", "json").stdout
+        run(
+            "request",
+            HANDOFF,
+            "--diff-model",
+            "openai/gpt-5",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--format",
+            "json",
+        ).stdout
     )
     _schema_ok(data)
     assert data["a"]["api"] == "openai-responses" and data["b"]["api"] == "anthropic-messages"
     assert data["sameApi"] is False
     same = json.loads(
-        run("request", WEDGES, "--diff-model", "anthropic/claude-opus-4-7", "--model", "anthropic/claude-sonnet-4-5", "--format", "json").stdout
+        run(
+            "request",
+            WEDGES,
+            "--diff-model",
+            "anthropic/claude-opus-4-7",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--format",
+            "json",
+        ).stdout
     )
     paths = {c["path"] for c in same["changes"]}
     assert "model" in paths and "max_tokens" in paths
-    human = run("request", WEDGES, "--diff-model", "anthropic/claude-opus-4-7", "--model", "anthropic/claude-sonnet-4-5").stdout
+    human = run(
+        "request", WEDGES, "--diff-model", "anthropic/claude-opus-4-7", "--model", "anthropic/claude-sonnet-4-5"
+    ).stdout
     assert "changed" in human and "claude-opus-4-7" in human
 
 
 def test_validate_for_model(run: Any) -> None:
     result = run("validate", HANDOFF, "--for-model", "anthropic/claude-sonnet-4-5", exit_code=1)
     assert "foreign-thinking-signature" in result.stdout and "messages.1.content.0.signature" in result.stdout
-    data = json.loads(run("validate", HANDOFF, "--for-model", "anthropic/claude-sonnet-4-5", "--format", "json", exit_code=1).stdout)
+    data = json.loads(
+        run("validate", HANDOFF, "--for-model", "anthropic/claude-sonnet-4-5", "--format", "json", exit_code=1).stdout
+    )
     _schema_ok(data, VALIDATE_SCHEMA)
     assert data["status"] == "fail" and data["requestChecks"][0]["ok"] is False
     run("validate", HANDOFF, "--for-model", "google/gemini-2.5-pro")
@@ -179,14 +226,36 @@ def test_models_json_defines_a_model(run: Any, tmp_path: Path) -> None:
             }
         )
     )
-    result = run("request", HANDOFF, "--model", "local/qwen-coder", "--format", "json", env={"PI_CODING_AGENT_DIR": str(tmp_path)})
+    result = run(
+        "request",
+        HANDOFF,
+        "--model",
+        "local/qwen-coder",
+        "--format",
+        "json",
+        env={"PI_CODING_AGENT_DIR": str(tmp_path)},
+    )
     body = json.loads(result.stdout)
     assert body["model"] == "qwen-coder" and body["max_completion_tokens"] <= 4096
     assert "store" not in body or body["store"] is False
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.one_of(st.text(max_size=20), st.integers(), st.none(), st.dictionaries(st.sampled_from(["type", "id", "text", "name", "content", "role", "thinking"]), st.one_of(st.text(max_size=8), st.none(), st.integers()), max_size=4)), max_size=4))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=20),
+            st.integers(),
+            st.none(),
+            st.dictionaries(
+                st.sampled_from(["type", "id", "text", "name", "content", "role", "thinking"]),
+                st.one_of(st.text(max_size=8), st.none(), st.integers()),
+                max_size=4,
+            ),
+        ),
+        max_size=4,
+    )
+)
 def test_fuzzed_messages_never_traceback(run: Any, tmp_path: Path, junk: list[Any]) -> None:
     session = tmp_path / "fuzz.jsonl"
     lines = [{"type": "session", "version": 3, "id": "f", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/"}]
@@ -194,10 +263,15 @@ def test_fuzzed_messages_never_traceback(run: Any, tmp_path: Path, junk: list[An
     for i, value in enumerate(junk):
         role = ["user", "assistant", "toolResult"][i % 3]
         lines.append({"type": "message", "id": f"m{i}", "parentId": parent, "timestamp": "2026-01-01T00:00:01Z",
-                      "message": {"role": role, "content": value, "provider": "openai", "api": "openai-responses", "model": "gpt-5"}})  # fmt: skip
+                      "message": {"role": role, "content": value, "provider": "openai", "api": "openai-responses", "model": "gpt-5"}})  # fmt: skip  # noqa: E501
         parent = f"m{i}"
     session.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    for model in ("anthropic/claude-sonnet-4-5", "openai/gpt-5", "groq/llama-3.3-70b-versatile", "google/gemini-2.5-pro"):
+    for model in (
+        "anthropic/claude-sonnet-4-5",
+        "openai/gpt-5",
+        "groq/llama-3.3-70b-versatile",
+        "google/gemini-2.5-pro",
+    ):
         result = run("request", session, "--model", model, "--check", exit_code=None)
         assert result.exit_code in (0, 1), result.stderr
         assert "Traceback" not in result.stderr

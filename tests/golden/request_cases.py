@@ -23,9 +23,9 @@ USAGE = {"input": 1200, "output": 80, "cacheRead": 0, "cacheWrite": 0, "totalTok
          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}  # fmt: skip
 
 TOOLS = [
-    {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
-    {"name": "bash", "description": "Run a command", "parameters": {"type": "object", "properties": {"command": {"type": "string"}, "timeout": {"type": "number", "minimum": 1}}, "required": ["command"]}},
-    {"name": "pick", "description": "Pick a mode", "parameters": {"type": "object", "properties": {"mode": {"const": "fast"}}, "required": ["mode"]},
+    {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},  # noqa: E501
+    {"name": "bash", "description": "Run a command", "parameters": {"type": "object", "properties": {"command": {"type": "string"}, "timeout": {"type": "number", "minimum": 1}}, "required": ["command"]}},  # noqa: E501
+    {"name": "pick", "description": "Pick a mode", "parameters": {"type": "object", "properties": {"mode": {"const": "fast"}}, "required": ["mode"]},  # noqa: E501
      "constrainedSampling": {"type": "json_schema", "strict": "prefer"}},
 ]  # fmt: skip
 
@@ -33,12 +33,18 @@ TOOLS = [
 class _Writer:
     def __init__(self, session_id: str) -> None:
         self.lines: list[dict[str, Any]] = [
-            {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-11-02T09:00:00.000Z", "cwd": "/work/app"}
+            {
+                "type": "session",
+                "version": 3,
+                "id": session_id,
+                "timestamp": "2026-11-02T09:00:00.000Z",
+                "cwd": "/work/app",
+            }
         ]
         self.n = 0
         self.parent: str | None = None
 
-    def add(self, entry: dict[str, Any], parent: str | None | bool = True) -> str:
+    def add(self, entry: dict[str, Any], parent: str | bool | None = True) -> str:
         self.n += 1
         eid = f"e{self.n:03d}"
         ts = f"2026-11-02T09:{self.n // 60:02d}:{self.n % 60:02d}.000Z"
@@ -47,7 +53,7 @@ class _Writer:
         self.parent = eid
         return eid
 
-    def msg(self, message: dict[str, Any], parent: str | None | bool = True) -> str:
+    def msg(self, message: dict[str, Any], parent: str | bool | None = True) -> str:
         message.setdefault("timestamp", 1793610000000 + self.n * 1000)
         return self.add({"message": message}, parent)
 
@@ -56,7 +62,15 @@ class _Writer:
 
 
 def _assistant(provider: str, api: str, model: str, content: list[Any], stop: str = "toolUse") -> dict[str, Any]:
-    return {"role": "assistant", "content": content, "api": api, "provider": provider, "model": model, "usage": USAGE, "stopReason": stop}
+    return {
+        "role": "assistant",
+        "content": content,
+        "api": api,
+        "provider": provider,
+        "model": model,
+        "usage": USAGE,
+        "stopReason": stop,
+    }
 
 
 def wedges() -> str:
@@ -66,14 +80,22 @@ def wedges() -> str:
         {
             "role": "system",
             "content": "",
-            "sections": {"preamble": "You are an expert coding assistant.", "cwd": "Current working directory: /work/app"},
+            "sections": {
+                "preamble": "You are an expert coding assistant.",
+                "cwd": "Current working directory: /work/app",
+            },
             "toolsAdded": TOOLS[:2],
         }
     )
     w.add({"type": "model_change", "provider": "openai-codex", "modelId": "gpt-5.3-codex"})
     w.add({"type": "thinking_level_change", "thinkingLevel": "high"})
     w.msg({"role": "user", "content": "Why does the login test fail?"})
-    reasoning = {"type": "reasoning", "id": "rs_0a1b2c", "summary": [{"type": "summary_text", "text": "Look at the test."}], "encrypted_content": "gAAAAB" + "q" * 40}
+    reasoning = {
+        "type": "reasoning",
+        "id": "rs_0a1b2c",
+        "summary": [{"type": "summary_text", "text": "Look at the test."}],
+        "encrypted_content": "gAAAAB" + "q" * 40,
+    }
     w.msg(
         _assistant(
             "openai-codex",
@@ -81,25 +103,67 @@ def wedges() -> str:
             "gpt-5.3-codex",
             [
                 {"type": "thinking", "thinking": "Look at the test.", "thinkingSignature": json.dumps(reasoning)},
-                {"type": "text", "text": "Reading the test first.", "textSignature": json.dumps({"v": 1, "id": "msg_0c1d", "phase": "commentary"})},
+                {
+                    "type": "text",
+                    "text": "Reading the test first.",
+                    "textSignature": json.dumps({"v": 1, "id": "msg_0c1d", "phase": "commentary"}),
+                },
                 {"type": "toolCall", "id": CODEX_ID, "name": "read", "arguments": {"path": "tests/login.test.ts"}},
             ],
         )
     )
-    w.msg({"role": "toolResult", "toolCallId": CODEX_ID, "toolName": "read", "content": [{"type": "text", "text": "expect(login()).toBe(true)"}], "isError": False})
-    w.msg({"role": "system", "content": "", "sections": {"skills": "<skills>testing</skills>"}, "toolsAdded": [TOOLS[2]], "toolsRemoved": [{"name": "read"}]})
+    w.msg(
+        {
+            "role": "toolResult",
+            "toolCallId": CODEX_ID,
+            "toolName": "read",
+            "content": [{"type": "text", "text": "expect(login()).toBe(true)"}],
+            "isError": False,
+        }
+    )
+    w.msg(
+        {
+            "role": "system",
+            "content": "",
+            "sections": {"skills": "<skills>testing</skills>"},
+            "toolsAdded": [TOOLS[2]],
+            "toolsRemoved": [{"name": "read"}],
+        }
+    )
     w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
-    w.msg({"role": "user", "content": [{"type": "text", "text": "Here is the screenshot."}, {"type": "image", "data": PNG, "mimeType": "image/png"}]})
+    w.msg(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Here is the screenshot."},
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+            ],
+        }
+    )
     w.msg(
         _assistant(
             "anthropic",
             "anthropic-messages",
             "claude-sonnet-4-5",
             [
-                {"type": "thinking", "thinking": "The screenshot shows a 401.", "thinkingSignature": "EqQBCkgIARABGAIiQHb3" + "A" * 60},
-                {"type": "thinking", "thinking": "", "thinkingSignature": "RedactedPayload0123456789==", "redacted": True},
+                {
+                    "type": "thinking",
+                    "thinking": "The screenshot shows a 401.",
+                    "thinkingSignature": "EqQBCkgIARABGAIiQHb3" + "A" * 60,
+                },
+                {
+                    "type": "thinking",
+                    "thinking": "",
+                    "thinkingSignature": "RedactedPayload0123456789==",
+                    "redacted": True,
+                },
                 {"type": "text", "text": "   "},
-                {"type": "toolCall", "id": "toolu_01A2B3C4D5", "name": "bash", "arguments": {"command": "npm test -- login"}},
+                {
+                    "type": "toolCall",
+                    "id": "toolu_01A2B3C4D5",
+                    "name": "bash",
+                    "arguments": {"command": "npm test -- login"},
+                },
                 {"type": "toolCall", "id": "toolu_01Orphan99", "name": "bash", "arguments": {"command": "git log -1"}},
             ],
         )
@@ -120,7 +184,10 @@ def wedges() -> str:
             "anthropic",
             "anthropic-messages",
             "claude-sonnet-4-5",
-            [{"type": "thinking", "thinking": "Partial thought with no signature"}, {"type": "text", "text": "Partial"}],
+            [
+                {"type": "thinking", "thinking": "Partial thought with no signature"},
+                {"type": "text", "text": "Partial"},
+            ],
             stop="aborted",
         )
     )
@@ -129,12 +196,35 @@ def wedges() -> str:
             "anthropic",
             "anthropic-messages",
             "claude-sonnet-4-5",
-            [{"type": "thinking", "thinking": "Stream ended before the signature."}, {"type": "text", "text": "The token expired."}],
+            [
+                {"type": "thinking", "thinking": "Stream ended before the signature."},
+                {"type": "text", "text": "The token expired."},
+            ],
             stop="stop",
         )
     )
-    w.msg({"role": "bashExecution", "command": "npm test", "output": "ok 12 tests", "exitCode": 1, "cancelled": False, "truncated": True, "fullOutputPath": "/tmp/out.txt"})
-    w.msg({"role": "bashExecution", "command": "ls", "output": "", "exitCode": 0, "cancelled": False, "truncated": False, "excludeFromContext": True})
+    w.msg(
+        {
+            "role": "bashExecution",
+            "command": "npm test",
+            "output": "ok 12 tests",
+            "exitCode": 1,
+            "cancelled": False,
+            "truncated": True,
+            "fullOutputPath": "/tmp/out.txt",
+        }
+    )
+    w.msg(
+        {
+            "role": "bashExecution",
+            "command": "ls",
+            "output": "",
+            "exitCode": 0,
+            "cancelled": False,
+            "truncated": False,
+            "excludeFromContext": True,
+        }
+    )
     w.add({"type": "custom_message", "customType": "reminder", "content": "Remember the CHANGELOG.", "display": True})
     w.add({"type": "model_change", "provider": "google", "modelId": "gemini-2.5-pro"})
     w.msg({"role": "user", "content": "Fix it."})
@@ -146,11 +236,25 @@ def wedges() -> str:
             [
                 {"type": "thinking", "thinking": "Refresh the token.", "thinkingSignature": "c2lnbmF0dXJlMQ=="},
                 {"type": "text", "text": "", "textSignature": "dGV4dHNpZw=="},
-                {"type": "toolCall", "id": "call_gem_1", "name": "bash", "arguments": {"command": "npm test"}, "thoughtSignature": "dG9vbHNpZw=="},
+                {
+                    "type": "toolCall",
+                    "id": "call_gem_1",
+                    "name": "bash",
+                    "arguments": {"command": "npm test"},
+                    "thoughtSignature": "dG9vbHNpZw==",
+                },
             ],
         )
     )
-    w.msg({"role": "toolResult", "toolCallId": "call_gem_1", "toolName": "bash", "content": [{"type": "image", "data": PNG, "mimeType": "image/png"}], "isError": False})
+    w.msg(
+        {
+            "role": "toolResult",
+            "toolCallId": "call_gem_1",
+            "toolName": "bash",
+            "content": [{"type": "image", "data": PNG, "mimeType": "image/png"}],
+            "isError": False,
+        }
+    )
     w.add({"type": "model_change", "provider": "deepseek", "modelId": "deepseek-v4-pro"})
     w.msg({"role": "user", "content": "Summarize."})
     w.msg(
@@ -158,7 +262,10 @@ def wedges() -> str:
             "deepseek",
             "openai-completions",
             "deepseek-v4-pro",
-            [{"type": "thinking", "thinking": "Short summary.", "thinkingSignature": "reasoning_content"}, {"type": "text", "text": "Token refresh fixed."}],
+            [
+                {"type": "thinking", "thinking": "Short summary.", "thinkingSignature": "reasoning_content"},
+                {"type": "text", "text": "Token refresh fixed."},
+            ],
             stop="stop",
         )
     )
@@ -168,21 +275,46 @@ def wedges() -> str:
             "openai-completions",
             "openai/gpt-oss-120b",
             [
-                {"type": "thinking", "thinking": "Check details.", "thinkingSignature": json.dumps([{"type": "reasoning.text", "text": "Check details.", "format": "unknown"}])},
+                {
+                    "type": "thinking",
+                    "thinking": "Check details.",
+                    "thinkingSignature": json.dumps(
+                        [{"type": "reasoning.text", "text": "Check details.", "format": "unknown"}]
+                    ),
+                },
                 {"type": "toolCall", "id": "fc_gptoss_1", "name": "pick", "arguments": {"mode": "fast"}},
             ],
         )
     )
-    w.msg({"role": "toolResult", "toolCallId": "fc_gptoss_1", "toolName": "pick", "content": [{"type": "text", "text": ""}], "isError": False})
+    w.msg(
+        {
+            "role": "toolResult",
+            "toolCallId": "fc_gptoss_1",
+            "toolName": "pick",
+            "content": [{"type": "text", "text": ""}],
+            "isError": False,
+        }
+    )
     w.msg(
         _assistant(
             "openai",
             "openai-responses",
             "gpt-5",
             [
-                {"type": "thinking", "thinking": "", "thinkingSignature": json.dumps({"type": "reasoning", "id": "rs_9f", "summary": [], "encrypted_content": "gAAAAB" + "z" * 24})},
+                {
+                    "type": "thinking",
+                    "thinking": "",
+                    "thinkingSignature": json.dumps(
+                        {"type": "reasoning", "id": "rs_9f", "summary": [], "encrypted_content": "gAAAAB" + "z" * 24}
+                    ),
+                },
                 {"type": "text", "text": "Done.", "textSignature": "msg_" + "x" * 70},
-                {"type": "toolCall", "id": "call_resp_1|fc_resp_1", "name": "bash", "arguments": {"command": "git status"}},
+                {
+                    "type": "toolCall",
+                    "id": "call_resp_1|fc_resp_1",
+                    "name": "bash",
+                    "arguments": {"command": "git status"},
+                },
             ],
         )
     )
@@ -198,7 +330,15 @@ def wedges() -> str:
         parent=fork_point,
     )
     w.msg({"role": "user", "content": "Back here: try again."})
-    w.msg(_assistant("anthropic", "anthropic-messages", "claude-opus-4-7", [{"type": "text", "text": "Trying the refresh path."}], stop="stop"))
+    w.msg(
+        _assistant(
+            "anthropic",
+            "anthropic-messages",
+            "claude-opus-4-7",
+            [{"type": "text", "text": "Trying the refresh path."}],
+            stop="stop",
+        )
+    )
     kept = w.msg({"role": "user", "content": "And compact, please."})
     w.add(
         {
@@ -206,7 +346,12 @@ def wedges() -> str:
             "summary": "## Goal\nFix the login test.\n\n## Progress\nToken refresh identified.",
             "firstKeptEntryId": kept,
             "tokensBefore": 48000,
-            "systemMessage": {"role": "system", "content": "You are a coding assistant.", "toolsAdded": TOOLS[1:], "timestamp": 1793610000000},
+            "systemMessage": {
+                "role": "system",
+                "content": "You are a coding assistant.",
+                "toolsAdded": TOOLS[1:],
+                "timestamp": 1793610000000,
+            },
         }
     )
     w.msg({"role": "user", "content": "Continue after compaction."})
@@ -220,7 +365,14 @@ def handoff() -> str:
     gateway, so pi-ai keeps its Codex call id and OpenAI reasoning item as they are.
     """
     w = _Writer("019a4e5f-6a7b-7c8d-9e0f-a1b2c3d4e5f6")
-    w.msg({"role": "system", "content": "", "sections": {"preamble": "You are an expert coding assistant."}, "toolsAdded": TOOLS[:2]})
+    w.msg(
+        {
+            "role": "system",
+            "content": "",
+            "sections": {"preamble": "You are an expert coding assistant."},
+            "toolsAdded": TOOLS[:2],
+        }
+    )
     w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
     w.add({"type": "thinking_level_change", "thinkingLevel": "high"})
     w.msg({"role": "user", "content": "Refactor the auth module."})
@@ -232,12 +384,24 @@ def handoff() -> str:
             "anthropic-messages",
             "claude-sonnet-4-5",
             [
-                {"type": "thinking", "thinking": "Start with the session store.", "thinkingSignature": json.dumps(item)},
+                {
+                    "type": "thinking",
+                    "thinking": "Start with the session store.",
+                    "thinkingSignature": json.dumps(item),
+                },
                 {"type": "toolCall", "id": gateway_id, "name": "read", "arguments": {"path": "src/auth/session.ts"}},
             ],
         )
     )
-    w.msg({"role": "toolResult", "toolCallId": gateway_id, "toolName": "read", "content": [{"type": "text", "text": "export class SessionStore {}"}], "isError": False})
+    w.msg(
+        {
+            "role": "toolResult",
+            "toolCallId": gateway_id,
+            "toolName": "read",
+            "content": [{"type": "text", "text": "export class SessionStore {}"}],
+            "isError": False,
+        }
+    )
     w.add({"type": "model_change", "provider": "openai-codex", "modelId": "gpt-5.3-codex"})
     w.msg({"role": "user", "content": "Now run the tests."})
     codex_id = "call_T0kq81nBv|fc_0d9e" + "Q2+/" * 16
@@ -247,12 +411,24 @@ def handoff() -> str:
             "openai-codex-responses",
             "gpt-5.3-codex",
             [
-                {"type": "thinking", "thinking": "Run the auth suite.", "thinkingSignature": json.dumps({**item, "id": "rs_0d9e"})},
+                {
+                    "type": "thinking",
+                    "thinking": "Run the auth suite.",
+                    "thinkingSignature": json.dumps({**item, "id": "rs_0d9e"}),
+                },
                 {"type": "toolCall", "id": codex_id, "name": "bash", "arguments": {"command": "npm test -- auth"}},
             ],
         )
     )
-    w.msg({"role": "toolResult", "toolCallId": codex_id, "toolName": "bash", "content": [{"type": "text", "text": "3 failing"}], "isError": False})
+    w.msg(
+        {
+            "role": "toolResult",
+            "toolCallId": codex_id,
+            "toolName": "bash",
+            "content": [{"type": "text", "text": "3 failing"}],
+            "isError": False,
+        }
+    )
     w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
     return w.text()
 

@@ -88,7 +88,9 @@ def test_request_bodies_match_pi_ai(case: str) -> None:
         leaf = loaded.leaf(None) if leaf is None else leaf
         where = f"{case} leaf={record.get('leafArg')} model={record['model']} thinking={record['thinking']}"
         try:
-            built = build_request(loaded.index, leaf, (loaded.session.header or {}).get("id"), model, record["thinking"])
+            built = build_request(
+                loaded.index, leaf, (loaded.session.header or {}).get("id"), model, record["thinking"]
+            )
         except PitoolsError as exc:
             if "payload" in record:
                 mismatches.append(f"{where}: pitools failed ({exc}) where pi-ai built a body")
@@ -127,7 +129,15 @@ def test_corpus_covers_the_hard_shapes() -> None:
     wedges = _recording("request-wedges")["records"]
     anthropic = [r for r in wedges if r["model"] == "anthropic/claude-sonnet-4-5" and r.get("leafArg") == "e030"]
     body = json.loads(anthropic[0]["payload"])
-    ids = [b["id"] for m in body["messages"] for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    ids = [
+        b["id"] for m in body["messages"] for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
     assert any(i.startswith("call_8f2KxQ3vLm9Tz1Rb_fc_") and len(i) == 64 for i in ids), ids
-    results = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"]
+    results = [
+        b
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert any(r["content"] == "No result provided" and r["is_error"] for r in results)

@@ -34,7 +34,13 @@ def build_for(loaded: Any, leaf: Any, ref: str, thinking: str | None) -> Any:
 @click.command("request")
 @session_argument
 @leaf_option
-@click.option("--model", "model_ref", metavar="PROVIDER/ID", required=True, help="The target model, e.g. anthropic/claude-sonnet-4-5.")
+@click.option(
+    "--model",
+    "model_ref",
+    metavar="PROVIDER/ID",
+    required=True,
+    help="The target model, e.g. anthropic/claude-sonnet-4-5.",
+)
 @click.option(
     "--thinking",
     type=click.Choice(THINKING_LEVELS),
@@ -42,10 +48,18 @@ def build_for(loaded: Any, leaf: Any, ref: str, thinking: str | None) -> Any:
     help="Thinking level (default: the level at the leaf, as Pi resumes it; clamped to the model).",
 )
 @click.option("--check", is_flag=True, help="Apply the provider's rules to the body; exit 1 on an error.")
-@click.option("--diff-model", "diff_ref", metavar="PROVIDER/ID", default=None, help="Compare with the body this model would get.")
+@click.option(
+    "--diff-model", "diff_ref", metavar="PROVIDER/ID", default=None, help="Compare with the body this model would get."
+)
 @format_option("human", "json")
 def command(
-    file: str, leaf_ref: str | None, model_ref: str, thinking: str | None, check: bool, diff_ref: str | None, format_: str
+    file: str,
+    leaf_ref: str | None,
+    model_ref: str,
+    thinking: str | None,
+    check: bool,
+    diff_ref: str | None,
+    format_: str,
 ) -> int:
     """Print the request body pi-ai 1.6.0 would send to a model for the context at a leaf.
 

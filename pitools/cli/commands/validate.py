@@ -276,9 +276,19 @@ def _request_lines(checks: list[dict[str, Any]], format_: str) -> list[str]:
         for f in check["findings"]:
             if format_ == "github":
                 level = "error" if f["severity"] == "error" else "warning"
-                lines.append(safe_text(f"::{level} file={path},title={f['code']}::{f['path'] or ''} {f['message']}", one_line=True))
+                lines.append(
+                    safe_text(
+                        f"::{level} file={path},title={f['code']}::{f['path'] or ''} {f['message']}", one_line=True
+                    )
+                )
             else:
-                lines.append(safe_text(f"{path}: {f['severity']} {f['code']} (request to {check['model']}) at {f['path']}: {f['message']}", one_line=True))
+                lines.append(
+                    safe_text(
+                        f"{path}: {f['severity']} {f['code']} (request to {check['model']}) at {f['path']}: "
+                        f"{f['message']}",
+                        one_line=True,
+                    )
+                )
         if not check["findings"]:
             lines.append(safe_text(f"{path}: the request to {check['model']} breaks no provider rule", one_line=True))
     return lines

@@ -23,7 +23,6 @@ from pitools.core.request.common import (
     get,
     initial_system_message,
     js_trim_empty,
-    prefers_strict,
     render_system_message_update,
     resolve_sampling_params,
     resolve_strict,
@@ -56,7 +55,9 @@ _STRICT_UNSUPPORTED = frozenset(
     ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "maxItems", "uniqueItems",
      "minContains", "maxContains", "minProperties", "maxProperties"]
 )  # fmt: skip
-_STRICT_FORMATS = frozenset(["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"])
+_STRICT_FORMATS = frozenset(
+    ["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"]
+)
 
 _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -102,7 +103,10 @@ def _strict_unsupported(key: str, value: Any) -> bool:
 
 
 def _image(block: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "image", "source": {"type": "base64", "media_type": block.get("mimeType"), "data": block.get("data")}}
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": block.get("mimeType"), "data": block.get("data")},
+    }
 
 
 def _content_blocks(content: list[Any]) -> Any:
@@ -165,7 +169,9 @@ def _effort_for(model: dict[str, Any], level: str) -> str:
     return {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}.get(level, "high")
 
 
-def build(model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes) -> dict[str, Any]:
+def build(
+    model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
+) -> dict[str, Any]:
     """The payload ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     c = _anthropic_compat(model)
     reasoning = None if level == "off" else level
@@ -203,7 +209,9 @@ def _build_params(
     )
     level_map = model.get("thinkingLevelMap") or {}
     thinking_disabled = bool(
-        model.get("reasoning") and options.get("thinkingEnabled") is False and level_map.get("off", UNDEFINED) is not None
+        model.get("reasoning")
+        and options.get("thinkingEnabled") is False
+        and level_map.get("off", UNDEFINED) is not None
     )
     mid_effort = compat(model).get("supportsMidConvoEffort") is True
     effort_messages = mid_effort and not thinking_disabled
@@ -283,7 +291,11 @@ def _betas(
     features: list[str] = []
     if current_tools(context) and not c["supportsEagerToolInputStreaming"]:
         features.append(FINE_GRAINED_TOOL_STREAMING_BETA)
-    if model.get("reasoning") and options.get("thinkingEnabled") is True and compat(model).get("forceAdaptiveThinking") is not True:
+    if (
+        model.get("reasoning")
+        and options.get("thinkingEnabled") is True
+        and compat(model).get("forceAdaptiveThinking") is not True
+    ):
         features.append(INTERLEAVED_THINKING_BETA)
     fallbacks = compat(model).get("allowedFallbackModels")
     if type(fallbacks) is list and fallbacks:
@@ -341,9 +353,13 @@ def _convert_messages(
                 for tool in _or(get(msg, "toolsRemoved"), []):
                     if get(tool, "name") in redefined:
                         continue
-                    blocks.append({"type": "tool_removal", "tool": {"type": "tool_reference", "name": get(tool, "name")}})
+                    blocks.append(
+                        {"type": "tool_removal", "tool": {"type": "tool_reference", "name": get(tool, "name")}}
+                    )
                 for definition in tool_defs(added):
-                    blocks.append({"type": "tool_addition", "tool": {"type": "tool_definition", "definition": definition}})
+                    blocks.append(
+                        {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": definition}}
+                    )
             if blocks:
                 pending_system.append({"role": "system", "content": blocks})
         elif role == "user":
@@ -382,7 +398,9 @@ def _convert_messages(
                         continue
                     if not has_signature:
                         if allow_empty_signature:
-                            blocks.append({"type": "thinking", "thinking": sanitize_surrogates(thinking), "signature": ""})
+                            blocks.append(
+                                {"type": "thinking", "thinking": sanitize_surrogates(thinking), "signature": ""}
+                            )
                         else:
                             notes.add("thinking-as-text", "a thinking block without a signature is sent as text", None)
                             blocks.append({"type": "text", "text": sanitize_surrogates(thinking)})
@@ -408,7 +426,12 @@ def _convert_messages(
             index = len(params)
             params.append({"role": "assistant", "content": blocks})
             level = msg.get("providerThinkingLevel")
-            if managed_provider is not None and msg.get("api") == API and msg.get("provider") == managed_provider and level in _EFFORTS:
+            if (
+                managed_provider is not None
+                and msg.get("api") == API
+                and msg.get("provider") == managed_provider
+                and level in _EFFORTS
+            ):
                 levels[index] = level
         elif role == "toolResult":
             results: list[Any] = []

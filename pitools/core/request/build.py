@@ -57,7 +57,9 @@ def check_api(model: dict[str, Any]) -> None:
         )
 
 
-def build_payload(model: dict[str, Any], llm_messages: list[Any], level: str, session_id: Any, notes: Notes) -> dict[str, Any]:
+def build_payload(
+    model: dict[str, Any], llm_messages: list[Any], level: str, session_id: Any, notes: Notes
+) -> dict[str, Any]:
     """The adapter step alone: Pi's LLM messages → the provider body."""
     check_api(model)
     from pitools.core.request import anthropic, google, openai_completions, openai_responses
@@ -80,7 +82,9 @@ def build_payload(model: dict[str, Any], llm_messages: list[Any], level: str, se
         ) from exc
 
 
-def build_request(index: Any, leaf_id: Any, session_id: Any, model: dict[str, Any], thinking: str | None) -> RequestBuild:
+def build_request(
+    index: Any, leaf_id: Any, session_id: Any, model: dict[str, Any], thinking: str | None
+) -> RequestBuild:
     """Replay the context at ``leaf_id`` and build the body ``model`` would receive."""
     from pitools.core.context.build import build_projection, context_entries_from_path
     from pitools.core.context.messages import convert_to_llm

@@ -42,39 +42,41 @@ RULES: dict[str, tuple[str, str, str]] = {
     "tool-id-length": (
         "error",
         "a tool call id is longer than the API allows (Anthropic 64, Chat Completions 40, Responses 64)",
-        f"{ANTHROPIC_TOOL_USE_DOCS}; OpenAI 400 \"string too long. Expected a string with maximum length 40\" ({OPENAI_CHAT_DOCS})",
+        f'{ANTHROPIC_TOOL_USE_DOCS}; OpenAI 400 "string too long. Expected a string with maximum length '
+        f'40" ({OPENAI_CHAT_DOCS})',
     ),
     "duplicate-tool-id": (
         "error",
         "two tool calls in the request share an id",
-        f"Anthropic 400 \"tool_use ids must be unique\" ({ANTHROPIC_TOOL_USE_DOCS})",
+        f'Anthropic 400 "tool_use ids must be unique" ({ANTHROPIC_TOOL_USE_DOCS})',
     ),
     "tool-result-without-call": (
         "error",
         "a tool result answers no tool call of the assistant turn before it",
-        f"Anthropic 400 \"unexpected tool_use_id found in tool_result blocks\" ({ANTHROPIC_TOOL_USE_DOCS}); "
-        f"OpenAI 400 \"No tool call found for function call output\" ({OPENAI_RESPONSES_DOCS}); {GEMINI_FC_DOCS}",
+        f'Anthropic 400 "unexpected tool_use_id found in tool_result blocks" ({ANTHROPIC_TOOL_USE_DOCS}); '
+        f'OpenAI 400 "No tool call found for function call output" ({OPENAI_RESPONSES_DOCS}); {GEMINI_FC_DOCS}',
     ),
     "foreign-thinking-signature": (
         "error",
         "a thinking block kept for this model carries a signature another provider wrote",
-        f"Anthropic 400 \"Invalid signature in thinking block\" ({ANTHROPIC_THINKING_DOCS}); {PI_9048}; "
+        f'Anthropic 400 "Invalid signature in thinking block" ({ANTHROPIC_THINKING_DOCS}); {PI_9048}; '
         "oh-my-pi #6379; opencode #6418; Claude Code #21726",
     ),
     "thinking-missing-in-tool-loop": (
         "error",
-        "thinking is on and the request continues a tool loop whose assistant turn does not start with a thinking block",
-        f"Anthropic 400 \"Expected `thinking` or `redacted_thinking`, but found `tool_use`\" ({ANTHROPIC_THINKING_DOCS})",
+        "thinking is on and the request continues a tool loop whose assistant turn does not start with "
+        "a thinking block",
+        f'Anthropic 400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`" ({ANTHROPIC_THINKING_DOCS})',
     ),
     "empty-text-block": (
         "error",
         "a text block or part is empty",
-        f"Anthropic 400 \"text content blocks must be non-empty\" ({ANTHROPIC_TOOL_USE_DOCS}); Gemini 400 on empty parts",
+        f'Anthropic 400 "text content blocks must be non-empty" ({ANTHROPIC_TOOL_USE_DOCS}); Gemini 400 on empty parts',
     ),
     "empty-message": (
         "error",
         "a message has no content at all",
-        "Anthropic 400 \"all messages must have non-empty content\"; Gemini 400 \"contents.parts must not be empty\"",
+        'Anthropic 400 "all messages must have non-empty content"; Gemini 400 "contents.parts must not be empty"',
     ),
     "tool-name-pattern": (
         "error",
@@ -104,7 +106,7 @@ RULES: dict[str, tuple[str, str, str]] = {
     "context-over-window": (
         "error",
         "Pi's token estimate of the context is over the model's context window",
-        "pi-ai estimateContextTokens; Anthropic 400 \"prompt is too long\"; OpenAI context_length_exceeded",
+        'pi-ai estimateContextTokens; Anthropic 400 "prompt is too long"; OpenAI context_length_exceeded',
     ),
     "context-near-window": (
         "warning",
@@ -155,7 +157,9 @@ def _looks_foreign_anthropic_signature(signature: Any) -> bool:
     """Anthropic signatures are long base64; JSON (OpenAI reasoning items), pipes or a short value are not."""
     if type(signature) is not str:
         return True
-    return signature.startswith("{") or signature.startswith("[") or not BASE64.fullmatch(signature) or len(signature) < 40
+    return (
+        signature.startswith("{") or signature.startswith("[") or not BASE64.fullmatch(signature) or len(signature) < 40
+    )
 
 
 def check_request(model: dict[str, Any], payload: dict[str, Any], llm_messages: list[Any]) -> list[RequestFinding]:
@@ -181,7 +185,11 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
     for t, tool in enumerate(payload.get("tools") or []):
         name = get(tool, "name")
         if type(name) is not str or not TOOL_NAME.fullmatch(name):
-            out.append(RequestFinding("tool-name-pattern", f"tool name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,128}}$", f"tools.{t}.name"))
+            out.append(
+                RequestFinding(
+                    "tool-name-pattern", f"tool name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,128}}$", f"tools.{t}.name"
+                )
+            )
     previous_calls: set[Any] = set()
     images = 0
     limits = _image_limits(model)
@@ -191,20 +199,31 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
         if role == "system":
             continue
         if isinstance(content, list) and not content:
-            out.append(RequestFinding("empty-message", f"{role} message {i} has no content blocks", f"messages.{i}.content", i))
+            out.append(
+                RequestFinding("empty-message", f"{role} message {i} has no content blocks", f"messages.{i}.content", i)
+            )
         calls_here: set[Any] = set()
         for b, block in enumerate(content if isinstance(content, list) else []):
             btype = get(block, "type")
             path = f"messages.{i}.content.{b}"
             if btype == "text" and get(block, "text") == "":
-                out.append(RequestFinding("empty-text-block", f"message {i} has an empty text block", f"{path}.text", i))
+                out.append(
+                    RequestFinding("empty-text-block", f"message {i} has an empty text block", f"{path}.text", i)
+                )
             elif btype == "tool_use":
                 tid = get(block, "id")
                 calls_here.add(tid)
                 _anthropic_id(tid, f"{path}.id", i, out)
                 if type(tid) is str:
                     if tid in seen_ids:
-                        out.append(RequestFinding("duplicate-tool-id", f"tool_use id {_q(tid)} is also used at {seen_ids[tid]}", f"{path}.id", i))
+                        out.append(
+                            RequestFinding(
+                                "duplicate-tool-id",
+                                f"tool_use id {_q(tid)} is also used at {seen_ids[tid]}",
+                                f"{path}.id",
+                                i,
+                            )
+                        )
                     seen_ids.setdefault(tid, f"{path}.id")
             elif btype == "tool_result":
                 tid = get(block, "tool_use_id")
@@ -241,12 +260,14 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
                 _anthropic_image(block, path, i, limits, out)
         previous_calls = calls_here if role == "assistant" else set()
         if isinstance(content, str) and content == "":
-            out.append(RequestFinding("empty-message", f"{role} message {i} is an empty string", f"messages.{i}.content", i))
+            out.append(
+                RequestFinding("empty-message", f"{role} message {i} is an empty string", f"messages.{i}.content", i)
+            )
     _image_count(images, limits, out)
     if thinking_on:
         convo = [(i, m) for i, m in enumerate(messages) if m.get("role") != "system"]
         if len(convo) >= 2:
-            last_i, last = convo[-1]
+            _last_i, last = convo[-1]
             prev_i, prev = convo[-2]
             last_content = last.get("content")
             tool_loop = (
@@ -261,8 +282,8 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
                         RequestFinding(
                             "thinking-missing-in-tool-loop",
                             f"thinking is on, message {prev_i} is the assistant turn of an open tool loop and starts "
-                            f"with {_q(get(first, 'type'))}, not a thinking block (its thinking came from another model "
-                            "and was dropped, or was never signed)",
+                            f"with {_q(get(first, 'type'))}, not a thinking block "
+                            "(its thinking came from another model and was dropped, or was never signed)",
                             f"messages.{prev_i}.content.0",
                             prev_i,
                         )
@@ -290,7 +311,14 @@ def _anthropic_image(block: Any, path: str, i: int, limits: dict[str, Any], out:
     source = get(block, "source")
     media = get(source, "media_type")
     if media not in ANTHROPIC_MEDIA:
-        out.append(RequestFinding("image-media-type", f"image type {_q(media)}; Anthropic takes {', '.join(ANTHROPIC_MEDIA)}", f"{path}.source.media_type", i))
+        out.append(
+            RequestFinding(
+                "image-media-type",
+                f"image type {_q(media)}; Anthropic takes {', '.join(ANTHROPIC_MEDIA)}",
+                f"{path}.source.media_type",
+                i,
+            )
+        )
     _image_size(get(source, "data"), f"{path}.source.data", i, limits, out)
 
 
@@ -298,7 +326,11 @@ def _image_size(data: Any, path: str, i: int, limits: dict[str, Any], out: list[
     max_bytes = limits.get("maxBytes")
     size = _decoded_size(data)
     if max_bytes and size > max_bytes:
-        out.append(RequestFinding("image-too-large", f"image is {size:,} bytes; the model takes at most {max_bytes:,}", path, i))
+        out.append(
+            RequestFinding(
+                "image-too-large", f"image is {size:,} bytes; the model takes at most {max_bytes:,}", path, i
+            )
+        )
 
 
 def _image_count(count: int, limits: dict[str, Any], out: list[RequestFinding]) -> None:
@@ -312,7 +344,13 @@ def _check_completions(payload: dict[str, Any], out: list[RequestFinding]) -> No
     for t, tool in enumerate(payload.get("tools") or []):
         name = get(get(tool, "function"), "name")
         if type(name) is not str or not OPENAI_TOOL_NAME.fullmatch(name):
-            out.append(RequestFinding("tool-name-pattern", f"tool name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,64}}$", f"tools.{t}.function.name"))
+            out.append(
+                RequestFinding(
+                    "tool-name-pattern",
+                    f"tool name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,64}}$",
+                    f"tools.{t}.function.name",
+                )
+            )
     open_calls: set[Any] = set()
     seen: dict[str, str] = {}
     for i, msg in enumerate(messages):
@@ -324,17 +362,26 @@ def _check_completions(payload: dict[str, Any], out: list[RequestFinding]) -> No
                 path = f"messages.{i}.tool_calls.{c}.id"
                 open_calls.add(cid)
                 if type(cid) is str and utf16_len(cid) > 40:
-                    out.append(RequestFinding("tool-id-length", f"tool call id is {utf16_len(cid)} characters; OpenAI allows 40", path, i))
+                    out.append(
+                        RequestFinding(
+                            "tool-id-length", f"tool call id is {utf16_len(cid)} characters; OpenAI allows 40", path, i
+                        )
+                    )
                 if type(cid) is str:
                     if cid in seen:
-                        out.append(RequestFinding("duplicate-tool-id", f"tool call id {_q(cid)} is also used at {seen[cid]}", path, i))
+                        out.append(
+                            RequestFinding(
+                                "duplicate-tool-id", f"tool call id {_q(cid)} is also used at {seen[cid]}", path, i
+                            )
+                        )
                     seen.setdefault(cid, path)
         elif role == "tool":
             if get(msg, "tool_call_id") not in open_calls:
                 out.append(
                     RequestFinding(
                         "tool-result-without-call",
-                        f"tool message for {_q(get(msg, 'tool_call_id'))} follows no assistant tool_calls entry with that id",
+                        f"tool message for {_q(get(msg, 'tool_call_id'))} follows no assistant tool_calls entry with "
+                        "that id",
                         f"messages.{i}.tool_call_id",
                         i,
                     )
@@ -345,7 +392,14 @@ def _check_completions(payload: dict[str, Any], out: list[RequestFinding]) -> No
             if isinstance(content, list):
                 for b, part in enumerate(content):
                     if get(part, "type") == "text" and get(part, "text") == "":
-                        out.append(RequestFinding("empty-text-block", f"message {i} has an empty text part", f"messages.{i}.content.{b}.text", i))
+                        out.append(
+                            RequestFinding(
+                                "empty-text-block",
+                                f"message {i} has an empty text part",
+                                f"messages.{i}.content.{b}.text",
+                                i,
+                            )
+                        )
 
 
 def _check_responses(payload: dict[str, Any], out: list[RequestFinding]) -> None:
@@ -356,21 +410,31 @@ def _check_responses(payload: dict[str, Any], out: list[RequestFinding]) -> None
             cid = get(item, "call_id")
             calls.add(cid)
             if type(cid) is str and utf16_len(cid) > 64:
-                out.append(RequestFinding("tool-id-length", f"call_id is {utf16_len(cid)} characters; the limit is 64", f"input.{i}.call_id", i))
-        elif itype == "function_call_output":
-            if get(item, "call_id") not in calls:
                 out.append(
                     RequestFinding(
-                        "tool-result-without-call",
-                        f"function_call_output for {_q(get(item, 'call_id'))} has no function_call before it",
+                        "tool-id-length",
+                        f"call_id is {utf16_len(cid)} characters; the limit is 64",
                         f"input.{i}.call_id",
                         i,
                     )
                 )
+        elif itype == "function_call_output" and get(item, "call_id") not in calls:
+            out.append(
+                RequestFinding(
+                    "tool-result-without-call",
+                    f"function_call_output for {_q(get(item, 'call_id'))} has no function_call before it",
+                    f"input.{i}.call_id",
+                    i,
+                )
+            )
     for t, tool in enumerate(payload.get("tools") or []):
         name = get(tool, "name")
         if type(name) is not str or not OPENAI_TOOL_NAME.fullmatch(name):
-            out.append(RequestFinding("tool-name-pattern", f"tool name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,64}}$", f"tools.{t}.name"))
+            out.append(
+                RequestFinding(
+                    "tool-name-pattern", f"tool name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,64}}$", f"tools.{t}.name"
+                )
+            )
 
 
 def _check_google(payload: dict[str, Any], out: list[RequestFinding]) -> None:
@@ -397,10 +461,18 @@ def _check_google(payload: dict[str, Any], out: list[RequestFinding]) -> None:
         for d, decl in enumerate(get(group, "functionDeclarations") or []):
             name = get(decl, "name")
             if type(name) is not str or not OPENAI_TOOL_NAME.fullmatch(name):
-                out.append(RequestFinding("tool-name-pattern", f"function name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,64}}$", f"config.tools.{t}.functionDeclarations.{d}.name"))
+                out.append(
+                    RequestFinding(
+                        "tool-name-pattern",
+                        f"function name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,64}}$",
+                        f"config.tools.{t}.functionDeclarations.{d}.name",
+                    )
+                )
 
 
-def _check_size(model: dict[str, Any], payload: dict[str, Any], llm_messages: list[Any], out: list[RequestFinding]) -> None:
+def _check_size(
+    model: dict[str, Any], payload: dict[str, Any], llm_messages: list[Any], out: list[RequestFinding]
+) -> None:
     limits = _image_limits(model)
     if model.get("api") != "anthropic-messages":
         count = _count_images(payload)
@@ -409,17 +481,24 @@ def _check_size(model: dict[str, Any], payload: dict[str, Any], llm_messages: li
     if max_request:
         size = len((js_stringify(payload) or "").encode("utf-8", "surrogatepass"))
         if size > max_request:
-            out.append(RequestFinding("request-too-large", f"the body is {size:,} bytes; the API takes at most {max_request:,}"))
+            out.append(
+                RequestFinding(
+                    "request-too-large", f"the body is {size:,} bytes; the API takes at most {max_request:,}"
+                )
+            )
     window = model.get("contextWindow") or 0
     if window > 0:
         tokens = estimate_context_tokens(llm_messages)
         if tokens > window:
-            out.append(RequestFinding("context-over-window", f"Pi estimates {tokens:,.0f} tokens; the window is {window:,}"))
+            out.append(
+                RequestFinding("context-over-window", f"Pi estimates {tokens:,.0f} tokens; the window is {window:,}")
+            )
         elif tokens + 4096 + model.get("maxTokens", 0) > window:
             out.append(
                 RequestFinding(
                     "context-near-window",
-                    f"Pi estimates {tokens:,.0f} tokens; with the {model.get('maxTokens', 0):,}-token output cap that passes the {window:,} window",
+                    f"Pi estimates {tokens:,.0f} tokens; with the {model.get('maxTokens', 0):,}-token output cap "
+                    f"that passes the {window:,} window",
                 )
             )
 

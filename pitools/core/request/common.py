@@ -137,7 +137,8 @@ def resolve_transcript(messages: list[Any], supports_mid_convo_system: bool, not
     if notes is not None and systems > 1:
         notes.add(
             "system-collapsed",
-            f"{systems} system messages folded into one leading system prompt (the API has no mid-conversation system messages)",
+            f"{systems} system messages folded into one leading system prompt (the API has no "
+            "mid-conversation system messages)",
         )
     return [head, *rest] if head else rest
 
@@ -174,7 +175,7 @@ def split_error_tool_result_images(msg: dict[str, Any]) -> dict[str, Any] | None
         return None
     return {
         "content": _replace_images(content, ERROR_TOOL_IMAGE_PLACEHOLDER),
-        "caption": f"Images from the error result of tool call {_s(msg.get('toolCallId'))} ({_s(msg.get('toolName'))}):",
+        "caption": f"Images from the error result of tool call {_s(msg.get('toolCallId'))} ({_s(msg.get('toolName'))}):",  # noqa: E501
         "images": images,
     }
 
@@ -254,13 +255,13 @@ def transform_messages(
                         call = {k: v for k, v in call.items() if k != "thoughtSignature"}
                     if not same and normalize_tool_call_id is not None:
                         old = call.get("id")
-                        new = normalize_tool_call_id(old, model, msg)
-                        if new != old:
-                            id_map[old] = new
-                            call = {**call, "id": new}
+                        new_id = normalize_tool_call_id(old, model, msg)
+                        if new_id != old:
+                            id_map[old] = new_id
+                            call = {**call, "id": new_id}
                             notes.add(
                                 "tool-call-id-rewritten",
-                                f"tool call id {_short(old)} rewritten to {_short(new)} (the API's id pattern)",
+                                f"tool call id {_short(old)} rewritten to {_short(new_id)} (the API's id pattern)",
                                 i,
                             )
                     content.append(call)
@@ -269,7 +270,8 @@ def transform_messages(
             if dropped_thinking:
                 notes.add(
                     "thinking-dropped",
-                    f"{dropped_thinking} thinking block(s) from {_s(msg.get('provider'))}/{_s(msg.get('model'))} dropped "
+                    f"{dropped_thinking} thinking block(s) from {_s(msg.get('provider'))}/{_s(msg.get('model'))} "
+                    "dropped "
                     "(signatures are only valid for the model that wrote them)",
                     i,
                 )
@@ -312,7 +314,10 @@ def transform_messages(
         if role == "assistant":
             close()
             if msg.get("stopReason") in ("error", "aborted"):
-                notes.add("assistant-skipped", f"an assistant message that ended with '{msg.get('stopReason')}' is not replayed")
+                notes.add(
+                    "assistant-skipped",
+                    f"an assistant message that ended with '{msg.get('stopReason')}' is not replayed",
+                )
                 continue
             calls = [b for b in msg["content"] if get(b, "type") == "toolCall"]
             if calls:
@@ -402,10 +407,10 @@ def estimate_message_tokens(message: Any) -> int:
 def _usage_tokens(usage: Any) -> float:
     total = get(usage, "totalTokens")
     if js_truthy(total):
-        return total  # type: ignore[no-any-return]
+        return float(total) if type(total) in (int, float) else math.nan
     parts = [get(usage, k) for k in ("input", "output", "cacheRead", "cacheWrite")]
     if all(type(p) in (int, float) for p in parts):
-        return sum(parts)  # type: ignore[no-any-return]
+        return float(sum(parts))
     return math.nan
 
 
@@ -609,7 +614,9 @@ def prefers_strict(tool: Any) -> bool:
     return type(config) is dict and config.get("type") == "json_schema" and config.get("strict") == "prefer"
 
 
-def resolve_strict(tool: Any, supports_strict: bool, unsupported: Callable[[str, Any], bool] | None = None) -> bool | None:
+def resolve_strict(
+    tool: Any, supports_strict: bool, unsupported: Callable[[str, Any], bool] | None = None
+) -> bool | None:
     """pi-ai ``resolveJsonSchemaStrictSampling``: True when the tool goes out in strict mode."""
     config = get(tool, "constrainedSampling")
     if type(config) is not dict or config.get("type") != "json_schema":
@@ -622,7 +629,8 @@ def resolve_strict(tool: Any, supports_strict: bool, unsupported: Callable[[str,
             if config.get("strict") != "require":
                 return None
             raise RequestError(
-                f"tool {_short(get(tool, 'name'))} requires strict JSON-schema sampling its schema cannot satisfy; pi-ai refuses the request"
+                f"tool {_short(get(tool, 'name'))} requires strict JSON-schema sampling its schema cannot "
+                "satisfy; pi-ai refuses the request"
             ) from None
     if config.get("strict") == "require":
         raise RequestError(f"tool {_short(get(tool, 'name'))} requires strict tools, which the model does not support")

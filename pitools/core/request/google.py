@@ -69,7 +69,8 @@ def resolve_google_level(model: dict[str, Any], level: str) -> str:
     if resolved in ("minimal", "low", "medium", "high"):
         return resolved
     raise RequestError(
-        f"pi-ai has no Google thinking level for {model['provider']}/{model['id']} at {level} (mapped to {mapped!s}); it refuses the request"
+        f"pi-ai has no Google thinking level for {model['provider']}/{model['id']} at {level} (mapped to "
+        f"{mapped!s}); it refuses the request"
     )
 
 
@@ -157,7 +158,10 @@ def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Note
                 elif btype == "toolCall":
                     sig = _signature(same, get(block, "thoughtSignature"))
                     args = block.get("arguments", UNDEFINED)
-                    call: dict[str, Any] = {"name": block.get("name"), "args": {} if args is None or args is UNDEFINED else args}
+                    call: dict[str, Any] = {
+                        "name": block.get("name"),
+                        "args": {} if args is None or args is UNDEFINED else args,
+                    }
                     if include_id:
                         call["id"] = block.get("id")
                     part = {"functionCall": call}
@@ -225,7 +229,9 @@ def rewrite_const_as_enum(schema: Any, name_map: bool = False) -> Any:
     return result
 
 
-def build(model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes) -> dict[str, Any]:
+def build(
+    model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
+) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
     thinking: dict[str, Any]

@@ -83,7 +83,7 @@ def detect_compat(model: dict[str, Any]) -> dict[str, Any]:
         "supportsOpenAIGrammarTools": False,
         "supportsMidConvoSystemMessages": False,
         "supportsMidConvoToolAdditions": False,
-        "cacheControlFormat": "anthropic" if provider == "openrouter" and str(model["id"]).startswith("anthropic/") else UNDEFINED,
+        "cacheControlFormat": "anthropic" if provider == "openrouter" and str(model["id"]).startswith("anthropic/") else UNDEFINED,  # noqa: E501
         "supportsLongCacheRetention": not (together or cf_workers or cf_gateway or nvidia or ant_ling),
     }  # fmt: skip
 
@@ -183,7 +183,9 @@ def _grammar_check(tools: list[Any], c: dict[str, Any]) -> None:
     for tool in tools:
         config = get(tool, "constrainedSampling")
         if type(config) is dict and config.get("type") == "grammar":
-            raise RequestError(f"tool {get(tool, 'name')!r} uses grammar-constrained sampling, which pitools does not replay")
+            raise RequestError(
+                f"tool {get(tool, 'name')!r} uses grammar-constrained sampling, which pitools does not replay"
+            )
 
 
 def convert_tools(tools: list[Any], c: dict[str, Any]) -> list[Any]:
@@ -203,13 +205,20 @@ def convert_tools(tools: list[Any], c: dict[str, Any]) -> list[Any]:
 
 
 def _image_url(block: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "image_url", "image_url": {"url": f"data:{to_string(get(block, 'mimeType'))};base64,{to_string(get(block, 'data'))}"}}
+    return {
+        "type": "image_url",
+        "image_url": {"url": f"data:{to_string(get(block, 'mimeType'))};base64,{to_string(get(block, 'data'))}"},
+    }
 
 
 def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, Any], notes: Notes) -> list[Any]:
     context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")))
     transformed = transform_messages(context, model, normalize_tool_call_id(model), notes)
-    support = "additions" if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True else "none"
+    support = (
+        "additions"
+        if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True
+        else "none"
+    )
     _, folded = resolve_transcript_tools(context, support)
     instruction_role = "developer" if model.get("reasoning") and c.get("supportsDeveloperRole") else "system"
     params: list[Any] = []
@@ -222,7 +231,11 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
         if c.get("requiresAssistantAfterToolResult") and last_role == "toolResult" and role == "user":
             params.append({"role": "assistant", "content": "I have processed the tool results."})
         if role == "system":
-            added = (get(msg, "toolsAdded") if get(msg, "toolsAdded") not in (None, UNDEFINED) else []) if system_index >= folded else []
+            added = (
+                (get(msg, "toolsAdded") if get(msg, "toolsAdded") not in (None, UNDEFINED) else [])
+                if system_index >= folded
+                else []
+            )
             system_index += 1
             if added:
                 params.append({"role": "system", "tools": convert_tools(added, c)})
@@ -235,7 +248,9 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
                 params.append({"role": "user", "content": sanitize_surrogates(content)})
             else:
                 parts = [
-                    {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image_url(b)
+                    {"type": "text", "text": sanitize_surrogates(b["text"])}
+                    if get(b, "type") == "text"
+                    else _image_url(b)
                     for b in content
                     if get(b, "type") != "text" or utf16_len(b["text"]) > 0
                 ]
@@ -246,7 +261,9 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
         elif role == "assistant":
             out: dict[str, Any] = {
                 "role": "assistant",
-                "content": "" if c.get("requiresAssistantAfterToolResult") or c.get("requiresNonNullAssistantContent") else None,
+                "content": ""
+                if c.get("requiresAssistantAfterToolResult") or c.get("requiresNonNullAssistantContent")
+                else None,
             }
             blocks = msg["content"]
             text_parts = [
@@ -258,7 +275,11 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
             thinking_blocks = [b for b in blocks if get(b, "type") == "thinking"]
             calls = [b for b in blocks if get(b, "type") == "toolCall"]
             signed = next(
-                (d for d in (_reasoning_details(get(b, "thinkingSignature")) for b in thinking_blocks) if d is not UNDEFINED),
+                (
+                    d
+                    for d in (_reasoning_details(get(b, "thinkingSignature")) for b in thinking_blocks)
+                    if d is not UNDEFINED
+                ),
                 UNDEFINED,
             )
             legacy = [d for d in (_legacy_detail(get(b, "thoughtSignature")) for b in calls) if d is not UNDEFINED]
@@ -284,13 +305,20 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
                     {
                         "id": call.get("id"),
                         "type": "function",
-                        "function": {"name": call.get("name"), "arguments": js_stringify(call.get("arguments", UNDEFINED))},
+                        "function": {
+                            "name": call.get("name"),
+                            "arguments": js_stringify(call.get("arguments", UNDEFINED)),
+                        },
                     }
                     for call in calls
                 ]
             if preserved is not UNDEFINED:
                 out["reasoning_details"] = preserved
-            if c.get("requiresReasoningContentOnAssistantMessages") and model.get("reasoning") and "reasoning_content" not in out:
+            if (
+                c.get("requiresReasoningContentOnAssistantMessages")
+                and model.get("reasoning")
+                and "reasoning_content" not in out
+            ):
                 out["reasoning_content"] = ""
             content = out["content"]
             has_content = content is not None and len(content) > 0
@@ -326,7 +354,12 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
                 notes.add("tool-images-separate", "tool result images follow the tool results as a user message")
                 if c.get("requiresAssistantAfterToolResult"):
                     params.append({"role": "assistant", "content": "I have processed the tool results."})
-                params.append({"role": "user", "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, *images]})
+                params.append(
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, *images],
+                    }
+                )
                 last_role = "user"
             else:
                 last_role = "toolResult"
@@ -346,14 +379,20 @@ def _has_tool_history(messages: list[Any]) -> bool:
     return False
 
 
-def build(model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes) -> dict[str, Any]:
+def build(
+    model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
+) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
     clamped = clamp_thinking_level(model, level) if level != "off" else None
     effort = None if clamped in (None, "off") else clamped
     c = get_compat(model)
     context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")), notes)
-    support = "additions" if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True else "none"
+    support = (
+        "additions"
+        if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True
+        else "none"
+    )
     request_tools, _ = resolve_transcript_tools(context, support)
     from pitools.core.request.common import current_tools
 

@@ -141,7 +141,8 @@ def _tool_result_output(model: dict[str, Any], content: list[Any]) -> Any:
 def _incremental_notice(unavailable: dict[str, None]) -> str:
     notice = (
         "This is an incremental tools update. Previously declared tools remain available unless explicitly marked "
-        "unavailable. A tool declared again here is available again, and its latest definition replaces the earlier one."
+        "unavailable. A tool declared again here is available again, and its latest definition replaces "
+        "the earlier one."
     )
     return f"{notice}\nStill unavailable: {', '.join(unavailable)}." if unavailable else notice
 
@@ -169,7 +170,11 @@ def convert_messages(
     transformed = transform_messages(context, model, normalize, notes)
     support = tool_support(c)
     _, folded = resolve_transcript_tools(context, support)
-    instruction_role = "developer" if model.get("reasoning") and (model.get("compat") or {}).get("supportsDeveloperRole") is not False else "system"
+    instruction_role = (
+        "developer"
+        if model.get("reasoning") and (model.get("compat") or {}).get("supportsDeveloperRole") is not False
+        else "system"
+    )
     out: list[Any] = []
     declared_additional = False
     unavailable: dict[str, None] = {}
@@ -279,21 +284,24 @@ def convert_messages(
                             output.append(parse_json_line(to_string(signature).encode("utf-8", "surrogatepass"))[0])
                         except ValueError:
                             raise RequestError(
-                                "a thinking block's signature is not JSON: pi-ai's JSON.parse throws and the request fails"
+                                "a thinking block's signature is not JSON: pi-ai's JSON.parse throws and the request "
+                                "fails"
                             ) from None
                 elif btype == "text":
                     parsed = _text_signature(get(block, "textSignature"))
                     fallback = f"msg_pi_{msg_index}" if text_index == 0 else f"msg_pi_{msg_index}_{text_index}"
                     text_index += 1
-                    msg_id = parsed.get("id") if type(parsed) is dict else UNDEFINED
+                    msg_id: Any = parsed.get("id") if type(parsed) is dict else UNDEFINED
                     if not js_truthy(msg_id):
                         msg_id = fallback
-                    elif utf16_len(msg_id) > 64:
-                        msg_id = f"msg_{short_hash(msg_id)}"
+                    elif utf16_len(to_string(msg_id)) > 64:
+                        msg_id = f"msg_{short_hash(to_string(msg_id))}"
                     item: dict[str, Any] = {
                         "type": "message",
                         "role": "assistant",
-                        "content": [{"type": "output_text", "text": sanitize_surrogates(block["text"]), "annotations": []}],
+                        "content": [
+                            {"type": "output_text", "text": sanitize_surrogates(block["text"]), "annotations": []}
+                        ],
                         "status": "completed",
                         "id": msg_id,
                         "phase": parsed.get("phase", UNDEFINED) if type(parsed) is dict else UNDEFINED,
@@ -321,7 +329,13 @@ def convert_messages(
             out.extend(output)
         elif role == "toolResult":
             call_id, _ = _split(to_string(msg.get("toolCallId")))
-            out.append({"type": "function_call_output", "call_id": call_id, "output": _tool_result_output(model, msg["content"])})
+            out.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": call_id,
+                    "output": _tool_result_output(model, msg["content"]),
+                }
+            )
         if not leading:
             msg_index += 1
     if config_effort is not None:
@@ -335,10 +349,14 @@ def _grammar_check(tools: list[Any], c: dict[str, Any]) -> None:
     for tool in tools:
         config = get(tool, "constrainedSampling")
         if type(config) is dict and config.get("type") == "grammar":
-            raise RequestError(f"tool {get(tool, 'name')!r} uses grammar-constrained sampling, which pitools does not replay")
+            raise RequestError(
+                f"tool {get(tool, 'name')!r} uses grammar-constrained sampling, which pitools does not replay"
+            )
 
 
-def build(model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes) -> dict[str, Any]:
+def build(
+    model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
+) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
     clamped = clamp_thinking_level(model, level) if level != "off" else None
