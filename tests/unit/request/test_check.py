@@ -115,7 +115,10 @@ def test_thinking_missing_in_an_open_tool_loop_only_when_thinking_is_on() -> Non
 def test_empty_blocks_and_messages() -> None:
     payload = {
         "model": "m",
-        "messages": [{"role": "user", "content": [{"type": "text", "text": ""}]}, {"role": "user", "content": []}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": ""}]},
+            {"role": "user", "content": []},
+        ],
     }
     assert {f.code for f in check_request(SONNET, payload, [])} == {"empty-text-block", "empty-message"}
     google = {"model": "g", "contents": [{"role": "user", "parts": []}], "config": {}}
