@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.js.value import js_stringify, utf16_len
+from pitools.core.js.value import UNDEFINED, js_stringify, utf16_len
 from pitools.core.request.build import RequestBuild
 from pitools.core.request.check import RequestFinding
 from pitools.render.safe import safe_text
@@ -81,7 +81,9 @@ def request_human(
         if tools and isinstance(tools[0], dict) and "functionDeclarations" in tools[0]:
             names = [d.get("name") for d in tools[0]["functionDeclarations"]]
         lines.append(f"tools     {', '.join(str(n) for n in names)}")
-    extras = [k for k in payload if k not in (key, "model", "system", "tools", "stream", "config")]
+    extras = [
+        k for k in payload if k not in (key, "model", "system", "tools", "stream", "config") and payload[k] is not UNDEFINED
+    ]
     if extras:
         lines.append("fields    " + ", ".join(f"{k}={_short(payload[k])}" for k in extras))
     lines.append("")
@@ -155,7 +157,8 @@ def payload_paths(
         if not value:
             out[prefix or "."] = {}
         for k, v in value.items():
-            payload_paths(v, f"{prefix}.{k}" if prefix else k, out, limit)
+            if v is not UNDEFINED:  # JSON leaves such a key out
+                payload_paths(v, f"{prefix}.{k}" if prefix else k, out, limit)
     elif isinstance(value, list):
         if not value:
             out[prefix or "."] = []
