@@ -81,9 +81,8 @@ def request_human(
         if tools and isinstance(tools[0], dict) and "functionDeclarations" in tools[0]:
             names = [d.get("name") for d in tools[0]["functionDeclarations"]]
         lines.append(f"tools     {', '.join(str(n) for n in names)}")
-    extras = [
-        k for k in payload if k not in (key, "model", "system", "tools", "stream", "config") and payload[k] is not UNDEFINED
-    ]
+    shown = (key, "model", "system", "tools", "stream", "config")
+    extras = [k for k in payload if k not in shown and payload[k] is not UNDEFINED]
     if extras:
         lines.append("fields    " + ", ".join(f"{k}={_short(payload[k])}" for k in extras))
     lines.append("")

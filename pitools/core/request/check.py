@@ -68,6 +68,12 @@ RULES: dict[str, tuple[str, str, str]] = {
         "a thinking block",
         f'Anthropic 400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`" ({ANTHROPIC_THINKING_DOCS})',
     ),
+    "missing-thought-signature": (
+        "error",
+        "Gemini 3+: a function call of the current turn has no thought signature (it came from another model)",
+        "https://ai.google.dev/gemini-api/docs/thought-signatures (400 when the current turn's function calls "
+        "lack their signature)",
+    ),
     "empty-text-block": (
         "error",
         "a text block or part is empty",
@@ -173,7 +179,7 @@ def check_request(model: dict[str, Any], payload: dict[str, Any], llm_messages: 
     elif api == "openai-responses":
         _check_responses(payload, findings)
     elif api == "google-generative-ai":
-        _check_google(payload, findings)
+        _check_google(model, payload, findings)
     _check_size(model, payload, llm_messages, findings)
     return findings
 
@@ -437,7 +443,8 @@ def _check_responses(payload: dict[str, Any], out: list[RequestFinding]) -> None
             )
 
 
-def _check_google(payload: dict[str, Any], out: list[RequestFinding]) -> None:
+def _check_google(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:
+    _check_thought_signatures(model, payload, out)
     pending = 0
     for i, content in enumerate(payload.get("contents") or []):
         parts = get(content, "parts")
@@ -468,6 +475,42 @@ def _check_google(payload: dict[str, Any], out: list[RequestFinding]) -> None:
                         f"config.tools.{t}.functionDeclarations.{d}.name",
                     )
                 )
+
+
+def _check_thought_signatures(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:
+    """Gemini 3+ validates the signatures of the current turn: the contents after the last user text."""
+    from pitools.core.request.google import gemini_major
+
+    if (gemini_major(str(model.get("id"))) or 0) < 3:
+        return
+    contents = payload.get("contents") or []
+    start = 0
+    for i, content in enumerate(contents):
+        parts = get(content, "parts")
+        if (
+            get(content, "role") == "user"
+            and isinstance(parts, list)
+            and any("text" in p for p in parts if isinstance(p, dict))
+        ):
+            start = i + 1
+    for i in range(start, len(contents)):
+        content = contents[i]
+        parts = get(content, "parts")
+        if get(content, "role") != "model" or not isinstance(parts, list):
+            continue
+        for j, part in enumerate(parts):
+            if isinstance(part, dict) and "functionCall" in part:
+                if "thoughtSignature" not in part:
+                    out.append(
+                        RequestFinding(
+                            "missing-thought-signature",
+                            f"contents {i}: the function call {_q(get(get(part, 'functionCall'), 'name'))} "
+                            "of the current turn carries no thoughtSignature",
+                            f"contents.{i}.parts.{j}",
+                            i,
+                        )
+                    )
+                break  # only the first function call of a step carries the signature
 
 
 def _check_size(

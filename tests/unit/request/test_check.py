@@ -163,3 +163,15 @@ def test_unsupported_api_is_refused_by_name() -> None:
 
 def test_sanitize_surrogates_keeps_pairs_and_drops_lone_halves() -> None:
     assert sanitize_surrogates("a\ud83d b\U0001f600 c\udc00") == "a b\U0001f600 c"
+
+
+def test_gemini_3_current_turn_needs_thought_signatures() -> None:
+    gemini3 = resolve_request_model("google/gemini-3.5-flash", chat_models())
+    foreign = [_user("run it"), _assistant(GPT5, [_call("call_1")]), _result("call_1")]
+    assert "missing-thought-signature" in _codes(gemini3, foreign)
+    assert "missing-thought-signature" not in _codes(GEMINI, foreign)  # Gemini 2.5 does not validate them
+    signed = {**_call("call_1"), "thoughtSignature": "c2lnbmF0dXJl"}
+    own = [_user("run it"), _assistant(gemini3, [signed]), _result("call_1")]
+    assert _codes(gemini3, own) == set()
+    # An earlier turn (before the last user text) is not validated.
+    assert "missing-thought-signature" not in _codes(gemini3, [*foreign, _user("thanks")])
