@@ -248,7 +248,7 @@ def transform_messages(
                         continue
                     content.append(block)
                 elif btype == "text":
-                    content.append(block if same else {"type": "text", "text": block.get("text")})
+                    content.append(block if same else {"type": "text", "text": block.get("text", UNDEFINED)})
                 elif btype == "toolCall":
                     call = block
                     if not same and js_truthy(get(call, "thoughtSignature")):
