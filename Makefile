@@ -58,6 +58,8 @@ bench-dataset: $(STAMP)
 ## Re-record Pi 1.6.0's results for every golden session (needs node and the reference, see README).
 golden: $(STAMP)
 	$(BIN)/python scripts/record_golden.py
+	$(BIN)/python tests/golden/request_cases.py
+	node scripts/record_requests.mjs
 
 ## Compare pitools with Pi on freshly generated sessions (needs node and the reference).
 differential: $(STAMP)

@@ -106,6 +106,14 @@ def _slim(provider: str, model: dict[str, Any]) -> dict[str, Any]:
         out["compat"] = compat
     if model.get("headers"):
         out["headers"] = model["headers"]
+    # What else shapes a request body (`pitools request`): image input, every compat flag, and
+    # sampling parameters. Kept apart from `compat` so the summarizer's flags stay what they were.
+    out["input"] = model.get("input", ["text"])
+    if model.get("compat"):
+        out["requestCompat"] = model["compat"]
+    for key in ("samplingParams", "samplingParamsByThinkingLevel", "inputLimits"):
+        if model.get(key):
+            out[key] = model[key]
     return out
 
 

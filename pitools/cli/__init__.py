@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Migrate a v1/v2 session to v3 (prints, writes -o, or --in-place).",
     ),
     "context": ("pitools.cli.commands.context", "Replay what Pi sends to the model at a leaf."),
+    "request": ("pitools.cli.commands.request", "The body pi-ai would send a provider at a leaf; --check it."),
     "tree": ("pitools.cli.commands.tree", "Draw the session tree as Pi's /tree shows it."),
     "branches": ("pitools.cli.commands.branches", "List the leaves (branches) of a session."),
     "compact": ("pitools.cli.commands.compact", "Plan (--dry-run) or apply (--apply) a compaction like Pi."),

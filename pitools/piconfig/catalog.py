@@ -49,3 +49,8 @@ def summarizer_index() -> dict[tuple[str, str], dict[str, Any]]:
         for model in sorted(by_provider.get(provider, []), key=lambda m: str(m["id"])):
             index[(provider, model["id"])] = model
     return index
+
+
+def chat_models() -> tuple[dict[str, Any], ...]:
+    """Every catalogued chat model record, in file order (``pitools request`` resolves ``--model`` in it)."""
+    return _read()[1]

@@ -139,6 +139,14 @@ def _check_batch(check: Callable[..., ValidationReport], files: Sequence[str]) -
     metavar="N",
     help="Processes to use (default: 2 when the machine has two cores; 1 = no extra process).",
 )
+@click.option(
+    "--for-model",
+    "for_model",
+    metavar="PROVIDER/ID",
+    default=None,
+    help="Also check the request pi-ai would send to this model at each file's default leaf "
+    "(the rules of `pitools request --check`).",
+)
 def command(
     paths: tuple[str, ...],
     format_: str,
@@ -149,6 +157,7 @@ def command(
     ignore: tuple[str, ...],
     min_severity: str,
     jobs: int | None,
+    for_model: str | None,
 ) -> int:
     """Check Pi session files for everything Pi 1.6.0 would trip over.
 
@@ -163,6 +172,7 @@ def command(
       pitools validate ~/.pi/agent/sessions
       pitools validate run.jsonl --strict --ignore timestamp-backwards
       pitools validate sessions/ --format github --min-severity warning
+      pitools validate run.jsonl --for-model anthropic/claude-sonnet-4-5
     """
     from functools import partial
 
@@ -186,10 +196,17 @@ def command(
         reports = _with_progress(out.console(err=True), files, check, jobs)
     else:
         reports = run_checks(files, check, jobs=jobs)
+    request_checks = _request_checks(files, for_model) if for_model else None
+    request_failed = bool(request_checks) and any(not r["ok"] for r in request_checks or [])
     if format_ == "json":
         from pitools.render.validate import validate_json
 
-        out.write_json(validate_json(reports, fail_on))
+        document = validate_json(reports, fail_on)
+        if request_checks is not None:
+            document["requestChecks"] = request_checks
+            if request_failed:
+                document["status"] = "fail"
+        out.write_json(document)
     elif format_ == "github":
         from pitools.render.validate import github_lines, summary_text
 
@@ -212,9 +229,69 @@ def command(
         hint = repair_hint(reports)
         if hint:
             out.message(hint)
+    if request_checks is not None and format_ != "json":
+        out.echo("\n".join(_request_lines(request_checks, format_)))
     from pitools.render.validate import any_failed
 
-    return 1 if any_failed(reports, fail_on) else 0
+    return 1 if any_failed(reports, fail_on) or request_failed else 0
+
+
+def _request_checks(files: Sequence[str], model_ref: str) -> list[dict[str, Any]]:
+    """``--for-model``: the request check at each loadable file's default leaf (unloadable files
+    already have their findings above)."""
+    from pitools.cli.commands.request import build_for
+    from pitools.core.errors import PitoolsError
+    from pitools.core.request.check import check_request
+    from pitools.core.request.common import RequestError
+    from pitools.core.session.api import load
+    from pitools.render.request import check_json
+
+    out: list[dict[str, Any]] = []
+    for path in files:
+        try:
+            loaded = load(path)
+        except PitoolsError:
+            continue
+        try:
+            build = build_for(loaded, loaded.leaf(None), model_ref, None)
+        except RequestError:
+            raise  # an unknown model or unsupported API is the user's to fix: one line, exit 1
+        except PitoolsError as exc:
+            out.append({"path": path, "ok": False, "error": str(exc), "findings": []})
+            continue
+        findings = check_request(build.model, build.payload, build.llm_messages)
+        out.append({"path": path, **check_json(build, findings)})
+    return out
+
+
+def _request_lines(checks: list[dict[str, Any]], format_: str) -> list[str]:
+    from pitools.render.safe import safe_text
+
+    lines = []
+    for check in checks:
+        path = check["path"]
+        if "error" in check:
+            lines.append(safe_text(f"{path}: request for the model cannot be built: {check['error']}", one_line=True))
+            continue
+        for f in check["findings"]:
+            if format_ == "github":
+                level = "error" if f["severity"] == "error" else "warning"
+                lines.append(
+                    safe_text(
+                        f"::{level} file={path},title={f['code']}::{f['path'] or ''} {f['message']}", one_line=True
+                    )
+                )
+            else:
+                lines.append(
+                    safe_text(
+                        f"{path}: {f['severity']} {f['code']} (request to {check['model']}) at {f['path']}: "
+                        f"{f['message']}",
+                        one_line=True,
+                    )
+                )
+        if not check["findings"]:
+            lines.append(safe_text(f"{path}: the request to {check['model']} breaks no provider rule", one_line=True))
+    return lines
 
 
 def _describe_codes(format_: str, code: str | None) -> int:

@@ -1,0 +1,119 @@
+"""``pitools request``: the provider request body pi-ai 1.6.0 would send at a leaf, and its checks."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
+from pitools.cli.output import get_output
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+def resolve_model(ref: str) -> dict[str, Any]:
+    """``--model PROVIDER/ID`` → pi-ai's model object: Pi's catalogue, then the agent folder's models.json."""
+    from pitools.core.request.models import resolve_request_model
+    from pitools.piconfig.catalog import chat_models
+    from pitools.summarize.agent_config import agent_dir, read_models
+
+    providers = read_models(agent_dir(os.environ))
+    return resolve_request_model(ref, chat_models(), {"providers": providers})
+
+
+def build_for(loaded: Any, leaf: Any, ref: str, thinking: str | None) -> Any:
+    from pitools.core.request.build import build_request
+
+    model = resolve_model(ref)
+    header = loaded.session.header or {}
+    return build_request(loaded.index, leaf, header.get("id"), model, thinking)
+
+
+@click.command("request")
+@session_argument
+@leaf_option
+@click.option(
+    "--model",
+    "model_ref",
+    metavar="PROVIDER/ID",
+    required=True,
+    help="The target model, e.g. anthropic/claude-sonnet-4-5.",
+)
+@click.option(
+    "--thinking",
+    type=click.Choice(THINKING_LEVELS),
+    default=None,
+    help="Thinking level (default: the level at the leaf, as Pi resumes it; clamped to the model).",
+)
+@click.option("--check", is_flag=True, help="Apply the provider's rules to the body; exit 1 on an error.")
+@click.option(
+    "--diff-model", "diff_ref", metavar="PROVIDER/ID", default=None, help="Compare with the body this model would get."
+)
+@format_option("human", "json")
+def command(
+    file: str,
+    leaf_ref: str | None,
+    model_ref: str,
+    thinking: str | None,
+    check: bool,
+    diff_ref: str | None,
+    format_: str,
+) -> int:
+    """Print the request body pi-ai 1.6.0 would send to a model for the context at a leaf.
+
+    Pi's context at the leaf goes through convertToLlm and normalizeContext, then pi-ai's
+    adapter for the model's API (anthropic-messages, openai-completions, openai-responses,
+    google-generative-ai): tool-call ids rewritten, foreign thinking dropped, orphaned tool
+    calls answered, images handled. --format json prints the body exactly as JSON.stringify
+    would; the human view lists roles, block types and sizes and the transformations applied.
+    No API key is involved or printed.
+
+    --check applies known provider rules (tool id patterns, foreign thinking signatures,
+    tool results without a call, empty blocks, image and context limits) and exits 1 on an
+    error. --diff-model A shows what changes between model A's body and --model's.
+
+    \b
+    Example:
+      pitools request session.jsonl --model anthropic/claude-sonnet-4-5 --check
+      pitools request session.jsonl --model openai/gpt-5 --format json > body.json
+      pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
+    """
+    from pitools.core.session.api import load
+
+    if check and diff_ref:
+        raise click.UsageError("--check and --diff-model do not combine; run them one at a time")
+    loaded = load(file)
+    leaf = loaded.leaf(leaf_ref)
+    note_synthetic_ids(loaded)
+    build = build_for(loaded, leaf, model_ref, thinking)
+    out = get_output()
+    if diff_ref:
+        from pitools.render.request import diff_human, diff_json
+
+        other = build_for(loaded, leaf, diff_ref, thinking)
+        diff = diff_json(other, build)
+        if format_ == "json":
+            out.write_json(diff)
+        else:
+            out.write_text(diff_human(diff))
+        return 0
+    if check:
+        from pitools.core.request.check import check_request, worst_severity
+        from pitools.render.request import check_json, request_human
+
+        findings = check_request(build.model, build.payload, build.llm_messages)
+        if format_ == "json":
+            out.write_json(check_json(build, findings))
+        else:
+            out.write_text(request_human(build, findings))
+        return 1 if worst_severity(findings) == "error" else 0
+    if format_ == "json":
+        out.write_json(build.payload)
+    else:
+        from pitools.core.js.jsonout import to_json_bytes
+        from pitools.render.request import request_human
+
+        out.write_text(request_human(build, bytes_len=len(to_json_bytes(build.payload))))
+    return 0

@@ -1,0 +1,1 @@
+"""pi-ai 1.6.0 provider request bodies, built offline (``pitools request``)."""

@@ -1,0 +1,464 @@
+"""The body pi-ai 1.6.0 sends to the Anthropic Messages API (``api/anthropic-messages.js``).
+
+Mirrors ``streamSimple`` → ``stream`` → ``buildParams`` → ``convertMessages``/``convertTools`` for an
+API-key client (``isOAuthToken`` false: an OAuth token changes the system prompt and tool names),
+default cache retention (``short``), no extension hooks, and a first request of the process (no
+strict-tool downgrade remembered for the session). The message-threads ``thread`` field is added
+after ``onPayload``, so like Pi's own payload hook this body never has it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pitools.core.js.ops import to_string
+from pitools.core.js.value import UNDEFINED, js_truthy
+from pitools.core.request.common import (
+    Notes,
+    adjust_max_tokens_for_thinking,
+    clamp_max_tokens_to_context,
+    compat,
+    current_tools,
+    get,
+    initial_system_message,
+    js_trim_empty,
+    render_system_message_update,
+    resolve_sampling_params,
+    resolve_strict,
+    resolve_transcript,
+    sanitize_surrogates,
+    split_error_tool_result_images,
+    system_message_text,
+    tool_parameters,
+    transform_messages,
+)
+
+API = "anthropic-messages"
+
+FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+SERVER_SIDE_FALLBACK_BETA = "server-side-fallback-2026-07-01"
+MID_CONVERSATION_OUTPUT_CONFIG_BETA = "mid-conversation-output-config-2026-07-01"
+THINKING_BINDING_CONTROLS_BETA = "thinking-binding-controls-2026-08-01"
+INLINE_TOOLS_BETA = "inline-tools-2026-09-15"
+MESSAGE_THREADS_BETA = "message-threads-2026-08-12"
+
+DEFERRED_TOOL_PLACEHOLDER = {
+    "name": "__pi_deferred_placeholder__",
+    "description": "Reserved placeholder. Never available. Never call this.",
+    "input_schema": {"type": "object", "properties": {}, "required": []},
+    "defer_loading": True,
+}
+
+_STRICT_UNSUPPORTED = frozenset(
+    ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "maxItems", "uniqueItems",
+     "minContains", "maxContains", "minProperties", "maxProperties"]
+)  # fmt: skip
+_STRICT_FORMATS = frozenset(
+    ["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"]
+)
+
+_BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def normalize_tool_call_id(tool_id: Any, model: dict[str, Any], message: dict[str, Any]) -> Any:
+    """Anthropic tool_use ids must match ``^[a-zA-Z0-9_-]+$``, at most 64 characters."""
+    from pitools.core.js.value import slice_head_utf16
+
+    return slice_head_utf16(_BAD_ID_CHARS.sub("_", tool_id), 64)
+
+
+def _anthropic_compat(model: dict[str, Any]) -> dict[str, Any]:
+    c = compat(model)
+    base_url = str(model.get("baseUrl") or "")
+    openrouter = model.get("provider") == "openrouter" or "openrouter.ai" in base_url
+
+    def flag(name: str, default: Any) -> Any:
+        v = c.get(name)
+        return default if v is None else v
+
+    return {
+        "supportsEagerToolInputStreaming": flag("supportsEagerToolInputStreaming", True),
+        "supportsLongCacheRetention": flag("supportsLongCacheRetention", True),
+        "supportsCacheControlOnTools": flag("supportsCacheControlOnTools", True),
+        "supportsTemperature": flag("supportsTemperature", True),
+        "allowEmptySignature": flag("allowEmptySignature", False),
+        "supportsStrictTools": flag("supportsStrictTools", False),
+        "supportsMidConvoSystemMessages": flag("supportsMidConvoSystemMessages", False),
+        "supportsMidConvoToolChanges": flag("supportsMidConvoToolChanges", False),
+        "supportsMessageThreads": flag("supportsMessageThreads", "api.anthropic.com" in base_url),
+        "openrouter": openrouter,
+    }
+
+
+def _strict_unsupported(key: str, value: Any) -> bool:
+    if key in _STRICT_UNSUPPORTED:
+        return True
+    if key == "minItems":
+        return not (type(value) in (int, float) and value in (0, 1))
+    if key == "format":
+        return type(value) is not str or value not in _STRICT_FORMATS
+    return False
+
+
+def _image(block: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": block.get("mimeType"), "data": block.get("data")},
+    }
+
+
+def _content_blocks(content: list[Any]) -> Any:
+    if not any(get(c, "type") == "image" for c in content):
+        texts = [get(c, "text") for c in content]
+        return sanitize_surrogates("\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts))
+    blocks: list[Any] = [
+        {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
+        for b in content
+    ]
+    if not any(b["type"] == "text" for b in blocks):
+        blocks.insert(0, {"type": "text", "text": "(see attached image)"})
+    return blocks
+
+
+def _tool_result(msg: dict[str, Any], content: list[Any]) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": msg.get("toolCallId"),
+        "content": _content_blocks(content),
+        "is_error": msg.get("isError", UNDEFINED),
+    }
+
+
+def _convert_tools(tools: list[Any], c: dict[str, Any], cache_control: Any) -> list[Any]:
+    out = []
+    for i, tool in enumerate(tools):
+        strict = resolve_strict(tool, bool(c["supportsStrictTools"]), _strict_unsupported)
+        schema = tool_parameters(tool, strict)
+        schema = schema if type(schema) is dict else {}
+        legacy: dict[str, Any] = {
+            "type": "object",
+            "properties": _or(schema.get("properties", UNDEFINED), {}),
+            "required": _or(schema.get("required", UNDEFINED), []),
+        }
+        for key in ("additionalProperties", "$defs", "definitions"):
+            if schema.get(key, UNDEFINED) is not UNDEFINED:
+                legacy[key] = schema[key]
+        input_schema = {**schema, **legacy} if strict is True else legacy
+        definition: dict[str, Any] = {"name": get(tool, "name"), "description": get(tool, "description")}
+        if c["supportsEagerToolInputStreaming"]:
+            definition["eager_input_streaming"] = True
+        if strict is True:
+            definition["strict"] = True
+        definition["input_schema"] = input_schema
+        if cache_control and i == len(tools) - 1:
+            definition["cache_control"] = cache_control
+        out.append(definition)
+    return out
+
+
+def _or(v: Any, default: Any) -> Any:
+    return default if v is None or v is UNDEFINED else v
+
+
+def _effort_for(model: dict[str, Any], level: str) -> str:
+    mapped = (model.get("thinkingLevelMap") or {}).get(level)
+    if type(mapped) is str:
+        return mapped
+    return {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}.get(level, "high")
+
+
+def build(
+    model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
+) -> dict[str, Any]:
+    """The payload ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
+    c = _anthropic_compat(model)
+    reasoning = None if level == "off" else level
+    base_max = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    resolve_sampling_params(model, reasoning or "off")  # Anthropic ignores sampling params; kept for parity
+    options: dict[str, Any] = {"maxTokens": base_max, "sessionId": session_id}
+    if not reasoning:
+        options["thinkingEnabled"] = False
+    elif compat(model).get("forceAdaptiveThinking") is True:
+        options["thinkingEnabled"] = True
+        options["effort"] = _effort_for(model, reasoning)
+    else:
+        adjusted, budget = adjust_max_tokens_for_thinking(base_max, model["maxTokens"], reasoning)
+        max_tokens = clamp_max_tokens_to_context(model, messages, adjusted)
+        options["maxTokens"] = max_tokens
+        options["thinkingEnabled"] = True
+        options["thinkingBudgetTokens"] = min(budget, max(0, max_tokens - 1024))
+
+    context = resolve_transcript(messages, bool(c["supportsMidConvoSystemMessages"]), notes)
+    thread_session = session_id if c["supportsMessageThreads"] else None
+    return _build_params(model, context, options, c, thread_session is not None, notes)
+
+
+def _build_params(
+    model: dict[str, Any], context: list[Any], options: dict[str, Any], c: dict[str, Any], threads: bool, notes: Notes
+) -> dict[str, Any]:
+    cache_control: dict[str, Any] = {"type": "ephemeral"}
+    initial = initial_system_message(context)
+    initial_text = system_message_text(initial) if initial else ""
+    transformed = transform_messages(context, model, normalize_tool_call_id, notes)
+    conversation = transformed[1:] if initial else transformed
+    initial_tools = _or(get(initial, "toolsAdded"), []) if initial else []
+    native_tool_changes = bool(
+        c["supportsMidConvoSystemMessages"] and c["supportsMidConvoToolChanges"] and len(initial_tools) > 0
+    )
+    level_map = model.get("thinkingLevelMap") or {}
+    thinking_disabled = bool(
+        model.get("reasoning")
+        and options.get("thinkingEnabled") is False
+        and level_map.get("off", UNDEFINED) is not None
+    )
+    mid_effort = compat(model).get("supportsMidConvoEffort") is True
+    effort_messages = mid_effort and not thinking_disabled
+
+    def tool_defs(tools: list[Any], cc: Any = None) -> list[Any]:
+        return _convert_tools(tools, c, cc)
+
+    converted, levels = _convert_messages(
+        conversation,
+        cache_control,
+        bool(c["allowEmptySignature"]),
+        model["provider"] if effort_messages else None,
+        tool_defs if native_tool_changes else None,
+        notes,
+    )
+    active_effort = options.get("effort") or "high"
+    betas = _betas(model, context, options, native_tool_changes, threads, c)
+    params: dict[str, Any] = {
+        "model": model["id"],
+        "messages": _insert_levels(converted, levels, active_effort) if effort_messages else converted,
+        "max_tokens": options["maxTokens"],
+        "stream": True,
+    }
+    if betas:
+        params["betas"] = betas
+    if initial_text:
+        params["system"] = [{"type": "text", "text": sanitize_surrogates(initial_text), "cache_control": cache_control}]
+    tool_cc = cache_control if c["supportsCacheControlOnTools"] else None
+    if native_tool_changes:
+        params["tools"] = [*tool_defs(initial_tools, tool_cc), dict(DEFERRED_TOOL_PLACEHOLDER)]
+    else:
+        tools = current_tools(context)
+        if tools:
+            params["tools"] = tool_defs(tools, tool_cc)
+    if thinking_disabled:
+        params["thinking"] = {"type": "disabled"}
+    elif effort_messages:
+        params["thinking"] = {
+            "type": "adaptive",
+            "display": "summarized",
+            "block_binding": {"prefix_mismatch_behavior": "drop_block"},
+        }
+        params["output_config"] = {"effort": "low"}
+    elif model.get("reasoning") and options.get("thinkingEnabled"):
+        if compat(model).get("forceAdaptiveThinking") is True:
+            params["thinking"] = {"type": "adaptive", "display": "summarized"}
+            if options.get("effort"):
+                params["output_config"] = {"effort": options["effort"]}
+        else:
+            params["thinking"] = {
+                "type": "enabled",
+                "budget_tokens": options.get("thinkingBudgetTokens") or 1024,
+                "display": "summarized",
+            }
+    fallbacks = compat(model).get("allowedFallbackModels")
+    if type(fallbacks) is list and fallbacks:
+        params["fallbacks"] = [{"model": get(f, "model")} for f in fallbacks]
+    return params
+
+
+def _betas(
+    model: dict[str, Any], context: list[Any], options: dict[str, Any], native: bool, threads: bool, c: dict[str, Any]
+) -> list[str]:
+    headers = model.get("headers") or {}
+    configured: Any = UNDEFINED
+    for name, value in headers.items():
+        if name.lower() == "anthropic-beta":
+            configured = value
+    if configured is None:
+        return []
+    if type(configured) is str:
+        seen: dict[str, None] = {}
+        for feature in configured.split(","):
+            if feature.strip():
+                seen.setdefault(feature.strip(), None)
+        return list(seen)
+    features: list[str] = []
+    if current_tools(context) and not c["supportsEagerToolInputStreaming"]:
+        features.append(FINE_GRAINED_TOOL_STREAMING_BETA)
+    if (
+        model.get("reasoning")
+        and options.get("thinkingEnabled") is True
+        and compat(model).get("forceAdaptiveThinking") is not True
+    ):
+        features.append(INTERLEAVED_THINKING_BETA)
+    fallbacks = compat(model).get("allowedFallbackModels")
+    if type(fallbacks) is list and fallbacks:
+        features.append(SERVER_SIDE_FALLBACK_BETA)
+    if compat(model).get("supportsMidConvoEffort") is True:
+        features += [MID_CONVERSATION_OUTPUT_CONFIG_BETA, THINKING_BINDING_CONTROLS_BETA]
+    if native:
+        features.append(INLINE_TOOLS_BETA)
+    if threads:
+        features.append(MESSAGE_THREADS_BETA)
+    return list(dict.fromkeys(features))
+
+
+_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+
+
+def _insert_levels(messages: list[Any], levels: dict[int, str], active: str) -> list[Any]:
+    out: list[Any] = []
+    for i, message in enumerate(messages):
+        if i in levels:
+            out.append({"role": "system", "content": [], "output_config": {"effort": levels[i]}})
+        out.append(message)
+    out.append({"role": "system", "content": [], "output_config": {"effort": active}})
+    return out
+
+
+def _convert_messages(
+    messages: list[Any],
+    cache_control: Any,
+    allow_empty_signature: bool,
+    managed_provider: str | None,
+    tool_defs: Any,
+    notes: Notes,
+) -> tuple[list[Any], dict[int, str]]:
+    params: list[Any] = []
+    levels: dict[int, str] = {}
+    pending_system: list[Any] = []
+
+    def flush() -> None:
+        params.extend(pending_system)
+        pending_system.clear()
+
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        role = get(msg, "role")
+        if role == "system":
+            text = render_system_message_update(msg)
+            blocks: list[Any] = []
+            if text:
+                blocks.append({"type": "text", "text": sanitize_surrogates(text)})
+            if tool_defs is not None:
+                added = _or(get(msg, "toolsAdded"), [])
+                redefined = {get(t, "name") for t in added}
+                for tool in _or(get(msg, "toolsRemoved"), []):
+                    if get(tool, "name") in redefined:
+                        continue
+                    blocks.append(
+                        {"type": "tool_removal", "tool": {"type": "tool_reference", "name": get(tool, "name")}}
+                    )
+                for definition in tool_defs(added):
+                    blocks.append(
+                        {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": definition}}
+                    )
+            if blocks:
+                pending_system.append({"role": "system", "content": blocks})
+        elif role == "user":
+            content = msg.get("content")
+            if type(content) is str:
+                if not js_trim_empty(content):
+                    params.append({"role": "user", "content": sanitize_surrogates(content)})
+                else:
+                    notes.add("empty-user-dropped", "an empty user message is not sent")
+            else:
+                blocks = [
+                    {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
+                    for b in content
+                ]
+                kept = [b for b in blocks if b["type"] != "text" or not js_trim_empty(b["text"])]
+                if not kept:
+                    notes.add("empty-user-dropped", "a user message with only blank text is not sent")
+                else:
+                    params.append({"role": "user", "content": kept})
+        elif role == "assistant":
+            blocks = []
+            for block in msg["content"]:
+                btype = get(block, "type")
+                if btype == "text":
+                    if js_trim_empty(block.get("text")):
+                        continue
+                    blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
+                elif btype == "thinking":
+                    if js_truthy(get(block, "redacted")):
+                        blocks.append({"type": "redacted_thinking", "data": get(block, "thinkingSignature")})
+                        continue
+                    signature = get(block, "thinkingSignature")
+                    has_signature = js_truthy(signature) and not js_trim_empty(signature)
+                    thinking = block.get("thinking")
+                    if js_trim_empty(thinking) and not has_signature:
+                        continue
+                    if not has_signature:
+                        if allow_empty_signature:
+                            blocks.append(
+                                {"type": "thinking", "thinking": sanitize_surrogates(thinking), "signature": ""}
+                            )
+                        else:
+                            notes.add("thinking-as-text", "a thinking block without a signature is sent as text", None)
+                            blocks.append({"type": "text", "text": sanitize_surrogates(thinking)})
+                    else:
+                        blocks.append(
+                            {"type": "thinking", "thinking": sanitize_surrogates(thinking), "signature": signature}
+                        )
+                elif btype == "toolCall":
+                    arguments = block.get("arguments", UNDEFINED)
+                    blocks.append(
+                        {
+                            "type": "tool_use",
+                            "id": block.get("id"),
+                            "name": block.get("name"),
+                            "input": {} if arguments is None or arguments is UNDEFINED else arguments,
+                        }
+                    )
+            if not blocks:
+                notes.add("empty-assistant-dropped", "an assistant message with nothing to send is left out")
+                i += 1
+                continue
+            flush()
+            index = len(params)
+            params.append({"role": "assistant", "content": blocks})
+            level = msg.get("providerThinkingLevel")
+            if (
+                managed_provider is not None
+                and msg.get("api") == API
+                and msg.get("provider") == managed_provider
+                and level in _EFFORTS
+            ):
+                levels[index] = level
+        elif role == "toolResult":
+            results: list[Any] = []
+            error_images: list[Any] = []
+            j = i
+            while j < len(messages) and get(messages[j], "role") == "toolResult":
+                tool_msg = messages[j]
+                split = split_error_tool_result_images(tool_msg)
+                results.append(_tool_result(tool_msg, split["content"] if split else tool_msg["content"]))
+                if split:
+                    notes.add("error-images-moved", "images of an error tool result moved after the tool results")
+                    error_images.append({"type": "text", "text": split["caption"]})
+                    error_images.extend(_image(b) for b in split["images"])
+                j += 1
+            i = j - 1
+            params.append({"role": "user", "content": [*results, *error_images]})
+        i += 1
+    flush()
+    if cache_control and params:
+        last = params[-1]
+        if last["role"] in ("user", "system"):
+            content = last["content"]
+            if type(content) is list:
+                if content:
+                    block = content[-1]
+                    if get(block, "type") in ("text", "image", "tool_result", "tool_addition", "tool_removal"):
+                        content[-1] = {**block, "cache_control": cache_control}
+            elif type(content) is str:
+                last["content"] = [{"type": "text", "text": content, "cache_control": cache_control}]
+    return params, levels

@@ -1,0 +1,118 @@
+"""The request body pi-ai 1.6.0 would send for Pi's context at a leaf (``pitools request``).
+
+Pi's chain, each step mirrored here: ``buildSessionContext`` (:func:`replay_context`) →
+``convertToLlm`` → ``normalizeContext`` (no ``systemPrompt``/``tools`` of its own: a session's
+prompt and tools live in its system messages) → the adapter's ``streamSimple`` with the options
+Pi's agent passes: ``sessionId`` = the session id, ``reasoning`` = the thinking level (``off`` =
+none) clamped to the model as Pi does when it resumes a session or switches model.
+
+Assumptions, all Pi's defaults: an API key (not an OAuth token), no extension hooks
+(``before_provider_request``, ``context``), ``blockImages`` off, default thinking budgets and cache
+retention, and the live agent's tools equal to those the transcript declares (otherwise Pi adds one
+more system message with the difference before sending).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pitools.core.request.common import Note, Notes, RequestError, clamp_thinking_level
+
+#: APIs whose body pitools builds exactly (each has golden recordings from pi-ai).
+SUPPORTED_APIS = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
+#: pi-ai's default thinking level for a session whose branch never set one (``DEFAULT_THINKING_LEVEL``).
+DEFAULT_THINKING_LEVEL = "medium"
+
+
+@dataclass(slots=True)
+class RequestBuild:
+    """One built request and how it came about."""
+
+    model: dict[str, Any]
+    leaf_id: Any
+    session_id: Any
+    thinking_requested: str
+    thinking_level: str  # after clamping to the model
+    thinking_source: str  # "option", "session", "default"
+    llm_messages: list[Any]  # Pi's messages before the adapter (convertToLlm + normalizeContext)
+    payload: dict[str, Any]
+    notes: list[Note] = field(default_factory=list)
+
+
+def thinking_from_path(path: Sequence[Any], context_level: Any) -> tuple[str, str]:
+    """The level a resumed session starts with (``sdk.js``): the branch's own, else Pi's default."""
+    if any(type(e) is dict and e.get("type") == "thinking_level_change" for e in path):
+        return (str(context_level), "session")
+    return (DEFAULT_THINKING_LEVEL, "default")
+
+
+def check_api(model: dict[str, Any]) -> None:
+    api = model.get("api")
+    if api not in SUPPORTED_APIS:
+        raise RequestError(
+            f"{model.get('provider')}/{model.get('id')} uses the {api!s} API; pitools builds exact request "
+            f"bodies for {', '.join(SUPPORTED_APIS)} only"
+        )
+
+
+def build_payload(
+    model: dict[str, Any], llm_messages: list[Any], level: str, session_id: Any, notes: Notes
+) -> dict[str, Any]:
+    """The adapter step alone: Pi's LLM messages → the provider body."""
+    check_api(model)
+    from pitools.core.request import anthropic, google, openai_completions, openai_responses
+
+    adapters = {
+        "anthropic-messages": anthropic.build,
+        "google-generative-ai": google.build,
+        "openai-completions": openai_completions.build,
+        "openai-responses": openai_responses.build,
+    }
+    sid = session_id if type(session_id) is str else None
+    try:
+        return adapters[model["api"]](model, llm_messages, level, sid, notes)
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        # Pi's own sessions never hold these shapes; a hand-edited or damaged one can. pi-ai reads
+        # such fields without checks and throws too, so the request would fail in Pi as well.
+        raise RequestError(
+            f"a message at this leaf has a shape pi-ai does not expect ({type(exc).__name__}: {exc}); "
+            "no body can be built (run `pitools validate` on the file)"
+        ) from exc
+
+
+def build_request(
+    index: Any, leaf_id: Any, session_id: Any, model: dict[str, Any], thinking: str | None
+) -> RequestBuild:
+    """Replay the context at ``leaf_id`` and build the body ``model`` would receive."""
+    from pitools.core.context.build import build_projection, context_entries_from_path
+    from pitools.core.context.messages import convert_to_llm
+
+    check_api(model)
+    # buildSessionContext alone: no token estimates (Pi computes none before a request, and an
+    # estimate can throw on a message the request itself survives).
+    branch = index.get_branch(leaf_id)
+    session_path = list(branch) if branch else index.session_path(leaf_id)
+    projection = build_projection(session_path, context_entries_from_path(session_path))
+    llm = convert_to_llm(list(projection.messages))
+    if thinking is not None:
+        requested, source = thinking, "option"
+    else:
+        requested, source = thinking_from_path(branch, projection.thinking_level)
+    level = clamp_thinking_level(model, requested)
+    notes = Notes()
+    if level != requested:
+        notes.add("thinking-clamped", f"thinking level {requested} is not available on this model: {level} is used")
+    payload = build_payload(model, llm, level, session_id, notes)
+    return RequestBuild(
+        model=model,
+        leaf_id=leaf_id,
+        session_id=session_id,
+        thinking_requested=requested,
+        thinking_level=level,
+        thinking_source=source,
+        llm_messages=llm,
+        payload=payload,
+        notes=notes.items,
+    )

@@ -1,0 +1,249 @@
+#!/usr/bin/env node
+// Record the provider request bodies pi-ai 1.6.0 builds for golden sessions (`make golden-requests`).
+//
+// For each golden/<case>/session.jsonl, at the default leaf and up to two other leaves, this builds
+// Pi's context exactly as a resumed session would (SessionManager -> buildSessionContext ->
+// convertToLlm -> normalizeContext), then calls the real provider adapter's `streamSimple` for every
+// model in MODELS with the options Pi's agent passes (sessionId = the session id, reasoning = the
+// thinking level, clamped to the model). The body is captured through the `onPayload` hook, which
+// pi-ai calls with the exact request before sending; the hook then throws, so nothing is ever sent.
+// As a second guard, `fetch` is replaced by a function that always fails, and the API key is a dummy.
+//
+// Output: golden/<case>/requests.json.gz, {"piAi": version, "records": [...]}, each record
+// {leaf, leafArg, model, thinking, level, sessionId, payload} where `payload` is the
+// JSON.stringify text of the body (kept as text so its exact bytes can be compared), or `error`.
+//
+// usage: node scripts/record_requests.mjs [CASE ...]             (default: every golden case)
+//        node scripts/record_requests.mjs --session FILE --model PROVIDER/ID [--leaf ID] [--thinking L]
+//             (one record, printed as JSON on stdout: for trying things out)
+// Needs the reference: $PI_REF_DIR (pi-ai is found beside it).
+import { createRequire, syncBuiltinESMExports } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+
+process.env.TZ = "UTC";
+const PI_REF_DIR = process.env.PI_REF_DIR;
+for (const name of Object.keys(process.env)) {
+    // Provider settings read from the environment (PI_CACHE_RETENTION, keys, proxies) must not leak in.
+    if (/^(PI_|ANTHROPIC_|OPENAI_|GEMINI_|GOOGLE_|GROQ_|HTTPS?_PROXY|ALL_PROXY)/i.test(name)) delete process.env[name];
+}
+const require = createRequire(import.meta.url);
+const nodeCrypto = require("node:crypto");
+let uuidCounter = 0;
+nodeCrypto.randomUUID = () => {
+    uuidCounter += 1;
+    const h = uuidCounter.toString(16).padStart(8, "0");
+    return `${h}-0000-4000-8000-${h.padStart(12, "0")}`;
+};
+syncBuiltinESMExports();
+
+class Captured extends Error {}
+globalThis.fetch = async () => {
+    throw new Error("record_requests: network access is disabled");
+};
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.dirname(HERE);
+const GOLDEN = path.join(ROOT, "golden");
+// "sk-": an OpenAI-style API key (another prefix reads as a ChatGPT sign-in token to pi-ai).
+const DUMMY_KEY = "sk-pitools-recording-dummy-key";
+
+// Per API a model without reasoning and one or two with it, each at the session's level (clamped).
+export const MODELS = [
+    "anthropic/claude-sonnet-4-5",
+    "anthropic/claude-opus-4-7",
+    "openai/gpt-4o",
+    "openai/gpt-5",
+    "openai/gpt-5.4",
+    "groq/llama-3.3-70b-versatile",
+    "groq/openai/gpt-oss-120b",
+    "deepseek/deepseek-v4-pro",
+    "google/gemini-2.5-pro",
+    "google/gemini-3.5-flash",
+];
+// Recorded again at an explicit level (default leaf only).
+const MODELS_THINKING = {
+    "anthropic/claude-sonnet-4-5": "high",
+    "anthropic/claude-opus-4-7": "high",
+    "openai/gpt-5": "high",
+    "openai/gpt-5.4": "high",
+    "groq/openai/gpt-oss-120b": "high",
+    "deepseek/deepseek-v4-pro": "off",
+    "google/gemini-2.5-pro": "high",
+    "google/gemini-3.5-flash": "low",
+};
+// Other leaves: one model per API.
+const MODELS_OTHER_LEAVES = ["anthropic/claude-sonnet-4-5", "openai/gpt-5", "groq/openai/gpt-oss-120b", "google/gemini-2.5-pro"];
+
+function findPiRoot() {
+    const candidates = [PI_REF_DIR, path.join(ROOT, ".pi-ref", "node_modules", "@earendil-works", "pi-coding-agent"), "/work/ref/node_modules/@earendil-works/pi-coding-agent"].filter(Boolean);
+    for (const c of candidates) if (fs.existsSync(path.join(c, "dist", "core", "session-manager.js"))) return c;
+    throw new Error("pi-coding-agent not found: set PI_REF_DIR");
+}
+
+async function loadReference() {
+    const piRoot = findPiRoot();
+    const aiRoot = [path.join(piRoot, "node_modules", "@earendil-works", "pi-ai"), path.join(piRoot, "..", "pi-ai")].find((d) =>
+        fs.existsSync(path.join(d, "dist", "api", "transform-messages.js")),
+    );
+    const core = (rel) => import(pathToFileURL(path.join(piRoot, "dist", "core", rel)).href);
+    const ai = (rel) => import(pathToFileURL(path.join(aiRoot, "dist", rel)).href);
+    const apis = {
+        "anthropic-messages": await ai("api/anthropic-messages.js"),
+        "openai-completions": await ai("api/openai-completions.js"),
+        "openai-responses": await ai("api/openai-responses.js"),
+        "google-generative-ai": await ai("api/google-generative-ai.js"),
+    };
+    return {
+        SM: await core("session-manager.js"),
+        M: await core("messages.js"),
+        T: await ai("utils/transcript.js"),
+        MODELS: await ai("models.js"),
+        apis,
+        aiRoot,
+        version: JSON.parse(fs.readFileSync(path.join(aiRoot, "package.json"), "utf8")).version,
+    };
+}
+
+function findModel(ref, spec) {
+    const slash = spec.indexOf("/");
+    const provider = spec.slice(0, slash);
+    const id = spec.slice(slash + 1);
+    const file = path.join(ref.aiRoot, "dist", "providers", "data", `${provider}.json`);
+    const groups = JSON.parse(fs.readFileSync(file, "utf8"));
+    let found;
+    for (const group of Object.values(groups)) for (const m of Object.values(group)) if (m.id === id && m.type === "chat") found = m;
+    if (!found) throw new Error(`unknown model ${spec}`);
+    return found;
+}
+
+/** The session as Pi resumes it: SessionManager on a private copy (Pi may rewrite a file it migrates). */
+function openSession(ref, file) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pitools-req-"));
+    const copy = path.join(dir, "session.jsonl");
+    fs.copyFileSync(file, copy);
+    if (ref.SM.loadEntriesFromFile(copy).length === 0) return { dir, sm: null };
+    uuidCounter = 0;
+    try {
+        return { dir, sm: ref.SM.SessionManager.open(copy, dir) };
+    } catch (e) {
+        return { dir, sm: null, openError: String(e?.message ?? e) }; // Pi refuses the file
+    }
+}
+
+function leavesOf(sm) {
+    const entries = sm.getEntries();
+    const parents = new Set(entries.map((e) => e.parentId));
+    return entries.filter((e) => !parents.has(e.id)).map((e) => e.id);
+}
+
+/** The thinking level a resumed session starts with (sdk.js): the branch's level, else the default. */
+function sessionLevel(sm, leaf, ctx) {
+    const branch = sm.getBranch(leaf);
+    return branch.some((e) => e.type === "thinking_level_change") ? ctx.thinkingLevel : "medium";
+}
+
+/** Pi's parent walks never end on a parentId cycle; such leaves are not recorded. */
+function hasCycle(sm, leaf) {
+    const seen = new Set();
+    let entry = leaf == null ? undefined : sm.byId.get(leaf);
+    while (entry) {
+        if (seen.has(entry)) return true;
+        seen.add(entry);
+        entry = entry.parentId == null ? undefined : sm.byId.get(entry.parentId);
+    }
+    return false;
+}
+
+async function captureOne(ref, sm, leaf, spec, thinking) {
+    if (hasCycle(sm, leaf)) throw new Error("cycle: Pi would never return");
+    const model = findModel(ref, spec);
+    const ctx = ref.SM.buildSessionContext(sm.getEntries(), leaf, sm.byId);
+    const llm = ref.M.convertToLlm(ctx.messages);
+    const transcript = ref.T.normalizeContext({ messages: llm });
+    const requested = thinking ?? sessionLevel(sm, leaf, ctx);
+    const level = ref.MODELS.clampThinkingLevel(model, requested);
+    const api = ref.apis[model.api];
+    let payload;
+    const stream = api.streamSimple(model, transcript, {
+        apiKey: DUMMY_KEY,
+        sessionId: sm.getSessionId(),
+        reasoning: level === "off" ? undefined : level,
+        transport: "auto",
+        onPayload: (body) => {
+            payload = JSON.stringify(body);
+            throw new Captured("captured");
+        },
+    });
+    const result = await stream.result();
+    const record = { leaf, model: spec, thinking: thinking ?? null, level, sessionId: sm.getSessionId() };
+    if (payload === undefined) return { ...record, error: String(result.errorMessage ?? "no payload") };
+    if (payload.includes(DUMMY_KEY)) throw new Error("the API key reached the payload");
+    return { ...record, payload };
+}
+
+async function recordCase(ref, name) {
+    const file = path.join(GOLDEN, name, "session.jsonl");
+    const { dir, sm } = openSession(ref, file);
+    try {
+        const records = [];
+        if (sm) {
+            const defaultLeaf = sm.getLeafId() ?? null;
+            const others = leavesOf(sm).filter((l) => l !== defaultLeaf).sort().slice(0, 2);
+            for (const [leaf, leafArg] of [[defaultLeaf, null], ...others.map((l) => [l, l])]) {
+                for (const spec of leafArg === null ? MODELS : MODELS_OTHER_LEAVES) {
+                    const jobs = [null, ...(leafArg === null && MODELS_THINKING[spec] ? [MODELS_THINKING[spec]] : [])];
+                    for (const thinking of jobs) {
+                        let rec;
+                        try {
+                            rec = await captureOne(ref, sm, leaf, spec, thinking);
+                        } catch (e) {
+                            rec = { leaf, model: spec, thinking, error: String(e?.message ?? e) };
+                        }
+                        records.push({ leafArg, ...rec });
+                    }
+                }
+            }
+        }
+        const out = { piAi: ref.version, case: name, records };
+        fs.writeFileSync(path.join(GOLDEN, name, "requests.json.gz"), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+        return records.length;
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+async function main(argv) {
+    const ref = await loadReference();
+    const at = (flag) => {
+        const i = argv.indexOf(flag);
+        return i === -1 ? undefined : argv[i + 1];
+    };
+    if (argv.includes("--session")) {
+        const { dir, sm } = openSession(ref, at("--session"));
+        try {
+            if (!sm) throw new Error("Pi does not load this file");
+            const leaf = at("--leaf") ?? sm.getLeafId() ?? null;
+            const rec = await captureOne(ref, sm, leaf, at("--model"), at("--thinking"));
+            process.stdout.write(`${JSON.stringify(rec)}\n`);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+        return;
+    }
+    const cases = argv.length
+        ? argv
+        : fs.readdirSync(GOLDEN).filter((c) => fs.existsSync(path.join(GOLDEN, c, "session.jsonl"))).sort();
+    for (const name of cases) {
+        const n = await recordCase(ref, name);
+        process.stderr.write(`recorded ${name}: ${n} requests\n`);
+    }
+}
+
+main(process.argv.slice(2)).catch((e) => {
+    process.stderr.write(`record_requests: ${e?.stack ?? e}\n`);
+    process.exit(1);
+});

@@ -1,0 +1,177 @@
+"""Each ``--check`` rule fires on the body it describes and stays quiet on a clean one.
+
+The bodies are built by pitools' port of pi-ai (proved byte-equal to pi-ai on the golden corpus)
+from small hand-made message lists, or written directly where pi-ai would never produce the shape.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from pitools.core.request.build import build_payload
+from pitools.core.request.check import RULES, check_request
+from pitools.core.request.common import Notes, RequestError, estimate_context_tokens, sanitize_surrogates
+from pitools.core.request.models import resolve_request_model
+from pitools.piconfig.catalog import chat_models
+
+SONNET = resolve_request_model("anthropic/claude-sonnet-4-5", chat_models())
+GPT5 = resolve_request_model("openai/gpt-5", chat_models())
+LLAMA = resolve_request_model("groq/llama-3.3-70b-versatile", chat_models())
+GEMINI = resolve_request_model("google/gemini-2.5-pro", chat_models())
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text, "timestamp": 1}
+
+
+def _assistant(model: dict[str, Any], content: list[Any]) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": content,
+        "provider": model["provider"],
+        "api": model["api"],
+        "model": model["id"],
+        "stopReason": "toolUse",
+        "timestamp": 2,
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
+    }
+
+
+def _result(call_id: str, text: str = "ok", images: list[Any] | None = None) -> dict[str, Any]:
+    content: list[Any] = [{"type": "text", "text": text}, *(images or [])]
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": "bash",
+        "content": content,
+        "isError": False,
+        "timestamp": 3,
+    }
+
+
+def _codes(model: dict[str, Any], messages: list[Any], level: str = "off") -> set[str]:
+    payload = build_payload(model, messages, level, "sid", Notes())
+    return {f.code for f in check_request(model, payload, messages)}
+
+
+def _call(call_id: str) -> dict[str, Any]:
+    return {"type": "toolCall", "id": call_id, "name": "bash", "arguments": {"command": "ls"}}
+
+
+def test_every_rule_has_a_severity_and_a_source() -> None:
+    for code, (severity, description, source) in RULES.items():
+        assert severity in ("error", "warning") and description and source, code
+
+
+@pytest.mark.parametrize("model", [SONNET, GPT5, LLAMA, GEMINI], ids=lambda m: m["api"])
+def test_a_clean_tool_loop_passes(model: dict[str, Any]) -> None:
+    messages = [_user("hi"), _assistant(model, [_call("call_1")]), _result("call_1"), _user("next")]
+    assert _codes(model, messages) == set()
+
+
+def test_same_model_ids_are_not_rewritten_and_are_flagged() -> None:
+    long_id = "toolu_" + "a" * 70
+    messages = [_user("hi"), _assistant(SONNET, [_call("bad|id"), _call(long_id)]), _result("bad|id"), _result(long_id)]
+    assert {"tool-id-pattern", "tool-id-length"} <= _codes(SONNET, messages)
+    # From another model pi-ai rewrites them, so nothing is left to flag.
+    assert _codes(SONNET, [_user("hi"), _assistant(GPT5, [_call("bad|id")]), _result("bad|id")]) == set()
+
+
+def test_duplicate_ids() -> None:
+    messages = [
+        _user("a"),
+        _assistant(SONNET, [_call("toolu_1")]),
+        _result("toolu_1"),
+        _assistant(SONNET, [_call("toolu_1")]),
+        _result("toolu_1"),
+    ]
+    assert "duplicate-tool-id" in _codes(SONNET, messages)
+
+
+@pytest.mark.parametrize("model", [SONNET, GPT5, LLAMA, GEMINI], ids=lambda m: m["api"])
+def test_a_tool_result_without_its_call(model: dict[str, Any]) -> None:
+    # pi-ai answers calls without results, but passes on results without calls.
+    messages = [_user("hi"), _result("call_gone"), _user("next")]
+    assert "tool-result-without-call" in _codes(model, messages)
+
+
+def test_foreign_signature_under_the_same_model_name() -> None:
+    thinking = {"type": "thinking", "thinking": "x", "thinkingSignature": '{"type":"reasoning","id":"rs_1"}'}
+    messages = [_user("hi"), _assistant(SONNET, [thinking, {"type": "text", "text": "done"}]), _user("next")]
+    assert "foreign-thinking-signature" in _codes(SONNET, messages)
+    real = {"type": "thinking", "thinking": "x", "thinkingSignature": "Eq" + "A" * 120}
+    assert _codes(SONNET, [_user("hi"), _assistant(SONNET, [real, {"type": "text", "text": "d"}]), _user("n")]) == set()
+
+
+def test_thinking_missing_in_an_open_tool_loop_only_when_thinking_is_on() -> None:
+    messages = [_user("hi"), _assistant(GPT5, [_call("call_1")]), _result("call_1")]
+    assert "thinking-missing-in-tool-loop" in _codes(SONNET, messages, level="high")
+    assert "thinking-missing-in-tool-loop" not in _codes(SONNET, messages, level="off")
+
+
+def test_empty_blocks_and_messages() -> None:
+    payload = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": ""}]},
+            {"role": "user", "content": []},
+        ],
+    }
+    assert {f.code for f in check_request(SONNET, payload, [])} == {"empty-text-block", "empty-message"}
+    google = {"model": "g", "contents": [{"role": "user", "parts": []}], "config": {}}
+    assert {f.code for f in check_request(GEMINI, google, [])} == {"empty-message"}
+
+
+def test_tool_names() -> None:
+    payload = {"model": "m", "messages": [], "tools": [{"name": "bad name!", "input_schema": {}}]}
+    assert {f.code for f in check_request(SONNET, payload, [])} == {"tool-name-pattern"}
+    openai = {"model": "m", "input": [], "tools": [{"type": "function", "name": "x" * 65}]}
+    assert {f.code for f in check_request(GPT5, openai, [])} == {"tool-name-pattern"}
+
+
+def test_images() -> None:
+    big = base64.b64encode(b"\0" * 5_000_000).decode()
+    image = {"type": "image", "data": big, "mimeType": "image/tiff"}
+    messages = [{"role": "user", "content": [{"type": "text", "text": "look"}, image], "timestamp": 1}]
+    assert {"image-media-type", "image-too-large"} <= _codes(SONNET, messages)
+    many = [
+        {"role": "user", "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}] * 101, "timestamp": 1}
+    ]
+    assert "image-count" in _codes(SONNET, many)
+
+
+def test_context_window_rules() -> None:
+    small = {**LLAMA, "contextWindow": 1000, "maxTokens": 500}
+    assert "context-over-window" in _codes(small, [_user("word " * 2000)])
+    assert "context-near-window" in _codes({**small, "contextWindow": 4600}, [_user("word " * 100)])
+    assert estimate_context_tokens([_user("abcdefg")]) == 2  # ceil(7 / 3.5)
+
+
+def test_request_too_large() -> None:
+    tiny = {**GPT5, "inputLimits": {"maxRequestBytes": 100}}
+    assert "request-too-large" in _codes(tiny, [_user("x" * 200)])
+
+
+def test_unsupported_api_is_refused_by_name() -> None:
+    mistral = resolve_request_model("mistral/mistral-large-latest", chat_models())
+    with pytest.raises(RequestError, match="mistral-conversations"):
+        build_payload(mistral, [_user("hi")], "off", "sid", Notes())
+
+
+def test_sanitize_surrogates_keeps_pairs_and_drops_lone_halves() -> None:
+    assert sanitize_surrogates("a\ud83d b\U0001f600 c\udc00") == "a b\U0001f600 c"
+
+
+def test_gemini_3_current_turn_needs_thought_signatures() -> None:
+    gemini3 = resolve_request_model("google/gemini-3.5-flash", chat_models())
+    foreign = [_user("run it"), _assistant(GPT5, [_call("call_1")]), _result("call_1")]
+    assert "missing-thought-signature" in _codes(gemini3, foreign)
+    assert "missing-thought-signature" not in _codes(GEMINI, foreign)  # Gemini 2.5 does not validate them
+    signed = {**_call("call_1"), "thoughtSignature": "c2lnbmF0dXJl"}
+    own = [_user("run it"), _assistant(gemini3, [signed]), _result("call_1")]
+    assert _codes(gemini3, own) == set()
+    # An earlier turn (before the last user text) is not validated.
+    assert "missing-thought-signature" not in _codes(gemini3, [*foreign, _user("thanks")])
