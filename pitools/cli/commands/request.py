@@ -112,7 +112,7 @@ def command(
     if format_ == "json":
         out.write_json(build.payload)
     else:
-        from pitools.core.js.jsonout import to_json_bytes
+        from pitools.core.js.json.encode import to_json_bytes
         from pitools.render.request import request_human
 
         out.write_text(request_human(build, bytes_len=len(to_json_bytes(build.payload))))

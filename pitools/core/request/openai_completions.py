@@ -150,7 +150,7 @@ def _parse(signature: Any) -> Any:
     if not js_truthy(signature) or type(signature) is not str:
         return UNDEFINED
     try:
-        from pitools.core.session.load import parse_json_line
+        from pitools.core.js.json.parse import parse_json_line
 
         return parse_json_line(signature.encode("utf-8", "surrogatepass"))[0]
     except ValueError:  # JSON.parse failing means "no details"

@@ -104,7 +104,7 @@ def _text_signature(signature: Any) -> Any:
         return UNDEFINED
     text = to_string(signature)
     if text.startswith("{"):
-        from pitools.core.session.load import parse_json_line
+        from pitools.core.js.json.parse import parse_json_line
 
         try:
             parsed = parse_json_line(text.encode("utf-8", "surrogatepass"))[0]
@@ -278,7 +278,7 @@ def convert_messages(
                 if btype == "thinking":
                     signature = get(block, "thinkingSignature")
                     if js_truthy(signature):
-                        from pitools.core.session.load import parse_json_line
+                        from pitools.core.js.json.parse import parse_json_line
 
                         try:
                             output.append(parse_json_line(to_string(signature).encode("utf-8", "surrogatepass"))[0])
