@@ -52,7 +52,7 @@ class ModelError(PitoolsError):
 
 
 class MissingExtraError(PitoolsError):
-    """A feature needs an optional dependency group (``pitools[otel]``, ``pitools[dataset]``)."""
+    """A feature needs an optional dependency group (``pi-session-tools[otel]``, ``pi-session-tools[dataset]``)."""
 
 
 class ExportError(PitoolsError):

@@ -31,7 +31,7 @@ from pitools.core.js.jsonout import to_json_bytes
 
 MANIFEST = "_pitools_dataset.json"
 BATCH_ROWS = 8192
-MISSING = "Parquet output needs pyarrow: pip install 'pitools[dataset]' (or use --format jsonl)"
+MISSING = "Parquet output needs pyarrow: pip install 'pi-session-tools[dataset]' (or use --format jsonl)"
 
 
 @dataclass(slots=True)

@@ -356,7 +356,7 @@ def test_missing_pyarrow_is_one_line(run: Run, tmp_path: Path, monkeypatch: pyte
     result = run("dataset", str(GOLDEN / "seed-running-example"), "-o", str(tmp_path / "o"), exit_code=1)
     assert (
         result.stderr
-        == "pitools: Parquet output needs pyarrow: pip install 'pitools[dataset]' (or use --format jsonl)\n"
+        == "pitools: Parquet output needs pyarrow: pip install 'pi-session-tools[dataset]' (or use --format jsonl)\n"
     )
 
 

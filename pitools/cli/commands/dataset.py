@@ -14,7 +14,7 @@ import click
     type=click.Choice(["parquet", "jsonl"]),
     default="parquet",
     show_default=True,
-    help="parquet needs the optional extra: pip install 'pitools[dataset]'.",
+    help="parquet needs the optional extra: pip install 'pi-session-tools[dataset]'.",
 )
 @click.option(
     "--partition-by",
