@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from pitools.cli.options import session_paths_argument
+
 
 @click.command("dataset")
-@click.argument("inputs", nargs=-1, required=True, metavar="FILE|DIR...")
+@session_paths_argument("inputs", required=True)
 @click.option("-o", "--output", "outdir", required=True, metavar="OUTDIR", help="Folder for the tables (created).")
 @click.option(
     "--format",

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option
+from pitools.cli.options import format_option, session_paths_argument
 from pitools.cli.output import get_output
 from pitools.core.validate import CODES, SEVERITIES, ValidationReport
 
@@ -107,7 +107,7 @@ def _check_batch(check: Callable[..., ValidationReport], files: Sequence[str]) -
 
 
 @click.command("validate")
-@click.argument("paths", nargs=-1, required=False, metavar="FILE|DIR...", type=click.Path(path_type=str))
+@session_paths_argument("paths", required=False)
 @format_option("human", "json", "github")
 @click.option("--list-codes", is_flag=True, help="List every finding code with its severity and meaning, then exit.")
 @click.option("--explain", metavar="CODE", default=None, help="Explain one code: meaning, what Pi does, how to fix.")
