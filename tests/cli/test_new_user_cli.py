@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,35 @@ def test_writers_refuse_in_place_on_stdin(run, args) -> None:
 def test_validate_and_scan_still_take_folders_and_paths(run, agent: Path) -> None:
     assert run("validate", agent.parent).stdout.startswith("1 file checked")
     assert run("scan", str(agent)).stdout.startswith("1 file scanned")
+
+
+# -- usage/search: dates pitools cannot read and reversed ranges are usage errors -------------------
+
+
+def _pitools(*args: str) -> subprocess.CompletedProcess[str]:
+    """The installed entry point as a user runs it (usage/search/ls go through the click-free fast path)."""
+    return subprocess.run([sys.executable, "-m", "pitools", *args], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("command", ["usage", "search"])
+def test_an_unreadable_date_is_exit_2_with_the_accepted_forms(run, agent: Path, command: str) -> None:
+    query = ["fix"] if command == "search" else []
+    for result in (
+        run(command, *query, "--since", "last month", exit_code=2),
+        _pitools(command, *query, "--since", "last month"),
+    ):
+        err = result.stderr
+        assert getattr(result, "exit_code", getattr(result, "returncode", None)) == 2
+        assert "--since: cannot read the time 'last month'" in err
+        assert "2026-03-01" in err and "2026-03" in err and "7d" in err
+
+
+@pytest.mark.parametrize("command", ["usage", "search"])
+def test_a_reversed_range_is_exit_2_saying_why(run, agent: Path, command: str) -> None:
+    query = ["fix"] if command == "search" else []
+    r = run(command, *query, "--since", "2026-12", "--until", "2026-11", exit_code=2)
+    assert "--since 2026-12 is not before --until 2026-11" in r.stderr
+    p = _pitools(command, *query, "--since", "2026-12", "--until", "2026-11")
+    assert p.returncode == 2 and p.stdout == "" and "not before" in p.stderr
+    # The same month on both ends is one whole month, not a reversed range.
+    assert "1 session" in run("usage", "--since", "2026-03", "--until", "2026-03").stdout

@@ -78,4 +78,4 @@ def test_ci_builds_the_wheel_installs_it_clean_and_runs_the_readme_setup() -> No
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert "python -m build" in makefile and "scripts/check_dist.sh" in makefile
     script = (ROOT / "scripts" / "check_dist.sh").read_text(encoding="utf-8")
-    assert "python3 -m venv" in script and "pitools\" --version" in script and "inspect" in script
+    assert "python3 -m venv" in script and 'pitools" --version' in script and "inspect" in script
