@@ -107,3 +107,31 @@ def test_a_reversed_range_is_exit_2_saying_why(run, agent: Path, command: str) -
     assert p.returncode == 2 and p.stdout == "" and "not before" in p.stderr
     # The same month on both ends is one whole month, not a reversed range.
     assert "1 session" in run("usage", "--since", "2026-03", "--until", "2026-03").stdout
+
+
+# -- search: a quoted phrase matches as written ------------------------------------------------------
+
+
+def test_a_quoted_phrase_matches_whole_words_as_written(run, agent: Path) -> None:
+    last = json.loads(agent.read_text(encoding="utf-8").splitlines()[-1])
+    entry = {
+        "type": "message",
+        "id": "feed0001",
+        "parentId": last["id"],
+        "timestamp": "2026-03-14T10:00:00.000Z",
+        "message": {"role": "user", "content": "The severity in tool output is wrong", "timestamp": 1773482400000},
+    }
+    with agent.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+
+    def ids(query: str) -> list[str]:
+        return [h["entryId"] for h in json.loads(run("search", query, "--format", "json").stdout)["hits"]]
+
+    assert ids("Severity in to") == ["feed0001"]  # plain words match at the start of a word
+    assert ids('"Severity in to"') == []  # a phrase ends where a word ends: "tool" is not "to"
+    assert ids('"Severity in tool"') == ["feed0001"]
+    assert ids('"SEVERITY   in tool"') == ["feed0001"]  # case and whitespace still do not matter
+    for query in ('"Severity in to"', '"Severity in tool"'):  # the click-free fast path agrees
+        p = _pitools("search", query, "--format", "json")
+        assert p.returncode == 0, p.stderr
+        assert [h["entryId"] for h in json.loads(p.stdout)["hits"]] == ids(query)
