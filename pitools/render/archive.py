@@ -20,7 +20,9 @@ def safe_text(text: str, *, one_line: bool = True) -> str:
 
 
 def _money(x: Any) -> str:
-    return f"${x:,.2f}" if type(x) in (int, float) else "?"
+    from pitools.render.vocab import money
+
+    return money(x)
 
 
 def _tokens(n: Any) -> str:

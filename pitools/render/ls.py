@@ -14,24 +14,23 @@ MARKERS = {
 
 
 def human_size(n: Any) -> str:
-    if type(n) is not int:
-        return "?"
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1024 or unit == "TB":
-            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
+    """Sizes as every renderer writes them (decimal units: :func:`pitools.render.vocab.size`)."""
+    from pitools.render.vocab import size
+
+    return size(n)
 
 
 def human_tokens(n: Any) -> str:
-    if type(n) not in (int, float):
-        return "?"
-    if n < 1000:
-        return f"{n:g}"
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}k"
-    return f"{n / 1_000_000:.1f}M"
+    """Token counts abbreviated for the table (:func:`pitools.render.vocab.tokens_short`)."""
+    from pitools.render.vocab import tokens_short
+
+    return tokens_short(n)
+
+
+def _money(x: Any) -> str:
+    from pitools.render.vocab import money
+
+    return money(x)
 
 
 def local_time(iso: str | None) -> str:
@@ -91,7 +90,7 @@ def _row(s: dict[str, Any], all_: bool) -> list[str]:
         f"{s.get('leafCount', 0):,}",
         human_size(s.get("fileBytes")),
         human_tokens(s.get("tokens", {}).get("total")),
-        f"${cost:.2f}" if type(cost) in (int, float) else "?",
+        _money(cost),
         ", ".join(s.get("models") or []),
         display_path(s.get("path")),
     ]
@@ -109,7 +108,7 @@ def _total_row(t: dict[str, Any], all_: bool) -> list[str]:
         "",
         human_size(t.get("fileBytes")),
         human_tokens(t.get("tokens", {}).get("total")),
-        f"${t['cost']:.2f}" if type(t.get("cost")) in (int, float) else "?",
+        _money(t.get("cost")),
         "",
         "",
     ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -135,3 +137,100 @@ def test_a_quoted_phrase_matches_whole_words_as_written(run, agent: Path) -> Non
         p = _pitools("search", query, "--format", "json")
         assert p.returncode == 0, p.stderr
         assert [h["entryId"] for h in json.loads(p.stdout)["hits"]] == ids(query)
+
+
+# -- writers say what they wrote and what they did not ------------------------------------------------
+
+GOLDEN = support.ROOT / "golden"
+
+
+def test_slim_in_place_says_a_backup_is_kept_and_its_size(run, tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    shutil.copy(GOLDEN / "slim-images" / "original.jsonl", target)
+    size = target.stat().st_size
+    out = run("slim", target, "--images", "--in-place").stdout
+    (backup,) = [p for p in tmp_path.iterdir() if ".bak-" in p.name]
+    assert backup.stat().st_size == size
+    from pitools.render.vocab import size as fmt
+
+    assert f"backup kept: {backup} ({fmt(size)}, the whole original): no disk space is freed" in out
+    assert "--no-backup" in out
+
+
+def test_slim_no_backup_writes_atomically_and_keeps_none(run, tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    shutil.copy(GOLDEN / "slim-images" / "original.jsonl", target)
+    before = target.stat().st_size
+    out = run("slim", target, "--images", "--in-place", "--no-backup").stdout
+    assert "no backup kept (--no-backup)" in out
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"] and target.stat().st_size < before
+    run("validate", target)  # Pi still loads it
+    run("slim", target, "--images", "--no-backup", "-o", tmp_path / "x.jsonl", exit_code=2)
+
+
+def test_repair_exit_1_says_what_was_written_and_what_remains(run, tmp_path: Path) -> None:
+    out = tmp_path / "fixed.jsonl"
+    r = run("repair", GOLDEN / "repair-torn-fused" / "session.jsonl", "-o", out, exit_code=1)
+    assert out.exists()
+    assert r.stderr.endswith(f"exit 1: 1 fix written to {out}, but 1 problem remains (under 'not fixed')\n")
+    dry = run("repair", GOLDEN / "repair-torn-fused" / "session.jsonl", "--dry-run", exit_code=1)
+    assert "nothing written (1 fix would be made)" in dry.stderr
+    only = run("repair", GOLDEN / "repair-orphan" / "session.jsonl", "--dry-run", exit_code=1)
+    assert "repair has no fix for them; nothing written" in only.stderr
+    run("repair", GOLDEN / "repair-torn-fused" / "session.jsonl", "--reattach", "-o", tmp_path / "ok.jsonl")
+
+
+def test_dataset_exit_1_names_what_was_skipped_and_that_the_rest_was_written(run, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(SAMPLE, src / "good.jsonl")
+    (src / "notes.jsonl").write_text('{"hello": 1}\n', encoding="utf-8")
+    r = run("dataset", src, "-o", tmp_path / "out", "--format", "jsonl", exit_code=1)
+    assert "notes.jsonl: skipped" in r.stderr
+    assert "exit 1: 1 input file not in the dataset (listed above); every other session was written" in r.stderr
+    assert (tmp_path / "out" / "sessions").is_dir()
+    again = run("dataset", src, "-o", tmp_path / "out", "--format", "jsonl", exit_code=1)
+    assert "1 session in" in again.stderr and "1 unchanged" in again.stderr
+
+
+# -- one rule for sizes, costs and token counts ------------------------------------------------------
+
+
+def test_units_follow_one_rule() -> None:
+    from pitools.render.vocab import money, size, tokens_short
+
+    assert [size(v) for v in (0, 999, 1000, 75_000_000, 71_600_000 * 1.048576, 2_500_000_000)] == [
+        "0 B",
+        "999 B",
+        "1.0 KB",
+        "75.0 MB",
+        "75.1 MB",
+        "2.5 GB",
+    ]
+    assert [money(v) for v in (1094.9053, 0.08, 0.004, 0, 1234567.891, None)] == [
+        "$1,094.91",
+        "$0.08",
+        "<$0.01",
+        "$0.00",
+        "$1,234,567.89",
+        "?",
+    ]
+    assert [tokens_short(v) for v in (812, 105_500, 1_300_000)] == ["812", "105.5k", "1.3M"]
+
+
+def test_every_renderer_writes_sizes_and_costs_the_same_way(run, agent: Path, tmp_path: Path) -> None:
+    from pitools.render.vocab import money, size
+
+    nbytes = agent.stat().st_size
+    cost = json.loads(run("inspect", agent, "--format", "json").stdout)["stats"]["cost"]
+    inspect = run("inspect", agent).stdout
+    ls = run("ls").stdout
+    usage = run("usage").stdout
+    assert f"cost {money(cost)};" in inspect
+    for text in (ls, usage):
+        assert f" {money(cost)} " in text or text.rstrip().endswith(money(cost)) or f" {money(cost)}\n" in text
+    assert f" {size(nbytes)} " in ls
+    slim = run("slim", agent, "--images", "--dry-run").stdout
+    assert f"({size(nbytes)})" in slim
+    compact = run("compact", agent, "--dry-run").stdout
+    assert not re.search(r"~\d{4,}", compact)  # token counts carry separators

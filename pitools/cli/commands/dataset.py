@@ -62,12 +62,19 @@ def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: st
         # File names and loader messages may hold control characters: the output layer escapes them.
         warn=out.message,
     )
-    mb = report.bytes_read / 1e6
+    from pitools.render.vocab import plural, size
+
     out.message(
-        f"{report.sessions} session(s) in {outdir}: {report.written} written, "
+        f"{plural(report.sessions, 'session')} in {outdir}: {report.written} written, "
         f"{report.unchanged} unchanged, {report.removed} removed, {len(report.skipped)} skipped "
-        f"({mb:.1f} MB read in {report.seconds:.1f} s)"
+        f"({size(report.bytes_read)} read in {report.seconds:.1f} s)"
     )
     if report.skipped:
-        click.get_current_context().exit(1)
+        # Exit 1 (bad input) while any input cannot be used, but say plainly what that means.
+        out.message(
+            f"exit 1: {plural(len(report.skipped), 'input file')} not in the dataset (listed above); "
+            "every other session was written. Repair or remove them (pitools repair, pitools validate): "
+            "they are reported, and the exit is 1, on every run until then"
+        )
+        return 1
     return 0

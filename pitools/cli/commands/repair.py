@@ -78,5 +78,23 @@ def command(
         for line in repair_lines(data):
             out.echo(line, err=output == "-", one_line=True)
     if result.refused:
-        out.message("refused to write: the repair would change what Pi reads (see the report)")
+        out.message("refused to write: the repair would change what Pi reads (see the report); nothing was written")
+    elif not result.healthy:
+        out.message(_unhealthy(data))
     return 0 if result.healthy else 1
+
+
+def _unhealthy(data: dict[str, object]) -> str:
+    """Exit 1 although repair ran: say what was written and what was not."""
+    from pitools.render.vocab import plural
+
+    fixes, remaining = data["fixes"], data["remaining"]
+    assert isinstance(fixes, list) and isinstance(remaining, list)
+    left = f"{plural(len(remaining), 'problem')} remain{'s' if len(remaining) == 1 else ''} (under 'not fixed')"
+    written = data.get("written")
+    if written and fixes:
+        where = "stdout" if written == "-" else str(written)
+        return f"exit 1: {plural(len(fixes), 'fix', 'fixes')} written to {where}, but {left}"
+    if fixes:
+        return f"exit 1: {left}; nothing written ({plural(len(fixes), 'fix', 'fixes')} would be made)"
+    return f"exit 1: {left} and repair has no fix for them; nothing written"
