@@ -97,9 +97,13 @@ def render_inspect(console: Any, d: dict[str, Any], *, all_: bool = False) -> No
         ),
     )
     if "piError" in s:
-        grid.add_row(
-            "", t(f"(Pi's own stats would fail here: {s['piError']}; entries without usage skipped)", "yellow")
-        )
+        at = s.get("piErrorAt")
+        if at:
+            where = f"{d['path']}:{at['line']}" + (f" (entry {at['entryId']})" if at["entryId"] is not None else "")
+            said = f"Pi 1.6.0 throws on {where} in {', '.join(at['functions'])}: {at['error']}"
+        else:
+            said = f"Pi's own stats would fail here: {s['piError']}"
+        grid.add_row("", t(f"({said}; these totals skip what Pi cannot read)", "yellow"))
     if isinstance(d["usageBreakdown"], list):
         for row in d["usageBreakdown"]:
             grid.add_row("", t(f"  {row['key']}: {n(row['tokens'])} tokens, {_money(row['cost'])}"))

@@ -234,3 +234,39 @@ def test_every_renderer_writes_sizes_and_costs_the_same_way(run, agent: Path, tm
     assert f"({size(nbytes)})" in slim
     compact = run("compact", agent, "--dry-run").stdout
     assert not re.search(r"~\d{4,}", compact)  # token counts carry separators
+
+
+# -- a session Pi cannot build: say where Pi throws, still show the totals ----------------------------
+
+
+@pytest.fixture
+def crash_leaf(tmp_path: Path) -> Path:
+    """golden repair-crash-no-message cut after its line 5: a message entry without a message, as leaf."""
+    lines = (GOLDEN / "repair-crash-no-message" / "session.jsonl").read_text(encoding="utf-8").splitlines(True)
+    target = tmp_path / "crash.jsonl"
+    target.write_text("".join(lines[:5]), encoding="utf-8")
+    assert '"id":"8170c670"' in lines[4] and '"message":' not in lines[4]
+    return target
+
+
+def test_inspect_names_file_line_and_entry_where_pi_throws_and_keeps_the_totals(run) -> None:
+    path = GOLDEN / "repair-crash-no-message" / "session.jsonl"
+    out = run("inspect", path, env={"COLUMNS": "400"}).stdout
+    assert f"Pi 1.6.0 throws on {path}:5 (entry 8170c670) in getSessionStats" in out
+    assert "buildSessionContext" in out and "TypeError: Cannot read properties of undefined (reading 'role')" in out
+    assert re.search(r"usage +[\d,]+ tokens .*cost \$[\d,]+\.\d\d", out)
+    data = json.loads(run("inspect", path, "--format", "json").stdout)
+    at = data["stats"]["piErrorAt"]
+    assert at["line"] == 5 and at["entryId"] == "8170c670" and "buildSessionContext" in at["functions"]
+    assert data["stats"]["totalMessages"] > 0 and data["stats"]["tokens"]["total"] > 0
+    import jsonschema
+
+    schema = json.loads((support.ROOT / "schemas" / "output" / "inspect.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(data, schema)
+
+
+def test_branches_never_prints_none_for_a_message_without_a_message(run, crash_leaf: Path) -> None:
+    out = run("branches", crash_leaf).stdout
+    assert "None" not in out
+    assert "leaf: message: [message without a message]" in out
+    assert "None" not in run("inspect", crash_leaf).stdout
