@@ -270,3 +270,30 @@ def test_branches_never_prints_none_for_a_message_without_a_message(run, crash_l
     assert "None" not in out
     assert "leaf: message: [message without a message]" in out
     assert "None" not in run("inspect", crash_leaf).stdout
+
+
+# -- dataset: project keeps the full cwd, with the short name beside it -------------------------------
+
+
+def test_dataset_project_keeps_the_full_cwd_so_same_named_projects_stay_apart(run, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    for who, sid in (("dev", "0195f2a4-0000-7000-8000-000000000001"), ("sam", "0195f2a4-0000-7000-8000-000000000002")):
+        header = json.loads(lines[0]) | {"id": sid, "cwd": f"/home/{who}/src/timekeeper"}
+        (src / f"{who}.jsonl").write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    out = tmp_path / "out"
+    run("dataset", src, "-o", out, "--format", "jsonl")
+
+    def rows_of(table: str) -> list[dict[str, object]]:
+        files = sorted((out / table).glob("*.jsonl"))
+        return [json.loads(line) for f in files for line in f.read_text(encoding="utf-8").splitlines()]
+
+    rows = rows_of("sessions")
+    assert sorted((r["project"], r["project_name"]) for r in rows) == [
+        ("/home/dev/src/timekeeper", "timekeeper"),
+        ("/home/sam/src/timekeeper", "timekeeper"),
+    ]
+    usage = rows_of("usage")
+    assert usage and {r["project"] for r in usage} == {"/home/dev/src/timekeeper", "/home/sam/src/timekeeper"}
+    assert {r["project_name"] for r in usage} == {"timekeeper"}
