@@ -96,6 +96,17 @@ def render_inspect(console: Any, d: dict[str, Any], *, all_: bool = False) -> No
             f"cache write {n(tk['cacheWrite'])}), cost {_money(s['cost'])}; {plural(s['toolCalls'], 'tool call')}"
         ),
     )
+    fork = d.get("fork")
+    if fork:
+        own, copied = fork["own"], fork["copied"]
+        grid.add_row(
+            "",
+            t(
+                f"own {n(own['tokens'])} tokens, {_money(own['cost'])}; copied from the parent "
+                f"{n(copied['tokens'])} tokens, {_money(copied['cost'])} (Pi's stats count both; "
+                "usage counts the copied part once, in the parent)"
+            ),
+        )
     if "piError" in s:
         at = s.get("piErrorAt")
         if at:

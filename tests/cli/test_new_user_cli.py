@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -297,3 +298,80 @@ def test_dataset_project_keeps_the_full_cwd_so_same_named_projects_stay_apart(ru
     usage = rows_of("usage")
     assert usage and {r["project"] for r in usage} == {"/home/dev/src/timekeeper", "/home/sam/src/timekeeper"}
     assert {r["project_name"] for r in usage} == {"timekeeper"}
+
+
+# -- a fork's numbers: own vs copied from the parent, the same words in inspect, ls and usage ----------
+
+
+def _validate(name: str, data: object) -> None:
+    import jsonschema
+
+    schema = json.loads((support.ROOT / "schemas" / "output" / f"{name}.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(data)
+
+
+@pytest.fixture
+def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A generated agent folder: one session with usage, and a fork of it that goes on."""
+    from tests.archive_gen import Archive, env_for
+
+    for k, v in env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home").items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.setenv("PITOOLS_WIDTH", "400")
+    monkeypatch.chdir(tmp_path)
+    ar = Archive(tmp_path / "agent", seed=3)
+    p = ar.new("/work/app")
+    p.conversation(2)
+    p.user("hostile \x1b[31mred\x1b[0m text")
+    p.write()
+    c = ar.fork(p, p.leaf)  # type: ignore[arg-type]
+    c.conversation(1)
+    c.write()
+    return ar
+
+
+SAME_WORDS = "copied from the parent"
+COUNTED_ONCE = "history copied from a parent counted once, in the parent"
+
+
+def test_a_forks_numbers_are_own_and_copied_everywhere(run, archive) -> None:
+    parent, fork = archive.writers[0].path, archive.writers[1].path
+    data = json.loads(run("inspect", fork, "--format", "json").stdout)
+    _validate("inspect", data)
+    split = data["fork"]
+    assert split["copied"]["entries"] > 0 and split["own"]["entries"] > 0
+    assert split["own"]["cost"] + split["copied"]["cost"] == pytest.approx(data["stats"]["cost"])
+    assert split["own"]["tokens"] + split["copied"]["tokens"] == data["stats"]["tokens"]["total"]
+    assert "fork" not in json.loads(run("inspect", parent, "--format", "json").stdout)
+    from pitools.render.vocab import money
+
+    human = run("inspect", fork).stdout
+    assert f"own {split['own']['tokens']:,} tokens, {money(split['own']['cost'])}; {SAME_WORDS}" in human
+
+    listing = json.loads(run("ls", "--all", "--format", "json").stdout)
+    _validate("ls", listing)
+    (row,) = [s for s in listing["sessions"] if s["path"] == str(fork)]
+    assert row["copiedCost"] == pytest.approx(split["copied"]["cost"])
+    assert listing["totals"]["copiedCost"] == pytest.approx(split["copied"]["cost"])
+    table = run("ls", "--all").stdout
+    assert " copied " in table.splitlines()[0] and f"{COUNTED_ONCE}: {money(row['copiedCost'])}" in table
+
+    usage = run("usage").stdout
+    assert COUNTED_ONCE in usage
+    by_session = json.loads(run("usage", "--by", "session", "--format", "json").stdout)
+    assert by_session["copiedHistory"]["cost"] == pytest.approx(split["copied"]["cost"])
+
+
+def test_ls_tsv_has_fixed_columns_one_line_per_session(run, archive) -> None:
+    lines = run("ls", "--all", "--format", "tsv").stdout.splitlines()
+    from pitools.render.ls import TSV_COLUMNS
+
+    assert lines[0].split("\t") == list(TSV_COLUMNS)
+    rows = [line.split("\t") for line in lines[1:]]
+    assert len(rows) == 2 and all(len(r) == len(TSV_COLUMNS) for r in rows)
+    by_path = {r[TSV_COLUMNS.index("path")]: r for r in rows}
+    fork = by_path[str(archive.writers[1].path)]
+    assert float(fork[TSV_COLUMNS.index("copied_cost")]) > 0
+    assert int(fork[TSV_COLUMNS.index("bytes")]) == archive.writers[1].path.stat().st_size
+    assert "\x1b" not in "\n".join(lines)  # the hostile message is escaped, one line per session
