@@ -66,7 +66,8 @@ def fork_split(loaded: LoadedSession) -> dict[str, Any] | None:
     from pitools.core.session.loaded import entry_id
     from pitools.core.views.stats import session_stats
 
-    if not (loaded.session.header or {}).get("parentSession"):
+    header = loaded.session.header or {}
+    if not header.get("parentSession"):
         return None
     copied = copied_entry_ids(loaded)
     if not copied:
@@ -79,7 +80,7 @@ def fork_split(loaded: LoadedSession) -> dict[str, Any] | None:
         stats = session_stats(part_entries, strict=False)
         return {"entries": len(part_entries), "tokens": stats.totals.tokens, "cost": stats.totals.cost}
 
-    return {"parentSession": loaded.session.header.get("parentSession"), "own": part(mine), "copied": part(theirs)}
+    return {"parentSession": header.get("parentSession"), "own": part(mine), "copied": part(theirs)}
 
 
 def _ref(key: str, header: dict[str, Any] | None) -> Any:

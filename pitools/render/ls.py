@@ -261,7 +261,7 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
     out.append(f"{count} {'session' if count == 1 else 'sessions'} ({scope}) in {where or '(nothing)'}", style="dim")
     if listing.get("sessionDirSource") not in (None, "default"):
         out.append(f" [{listing['sessionDirSource']}]", style="dim")
-    note = totals_note(totals, copied_col) if total_row else None
+    note = totals_note(totals, copied_col) if totals and total_row else None
     if note:
         out.append("\n" + note, style="dim")
     for mark, meaning in MARKERS.values():
