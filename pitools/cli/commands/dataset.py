@@ -39,7 +39,7 @@ def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: st
     Directories are searched for *.jsonl session files. Run it again on the same OUTDIR and only
     sessions that changed (or whose fork ancestors changed) are rewritten; sessions no longer among
     the inputs are removed. Every table has a `copied` column: rows a fork or clone copied from an
-    ancestor session, so fork-correct totals are `WHERE NOT copied`. Columns: see the README and
+    ancestor session, so fork-correct totals are `WHERE NOT copied`. Columns: see docs/dataset.md and
     docs/duckdb-examples.sql. Files Pi would not load are skipped with a warning (exit 1, the rest
     is written).
 

@@ -153,8 +153,8 @@ def command(
     """Check Pi session files for everything Pi 1.6.0 would trip over.
 
     Directories are searched recursively for *.jsonl files. Each finding has a stable code
-    (duplicate-id, orphan-entry, parent-cycle, pi-would-crash, ...) and a severity; see the
-    README for the full table. Exit status: 0 when nothing reaches the failing severity
+    (duplicate-id, orphan-entry, parent-cycle, pi-would-crash, ...) and a severity; --list-codes
+    and docs/validate.md list them all. Exit status: 0 when nothing reaches the failing severity
     (error, or warning with --strict), 1 when something does or a file cannot be read,
     2 for a usage error.
 
