@@ -31,7 +31,8 @@ def test_the_distribution_name_is_free_of_the_pypi_clash_and_the_command_stays_p
 def test_nothing_tells_users_to_install_the_other_pitools() -> None:
     # `pip install pitools` / `pitools[otel]` would install an unrelated genomics package.
     bad = re.compile(r"(pip|pipx|uv tool) install\s+'?pitools\b|\bpitools\[(otel|dataset)\]")
-    offenders = [n for n in _tracked_text_files() if bad.search((ROOT / n).read_text(encoding="utf-8"))]
+    files = [n for n in _tracked_text_files() if n not in ("tests/unit/test_release.py", "CHANGELOG.md")]
+    offenders = [n for n in files if bad.search((ROOT / n).read_text(encoding="utf-8"))]
     assert offenders == []
     for extra in ("otel", "dataset"):
         assert f"{DIST}[{extra}]" in README
