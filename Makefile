@@ -5,15 +5,25 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := examples/sample-session.jsonl
 
-.PHONY: install run test lint fmt generate bench bench-archive bench-dataset golden differential fuzz stress clean
+.PHONY: install dev run test lint fmt generate dist check-dist bench bench-archive bench-dataset golden differential fuzz stress clean
 
-$(STAMP): pyproject.toml
+DEV_STAMP := $(VENV)/.dev-installed
+
+# Users: pitools and its runtime dependencies only (no test or lint tools).
+$(STAMP): pyproject.toml pitools/__init__.py
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e . --group dev
+	$(BIN)/python -m pip install -q -e .
 	touch $(STAMP)
 
+# Developers: the same plus the dev dependency group (pytest, ruff, mypy, build, ...).
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e . --group dev
+	touch $(DEV_STAMP)
+
 install: $(STAMP)
+
+dev: $(DEV_STAMP)
 
 ## Install, then replay Pi's context on a bundled sample session.
 run: $(STAMP)
@@ -21,56 +31,65 @@ run: $(STAMP)
 	$(BIN)/pitools context $(SAMPLE)
 
 ## The whole test suite (what CI runs).
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest -q
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pitools
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_purity.py
 
-fmt: $(STAMP)
+fmt: $(DEV_STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 ## Regenerate every generated file: the session schema + entry pre-check, the model catalogue.
 ## tests/unit/test_generated.py fails when a committed one is stale.
-generate: $(STAMP)
+generate: $(DEV_STAMP)
 	$(BIN)/python scripts/gen_schema.py
 	$(BIN)/python scripts/gen_catalog.py
 
-bench: $(STAMP)
+## The sdist and the wheel, in dist/ (what pipx / uv tool install take; see README "Install").
+dist: $(DEV_STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+
+## Install the built wheel into a clean venv (no dev tools, not editable) and run it on the sample.
+check-dist: dist
+	scripts/check_dist.sh dist $(SAMPLE)
+
+bench: $(DEV_STAMP)
 	$(BIN)/python scripts/bench.py
 	$(BIN)/python scripts/bench_scan.py --sizes 1,10,100
 	$(MAKE) bench-archive
 	$(MAKE) bench-dataset
 
 ## The archive index on a generated 1,000-session, 1 GB archive (kept in /tmp between runs).
-bench-archive: $(STAMP)
+bench-archive: $(DEV_STAMP)
 	$(BIN)/python scripts/bench_archive.py
 
 ## pitools dataset on a generated 1 GB archive: MB/s and peak memory (bench/out/).
-bench-dataset: $(STAMP)
+bench-dataset: $(DEV_STAMP)
 	$(BIN)/python scripts/bench_dataset.py
 
 ## Re-record Pi 1.6.0's results for every golden session (needs node and the reference, see README).
-golden: $(STAMP)
+golden: $(DEV_STAMP)
 	$(BIN)/python scripts/record_golden.py
 	$(BIN)/python tests/golden/request_cases.py
 	node scripts/record_requests.mjs
 
 ## Compare pitools with Pi on freshly generated sessions (needs node and the reference).
-differential: $(STAMP)
+differential: $(DEV_STAMP)
 	$(BIN)/python scripts/differential.py
 
 ## SIGKILL the writers at random moments (1,000 trials each); see scripts/stress_crash.py.
-stress: $(STAMP)
+stress: $(DEV_STAMP)
 	nice -n 19 $(BIN)/python scripts/stress_crash.py --trials 1000 --writer all
 
-fuzz: $(STAMP)
+fuzz: $(DEV_STAMP)
 	PITOOLS_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q tests/fuzz -p no:randomly
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache

@@ -9,6 +9,9 @@ from __future__ import annotations
 class PitoolsError(Exception):
     """Base class: a problem with the user's input or request (exit code 1)."""
 
+    #: The process exit status this error ends a run with (1: bad input; see OptionValueError).
+    exit_code = 1
+
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
         super().__init__(message)
         self.message = message
@@ -20,6 +23,15 @@ class PitoolsError(Exception):
         if self.path is not None:
             where = f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
         return f"{where}{self.message}"
+
+
+class OptionValueError(PitoolsError):
+    """An option's value cannot be used (an unreadable date, a reversed range): a usage error, exit 2.
+
+    For values only understood past the command line (the archive commands' fast path has no click).
+    """
+
+    exit_code = 2
 
 
 class SessionParseError(PitoolsError):
@@ -55,7 +67,7 @@ class ModelError(PitoolsError):
 
 
 class MissingExtraError(PitoolsError):
-    """A feature needs an optional dependency group (``pitools[otel]``, ``pitools[dataset]``)."""
+    """A feature needs an optional dependency group (``pi-session-tools[otel]``, ``pi-session-tools[dataset]``)."""
 
 
 class ExportError(PitoolsError):

@@ -123,7 +123,7 @@ class PitoolsGroup(click.Group):
             sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's exit flush
         except PitoolsError as exc:
             get_output().message(str(exc))
-            ctx.exit(EXIT_FAILURE)
+            ctx.exit(getattr(exc, "exit_code", EXIT_FAILURE))
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:

@@ -203,6 +203,11 @@ def run_ls(
     data = listing.to_json()
     if format_ == "json":
         out.write_json(data)
+    elif format_ == "tsv":
+        from pitools.render.ls import ls_tsv
+
+        for line in ls_tsv(data):
+            out.echo(line)
     else:
         from pitools.render.ls import render_ls
 

@@ -263,7 +263,7 @@ def _invoke(runner: Callable[..., int], kwargs: dict[str, Any]) -> int:
         sys.stdout.flush()
     except PitoolsError as exc:
         out.message(str(exc))
-        return EXIT_FAILURE
+        return exc.exit_code
     except KeyboardInterrupt:
         out.stderr.write("pitools: interrupted\n")
         out.stderr.flush()

@@ -77,44 +77,58 @@ def from_stdin() -> bool:
     return bool(ctx is not None and ctx.meta.get(STDIN_META))
 
 
-def session_argument(f: F) -> F:
-    """``[FILE]`` plus ``--session-dir``: a session file, ``-`` (stdin), a session id or unique id
-    prefix, or nothing.
+SESSION_DIR_META = "pitools.session_dir"
 
-    With no FILE the most recent session of the current directory is used, picked as
-    ``pi --continue`` picks it; the chosen file is named on stderr. The command receives the
-    resolved path as ``file``; ``--session-dir`` is kept in ``ctx.meta["pitools.session_dir"]``
-    for commands that also write where Pi would (fork, clone).
+
+class SessionRef(click.ParamType):
+    """FILE, the same way in every command: a path, ``-`` (stdin), a session id or a unique id prefix.
+
+    Ids and prefixes are looked up where Pi keeps sessions (this directory's first, then all; see
+    :func:`pitools.core.session.locate.locate_session`), honouring ``--session-dir``; the chosen file
+    is named on stderr. ``folders=True`` (validate, scan, dataset) also takes a folder as it is, for
+    the command to search for ``*.jsonl``. A path is passed through unchecked, so each command still
+    reports a missing or unreadable file in its own words.
     """
-    meta_key = "pitools.session_dir"
 
-    def remember_session_dir(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-        ctx.meta[meta_key] = value
-        return value
+    name = "session"
 
-    def resolve_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-        if ctx.resilient_parsing:
+    def __init__(self, *, folders: bool = False) -> None:
+        self.folders = folders
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or (ctx is not None and ctx.resilient_parsing):
             return value
-        if value == "-":
+        value = str(value)
+        if value == "-" and ctx is not None:
             return _stdin_file(ctx)
+        if self.folders and os.path.isdir(value):
+            return value
         from pitools.core.session.locate import locate_session
 
-        located = locate_session(value, session_dir=ctx.meta.get(meta_key))
-        if located.how == "path" and os.path.isdir(located.path):
-            raise click.BadParameter(f"{value!r} is a directory, not a session file", ctx=ctx, param=param)
+        located = locate_session(value, session_dir=ctx.meta.get(SESSION_DIR_META) if ctx is not None else None)
+        if located.how == "path" and os.path.isdir(located.path) and not self.folders:
+            self.fail(f"{value!r} is a directory, not a session file", param, ctx)
         if located.how not in ("path", "file"):
-            from pitools.render.safe import safe_text
-
-            click.echo(safe_text(f"pitools: {located.describe()}", one_line=True), err=True)
-        from pitools.cli.output import start_progress
-
-        # Reading and computing a big session can take seconds: say so on a terminal.
-        start_progress(f"pitools {ctx.info_name}: working on {os.path.basename(str(located.path))}")
+            _say_which(located)
         return str(located.path)
 
-    f = click.argument(
-        "file", metavar="[FILE]", required=False, callback=resolve_file, shell_complete=_complete_session
-    )(f)
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+        return _complete_session(ctx, param, incomplete)
+
+
+def _say_which(located: Any) -> None:
+    from pitools.render.safe import safe_text
+
+    click.echo(safe_text(f"pitools: {located.describe()}", one_line=True), err=True)
+
+
+def session_dir_option(f: F) -> F:
+    """``--session-dir DIR``, read (eagerly) before FILE is resolved."""
+
+    def remember_session_dir(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        ctx.meta[SESSION_DIR_META] = value
+        return value
+
     return click.option(
         "--session-dir",
         metavar="DIR",
@@ -125,6 +139,46 @@ def session_argument(f: F) -> F:
         "or ~/.pi/agent/sessions/--<cwd>--). FILE may be a path, '-' (stdin), a session id or id "
         "prefix, or omitted for the most recent session here.",
     )(f)
+
+
+def session_argument(f: F) -> F:
+    """``[FILE]`` plus ``--session-dir``: a session file, ``-`` (stdin), a session id or unique id
+    prefix (:class:`SessionRef`), or nothing.
+
+    With no FILE the most recent session of the current directory is used, picked as
+    ``pi --continue`` picks it; the chosen file is named on stderr. The command receives the
+    resolved path as ``file``; ``--session-dir`` is kept in ``ctx.meta["pitools.session_dir"]``
+    for commands that also write where Pi would (fork, clone).
+    """
+
+    def most_recent(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if ctx.resilient_parsing:
+            return value
+        if value is None:
+            from pitools.core.session.locate import locate_session
+
+            located = locate_session(None, session_dir=ctx.meta.get(SESSION_DIR_META))
+            _say_which(located)
+            value = str(located.path)
+        from pitools.cli.output import start_progress
+
+        # Reading and computing a big session can take seconds: say so on a terminal.
+        start_progress(f"pitools {ctx.info_name}: working on {os.path.basename(value)}")
+        return value
+
+    f = click.argument("file", metavar="[FILE]", required=False, type=SessionRef(), callback=most_recent)(f)
+    return session_dir_option(f)
+
+
+def session_paths_argument(name: str, *, required: bool) -> Callable[[F], F]:
+    """``FILE|DIR...`` for the commands that read many sessions (validate, scan, dataset): each one a
+    path, a folder, ``-``, a session id or a unique id prefix, resolved as :class:`SessionRef` does."""
+
+    def decorate(f: F) -> F:
+        f = click.argument(name, metavar="FILE|DIR...", nargs=-1, required=required, type=SessionRef(folders=True))(f)
+        return session_dir_option(f)
+
+    return decorate
 
 
 def note_synthetic_ids(loaded: Any) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.errors import PitoolsError
+from pitools.errors import OptionValueError, PitoolsError
 from pitools.ops.index import ArchiveIndex, IndexUnavailableError, open_index
 from pitools.ops.index_limits import SLOT_MS, ProgressFn, UpdateStats, WarnFn
 
@@ -94,7 +94,9 @@ def local_timezone(name: str | None = None) -> tuple[_dt.tzinfo, str]:
         try:
             return ZoneInfo(name), name
         except (ZoneInfoNotFoundError, ValueError):
-            raise PitoolsError(f"unknown time zone {name!r} (use an IANA name like Europe/Paris, or UTC)") from None
+            raise OptionValueError(
+                f"--timezone: unknown time zone {name!r} (use an IANA name like Europe/Paris, or UTC)"
+            ) from None
     tz_env = os.environ.get("TZ")
     if tz_env:
         try:
@@ -113,7 +115,27 @@ def local_timezone(name: str | None = None) -> tuple[_dt.tzinfo, str]:
 _RELATIVE = re.compile(r"^(\d+)([hdw])$")
 
 
-def parse_time(text: str, tz: _dt.tzinfo, *, end: bool = False, now: _dt.datetime | None = None) -> int:
+TIME_FORMS = "a date (2026-03-01), a month (2026-03), an ISO time (2026-03-01T09:00), or an age (12h, 7d, 2w)"
+
+
+def time_range(
+    since: str | None, until: str | None, tz: _dt.tzinfo, *, now: _dt.datetime | None = None
+) -> tuple[int | None, int | None]:
+    """``--since``/``--until`` as Unix ms bounds [lo, hi); a range that ends before it starts is a
+    usage error (exit 2) rather than a silently empty answer."""
+    lo = parse_time(since, tz, now=now, option="--since") if since else None
+    hi = parse_time(until, tz, end=True, now=now, option="--until") if until else None
+    if lo is not None and hi is not None and lo >= hi:
+        raise OptionValueError(
+            f"--since {since} is not before --until {until}: the range holds no time "
+            "(a date or month given to --until includes it whole)"
+        )
+    return lo, hi
+
+
+def parse_time(
+    text: str, tz: _dt.tzinfo, *, end: bool = False, now: _dt.datetime | None = None, option: str = "--since"
+) -> int:
     """``--since``/``--until`` as Unix ms: ``2026-03-01``, ``2026-03``, an ISO time, or ``7d``/``12h``/``2w`` ago.
 
     A bare date or month given as ``--until`` includes that whole day or month.
@@ -138,7 +160,7 @@ def parse_time(text: str, tz: _dt.tzinfo, *, end: bool = False, now: _dt.datetim
             if when.tzinfo is None:
                 when = when.replace(tzinfo=tz)
     except ValueError:
-        raise PitoolsError(f"cannot read the time {text!r} (use 2026-03-01, 2026-03, an ISO time, or 7d)") from None
+        raise OptionValueError(f"{option}: cannot read the time {text!r}; use {TIME_FORMS}") from None
     return int(when.timestamp() * 1000)
 
 
@@ -166,8 +188,7 @@ def usage_report(
     swhere, params = _session_filters(scope, project=project, cwd=cwd, session=session)
     # A semi-join on the sessions in scope: cheaper than joining every usage row.
     where = [f"u.sid IN (SELECT s.sid FROM sessions s WHERE {' AND '.join(swhere) or '1'})"]
-    lo = parse_time(since, tz) if since else None
-    hi = parse_time(until, tz, end=True) if until else None
+    lo, hi = time_range(since, until, tz)
     conn = index.conn
     src = _usage_source(conn, tz if by in PERIODS else None, lo, hi, " AND ".join(where), params)
     ts = src.ts

@@ -31,7 +31,7 @@ from pitools.errors import MissingExtraError, PitoolsError
 
 MANIFEST = "_pitools_dataset.json"
 BATCH_ROWS = 8192
-MISSING = "Parquet output needs pyarrow: pip install 'pitools[dataset]' (or use --format jsonl)"
+MISSING = "Parquet output needs pyarrow: pip install 'pi-session-tools[dataset]' (or use --format jsonl)"
 
 
 @dataclass(slots=True)

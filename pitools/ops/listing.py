@@ -57,19 +57,21 @@ def list_sessions(
         sessions.sort(key=_sort_key, reverse=True)
         if select is not None:
             sessions = select(sessions)
-        totals = listing_totals(sessions, index, [sid_of[s["path"]] for s in sessions if s["path"] in sid_of])
+        totals = listing_totals(sessions, index, [sid_of.get(s["path"]) for s in sessions])
     finally:
         index.close()
     return Listing(scope.cwd, all_, choice, scope.folders, sessions, stats.unchanged, totals)
 
 
 def listing_totals(
-    sessions: Sequence[dict[str, Any]], index: ArchiveIndex | None = None, sids: Sequence[int] = ()
+    sessions: Sequence[dict[str, Any]], index: ArchiveIndex | None = None, sids: Sequence[int | None] = ()
 ) -> dict[str, Any]:
     """The ``ls`` totals row: sums of the listed sessions' counts, tokens and cost.
 
     With the index, tokens and cost count history copied by fork/clone once (``copiedCost`` says
-    how much the plain sum of the rows would count twice).
+    how much the plain sum of the rows would count twice). ``sids[i]`` is ``sessions[i]``'s index
+    id (None when it has none); a fork's or clone's summary gains ``copiedCost``: the part of its
+    cost copied from its parent.
     """
     out: dict[str, Any] = {
         "sessions": len(sessions),
@@ -92,10 +94,10 @@ def listing_totals(
             if type(v) in (int, float):
                 out["tokens"][k] += v
     out["copiedCost"] = 0
-    if index is not None and sids:
+    if index is not None and any(s is not None for s in sids):
         index.conn.execute("CREATE TEMP TABLE IF NOT EXISTS listed(sid INTEGER PRIMARY KEY)")
         index.conn.execute("DELETE FROM temp.listed")
-        index.conn.executemany("INSERT OR IGNORE INTO temp.listed VALUES(?)", [(s,) for s in sids])
+        index.conn.executemany("INSERT OR IGNORE INTO temp.listed VALUES(?)", [(s,) for s in sids if s is not None])
         # One pass over the per-session quarter-hour sums (pitools.ops.index_limits.SLOT_MS), not two
         # over every usage record.
         sums = {
@@ -106,6 +108,16 @@ def listing_totals(
                 "FROM usage_slots WHERE sid IN (SELECT sid FROM temp.listed) GROUP BY copied"
             )
         }
+        # Each fork's or clone's share copied from its parent (its row shows it beside its cost).
+        copied_of = dict(
+            index.conn.execute(
+                "SELECT sid, coalesce(sum(cost), 0) FROM usage_slots "
+                "WHERE copied = 1 AND sid IN (SELECT sid FROM temp.listed) GROUP BY sid"
+            ).fetchall()
+        )
+        for s, sid in zip(sessions, sids, strict=True):
+            if sid is not None and sid in copied_of:
+                s["copiedCost"] = copied_of[sid]
         i, o, r, w, c = sums.get(0) or (0, 0, 0, 0, 0)
         copied = (sums.get(1) or (0, 0, 0, 0, 0))[4]
         out["tokens"] = {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "total": i + o + r + w}

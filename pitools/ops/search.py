@@ -21,7 +21,7 @@ from typing import Any
 
 from pitools.errors import PitoolsError
 from pitools.ops import search_core
-from pitools.ops.archive import Scope, _session_filters, parse_time
+from pitools.ops.archive import Scope, _session_filters, time_range
 from pitools.ops.index import ArchiveIndex
 from pitools.ops.index_limits import ROWID_SHIFT
 from pitools.ops.search_core import SNIPPET_CONTEXT, Term, find, snippet
@@ -160,12 +160,13 @@ def search(
         where += more[1:]
         params += more_params[len(scope.folders) :]
     tzinfo = tz or _dt.UTC
-    if since:
+    lo, hi = time_range(since, until, tzinfo)
+    if lo is not None:
         where.append("e.ts >= ?")
-        params.append(parse_time(since, tzinfo))
-    if until:
+        params.append(lo)
+    if hi is not None:
         where.append("e.ts < ?")
-        params.append(parse_time(until, tzinfo, end=True))
+        params.append(hi)
     use_fts = not regex and query.fts is not None and index.fts
     if use_fts:
         assert query.fts is not None

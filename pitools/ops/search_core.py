@@ -38,7 +38,12 @@ ROLE_CHOICES = ("user", "assistant", "toolResult", "bashExecution", "custom", "c
 
 def split_terms(text: str) -> list[str]:
     """Words and ``"quoted phrases"``: what ``re.finditer(r'"([^"]*)"|(\\S+)', text)`` finds, stripped."""
-    terms: list[str] = []
+    return [term for term, _quoted in split_query(text)]
+
+
+def split_query(text: str) -> list[tuple[str, bool]]:
+    """:func:`split_terms` with, for each term, whether it was quoted (a phrase matches whole words)."""
+    terms: list[tuple[str, bool]] = []
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
@@ -50,7 +55,7 @@ def split_terms(text: str) -> list[str]:
             if close >= 0:
                 term = text[i + 1 : close].strip()
                 if term:
-                    terms.append(term)
+                    terms.append((term, True))
                 i = close + 1
                 continue
         j = i + 1
@@ -58,7 +63,7 @@ def split_terms(text: str) -> list[str]:
             j += 1
         term = text[i:j].strip()
         if term:
-            terms.append(term)
+            terms.append((term, False))
         i = j
     return terms
 
@@ -98,15 +103,18 @@ class Term:
 
     An ASCII term is matched here; any other term by the regular expression
     ``(?<![^\\W_])`` (only when it starts with a letter or digit) + its words joined by ``\\s+``,
-    case-insensitive: the pattern both ways describe.
+    case-insensitive: the pattern both ways describe. A word matches at the start of a word
+    (``compact`` finds ``compaction``); a quoted phrase (``whole``) must also end where a word ends
+    (``"severity in to"`` does not match "severity in tool"), so it matches as written.
     """
 
-    __slots__ = ("lead", "pattern", "text", "words")
+    __slots__ = ("lead", "pattern", "tail", "text", "words")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, whole: bool = False) -> None:
         self.text = text
         words = text.split()
         self.lead = words[0][0].isalnum()
+        self.tail = whole and words[-1][-1].isalnum()
         self.pattern: Any = None
         self.words: list[str] | None = None
         if text.isascii():
@@ -115,7 +123,8 @@ class Term:
             import re
 
             body = r"\s+".join(re.escape(w) for w in words)
-            self.pattern = re.compile((r"(?<![^\W_])" if self.lead else "") + body, re.IGNORECASE)
+            lead = r"(?<![^\W_])" if self.lead else ""
+            self.pattern = re.compile(lead + body + (r"(?![^\W_])" if self.tail else ""), re.IGNORECASE)
 
     def search(self, body: str, folded: list[str | None]) -> tuple[int, int] | None:
         """The first match in ``body`` (``folded`` caches its case-folded copy between terms)."""
@@ -145,6 +154,8 @@ class Term:
                     break
                 j = k + len(w)
             else:
+                if self.tail and j < n and _word_char(body[j]):
+                    continue
                 return i, j
 
 
@@ -155,12 +166,12 @@ def _word_char(ch: str) -> bool:
 
 def parse_terms(text: str) -> list[Term]:
     """The terms of a plain query; raises PitoolsError when there are none."""
-    terms = split_terms(text)
+    terms = split_query(text)
     if not terms:
         from pitools.errors import PitoolsError
 
         raise PitoolsError("empty search query")
-    return [Term(t) for t in terms]
+    return [Term(t, quoted) for t, quoted in terms]
 
 
 def find(terms: Sequence[Any], body: str) -> list[tuple[int, int]] | None:

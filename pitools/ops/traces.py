@@ -57,6 +57,32 @@ def copied_entry_ids(loaded: LoadedSession) -> set[str]:
     return lineage.copied_entry_ids(own_key, entries_by_session, parents)
 
 
+def fork_split(loaded: LoadedSession) -> dict[str, Any] | None:
+    """A fork's or clone's totals split into **own** (what it added) and **copied from the parent**.
+
+    Pi's stats (``inspect``'s totals, ``ls``'s rows) count the copied history too; ``usage`` and
+    the archive totals count it once, in the parent. None when nothing is copied (no parent file).
+    """
+    from pitools.core.session.loaded import entry_id
+    from pitools.core.views.stats import session_stats
+
+    header = loaded.session.header or {}
+    if not header.get("parentSession"):
+        return None
+    copied = copied_entry_ids(loaded)
+    if not copied:
+        return None
+    entries = loaded.session.entries
+    mine = [e for e in entries if not (type(e) is dict and entry_id(e) in copied)]
+    theirs = [e for e in entries if type(e) is dict and entry_id(e) in copied]
+
+    def part(part_entries: list[Any]) -> dict[str, Any]:
+        stats = session_stats(part_entries, strict=False)
+        return {"entries": len(part_entries), "tokens": stats.totals.tokens, "cost": stats.totals.cost}
+
+    return {"parentSession": header.get("parentSession"), "own": part(mine), "copied": part(theirs)}
+
+
 def _ref(key: str, header: dict[str, Any] | None) -> Any:
     import os
 

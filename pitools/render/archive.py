@@ -20,7 +20,9 @@ def safe_text(text: str, *, one_line: bool = True) -> str:
 
 
 def _money(x: Any) -> str:
-    return f"${x:,.2f}" if type(x) in (int, float) else "?"
+    from pitools.render.vocab import money
+
+    return money(x)
 
 
 def _tokens(n: Any) -> str:
@@ -93,8 +95,8 @@ def render_usage(console: Any, report: dict[str, Any]) -> None:
     note = f"{count} {'session' if count == 1 else 'sessions'}; times in {report['timezone']}"
     if copied.get("records"):
         note += (
-            f"; {copied['records']} usage records copied by fork/clone counted once "
-            f"({_money(copied['cost'])} not double-counted)"
+            f"; history copied from a parent counted once, in the parent: {copied['records']:,} usage records "
+            f"copied by fork/clone ({_money(copied['cost'])}) not counted again"
         )
     out.append(note, "dim")
     console.print(out, soft_wrap=True)

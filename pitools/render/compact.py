@@ -220,7 +220,7 @@ def render_applied(console: Any, d: dict[str, Any]) -> None:
     )
     if d["backup"]:
         console.print(Text(f"Backup: {d['backup']}", style="dim"))
-    console.print(Text(f"Context: ~{d['tokensBefore']} → ~{d['tokensAfter']} tokens", style="bold"))
+    console.print(Text(f"Context: ~{n(d['tokensBefore'])} → ~{n(d['tokensAfter'])} tokens", style="bold"))
     if not d["leafWasLast"]:
         console.print(
             Text(

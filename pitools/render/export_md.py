@@ -171,12 +171,9 @@ def _image_part(block: dict[str, Any]) -> Part:
 
 
 def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
+    from pitools.render.vocab import size
+
+    return size(n)
 
 
 def content_parts(content: Any, *, as_output: bool = False) -> list[Part]:
@@ -235,7 +232,9 @@ def _usage_meta(usage: Any) -> str | None:
     cost = get("cost")
     total = cost.get("total") if type(cost) is dict else None
     if total and (type(total) is int or type(total) is float):
-        bits.append(f"${total:.4f}")
+        from pitools.render.vocab import money
+
+        bits.append(money(total))
     return "tokens " + ", ".join(bits) if bits else None
 
 

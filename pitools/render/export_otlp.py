@@ -1,6 +1,6 @@
 """Traces built by :mod:`pitools.core.views.otel` as OTLP messages (protobuf) and OTLP/JSON.
 
-The messages come from the ``opentelemetry-proto`` package (the optional extra ``pitools[otel]``);
+The messages come from the ``opentelemetry-proto`` package (the optional extra ``pi-session-tools[otel]``);
 the JSON form is protobuf's JSON mapping with the two changes OTLP/JSON makes to it: trace and
 span ids are hex strings (not base64) and enums are integers.
 """
@@ -18,7 +18,7 @@ from pitools.errors import MissingExtraError
 if TYPE_CHECKING:  # pragma: no cover
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-MISSING = "OTLP export needs the OpenTelemetry protocol package: pip install 'pitools[otel]'"
+MISSING = "OTLP export needs the OpenTelemetry protocol package: pip install 'pi-session-tools[otel]'"
 
 
 def _proto() -> Any:

@@ -12,7 +12,10 @@ LIST_LIMIT = 12
 
 
 def _money(value: Any) -> str:
-    return f"{value:.4f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+    """A cost by the one rule of :func:`pitools.render.vocab.money` (``$1,094.91``)."""
+    from pitools.render.vocab import money
+
+    return money(value)
 
 
 def _fmt_counts(counts: dict[str, int]) -> str:
@@ -90,16 +93,31 @@ def render_inspect(console: Any, d: dict[str, Any], *, all_: bool = False) -> No
         t(
             f"{n(tk['total'])} tokens (in {n(tk['input'])}, out {n(tk['output'])}, "
             f"cache read {n(tk['cacheRead'])}, "
-            f"cache write {n(tk['cacheWrite'])}), cost ${_money(s['cost'])}; {plural(s['toolCalls'], 'tool call')}"
+            f"cache write {n(tk['cacheWrite'])}), cost {_money(s['cost'])}; {plural(s['toolCalls'], 'tool call')}"
         ),
     )
-    if "piError" in s:
+    fork = d.get("fork")
+    if fork:
+        own, copied = fork["own"], fork["copied"]
         grid.add_row(
-            "", t(f"(Pi's own stats would fail here: {s['piError']}; entries without usage skipped)", "yellow")
+            "",
+            t(
+                f"own {n(own['tokens'])} tokens, {_money(own['cost'])}; copied from the parent "
+                f"{n(copied['tokens'])} tokens, {_money(copied['cost'])} (Pi's stats count both; "
+                "usage counts the copied part once, in the parent)"
+            ),
         )
+    if "piError" in s:
+        at = s.get("piErrorAt")
+        if at:
+            where = f"{d['path']}:{at['line']}" + (f" (entry {at['entryId']})" if at["entryId"] is not None else "")
+            said = f"Pi 1.6.0 throws on {where} in {', '.join(at['functions'])}: {at['error']}"
+        else:
+            said = f"Pi's own stats would fail here: {s['piError']}"
+        grid.add_row("", t(f"({said}; these totals skip what Pi cannot read)", "yellow"))
     if isinstance(d["usageBreakdown"], list):
         for row in d["usageBreakdown"]:
-            grid.add_row("", t(f"  {row['key']}: {n(row['tokens'])} tokens, ${_money(row['cost'])}"))
+            grid.add_row("", t(f"  {row['key']}: {n(row['tokens'])} tokens, {_money(row['cost'])}"))
     diag = d["diagnostics"]
     style = "red" if diag["error"] else ("yellow" if diag["warning"] else "green")
     grid.add_row(

@@ -14,24 +14,23 @@ MARKERS = {
 
 
 def human_size(n: Any) -> str:
-    if type(n) is not int:
-        return "?"
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1024 or unit == "TB":
-            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
+    """Sizes as every renderer writes them (decimal units: :func:`pitools.render.vocab.size`)."""
+    from pitools.render.vocab import size
+
+    return size(n)
 
 
 def human_tokens(n: Any) -> str:
-    if type(n) not in (int, float):
-        return "?"
-    if n < 1000:
-        return f"{n:g}"
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}k"
-    return f"{n / 1_000_000:.1f}M"
+    """Token counts abbreviated for the table (:func:`pitools.render.vocab.tokens_short`)."""
+    from pitools.render.vocab import tokens_short
+
+    return tokens_short(n)
+
+
+def _money(x: Any) -> str:
+    from pitools.render.vocab import money
+
+    return money(x)
 
 
 def local_time(iso: str | None) -> str:
@@ -78,7 +77,7 @@ def title_of(session: dict[str, Any]) -> str:
     return " ".join(str(text).split())
 
 
-def _row(s: dict[str, Any], all_: bool) -> list[str]:
+def _row(s: dict[str, Any], all_: bool, copied_col: bool = False) -> list[str]:
     sid = str(s.get("id") or "")
     cost = s.get("cost")
     row = [marker(s), local_time(s.get("modified")), sid[:8] if sid else "-"]
@@ -91,14 +90,15 @@ def _row(s: dict[str, Any], all_: bool) -> list[str]:
         f"{s.get('leafCount', 0):,}",
         human_size(s.get("fileBytes")),
         human_tokens(s.get("tokens", {}).get("total")),
-        f"${cost:.2f}" if type(cost) in (int, float) else "?",
+        _money(cost),
+        *([_money(s["copiedCost"]) if "copiedCost" in s else ""] if copied_col else []),
         ", ".join(s.get("models") or []),
         display_path(s.get("path")),
     ]
     return row
 
 
-def _total_row(t: dict[str, Any], all_: bool) -> list[str]:
+def _total_row(t: dict[str, Any], all_: bool, copied_col: bool = False) -> list[str]:
     """The totals row (same columns as :func:`_row`); its cost counts fork/clone history once."""
     n = t.get("sessions", 0)
     row = ["", "", "total"] + ([""] if all_ else [])
@@ -109,11 +109,66 @@ def _total_row(t: dict[str, Any], all_: bool) -> list[str]:
         "",
         human_size(t.get("fileBytes")),
         human_tokens(t.get("tokens", {}).get("total")),
-        f"${t['cost']:.2f}" if type(t.get("cost")) in (int, float) else "?",
+        _money(t.get("cost")),
+        *([""] if copied_col else []),
         "",
         "",
     ]
     return row
+
+
+#: ``ls --format tsv``: fixed columns for scripts, exact values (bytes, tokens, dollars, ISO times).
+TSV_COLUMNS = (
+    "activity", "id", "name", "messages", "entries", "leaves", "bytes", "tokens", "cost", "copied_cost",
+    "status", "models", "cwd", "path",
+)  # fmt: skip
+
+
+def _tsv_cell(value: Any) -> str:
+    from pitools.render.safe import safe_text
+
+    if value is None:
+        return ""
+    if type(value) is float:
+        return repr(value)
+    # One safe line: a TAB or line break inside a value would start another column or row.
+    return safe_text(str(value)).replace("\t", "\\x09").replace("\n", "\\x0a").replace("\r", "\\x0d")
+
+
+def ls_tsv(listing: dict[str, Any]) -> list[str]:
+    """A header line, then one line per session: no totals row, nothing cut, no colour."""
+    lines = ["\t".join(TSV_COLUMNS)]
+    for s in listing["sessions"]:
+        values = (
+            s.get("modified"),
+            s.get("id"),
+            title_of(s),
+            s.get("messageCount"),
+            s.get("entryCount"),
+            s.get("leafCount"),
+            s.get("fileBytes"),
+            (s.get("tokens") or {}).get("total"),
+            s.get("cost"),
+            s.get("copiedCost"),
+            s.get("status"),
+            ",".join(s.get("models") or []),
+            s.get("cwd"),
+            s.get("path"),
+        )
+        lines.append("\t".join(_tsv_cell(v) for v in values))
+    return lines
+
+
+def totals_note(totals: dict[str, Any], copied_col: bool) -> str | None:
+    """What the totals row counts when forks are listed, in the words inspect and usage use."""
+    copied = totals.get("copiedCost") or 0
+    if not copied:
+        return None  # the total is the plain sum of the rows
+    where = " (the copied column)" if copied_col else ""
+    return (
+        f"total: history copied from a parent counted once, in the parent: {_money(copied)} of the rows' "
+        f"cost is copied{where}, so the total is less than the sum of the rows"
+    )
 
 
 def _fit(text: str, width: int, right: bool, keep_end: bool = False) -> str:
@@ -142,11 +197,15 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
     sessions = listing["sessions"]
     all_ = listing["all"]
     headers = ["", "activity", "id"] + (["cwd"] if all_ else [])
-    headers += ["name / first message", "msgs", "entries", "leaves", "size", "tokens", "cost", "models", "path"]
-    rows = [_row(s, all_) for s in sessions]
+    # A fork's or clone's cost includes what it copied from its parent (as Pi's stats count it);
+    # the "copied" column shows that part, and the totals count it once, in the parent.
+    copied_col = any("copiedCost" in s for s in sessions)
+    headers += ["name / first message", "msgs", "entries", "leaves", "size", "tokens", "cost"]
+    headers += ["copied", "models", "path"] if copied_col else ["models", "path"]
+    rows = [_row(s, all_, copied_col) for s in sessions]
     totals = listing.get("totals")
-    total_row = _total_row(totals, all_) if totals and sessions else None
-    right = {"msgs", "entries", "leaves", "size", "tokens", "cost"}
+    total_row = _total_row(totals, all_, copied_col) if totals and sessions else None
+    right = {"msgs", "entries", "leaves", "size", "tokens", "cost", "copied"}
     every = rows + ([total_row] if total_row else [])
     widths = [max([cell_len(h)] + [cell_len(r[i]) for r in every]) for i, h in enumerate(headers)]
     if not unlimited(console):  # a terminal or --width; in a pipe nothing is cut
@@ -155,7 +214,9 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
     title_col = headers.index("name / first message")
     # On a narrow terminal drop the least useful columns until the title gets some room.
     shown = list(range(len(headers)))
-    for drop in ("path", "models", "entries", "leaves", "cost", "size", "cwd", "tokens", "msgs"):
+    for drop in ("path", "models", "entries", "leaves", "copied", "cost", "size", "cwd", "tokens", "msgs"):
+        if drop not in headers:
+            continue
         if console.width - sum(widths[i] for i in shown if i != title_col) - (len(shown) - 1) >= 24:
             break
         shown.remove(headers.index(drop))
@@ -200,6 +261,9 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
     out.append(f"{count} {'session' if count == 1 else 'sessions'} ({scope}) in {where or '(nothing)'}", style="dim")
     if listing.get("sessionDirSource") not in (None, "default"):
         out.append(f" [{listing['sessionDirSource']}]", style="dim")
+    note = totals_note(totals, copied_col) if totals and total_row else None
+    if note:
+        out.append("\n" + note, style="dim")
     for mark, meaning in MARKERS.values():
         if mark in used:
             out.append(f"\n  {mark}  {meaning}", style="dim")

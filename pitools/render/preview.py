@@ -50,8 +50,10 @@ def content_preview(content: Any) -> str:
 
 def message_preview(message: Any, limit: int = 200) -> str:
     """What a reader needs to recognise a message: text, tool calls, results, summaries."""
+    if message is None:
+        return "[message without a message]"  # the words of the tree view (core/views/branches.py)
     if not isinstance(message, dict):
-        return clip(str(message), limit)
+        return clip(f"[message is not an object: {js_stringify(message)}]", limit)
     role = message.get("role")
     if role == "assistant":
         content = message.get("content")
@@ -129,6 +131,8 @@ def entry_tag(entry: Any) -> str:
     if etype == "message":
         msg = entry.get("message")
         role = msg.get("role") if isinstance(msg, dict) else None
+        if role is None:
+            return "message"
         return {"toolResult": "tool", "bashExecution": "bash"}.get(str(role), str(role))
     return {
         "thinking_level_change": "thinking",

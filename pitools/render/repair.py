@@ -62,11 +62,9 @@ def repair_lines(result: dict[str, Any]) -> list[str]:
 
 
 def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:,} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n = n / 1000  # type: ignore[assignment]
-    return str(n)  # pragma: no cover
+    from pitools.render.vocab import size
+
+    return size(n)
 
 
 def slim_lines(result: dict[str, Any]) -> list[str]:
@@ -106,10 +104,14 @@ def slim_lines(result: dict[str, Any]) -> list[str]:
             "branching in Pi's /tree from inside the compacted history shows the placeholders"
         )
     if result["written"] and result["written"] != "-":
-        out.append(
-            f"written to {safe(result['written'])}"
-            + (f" (backup: {safe(result['backup'])})" if result.get("backup") else "")
-        )
+        out.append(f"written to {safe(result['written'])}")
+        if result.get("backup"):
+            out.append(
+                f"backup kept: {safe(result['backup'])} ({_size(before)}, the whole original): no disk space "
+                "is freed until you delete it (--no-backup keeps none)"
+            )
+        elif result["written"] == result["path"]:
+            out.append("no backup kept (--no-backup)")
     elif saved and not (inv is not None and not inv["holds"]):
         out.append("dry run: nothing written" if result["dryRun"] else "nothing written: use -o OUT or --in-place")
     return out

@@ -1,7 +1,11 @@
-"""One vocabulary for human output: numbers, plurals, times, unknown models, truncation.
+"""One vocabulary for human output: numbers, sizes, costs, plurals, times, unknown models, truncation.
 
 - Numbers have thousands separators (``175,004``); counts agree with their noun ("1 tool call",
-  "2 tool calls").
+  "2 tool calls"). Token counts are written in full (``169,923``); tables with little room
+  abbreviate them (``105.5k``, ``1.3M``, :func:`tokens_short`).
+- Sizes are decimal, one rule everywhere: 1 KB = 1,000 bytes, 1 MB = 1,000,000 bytes (:func:`size`).
+- Costs are US dollars with thousands separators and cents (``$1,094.91``); a cost above zero but
+  under half a cent is ``<$0.01`` (:func:`money`). JSON keeps exact numbers.
 - Times are shown in local time with the zone (``2026-07-29 11:01 CEST``), or relative in lists
   (``3 h ago``); JSON keeps ISO 8601 UTC.
 - A model that a session does not name is "unknown model" (JSON: ``null``).
@@ -22,6 +26,43 @@ UNKNOWN_MODEL = "unknown model"
 def n(value: Any) -> str:
     """A count with thousands separators; anything else (Pi may add strings) as text."""
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+def size(value: Any) -> str:
+    """Bytes in decimal units: ``812 B``, ``8.3 KB``, ``75.0 MB``, ``1.2 GB`` (1 KB = 1,000 bytes)."""
+    if not _number(value):
+        return "?"
+    amount = float(value)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(amount) < 1000 or unit == "TB":
+            return f"{int(value):,} B" if unit == "B" else f"{amount:,.1f} {unit}"
+        amount /= 1000
+    return f"{value} B"  # pragma: no cover
+
+
+def money(value: Any) -> str:
+    """A cost in US dollars: ``$1,094.91``, ``$0.08``, ``<$0.01`` (above zero, under half a cent)."""
+    if not _number(value):
+        return "?"
+    if 0 < abs(value) < 0.005:
+        return "<$0.01" if value > 0 else "-<$0.01"
+    text = f"{abs(value):,.2f}"
+    return f"-${text}" if value < 0 and text != "0.00" else f"${text}"
+
+
+def tokens_short(value: Any) -> str:
+    """A token count for narrow tables: ``812``, ``105.5k``, ``1.3M``."""
+    if not _number(value):
+        return "?"
+    if value < 1000:
+        return f"{value:g}"
+    if value < 1_000_000:
+        return f"{value / 1000:.1f}k"
+    return f"{value / 1_000_000:.1f}M"
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:

@@ -79,8 +79,8 @@ def test_usage_formats(run: Run, archive: Archive) -> None:
     assert "\n2 sessions; times in Europe/Paris" in human
     one = run("usage", "--session", str(archive.writers[0].path)).stdout
     assert "\n1 session; times in" in one
-    run("usage", "--since", "not a date", exit_code=1)
-    run("usage", "--timezone", "Mars/Olympus", exit_code=1)
+    run("usage", "--since", "not a date", exit_code=2)  # a usage error: issue 28
+    run("usage", "--timezone", "Mars/Olympus", exit_code=2)
     run("usage", "--by", "year", exit_code=2)
 
 

@@ -275,7 +275,7 @@ def test_incremental_rewrites_only_what_changed(archive: Path, tmp_path: Path, r
     first = run("dataset", str(work), "-o", str(out))
     n = int(re.search(r"(\d+) written", first.stderr).group(1))  # type: ignore[union-attr]
     again = run("dataset", str(work), "-o", str(out))
-    assert f"{n} session(s)" in again.stderr and "0 written" in again.stderr and f"{n} unchanged" in again.stderr
+    assert f"{n:,} sessions in" in again.stderr and "0 written" in again.stderr and f"{n} unchanged" in again.stderr
     # Touched but identical: the SHA-256 says unchanged.
     big = work / "--home-dev-other--" / "big.jsonl"
     os.utime(big, ns=(1, 1))
@@ -356,7 +356,7 @@ def test_missing_pyarrow_is_one_line(run: Run, tmp_path: Path, monkeypatch: pyte
     result = run("dataset", str(GOLDEN / "seed-running-example"), "-o", str(tmp_path / "o"), exit_code=1)
     assert (
         result.stderr
-        == "pitools: Parquet output needs pyarrow: pip install 'pitools[dataset]' (or use --format jsonl)\n"
+        == "pitools: Parquet output needs pyarrow: pip install 'pi-session-tools[dataset]' (or use --format jsonl)\n"
     )
 
 
@@ -423,7 +423,7 @@ def test_outdir_inside_the_input_folder_is_not_read_back(tmp_path: Path, run: Ru
     out = src / "tables"
     run("dataset", str(src), "-o", str(out), "--format", "jsonl")
     again = run("dataset", str(src), "-o", str(out), "--format", "jsonl")
-    assert "1 session(s)" in again.stderr and "0 skipped" in again.stderr
+    assert "1 session in" in again.stderr and "0 skipped" in again.stderr
     rows = [json.loads(line) for line in (out / "messages").glob("*.jsonl").__next__().read_text().splitlines()]
     assert rows[0]["timestamp"] == "2026-07-29T09:00:01.000Z" and rows[0]["role"] == "user"
 

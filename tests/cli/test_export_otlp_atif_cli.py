@@ -255,7 +255,8 @@ def test_otlp_missing_extra_is_one_line(run: Run, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "opentelemetry", None)  # type: ignore[arg-type]
     result = run("export", str(SESSION), "--format", "otlp", exit_code=1)
     assert (
-        result.stderr == "pitools: OTLP export needs the OpenTelemetry protocol package: pip install 'pitools[otel]'\n"
+        result.stderr
+        == "pitools: OTLP export needs the OpenTelemetry protocol package: pip install 'pi-session-tools[otel]'\n"
     )
 
 

@@ -51,7 +51,9 @@ def test_exit_codes_are_documented() -> None:
 
 
 def test_version(run) -> None:
-    assert "pitools 0.1.0" in run("--version").stdout
+    from pitools import __version__
+
+    assert run("--version").stdout == f"pitools {__version__} (Pi 1.6.0 semantics)\n"
 
 
 def test_unknown_command_is_usage_error(run) -> None:

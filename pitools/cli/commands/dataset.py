@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from pitools.cli.options import session_paths_argument
+
 
 @click.command("dataset")
-@click.argument("inputs", nargs=-1, required=True, metavar="FILE|DIR...")
+@session_paths_argument("inputs", required=True)
 @click.option("-o", "--output", "outdir", required=True, metavar="OUTDIR", help="Folder for the tables (created).")
 @click.option(
     "--format",
@@ -14,7 +16,7 @@ import click
     type=click.Choice(["parquet", "jsonl"]),
     default="parquet",
     show_default=True,
-    help="parquet needs the optional extra: pip install 'pitools[dataset]'.",
+    help="parquet needs the optional extra: pip install 'pi-session-tools[dataset]'.",
 )
 @click.option(
     "--partition-by",
@@ -37,7 +39,7 @@ def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: st
     Directories are searched for *.jsonl session files. Run it again on the same OUTDIR and only
     sessions that changed (or whose fork ancestors changed) are rewritten; sessions no longer among
     the inputs are removed. Every table has a `copied` column: rows a fork or clone copied from an
-    ancestor session, so fork-correct totals are `WHERE NOT copied`. Columns: see the README and
+    ancestor session, so fork-correct totals are `WHERE NOT copied`. Columns: see docs/dataset.md and
     docs/duckdb-examples.sql. Files Pi would not load are skipped with a warning (exit 1, the rest
     is written).
 
@@ -60,12 +62,19 @@ def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: st
         # File names and loader messages may hold control characters: the output layer escapes them.
         warn=out.message,
     )
-    mb = report.bytes_read / 1e6
+    from pitools.render.vocab import plural, size
+
     out.message(
-        f"{report.sessions} session(s) in {outdir}: {report.written} written, "
+        f"{plural(report.sessions, 'session')} in {outdir}: {report.written} written, "
         f"{report.unchanged} unchanged, {report.removed} removed, {len(report.skipped)} skipped "
-        f"({mb:.1f} MB read in {report.seconds:.1f} s)"
+        f"({size(report.bytes_read)} read in {report.seconds:.1f} s)"
     )
     if report.skipped:
-        click.get_current_context().exit(1)
+        # Exit 1 (bad input) while any input cannot be used, but say plainly what that means.
+        out.message(
+            f"exit 1: {plural(len(report.skipped), 'input file')} not in the dataset (listed above); "
+            "every other session was written. Repair or remove them (pitools repair, pitools validate): "
+            "they are reported, and the exit is 1, on every run until then"
+        )
+        return 1
     return 0

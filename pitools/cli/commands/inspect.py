@@ -30,6 +30,11 @@ def command(file: str, format_: str, all_: bool) -> int:
 
     loaded = load(file)
     data = inspect_session(loaded.session, loaded.index)
+    from pitools.ops.traces import fork_split
+
+    split = fork_split(loaded)
+    if split is not None:
+        data["fork"] = split
     if format_ == "json":
         get_output().write_json(data)
     else:

@@ -43,7 +43,7 @@ def _since(value: str | None) -> str | None:
     help="Session directory (default: PI_CODING_AGENT_SESSION_DIR, the sessionDir setting, or Pi's "
     "per-directory folder under ~/.pi/agent/sessions).",
 )
-@format_option("human", "json")
+@format_option("human", "json", "tsv")
 @click.option("--no-cache", is_flag=True, help="Read every file again instead of using the archive index.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N", help="Show the first N sessions.")
 @click.option(
@@ -83,6 +83,7 @@ def command(
       pitools ls
       pitools ls --all --format json
       pitools ls --all --since 7d --sort cost --limit 10
+      pitools ls --all --format tsv | cut -f2,10    # one line per session, fixed tab-separated columns
     """
     from pitools.cli.archive_run import run_ls
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands._secrets_options import build_detector, value_options
+from pitools.cli.options import from_stdin, session_argument
 
 
 @click.command("redact")
-@click.argument("file", metavar="FILE")
+@session_argument
 @click.option("-o", "--output", metavar="OUT", default=None, help="Write the redacted session to OUT (a new file).")
 @click.option("--in-place", is_flag=True, help="Rewrite FILE itself (atomic; a backup is kept).")
 @click.option("--no-backup", is_flag=True, help="With --in-place: keep no backup copy.")
@@ -72,6 +73,8 @@ def command(
         raise click.UsageError("say where to write: either -o OUT or --in-place")
     if no_backup and not in_place:
         raise click.UsageError("--no-backup goes with --in-place")
+    if in_place and from_stdin():
+        raise click.UsageError("the session came from stdin: write the result with -o OUT")
     detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
     home, user = path_options(paths)
     options = RedactOptions(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, rewrite_options
+from pitools.cli.options import format_option, from_stdin, rewrite_options, session_argument
 from pitools.cli.output import get_output
 
 
 @click.command("repair")
-@click.argument("file", type=click.Path(dir_okay=True, path_type=str))
+@session_argument
 @rewrite_options("Write the repaired session to OUT ('-' for stdout).", "Report every fix; write nothing.")
 @click.option(
     "--cwd",
@@ -51,6 +51,8 @@ def command(
         raise click.UsageError("--dry-run writes nothing; drop -o/--in-place (or --dry-run)")
     if no_backup and not in_place:
         raise click.UsageError("--no-backup only applies to --in-place")
+    if in_place and from_stdin():
+        raise click.UsageError("the session came from stdin: write the result with -o OUT")
     from pitools.ops.repair import repair_file
 
     result = repair_file(
@@ -76,5 +78,23 @@ def command(
         for line in repair_lines(data):
             out.echo(line, err=output == "-", one_line=True)
     if result.refused:
-        out.message("refused to write: the repair would change what Pi reads (see the report)")
+        out.message("refused to write: the repair would change what Pi reads (see the report); nothing was written")
+    elif not result.healthy:
+        out.message(_unhealthy(data))
     return 0 if result.healthy else 1
+
+
+def _unhealthy(data: dict[str, object]) -> str:
+    """Exit 1 although repair ran: say what was written and what was not."""
+    from pitools.render.vocab import plural
+
+    fixes, remaining = data["fixes"], data["remaining"]
+    assert isinstance(fixes, list) and isinstance(remaining, list)
+    left = f"{plural(len(remaining), 'problem')} remain{'s' if len(remaining) == 1 else ''} (under 'not fixed')"
+    written = data.get("written")
+    if written and fixes:
+        where = "stdout" if written == "-" else str(written)
+        return f"exit 1: {plural(len(fixes), 'fix', 'fixes')} written to {where}, but {left}"
+    if fixes:
+        return f"exit 1: {left}; nothing written ({plural(len(fixes), 'fix', 'fixes')} would be made)"
+    return f"exit 1: {left} and repair has no fix for them; nothing written"

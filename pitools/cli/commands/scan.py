@@ -5,10 +5,11 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands._secrets_options import build_detector, value_options
+from pitools.cli.options import session_paths_argument
 
 
 @click.command("scan")
-@click.argument("paths", metavar="FILE|DIR...", nargs=-1, required=True)
+@session_paths_argument("paths", required=True)
 @click.option(
     "--format",
     "format_",

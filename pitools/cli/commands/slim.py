@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, rewrite_options
+from pitools.cli.options import format_option, from_stdin, rewrite_options, session_argument
 from pitools.cli.output import get_output
 
 
 @click.command("slim")
-@click.argument("file", type=click.Path(dir_okay=True, path_type=str))
+@session_argument
 @rewrite_options("Write the slimmed session to OUT.", "Report what would be saved; write nothing.")
 @click.option("--images", is_flag=True, help="Replace base64 images.")
 @click.option(
@@ -67,6 +67,8 @@ def command(
         raise click.UsageError("--dry-run writes nothing; drop -o/--in-place (or --dry-run)")
     if no_backup and not in_place:
         raise click.UsageError("--no-backup only applies to --in-place")
+    if in_place and from_stdin():
+        raise click.UsageError("the session came from stdin: write the result with -o OUT")
     from pitools.core.repair.slim import SlimOptions
     from pitools.ops.slim import slim_file
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option
+from pitools.cli.options import format_option, session_paths_argument
 from pitools.cli.output import get_output
 from pitools.core.validate import CODES, SEVERITIES, ValidationReport
 
@@ -107,7 +107,7 @@ def _check_batch(check: Callable[..., ValidationReport], files: Sequence[str]) -
 
 
 @click.command("validate")
-@click.argument("paths", nargs=-1, required=False, metavar="FILE|DIR...", type=click.Path(path_type=str))
+@session_paths_argument("paths", required=False)
 @format_option("human", "json", "github")
 @click.option("--list-codes", is_flag=True, help="List every finding code with its severity and meaning, then exit.")
 @click.option("--explain", metavar="CODE", default=None, help="Explain one code: meaning, what Pi does, how to fix.")
@@ -162,8 +162,8 @@ def command(
     """Check Pi session files for everything Pi 1.6.0 would trip over.
 
     Directories are searched recursively for *.jsonl files. Each finding has a stable code
-    (duplicate-id, orphan-entry, parent-cycle, pi-would-crash, ...) and a severity; see the
-    README for the full table. Exit status: 0 when nothing reaches the failing severity
+    (duplicate-id, orphan-entry, parent-cycle, pi-would-crash, ...) and a severity; --list-codes
+    and docs/validate.md list them all. Exit status: 0 when nothing reaches the failing severity
     (error, or warning with --strict), 1 when something does or a file cannot be read,
     2 for a usage error.
 

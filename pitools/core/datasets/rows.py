@@ -148,7 +148,8 @@ def session_rows(session: Session, index: SessionIndex, meta: SessionMeta) -> It
     sid = _str(header.get("id"))
     key = clean(meta.key)
     base = {"session_key": key, "session_id": sid}
-    project = project_of(header.get("cwd"))
+    project = _str(header.get("cwd"))
+    project_name = project_of(header.get("cwd"))
     copied = meta.copied
     entries = session.entries
     path = _default_path(index)
@@ -307,6 +308,7 @@ def session_rows(session: Session, index: SessionIndex, meta: SessionMeta) -> It
                     "model": clean(record.model),
                     **cols,
                     "project": project,
+                    "project_name": project_name,
                     "on_default_branch": on_default,
                     "copied": is_copied,
                 },
@@ -320,6 +322,7 @@ def session_rows(session: Session, index: SessionIndex, meta: SessionMeta) -> It
             "path": clean(meta.path),
             "cwd": _str(header.get("cwd")),
             "project": project,
+            "project_name": project_name,
             "name": name,
             "created": entry_ms(header),
             "parent_session": _str(header.get("parentSession")),

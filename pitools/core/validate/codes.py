@@ -23,7 +23,7 @@ class CodeInfo:
     summary: str
 
 
-#: Every finding code, its fixed severity and what it means. The README table is built from this.
+#: Every finding code, its fixed severity and what it means. The table in docs/validate.md is checked against this.
 CODES: dict[str, CodeInfo] = {
     # -- reading the file (reported by pitools.core.session.load / session) --
     "unreadable-file": CodeInfo(ERROR, "the file cannot be opened or read"),

@@ -22,6 +22,20 @@ def _text_or_none(value: Any) -> str | None:
     return value if type(value) is str else None
 
 
+def _first_crash(session: Session) -> dict[str, Any] | None:
+    """The first entry Pi 1.6.0 throws on: its line, id, the error and the Pi functions that throw."""
+    from pitools.core.validate.pi_crashes import pi_crashes
+
+    for i, entry in enumerate(session.entries):
+        if type(entry) is not dict:
+            continue
+        crashes = pi_crashes(entry)
+        if crashes:
+            error, functions = next(iter(crashes.items()))
+            return {"line": session.lines[i], "entryId": entry_id(entry), "error": error, "functions": functions}
+    return None
+
+
 def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
     """Everything ``pitools inspect`` shows, as JSON-ready data (Pi's field names)."""
     entries = session.entries
@@ -37,7 +51,7 @@ def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
         types["(not an object)" if t is UNDEFINED and type(e) is not dict else str(t)] += 1
         if t == "message":
             role = _role(e)
-            roles[str(role)] += 1
+            roles["(no role)" if role is None else str(role)] += 1
             if role == "assistant":
                 m = e["message"]
                 key = (_text_or_none(m.get("provider")), _text_or_none(m.get("model")))
@@ -71,9 +85,12 @@ def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
     try:
         stats: Any = session_stats(entries).to_json()
     except PiCrashError as exc:
-        # Pi's own stats would throw; report tolerant totals and say why they differ.
+        # Pi's own stats would throw; report tolerant totals and say why they differ, and where.
         stats = session_stats(entries, strict=False).to_json()
         stats["piError"] = exc.message
+        at = _first_crash(session)
+        if at is not None:
+            stats["piErrorAt"] = at
     try:
         breakdown: Any = usage_breakdown(entries)
     except PiCrashError as exc:

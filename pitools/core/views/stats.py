@@ -88,6 +88,8 @@ def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStat
             continue
         stats.total_messages += 1
         message = entry.get("message", jsops.UNDEFINED)
+        if not strict and jsops.nullish(message):
+            continue  # Pi throws reading its role; the tolerant totals count the entry and go on
         role = prop(message, "role")
         if role == "user":
             stats.user_messages += 1
