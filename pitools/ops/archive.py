@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.errors import OptionValueError, PitoolsError
+from pitools.errors import OptionValueError
 from pitools.ops.index import ArchiveIndex, IndexUnavailableError, open_index
 from pitools.ops.index_limits import SLOT_MS, ProgressFn, UpdateStats, WarnFn
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.js.value import UNDEFINED, js_stringify, utf16_len
+from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.value import UNDEFINED, utf16_len
 from pitools.core.request.build import RequestBuild
 from pitools.core.request.check import RequestFinding
 from pitools.render.safe import safe_text

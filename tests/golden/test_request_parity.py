@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from pitools.errors import PitoolsError
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.js.json.parse import parse_json_line
 from pitools.core.request.build import SUPPORTED_APIS, build_request
 from pitools.core.request.models import resolve_request_model
-from pitools.core.js.json.parse import parse_json_line
+from pitools.errors import PitoolsError
 from pitools.piconfig.catalog import chat_models
 from tests import support
 

@@ -26,10 +26,11 @@ def command(file: str, format_: str, all_: bool) -> int:
       pitools inspect session.jsonl --format json
     """
     from pitools.core.session.api import load
+    from pitools.core.validate.pi_crashes import first_crash
     from pitools.core.views.inspect import inspect_session
 
     loaded = load(file)
-    data = inspect_session(loaded.session, loaded.index)
+    data = inspect_session(loaded.session, loaded.index, first_crash)
     from pitools.ops.traces import fork_split
 
     split = fork_split(loaded)

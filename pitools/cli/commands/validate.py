@@ -240,10 +240,10 @@ def _request_checks(files: Sequence[str], model_ref: str) -> list[dict[str, Any]
     """``--for-model``: the request check at each loadable file's default leaf (unloadable files
     already have their findings above)."""
     from pitools.cli.commands.request import build_for
-    from pitools.errors import PitoolsError
     from pitools.core.request.check import check_request
     from pitools.core.request.common import RequestError
     from pitools.core.session.api import load
+    from pitools.errors import PitoolsError
     from pitools.render.request import check_json
 
     out: list[dict[str, Any]] = []

@@ -150,6 +150,7 @@ def slim_fingerprints(session: Any, index: SessionIndex, hashes: MessageHashes |
     from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
     from pitools.core.context.build import build_projection, context_entries_from_path
     from pitools.core.session.tree import flatten_tree, get_tree
+    from pitools.core.validate.pi_crashes import first_crash
     from pitools.core.views.inspect import inspect_session
     from pitools.errors import CycleError, PiCrashError
 
@@ -194,7 +195,7 @@ def slim_fingerprints(session: Any, index: SessionIndex, hashes: MessageHashes |
         eid = entry_id(leaf)
         leaves[eid if type(eid) is str else f"#{index.position(leaf)}"] = h.hexdigest()
     tree = _digest(flatten_tree(get_tree(index)))
-    data = inspect_session(session, index)
+    data = inspect_session(session, index, first_crash)
     for key in ("fileBytes", "path", "diagnostics"):
         data.pop(key, None)
     return SlimFingerprints(leaves, tree, _digest(data))

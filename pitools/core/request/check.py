@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.core.js.value import js_stringify, utf16_len
+from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.value import utf16_len
 from pitools.core.request.common import estimate_context_tokens, get
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.context.messages import content_text, get_current_system_message, get_current_tools
+from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.value import UNDEFINED, js_keys, js_truthy, utf16_len
 from pitools.errors import PitoolsError
-from pitools.core.js.value import UNDEFINED, js_keys, js_stringify, js_truthy, utf16_len
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.ops import to_string
-from pitools.core.js.value import UNDEFINED, js_stringify, js_truthy, slice_head_utf16, utf16_len
+from pitools.core.js.value import UNDEFINED, js_truthy, slice_head_utf16, utf16_len
 from pitools.core.request.common import (
     Notes,
     RequestError,

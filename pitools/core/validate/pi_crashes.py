@@ -13,6 +13,7 @@ from typing import Any
 
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
+from pitools.core.session.loaded import entry_id
 from pitools.core.validate.codes import TOLERATED_FIELDS
 from pitools.core.views.branches import nesting_ok
 from pitools.errors import PiCrashError
@@ -238,3 +239,15 @@ def _crash_paths(entry: dict[str, Any]) -> set[tuple[str, ...]]:
 def pi_crashes(entry: dict[str, Any]) -> dict[str, list[str]]:
     """The Pi 1.6.0 functions that throw on this one entry: ``{error text: [function, ...]}``."""
     return _pi_crashes(entry)
+
+
+def first_crash(session: Any) -> dict[str, Any] | None:
+    """The first entry Pi 1.6.0 throws on: its line, id, the error and the Pi functions that throw."""
+    for i, entry in enumerate(session.entries):
+        if type(entry) is not dict:
+            continue
+        crashes = pi_crashes(entry)
+        if crashes:
+            error, functions = next(iter(crashes.items()))
+            return {"line": session.lines[i], "entryId": entry_id(entry), "error": error, "functions": functions}
+    return None

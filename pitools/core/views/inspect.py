@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from pitools.core.js.value import UNDEFINED
@@ -22,22 +23,17 @@ def _text_or_none(value: Any) -> str | None:
     return value if type(value) is str else None
 
 
-def _first_crash(session: Session) -> dict[str, Any] | None:
-    """The first entry Pi 1.6.0 throws on: its line, id, the error and the Pi functions that throw."""
-    from pitools.core.validate.pi_crashes import pi_crashes
+def inspect_session(
+    session: Session,
+    index: SessionIndex,
+    find_crash: Callable[[Session], dict[str, Any] | None] | None = None,
+) -> dict[str, Any]:
+    """Everything ``pitools inspect`` shows, as JSON-ready data (Pi's field names).
 
-    for i, entry in enumerate(session.entries):
-        if type(entry) is not dict:
-            continue
-        crashes = pi_crashes(entry)
-        if crashes:
-            error, functions = next(iter(crashes.items()))
-            return {"line": session.lines[i], "entryId": entry_id(entry), "error": error, "functions": functions}
-    return None
-
-
-def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
-    """Everything ``pitools inspect`` shows, as JSON-ready data (Pi's field names)."""
+    ``find_crash`` (:func:`pitools.core.validate.pi_crashes.first_crash`) locates the entry Pi
+    throws on when its stats would throw; it is passed in because the validate layer sits above
+    the views (core's layer contract).
+    """
     entries = session.entries
     header = session.header or {}
     types: Counter[str] = Counter()
@@ -88,7 +84,7 @@ def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
         # Pi's own stats would throw; report tolerant totals and say why they differ, and where.
         stats = session_stats(entries, strict=False).to_json()
         stats["piError"] = exc.message
-        at = _first_crash(session)
+        at = find_crash(session) if find_crash is not None else None
         if at is not None:
             stats["piErrorAt"] = at
     try:
