@@ -165,7 +165,7 @@ def load(
     :class:`LoadedSession`; ``"context"`` a :class:`LeanLoaded` where the file allows it.
     """
     path = _resolve(path, cwd=cwd, env=env, session_dir=session_dir)
-    if keep == KEEP_CONTEXT:
+    if keep == "context":
         from pitools.core.session.lean import open_lean
 
         lean = open_lean(path)
