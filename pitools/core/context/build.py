@@ -5,7 +5,7 @@ Everything here mirrors ``session-manager.js`` of Pi 1.6.0 (see the docstrings),
 implementation: the walks and :func:`build_context_entries` / :func:`replay_context` are
 written on the loader's index interface (:class:`~pitools.core.session.index.EntryIndex`,
 the same for every keep policy); the projection and the token estimates take the entries
-that interface returns. :func:`context_entries_from_path` runs the same code on a list.
+that interface returns. :func:`context_entries_from_path` runs the same layout on a list.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pitools.core.context.tokens import ContextEstimate, estimate_context_tokens
 from pitools.core.js import ops as jsops
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.index import MARK_CRASH, MARK_MODEL, MARK_THINKING, EntryList, mkey
+from pitools.core.session.index import MARK_CRASH, MARK_MODEL, MARK_THINKING, mkey
 from pitools.core.session.load import gc_paused
 
 if TYPE_CHECKING:
@@ -75,14 +75,26 @@ def latest_compaction_on(path: Sequence[Any]) -> Any:
 
 
 def context_entries_from_path(path: Sequence[Any]) -> list[Any]:
-    """Pi's ``buildContextEntries`` on a path already built as a list of entries
-    (:func:`build_context_entries` over :class:`~pitools.core.session.index.EntryList`)."""
-    return build_context_entries(EntryList(path), range(len(path)))
+    """Pi's ``buildContextEntries`` on a path already built as a list of entries (the same
+    layout as :func:`build_context_entries`, which reads the path through the index)."""
+    comp_at = -1
+    for i in range(len(path) - 1, -1, -1):
+        entry = path[i]
+        if type(entry) is dict and entry.get("type") == "compaction":
+            comp_at = i
+            break
+    if comp_at < 0:
+        return list(path)
+    # Only the ids up to the compaction are compared (Pi's findIndex stops there at the latest).
+    path_ids = [e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED for e in path[: comp_at + 1]]
+    compaction = path[comp_at]
+    comp_idx, start = _context_layout(path_ids, comp_at, compaction)
+    if comp_idx < 0:  # pragma: no cover - the compaction itself is on the path
+        return list(path)
+    return _context_assemble(compaction, path[start:comp_idx], path[comp_idx + 1 :])
 
 
-def build_context_entries(
-    index: EntryIndex | EntryList, path: Sequence[int], path_ids: Sequence[Any] | None = None
-) -> list[Any]:
+def build_context_entries(index: EntryIndex, path: Sequence[int], path_ids: Sequence[Any] | None = None) -> list[Any]:
     """Pi's ``buildContextEntries`` on a path of positions, parsing only the entries it returns.
 
     The newest compaction comes first, then the entries from its ``firstKeptEntryId`` up to it
@@ -101,15 +113,30 @@ def build_context_entries(
     if path_ids is None:
         ids = index.ids
         path_ids = [ids[p] for p in path]
-    comp_idx = _first_strict_equal(path_ids, path_ids[comp_at], len(path_ids))
+    compaction = index.entry(path[comp_at])
+    comp_idx, start = _context_layout(path_ids, comp_at, compaction)
     if comp_idx < 0:  # pragma: no cover - the compaction itself is on the path
         return index.entries_at(path)
-    compaction = index.entry(path[comp_at])
+    return _context_assemble(compaction, index.entries_at(path[start:comp_idx]), index.entries_at(path[comp_idx + 1 :]))
+
+
+def _context_layout(path_ids: Sequence[Any], comp_at: int, compaction: dict[str, Any]) -> tuple[int, int]:
+    """Where ``buildContextEntries`` cuts the path: ``(compaction index, first kept index)``.
+
+    The compaction is the first entry whose id is ``===`` the newest compaction's (``comp_at``;
+    -1 when none is); the kept range starts at the first entry before it whose id is ``===`` its
+    ``firstKeptEntryId``, else at the compaction (nothing kept). ``path_ids`` covers the path at
+    least up to ``comp_at``.
+    """
+    comp_idx = _first_strict_equal(path_ids, path_ids[comp_at], comp_at + 1)
+    if comp_idx < 0:
+        return -1, -1
     start = _first_strict_equal(path_ids, compaction.get("firstKeptEntryId", UNDEFINED), comp_idx)
-    if start < 0:
-        start = comp_idx
-    kept = index.entries_at(path[start:comp_idx])
-    after = index.entries_at(path[comp_idx + 1 :])
+    return comp_idx, comp_idx if start < 0 else start
+
+
+def _context_assemble(compaction: Any, kept: Sequence[Any], after: Sequence[Any]) -> list[Any]:
+    """The context entries: the compaction, the kept range without system messages, the rest."""
     out = [compaction]
     out.extend(entry for entry in kept if not _is_system_message(entry))
     out.extend(after)

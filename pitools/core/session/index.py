@@ -210,35 +210,3 @@ class PositionWalks:
         path = self.walk_positions(start)
         path.reverse()
         return path
-
-
-class EntryList:
-    """The part of the interface :func:`~pitools.core.context.build.build_context_entries`
-    reads (``ids``, ``types``, ``entries_at``, ``entry``) over a list of entries already
-    built, such as a path: positions are indexes into the list."""
-
-    __slots__ = ("_ids", "_types", "values")
-
-    def __init__(self, values: Sequence[Any]) -> None:
-        self.values = values
-        self._ids: list[Any] | None = None
-        self._types: list[Any] | None = None
-
-    @property
-    def ids(self) -> list[Any]:
-        if self._ids is None:
-            self._ids = [e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED for e in self.values]
-        return self._ids
-
-    @property
-    def types(self) -> list[Any]:
-        if self._types is None:
-            self._types = [e.get("type", UNDEFINED) if type(e) is dict else UNDEFINED for e in self.values]
-        return self._types
-
-    def entries_at(self, positions: Sequence[int], *, keep: bool = True) -> list[Any]:
-        values = self.values
-        return [values[p] for p in positions]
-
-    def entry(self, pos: int) -> Any:
-        return self.values[pos]

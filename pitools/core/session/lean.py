@@ -1,4 +1,5 @@
-"""A lean load: Pi's loader rules over every line, without keeping every parsed entry.
+"""The loader's "context" keep policy (``load(path, keep="context")``): Pi's loader rules over
+every line, without keeping every parsed entry.
 
 Pi's rules need every line parsed (skipped lines, duplicate ids where the last one wins, the
 default leaf, header checks, extra headers), but a command such as ``context`` needs the full
@@ -15,7 +16,10 @@ always small or needed — compactions, labels, model and thinking changes, odd 
 A dropped entry is read again from the same open file descriptor and parsed again on demand
 (:meth:`LeanIndex.entries_at`), and checked against what the scan recorded.
 
-Files Pi migrates (v1/v2) and inputs that are not regular files take the full path instead
+The result is a :class:`LeanIndex`, one implementation of the loader's index interface
+(:class:`~pitools.core.session.index.EntryIndex`; the "all" policy's is
+:class:`~pitools.core.session.tree.SessionIndex`): every Pi mirror runs on it unchanged.
+Files Pi migrates (v1/v2) and inputs that are not regular files take the "all" policy instead
 (:func:`open_lean` returns None).
 """
 
