@@ -56,8 +56,14 @@ COMMANDS: dict[str, list[str]] = {
 
 
 def _digest(argv: list[str], env: dict[str, str]) -> str:
-    out = subprocess.run(argv, env=env, cwd=NEUTRAL, capture_output=True, check=False)
-    return f"{out.returncode}:{hashlib.sha256(out.stdout).hexdigest()[:16]}"
+    """Exit code and hash of stdout, read in pieces: holding a big output here would raise this
+    process's peak RSS, which Linux reports for every child forked afterwards."""
+    h = hashlib.sha256()
+    proc = subprocess.Popen(argv, env=env, cwd=NEUTRAL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    while chunk := proc.stdout.read(1 << 16):
+        h.update(chunk)
+    return f"{proc.wait()}:{h.hexdigest()[:16]}"
 
 
 def main(argv: list[str] | None = None) -> int:
