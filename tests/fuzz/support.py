@@ -557,14 +557,14 @@ def _exercise_lean(path: Path, loaded: Any, leaves: list[Any], rng: random.Rando
     from pitools.core.context.build import replay_context
     from pitools.core.js.json.encode import to_json_bytes
     from pitools.core.session import lean as lean_module
-    from pitools.core.session.api import LeanLoaded, load_lean
+    from pitools.core.session.api import LeanLoaded, load
     from pitools.core.session.tree import mkey
     from pitools.render.context import context_json, context_json_chunks
 
     keep_after = lean_module.KEEP_AFTER_BYTES
     lean_module.KEEP_AFTER_BYTES = rng.choice([0, 300, keep_after])
     try:
-        lean = load_lean(path)
+        lean = load(path, keep="context")
     finally:
         lean_module.KEEP_AFTER_BYTES = keep_after
     if not isinstance(lean, LeanLoaded):

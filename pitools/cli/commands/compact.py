@@ -111,8 +111,8 @@ def command(
 
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.compaction.settings import resolve_settings
-    from pitools.core.context.build import build_projection
-    from pitools.core.session.api import load
+    from pitools.core.context.build import BranchKeys, replay_context
+    from pitools.core.session.api import KEEP_ALL, KEEP_CONTEXT, load
 
     # --apply: the stamp is taken before the first read, so anything appended between this load
     # (which picks the leaf) and the final append is noticed and refused.
@@ -121,30 +121,15 @@ def command(
         from pitools import store
 
         stamp = store.stamp(file)
-    keys = replay = None
-    if mode == "dry-run":
-        from pitools.core.context.build import BranchKeys, replay_context
-        from pitools.core.session.api import LeanLoaded, load_lean
-
-        # A lean load (issue 14): every line is parsed with Pi's rules, but only the context
-        # after the leaf's last compaction is kept in full; the regions need only the ids and
-        # types of the rest of the branch.
-        loaded: Any = load_lean(file)
-        leaf = loaded.leaf(leaf_ref)
-        if isinstance(loaded, LeanLoaded):
-            replay = replay_context(loaded.index, leaf)
-            branch: Any = replay.path
-            projection = replay.projection
-            types = loaded.index.types
-            keys = BranchKeys(replay.path_ids or [], [types[p] for p in branch.positions])
-        else:
-            branch = loaded.index.get_branch(leaf)
-            projection = build_projection(branch or loaded.index.session_path(leaf))
-    else:
-        loaded = load(file)
-        leaf = loaded.leaf(leaf_ref)
-        branch = loaded.index.get_branch(leaf)
-        projection = build_projection(branch or loaded.index.session_path(leaf))
+    # --dry-run keeps only the context after the leaf's last compaction parsed (the regions
+    # need only the ids and types of the rest of the branch); --apply keeps everything, as it
+    # appends to what it loaded. The plan is made the same way from either.
+    loaded: Any = load(file, keep=KEEP_CONTEXT if mode == "dry-run" else KEEP_ALL)
+    leaf = loaded.leaf(leaf_ref)
+    replay: Any = replay_context(loaded.index, leaf)
+    branch: Any = replay.path
+    projection = replay.projection
+    keys = BranchKeys(replay.path_ids or [], replay.path_types)
     model = projection.model
     session_model = None
     if isinstance(model, dict) and isinstance(model.get("provider"), str) and isinstance(model.get("modelId"), str):

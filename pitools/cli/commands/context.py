@@ -42,11 +42,11 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
       pitools context session.jsonl --leaf a1b2c3d4 --format json
     """
     from pitools.core.context.build import replay_context
-    from pitools.core.session.api import load_lean
+    from pitools.core.session.api import KEEP_CONTEXT, load
 
-    # Only the entries after the leaf's last compaction are needed in full: a lean load parses
-    # every line (Pi's rules) but keeps and re-reads only those (issue 14).
-    loaded = load_lean(file)
+    # Only the entries after the leaf's last compaction are needed in full: the loader's
+    # "context" keep policy parses every line (Pi's rules) but keeps and re-reads only those.
+    loaded = load(file, keep=KEEP_CONTEXT)
     leaf = loaded.leaf(leaf_ref)
     note_synthetic_ids(loaded)
     replay = replay_context(loaded.index, leaf)
@@ -56,19 +56,12 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
 
         counts = count_messages(replay.projection.messages, tokenizer)
     if format_ == "json":
-        from pitools.core.session.api import LeanLoaded
+        from pitools.render.context import context_json_chunks
 
-        if isinstance(loaded, LeanLoaded):
-            from pitools.render.context import context_json_chunks
-
-            # Each message is serialized once, and released as it is written: its bytes take
-            # the place of its parsed objects instead of adding to them.
-            loaded.index.forget_values()
-            get_output().write_chunks(context_json_chunks(replay, counts, consume=True))
-        else:
-            from pitools.render.context import context_json
-
-            get_output().write_json(context_json(replay, counts))
+        # Each message is serialized once, and released as it is written: its bytes take the
+        # place of its parsed objects instead of adding to them (where the index can let go).
+        loaded.index.forget_values()
+        get_output().write_chunks(context_json_chunks(replay, counts, consume=True))
     elif format_ == "markdown":
         from pitools.render.context import context_markdown
 

@@ -9,7 +9,6 @@ writes a file: :func:`pitools.ops.compaction.apply_compaction` does that.
 from __future__ import annotations
 
 import datetime as _dt
-import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,7 +34,7 @@ from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.stream import JsonStream, json_chunks
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import LoadedSession
+from pitools.core.session.api import Loaded, LoadedSession
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.errors import PitoolsError
 
@@ -52,9 +51,10 @@ REGION_KEPT = "kept"
 class RegionEntry:
     """One branch entry of the region listing, for the human view.
 
-    After a lean load the plan's rows hold stand-ins (the type only); ``source`` is then the
-    branch, and the real entry is read back from it the first time :attr:`entry` is asked for,
-    so a listing that collapses long runs parses only the entries it shows.
+    The plan's rows hold stand-ins (the type only); ``source`` is the branch, and the real
+    entry is read from it the first time :attr:`entry` is asked for (back from the file under
+    the loader's "context" keep policy), so a listing that collapses long runs parses only the
+    entries it shows.
     """
 
     __slots__ = ("_at", "_entry", "_source", "entry_id", "is_cut", "region", "tokens")
@@ -105,7 +105,7 @@ class CompactionPlan:
     #: Where the settings came from: agent dir, files read, project trust, warnings.
     config: dict[str, Any] = field(default_factory=dict)
     _regions: list[RegionEntry] | None = None
-    #: After a lean load: the branch (parsed on access) the stand-ins in :attr:`rows` stand for.
+    #: The branch (under the "context" keep policy: parsed on access) the stand-ins in :attr:`rows` stand for.
     entries_source: Sequence[Any] | None = None
 
     @property
@@ -237,7 +237,7 @@ def _region_stream(rows: list[RegionRow]) -> JsonStream:
 
 
 def plan_compaction(
-    loaded: LoadedSession,
+    loaded: Loaded,
     leaf: Any,
     settings: CompactionSettings,
     *,
@@ -250,13 +250,13 @@ def plan_compaction(
 ) -> CompactionPlan:
     """Pi's ``prepareCompaction`` on the branch at ``leaf``, with the regions laid out.
 
-    A caller that already has ``loaded.index.get_branch(leaf)`` and its ``build_projection``
-    passes them in as ``branch`` and ``projection`` (a 100 MB session's branch takes a tenth of
-    a second to walk and project). With a lean load (``replay_context`` on a lean index)
-    ``branch`` reads its entries only when asked, and ``keys`` gives the ids and types of the
-    branch: the regions are then laid out by id and only the context's entries are parsed.
-    ``estimates``, with ``projection``, is ``message_estimates(projection)`` when the caller has
-    it already (``replay_context`` computes it): the costliest part of the plan on a long branch.
+    Written once on the loader's index interface, for every keep policy: without ``branch``
+    the branch, its projection and estimates come from :func:`replay_context`, which parses
+    only the context's entries; the regions are laid out by id from the branch's ids and types.
+    A caller that has run ``replay_context`` already passes its ``path`` as ``branch``, its
+    ``projection`` and ``token_estimates`` (as ``estimates``: the costliest part of the plan on
+    a long branch) and ``keys`` (the path's ids and types). A ``branch`` passed without
+    ``projection`` (a list of entries) is projected here.
     """
     with gc_paused():  # only acyclic objects are made here; see gc_paused
         return _plan_compaction(
@@ -265,7 +265,7 @@ def plan_compaction(
 
 
 def _plan_compaction(
-    loaded: LoadedSession,
+    loaded: Loaded,
     leaf: Any,
     settings: CompactionSettings,
     context_window: int,
@@ -275,9 +275,12 @@ def _plan_compaction(
     keys: BranchKeys | None = None,
     estimates: list[Any] | None = None,
 ) -> CompactionPlan:
-    index = loaded.index
     if branch is None:
-        branch = index.get_branch(leaf)
+        from pitools.core.context.build import replay_context
+
+        replay = replay_context(loaded.index, leaf)
+        branch, projection, estimates = replay.path, replay.projection, replay.token_estimates
+        keys = BranchKeys(replay.path_ids or [], replay.path_types)
     if not branch:
         raise PitoolsError(f"leaf {leaf!r} has no path (unknown id)", path=loaded.path)
     # For a known leaf buildSessionPath and getBranch give the same path, and Pi's re-walk of
@@ -288,7 +291,9 @@ def _plan_compaction(
         estimates = None
     if estimates is None:
         estimates = message_estimates(projection)
-    tokens = estimate_projected_context_tokens(projection, keys if keys is not None else branch, estimates).tokens
+    if keys is None:
+        keys = BranchKeys([entry_id(e) for e in branch], [entry_type(e) for e in branch])
+    tokens = estimate_projected_context_tokens(projection, keys, estimates).tokens
     prep = prepare_compaction(branch, settings, projection=projection, tokens_before=tokens)
     reason = None
     if prep is None:
@@ -306,7 +311,8 @@ def _plan_compaction(
         preparation=prep,
         reason=reason,
     )
-    plan.rows = _region_rows(branch, prep, projection) if keys is None else _region_rows_by_id(keys, prep, projection)
+    plan.rows = _region_rows(keys, prep, projection)
+    plan.entries_source = branch  # the human view reads the entries it shows from the branch
     return plan
 
 
@@ -321,56 +327,22 @@ def _region_bounds(prep: CompactionPreparation) -> tuple[tuple[int, int, str], .
     )
 
 
-def _region_rows(branch: Sequence[Any], prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
+#: No entry is the cut (``firstKeptEntryId`` lies past the projection): equal to no id key.
+_NO_CUT = object()
+
+
+def _region_rows(keys: BranchKeys, prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
     """Each branch entry's region: summarized before, the previous compaction's tail, to
-    summarize, split-turn prefix, kept; with the tokens of its projected messages."""
-    if prep is None:
-        projected = {id(pe.source): pe for pe in current.entries}
-        out_none: list[RegionRow] = []
-        for e in branch:
-            pe = projected.get(id(e))
-            tokens = pe.tokens() if pe is not None else 0
-            region = REGION_KEPT if pe is not None else REGION_SUMMARIZED
-            out_none.append((e, entry_id(e), region, tokens if type(tokens) is int else 0, False))
-        return out_none
-    entries = prep.projection.entries
-    bounds = _region_bounds(prep)
-    first_kept = entries[prep.first_kept_index].source if prep.first_kept_index < len(entries) else None
-    out: list[RegionRow] = []
-    append = out.append
-    if len(entries) == len(branch) and all(map(operator.is_, [pe.source for pe in entries], branch)):
-        # The context is the whole branch (no compaction on it): regions are index ranges.
-        for lo, hi, region in bounds:
-            for pe in entries[lo:hi]:
-                e = pe.source
-                tokens = pe.tokens()
-                eid = e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED
-                append((e, eid, region, tokens if type(tokens) is int else 0, e is first_kept))
-        return out
-    placed: dict[int, tuple[str, ProjectedEntry]] = {}
-    for lo, hi, region in bounds:
-        for pe in entries[lo:hi]:
-            placed[id(pe.source)] = (region, pe)
-    for e in branch:
-        found = placed.get(id(e))
-        eid = e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED
-        if found is None:
-            append((e, eid, REGION_SUMMARIZED, 0, e is first_kept))
-            continue
-        region, pe = found
-        tokens = pe.tokens()
-        append((e, eid, region, tokens if type(tokens) is int else 0, e is first_kept))
-    return out
+    summarize, split-turn prefix, kept; with the tokens of its projected messages.
 
-
-def _region_rows_by_id(keys: BranchKeys, prep: CompactionPreparation | None, current: Any) -> list[RegionRow]:
-    """:func:`_region_rows` from the branch's ids and types (a lean load), matching projected
-    entries by id: on a path taken from the index no two entries share an id. A row's entry is
-    a stand-in holding only the entry's type (the JSON listing reads nothing else)."""
-    from pitools.core.session.tree import mkey
+    Laid out from the branch's ids and types, matching projected entries by id: on a path
+    taken from the index no two entries share an id. A row's entry is a stand-in holding only
+    the entry's type (the JSON listing reads nothing else; :attr:`CompactionPlan.regions` reads
+    the real entry from the branch)."""
+    from pitools.core.session.index import mkey
 
     placed: dict[Any, tuple[str, ProjectedEntry]] = {}
-    first_kept: Any = None
+    first_kept: Any = _NO_CUT
     if prep is None:
         for pe in current.entries:
             placed[mkey(pe.source_id)] = (REGION_KEPT, pe)

@@ -1,7 +1,11 @@
 """Pi's context at a leaf: ``buildSessionPath`` → ``buildContextEntries`` → ``buildSessionProjection``.
 
 Everything here mirrors ``session-manager.js`` of Pi 1.6.0 (see the docstrings), plus
-``estimateProjectedContextTokens`` from ``compaction.js``, on plain parsed entries.
+``estimateProjectedContextTokens`` from ``compaction.js``. Each Pi function has one
+implementation: the walks and :func:`build_context_entries` / :func:`replay_context` are
+written on the loader's index interface (:class:`~pitools.core.session.index.EntryIndex`,
+the same for every keep policy); the projection and the token estimates take the entries
+that interface returns. :func:`context_entries_from_path` runs the same layout on a list.
 """
 
 from __future__ import annotations
@@ -16,10 +20,10 @@ from pitools.core.js import ops as jsops
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.tree import SessionIndex, mkey
+from pitools.core.session.index import MARK_CRASH, MARK_MODEL, MARK_THINKING, mkey
 
 if TYPE_CHECKING:
-    from pitools.core.session.lean import LeanIndex
+    from pitools.core.session.index import EntryIndex
 
 
 @dataclass(slots=True)
@@ -70,39 +74,72 @@ def latest_compaction_on(path: Sequence[Any]) -> Any:
     return None
 
 
-def context_entries_from_path(path: list[Any]) -> list[Any]:
-    """Pi's ``buildContextEntries`` on an already-built path.
+def context_entries_from_path(path: Sequence[Any]) -> list[Any]:
+    """Pi's ``buildContextEntries`` on a path already built as a list of entries (the same
+    layout as :func:`build_context_entries`, which reads the path through the index)."""
+    comp_at = -1
+    for i in range(len(path) - 1, -1, -1):
+        entry = path[i]
+        if type(entry) is dict and entry.get("type") == "compaction":
+            comp_at = i
+            break
+    if comp_at < 0:
+        return list(path)
+    # Only the ids up to the compaction are compared (Pi's findIndex stops there at the latest).
+    path_ids = [e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED for e in path[: comp_at + 1]]
+    compaction = path[comp_at]
+    comp_idx, start = _context_layout(path_ids, comp_at, compaction)
+    if comp_idx < 0:  # pragma: no cover - the compaction itself is on the path
+        return list(path)
+    return _context_assemble(compaction, path[start:comp_idx], path[comp_idx + 1 :])
+
+
+def build_context_entries(index: EntryIndex, path: Sequence[int], path_ids: Sequence[Any] | None = None) -> list[Any]:
+    """Pi's ``buildContextEntries`` on a path of positions, parsing only the entries it returns.
 
     The newest compaction comes first, then the entries from its ``firstKeptEntryId`` up to it
     (system messages left out: the compaction carries their replay), then everything after it.
     A ``firstKeptEntryId`` that is not on the path keeps nothing before the compaction.
+    ``path_ids``, if given, is ``[index.ids[p] for p in path]``, made already.
     """
-    compaction = latest_compaction_on(path)
-    if compaction is None:
-        return path
-    comp_id = compaction.get("id", UNDEFINED)
-    comp_idx = -1
-    if type(comp_id) is str:  # the usual case: === on strings is ==, and only strings equal one
-        for i, entry in enumerate(path):
-            if type(entry) is dict and entry.get("id") == comp_id:
-                comp_idx = i
-                break
-    else:
-        for i, entry in enumerate(path):
-            if jsops.strict_equal(_id(entry), comp_id):
-                comp_idx = i
-                break
-    if comp_idx < 0:
-        return path
-    first_kept = compaction.get("firstKeptEntryId", UNDEFINED)
-    out = [compaction]
-    start = comp_idx
-    for i in range(comp_idx):
-        if jsops.strict_equal(_id(path[i]), first_kept):
-            start = i
+    types = index.types
+    comp_at = -1
+    for i in range(len(path) - 1, -1, -1):
+        if types[path[i]] == "compaction":  # types are UNDEFINED for values that are not objects
+            comp_at = i
             break
-    out.extend(entry for entry in path[start:comp_idx] if not _is_system_message(entry))
-    out.extend(path[comp_idx + 1 :])
+    if comp_at < 0:
+        return index.entries_at(path)
+    if path_ids is None:
+        ids = index.ids
+        path_ids = [ids[p] for p in path]
+    compaction = index.entry(path[comp_at])
+    comp_idx, start = _context_layout(path_ids, comp_at, compaction)
+    if comp_idx < 0:  # pragma: no cover - the compaction itself is on the path
+        return index.entries_at(path)
+    return _context_assemble(compaction, index.entries_at(path[start:comp_idx]), index.entries_at(path[comp_idx + 1 :]))
+
+
+def _context_layout(path_ids: Sequence[Any], comp_at: int, compaction: dict[str, Any]) -> tuple[int, int]:
+    """Where ``buildContextEntries`` cuts the path: ``(compaction index, first kept index)``.
+
+    The compaction is the first entry whose id is ``===`` the newest compaction's (``comp_at``;
+    -1 when none is); the kept range starts at the first entry before it whose id is ``===`` its
+    ``firstKeptEntryId``, else at the compaction (nothing kept). ``path_ids`` covers the path at
+    least up to ``comp_at``.
+    """
+    comp_idx = _first_strict_equal(path_ids, path_ids[comp_at], comp_at + 1)
+    if comp_idx < 0:
+        return -1, -1
+    start = _first_strict_equal(path_ids, compaction.get("firstKeptEntryId", UNDEFINED), comp_idx)
+    return comp_idx, comp_idx if start < 0 else start
+
+
+def _context_assemble(compaction: Any, kept: Sequence[Any], after: Sequence[Any]) -> list[Any]:
+    """The context entries: the compaction, the kept range without system messages, the rest."""
+    out = [compaction]
+    out.extend(entry for entry in kept if not _is_system_message(entry))
+    out.extend(after)
     return out
 
 
@@ -320,72 +357,48 @@ class ContextReplay:
     estimate: ContextEstimate
     #: The ids of ``path`` (what JSON output prints; reading them needs no entry parsed again).
     path_ids: list[Any] | None = None
+    #: The positions of ``path`` in the index, and the types of its entries.
+    path_positions: list[int] = field(default_factory=list)
+    path_types: Sequence[Any] = ()
 
 
-def replay_context(index: SessionIndex | LeanIndex, leaf_id: Any) -> ContextReplay:
+def replay_context(index: EntryIndex, leaf_id: Any) -> ContextReplay:
     """Replay Pi's context at ``leaf_id`` (``UNDEFINED`` → Pi's fallback to the last entry).
 
     ``path`` is ``getBranch(leaf)`` (``[]`` for an unknown leaf); the context uses
-    ``buildSessionPath``, which falls back to the last entry, exactly as Pi does. On a lean
-    index (:func:`pitools.core.session.api.load_lean`) only the entries the context needs are
-    parsed again, and ``path`` parses its entries when read (``path_ids`` does not).
+    ``buildSessionPath``, which falls back to the last entry, exactly as Pi does. Written once
+    on the index interface (:class:`~pitools.core.session.index.EntryIndex`): the walks read ids,
+    parents and types only, and only the entries the context needs are asked for (read back
+    from the file when the loader's keep policy dropped them); ``path`` gives its entries
+    when read, ``path_ids`` and ``path_positions`` need none.
     """
-    from pitools.core.session.lean import LeanIndex
-
     with gc_paused():  # only acyclic objects are made here; see gc_paused
-        if isinstance(index, LeanIndex):
-            return _replay_lean(index, leaf_id)
-        return _replay_context(index, leaf_id)
+        ids, types = index.ids, index.types
+        branch = index.branch_positions(leaf_id)
+        # A leaf that exists gives the same walk for both (only a missing leaf falls back differently).
+        session_path = branch if branch else index.session_path_positions(leaf_id)
+        path_ids = [ids[p] for p in session_path]
+        ctx_entries = build_context_entries(index, session_path, path_ids)
+        projection = build_projection([], ctx_entries, path_settings(index, session_path))
+        estimates = message_estimates(projection)
+        branch_ids = path_ids if branch else []
+        keys = BranchKeys(branch_ids, [types[p] for p in branch])
+        estimate = estimate_projected_context_tokens(projection, keys, estimates)
+        return ContextReplay(
+            leaf_id=leaf_id,
+            leaf_exists=leaf_id is not None and index.has(leaf_id),
+            path=index.entries_seq(branch),
+            context_entries=ctx_entries,
+            projection=projection,
+            token_estimates=estimates,
+            estimate=estimate,
+            path_ids=branch_ids,
+            path_positions=branch,
+            path_types=keys.types,
+        )
 
 
-def _replay_context(index: SessionIndex, leaf_id: Any) -> ContextReplay:
-    branch = index.get_branch(leaf_id)
-    # A leaf that exists gives the same walk for both (only a missing leaf falls back differently).
-    session_path = list(branch) if branch else index.session_path(leaf_id)
-    ctx_entries = context_entries_from_path(session_path)
-    projection = build_projection(session_path, ctx_entries)
-    estimates = message_estimates(projection)
-    estimate = estimate_projected_context_tokens(projection, branch, estimates)
-    return ContextReplay(
-        leaf_id=leaf_id,
-        leaf_exists=leaf_id is not None and index.has(leaf_id),
-        path=branch,
-        context_entries=ctx_entries,
-        projection=projection,
-        token_estimates=estimates,
-        estimate=estimate,
-        path_ids=[_id(e) for e in branch],
-    )
-
-
-def _replay_lean(index: LeanIndex, leaf_id: Any) -> ContextReplay:
-    """:func:`_replay_context` on positions: the walks read ids, parents and types only."""
-    from pitools.core.session.lean import LazyEntries
-
-    ids, types = index.ids, index.types
-    branch = index.branch_positions(leaf_id)
-    session_path = branch if branch else index.session_path_positions(leaf_id)
-    path_ids = [ids[p] for p in session_path]
-    ctx_entries = _lean_context_entries(index, session_path, path_ids)
-    settings = session_settings(index.entries_at(_settings_positions(index, session_path)))
-    projection = build_projection([], ctx_entries, settings)
-    estimates = message_estimates(projection)
-    branch_ids = path_ids if branch else []
-    keys = BranchKeys(branch_ids, [types[p] for p in branch])
-    estimate = estimate_projected_context_tokens(projection, keys, estimates)
-    return ContextReplay(
-        leaf_id=leaf_id,
-        leaf_exists=leaf_id is not None and index.has(leaf_id),
-        path=LazyEntries(index, branch),
-        context_entries=ctx_entries,
-        projection=projection,
-        token_estimates=estimates,
-        estimate=estimate,
-        path_ids=branch_ids,
-    )
-
-
-def _first_strict_equal(values: list[Any], target: Any, stop: int) -> int:
+def _first_strict_equal(values: Sequence[Any], target: Any, stop: int) -> int:
     """The first ``i < stop`` with ``values[i] === target``, or -1."""
     if type(target) is str:
         # == finds the same element at C speed: only a string equals a string.
@@ -399,37 +412,15 @@ def _first_strict_equal(values: list[Any], target: Any, stop: int) -> int:
     return -1
 
 
-def _lean_context_entries(index: LeanIndex, path: list[int], path_ids: list[Any]) -> list[Any]:
-    """:func:`context_entries_from_path` on a path of positions, parsing only what it returns."""
-    types = index.types
-    comp_at = -1
-    for i in range(len(path) - 1, -1, -1):
-        if types[path[i]] == "compaction":  # types are UNDEFINED for values that are not objects
-            comp_at = i
-            break
-    if comp_at < 0:
-        return index.entries_at(path)
-    comp_idx = _first_strict_equal(path_ids, path_ids[comp_at], len(path_ids))
-    if comp_idx < 0:  # pragma: no cover - the compaction itself is on the path
-        return index.entries_at(path)
-    compaction = index.entry(path[comp_at])
-    start = _first_strict_equal(path_ids, compaction.get("firstKeptEntryId", UNDEFINED), comp_idx)
-    if start < 0:
-        start = comp_idx
-    kept = index.entries_at(path[start:comp_idx])
-    after = index.entries_at(path[comp_idx + 1 :])
-    out = [compaction]
-    out.extend(entry for entry in kept if not _is_system_message(entry))
-    out.extend(after)
-    return out
+def path_settings(index: EntryIndex, path: list[int]) -> tuple[Any, Any]:
+    """:func:`session_settings` of the path of positions, reading only the entries that decide it."""
+    return session_settings(index.entries_at(_settings_positions(index, path)))
 
 
-def _settings_positions(index: LeanIndex, path: list[int]) -> list[int]:
+def _settings_positions(index: EntryIndex, path: list[int]) -> list[int]:
     """The entries of ``path`` that decide :func:`session_settings` (in path order): the last
     thinking level change, the last model change or assistant message, and every message entry
     whose message is missing (reading its role throws in Pi, as it does in session_settings)."""
-    from pitools.core.session.lean import MARK_CRASH, MARK_MODEL, MARK_THINKING
-
     marks = index.marks
     thinking = model = -1
     crash: list[int] = []

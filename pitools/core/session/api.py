@@ -1,4 +1,21 @@
-"""Small entry points shared by commands: open a session Pi would load, ready to query."""
+"""The one loader: open a session Pi would load, indexed and ready to query.
+
+:func:`load` reads every line with Pi's rules (the same diagnostics and errors whatever it
+keeps) and indexes the entries (:class:`~pitools.core.session.index.EntryIndex`). Its *keep
+policy* says which parsed entries stay in memory:
+
+* ``keep="all"`` (the default): every entry stays parsed (``loaded.session.entries``), the
+  index is a :class:`~pitools.core.session.tree.SessionIndex`; what most commands use.
+* ``keep="context"``: only ids, parents, types, marks and byte offsets are kept for every
+  entry, plus the parsed value of the entries a context replay is likely to need (those after
+  the last compaction, and small ones); any other entry is read back from the file by its byte
+  offset when asked for (:class:`~pitools.core.session.lean.LeanIndex`). ``context`` and
+  ``compact --dry-run`` use it: on a 100 MB session it saves most of the memory. Files Pi
+  migrates (v1/v2) and inputs that are not regular files are loaded with ``"all"``.
+
+Every Pi mirror (:mod:`pitools.core.context.build`, :mod:`pitools.core.compaction.plan`) is
+written once on the index interface and gives the same result under either policy.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +23,32 @@ import gc
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from pitools.core.session.leaf import resolve_leaf
 from pitools.core.session.lean import LeanIndex, LeanSession
 from pitools.core.session.loaded import Session, open_session, raise_invalid, require_valid
 from pitools.core.session.tree import SessionIndex
 
+if TYPE_CHECKING:
+    from pitools.core.session.index import EntryIndex
 
-class _LeafRefs:
-    """``--leaf`` references, the same for a full and a lean load: an id, unique id prefix or
-    label, or ``L<line>`` (the entry on that line of the file: stable for any file, v1/v2 ones
-    whose ids are made up too). Subclasses say where the entries' lines and ids are."""
+#: The loader's keep policies (see the module docstring).
+Keep = Literal["all", "context"]
+KEEP_ALL: Keep = "all"
+KEEP_CONTEXT: Keep = "context"
+
+
+class Loaded:
+    """A loaded session under any keep policy: ``session`` (header, diagnostics, lines) and
+    ``index`` (:class:`~pitools.core.session.index.EntryIndex`), and ``--leaf`` references
+    resolved the same way for every policy: an id, unique id prefix or label, or ``L<line>``
+    (the entry on that line of the file: stable for any file, v1/v2 ones whose ids are made up
+    too). Subclasses say where the entries' lines and ids are."""
 
     __slots__ = ()
-    session: Any
-    index: Any
+    session: Session | LeanSession
+    index: EntryIndex
 
     def _entry_lines(self) -> Sequence[int]:
         raise NotImplementedError
@@ -57,7 +84,9 @@ class _LeafRefs:
 
 
 @dataclass(slots=True)
-class LoadedSession(_LeafRefs):
+class LoadedSession(Loaded):
+    """A session loaded keeping everything: every parsed entry in ``session.entries``."""
+
     session: Session
     index: SessionIndex
 
@@ -76,9 +105,9 @@ class LoadedSession(_LeafRefs):
 
 
 @dataclass(slots=True)
-class LeanLoaded(_LeafRefs):
-    """:class:`LoadedSession` for a lean load (:func:`load_lean`): the same leaf references,
-    an index whose entries are parsed again on demand."""
+class LeanLoaded(Loaded):
+    """A session loaded with ``keep="context"``: an index whose dropped entries are parsed
+    again from the file on demand."""
 
     session: LeanSession
     index: LeanIndex
@@ -101,20 +130,52 @@ def _line_ref(ref: str) -> int | None:
     return None
 
 
+@overload
 def load(
     path: str | os.PathLike[str] | None = None,
     *,
+    keep: Literal["all"] = ...,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     session_dir: str | None = None,
-) -> LoadedSession:
+) -> LoadedSession: ...
+@overload
+def load(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    keep: Keep,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    session_dir: str | None = None,
+) -> Loaded: ...
+def load(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    keep: Keep = KEEP_ALL,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    session_dir: str | None = None,
+) -> Loaded:
     """Open a session as Pi would (rejecting what Pi rejects) and index its entries.
 
     ``path`` is a session file, or a session reference resolved like ``pi --session``/``--continue``
     (:func:`pitools.core.session.locate.locate_session`): a session id or unique id prefix, or None for the
     most recent session of ``cwd``. A string naming an existing file is always that file.
+    ``keep`` is the keep policy (see the module docstring): ``"all"`` gives a
+    :class:`LoadedSession`; ``"context"`` a :class:`LeanLoaded` where the file allows it.
     """
     path = _resolve(path, cwd=cwd, env=env, session_dir=session_dir)
+    if keep == "context":
+        from pitools.core.session.lean import open_lean
+
+        lean = open_lean(path)
+        if lean is not None:
+            if not lean.valid:
+                lean.index.close()
+                raise_invalid(lean.diagnostics, lean.path)
+            loaded: Loaded = LeanLoaded(lean, lean.index)
+            gc.freeze()  # see below
+            return loaded
     session = require_valid(open_session(path))
     loaded = LoadedSession(session, SessionIndex.build(session.entries))
     # The parsed session holds no reference cycles and lives as long as the command: exempt it
@@ -132,31 +193,3 @@ def _resolve(
 
         return resolve_session_ref(path, cwd=cwd, env=env, session_dir=session_dir)
     return path
-
-
-def load_lean(
-    path: str | os.PathLike[str] | None = None,
-    *,
-    cwd: str | None = None,
-    env: Mapping[str, str] | None = None,
-    session_dir: str | None = None,
-) -> LoadedSession | LeanLoaded:
-    """:func:`load` for commands that need the full value of only a few entries (``context``).
-
-    Every line is still parsed and checked with Pi's rules (the same diagnostics and errors),
-    but only ids, parents and types are kept for most entries; the others are parsed again
-    from the file when asked for (:mod:`pitools.core.session.lean`). Files that need migration
-    and inputs that are not regular files load the full way (a :class:`LoadedSession`).
-    """
-    path = _resolve(path, cwd=cwd, env=env, session_dir=session_dir)
-    from pitools.core.session.lean import open_lean
-
-    lean = open_lean(path)
-    if lean is None:
-        return load(path)
-    if not lean.valid:
-        lean.index.close()
-        raise_invalid(lean.diagnostics, lean.path)
-    loaded = LeanLoaded(lean, lean.index)
-    gc.freeze()  # see load()
-    return loaded

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.tree import SessionIndex, labels_by_id
+from pitools.core.session.tree import labels_by_id
 from pitools.errors import LeafError
 
 if TYPE_CHECKING:
-    from pitools.core.session.lean import LeanIndex
+    from pitools.core.session.index import EntryIndex
 
 
-def resolve_leaf(index: SessionIndex | LeanIndex, ref: str | None, *, path: str | None = None) -> Any:
+def resolve_leaf(index: EntryIndex, ref: str | None, *, path: str | None = None) -> Any:
     """The entry id ``ref`` names; ``None`` means Pi's default leaf (the last entry's id).
 
     Unlike Pi, which silently falls back to the last entry for an unknown id, an unknown or
@@ -22,7 +22,7 @@ def resolve_leaf(index: SessionIndex | LeanIndex, ref: str | None, *, path: str 
         return index.leaf_id
     if index.has(ref):
         return ref
-    ids = [k for k in index.by_id if type(k) is str]
+    ids = [k for k in index.pos_by_id if type(k) is str]
     matches = [k for k in ids if k.startswith(ref)]
     labelled = [k for k, (label, _ts) in labels_by_id(index.label_entries()).items() if label == ref and type(k) is str]
     candidates = list(dict.fromkeys(matches + labelled))

@@ -1,4 +1,5 @@
-"""A lean load: Pi's loader rules over every line, without keeping every parsed entry.
+"""The loader's "context" keep policy (``load(path, keep="context")``): Pi's loader rules over
+every line, without keeping every parsed entry.
 
 Pi's rules need every line parsed (skipped lines, duplicate ids where the last one wins, the
 default leaf, header checks, extra headers), but a command such as ``context`` needs the full
@@ -15,7 +16,10 @@ always small or needed — compactions, labels, model and thinking changes, odd 
 A dropped entry is read again from the same open file descriptor and parsed again on demand
 (:meth:`LeanIndex.entries_at`), and checked against what the scan recorded.
 
-Files Pi migrates (v1/v2) and inputs that are not regular files take the full path instead
+The result is a :class:`LeanIndex`, one implementation of the loader's index interface
+(:class:`~pitools.core.session.index.EntryIndex`; the "all" policy's is
+:class:`~pitools.core.session.tree.SessionIndex`): every Pi mirror runs on it unchanged.
+Files Pi migrates (v1/v2) and inputs that are not regular files take the "all" policy instead
 (:func:`open_lean` returns None).
 """
 
@@ -29,23 +33,22 @@ from typing import Any, overload
 
 from pitools.core.js.json.parse import gc_paused, parse_json_line
 from pitools.core.js.value import UNDEFINED, js_truthy
+from pitools.core.session.index import (
+    MARK_CRASH,
+    MARK_NONE,
+    PositionWalks,
+    entry_mark,
+    mkey,
+)
 from pitools.core.session.load import WARNING, Diagnostic, RawSession, accepted_header, stream_session
 from pitools.core.session.migrate import CURRENT_VERSION, MigrationReport, effective_version
-from pitools.core.session.tree import id_text, mkey
-from pitools.errors import CycleError, SessionChangedError, SessionParseError
+from pitools.errors import SessionChangedError, SessionParseError
 
 #: Entry types whose parsed value is always kept (small, or needed by every replay).
 KEPT_TYPES = frozenset({"compaction", "label", "model_change", "thinking_level_change"})
 
 #: Bytes of entries since the last compaction past which parsed values are kept (see _consume_lean).
 KEEP_AFTER_BYTES = 4 << 20
-
-#: ``marks`` values: what an entry means to Pi's ``getSessionContextSettings``.
-MARK_NONE = 0
-MARK_THINKING = 1  # a thinking_level_change entry
-MARK_MODEL = 2  # a model_change entry or an assistant message
-MARK_CRASH = 3  # a message entry whose message is null/missing: reading its role throws in Pi
-
 
 #: Dropped entries closer than this many bytes are read back with one ``pread``.
 _READ_GAP = 1 << 16
@@ -56,12 +59,13 @@ class _Abandon(Exception):
 
 
 @dataclass(slots=True, eq=False)
-class LeanIndex:
-    """Pi's ``byId`` map and what the tree needs per entry, with values loaded on demand.
+class LeanIndex(PositionWalks):
+    """The loader's "keep the recent context" index (:class:`~pitools.core.session.index.EntryIndex`):
+    Pi's ``byId`` map and what the tree needs per entry, with values loaded on demand.
 
     Every list is parallel to the entries (file order, headers excluded), as
-    :class:`~pitools.core.session.tree.SessionIndex` is over ``Session.entries``; ``by_id``
-    maps an id key (:func:`~pitools.core.session.tree.mkey`) to the position of the last
+    :class:`~pitools.core.session.tree.SessionIndex` is over ``Session.entries``; ``pos_by_id``
+    maps an id key (:func:`~pitools.core.session.index.mkey`) to the position of the last
     entry with that id.
     """
 
@@ -75,107 +79,26 @@ class LeanIndex:
     marks: bytearray
     #: The parsed value of each entry, or None where it was dropped (re-read on demand).
     values: list[Any]
-    by_id: dict[Any, int] = field(default_factory=dict)
+    pos_by_id: dict[Any, int] = field(default_factory=dict)
     leaf_id: Any = None
     fd: int | None = None
     rereads: int = 0
     #: Each entry's parent position where the scan could resolve it for good (ids unique,
-    #: parent seen before): -1 no parent, -2 resolve through ``by_id``. None: always resolve.
-    parent_pos: list[int] | None = None
+    #: parent seen before): -1 no parent, -2 resolve through ``pos_by_id``. None: always resolve.
+    known_parents: list[int] | None = None
     #: How many entries carry MARK_CRASH (usually none: a settings walk can then stop early).
     crashes: int = 0
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    # -- ids -----------------------------------------------------------------------------
-    def has(self, id_value: Any) -> bool:
-        return mkey(id_value) in self.by_id
-
-    def position_of(self, id_value: Any) -> int | None:
-        """Position of the entry Pi's ``byId`` holds for ``id_value`` (None when unknown)."""
-        return self.by_id.get(mkey(id_value))
-
     def label_entries(self) -> list[Any]:
         """Every ``label`` entry (file order): what ``--leaf LABEL`` is resolved against."""
         return self.entries_at([i for i, t in enumerate(self.types) if t == "label"], keep=False)
 
-    # -- walks ---------------------------------------------------------------------------
-    def _parent_pos(self, pos: int) -> int | None:
-        pid = self.parents[pos]
-        if type(pid) is str:
-            return self.by_id.get(pid) if pid else None
-        return self.by_id.get(mkey(pid)) if js_truthy(pid) else None
-
-    def walk_to_root(self, start: int) -> list[int]:
-        """Positions from ``start`` up through the parents, leaf first; raises on a cycle
-        (:meth:`SessionIndex.walk_to_root <pitools.core.session.tree.SessionIndex.walk_to_root>`)."""
-        out: list[int] = []
-        append = out.append
-        by_id = self.by_id
-        parents = self.parents
-        limit = len(by_id) + 1
-        known = self.parent_pos
-        current: int | None = start
-        while current is not None:
-            append(current)
-            if known is not None:
-                # A parent resolved by the scan lies before its child: no loop can go through
-                # it, so only the links resolved here need the cycle check.
-                up = known[current]
-                if up >= 0:
-                    current = up
-                    continue
-                if up == -1:
-                    break
-            if len(out) > limit:
-                self._raise_cycle(start)
-            pid = parents[current]
-            if type(pid) is str:
-                current = by_id.get(pid) if pid else None
-            else:
-                current = by_id.get(mkey(pid)) if js_truthy(pid) else None
-        return out
-
-    def _raise_cycle(self, start: int) -> None:
-        out: list[int] = []
-        seen: set[int] = set()
-        current: int | None = start
-        while current is not None and current not in seen:
-            seen.add(current)
-            out.append(current)
-            current = self._parent_pos(current)
-        if current is None:  # pragma: no cover - only called once a walk outgrew byId
-            return
-        loop = [id_text(self.ids[p]) for p in out[out.index(current) :]]
-        raise CycleError(
-            f"parentId cycle: {' -> '.join([*loop, loop[0]])}; Pi would loop forever on this path",
-            cycle=loop,
-        )
-
-    def branch_positions(self, leaf_id: Any) -> list[int]:
-        """Pi's ``getBranch(leafId)`` as positions, root → leaf; ``[]`` for an unknown leaf."""
-        if not js_truthy(leaf_id):
-            return []
-        start = self.position_of(leaf_id)
-        if start is None:
-            return []
-        path = self.walk_to_root(start)
-        path.reverse()
-        return path
-
-    def session_path_positions(self, leaf_id: Any) -> list[int]:
-        """Pi's ``buildSessionPath`` as positions: an unknown leaf means the last entry."""
-        if leaf_id is None:
-            return []
-        start = self.position_of(leaf_id) if js_truthy(leaf_id) else None
-        if start is None:
-            if not self.ids:
-                return []
-            start = len(self.ids) - 1
-        path = self.walk_to_root(start)
-        path.reverse()
-        return path
+    def entries_seq(self, positions: list[int]) -> Sequence[Any]:
+        """The entries at ``positions`` as a sequence that parses them when read (:class:`LazyEntries`)."""
+        return LazyEntries(self, positions)
 
     # -- values --------------------------------------------------------------------------
     def entry(self, pos: int) -> Any:
@@ -418,19 +341,9 @@ def _consume_lean(raw: RawSession, scanned: Iterator[Any], path: str, fd: int) -
                     continue
                 eid = get("id", UNDEFINED)
                 pid = get("parentId", UNDEFINED)
-                mark = MARK_NONE
-                if etype == "message":
-                    message = get("message", UNDEFINED)
-                    if type(message) is dict:
-                        if message.get("role") == "assistant":
-                            mark = MARK_MODEL
-                    elif message is None or message is UNDEFINED:
-                        mark = MARK_CRASH
-                        crashes += 1
-                elif etype == "model_change":
-                    mark = MARK_MODEL
-                elif etype == "thinking_level_change":
-                    mark = MARK_THINKING
+                mark = entry_mark(etype, value)
+                if mark == MARK_CRASH:
+                    crashes += 1
                 # The parent is resolved now when it is already known (the usual case: it came
                 # just before); -2 leaves it to the walk (forward reference, odd id type).
                 if type(pid) is str:
@@ -483,10 +396,10 @@ def _consume_lean(raw: RawSession, scanned: Iterator[Any], path: str, fd: int) -
         types=types if valid else [],
         marks=marks if valid else bytearray(),
         values=values if valid else [],
-        by_id=by_id if valid else {},
+        pos_by_id=by_id if valid else {},
         fd=fd,
         # With a duplicate id a parent resolved during the scan may not be Pi's (the last wins).
-        parent_pos=parent_pos if valid and not duplicates else None,
+        known_parents=parent_pos if valid and not duplicates else None,
         crashes=crashes,
     )
     if valid:

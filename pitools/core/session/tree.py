@@ -14,22 +14,10 @@ from functools import cmp_to_key
 from typing import Any
 
 from pitools.core.js.value import js_truthy
+from pitools.core.session.index import PositionWalks, entry_mark, id_text, mkey
 from pitools.core.session.loaded import UNDEFINED, entry_id, entry_type
-from pitools.errors import CycleError
 
-_BOOL = object()
-_OBJ = object()
-
-
-def mkey(value: Any) -> Any:
-    """A hashable key with JS ``Map`` (SameValueZero) identity for an id value."""
-    t = type(value)
-    if t is str or t is int or t is float or value is None or value is UNDEFINED:
-        return value
-    if t is bool:
-        return (_BOOL, value)
-    return (_OBJ, id(value))
-
+__all__ = ["SessionIndex", "TreeNode", "get_tree", "id_text", "js_truthy_id", "labels_by_id", "mkey", "parent_of"]
 
 #: Truthiness of a parentId/leafId: plain JavaScript truthiness (:func:`~pitools.core.js.value.js_truthy`).
 js_truthy_id = js_truthy
@@ -39,26 +27,23 @@ def parent_of(entry: Any) -> Any:
     return entry.get("parentId", UNDEFINED) if type(entry) is dict else UNDEFINED
 
 
-def id_text(value: Any) -> str:
-    """A printable form of any id value, for messages."""
-    if type(value) is str:
-        return value
-    if value is UNDEFINED:
-        return "(no id)"
-    if value is None:
-        return "null"
-    return repr(value)
-
-
 @dataclass(slots=True)
-class SessionIndex:
-    """Pi's ``byId`` map plus derived structure over ``entries`` (file order)."""
+class SessionIndex(PositionWalks):
+    """Pi's ``byId`` map plus derived structure over ``entries`` (file order): the loader's
+    "keep everything" index (:class:`~pitools.core.session.index.EntryIndex`), whose entries
+    are all parsed and held, plus walks and structure over the entry objects themselves."""
 
     entries: Sequence[Any]
     by_id: dict[Any, Any] = field(default_factory=dict)
     #: Position in ``entries`` of the entry ``by_id`` holds for each key.
     pos_by_id: dict[Any, int] = field(default_factory=dict)
     leaf_id: Any = None
+    # The EntryIndex lists, made from the entries the first time they are asked for.
+    _ids: list[Any] | None = None
+    _parents: list[Any] | None = None
+    _types: list[Any] | None = None
+    _marks: bytearray | None = None
+    _crashes: int = 0
 
     @classmethod
     def build(cls, entries: Sequence[Any]) -> SessionIndex:
@@ -73,11 +58,68 @@ class SessionIndex:
         index.leaf_id = entry_id(entries[-1]) if entries else None
         return index
 
+    # -- the EntryIndex interface --------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def known_parents(self) -> list[int] | None:
+        return None  # every parent is resolved through byId as the walk goes
+
+    @property
+    def ids(self) -> list[Any]:
+        if self._ids is None:
+            self._ids = [e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED for e in self.entries]
+        return self._ids
+
+    @property
+    def parents(self) -> list[Any]:
+        if self._parents is None:
+            self._parents = [e.get("parentId", UNDEFINED) if type(e) is dict else UNDEFINED for e in self.entries]
+        return self._parents
+
+    @property
+    def types(self) -> list[Any]:
+        if self._types is None:
+            self._types = [e.get("type", UNDEFINED) if type(e) is dict else UNDEFINED for e in self.entries]
+        return self._types
+
+    @property
+    def marks(self) -> bytearray:
+        if self._marks is None:
+            marks = bytearray(len(self.entries))
+            crashes = 0
+            for i, (etype, entry) in enumerate(zip(self.types, self.entries, strict=True)):
+                if etype == "message" or etype == "model_change" or etype == "thinking_level_change":
+                    mark = entry_mark(etype, entry)
+                    marks[i] = mark
+                    crashes += mark == 3
+            self._marks = marks
+            self._crashes = crashes
+        return self._marks
+
+    @property
+    def crashes(self) -> int:
+        self.marks  # noqa: B018 - counted with the marks
+        return self._crashes
+
+    def entries_at(self, positions: Sequence[int], *, keep: bool = True) -> list[Any]:
+        """The entries at ``positions`` (every entry is held: nothing is read again)."""
+        entries = self.entries
+        return [entries[p] for p in positions]
+
+    def entry(self, pos: int) -> Any:
+        return self.entries[pos]
+
+    def entries_seq(self, positions: list[int]) -> Sequence[Any]:
+        """The entries at ``positions`` as a list (they are all held already)."""
+        return self.entries_at(positions)
+
+    def forget_values(self) -> None:
+        """Nothing to let go: the entries are the loaded session's own."""
+
     def get(self, id_value: Any) -> Any:
         return self.by_id.get(mkey(id_value))
-
-    def has(self, id_value: Any) -> bool:
-        return mkey(id_value) in self.by_id
 
     def label_entries(self) -> list[Any]:
         """Every ``label`` entry (file order): what ``--leaf LABEL`` is resolved against."""
@@ -87,56 +129,22 @@ class SessionIndex:
         """File position of an entry object held by the index."""
         return self.pos_by_id[mkey(entry_id(entry))]
 
-    # -- walks -------------------------------------------------------------------------
+    # -- walks over entry objects (the position walks, mapped back) ----------------------
     def walk_to_root(self, start: Any) -> list[Any]:
-        """Entries from ``start`` up through its parents, leaf first; raises on a cycle.
-
-        A path visits each entry of ``by_id`` at most once, so a walk longer than ``by_id`` has
-        met a loop: only then is it repeated with the bookkeeping that names the loop.
-        """
-        out: list[Any] = []
-        append = out.append
-        current = start
-        by_id = self.by_id
-        limit = len(by_id) + 1
-        while current is not None:
-            append(current)
-            if len(out) > limit:
-                self._raise_cycle(start)
-            pid = current.get("parentId", UNDEFINED) if type(current) is dict else UNDEFINED
-            if type(pid) is str:  # the usual case, inlined: a string is its own key
-                current = by_id.get(pid) if pid else None
-            else:
-                current = by_id.get(mkey(pid)) if js_truthy_id(pid) else None
-        return out
-
-    def _raise_cycle(self, start: Any) -> None:
-        out: list[Any] = []
-        seen: set[int] = set()
-        current = start
-        while current is not None and id(current) not in seen:
-            seen.add(id(current))
-            out.append(current)
-            pid = parent_of(current)
-            current = self.by_id.get(mkey(pid)) if js_truthy_id(pid) else None
-        if current is None:  # pragma: no cover - only called once a walk outgrew byId
-            return
-        loop = [id_text(entry_id(e)) for e in out[_index_of(out, current) :]]
-        raise CycleError(
-            f"parentId cycle: {' -> '.join([*loop, loop[0]])}; Pi would loop forever on this path",
-            cycle=loop,
-        )
+        """Entries from ``start`` up through its parents, leaf first; raises on a cycle
+        (:meth:`~pitools.core.session.index.PositionWalks.walk_positions`)."""
+        entries = self.entries
+        pos = self.pos_by_id.get(mkey(entry_id(start)))
+        if pos is not None and entries[pos] is start:
+            return [entries[p] for p in self.walk_positions(pos)]
+        # An entry byId does not hold (an earlier duplicate): the walk leaves it at once.
+        pid = parent_of(start)
+        up = self.pos_by_id.get(mkey(pid)) if js_truthy_id(pid) else None
+        return [start] if up is None else [start, *(entries[p] for p in self.walk_positions(up))]
 
     def get_branch(self, leaf_id: Any) -> list[Any]:
         """Pi's ``SessionManager.getBranch(leafId)``: root → leaf; ``[]`` for an unknown leaf."""
-        if not js_truthy_id(leaf_id):
-            return []
-        start = self.get(leaf_id)
-        if start is None:
-            return []
-        path = self.walk_to_root(start)
-        path.reverse()
-        return path
+        return self.entries_at(self.branch_positions(leaf_id))
 
     def session_path(self, leaf_id: Any) -> list[Any]:
         """Pi's ``buildSessionPath``: like ``get_branch`` but an unknown leaf means the last entry.
@@ -144,16 +152,7 @@ class SessionIndex:
         ``leaf_id=None`` (JSON null) gives ``[]``; ``UNDEFINED`` or an id that matches nothing
         falls back to the last entry in the file, as Pi does.
         """
-        if leaf_id is None:
-            return []
-        leaf = self.get(leaf_id) if js_truthy_id(leaf_id) else None
-        if leaf is None:
-            if not self.entries:
-                return []
-            leaf = self.entries[-1]
-        path = self.walk_to_root(leaf)
-        path.reverse()
-        return path
+        return self.entries_at(self.session_path_positions(leaf_id))
 
     # -- structure ---------------------------------------------------------------------
     def leaves(self) -> list[str]:

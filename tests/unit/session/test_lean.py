@@ -20,7 +20,7 @@ from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session import lean as lean_module
-from pitools.core.session.api import LeanLoaded, LoadedSession, load, load_lean
+from pitools.core.session.api import LeanLoaded, LoadedSession, load
 from pitools.core.session.lean import LeanIndex, open_lean
 from pitools.core.session.load import read_session
 from pitools.core.session.loaded import session_from_raw
@@ -103,7 +103,7 @@ def test_lean_diagnostics_equal_full(case: str, keep_after: str) -> None:
 def test_lean_context_equals_full(case: str, keep_after: str) -> None:
     path = support.golden_session(case)
     full_outcome = _outcome(lambda: load(path))
-    lean_outcome = _outcome(lambda: load_lean(path))
+    lean_outcome = _outcome(lambda: load(path, keep="context"))
     assert lean_outcome[0] == full_outcome[0]
     if full_outcome[0] != "ok":
         assert lean_outcome == full_outcome
@@ -134,7 +134,7 @@ def test_lean_context_matches_pi(case: str) -> None:
     recording = support.golden_recording(case)
     if recording.get("invalid") or recording.get("migrated") or "byLeaf" not in recording:
         pytest.skip("Pi rejects or migrates this file (the full path is used)")
-    loaded = load_lean(path)
+    loaded = load(path, keep="context")
     assert isinstance(loaded, LeanLoaded)
     checked = 0
     for key, pi in recording["byLeaf"].items():
@@ -189,7 +189,7 @@ def _chain(n: int) -> list[Any]:
 
 def test_file_rewritten_in_place_is_noticed(tmp_path: Path) -> None:
     path = _write(tmp_path / "s.jsonl", _chain(6))
-    loaded = load_lean(path)
+    loaded = load(path, keep="context")
     assert isinstance(loaded, LeanLoaded)
     # Same inode, other content: an entry read back no longer matches what the scan saw.
     values = _chain(6)
@@ -204,7 +204,7 @@ def test_file_rewritten_in_place_is_noticed(tmp_path: Path) -> None:
 def test_file_replaced_reads_the_loaded_version(tmp_path: Path) -> None:
     path = _write(tmp_path / "s.jsonl", _chain(6))
     want, _ = _context_doc(load(path), "e5")
-    loaded = load_lean(path)
+    loaded = load(path, keep="context")
     # An atomic replace (a new inode): the open descriptor still reads what was scanned.
     other = _write(tmp_path / "other.jsonl", [HEADER, _msg(0, None, text="other")])
     os.replace(other, path)
@@ -215,7 +215,7 @@ def test_file_replaced_reads_the_loaded_version(tmp_path: Path) -> None:
 def test_long_stretch_is_kept_and_not_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lean_module, "KEEP_AFTER_BYTES", 1000)
     path = _write(tmp_path / "s.jsonl", _chain(40))
-    loaded = load_lean(path)
+    loaded = load(path, keep="context")
     assert isinstance(loaded, LeanLoaded)
     index: LeanIndex = loaded.index
     dropped = [i for i, v in enumerate(index.values) if v is None]
@@ -239,7 +239,7 @@ def test_only_the_context_is_read_back(tmp_path: Path) -> None:
     )
     values.append(_msg(30, "c1"))
     path = _write(tmp_path / "s.jsonl", values)
-    loaded = load_lean(path)
+    loaded = load(path, keep="context")
     assert isinstance(loaded, LeanLoaded)
     replay = replay_context(loaded.index, loaded.leaf(None))
     assert [e["id"] for e in replay.context_entries] == ["c1", "e27", "e28", "e29", "e30"]
@@ -253,7 +253,7 @@ def test_cycle_is_reported_as_by_the_full_path(tmp_path: Path) -> None:
     values = _chain(4)
     values[1]["parentId"] = "e3"  # e0 -> e3 -> e2 -> e1 -> e0
     path = _write(tmp_path / "s.jsonl", values)
-    loaded = load_lean(path)
+    loaded = load(path, keep="context")
     with pytest.raises(CycleError) as lean_exc:
         replay_context(loaded.index, "e3")
     with pytest.raises(CycleError) as full_exc:
@@ -269,9 +269,9 @@ def test_forward_parent_and_duplicate_ids(tmp_path: Path) -> None:
     dup = _msg(2, None, text="second e2")  # the last e2 wins
     path = _write(tmp_path / "s.jsonl", [HEADER, a, b, c, dup])
     full = load(path)
-    lean = load_lean(path)
+    lean = load(path, keep="context")
     assert isinstance(lean, LeanLoaded)
-    assert lean.index.parent_pos is None  # duplicates: every parent is looked up
+    assert lean.index.known_parents is None  # duplicates: every parent is looked up
     for leaf in ("e3", "e1", "e2"):
         assert _context_doc(lean, leaf)[0] == _context_doc(full, leaf)[0]
 
@@ -289,7 +289,7 @@ def test_label_and_line_references(tmp_path: Path) -> None:
         }
     )
     path = _write(tmp_path / "s.jsonl", values)
-    lean = load_lean(path)
+    lean = load(path, keep="context")
     assert lean.leaf("here") == "e2"
     assert lean.leaf("L3") == "e1"
     assert lean.leaf(None) == "l1"
@@ -298,8 +298,8 @@ def test_label_and_line_references(tmp_path: Path) -> None:
 def test_migrated_and_nan_version_take_the_full_path(tmp_path: Path) -> None:
     v2 = _write(tmp_path / "v2.jsonl", [dict(HEADER, version=2), _msg(0, None)])
     nan = _write(tmp_path / "nan.jsonl", [dict(HEADER, version="abc"), _msg(0, None)])
-    assert isinstance(load_lean(v2), LoadedSession)
-    assert isinstance(load_lean(nan), LoadedSession)
+    assert isinstance(load(v2, keep="context"), LoadedSession)
+    assert isinstance(load(nan, keep="context"), LoadedSession)
 
 
 def test_message_without_message_crashes_as_pi_does(tmp_path: Path) -> None:
@@ -307,7 +307,7 @@ def test_message_without_message_crashes_as_pi_does(tmp_path: Path) -> None:
     del values[2]["message"]
     path = _write(tmp_path / "s.jsonl", values)
     full = _outcome(lambda: _context_doc(load(path), "e3")[0])
-    lean = _outcome(lambda: _context_doc(load_lean(path), "e3")[0])
+    lean = _outcome(lambda: _context_doc(load(path, keep="context"), "e3")[0])
     assert full[0] != "ok"
     assert lean == full
 
@@ -319,7 +319,7 @@ def test_chunked_context_json_is_the_same_bytes(case: str) -> None:
     from pitools.render.context import context_json_chunks
 
     path = support.golden_session(case)
-    outcome = _outcome(lambda: load_lean(path))
+    outcome = _outcome(lambda: load(path, keep="context"))
     if outcome[0] != "ok":
         return
     loaded = outcome[1]
