@@ -769,7 +769,7 @@ def run_cli_inprocess(
     """``pitools ARGS`` via CliRunner under the watchdog: (exit code or None on a hang, stdout, stderr)."""
     from click.testing import CliRunner
 
-    from pitools.cli import cli
+    from tests.support import PITOOLS
 
     runner = CliRunner()
     env = {"PITOOLS_DEBUG": "1" if debug else None, "COLUMNS": str(columns)}
@@ -778,7 +778,7 @@ def run_cli_inprocess(
         # not read as a crash under `filterwarnings = error` (click 8.5's get_binary_stream did).
         with watchdog(timeout), warnings.catch_warnings(), cli_recursion_limit():
             warnings.simplefilter("ignore", DeprecationWarning)
-            result = runner.invoke(cli, args, catch_exceptions=False, env=env)
+            result = runner.invoke(PITOOLS, args, catch_exceptions=False, env=env)
     except FuzzTimeout:
         return None, "", f"hang: no result after {timeout:.0f} s"
     except Exception as exc:
