@@ -125,7 +125,7 @@ def table(command: str) -> list[Param]:
             _format("human", "json", "csv"),
         ]
     if command == "ls":
-        from pitools.cli.archive_run import SORTS
+        from pitools.cli.archive_commands import SORTS
 
         return [
             Param("--all", "all_", "flag", help="Every session Pi keeps, not just this directory's."),

@@ -3,7 +3,7 @@
 These commands answer from the warm archive index in milliseconds, so importing click (and
 building the group) would be most of their run time. :func:`run_fast` parses their usual
 invocations itself, from the same option table as the click commands
-(:mod:`pitools.cli.archive_options`), and runs the same bodies (:mod:`pitools.cli.archive_run`)
+(:mod:`pitools.cli.archive_options`), and runs the same bodies (:mod:`pitools.cli.archive_commands`)
 under the same error handler (:func:`pitools.cli.main`). It accepts only what it can read exactly as click would:
 known long options (``--opt value`` or ``--opt=value``), flags, valid choices and numbers, and
 for ``search`` one query. Anything else — help, short options, ``--``, an unknown option or
@@ -96,12 +96,12 @@ def run_fast(argv: Sequence[str], env: Environment) -> int | None:
     kwargs = parse(name, argv[1:])
     if kwargs is None:
         return None
-    from pitools.cli import archive_run
+    from pitools.cli import archive_commands
     from pitools.cli.output import output_for
 
     runners: dict[str, Callable[..., int]] = {
-        "usage": archive_run.run_usage,
-        "search": archive_run.run_search,
-        "ls": archive_run.run_ls,
+        "usage": archive_commands.run_usage,
+        "search": archive_commands.run_search,
+        "ls": archive_commands.run_ls,
     }
     return runners[name](output_for(env), **kwargs)

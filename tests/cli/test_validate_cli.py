@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from syrupy.assertion import SnapshotAssertion
 
-from pitools.ops.validate import PARALLEL_THRESHOLD
 from pitools.core.validate import Finding, ValidationReport
+from pitools.ops.validate import PARALLEL_THRESHOLD
 from pitools.render.validate import github_lines, summary_text
 from tests import support
 

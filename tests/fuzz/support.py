@@ -651,14 +651,14 @@ def _validate(path: Path) -> None:
     internal = [f for f in report.findings if f.code == "internal-check-error"]
     assert not internal, f"validate hit an internal error: {internal[0].message}"
     # The same file split between this process and a forked child must report the same.
-    import pitools.core.validate.split as split
+    import pitools.core.validate.parts as parts
 
-    saved = split.SPLIT_MIN_BYTES, split.PART_BYTES
-    split.SPLIT_MIN_BYTES, split.PART_BYTES = 1, 256
+    saved = parts.SPLIT_MIN_BYTES, parts.PART_BYTES
+    parts.SPLIT_MIN_BYTES, parts.PART_BYTES = 1, 256
     try:
         assert validate_file(path, workers=2) == report, "validate split into parts reports differently"
     finally:
-        split.SPLIT_MIN_BYTES, split.PART_BYTES = saved
+        parts.SPLIT_MIN_BYTES, parts.PART_BYTES = saved
 
 
 def run_core(

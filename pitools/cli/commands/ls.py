@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.archive_run import SORTS, select_sessions
+from pitools.cli.archive_commands import SORTS, select_sessions
 from pitools.cli.options import table_params
 from pitools.cli.output import Output, pass_output
 
@@ -53,6 +53,6 @@ def command(out: Output, **options: Any) -> int:
       pitools ls --all --format json
       pitools ls --all --since 7d --sort cost --limit 10
     """
-    from pitools.cli.archive_run import run_ls
+    from pitools.cli.archive_commands import run_ls
 
     return run_ls(out, **options)

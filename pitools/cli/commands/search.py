@@ -26,6 +26,6 @@ def command(out: Output, **options: Any) -> int:
       pitools search '"retry with backoff"' --role assistant --since 30d
       pitools search 'def \\w+_cache' --regex --project myrepo --format json
     """
-    from pitools.cli.archive_run import run_search
+    from pitools.cli.archive_commands import run_search
 
     return run_search(out, **options)

@@ -26,6 +26,6 @@ def command(out: Output, **options: Any) -> int:
       pitools usage --by model --since 2026-03-01 --until 2026-03-31
       pitools usage --by day --breakdown --timezone Europe/Paris --format csv
     """
-    from pitools.cli.archive_run import run_usage
+    from pitools.cli.archive_commands import run_usage
 
     return run_usage(out, **options)
