@@ -4,8 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := examples/sample-session.jsonl
+## Test processes (pytest-xdist): one per core by default; JOBS=1 runs in this process.
+JOBS ?= auto
+## Bytecode caches on for the tests even where the environment turns them off: every test
+## that starts `python -m pitools` would otherwise compile pitools again (~0.1 s each).
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(JOBS)
 
-.PHONY: install dev run test lint fmt generate dist check-dist bench bench-archive bench-dataset golden differential fuzz stress clean
+.PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-archive bench-dataset golden conformance differential fuzz stress clean
 
 DEV_STAMP := $(VENV)/.dev-installed
 
@@ -30,9 +35,16 @@ run: $(STAMP)
 	$(BIN)/pitools inspect $(SAMPLE)
 	$(BIN)/pitools context $(SAMPLE)
 
-## The whole test suite (what CI runs).
+## The fast inner loop: every test except those marked slow, on every core.
 test: $(DEV_STAMP)
-	$(BIN)/python -m pytest -q
+	$(PYTEST) -m "not slow"
+
+## What CI runs (.ci/run): lint, then every test, the slow ones included.
+check: lint test-all
+
+## Every test, the slow ones included.
+test-all: $(DEV_STAMP)
+	$(PYTEST)
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

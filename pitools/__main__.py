@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pitools.cli import main
+from pitools.cli import console_main
 
 if __name__ == "__main__":
-    main()
+    console_main()

@@ -88,7 +88,7 @@ PATH_WRITERS = frozenset(
 
 #: Known, reviewed exceptions: (file relative to ROOT, call) -> why it is not a file write.
 ALLOWED = {
-    ("pitools/core/validate/split.py", "os.write"): "writes part numbers/results to its own pipe to a forked child",
+    ("pitools/core/validate/parts.py", "os.write"): "writes part numbers/results to its own pipe to a forked child",
 }
 
 

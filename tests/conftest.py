@@ -42,10 +42,10 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def every_file_is_big(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """``validate`` splits every file it may; the list records, per split, whether a child forked."""
     import pitools.core.validate as validate_core
-    import pitools.core.validate.split as split
+    import pitools.core.validate.parts as parts
 
-    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
-    monkeypatch.setattr(split, "PART_BYTES", 512)  # many small parts: the queue gets exercised
+    monkeypatch.setattr(parts, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(parts, "PART_BYTES", 512)  # many small parts: the queue gets exercised
     forks: list[bool] = []
     real_fork = validate_core.fork_parts
 

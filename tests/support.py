@@ -37,6 +37,29 @@ def golden_recording(case: str, krt: int = 20000) -> Any:
     return parse_json_line(lzma.decompress((GOLDEN / case / f"pi.krt{krt}.json.xz").read_bytes()))[0]
 
 
+class Pitools:
+    """``pitools`` as something :class:`click.testing.CliRunner` can invoke: each invocation runs
+    the real entry point, :func:`pitools.cli.main` (fast paths, click, the one error handler).
+
+    ``CliRunner().invoke(PITOOLS, args)`` swaps the process's streams and environment as it does
+    for a click command; ``main()`` picks them up. ``Pitools(fast=False)`` always runs click.
+    """
+
+    name = "pitools"
+
+    def __init__(self, fast: bool = True) -> None:
+        self.fast = fast
+
+    def main(self, args: Any = (), prog_name: str | None = None, **extra: Any) -> None:
+        from pitools.cli import main
+
+        raise SystemExit(main(list(args), fast=self.fast))
+
+
+#: The real entry point, for ``CliRunner().invoke(PITOOLS, args)``.
+PITOOLS = Pitools()
+
+
 def load_script(name: str) -> ModuleType:
     """``scripts/<name>.py`` as a module (scripts/ is no package), loaded once by file path.
 

@@ -8,21 +8,38 @@ the click group itself is in :mod:`pitools.cli.app` and is loaded on first use o
 from __future__ import annotations
 
 import gc
+import os
 import sys
+
+from pitools.cli.environment import Environment, make_safe_stream
+from pitools.cli.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    RECURSION_LIMIT,
+    guarded,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
-# The exit codes (pitools.cli.output holds them; repeated here so that importing this module,
-# which every start-up does, does not load the output layer: a test keeps the two equal).
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130
-
-__all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "cli", "main"]
+__all__ = [
+    "COMMANDS",
+    "EXIT_FAILURE",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "RECURSION_LIMIT",
+    "Environment",
+    "cli",
+    "console_main",
+    "main",
+]
 
 #: name -> "module:function"; modules are imported only when the command runs.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -67,39 +84,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dataset": ("pitools.cli.commands.dataset", "Write sessions as Parquet/JSONL tables for DuckDB, Spark, Trino."),
 }
 
-#: Python frames allowed for walking nested session values (the loader itself has no depth limit).
-RECURSION_LIMIT = 20000
 META_DEBUG = "pitools.debug"
-
-
-def internal_error_message(exc: BaseException | None) -> str:
-    """The one line for an unexpected error (None: a value nested too deep to walk)."""
-    if exc is None:
-        return (
-            f"a value in the session nests deeper than this command can follow "
-            f"(~{RECURSION_LIMIT:,} levels); Pi reads it, pitools could not finish"
-        )
-    return f"internal error ({type(exc).__name__}: {exc}); this is a bug — rerun with --debug for the traceback"
-
-
-def unexpected_error(exc: Exception) -> tuple[str, int]:
-    """The one line and the exit status for an exception no command handled.
-
-    A write the machine refused (disk full, quota, I/O error, file too large, read-only file
-    system: e.g. ``> /dev/full``) is not a pitools bug: its own line, exit 1 (and when stdout was
-    the one refused, stdout goes to /dev/null so the exit-time flush cannot fail again). Anything
-    else is an internal error, exit 3."""
-    import errno
-
-    refused = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS)
-    if not isinstance(exc, OSError) or isinstance(exc, BrokenPipeError) or exc.errno not in refused:
-        return internal_error_message(exc), EXIT_INTERNAL
-    if exc.filename is None:
-        from pitools.cli.output import silence_stdout
-
-        silence_stdout()
-    where = f" {exc.filename}" if isinstance(exc.filename, str) else " the output"
-    return f"cannot write{where}: {exc.strerror or exc}", EXIT_FAILURE
 
 
 def __getattr__(name: str) -> Any:
@@ -111,41 +96,83 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main() -> None:
-    """Console-script entry point."""
+def main(argv: Sequence[str] | None = None, env: Environment | None = None, *, fast: bool = True) -> int:
+    """Run ``pitools ARGV`` (default: this process's arguments) and return the exit status.
+
+    The one entry point (httpie's ``core.main``): the console script, ``python -m pitools`` and
+    the test suite all come through here. It reads ``argv`` one of three ways, most specific
+    first, and runs the command under the one error handler (:func:`pitools.cli.errors.guarded`):
+
+    1. ``search`` on a warm index: the lean path (:mod:`pitools.cli.fast_search`);
+    2. ``search``/``usage``/``ls`` with options it reads exactly as click would: the click-free
+       path (:mod:`pitools.cli.fast`), from the same option table as the click commands;
+    3. everything else: the click group (:mod:`pitools.cli.app`).
+
+    ``env`` holds the streams and environment variables the run uses (default: the process's).
+    ``fast=False`` skips 1 and 2 (the tests run both ways and compare). Nothing here exits the
+    process; :func:`console_main` does.
+    """
+    env = Environment() if env is None else env
+    args = list(sys.argv[1:] if argv is None else argv)
+    for stream in (env.stdout, env.stderr):
+        # Session text may hold lone surrogates, and the locale may not encode everything
+        # (LANG=C, PYTHONIOENCODING=ascii): printing must never raise.
+        make_safe_stream(stream)
+    # Session values can nest to any depth (Node's JSON.parse has no limit, nor has our loader);
+    # walking them needs more Python frames than the default allows.
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+    return guarded(lambda: _dispatch(args, env, fast), env)
+
+
+def _dispatch(args: list[str], env: Environment, fast: bool) -> int:
+    if fast and args and "_PITOOLS_COMPLETE" not in env.environ:
+        if args[0] == "search":
+            from pitools.cli.fast_search import run_search
+
+            status = run_search(args[1:], env)
+            if status is not None:
+                return status
+        from pitools.cli.fast import run_fast
+
+        status = run_fast(args, env)
+        if status is not None:
+            return status
+    from pitools.cli.app import run_click
+
+    return run_click(args, env)
+
+
+def console_main() -> None:
+    """The ``pitools`` console script: :func:`main` on this process, then exit with its status."""
     # A pitools process is short-lived and its bulk is parsed JSON, which holds no reference
     # cycles: the cyclic collector would only rescan millions of dicts (a third of a 100 MB
     # compact --dry-run) to free nothing. Reference counting still frees everything as usual.
     gc.disable()
-    # The archive commands' usual invocations run without click (tens of milliseconds of
-    # imports on a command that otherwise answers from the index in a few): anything the fast
-    # path does not handle exactly as the click command would goes to click.
-    argv = sys.argv[1:]
-    status: int | None = None
-    if argv and argv[0] == "search":
-        # The warm search: its own lean path (pitools.cli.fast_search), else the fast path below.
-        from pitools.cli.fast_search import run_search
+    status = main()
+    _exit_now(status)
+    sys.exit(status)
 
-        status = run_search(argv[1:])
-    from pitools.cli.fast import exit_now, run_fast
 
-    if status is None:
-        status = run_fast(argv)
-    if status is not None:
-        exit_now(status)
-        sys.exit(status)
-    from pitools.cli.app import cli
+def _exit_now(status: int) -> None:
+    """End the process with ``status`` at once, skipping the interpreter's teardown when safe.
 
+    Freeing every module and object at exit costs a warm ``search`` ~7 ms of its ~60, and
+    tearing down a big parsed session ~0.07 s of CPU per 100 MB. It is skipped only when
+    nothing is left to do at exit: both streams flushed, no ``atexit`` callback registered
+    (logging, multiprocessing and the like register one), no other thread alive. Otherwise (and
+    whenever flushing fails, e.g. a closed pipe) the caller exits normally.
+    """
+    import atexit
+
+    if getattr(atexit, "_ncallbacks", lambda: 1)() != 0:
+        return
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
     try:
-        cli(prog_name="pitools")
-    except SystemExit as done:
-        # Tearing down a big parsed session at exit costs ~0.07 s of CPU per 100 MB for nothing:
-        # end at once when the command has finished everything (see exit_now for when it may).
-        if done.code is None or isinstance(done.code, int):
-            exit_now(done.code or 0)
-        raise
-    except BrokenPipeError:  # pragma: no cover - a pipe closed while click itself printed
-        from pitools.cli.output import silence_stdout
-
-        silence_stdout()
-        sys.exit(EXIT_OK)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        return
+    os._exit(status)

@@ -1,39 +1,62 @@
-"""The click group behind ``pitools``: lazy subcommands, shared output options, exit codes.
+"""The click group behind ``pitools``: lazy subcommands, shared output options, usage errors.
 
 Imported only when a run needs click (:func:`pitools.cli.main` first tries the click-free fast
 path of :mod:`pitools.cli.fast`); ``pitools.cli.cli`` and friends resolve to this module.
+:func:`run_click` is how :func:`pitools.cli.main` runs it; errors a command raises are left to
+:func:`pitools.cli.errors.guarded`, around the whole run.
 """
 
 from __future__ import annotations
 
-import os
-import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
 from pitools import __version__
-from pitools.cli import COMMANDS, META_DEBUG, RECURSION_LIMIT, internal_error_message, unexpected_error
-from pitools.cli.output import (
-    COLOR_MODES,
-    EXIT_FAILURE,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    META_COLOR,
-    META_WIDTH,
-    get_output,
-    make_safe_stream,
-    silence_stdout,
-    stop_progress,
-)
+from pitools.cli import COMMANDS, META_DEBUG
+from pitools.cli.environment import Environment
+from pitools.cli.output import COLOR_MODES, EXIT_FAILURE, EXIT_OK, META_COLOR, META_WIDTH
 
-__all__ = ["PitoolsGroup", "cli", "output_params"]
+__all__ = ["PitoolsGroup", "cli", "output_params", "run_click"]
+
+
+def run_click(args: Sequence[str], env: Environment) -> int:
+    """Run ``pitools ARGS`` through click on ``env``; its exit status.
+
+    Help, ``--version`` and usage errors end here (click's exit statuses: 0 and 2); a command's
+    return value is the status; whatever else a command raises goes up to the caller's handler
+    (:func:`pitools.cli.errors.guarded`). Click's own ``main`` is used only for shell
+    completion: it would turn Ctrl-C and a closed pipe into its own statuses.
+    """
+    if "_PITOOLS_COMPLETE" in env.environ:
+        try:
+            cli.main(list(args), prog_name="pitools", obj=env)
+        except SystemExit as done:
+            return done.code if isinstance(done.code, int) else EXIT_FAILURE
+        return EXIT_OK
+    try:
+        with cli.make_context("pitools", list(args), obj=env) as ctx:
+            rv = cli.invoke(ctx)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.ClickException as exc:
+        exc.show(file=env.stderr)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        env.stderr.write("Aborted!\n")
+        return EXIT_FAILURE
+    # The int a command returns is the process's exit status.
+    return rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
 
 
 def _remember(key: str) -> Any:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value is not None and value is not False:
-            ctx.find_root().meta[key] = value
+            root = ctx.find_root()
+            root.meta[key] = value
+            if key == META_DEBUG and isinstance(root.obj, Environment):
+                root.obj.debug = True  # read by the error handler, around the whole run
         return value
 
     return callback
@@ -112,45 +135,6 @@ class PitoolsGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(name, help_) for name, (_, help_) in COMMANDS.items()])
 
-    def invoke(self, ctx: click.Context) -> Any:
-        from pitools.errors import PitoolsError
-
-        try:
-            try:
-                rv = super().invoke(ctx)
-            finally:
-                stop_progress()
-            sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's exit flush
-        except PitoolsError as exc:
-            get_output().message(str(exc))
-            ctx.exit(getattr(exc, "exit_code", EXIT_FAILURE))
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
-            raise
-        except KeyboardInterrupt:
-            click.echo("pitools: interrupted", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
-        except BrokenPipeError:
-            # The reader (`| head -1`) closed the pipe early: not an error, for every command.
-            silence_stdout()
-            ctx.exit(EXIT_OK)
-        except RecursionError:
-            # JSON.parse reads any depth, so a session can hold values nested deeper than the
-            # recursive parts of pitools can walk: bad input Pi copes with, not a pitools crash.
-            if ctx.meta.get(META_DEBUG) or os.environ.get("PITOOLS_DEBUG") == "1":
-                raise
-            get_output().message(internal_error_message(None))
-            ctx.exit(EXIT_FAILURE)
-        except Exception as exc:
-            if ctx.meta.get(META_DEBUG) or os.environ.get("PITOOLS_DEBUG") == "1":
-                raise
-            line, status = unexpected_error(exc)
-            get_output().message(line)
-            ctx.exit(status)
-        # The int a command returns is the process's exit status (click itself ignores it).
-        if isinstance(rv, int) and not isinstance(rv, bool) and rv != EXIT_OK:
-            ctx.exit(rv)
-        return rv
-
 
 @click.group(
     cls=PitoolsGroup,
@@ -176,22 +160,13 @@ def cli(ctx: click.Context, format_: str | None) -> None:
 
     Example: pitools context ~/.pi/agent/sessions/--home-me-proj--/2026-...jsonl
     """
-    ctx.ensure_object(dict)
     if ctx.invoked_subcommand is None:
         # Bare `pitools`: the help, and success (it is what was asked for).
         click.echo(ctx.get_help())
         ctx.exit(EXIT_OK)
-    for stream in (sys.stdout, sys.stderr):
-        # Session text may hold lone surrogates, and the locale may not encode everything
-        # (LANG=C, PYTHONIOENCODING=ascii): printing must never raise.
-        make_safe_stream(stream)
     if format_ is not None and ctx.invoked_subcommand is not None:
         # The subcommand checks the value against its own choices (a bad one is a usage error).
         ctx.default_map = {ctx.invoked_subcommand: {"format_": format_}}
-    # Session values can nest to any depth (Node's JSON.parse has no limit, nor has our loader);
-    # walking them needs more Python frames than the default allows.
-    if sys.getrecursionlimit() < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)
 
 
 for _param in output_params():

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
+    from pitools.cli.environment import Environment
+
 #: ``pitools.ops.index.SCHEMA_VERSION`` (a test keeps them equal): this path reads only this version.
 SCHEMA_VERSION = 7
 
@@ -43,21 +45,21 @@ SCHEMA_VERSION = 7
 _GENERAL_ONLY = ("regex", "cwd", "since", "until", "timezone", "session_dir")
 
 
-def run_search(args: Sequence[str]) -> int | None:
-    """``pitools search ARGS`` on a warm index; None when the general path must run it."""
-    if "_PITOOLS_COMPLETE" in os.environ:
-        return None
+def run_search(args: Sequence[str], env: Environment) -> int | None:
+    """``pitools search ARGS`` on a warm index; None when the general path must run it.
+
+    Errors while writing the output are the caller's (:func:`pitools.cli.main` runs this under
+    the one error handler); any error before output starts means "let the general path run it".
+    """
     from pitools.cli.fast import parse
 
     kw = parse("search", args)
     if kw is None or any(kw[k] for k in _GENERAL_ONLY):
         return None
     try:
-        data = warm_search(kw, os.environ)
+        data = warm_search(kw, env.environ)
     except KeyboardInterrupt:
-        sys.stderr.write("pitools: interrupted\n")
-        sys.stderr.flush()
-        return 130
+        raise
     except Exception:
         # The general path reports (or works around: a corrupt index is rebuilt) whatever this
         # was, --debug included; this path never fails a command the general path would run.
@@ -65,20 +67,18 @@ def run_search(args: Sequence[str]) -> int | None:
     if data is None:
         return None
     if kw["format_"] != "json":
-        if plain_stdout(os.environ):
+        if plain_stdout(env):
             from pitools.render.search_hits import plain, segments
 
             text = plain(segments(data))
             if text is not None:
-                return _write(text)
-        from pitools.cli.fast import _invoke
+                env.stdout.write(text)  # main() made the stream safe, as the output layer does
+                return 0
+        from pitools.cli.output import output_for
         from pitools.render.archive import render_search
 
-        def render(out: Any) -> int:
-            render_search(out.console(), data)
-            return 0
-
-        return _invoke(render, {})
+        render_search(output_for(env).console(), data)
+        return 0
     from pitools.ops.search_core import NotPlain, dumps
 
     try:
@@ -87,58 +87,31 @@ def run_search(args: Sequence[str]) -> int | None:
         from pitools.core.js.json.encode import to_json_bytes
 
         payload = to_json_bytes(data) + b"\n"
-    return _write(payload)
+    env.stdout.flush()
+    buffer = getattr(env.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (an embedding program's StringIO)
+        env.stdout.write(payload.decode("utf-8", "backslashreplace"))
+        env.stdout.flush()
+    else:
+        buffer.write(payload)
+        buffer.flush()
+    return 0
 
 
-def plain_stdout(env: Mapping[str, str]) -> bool:
+def plain_stdout(env: Environment) -> bool:
     """Whether the general path's output layer would give stdout neither colour nor a width
     (``Output.from_environment()``'s rules without ``--color``/``--width``: this path takes no
     global option): then human output is plain text, written without rich."""
-    if env.get("PITOOLS_WIDTH"):
+    if env.environ.get("PITOOLS_WIDTH"):
         return False  # a width: rich's rules (left to the output layer)
     try:
-        if sys.stdout.isatty():
+        if env.stdout.isatty():
             return False  # a terminal has a width
     except (AttributeError, ValueError, OSError):
         pass  # the output layer reads a failing isatty as "not a terminal"
     from pitools.cli.colour import wants_color
 
-    return not wants_color("auto", False, env)
-
-
-def _write(payload: bytes | str) -> int:
-    """The JSON document (bytes) or plain text on stdout, with the general path's handling of a
-    closed pipe and errors (text is written as the output layer's safe streams write it)."""
-    try:
-        sys.stdout.flush()
-        if isinstance(payload, str):
-            stream = sys.stdout
-            if getattr(stream, "errors", None) != "backslashreplace":
-                try:  # noqa: SIM105  # contextlib is an import this path does without
-                    stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-                except (ValueError, OSError, AttributeError):
-                    pass  # a stream that cannot be changed (pitools.cli.output.make_safe_stream)
-            stream.write(payload)
-            stream.flush()
-            return 0
-        buffer = sys.stdout.buffer
-        buffer.write(payload)
-        buffer.flush()
-    except BrokenPipeError:
-        from pitools.cli.output import silence_stdout
-
-        silence_stdout()
-        return 0
-    except Exception as exc:
-        if os.environ.get("PITOOLS_DEBUG") == "1":
-            raise
-        from pitools.cli import unexpected_error
-        from pitools.cli.output import Output
-
-        line, code = unexpected_error(exc)
-        Output.from_environment().message(line)
-        return code
-    return 0
+    return not wants_color("auto", False, env.environ)
 
 
 def warm_search(kw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any] | None:

@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
+from pitools.cli.archive_options import FORMAT_HELP, Param, table
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -19,8 +21,51 @@ def format_option(*choices: str, default: str = "human") -> Callable[[F], F]:
         type=click.Choice(list(choices)),
         default=default,
         show_default=True,
-        help="Output format. json is a stable interface (schemas/output/).",
+        help=FORMAT_HELP,
     )
+
+
+def table_params(command: str, callbacks: dict[str, Callable[..., Any]] | None = None) -> Callable[[F], F]:
+    """The click parameters of an archive command, made from its option table
+    (:mod:`pitools.cli.archive_options`, which the click-free parser reads too).
+
+    ``callbacks``: click callbacks by parameter name (their options are click-only in the table).
+    """
+    params = table(command)
+    callbacks = callbacks or {}
+    unknown = set(callbacks) - {p.dest for p in params if not p.fast}
+    if unknown:  # a callback on an option the click-free path reads would be skipped there
+        raise ValueError(f"{command}: callbacks for options the click-free parser reads: {sorted(unknown)}")
+
+    def decorate(f: F) -> F:
+        for p in reversed(params):  # click stacks decorators bottom-up
+            f = _click_param(p, callbacks.get(p.dest))(f)
+        return f
+
+    return decorate
+
+
+def _click_param(p: Param, callback: Callable[..., Any] | None) -> Callable[[F], F]:
+    if p.kind == "argument":
+        return click.argument(p.dest)
+    kwargs: dict[str, Any] = {"help": p.help}
+    if p.metavar is not None:
+        kwargs["metavar"] = p.metavar
+    if callback is not None:
+        kwargs["callback"] = callback
+    if p.choices is not None:
+        kwargs["type"] = click.Choice(p.choices)
+    elif p.min_int is not None:
+        kwargs["type"] = click.IntRange(min=p.min_int)
+    if p.kind == "flag":
+        kwargs["is_flag"] = True
+    elif p.kind == "multiple":
+        kwargs["multiple"] = True
+    else:
+        kwargs["default"] = p.default
+        if p.show_default:
+            kwargs["show_default"] = True
+    return click.option(p.name, p.dest, **kwargs)
 
 
 def _complete_leaf(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:

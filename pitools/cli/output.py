@@ -33,19 +33,30 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from pitools.cli.colour import wants_color
+from pitools.cli.environment import Environment, make_safe_stream
+from pitools.cli.errors import EXIT_FAILURE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from pitools.render.safe import UNLIMITED_WIDTH, safe_text
 
-#: Exit statuses (README "Exit codes").
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130
+__all__ = [
+    "COLOR_MODES",
+    "EXIT_FAILURE",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "Output",
+    "get_output",
+    "make_safe_stream",
+    "pass_output",
+    "silence_stdout",
+    "start_progress",
+    "stop_progress",
+]
 
 COLOR_MODES = ("auto", "always", "never")
 
@@ -96,19 +107,6 @@ def parse_width(value: str | int | None) -> int | None:
     except (TypeError, ValueError):
         return None
     return n if n > 0 else None
-
-
-def make_safe_stream(stream: Any) -> None:
-    """Make a text stream write anything: characters it cannot encode become ``\\uXXXX``.
-
-    ``strict`` (``PYTHONIOENCODING=ascii``, a latin-1 locale) raises on the first non-encodable
-    character and ``surrogateescape`` (``LANG=C.UTF-8``, ``LANG=C``) on a lone surrogate that
-    did not come from undecodable bytes; both become ``backslashreplace``.
-    """
-    reconfigure = getattr(stream, "reconfigure", None)
-    if reconfigure is not None and getattr(stream, "errors", None) != "backslashreplace":
-        with contextlib.suppress(ValueError, OSError, AttributeError):  # a stream that cannot be changed
-            reconfigure(errors="backslashreplace")
 
 
 class StripTrailing:
@@ -419,8 +417,19 @@ def _make_console(out: Output, err: bool) -> Any:
     )
 
 
+def output_for(env: Environment, color: str | None = None, width: int | None = None) -> Output:
+    """The :class:`Output` of a run on ``env`` (its streams and variables), with ``--color``/``--width``."""
+    return Output.from_environment(
+        color or "auto", width, stdout=env.stdout, stderr=env.stderr, stdin=env.stdin, env=env.environ
+    )
+
+
 def get_output() -> Output:
-    """The run's :class:`Output`, built on first use from ``--color``/``--width`` and the environment."""
+    """The run's :class:`Output`, built once from the run's :class:`Environment` (the click
+    context's ``obj``, which :func:`pitools.cli.main` sets) and ``--color``/``--width``.
+
+    Commands take it as a parameter (:func:`pass_output`); helpers deep in a command may call this.
+    """
     import click
 
     ctx = click.get_current_context(silent=True)
@@ -429,11 +438,21 @@ def get_output() -> Output:
     root = ctx.find_root()
     existing = root.meta.get(META_OUTPUT)
     if existing is None:
-        existing = root.meta[META_OUTPUT] = Output.from_environment(
-            root.meta.get(META_COLOR) or "auto", root.meta.get(META_WIDTH)
-        )
+        env = root.obj if isinstance(root.obj, Environment) else Environment()
+        existing = root.meta[META_OUTPUT] = output_for(env, root.meta.get(META_COLOR), root.meta.get(META_WIDTH))
     assert isinstance(existing, Output)
     return existing
+
+
+def pass_output(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a click command the run's :class:`Output` as its first argument (click's ``pass_obj``)."""
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return f(get_output(), *args, **kwargs)
+
+    return wrapper
 
 
 class Spinner:

@@ -334,24 +334,21 @@ def _write_one(item: tuple[str, str, list[str], int], common: tuple[Any, ...]) -
 def _run(
     work: list[tuple[str, str, list[str], int]], common: tuple[Any, ...], jobs: int | None
 ) -> Iterable[tuple[tuple[str, str, list[str], int], Outcome]]:
-    """Each item's outcome, written in this process or by a pool of fresh ("spawn") workers.
+    """Each item's outcome, written in this process or by a pool of worker processes.
 
-    Workers are spawned, not forked: a fork of a process whose Arrow thread pools are running
-    can deadlock. Results come back as they finish; files are written by the workers themselves.
+    The workers are spawned, never forked (``threaded_work``): a fork of a process whose Arrow
+    thread pools are running can deadlock. Results come back as they finish; files are written
+    by the workers themselves.
     """
+    from functools import partial
+
+    from pitools.ops.parallel import map_processes
+
     jobs = max(1, min(jobs or 1, len(work)))
     if jobs == 1:
         _KEY_CACHE.clear()
-        for item in work:
-            yield item, _write_one(item, common)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(_write_one, item, common): item for item in work}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+    for i, outcome in map_processes(partial(_write_one, common=common), work, jobs, threaded_work=True):
+        yield work[i], outcome
 
 
 def _family_order(refs: list[Any], parents: dict[str, str | None]) -> list[Any]:

@@ -28,6 +28,7 @@ from pitools.ops.index_rows import (
     sql_text,
     tail_hash,
 )
+from pitools.ops.parallel import can_fork
 
 _ENTRY_INSERT = (
     "INSERT OR REPLACE INTO entries(sid, ord, eid, parent, ts, kind, role, tools, off, len, leaf_lo, leaf_hi, "
@@ -282,7 +283,7 @@ class Updater:
             and not self.index.in_memory
             and len(work) >= _limits.PARALLEL_MIN_FILES
             and total_bytes >= _limits.PARALLEL_MIN_BYTES
-            and _can_fork()
+            and can_fork()  # the shard workers are forked (they inherit the open index's state)
         )
         if parallel:
             self._parallel(work, done, total)
@@ -579,12 +580,6 @@ def _pos(rows: FileRows) -> int | None:
         return rows.leaves.index(rows.default_leaf)
     except ValueError:
         return None
-
-
-def _can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
 
 
 #: A worker commits after about this many bytes of session files: first its shard's search

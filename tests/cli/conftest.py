@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from pitools.cli import cli
-from tests.support import golden_session
+from tests.support import PITOOLS, golden_session
 
 Run = Callable[..., Result]
 
@@ -31,7 +30,8 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture
 def run() -> Run:
-    """``run("validate", path, exit_code=1)``: invoke the CLI and fail loudly on a surprising exit.
+    """``run("validate", path, exit_code=1)``: run ``pitools`` through its real entry point
+    (:func:`pitools.cli.main`, in-process) and fail loudly on a surprising exit.
 
     Arguments are converted with ``str`` (paths are fine). ``exit_code`` is what the test expects
     (default 0; ``None`` accepts anything). Exceptions are not swallowed by the runner
@@ -48,7 +48,7 @@ def run() -> Run:
         **kwargs: Any,
     ) -> Result:
         argv = [str(a) for a in args]
-        result = CliRunner().invoke(cli, argv, input=input, env=env, catch_exceptions=False, **kwargs)
+        result = CliRunner().invoke(PITOOLS, argv, input=input, env=env, catch_exceptions=False, **kwargs)
         if exit_code is not None and result.exit_code != exit_code:
             pytest.fail(
                 f"`pitools {' '.join(argv)}` exited {result.exit_code}, expected {exit_code}\n"

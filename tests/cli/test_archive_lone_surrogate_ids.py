@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 T = "2026-01-01T00:00:0{}.000Z"
 
 
@@ -76,6 +78,7 @@ def _pitools(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     )
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 def test_lone_surrogate_ids_keep_the_archive_working(tmp_path: Path) -> None:
     good = tmp_path / "agent" / "sessions" / "--g--"
     good.mkdir(parents=True)

@@ -20,6 +20,7 @@ APPLY_SCHEMA = json.loads((ROOT / "schemas" / "output" / "compact-apply.schema.j
 GEN = GOLDEN / "gen-s0001_v3" / "session.jsonl"
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 @pytest.mark.parametrize("krt", [20000, 2000, 300])
 @pytest.mark.parametrize("case", ["gen-s0001_v3", "gen-s0022_v3", "recovery-omission", "gen-s0016_v3"])
 def test_dry_run_json_equals_pis_prepare_compaction(run, case: str, krt: int) -> None:
@@ -410,6 +411,7 @@ def test_apply_without_a_key_needs_builtin_said_explicitly(
     assert f"the compaction goes into {session} (in place)" in r.stderr and session.read_bytes() != before
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 @pytest.mark.parametrize(("answer", "written"), [(b"y\n", True), (b"n\n", False)])
 def test_apply_without_a_key_asks_on_a_terminal(session: Path, answer: bytes, written: bool) -> None:
     from tests.cli.test_output_cli import in_pty

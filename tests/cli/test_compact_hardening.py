@@ -90,6 +90,7 @@ def test_the_lock_is_held_from_the_final_check_through_the_append(
     assert _compactions(session) == _compactions(GEN) + 1
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 def test_concurrent_runs_append_exactly_one_compaction(session: Path) -> None:
     cmd = [sys.executable, "-m", "pitools", "compact", str(session), "--apply", "--model", "builtin"]
     cmd += ["--no-backup", "--no-config", "--keep-recent-tokens", "2000"]

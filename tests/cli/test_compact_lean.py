@@ -53,6 +53,7 @@ def _full_plan_bytes(path: Path, leaf: str, keep: int) -> bytes | None:
         return None
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 @pytest.mark.usefixtures("cli_recursion_limit")
 @pytest.mark.parametrize("case", CASES)
 def test_lean_dry_run_json_is_the_full_plan(run, case: str) -> None:
@@ -106,6 +107,7 @@ def _lean_plan(path: Path, leaf: str) -> object:
     return plan
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 @pytest.mark.usefixtures("cli_recursion_limit")
 @pytest.mark.parametrize("case", CASES)
 def test_lean_plan_regions_read_back_the_full_plans_entries(case: str) -> None:

@@ -17,6 +17,7 @@ SEED = GOLDEN / "seed-running-example" / "session.jsonl"
 SCHEMA = json.loads((ROOT / "schemas" / "output" / "context.schema.json").read_text())
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 @pytest.mark.parametrize("case", ["seed-running-example", "gen-s0000_v3", "gen-s0022_v3", "v1-compaction-by-index"])
 def test_json_matches_pis_context_at_every_leaf(run, case: str) -> None:
     expected = load_recording(case, 20000)

@@ -89,7 +89,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Golden sessions, a generated long session, and real forks and clones (with own turns)."""
     from click.testing import CliRunner
 
-    from pitools.cli import cli
+    from tests.support import PITOOLS
 
     root = tmp_path_factory.mktemp("archive")
     proj = root / "sessions" / "--home-dev-proj--"
@@ -102,7 +102,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (other / "big.jsonl").write_bytes(gen_big.generate(0.3, 7))
 
     def cli_ok(*args: str) -> None:
-        result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+        result = CliRunner().invoke(PITOOLS, list(args), catch_exceptions=False)
         assert result.exit_code == 0, result.output
 
     src = proj / "gen-s0000_v3.jsonl"
@@ -175,10 +175,10 @@ def _run_examples(outdir: Path) -> dict[str, list[tuple[Any, ...]]]:
 def dataset(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from click.testing import CliRunner
 
-    from pitools.cli import cli
+    from tests.support import PITOOLS
 
     out = tmp_path_factory.mktemp("ds") / "pi-dataset"
-    result = CliRunner().invoke(cli, ["dataset", str(archive), "-o", str(out)], catch_exceptions=False)
+    result = CliRunner().invoke(PITOOLS, ["dataset", str(archive), "-o", str(out)], catch_exceptions=False)
     assert result.exit_code == 1, result.output  # notes.jsonl is skipped
     assert "notes.jsonl: skipped: not a Pi session" in result.stderr
     return out

@@ -76,7 +76,7 @@ def archive_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-_CLICK = "import sys; from pitools.cli import cli; cli(sys.argv[1:], prog_name='pitools')"
+_CLICK = "import sys; from pitools.cli import main; sys.exit(main(sys.argv[1:], fast=False))"
 
 
 def _run(env: dict[str, str], args: list[str], *, fast: bool) -> tuple[int, str, str]:
@@ -121,7 +121,7 @@ def _loaded_modules(env: dict[str, str], args: list[str]) -> list[str]:
     venv's editable-install hook imports re, pathlib and more before pitools starts)."""
     # The fast path ends with os._exit (no teardown), so the modules it loaded are read from
     # -X importtime's report on stderr rather than from sys.modules at exit.
-    code = f"import sys; sys.argv = ['pitools', *{args!r}]\nfrom pitools.cli import main\nmain()\n"
+    code = f"import sys; sys.argv = ['pitools', *{args!r}]\nfrom pitools.cli import console_main\nconsole_main()\n"
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code], env=env, cwd=ROOT, capture_output=True, text=True
     )

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pitools.cli import fast_search
+from pitools.cli.environment import Environment
 from pitools.cli.fast import parse
 from pitools.ops.archive import archive_scope, updated_index
 from pitools.ops.index import inside_pi_folders
@@ -280,7 +281,7 @@ def test_inside_pi_folders_equals_the_index_module(tmp_path: Path) -> None:
 def test_the_command_answers_the_same_through_both_paths(home: dict[str, Any]) -> None:
     """End to end: the console entry point (lean path) and click print the same bytes."""
     env = dict(home["env"], TZ="UTC", PITOOLS_WIDTH="120")
-    click = "import sys; from pitools.cli import cli; cli(sys.argv[1:], prog_name='pitools')"
+    click = "import sys; from pitools.cli import main; sys.exit(main(sys.argv[1:], fast=False))"
     for args in (
         ["search", "narwhal", "--format", "json"],
         ["search", "narwhal"],
@@ -301,7 +302,7 @@ def test_a_corrupt_index_is_rebuilt_by_the_general_path_even_with_debug(
             os.unlink(main.parent / name)
     main.write_bytes(b"this is not a database" * 100)
     monkeypatch.setenv("PITOOLS_DEBUG", "1")
-    assert fast_search.run_search(["narwhal", "--format", "json"]) is None
+    assert fast_search.run_search(["narwhal", "--format", "json"], Environment()) is None
     env = dict(home["env"], PITOOLS_DEBUG="1")
     proc = subprocess.run(
         [sys.executable, "-m", "pitools", "search", "narwhal", "--format", "json"],

@@ -38,11 +38,17 @@ def test_every_command_is_documented_in_the_readme(name: str) -> None:
     )
 
 
-def test_readme_opens_with_the_two_setup_commands() -> None:
-    first = [line for line in README.splitlines()[:5] if line and not line.startswith("```")]
-    assert first[0].startswith("make run") and first[1].startswith("make test")
+def test_readme_opens_with_the_setup_and_test_commands() -> None:
+    first = [line for line in README.splitlines()[:6] if line and not line.startswith("```")]
+    assert first[0].startswith("make run") and first[1].startswith("make test") and first[2].startswith("make check")
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "make test" in ci
+    assert "make check" in ci
+    makefile = (ROOT / "Makefile").read_text()
+    check = re.search(r"^check: (.*)$", makefile, re.M)
+    assert check is not None and check.group(1).split() == ["lint", "test-all"]
+    # make test skips the slow tests; make check (CI) runs every test.
+    assert re.search(r"^test: .*\n\t\$\(PYTEST\) -m \"not slow\"$", makefile, re.M)
+    assert re.search(r"^test-all: .*\n\t\$\(PYTEST\)$", makefile, re.M)
 
 
 def test_exit_codes_are_documented() -> None:
@@ -85,8 +91,8 @@ def test_keyboard_interrupt_is_130(run, monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_help_imports_no_heavy_module() -> None:
     code = (
-        "import sys; from pitools.cli import cli\n"
-        "try:\n    cli(['--help'])\nexcept SystemExit:\n    pass\n"
+        "import sys; from pitools.cli import main\n"
+        "main(['--help'])\n"
         "heavy = [m for m in ('rich', 'pydantic', 'jsonschema', 'tiktoken', 'httpx', 'orjson',"
         " 'pitools.core.session.tree') if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy))"

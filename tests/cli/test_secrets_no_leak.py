@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pitools.cli import cli
+from tests.support import PITOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "golden" / "secrets-planted"
@@ -47,7 +47,7 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def invoke(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
+    result = CliRunner().invoke(PITOOLS, args, env=env, catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from syrupy.assertion import SnapshotAssertion
 
-from pitools.cli.commands import validate as validate_command
 from pitools.core.validate import Finding, ValidationReport
+from pitools.ops.validate import PARALLEL_THRESHOLD
 from pitools.render.validate import github_lines, summary_text
 from tests import support
 
@@ -215,7 +215,7 @@ def test_many_files_are_checked_in_parallel_and_reported_in_order(
     run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cases = sorted(p.parent.name for p in GOLDEN.glob("gen-s000*/session.jsonl"))
-    assert len(cases) > validate_command.PARALLEL_THRESHOLD
+    assert len(cases) > PARALLEL_THRESHOLD
     for case in cases:
         shutil.copy(GOLDEN / case / "session.jsonl", tmp_path / f"{case}.jsonl")
     pools: list[int] = []
@@ -236,7 +236,7 @@ def test_many_files_are_checked_in_parallel_and_reported_in_order(
 
 
 def test_jobs_1_uses_no_pool(run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for i in range(validate_command.PARALLEL_THRESHOLD + 2):
+    for i in range(PARALLEL_THRESHOLD + 2):
         shutil.copy(CLEAN, tmp_path / f"{i}.jsonl")
 
     def no_pool(*args: Any, **kwargs: Any) -> Any:

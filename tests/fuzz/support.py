@@ -651,14 +651,14 @@ def _validate(path: Path) -> None:
     internal = [f for f in report.findings if f.code == "internal-check-error"]
     assert not internal, f"validate hit an internal error: {internal[0].message}"
     # The same file split between this process and a forked child must report the same.
-    import pitools.core.validate.split as split
+    import pitools.core.validate.parts as parts
 
-    saved = split.SPLIT_MIN_BYTES, split.PART_BYTES
-    split.SPLIT_MIN_BYTES, split.PART_BYTES = 1, 256
+    saved = parts.SPLIT_MIN_BYTES, parts.PART_BYTES
+    parts.SPLIT_MIN_BYTES, parts.PART_BYTES = 1, 256
     try:
         assert validate_file(path, workers=2) == report, "validate split into parts reports differently"
     finally:
-        split.SPLIT_MIN_BYTES, split.PART_BYTES = saved
+        parts.SPLIT_MIN_BYTES, parts.PART_BYTES = saved
 
 
 def run_core(
@@ -769,7 +769,7 @@ def run_cli_inprocess(
     """``pitools ARGS`` via CliRunner under the watchdog: (exit code or None on a hang, stdout, stderr)."""
     from click.testing import CliRunner
 
-    from pitools.cli import cli
+    from tests.support import PITOOLS
 
     runner = CliRunner()
     env = {"PITOOLS_DEBUG": "1" if debug else None, "COLUMNS": str(columns)}
@@ -778,7 +778,7 @@ def run_cli_inprocess(
         # not read as a crash under `filterwarnings = error` (click 8.5's get_binary_stream did).
         with watchdog(timeout), warnings.catch_warnings(), cli_recursion_limit():
             warnings.simplefilter("ignore", DeprecationWarning)
-            result = runner.invoke(cli, args, catch_exceptions=False, env=env)
+            result = runner.invoke(PITOOLS, args, catch_exceptions=False, env=env)
     except FuzzTimeout:
         return None, "", f"hang: no result after {timeout:.0f} s"
     except Exception as exc:

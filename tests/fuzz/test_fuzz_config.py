@@ -22,9 +22,8 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pitools.cli import cli
 from tests.fuzz.support import CLI_EXAMPLES, cli_recursion_limit, hypothesis_settings
-from tests.support import golden_session
+from tests.support import PITOOLS, golden_session
 
 SOURCE = golden_session("gen-s0001_v3")
 PROVIDERS = ["anthropic", "openai", "acme", "ollama", "openrouter", "google-vertex"]
@@ -100,7 +99,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(args: list[str], env: dict[str, str]) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, args, env=env, catch_exceptions=True)
+    result = CliRunner().invoke(PITOOLS, args, env=env, catch_exceptions=True)
     return result.exit_code, result.stderr
 
 

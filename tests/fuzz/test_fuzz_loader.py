@@ -173,6 +173,7 @@ def test_volume_fuzz_loop(scratch: Path) -> None:
         run_core(support.mutate_lines(rng, lines), scratch, "volume", rng)
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 @pytest.mark.parametrize("path", support.full_golden(), ids=lambda p: p.parent.name)
 def test_every_golden_session_passes_the_core(path: Path, scratch: Path) -> None:
     run_core(path.read_bytes(), scratch, "golden")

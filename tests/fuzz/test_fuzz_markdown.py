@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -214,6 +215,7 @@ def _check(args: list[str], data: bytes, expected_h3: int | None) -> str:
     return out
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 @hypothesis_settings(MARKDOWN_EXAMPLES)
 @given(session=sessions())
 def test_session_text_stays_text_in_markdown(session: tuple[list[dict[str, Any]], int], scratch: Path) -> None:

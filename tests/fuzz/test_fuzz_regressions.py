@@ -121,11 +121,13 @@ CASES: dict[str, bytes] = {
 }
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 @pytest.mark.parametrize("name", list(CASES))
 def test_worst_cases_through_the_core(name: str, scratch: Path) -> None:
     support.run_core(CASES[name], scratch, f"case-{name}")
 
 
+@pytest.mark.slow  # measured: among the slowest sweeps; make check and CI run it
 @pytest.mark.parametrize("name", list(CASES))
 def test_worst_cases_through_the_cli(name: str, scratch: Path) -> None:
     support.check_cli(CASES[name], scratch, f"case-{name}")

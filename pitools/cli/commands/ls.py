@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from pitools.cli.archive_run import SORTS, select_sessions
-from pitools.cli.options import format_option
-from pitools.cli.output import get_output
+from pitools.cli.archive_commands import SORTS, select_sessions
+from pitools.cli.options import table_params
+from pitools.cli.output import Output, pass_output
 
 __all__ = ["SORTS", "command", "select_sessions"]
 
@@ -34,42 +36,9 @@ def _since(value: str | None) -> str | None:
 
 
 @click.command("ls")
-@click.option("--all", "all_", is_flag=True, help="Every session Pi keeps, not just this directory's.")
-@click.option("--cwd", metavar="DIR", default=None, help="List for DIR instead of the current directory.")
-@click.option(
-    "--session-dir",
-    metavar="DIR",
-    default=None,
-    help="Session directory (default: PI_CODING_AGENT_SESSION_DIR, the sessionDir setting, or Pi's "
-    "per-directory folder under ~/.pi/agent/sessions).",
-)
-@format_option("human", "json", "tsv")
-@click.option("--no-cache", is_flag=True, help="Read every file again instead of using the archive index.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N", help="Show the first N sessions.")
-@click.option(
-    "--since",
-    metavar="WHEN",
-    default=None,
-    callback=lambda ctx, param, value: _since(value),
-    help="Only sessions active since WHEN: a date (2026-03-01), a date-time, or an age (30m, 12h, 7d, 2w).",
-)
-@click.option(
-    "--sort",
-    type=click.Choice(list(SORTS)),
-    default="activity",
-    show_default=True,
-    help="Order: newest activity (Pi's), newest created, or largest size/tokens/cost/messages first; name A-Z.",
-)
-def command(
-    all_: bool,
-    cwd: str | None,
-    session_dir: str | None,
-    format_: str,
-    no_cache: bool,
-    limit: int | None,
-    since: str | None,
-    sort: str,
-) -> int:
+@table_params("ls", callbacks={"since": lambda ctx, param, value: _since(value)})
+@pass_output
+def command(out: Output, **options: Any) -> int:
     """List sessions the way Pi finds them (pi --resume), newest activity first.
 
     Each row shows the session's name or first message, message and entry counts, leaves, size,
@@ -85,16 +54,6 @@ def command(
       pitools ls --all --since 7d --sort cost --limit 10
       pitools ls --all --format tsv | cut -f2,10    # one line per session, fixed tab-separated columns
     """
-    from pitools.cli.archive_run import run_ls
+    from pitools.cli.archive_commands import run_ls
 
-    return run_ls(
-        get_output(),
-        all_=all_,
-        cwd=cwd,
-        session_dir=session_dir,
-        format_=format_,
-        no_cache=no_cache,
-        limit=limit,
-        since=since,
-        sort=sort,
-    )
+    return run_ls(out, **options)

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import click
 
 from pitools.cli.options import format_option, session_paths_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 from pitools.core.validate import CODES, SEVERITIES, ValidationReport
-
-#: More files than this are checked by a pool of worker processes; fewer are checked one by
-#: one, each big one split between two processes.
-PARALLEL_THRESHOLD = 4
-
-
-def default_jobs() -> int:
-    """Both cores of a typical laptop or CI runner, when the machine has them."""
-    return min(2, os.cpu_count() or 1)
 
 
 def _codes(values: Sequence[str], option: str) -> list[str] | None:
@@ -46,64 +35,6 @@ def _unknown_codes(unknown: Sequence[str]) -> str:
         f"unknown code {', '.join(parts)}; valid codes: {', '.join(CODES)} "
         "(`pitools validate --list-codes` explains them)"
     )
-
-
-def find_session_files(paths: Sequence[str]) -> list[str]:
-    """Files named on the command line, plus every ``*.jsonl`` under named directories (sorted)."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for path in paths:
-        if os.path.isdir(path):
-            found = sorted(str(p) for p in Path(path).rglob("*.jsonl") if p.is_file())
-        else:
-            found = [path]  # a missing file becomes an unreadable-file finding, not a crash
-        for f in found:
-            if f not in seen:
-                seen.add(f)
-                out.append(f)
-    return out
-
-
-def run_checks(
-    files: Sequence[str], check: Callable[..., ValidationReport], progress: Any = None, jobs: int = 1
-) -> list[ValidationReport]:
-    """Validate ``files`` in order with up to ``jobs`` processes.
-
-    More than a few files go to a pool of ``jobs`` worker processes; fewer are checked here one
-    by one, and a big one is split between ``jobs`` processes (``validate_file(workers=)``).
-    """
-    if len(files) <= PARALLEL_THRESHOLD or jobs < 2:
-        reports = []
-        for f in files:
-            reports.append(check(f, workers=jobs))
-            if progress is not None:
-                progress(1)
-        return reports
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from pitools.core.validate import prepare
-
-    prepare()
-    # Files go out in small batches: one round trip per file costs more than a small file's
-    # check, while batches many times smaller than a worker's share keep the load even.
-    size = max(1, min(16, len(files) // (jobs * 8)))
-    batches = [files[i : i + size] for i in range(0, len(files), size)]
-    results: dict[int, list[ValidationReport]] = {}
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        # Submit everything first: the workers are forked before any progress thread starts.
-        futures = {pool.submit(_check_batch, check, batch): i for i, batch in enumerate(batches)}
-        if progress is not None:
-            progress(0)
-        for future in as_completed(futures):
-            i = futures[future]
-            results[i] = future.result()
-            if progress is not None:
-                progress(len(batches[i]))
-    return [report for i in range(len(batches)) for report in results[i]]
-
-
-def _check_batch(check: Callable[..., ValidationReport], files: Sequence[str]) -> list[ValidationReport]:
-    return [check(f) for f in files]
 
 
 @click.command("validate")
@@ -147,7 +78,9 @@ def _check_batch(check: Callable[..., ValidationReport], files: Sequence[str]) -
     help="Also check the request pi-ai would send to this model at each file's default leaf "
     "(the rules of `pitools request --check`).",
 )
+@pass_output
 def command(
+    out: Output,
     paths: tuple[str, ...],
     format_: str,
     list_codes: bool,
@@ -174,29 +107,40 @@ def command(
       pitools validate sessions/ --format github --min-severity warning
       pitools validate run.jsonl --for-model anthropic/claude-sonnet-4-5
     """
-    from functools import partial
+    from pitools.ops.validate import find_session_files, validate_many
 
-    from pitools.core.validate import validate_file
-
+    # Parse: the options, checked (bad ones are usage errors, exit 2).
     if list_codes or explain is not None:
-        return _describe_codes(format_, explain)
+        return _describe_codes(out, format_, explain)
     if not paths:
         raise click.UsageError("give at least one FILE or DIR to check (or --list-codes / --explain CODE)")
-
     selected = _codes(select, "select")
     ignored = _codes(ignore, "ignore")
     fail_on = "warning" if strict else "error"
+    # Build: the files.
     files = find_session_files(paths)
     if not files:
-        get_output().message(f"no *.jsonl files under {', '.join(paths)}")
-    check = partial(validate_file, select=selected, ignore=ignored, min_severity=min_severity)
-    jobs = default_jobs() if jobs is None else jobs
-    out = get_output()
+        out.message(f"no *.jsonl files under {', '.join(paths)}")
+    # Run.
+    options: dict[str, Any] = {"select": selected, "ignore": ignored, "min_severity": min_severity, "jobs": jobs}
     if len(files) > 1 and out.progress:
-        reports = _with_progress(out.console(err=True), files, check, jobs)
+        reports = _with_progress(
+            out.console(err=True), len(files), lambda advance: validate_many(files, progress=advance, **options)
+        )
     else:
-        reports = run_checks(files, check, jobs=jobs)
+        reports = validate_many(files, **options)
     request_checks = _request_checks(files, for_model) if for_model else None
+    # Render.
+    return _render(out, reports, format_, fail_on, request_checks)
+
+
+def _render(
+    out: Output,
+    reports: list[ValidationReport],
+    format_: str,
+    fail_on: str,
+    request_checks: list[dict[str, Any]] | None,
+) -> int:
     request_failed = bool(request_checks) and any(not r["ok"] for r in request_checks or [])
     if format_ == "json":
         from pitools.render.validate import validate_json
@@ -294,11 +238,10 @@ def _request_lines(checks: list[dict[str, Any]], format_: str) -> list[str]:
     return lines
 
 
-def _describe_codes(format_: str, code: str | None) -> int:
+def _describe_codes(out: Output, format_: str, code: str | None) -> int:
     """``--list-codes`` (every code) or ``--explain CODE`` (one), like ``ruff rule``."""
     from pitools.core.validate.codes import GRADING, explain
 
-    out = get_output()
     if code is not None and code not in CODES:
         raise click.BadParameter(_unknown_codes([code]), param_hint="'--explain'")
     codes = [code] if code is not None else list(CODES)
@@ -329,8 +272,10 @@ def _describe_codes(format_: str, code: str | None) -> int:
 
 
 def _with_progress(
-    err: Any, files: Sequence[str], check: Callable[..., ValidationReport], jobs: int
+    err: Any, total: int, run: Callable[[Callable[[int], None]], list[ValidationReport]]
 ) -> list[ValidationReport]:
+    """``run(advance)`` with a progress bar on stderr that ``advance(n)`` moves (started at the
+    first call, once any worker processes exist)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     progress = Progress(
@@ -341,7 +286,7 @@ def _with_progress(
         console=err,
         transient=True,
     )
-    task = progress.add_task("validate", total=len(files))
+    task = progress.add_task("validate", total=total)
     started = False
 
     def advance(n: int) -> None:
@@ -353,7 +298,7 @@ def _with_progress(
             progress.advance(task, n)
 
     try:
-        return run_checks(files, check, advance, jobs)
+        return run(advance)
     finally:
         if started:
             progress.stop()

@@ -38,9 +38,9 @@ from pitools.core.session.load import (
 )
 from pitools.core.session.migrate import MigrationError, effective_version
 from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
+from pitools.core.validate.parts import PartResult, fork_parts, scan_part, split_points
 from pitools.core.validate.pi_crashes import MAX_FIELD_FINDINGS_PER_ENTRY
 from pitools.core.validate.scan import RankedFinding, Scanner, internal_message, iso_ok, scan_entries
-from pitools.core.validate.split import PartResult, fork_parts, scan_part, split_points
 from pitools.core.validate.structure import Structure
 from pitools.errors import SessionParseError
 
@@ -72,7 +72,7 @@ def validate_file(
     ``select`` keeps only the given codes, ``ignore`` drops them, ``min_severity`` drops findings
     below that severity. Unknown codes or severities raise ``ValueError`` (a caller's mistake).
     ``workers=2`` lets a big file be scanned by this process and a forked child, half each
-    (see :mod:`.split`); the report is the same.
+    (see :mod:`.parts`); the report is the same.
     """
     selected = _code_set(select, "select")
     ignored = _code_set(ignore, "ignore") or frozenset()

@@ -43,11 +43,11 @@ def v3_bytes() -> bytes:
 def _pitools(*args: str) -> tuple[int, str]:
     import warnings
 
-    from pitools.cli import cli
+    from tests.support import PITOOLS
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # click 8.5's get_binary_stream
-        result = CliRunner().invoke(cli, list(args), catch_exceptions=False, env={"PITOOLS_DEBUG": None})
+        result = CliRunner().invoke(PITOOLS, list(args), catch_exceptions=False, env={"PITOOLS_DEBUG": None})
     return result.exit_code, result.stderr
 
 

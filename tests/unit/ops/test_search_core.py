@@ -230,14 +230,6 @@ def test_constants_agree_with_their_owners() -> None:
     assert tuple(role.type.choices) == search_core.ROLE_CHOICES  # type: ignore[attr-defined]
 
 
-def test_exit_codes_repeated_in_the_cli_package_equal_the_output_layer() -> None:
-    import pitools.cli as cli
-    from pitools.cli import output
-
-    for name in ("EXIT_OK", "EXIT_FAILURE", "EXIT_USAGE", "EXIT_INTERNAL", "EXIT_INTERRUPTED"):
-        assert getattr(cli, name) == getattr(output, name)
-
-
 def test_tool_arguments_are_written_as_orjson_writes_them() -> None:
     """Without orjson loaded, search_text writes plain tool-call arguments itself: the same text."""
     from pitools.core.views.search_text import _plain_json

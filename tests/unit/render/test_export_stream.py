@@ -12,7 +12,6 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitools.cli import cli
 from pitools.cli import output as output_mod
 from pitools.core.session.api import load
 from pitools.render import export_md
@@ -22,6 +21,7 @@ from pitools.render.mdsafe import _longest_run, code, inline
 from pitools.render.pretty import MAX_CHARS, pretty_json
 from pitools.render.safe import safe_text
 from tests import support
+from tests.support import PITOOLS
 
 SESSION = support.GOLDEN / "seed-running-example" / "session.jsonl"
 
@@ -111,7 +111,7 @@ def test_output_file_is_not_created_when_rendering_fails_midway(
     monkeypatch.setattr(export_md, "entry_view", failing)
     monkeypatch.setattr(output_mod, "TEXT_CHUNK", 10)  # several chunks reach the temp file first
     out = tmp_path / "out.txt"
-    result = CliRunner().invoke(cli, ["export", str(SESSION), "--format", format_, "-o", str(out)])
+    result = CliRunner().invoke(PITOOLS, ["export", str(SESSION), "--format", format_, "-o", str(out)])
     assert result.exit_code == 3, result.output  # an internal error (a bug), reported as such
     assert calls[0] == 5
     assert list(tmp_path.iterdir()) == []  # neither the file nor a temp file
@@ -120,12 +120,12 @@ def test_output_file_is_not_created_when_rendering_fails_midway(
 def test_output_file_streamed_equals_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(output_mod, "TEXT_CHUNK", 100)
     runner = CliRunner()
-    shown = runner.invoke(cli, ["export", str(SESSION)], catch_exceptions=False).stdout_bytes
+    shown = runner.invoke(PITOOLS, ["export", str(SESSION)], catch_exceptions=False).stdout_bytes
     out = tmp_path / "out.md"
-    result = runner.invoke(cli, ["export", str(SESSION), "-o", str(out)], catch_exceptions=False)
+    result = runner.invoke(PITOOLS, ["export", str(SESSION), "-o", str(out)], catch_exceptions=False)
     assert result.exit_code == 0
     assert out.read_bytes() == shown
-    again = runner.invoke(cli, ["export", str(SESSION), "-o", str(out)])
+    again = runner.invoke(PITOOLS, ["export", str(SESSION), "-o", str(out)])
     assert again.exit_code == 1 and "already exists" in again.stderr
     assert out.read_bytes() == shown
 

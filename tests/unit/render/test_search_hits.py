@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pitools.cli.environment import Environment
 from pitools.cli.fast_search import plain_stdout
 from pitools.cli.output import Output, wants_color
 from pitools.render.archive import render_search, safe_text
@@ -186,7 +187,8 @@ def test_plain_stdout_follows_the_output_layer(env: dict[str, str], monkeypatch:
     """Not a terminal: plain exactly when the output layer gives stdout no colour and no width."""
     monkeypatch.setattr("sys.stdout", io.StringIO())
     out = Output.from_environment(env=env, stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
-    assert plain_stdout(env) == (not wants_color("auto", False, env) and out.width is None)
+    run_env = Environment(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO(), environ=env)
+    assert plain_stdout(run_env) == (not wants_color("auto", False, env) and out.width is None)
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

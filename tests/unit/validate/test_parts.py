@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import pitools.core.validate as validate_core
-import pitools.core.validate.split as split
+import pitools.core.validate.parts as parts
 from pitools.core.validate import validate_file
 from tests import support
 from tests.fuzz.support import mutate_lines
@@ -28,7 +28,7 @@ def test_golden_sessions_report_the_same_split(case: str, every_file_is_big: lis
     two = validate_file(path, workers=2)
     assert two == one
     # A v3 header on line 1 and more than one line: split, and a child was started for the parts.
-    assert every_file_is_big == ([True] if split.split_points(str(path)) else [])
+    assert every_file_is_big == ([True] if parts.split_points(str(path)) else [])
 
 
 def test_mutated_sessions_report_the_same_split(tmp_path: Path, every_file_is_big: list[bool]) -> None:
@@ -55,7 +55,7 @@ def test_the_second_part_reports_absolute_line_numbers(tmp_path: Path, every_fil
 
 
 def test_without_fork_the_part_is_scanned_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(parts, "SPLIT_MIN_BYTES", 1)
     monkeypatch.setattr(validate_core, "fork_parts", lambda *args: None)
     path = GOLDEN / "broken-duplicate-ids" / "session.jsonl"
     assert validate_file(path, workers=2) == validate_file(path)
@@ -65,14 +65,14 @@ def test_a_failing_child_is_replaced_by_a_local_scan(
     monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]
 ) -> None:
     parent = os.getpid()
-    real_scan = split.scan_part
+    real_scan = parts.scan_part
 
     def fails_in_the_child(*args: Any) -> Any:
         if os.getpid() != parent:
             raise MemoryError("the child ran out of memory")
         return real_scan(*args)
 
-    monkeypatch.setattr(split, "scan_part", fails_in_the_child)
+    monkeypatch.setattr(parts, "scan_part", fails_in_the_child)
     monkeypatch.setattr(validate_core, "scan_part", fails_in_the_child)
     path = GOLDEN / "broken-cycle" / "session.jsonl"
     expected = validate_file(path)
@@ -84,13 +84,13 @@ def test_a_garbled_reply_is_replaced_by_a_local_scan(
     monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]
 ) -> None:
     parent = os.getpid()
-    real_to_wire = split.PartResult.to_wire
+    real_to_wire = parts.PartResult.to_wire
 
-    def garbled(self: split.PartResult) -> bytes:
+    def garbled(self: parts.PartResult) -> bytes:
         data = real_to_wire(self)
         return data[: len(data) // 2] if os.getpid() != parent else data
 
-    monkeypatch.setattr(split.PartResult, "to_wire", garbled)
+    monkeypatch.setattr(parts.PartResult, "to_wire", garbled)
     path = GOLDEN / "broken-malformed-lines" / "session.jsonl"
     expected = validate_file(path)
     assert validate_file(path, workers=2) == expected
@@ -113,8 +113,8 @@ def test_part_results_survive_the_wire(tmp_path: Path) -> None:
     path = tmp_path / "odd.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     start = len(lines[0]) + 1
-    part = split.scan_part(str(path), start, path.stat().st_size)
-    back = split.PartResult.from_wire(part.to_wire())
+    part = parts.scan_part(str(path), start, path.stat().st_size)
+    back = parts.PartResult.from_wire(part.to_wire())
     assert back == part
     assert part.records.odd_ids  # the undefined and object ids are in there
 
@@ -129,26 +129,26 @@ def test_split_points(tmp_path: Path) -> None:
     body = b"".join(b'{"type":"label","id":"%d","parentId":null}\n' % i for i in range(200))
     good = _write(tmp_path / "good.jsonl", header + body)
     data = Path(good).read_bytes()
-    bounds = split.split_points(good, min_bytes=1, part_bytes=1000)
+    bounds = parts.split_points(good, min_bytes=1, part_bytes=1000)
     assert bounds is not None
     assert bounds[0] == 0 and bounds[-1] == len(data) and bounds == sorted(set(bounds))
     assert all(data[b - 1 : b] == b"\n" for b in bounds[1:-1])  # every part starts a line
     assert 6 <= len(bounds) - 1 <= 9  # ~1000 bytes each
-    assert len(split.split_points(good, min_bytes=1) or []) == 3  # a small file: two parts at least
-    assert split.split_points(good) is None  # small: not worth a process
+    assert len(parts.split_points(good, min_bytes=1) or []) == 3  # a small file: two parts at least
+    assert parts.split_points(good) is None  # small: not worth a process
     v2 = _write(tmp_path / "v2.jsonl", header.replace(b'"version":3', b'"version":2') + body)
-    assert split.split_points(v2, min_bytes=1) is None  # migration needs the whole file
+    assert parts.split_points(v2, min_bytes=1) is None  # migration needs the whole file
     late = _write(tmp_path / "late.jsonl", b"\n" + header + body)
-    assert split.split_points(late, min_bytes=1) is None  # header not on line 1
+    assert parts.split_points(late, min_bytes=1) is None  # header not on line 1
     bom = _write(tmp_path / "bom.jsonl", b"\xef\xbb\xbf" + header + body)
-    assert split.split_points(bom, min_bytes=1) is None
+    assert parts.split_points(bom, min_bytes=1) is None
     one_line = _write(tmp_path / "one.jsonl", header + b'{"type":"label","text":"' + b"x" * 5000 + b'"}')
-    assert split.split_points(one_line, min_bytes=1) is None  # nothing after the middle line
-    assert split.split_points(str(tmp_path / "missing.jsonl"), min_bytes=1) is None
+    assert parts.split_points(one_line, min_bytes=1) is None  # nothing after the middle line
+    assert parts.split_points(str(tmp_path / "missing.jsonl"), min_bytes=1) is None
 
 
 def test_an_error_here_stops_the_child(monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]) -> None:
-    children: list[split.ForkedParts] = []
+    children: list[parts.ForkedParts] = []
     real_fork = validate_core.fork_parts
 
     def keep(*args: Any) -> Any:
