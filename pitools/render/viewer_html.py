@@ -1,0 +1,104 @@
+"""The session viewer: one self-contained HTML page (``export --format html``, ``pitools serve``).
+
+The page holds the session's entries once, as JSON inside ``<script type="application/json">``
+(never executed; every ``<`` written as ``\\u003c`` so no text can close the element), the read
+model of :mod:`pitools.core.views.viewer`, and a small script (``viewer/viewer.js``, no build
+step) that draws the tree, the transcript and the context overlay from them. Its
+Content-Security-Policy allows nothing but that one script (by hash), inline styles and
+``data:`` images: no request leaves the page. All session text reaches the document as text
+(``textContent`` or escaped markup), never as markup.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterable, Iterator
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from pitools.core.js.jsonout import to_json_bytes
+
+#: Entries serialized per yielded piece (one piece per entry costs a generator step each).
+_BATCH = 256
+
+
+@cache
+def asset(name: str) -> str:
+    """A file of ``pitools/render/viewer/`` (the script and the stylesheet)."""
+    return resources.files("pitools.render").joinpath("viewer", name).read_text(encoding="utf-8")
+
+
+@cache
+def script_hash() -> str:
+    digest = hashlib.sha256(asset("viewer.js").encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def csp(*, live: bool = False) -> str:
+    """The page's policy; a served page may also ask its own origin for updates."""
+    connect = "; connect-src 'self'" if live else ""
+    return f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{script_hash()}'{connect}"
+
+
+def script_json(data: bytes) -> str:
+    """JSON bytes made safe inside a ``<script>`` element: ``<`` only occurs inside strings
+    there, where ``\\u003c`` reads back as the same character."""
+    return data.replace(b"<", b"\\u003c").decode("utf-8")
+
+
+def _entry_json(entry: Any) -> bytes:
+    """An entry as JSON; one nested too deep to serialize keeps its top-level scalars (ids,
+    type, timestamp: all the page's tree and context need) and says what was left out."""
+    try:
+        return to_json_bytes(entry)
+    except RecursionError:
+        if not isinstance(entry, dict):
+            return b'"(a value nested too deeply to show)"'
+        shallow = {k: v for k, v in entry.items() if not isinstance(v, (dict, list))}
+        shallow["pitoolsNote"] = "nested too deeply to show here; its other fields are left out"
+        return to_json_bytes(shallow)
+
+
+def _e(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def page_pieces(
+    meta: dict[str, Any], entries: Iterable[Any], *, title: str, live: dict[str, Any] | None = None
+) -> Iterator[str]:
+    """The page in pieces (they join to it); ``entries`` are serialized as they are written.
+
+    ``live`` (for ``pitools serve``) adds what the script needs to poll for appended entries.
+    """
+    info = dict(meta)
+    if live is not None:
+        info["live"] = live
+    yield (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp(live=live is not None)}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="generator" content="pitools">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        f"<title>{_e(title)}</title>\n"
+        f"<style>{asset('viewer.css')}</style></head>\n"
+        '<body><noscript><p class="noscript">This viewer needs JavaScript '
+        "(pitools export --format markdown gives a plain transcript).</p></noscript>\n"
+        '<div id="app"></div>\n'
+        '<script type="application/json" id="pt-meta">'
+    )
+    yield script_json(to_json_bytes(info))
+    yield '</script>\n<script type="application/json" id="pt-entries">['
+    batch: list[bytes] = []
+    first = True
+    for entry in entries:
+        batch.append(_entry_json(entry))
+        if len(batch) >= _BATCH:
+            yield ("" if first else ",") + script_json(b",".join(batch))
+            first = False
+            batch = []
+    if batch:
+        yield ("" if first else ",") + script_json(b",".join(batch))
+    yield f"]</script>\n<script>{asset('viewer.js')}</script>\n</body></html>\n"
