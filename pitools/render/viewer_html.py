@@ -102,3 +102,31 @@ def page_pieces(
     if batch:
         yield ("" if first else ",") + script_json(b",".join(batch))
     yield f"]</script>\n<script>{asset('viewer.js')}</script>\n</body></html>\n"
+
+
+def entries_json(entries: Iterable[Any]) -> bytes:
+    """The entries as one JSON array (``pitools serve`` sends it when a session grows)."""
+    return b"[" + b",".join(_entry_json(e) for e in entries) + b"]"
+
+
+@cache
+def home_hash() -> str:
+    digest = hashlib.sha256(asset("home.js").encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def home_page() -> str:
+    """``pitools serve``'s front page: session list, search and usage, drawn by ``home.js`` from
+    the JSON endpoints (the same documents the commands print with ``--format json``)."""
+    policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{home_hash()}'; connect-src 'self'"
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        "<title>pitools: sessions</title>\n"
+        f"<style>{asset('viewer.css')}{asset('home.css')}</style></head>\n"
+        '<body><div id="home"></div>\n'
+        f"<script>{asset('home.js')}</script>\n</body></html>\n"
+    )
