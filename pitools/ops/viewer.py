@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pitools.core.session.api import LoadedSession
@@ -31,8 +31,43 @@ def settings_resolver(loaded: LoadedSession, *, use_config: bool = True) -> Any:
     return settings_for
 
 
+def raw_line_reader(loaded: LoadedSession) -> Any:
+    """``i`` → the bytes of entry ``i``'s line in the file, when the entries are the file's own
+    (not migrated): the form of an entry nested too deeply to serialize again."""
+    session = loaded.session
+    if session.needs_migration or session.migrated_values is not None:
+        return None
+    lengths = session.raw.lengths
+
+    def read(i: int) -> bytes | None:
+        try:
+            with open(session.path, "rb") as f:
+                f.seek(session.offsets[i])
+                return f.read(lengths[session.positions[i]])
+        except (OSError, IndexError):
+            return None
+
+    return read
+
+
+def without_image_data(entries: Iterable[Any]) -> Iterator[Any]:
+    """The entries with the base64 data of message images left out (``--images placeholder``)."""
+    for entry in entries:
+        message = entry.get("message") if isinstance(entry, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "image" for c in content):
+            slim = [{k: v for k, v in c.items() if k != "data"} if isinstance(c, dict) and c.get("type") == "image" else c for c in content]
+            entry = {**entry, "message": {**message, "content": slim}}
+        yield entry
+
+
 def viewer_page(
-    loaded: LoadedSession, leaf: Any, *, live: dict[str, Any] | None = None, use_config: bool = True
+    loaded: LoadedSession,
+    leaf: Any,
+    *,
+    live: dict[str, Any] | None = None,
+    use_config: bool = True,
+    embed_images: bool = True,
 ) -> Iterator[str]:
     """The page's pieces: the read model is computed first, the entries serialized as written."""
     from pitools.core.views.viewer import build_viewer_model
@@ -41,4 +76,9 @@ def viewer_page(
     model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config))
     header = loaded.session.header or {}
     name = header.get("id") if isinstance(header.get("id"), str) else loaded.path
-    return page_pieces(model.meta_json(), loaded.session.entries, title=f"pi session {name}", live=live)
+    entries: Iterable[Any] = loaded.session.entries
+    if not embed_images:
+        entries = without_image_data(entries)
+    return page_pieces(
+        model.meta_json(), entries, title=f"pi session {name}", live=live, raw_line=raw_line_reader(loaded)
+    )

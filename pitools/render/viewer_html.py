@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -48,12 +48,15 @@ def script_json(data: bytes) -> str:
     return data.replace(b"<", b"\\u003c").decode("utf-8")
 
 
-def _entry_json(entry: Any) -> bytes:
-    """An entry as JSON; one nested too deep to serialize keeps its top-level scalars (ids,
-    type, timestamp: all the page's tree and context need) and says what was left out."""
+def _entry_json(entry: Any, raw: bytes | None = None) -> bytes:
+    """An entry as JSON. One nested too deep to serialize again is its line in the file
+    (``raw``; JSON.parse reads any depth) or, for a migrated file, keeps its top-level scalars
+    (ids, type, timestamp: all the page's tree and context need) and says what was left out."""
     try:
         return to_json_bytes(entry)
     except RecursionError:
+        if raw is not None:
+            return raw.strip().decode("utf-8", "replace").encode("utf-8")
         if not isinstance(entry, dict):
             return b'"(a value nested too deeply to show)"'
         shallow = {k: v for k, v in entry.items() if not isinstance(v, (dict, list))}
@@ -62,11 +65,28 @@ def _entry_json(entry: Any) -> bytes:
 
 
 def _e(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    """``html.escape(text, quote=True)``, replacing only the characters that occur (a search
+    for an absent character is much cheaper than a replace pass)."""
+    if "&" in text:  # first, so the entities made below are not escaped again
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "'" in text:
+        text = text.replace("'", "&#x27;")
+    return text
 
 
 def page_pieces(
-    meta: dict[str, Any], entries: Iterable[Any], *, title: str, live: dict[str, Any] | None = None
+    meta: dict[str, Any],
+    entries: Iterable[Any],
+    *,
+    title: str,
+    live: dict[str, Any] | None = None,
+    raw_line: Callable[[int], bytes | None] | None = None,
 ) -> Iterator[str]:
     """The page in pieces (they join to it); ``entries`` are serialized as they are written.
 
@@ -93,8 +113,11 @@ def page_pieces(
     yield '</script>\n<script type="application/json" id="pt-entries">['
     batch: list[bytes] = []
     first = True
-    for entry in entries:
-        batch.append(_entry_json(entry))
+    for i, entry in enumerate(entries):
+        try:
+            batch.append(to_json_bytes(entry))
+        except RecursionError:
+            batch.append(_entry_json(entry, raw_line(i) if raw_line is not None else None))
         if len(batch) >= _BATCH:
             yield ("" if first else ",") + script_json(b",".join(batch))
             first = False

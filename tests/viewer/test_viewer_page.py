@@ -107,3 +107,43 @@ def test_page_matches_pi_paths_and_context_at_leaves(browser: Browser, tmp_path:
             compared += 1
     assert not failures, "\n".join(failures[:30])
     assert sessions >= 40 and compared >= 100, (sessions, compared)
+
+
+def _tool_session(path: Path) -> Path:
+    def entry(eid: str, parent: str | None, message: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "message", "id": eid, "parentId": parent, "timestamp": f"2026-05-01T10:00:0{len(eid)}.000Z", "message": message}
+
+    calls = [
+        {"type": "toolCall", "id": "e", "name": "edit", "arguments": {"path": "app.py", "edits": [{"oldText": "a = 1\nb = 2\n", "newText": "a = 1\nb = 3\n"}]}},
+        {"type": "toolCall", "id": "w", "name": "write", "arguments": {"path": "x.js", "content": "const s = \"<b>\"; // note\n"}},
+        {"type": "toolCall", "id": "b", "name": "bash", "arguments": {"command": "ls --color"}},
+    ]
+    usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15, "cost": {"total": 0.5}}
+    values = [
+        {"type": "session", "version": 3, "id": "tools", "timestamp": "2026-05-01T10:00:00.000Z", "cwd": "/w"},
+        entry("u", None, {"role": "user", "content": "go", "timestamp": 1}),
+        entry("a1", "u", {"role": "assistant", "content": calls, "usage": usage, "stopReason": "toolUse", "provider": "p", "model": "m"}),
+        entry("r1", "a1", {"role": "toolResult", "toolCallId": "b", "toolName": "bash", "content": [{"type": "text", "text": "\u001b[31mred\u001b[0m plain \u001b]8;;x\u0007"}], "isError": False}),
+    ]
+    path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
+    return path
+
+
+def test_tool_calls_render_as_diff_code_and_coloured_output(browser: Browser, tmp_path: Path) -> None:
+    page = write_page(_tool_session(tmp_path / "t.jsonl"), tmp_path / "t.html")
+    browser.open(page.as_uri())
+    found = browser.eval(
+        """({
+      del: Array.from(document.querySelectorAll('pre.diff .del'), d => d.textContent),
+      add: Array.from(document.querySelectorAll('pre.diff .add'), d => d.textContent),
+      strings: Array.from(document.querySelectorAll('.tool-call pre .s'), s => s.textContent),
+      red: Array.from(document.querySelectorAll('#transcript span[style*="color"]'), s => [s.textContent, s.style.color]),
+      text: document.getElementById('transcript').innerText,
+      summary: document.getElementById('summary').innerText,
+    })"""
+    )
+    assert found["del"] == ["- b = 2"] and found["add"] == ["+ b = 3"]
+    assert found["strings"] == ['"<b>"']
+    assert found["red"] == [["red", "rgb(205, 49, 49)"]]
+    assert "\u001b" not in found["text"] and "red plain" in found["text"]
+    assert "$0.50" in found["summary"] and "1 reply, 3 tool calls, 15 tokens" in found["summary"]

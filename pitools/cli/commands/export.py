@@ -139,7 +139,7 @@ def _export(
         from pitools.ops.viewer import viewer_page
 
         # The viewer always holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
-        return _write_pieces(viewer_page(loaded, leaf), output)
+        return _write_pieces(viewer_page(loaded, leaf, embed_images=images != "placeholder"), output)
     from pitools.render.export_md import build_transcript
 
     embed = (images or ("embed" if format_ == "html" else "placeholder")) == "embed"

@@ -433,7 +433,7 @@
     if (article.dataset.filled) return;
     article.dataset.filled = "1";
     var p = +article.dataset.pos, div = document.createElement("div");
-    div.innerHTML = entryBody(ENTRIES[p]);
+    try { div.innerHTML = entryBody(ENTRIES[p]); } catch (err) { div.innerHTML = pre("(this entry cannot be shown: " + String(err && err.message) + ")", "error"); }
     article.appendChild(div);
   }
   function regionsFor(path, replay) {
@@ -500,7 +500,7 @@
         (pl.reason ? esc(pl.reason) : esc("summarize " + fmt(t.summarize || 0) + " tokens" + (pl.isSplitTurn ? ", turn prefix " + fmt(t["turn-prefix"] || 0) : "") +
           ", keep " + fmt(t.kept || 0) + " from " + String(pl.firstKeptEntryId))) + "</div>");
     }
-    parts.push('<div class="muted">This branch: ' + fmt(assistants) + " replies, " + fmt(calls) + " tool calls, " + fmt(tokens) + " tokens" +
+    parts.push('<div class="muted">This branch: ' + fmt(assistants) + (assistants === 1 ? " reply, " : " replies, ") + fmt(calls) + (calls === 1 ? " tool call, " : " tool calls, ") + fmt(tokens) + " tokens" +
       (cost ? ", " + money(cost) : "") + "</div>");
     document.getElementById("summary").innerHTML = parts.join("");
   }
