@@ -44,6 +44,7 @@ generate: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
 	$(BIN)/python scripts/bench_scan.py --sizes 1,10,100
+	$(BIN)/python scripts/bench_viewer.py
 	$(MAKE) bench-archive
 	$(MAKE) bench-dataset
 

@@ -139,7 +139,7 @@
       case "branch_summary": return "branch summary: " + String(e.summary || "");
       case "model_change": return String(e.provider) + "/" + String(e.modelId);
       case "thinking_level_change": return "thinking " + String(e.thinkingLevel);
-      case "label": return "label " + String(e.label) + " → " + String(e.targetId);
+      case "label": return (e.label ? "“" + String(e.label) + "”" : "(cleared)") + " → " + String(e.targetId);
       case "custom_message": return String(e.customType || "") + ": " + (typeof e.content === "string" ? e.content : textOf(e.content, " "));
       case "context_edit": return (e.replacement === null ? "omit " : "replace ") + String(e.targetId);
       case "session_info": return "name: " + String(e.name);
@@ -583,6 +583,7 @@
     var p = fromHash();
     if (p >= 0) followDefault = false;
     select(p >= 0 ? p : META.initialLeaf, false);
+    document.documentElement.setAttribute("data-ready-ms", String(Math.round(performance.now())));
     document.documentElement.setAttribute("data-ready", "true");
   }
   var theme = null;
