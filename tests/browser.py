@@ -7,6 +7,7 @@ and nothing but the standard library is needed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -74,20 +75,16 @@ class Browser:
         self.close()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.call("Browser.close", timeout=5)
-        except Exception:
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         for fd in (self._to_child, self._from_child):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         shutil.rmtree(self.profile, ignore_errors=True)
 
     # -- protocol ---------------------------------------------------------------------------
@@ -108,7 +105,9 @@ class Browser:
         message: dict[str, Any] = json.loads(raw)
         return message
 
-    def call(self, method: str, params: dict[str, Any] | None = None, *, session: bool = False, timeout: float = 60) -> Any:
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, *, session: bool = False, timeout: float = 60
+    ) -> Any:
         self._next += 1
         message: dict[str, Any] = {"id": self._next, "method": method, "params": params or {}}
         if session:
@@ -136,7 +135,9 @@ class Browser:
             raise BrowserError(f"page script failed: {result['exceptionDetails']}")
         return result["result"].get("value")
 
-    def open(self, url: str, *, ready: str = "document.documentElement.dataset.ready === 'true'", timeout: float = 60) -> None:
+    def open(
+        self, url: str, *, ready: str = "document.documentElement.dataset.ready === 'true'", timeout: float = 60
+    ) -> None:
         """Load ``url`` (a fresh document) and wait until ``ready`` holds in it."""
         self.call("Page.navigate", {"url": "about:blank"}, session=True)
         self.call("Page.navigate", {"url": url}, session=True)

@@ -164,15 +164,21 @@ class App:
         return "".join(viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)).encode("utf-8")
 
     def session_data(self, session_id: str) -> bytes:
+        from pitools.core.js.jsonout import to_json_bytes
         from pitools.core.session.api import load
         from pitools.core.views.viewer import build_viewer_model
         from pitools.ops.viewer import settings_resolver
-        from pitools.core.js.jsonout import to_json_bytes
         from pitools.render.viewer_html import entries_json
 
         loaded = load(self.session_path(session_id))
         model = build_viewer_model(loaded, None, settings_resolver(loaded))
-        return b'{"meta":' + to_json_bytes(model.meta_json()) + b',"entries":' + entries_json(loaded.session.entries) + b"}"
+        return (
+            b'{"meta":'
+            + to_json_bytes(model.meta_json())
+            + b',"entries":'
+            + entries_json(loaded.session.entries)
+            + b"}"
+        )
 
 
 def _one(q: dict[str, list[str]], key: str) -> str | None:
@@ -205,7 +211,7 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
     app: App  # set on the subclass made per server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: the terminal shows the URL line only
 
     def _send(self, status: int, body: bytes, ctype: str, extra: dict[str, str] | None = None) -> None:
@@ -244,15 +250,15 @@ class Handler(BaseHTTPRequestHandler):
         morsel = jar.get(COOKIE)
         return morsel.value if morsel is not None else None
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         self._refuse(HTTPStatus.METHOD_NOT_ALLOWED, "read-only: only GET requests")
 
-    do_PUT = do_DELETE = do_PATCH = do_POST  # noqa: N815
+    do_PUT = do_DELETE = do_PATCH = do_POST
 
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:
         self.do_GET()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if not self._host_ok():
             self._refuse(HTTPStatus.FORBIDDEN, "refused: the Host header is not this server's loopback address")
             return
@@ -280,7 +286,9 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # bad input in one session must not stop the server
             from pitools.core.errors import PitoolsError
 
-            status = HTTPStatus.UNPROCESSABLE_ENTITY if isinstance(exc, PitoolsError) else HTTPStatus.INTERNAL_SERVER_ERROR
+            status = (
+                HTTPStatus.UNPROCESSABLE_ENTITY if isinstance(exc, PitoolsError) else HTTPStatus.INTERNAL_SERVER_ERROR
+            )
             self._refuse(status, f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
 
     def _route(self, path: str, q: dict[str, list[str]]) -> None:

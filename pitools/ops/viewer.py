@@ -55,8 +55,15 @@ def without_image_data(entries: Iterable[Any]) -> Iterator[Any]:
     for entry in entries:
         message = entry.get("message") if isinstance(entry, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "image" for c in content):
-            slim = [{k: v for k, v in c.items() if k != "data"} if isinstance(c, dict) and c.get("type") == "image" else c for c in content]
+        if (
+            isinstance(message, dict)
+            and isinstance(content, list)
+            and any(isinstance(c, dict) and c.get("type") == "image" for c in content)
+        ):
+            slim = [
+                {k: v for k, v in c.items() if k != "data"} if isinstance(c, dict) and c.get("type") == "image" else c
+                for c in content
+            ]
             entry = {**entry, "message": {**message, "content": slim}}
         yield entry
 

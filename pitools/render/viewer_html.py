@@ -141,7 +141,9 @@ def home_hash() -> str:
 def home_page() -> str:
     """``pitools serve``'s front page: session list, search and usage, drawn by ``home.js`` from
     the JSON endpoints (the same documents the commands print with ``--format json``)."""
-    policy = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{home_hash()}'; connect-src 'self'"
+    policy = (
+        f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{home_hash()}'; connect-src 'self'"
+    )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">\n'

@@ -231,7 +231,22 @@ def test_html_is_self_contained_and_escaped(run: Run, workdir: Path) -> None:
     assert HOSTILE not in html and "</details> reasoning" not in html
     data = html.split('id="pt-entries">', 1)[1].split("</script>", 1)[0]
     entries = json.loads(data)
-    assert [e["id"] for e in entries] == ["mc", "tl", "u1", "a1", "t1", "lb", "c1", "bs", "si", "cm", "cu", "ce", "b1", "u2"]
+    assert [e["id"] for e in entries] == [
+        "mc",
+        "tl",
+        "u1",
+        "a1",
+        "t1",
+        "lb",
+        "c1",
+        "bs",
+        "si",
+        "cm",
+        "cu",
+        "ce",
+        "b1",
+        "u2",
+    ]
     assert HOSTILE in entries[2]["message"]["content"][0]["text"]
     meta = json.loads(html.split('id="pt-meta">', 1)[1].split("</script>", 1)[0])
     assert meta["initialLeaf"] == 12 and meta["defaultLeaf"] == 13  # --leaf b1; Pi's default is u2
@@ -261,7 +276,8 @@ def test_html_hostile_text_stays_text_in_chromium(run: Run, workdir: Path) -> No
         assert state["scripts"] == 3  # nothing the session says became a script
         found = b.eval(
             "({imgs: Array.from(document.images, i => i.src.slice(0, 22)), "
-            "handlers: Array.from(document.querySelectorAll('*')).filter(e => Array.from(e.attributes).some(a => a.name.startsWith('on'))).length, "
+            "handlers: Array.from(document.querySelectorAll('*'))"
+            ".filter(e => Array.from(e.attributes).some(a => a.name.startsWith('on'))).length, "
             "details: document.querySelectorAll('#transcript details').length, "
             "diffs: document.querySelectorAll('pre.diff').length})"
         )

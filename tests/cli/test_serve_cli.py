@@ -57,7 +57,9 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _RAW = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
 
-def get(app: Any, path: str, *, cookie: bool = True, host: str | None = None, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+def get(
+    app: Any, path: str, *, cookie: bool = True, host: str | None = None, method: str = "GET"
+) -> tuple[int, dict[str, str], bytes]:
     req = urllib.request.Request(f"http://127.0.0.1:{app.port}{path}", method=method)
     if cookie:
         req.add_header("Cookie", f"pitools_token={app.token}")
@@ -93,7 +95,10 @@ def test_json_endpoints_equal_the_commands_json(run: Run, server: Any, archive: 
         ("/api/ls", ["ls", "--all", "--session-dir", d]),
         ("/api/ls?sort=cost&limit=1", ["ls", "--all", "--session-dir", d, "--sort", "cost", "--limit", "1"]),
         ("/api/search?q=auth", ["search", "auth", "--session-dir", d]),
-        ("/api/search?q=the&role=assistant&branch=current&limit=3", ["search", "the", "--session-dir", d, "--role", "assistant", "--branch", "current", "--limit", "3"]),
+        (
+            "/api/search?q=the&role=assistant&branch=current&limit=3",
+            ["search", "the", "--session-dir", d, "--role", "assistant", "--branch", "current", "--limit", "3"],
+        ),
         ("/api/usage?by=model", ["usage", "--by", "model", "--session-dir", d]),
         ("/api/usage?by=day&breakdown=1", ["usage", "--by", "day", "--breakdown", "--session-dir", d]),
     ]  # fmt: skip

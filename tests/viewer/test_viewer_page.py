@@ -58,10 +58,14 @@ def _cases() -> list[str]:
 
 def _chosen_leaves(rec: dict[str, Any]) -> list[str]:
     by_leaf = rec["byLeaf"]
-    usable = [leaf for leaf in rec["requestedLeaves"] if isinstance(by_leaf.get(leaf), dict) and "error" not in by_leaf[leaf]]
-    usable = [leaf for leaf in usable if by_leaf[leaf].get("leafExists") and "error" not in by_leaf[leaf].get("path", {})]
+    usable = [
+        leaf for leaf in rec["requestedLeaves"] if isinstance(by_leaf.get(leaf), dict) and "error" not in by_leaf[leaf]
+    ]
+    usable = [
+        leaf for leaf in usable if by_leaf[leaf].get("leafExists") and "error" not in by_leaf[leaf].get("path", {})
+    ]
     chosen = [leaf for leaf in (rec.get("leafId"),) if leaf in usable]
-    for leaf in (usable[:1] + usable[-1:]):
+    for leaf in usable[:1] + usable[-1:]:
         if leaf not in chosen:
             chosen.append(leaf)
     return chosen[:LEAVES_PER_SESSION]
@@ -111,19 +115,56 @@ def test_page_matches_pi_paths_and_context_at_leaves(browser: Browser, tmp_path:
 
 def _tool_session(path: Path) -> Path:
     def entry(eid: str, parent: str | None, message: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "message", "id": eid, "parentId": parent, "timestamp": f"2026-05-01T10:00:0{len(eid)}.000Z", "message": message}
+        return {
+            "type": "message",
+            "id": eid,
+            "parentId": parent,
+            "timestamp": f"2026-05-01T10:00:0{len(eid)}.000Z",
+            "message": message,
+        }
 
     calls = [
-        {"type": "toolCall", "id": "e", "name": "edit", "arguments": {"path": "app.py", "edits": [{"oldText": "a = 1\nb = 2\n", "newText": "a = 1\nb = 3\n"}]}},
-        {"type": "toolCall", "id": "w", "name": "write", "arguments": {"path": "x.js", "content": "const s = \"<b>\"; // note\n"}},
+        {
+            "type": "toolCall",
+            "id": "e",
+            "name": "edit",
+            "arguments": {"path": "app.py", "edits": [{"oldText": "a = 1\nb = 2\n", "newText": "a = 1\nb = 3\n"}]},
+        },
+        {
+            "type": "toolCall",
+            "id": "w",
+            "name": "write",
+            "arguments": {"path": "x.js", "content": 'const s = "<b>"; // note\n'},
+        },
         {"type": "toolCall", "id": "b", "name": "bash", "arguments": {"command": "ls --color"}},
     ]
     usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15, "cost": {"total": 0.5}}
     values = [
         {"type": "session", "version": 3, "id": "tools", "timestamp": "2026-05-01T10:00:00.000Z", "cwd": "/w"},
         entry("u", None, {"role": "user", "content": "go", "timestamp": 1}),
-        entry("a1", "u", {"role": "assistant", "content": calls, "usage": usage, "stopReason": "toolUse", "provider": "p", "model": "m"}),
-        entry("r1", "a1", {"role": "toolResult", "toolCallId": "b", "toolName": "bash", "content": [{"type": "text", "text": "\u001b[31mred\u001b[0m plain \u001b]8;;x\u0007"}], "isError": False}),
+        entry(
+            "a1",
+            "u",
+            {
+                "role": "assistant",
+                "content": calls,
+                "usage": usage,
+                "stopReason": "toolUse",
+                "provider": "p",
+                "model": "m",
+            },
+        ),
+        entry(
+            "r1",
+            "a1",
+            {
+                "role": "toolResult",
+                "toolCallId": "b",
+                "toolName": "bash",
+                "content": [{"type": "text", "text": "\u001b[31mred\u001b[0m plain \u001b]8;;x\u0007"}],
+                "isError": False,
+            },
+        ),
     ]
     path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
     return path
@@ -137,7 +178,8 @@ def test_tool_calls_render_as_diff_code_and_coloured_output(browser: Browser, tm
       del: Array.from(document.querySelectorAll('pre.diff .del'), d => d.textContent),
       add: Array.from(document.querySelectorAll('pre.diff .add'), d => d.textContent),
       strings: Array.from(document.querySelectorAll('.tool-call pre .s'), s => s.textContent),
-      red: Array.from(document.querySelectorAll('#transcript span[style*="color"]'), s => [s.textContent, s.style.color]),
+      red: Array.from(document.querySelectorAll('#transcript span[style*="color"]'),
+                      s => [s.textContent, s.style.color]),
       text: document.getElementById('transcript').innerText,
       summary: document.getElementById('summary').innerText,
     })"""

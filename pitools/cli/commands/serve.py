@@ -8,7 +8,9 @@ from pitools.cli.output import get_output
 
 
 @click.command("serve")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0: any free one).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port on 127.0.0.1 (0: any free one)."
+)
 @click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the URL.")
 @click.option("--session-dir", metavar="DIR", default=None, help="Serve only this session folder.")
 def command(port: int, no_browser: bool, session_dir: str | None) -> int:
