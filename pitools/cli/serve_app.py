@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 from pitools.cli.output import Output
 
 COOKIE = "pitools_token"
-#: How long the id → file map of the session list is reused before it is read again.
+#: An unknown session id lists the archive again at most this often (seconds).
 LIST_TTL = 2.0
 
 
@@ -57,7 +57,7 @@ class App:
         self.port = 0
         self._lock = threading.Lock()
         self._paths: dict[str, str] = {}
-        self._paths_at = 0.0
+        self._paths_at = -LIST_TTL
 
     # -- the JSON endpoints (the commands' own code) ---------------------------------------------
     def api_ls(self, q: dict[str, list[str]]) -> bytes:
@@ -131,13 +131,16 @@ class App:
     def session_path(self, session_id: str) -> str:
         """The file of the session with this id (from the listing ``ls --all`` gives)."""
         with self._lock:
-            if session_id in self._paths and time.monotonic() - self._paths_at < LIST_TTL:
-                return self._paths[session_id]
+            known = self._paths.get(session_id)
+            if known is not None and os.path.isfile(known):
+                return known  # the poll of an open page must not list the archive every second
+            if known is None and time.monotonic() - self._paths_at < LIST_TTL:
+                raise ApiError(404, "no session with this id in the archive")
             from pitools.ops.listing import list_sessions
 
             listing = list_sessions(session_dir=self.session_dir, all_=True).to_json()
             self._paths = {
-                s["id"]: s["path"]
+                s["id"]: os.path.expanduser(s["path"])
                 for s in listing.get("sessions", [])
                 if isinstance(s.get("id"), str) and isinstance(s.get("path"), str)
             }
@@ -145,7 +148,7 @@ class App:
             path = self._paths.get(session_id)
         if path is None:
             raise ApiError(404, "no session with this id in the archive")
-        return os.path.expanduser(path)
+        return path
 
     @staticmethod
     def stamp(path: str) -> str:
