@@ -167,21 +167,16 @@ class App:
         return "".join(viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)).encode("utf-8")
 
     def session_data(self, session_id: str) -> bytes:
+        """The page's data again, for a page whose session grew: ``{"meta": ..., "entries": [...]}``."""
         from pitools.core.js.jsonout import to_json_bytes
         from pitools.core.session.api import load
         from pitools.core.views.viewer import build_viewer_model
-        from pitools.ops.viewer import settings_resolver
-        from pitools.render.viewer_html import entries_json
+        from pitools.ops.viewer import entry_texts, settings_resolver
 
         loaded = load(self.session_path(session_id))
         model = build_viewer_model(loaded, None, settings_resolver(loaded))
-        return (
-            b'{"meta":'
-            + to_json_bytes(model.meta_json())
-            + b',"entries":'
-            + entries_json(loaded.session.entries)
-            + b"}"
-        )
+        entries = b",".join(entry_texts(loaded))
+        return b'{"meta":' + to_json_bytes(model.meta_json()) + b',"entries":[' + entries + b"]}"
 
 
 def _one(q: dict[str, list[str]], key: str) -> str | None:

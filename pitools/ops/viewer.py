@@ -31,41 +31,82 @@ def settings_resolver(loaded: LoadedSession, *, use_config: bool = True) -> Any:
     return settings_for
 
 
-def raw_line_reader(loaded: LoadedSession) -> Any:
-    """``i`` → the bytes of entry ``i``'s line in the file, when the entries are the file's own
-    (not migrated): the form of an entry nested too deeply to serialize again."""
-    session = loaded.session
-    if session.needs_migration or session.migrated_values is not None:
-        return None
-    lengths = session.raw.lengths
+class RawLines:
+    """``i`` → the text of entry ``i``'s line in the file (read in file order, one open file),
+    or None when the entries are not the file's own (a migrated file) or the line is not UTF-8."""
 
-    def read(i: int) -> bytes | None:
-        try:
-            with open(session.path, "rb") as f:
-                f.seek(session.offsets[i])
-                return f.read(lengths[session.positions[i]])
-        except (OSError, IndexError):
+    def __init__(self, loaded: LoadedSession) -> None:
+        session = loaded.session
+        self.ok = not session.needs_migration and session.migrated_values is None
+        self.session = session
+        self.file: Any = None
+
+    def __call__(self, i: int) -> bytes | None:
+        if not self.ok:
             return None
+        session = self.session
+        try:
+            if self.file is None:
+                self.file = open(session.path, "rb")  # noqa: SIM115 - closed in close()
+            self.file.seek(session.offsets[i])
+            raw: bytes = self.file.read(session.raw.lengths[session.positions[i]]).strip()
+            raw.decode("utf-8")
+        except (OSError, IndexError, UnicodeDecodeError):
+            return None
+        return raw
 
-    return read
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
 
 
-def without_image_data(entries: Iterable[Any]) -> Iterator[Any]:
-    """The entries with the base64 data of message images left out (``--images placeholder``)."""
-    for entry in entries:
-        message = entry.get("message") if isinstance(entry, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if (
-            isinstance(message, dict)
-            and isinstance(content, list)
-            and any(isinstance(c, dict) and c.get("type") == "image" for c in content)
-        ):
-            slim = [
-                {k: v for k, v in c.items() if k != "data"} if isinstance(c, dict) and c.get("type") == "image" else c
-                for c in content
-            ]
-            entry = {**entry, "message": {**message, "content": slim}}
-        yield entry
+def entry_texts(loaded: LoadedSession, *, embed_images: bool = True) -> Iterator[bytes]:
+    """The entries' JSON texts for the page: the file's lines where they can be used."""
+    from pitools.render.viewer_html import entry_texts as texts
+
+    raw = RawLines(loaded)
+    try:
+        if embed_images:
+            yield from texts(loaded.session.entries, raw)
+        else:
+            slim = without_image_data(loaded.session.entries)
+
+            def raw_unless_changed(i: int) -> bytes | None:
+                return raw(i) if slim.changed != i else None
+
+            yield from texts(slim, raw_unless_changed)
+    finally:
+        raw.close()
+
+
+class without_image_data:  # noqa: N801 - used like a generator function
+    """The entries with the base64 data of message images left out (``--images placeholder``);
+    ``changed`` is the position of the entry just yielded if it was changed, else -1."""
+
+    def __init__(self, entries: Iterable[Any]) -> None:
+        self.entries = entries
+        self.changed = -1
+
+    def __iter__(self) -> Iterator[Any]:
+        for i, entry in enumerate(self.entries):
+            self.changed = -1
+            message = entry.get("message") if isinstance(entry, dict) else None
+            content = message.get("content") if isinstance(message, dict) else None
+            if (
+                isinstance(message, dict)
+                and isinstance(content, list)
+                and any(isinstance(c, dict) and c.get("type") == "image" for c in content)
+            ):
+                slim = [
+                    {k: v for k, v in c.items() if k != "data"}
+                    if isinstance(c, dict) and c.get("type") == "image"
+                    else c
+                    for c in content
+                ]
+                entry = {**entry, "message": {**message, "content": slim}}
+                self.changed = i
+            yield entry
 
 
 def viewer_page(
@@ -83,9 +124,5 @@ def viewer_page(
     model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config))
     header = loaded.session.header or {}
     name = header.get("id") if isinstance(header.get("id"), str) else loaded.path
-    entries: Iterable[Any] = loaded.session.entries
-    if not embed_images:
-        entries = without_image_data(entries)
-    return page_pieces(
-        model.meta_json(), entries, title=f"pi session {name}", live=live, raw_line=raw_line_reader(loaded)
-    )
+    texts = entry_texts(loaded, embed_images=embed_images)
+    return page_pieces(model.meta_json(), texts, title=f"pi session {name}", live=live)

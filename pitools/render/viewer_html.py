@@ -48,15 +48,13 @@ def script_json(data: bytes) -> str:
     return data.replace(b"<", b"\\u003c").decode("utf-8")
 
 
-def _entry_json(entry: Any, raw: bytes | None = None) -> bytes:
-    """An entry as JSON. One nested too deep to serialize again is its line in the file
-    (``raw``; JSON.parse reads any depth) or, for a migrated file, keeps its top-level scalars
-    (ids, type, timestamp: all the page's tree and context need) and says what was left out."""
+def _entry_json(entry: Any) -> bytes:
+    """An entry nested too deeply to serialize (of a migrated file: the others are embedded as
+    their lines) keeps its top-level scalars (ids, type, timestamp: all the page's tree and
+    context need) and says what was left out."""
     try:
         return to_json_bytes(entry)
     except RecursionError:
-        if raw is not None:
-            return raw.strip().decode("utf-8", "replace").encode("utf-8")
         if not isinstance(entry, dict):
             return b'"(a value nested too deeply to show)"'
         shallow = {k: v for k, v in entry.items() if not isinstance(v, (dict, list))}
@@ -82,13 +80,13 @@ def _e(text: str) -> str:
 
 def page_pieces(
     meta: dict[str, Any],
-    entries: Iterable[Any],
+    entries: Iterable[bytes],
     *,
     title: str,
     live: dict[str, Any] | None = None,
-    raw_line: Callable[[int], bytes | None] | None = None,
 ) -> Iterator[str]:
-    """The page in pieces (they join to it); ``entries`` are serialized as they are written.
+    """The page in pieces (they join to it); ``entries`` are the entries' JSON texts, read or
+    serialized as they are written (:func:`entry_texts`).
 
     ``live`` (for ``pitools serve``) adds what the script needs to poll for appended entries.
     """
@@ -113,11 +111,8 @@ def page_pieces(
     yield '</script>\n<script type="application/json" id="pt-entries">['
     batch: list[bytes] = []
     first = True
-    for i, entry in enumerate(entries):
-        try:
-            batch.append(to_json_bytes(entry))
-        except RecursionError:
-            batch.append(_entry_json(entry, raw_line(i) if raw_line is not None else None))
+    for text in entries:
+        batch.append(text)
         if len(batch) >= _BATCH:
             yield ("" if first else ",") + script_json(b",".join(batch))
             first = False
@@ -127,9 +122,24 @@ def page_pieces(
     yield f"]</script>\n<script>{asset('viewer.js')}</script>\n</body></html>\n"
 
 
-def entries_json(entries: Iterable[Any]) -> bytes:
+def entry_texts(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] | None = None) -> Iterator[bytes]:
+    """Each entry's JSON text: its line in the file when ``raw_line`` gives it (the very text Pi
+    parses, and serializing every string again would keep a UTF-8 copy of each non-ASCII one
+    alive), else the entry serialized as ``JSON.stringify`` would."""
+    for i, entry in enumerate(entries):
+        raw = raw_line(i) if raw_line is not None else None
+        if raw is not None:
+            yield raw
+            continue
+        try:
+            yield to_json_bytes(entry)
+        except RecursionError:
+            yield _entry_json(entry)
+
+
+def entries_json(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] | None = None) -> bytes:
     """The entries as one JSON array (``pitools serve`` sends it when a session grows)."""
-    return b"[" + b",".join(_entry_json(e) for e in entries) + b"]"
+    return b"[" + b",".join(entry_texts(entries, raw_line)) + b"]"
 
 
 @cache

@@ -5,7 +5,7 @@
 (function () {
   var META, ENTRIES, byId, searchText, callArgs;
   var filterMode = "default", query = "", selected = -1, followDefault = true;
-  var rows = [], visibleOrder = [], observer = null;
+  var rows = [], orderIndex = [], observer = null;
   var ctxState = null;
   var app = document.getElementById("app");
 
@@ -196,19 +196,31 @@
         esc(oneLine(preview(e), 140)) + "</div>");
     }
     tree.innerHTML = html.join("");
+    marked = [];
     rows = new Array(ENTRIES.length);
+    orderIndex = new Array(ENTRIES.length);
     var els = tree.children;
-    for (var j = 0; j < els.length; j++) rows[order[j]] = els[j];
+    for (var j = 0; j < els.length; j++) { rows[order[j]] = els[j]; orderIndex[order[j]] = j; }
   }
+  var visibleCount = 0;
   function applyFilter() {
-    visibleOrder = [];
-    var order = META.order;
+    var order = META.order, n = 0;
     for (var i = 0; i < order.length; i++) {
       var p = order[i], show = passes(p), el = rows[p];
       if (el.hidden === show) el.hidden = !show;
-      if (show) visibleOrder.push(p);
+      if (show) n++;
     }
-    document.getElementById("tree-status").textContent = visibleOrder.length + " / " + ENTRIES.length + " entries";
+    visibleCount = n;
+    showCount();
+  }
+  function showCount() {
+    document.getElementById("tree-status").textContent = fmt(visibleCount) + " / " + fmt(ENTRIES.length) + " entries";
+  }
+  // Only the selected row is shown whatever the filter: a new selection re-checks two rows.
+  function refilterRow(p) {
+    if (p < 0 || !rows[p]) return;
+    var show = passes(p);
+    if (rows[p].hidden === show) { rows[p].hidden = !show; visibleCount += show ? 1 : -1; showCount(); }
   }
 
   // -- transcript ---------------------------------------------------------------------------
@@ -443,33 +455,75 @@
     replay.plan.regions.forEach(function (run) { for (var k = 0; k < run[1] && i < path.length; k++) out[i++] = run[0]; });
     return out;
   }
+  // The transcript draws the last CHUNK entries of the path; earlier ones come in chunks when
+  // scrolled to (or asked for), and entry bodies are drawn as they near the viewport.
+  var CHUNK = 1500, tState = null, marked = [];
+  function articleHtml(i) {
+    var t = tState, p = t.path[i], e = ENTRIES[p], k = kindOf(e), inc = t.inCtx.has(p);
+    var cls = k[0] + (EVENTS.indexOf(isObj(e) && e.type) >= 0 ? " event" : "") + (inc ? "" : " out") + (p === t.pos ? " selected" : "");
+    var status = inc ? ' data-in-context="true"' : ' data-context="' + (t.ctx.compIdx >= 0 && i < t.ctx.compIdx ? "summarized" : "omitted") + '"';
+    var region = t.replay && t.replay.plan && t.replay.plan.wouldCompact ? t.regions[i] : (inc ? "" : "summarized away");
+    return '<article class="' + esc(cls) + '" data-entry-id="' + esc(idText(e)) + '" data-pos="' + p + '"' + status + ">" + entryHead(p, region) + "</article>";
+  }
+  function watchBodies(list) {
+    if (!observer) {
+      for (var j = 0; j < list.length; j++) fillBody(list[j]);
+      return;
+    }
+    for (var a = 0; a < list.length; a++) observer.observe(list[a]);
+  }
+  function earlierButton() {
+    var n = tState.first;
+    return n > 0 ? '<button id="earlier" type="button">Show ' + fmt(Math.min(n, CHUNK)) + " earlier entries (" + fmt(n) + " before these)</button>" : "";
+  }
+  function showEarlier() {
+    var t = tState, btn = document.getElementById("earlier"), main = document.getElementById("main");
+    if (!t || !btn || t.first <= 0) return;
+    var from = Math.max(0, t.first - CHUNK), html = [];
+    for (var i = from; i < t.first; i++) html.push(articleHtml(i));
+    var before = main.scrollHeight, top = main.scrollTop;
+    var holder = document.createElement("div");
+    holder.innerHTML = html.join("");
+    var added = Array.prototype.slice.call(holder.children);
+    var frag = document.createDocumentFragment();
+    added.forEach(function (el) { frag.appendChild(el); });
+    btn.parentNode.insertBefore(frag, btn.nextSibling);
+    t.first = from;
+    if (from > 0) btn.textContent = "Show " + fmt(Math.min(from, CHUNK)) + " earlier entries (" + fmt(from) + " before these)";
+    else btn.parentNode.removeChild(btn);
+    watchBodies(added);
+    main.scrollTop = top + (main.scrollHeight - before);
+  }
   function renderTranscript(pos) {
     var path = pathTo(pos), ctx = contextAt(path), inCtx = new Set(ctx.order);
-    var replay = META.replays[String(pos)], regions = regionsFor(path, replay);
-    ctxState = { path: path, ctx: ctx };
-    var html = [];
-    for (var i = 0; i < path.length; i++) {
-      var p = path[i], e = ENTRIES[p], k = kindOf(e), inc = inCtx.has(p);
-      var cls = k[0] + (EVENTS.indexOf(isObj(e) && e.type) >= 0 ? " event" : "") + (inc ? "" : " out") + (p === pos ? " selected" : "");
-      var status = inc ? ' data-in-context="true"' : ' data-context="' + (ctx.compIdx >= 0 && i < ctx.compIdx ? "summarized" : "omitted") + '"';
-      html.push('<article class="' + esc(cls) + '" data-entry-id="' + esc(idText(e)) + '" data-pos="' + p + '"' + status + ">" +
-        entryHead(p, replay && replay.plan && replay.plan.wouldCompact ? regions[i] : (inc ? "" : "summarized away")) + "</article>");
-    }
+    var replay = META.replays[String(pos)];
+    tState = { path: path, ctx: ctx, inCtx: inCtx, replay: replay, regions: regionsFor(path, replay), pos: pos, first: Math.max(0, path.length - CHUNK) };
+    ctxState = tState;
+    var html = [earlierButton()];
+    for (var i = tState.first; i < path.length; i++) html.push(articleHtml(i));
     var tr = document.getElementById("transcript");
+    if (observer) { observer.disconnect(); observer = null; }
     tr.innerHTML = html.join("");
-    if (observer) observer.disconnect();
-    var arts = tr.children;
-    if (arts.length <= 200 || !("IntersectionObserver" in window)) {
-      for (var j = 0; j < arts.length; j++) fillBody(arts[j]);
-    } else {
+    var arts = Array.prototype.slice.call(tr.querySelectorAll("article"));
+    if (arts.length > 200 && "IntersectionObserver" in window) {
       observer = new IntersectionObserver(function (items) {
-        items.forEach(function (it) { if (it.isIntersecting) { fillBody(it.target); observer.unobserve(it.target); } });
+        items.forEach(function (it) {
+          if (!it.isIntersecting) return;
+          if (it.target.id === "earlier") showEarlier();
+          else { fillBody(it.target); observer.unobserve(it.target); }
+        });
       }, { root: document.getElementById("main"), rootMargin: "1500px 0px" });
-      for (var a = 0; a < arts.length; a++) observer.observe(arts[a]);
+    }
+    watchBodies(arts);
+    var btn = document.getElementById("earlier");
+    if (btn) {
+      btn.addEventListener("click", showEarlier);
+      if (observer) observer.observe(btn);
     }
     renderSummary(pos, path, ctx, replay);
-    for (var r = 0; r < rows.length; r++) if (rows[r]) rows[r].className = "row";
-    path.forEach(function (p2) { rows[p2].classList.add("on-path"); if (inCtx.has(p2)) rows[p2].classList.add("in-ctx"); });
+    for (var r = 0; r < marked.length; r++) rows[marked[r]].className = "row";
+    marked = path.slice();
+    path.forEach(function (p2) { rows[p2].className = inCtx.has(p2) ? "row on-path in-ctx" : "row on-path"; });
     rows[pos].classList.add("selected");
     var last = arts[arts.length - 1];
     if (last && last.scrollIntoView) last.scrollIntoView({ block: "end" });
@@ -509,9 +563,11 @@
   function select(pos, fromUser) {
     if (pos < 0 || pos >= ENTRIES.length) return;
     if (fromUser) followDefault = false;
+    var before = selected;
     selected = pos;
     renderTranscript(pos);
-    applyFilter();
+    refilterRow(before);
+    refilterRow(pos);
     var id = idText(ENTRIES[pos]);
     if (fromUser && history.replaceState) history.replaceState(null, "", "#leaf=" + encodeURIComponent(id));
   }
@@ -522,13 +578,24 @@
     try { id = decodeURIComponent(m[1]); } catch (err) { return -1; }
     return posOfId(id);
   }
+  // The next visible row up or down the tree (delta ±1), or the first/last (±Infinity).
   function move(delta) {
-    if (!visibleOrder.length) return;
-    var i = visibleOrder.indexOf(selected);
-    i = i < 0 ? 0 : Math.max(0, Math.min(visibleOrder.length - 1, i + delta));
-    select(visibleOrder[i], true);
+    var order = META.order, n = order.length;
+    if (!n) return;
+    var step = delta > 0 ? 1 : -1, i, target = -1;
+    if (!isFinite(delta)) { i = delta > 0 ? n - 1 : 0; step = delta > 0 ? -1 : 1; }
+    else i = selected >= 0 ? orderIndex[selected] + step : 0;
+    for (; i >= 0 && i < n; i += step) if (!rows[order[i]].hidden) { target = order[i]; break; }
+    if (target < 0 || target === selected) return;
+    select(target, true);
     if (rows[selected].scrollIntoView) rows[selected].scrollIntoView({ block: "nearest" });
   }
+  var nudged = -1;
+  function nudge(step) {
+    var order = META.order, from = nudged >= 0 ? nudged : selected;
+    for (var i = orderIndex[from] + step; i >= 0 && i < order.length; i += step) if (!rows[order[i]].hidden) { nudged = order[i]; return; }
+  }
+  function commitNudge() { if (nudged >= 0) { var p = nudged; nudged = -1; select(p, true); if (rows[p].scrollIntoView) rows[p].scrollIntoView({ block: "nearest" }); } }
   function setTheme(t) {
     document.documentElement.setAttribute("data-theme", t);
     try { localStorage.setItem("pitools-theme", t); } catch (err) { /* file pages may have no storage */ }
@@ -572,6 +639,8 @@
     else if (ev.key === "ArrowUp" || ev.key === "k") { move(-1); ev.preventDefault(); }
     else if (ev.key === "Home") { move(-Infinity); ev.preventDefault(); }
     else if (ev.key === "End") { move(Infinity); ev.preventDefault(); }
+    else if (ev.key === "PageDown") { for (var s = 0; s < 20; s++) nudge(1); commitNudge(); ev.preventDefault(); }
+    else if (ev.key === "PageUp") { for (var s2 = 0; s2 < 20; s2++) nudge(-1); commitNudge(); ev.preventDefault(); }
     else if (ev.key === "/") { document.getElementById("search").focus(); ev.preventDefault(); }
     else if (ev.key === "t") { document.getElementById("theme").click(); }
   });

@@ -117,18 +117,19 @@ def test_output_file_is_not_created_when_rendering_fails_midway(
 
         monkeypatch.setattr(export_md, "entry_view", failing)
     else:
+        from pitools.ops import viewer
         from pitools.render import viewer_html
 
-        real = viewer_html.to_json_bytes
+        real = viewer.RawLines.__call__
 
-        def failing_json(value: object) -> bytes:
+        def failing_line(self: viewer.RawLines, i: int) -> bytes | None:
             calls[0] += 1
             if calls[0] == 5:
                 raise RuntimeError("boom")
-            return real(value)  # type: ignore[no-any-return]
+            return real(self, i)
 
         monkeypatch.setattr(viewer_html, "_BATCH", 1)  # the page's head and entries reach the file first
-        monkeypatch.setattr(viewer_html, "to_json_bytes", failing_json)
+        monkeypatch.setattr(viewer.RawLines, "__call__", failing_line)
     monkeypatch.setattr(output_mod, "TEXT_CHUNK", 10)  # several chunks reach the temp file first
     out = tmp_path / "out.txt"
     result = CliRunner().invoke(cli, ["export", str(SESSION), "--format", format_, "-o", str(out)])
