@@ -70,7 +70,7 @@ def entry_texts(loaded: LoadedSession, *, embed_images: bool = True) -> Iterator
         if embed_images:
             yield from texts(loaded.session.entries, raw)
         else:
-            slim = without_image_data(loaded.session.entries)
+            slim = ImagelessEntries(loaded.session.entries)
 
             def raw_unless_changed(i: int) -> bytes | None:
                 return raw(i) if slim.changed != i else None
@@ -80,7 +80,7 @@ def entry_texts(loaded: LoadedSession, *, embed_images: bool = True) -> Iterator
         raw.close()
 
 
-class without_image_data:  # noqa: N801 - used like a generator function
+class ImagelessEntries:
     """The entries with the base64 data of message images left out (``--images placeholder``);
     ``changed`` is the position of the entry just yielded if it was changed, else -1."""
 
