@@ -75,6 +75,7 @@ check-dist: dist
 bench: $(DEV_STAMP)
 	$(BIN)/python scripts/bench.py
 	$(BIN)/python scripts/bench_scan.py --sizes 1,10,100
+	$(BIN)/python scripts/bench_viewer.py
 	$(MAKE) bench-archive
 	$(MAKE) bench-dataset
 

@@ -67,6 +67,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "index": ("pitools.cli.commands.index", "Build or update the archive index (ls, search and usage use it)."),
     "search": ("pitools.cli.commands.search", "Full-text search over every session, with each hit's branch."),
     "usage": ("pitools.cli.commands.usage", "Tokens and cost by day/week/month/model/project, forks counted once."),
+    "serve": ("pitools.cli.commands.serve", "Browse, search and chart every session in a local, read-only web app."),
     "repair": (
         "pitools.cli.commands.repair",
         "Repair a damaged session so Pi loads it; every fix reported.",

@@ -1,8 +1,8 @@
 """Readable transcripts of a branch or of the whole tree: the shared view model and Markdown.
 
 :func:`build_transcript` turns the entries into :class:`EntryView` items (a flat stream with
-branch open/close marks for ``--all``); :func:`markdown_pieces` and
-``export_html.html_pieces`` only lay those out. Every entry type is shown: messages of every
+branch open/close marks for ``--all``); :func:`markdown_pieces` lays those out (the HTML
+export is the viewer, :mod:`pitools.render.viewer_html`). Every entry type is shown: messages of every
 role, tool calls with their arguments, tool results (long ones folded), thinking (collapsed),
 images (placeholders, or embedded as data URIs), compactions and branch summaries as call-outs,
 model and thinking-level changes, names, context edits, custom entries, labels and timestamps.

@@ -135,19 +135,22 @@ def _export(
         else:
             get_output().write_chunks(new.lines())  # line by line, never joined
         return 0
+    if format_ == "html":
+        from pitools.ops.viewer import viewer_page
+
+        # The viewer always holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
+        return _write_pieces(viewer_page(loaded, leaf, embed_images=images != "placeholder"), output)
     from pitools.render.export_md import build_transcript
 
     embed = (images or ("embed" if format_ == "html" else "placeholder")) == "embed"
     transcript = build_transcript(loaded, leaf, all_=all_, embed_images=embed)
     # The document is rendered entry by entry while it is written: never held whole in memory.
-    if format_ == "html":
-        from pitools.render.export_html import html_pieces
+    from pitools.render.export_md import markdown_pieces
 
-        pieces = html_pieces(transcript)
-    else:
-        from pitools.render.export_md import markdown_pieces
+    return _write_pieces(markdown_pieces(transcript), output)
 
-        pieces = markdown_pieces(transcript)
+
+def _write_pieces(pieces: Iterator[str], output: str | None) -> int:
     if output:
         from pitools import store
         from pitools.cli.output import encoded_text

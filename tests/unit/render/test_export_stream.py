@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +16,6 @@ from hypothesis import strategies as st
 from pitools.cli import output as output_mod
 from pitools.core.session.api import load
 from pitools.render import export_md
-from pitools.render.export_html import html_pieces
 from pitools.render.export_md import build_transcript, markdown_pieces
 from pitools.render.mdsafe import _longest_run, code, inline
 from pitools.render.pretty import MAX_CHARS, pretty_json
@@ -70,9 +70,15 @@ def test_pieces_make_one_block_per_entry(all_: bool) -> None:
     md = "".join(markdown_pieces(build_transcript(loaded, leaf, all_=all_)))
     assert md.endswith("`\n") and not md.endswith("\n\n")  # the last block ends in a fence
     assert md.count("\n---\n\n") == len(shown) > 5
-    html = "".join(html_pieces(build_transcript(loaded, leaf, all_=all_, embed_images=True)))
-    assert html.count("\n<article ") + html.count('\n<p class="event"') == len(shown)
-    assert html.endswith("</main></body></html>\n")
+    # The viewer page embeds every entry of the file once, whatever the leaf.
+    import json
+
+    from pitools.ops.viewer import viewer_page
+
+    html = "".join(viewer_page(loaded, leaf, use_config=False))
+    data = html.split('<script type="application/json" id="pt-entries">', 1)[1].split("</script>", 1)[0]
+    assert len(json.loads(data)) == len(loaded.session.entries)
+    assert html.endswith("</body></html>\n")
 
 
 def test_entries_are_rendered_as_they_are_written(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,15 +106,30 @@ def test_output_file_is_not_created_when_rendering_fails_midway(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, format_: str
 ) -> None:
     calls = [0]
-    real = export_md.entry_view
+    if format_ == "markdown":
+        real: Any = export_md.entry_view
 
-    def failing(entry: object, labels: list[str]) -> export_md.EntryView:
-        calls[0] += 1
-        if calls[0] == 5:
-            raise RuntimeError("boom")
-        return real(entry, labels)
+        def failing(entry: object, labels: list[str]) -> export_md.EntryView:
+            calls[0] += 1
+            if calls[0] == 5:
+                raise RuntimeError("boom")
+            return real(entry, labels)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(export_md, "entry_view", failing)
+        monkeypatch.setattr(export_md, "entry_view", failing)
+    else:
+        from pitools.ops import viewer
+        from pitools.render import viewer_html
+
+        real = viewer.RawLines.__call__
+
+        def failing_line(self: viewer.RawLines, i: int) -> bytes | None:
+            calls[0] += 1
+            if calls[0] == 5:
+                raise RuntimeError("boom")
+            return real(self, i)
+
+        monkeypatch.setattr(viewer_html, "_BATCH", 1)  # the page's head and entries reach the file first
+        monkeypatch.setattr(viewer.RawLines, "__call__", failing_line)
     monkeypatch.setattr(output_mod, "TEXT_CHUNK", 10)  # several chunks reach the temp file first
     out = tmp_path / "out.txt"
     result = CliRunner().invoke(PITOOLS, ["export", str(SESSION), "--format", format_, "-o", str(out)])
@@ -218,6 +239,6 @@ def test_inline_escapes_every_special_character(text: str) -> None:
 def test_html_escaping_is_html_escape(text: str) -> None:
     import html
 
-    from pitools.render.export_html import _e
+    from pitools.render.viewer_html import _e
 
     assert _e(text) == html.escape(text, quote=True)

@@ -1,0 +1,352 @@
+"""The web app behind ``pitools serve``: the standard library's threading HTTP server.
+
+Why no framework: the app serves a handful of GET routes to one local user; http.server with
+a thread per request is enough, and it adds no dependency. Every route is read-only.
+
+Safety: the server binds to 127.0.0.1 only; every request must carry the access token (the
+``token`` query parameter, which sets an HttpOnly, SameSite=Strict cookie) and a Host header
+naming this loopback address and port (a DNS-rebinding page has another Host). The JSON
+endpoints run the very functions ``ls``, ``search`` and ``usage`` run for ``--format json``,
+writing into a buffer instead of stdout, so their bytes are the commands' bytes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import io
+import os
+import secrets
+import threading
+import time
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from pitools.cli.output import Output
+
+COOKIE = "pitools_token"
+#: An unknown session id lists the archive again at most this often (seconds).
+LIST_TTL = 2.0
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def run_json(fn: Any, **kwargs: Any) -> bytes:
+    """Run one of ``cli.archive_run``'s commands with ``format_="json"``; its stdout bytes."""
+    raw = io.BytesIO()
+    stdout = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+    out = Output(stdout=stdout, stderr=io.StringIO())
+    status = fn(out, format_="json", **kwargs)
+    stdout.flush()
+    if status:
+        raise ApiError(400, f"the command exited with {status}")
+    return raw.getvalue()
+
+
+class App:
+    """Shared state of one server: its token, its port, the archive it shows."""
+
+    def __init__(self, *, session_dir: str | None, token: str | None = None) -> None:
+        self.session_dir = session_dir
+        self.token = token or secrets.token_urlsafe(24)
+        self.port = 0
+        self._lock = threading.Lock()
+        self._paths: dict[str, str] = {}
+        self._paths_at = -LIST_TTL
+
+    # -- the JSON endpoints (the commands' own code) ---------------------------------------------
+    def api_ls(self, q: dict[str, list[str]]) -> bytes:
+        from pitools.cli.archive_run import SORTS, run_ls
+        from pitools.cli.commands.ls import _since
+
+        sort = _one(q, "sort") or "activity"
+        if sort not in SORTS:
+            raise ApiError(400, f"sort must be one of {', '.join(SORTS)}")
+        return run_json(
+            run_ls,
+            all_=_flag(q, "all", default=True),
+            cwd=_one(q, "cwd"),
+            session_dir=self.session_dir,
+            no_cache=False,
+            limit=_int(q, "limit", None, minimum=1),
+            since=_since(_one(q, "since")),
+            sort=sort,
+        )
+
+    def api_search(self, q: dict[str, list[str]]) -> bytes:
+        from pitools.cli.archive_run import ROLE_CHOICES, run_search
+
+        roles = tuple(q.get("role", []))
+        for role in roles:
+            if role not in ROLE_CHOICES:
+                raise ApiError(400, f"role must be one of {', '.join(ROLE_CHOICES)}")
+        branch = _one(q, "branch") or "all"
+        if branch not in ("current", "all"):
+            raise ApiError(400, "branch must be current or all")
+        return run_json(
+            run_search,
+            query=_one(q, "q") or "",
+            regex=_flag(q, "regex"),
+            thinking=_flag(q, "thinking"),
+            roles=roles,
+            tools=tuple(q.get("tool", [])),
+            project=_one(q, "project"),
+            cwd=_one(q, "cwd"),
+            session=_one(q, "session"),
+            since=_one(q, "since"),
+            until=_one(q, "until"),
+            in_context=_flag(q, "in_context"),
+            branch=branch,
+            limit=_int(q, "limit", 50, minimum=0),
+            timezone=_one(q, "timezone"),
+            session_dir=self.session_dir,
+        )
+
+    def api_usage(self, q: dict[str, list[str]]) -> bytes:
+        from pitools.cli.archive_run import run_usage
+        from pitools.core.views.usage_report import BY_CHOICES
+
+        by = _one(q, "by") or "day"
+        if by not in BY_CHOICES:
+            raise ApiError(400, f"by must be one of {', '.join(BY_CHOICES)}")
+        return run_json(
+            run_usage,
+            by=by,
+            since=_one(q, "since"),
+            until=_one(q, "until"),
+            timezone=_one(q, "timezone"),
+            breakdown=_flag(q, "breakdown"),
+            project=_one(q, "project"),
+            cwd=_one(q, "cwd"),
+            session=_one(q, "session"),
+            session_dir=self.session_dir,
+        )
+
+    # -- sessions ---------------------------------------------------------------------------------
+    def session_path(self, session_id: str) -> str:
+        """The file of the session with this id (from the listing ``ls --all`` gives)."""
+        with self._lock:
+            known = self._paths.get(session_id)
+            if known is not None and os.path.isfile(known):
+                return known  # the poll of an open page must not list the archive every second
+            if known is None and time.monotonic() - self._paths_at < LIST_TTL:
+                raise ApiError(404, "no session with this id in the archive")
+            from pitools.ops.listing import list_sessions
+
+            listing = list_sessions(session_dir=self.session_dir, all_=True).to_json()
+            self._paths = {
+                s["id"]: os.path.expanduser(s["path"])
+                for s in listing.get("sessions", [])
+                if isinstance(s.get("id"), str) and isinstance(s.get("path"), str)
+            }
+            self._paths_at = time.monotonic()
+            path = self._paths.get(session_id)
+        if path is None:
+            raise ApiError(404, "no session with this id in the archive")
+        return path
+
+    @staticmethod
+    def stamp(path: str) -> str:
+        st = os.stat(path)
+        return f"{st.st_size}-{st.st_mtime_ns}"
+
+    def session_page(self, session_id: str, leaf: str | None) -> bytes:
+        from pitools.core.session.api import load
+        from pitools.ops.viewer import viewer_page
+
+        path = self.session_path(session_id)
+        stamp = self.stamp(path)
+        loaded = load(path)
+        base = "/session/" + quote(session_id, safe="")
+        live = {"stamp": stamp, "stampUrl": base + "/stamp", "dataUrl": base + "/data"}
+        return "".join(viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)).encode("utf-8")
+
+    def session_data(self, session_id: str) -> bytes:
+        """The page's data again, for a page whose session grew: ``{"meta": ..., "entries": [...]}``."""
+        from pitools.core.js.json.encode import to_json_bytes
+        from pitools.core.session.api import load
+        from pitools.core.views.viewer import build_viewer_model
+        from pitools.ops.viewer import entry_texts, settings_resolver
+
+        loaded = load(self.session_path(session_id))
+        model = build_viewer_model(loaded, None, settings_resolver(loaded))
+        entries = b",".join(entry_texts(loaded))
+        return b'{"meta":' + to_json_bytes(model.meta_json()) + b',"entries":[' + entries + b"]}"
+
+
+def _one(q: dict[str, list[str]], key: str) -> str | None:
+    values = q.get(key)
+    return values[-1] if values else None
+
+
+def _flag(q: dict[str, list[str]], key: str, default: bool = False) -> bool:
+    value = _one(q, key)
+    if value is None:
+        return default
+    return value.lower() not in ("", "0", "false", "no")
+
+
+def _int(q: dict[str, list[str]], key: str, default: int | None, *, minimum: int) -> int | None:
+    value = _one(q, key)
+    if value is None or value == "":
+        return default
+    try:
+        n = int(value)
+    except ValueError:
+        raise ApiError(400, f"{key} must be a whole number") from None
+    if n < minimum:
+        raise ApiError(400, f"{key} must be at least {minimum}")
+    return n
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "pitools"
+    sys_version = ""
+    app: App  # set on the subclass made per server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet: the terminal shows the URL line only
+
+    def _send(self, status: int, body: bytes, ctype: str, extra: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _refuse(self, status: int, message: str) -> None:
+        self._send(status, (message + "\n").encode("utf-8"), "text/plain; charset=utf-8")
+
+    def _host_ok(self) -> bool:
+        host = (self.headers.get("Host") or "").strip().lower()
+        port = self.app.port
+        return host in (f"127.0.0.1:{port}", f"localhost:{port}")
+
+    def _cookie_token(self) -> str | None:
+        from http.cookies import CookieError, SimpleCookie
+
+        raw = self.headers.get("Cookie")
+        if not raw:
+            return None
+        try:
+            jar = SimpleCookie(raw)
+        except CookieError:
+            return None
+        morsel = jar.get(COOKIE)
+        return morsel.value if morsel is not None else None
+
+    def do_POST(self) -> None:
+        self._refuse(HTTPStatus.METHOD_NOT_ALLOWED, "read-only: only GET requests")
+
+    do_PUT = do_DELETE = do_PATCH = do_POST
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        if not self._host_ok():
+            self._refuse(HTTPStatus.FORBIDDEN, "refused: the Host header is not this server's loopback address")
+            return
+        parts = urlsplit(self.path)
+        q = parse_qs(parts.query, keep_blank_values=True)
+        given = _one(q, "token")
+        token = self.app.token
+        if given is not None and hmac.compare_digest(given.encode(), token.encode()):
+            # The token moves into a cookie, and the address loses it (history, screenshots).
+            rest = "&".join(f"{quote(k)}={quote(v)}" for k, vs in q.items() if k != "token" for v in vs)
+            location = (parts.path or "/") + ("?" + rest if rest else "")
+            cookie = f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
+            self._send(HTTPStatus.SEE_OTHER, b"", "text/plain", {"Location": location, "Set-Cookie": cookie})
+            return
+        cookie_token = self._cookie_token()
+        if cookie_token is None or not hmac.compare_digest(cookie_token.encode(), token.encode()):
+            self._refuse(HTTPStatus.UNAUTHORIZED, "refused: open the URL pitools serve printed (it carries the token)")
+            return
+        try:
+            self._route(parts.path, q)
+        except ApiError as exc:
+            self._refuse(exc.status, str(exc))
+        except BrokenPipeError:
+            pass
+        except Exception as exc:  # bad input in one session must not stop the server
+            from pitools.errors import PitoolsError
+
+            status = (
+                HTTPStatus.UNPROCESSABLE_ENTITY if isinstance(exc, PitoolsError) else HTTPStatus.INTERNAL_SERVER_ERROR
+            )
+            self._refuse(status, f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+
+    def _route(self, path: str, q: dict[str, list[str]]) -> None:
+        app = self.app
+        json_type = "application/json; charset=utf-8"
+        if path == "/":
+            from pitools.render.viewer_html import home_page
+
+            self._send(HTTPStatus.OK, home_page().encode("utf-8"), "text/html; charset=utf-8")
+        elif path == "/api/ls":
+            self._send(HTTPStatus.OK, app.api_ls(q), json_type)
+        elif path == "/api/search":
+            self._send(HTTPStatus.OK, app.api_search(q), json_type)
+        elif path == "/api/usage":
+            self._send(HTTPStatus.OK, app.api_usage(q), json_type)
+        elif path.startswith("/session/"):
+            rest = path[len("/session/") :]
+            sid, _, tail = rest.partition("/")
+            sid = unquote(sid)
+            if tail == "":
+                self._send(HTTPStatus.OK, app.session_page(sid, _one(q, "leaf")), "text/html; charset=utf-8")
+            elif tail == "stamp":
+                body = ('{"stamp":"' + app.stamp(app.session_path(sid)) + '"}').encode()
+                self._send(HTTPStatus.OK, body, json_type)
+            elif tail == "data":
+                self._send(HTTPStatus.OK, app.session_data(sid), json_type)
+            else:
+                raise ApiError(404, "not found")
+        else:
+            raise ApiError(404, "not found")
+
+
+def make_server(app: App, port: int) -> ThreadingHTTPServer:
+    handler = type("BoundHandler", (Handler,), {"app": app})
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
+    app.port = server.server_address[1]
+    return server
+
+
+def serve(out: Output, *, port: int, open_browser: bool, session_dir: str | None) -> int:
+    app = App(session_dir=session_dir)
+    try:
+        server = make_server(app, port)
+    except OSError as exc:
+        from pitools.errors import PitoolsError
+
+        raise PitoolsError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    url = f"http://127.0.0.1:{app.port}/?token={app.token}"
+    out.stdout.write(url + "\n")
+    out.stdout.flush()
+    out.message("serving read-only; press Ctrl-C to stop")
+    if open_browser:
+        import webbrowser
+
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    try:
+        server.serve_forever(poll_interval=0.25)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        server.server_close()
+    return 0

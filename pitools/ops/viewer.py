@@ -1,0 +1,128 @@
+"""The session viewer page for one session (``export --format html`` and ``pitools serve``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pitools.core.session.api import LoadedSession
+
+
+def settings_resolver(loaded: LoadedSession, *, use_config: bool = True) -> Any:
+    """``(provider, modelId) | None`` → (compaction settings, context window), resolved as
+    ``compact --dry-run`` resolves them (Pi's settings files, the model catalogue), once per model."""
+    from pitools.core.compaction.settings import resolve_settings
+
+    header = loaded.session.header or {}
+    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
+    seen: dict[Any, Any] = {}
+
+    def settings_for(model: Any) -> Any:
+        if model not in seen:
+            resolved = resolve_settings(
+                session_cwd=cwd,
+                model=model,
+                flags={"keep_recent_tokens": None, "reserve_tokens": None, "context_window": None},
+                use_config=use_config,
+            )
+            seen[model] = (resolved.compaction_settings(), int(resolved.context_window.value))
+        return seen[model]
+
+    return settings_for
+
+
+class RawLines:
+    """``i`` → the text of entry ``i``'s line in the file (read in file order, one open file),
+    or None when the entries are not the file's own (a migrated file) or the line is not UTF-8."""
+
+    def __init__(self, loaded: LoadedSession) -> None:
+        session = loaded.session
+        self.ok = not session.needs_migration and session.migrated_values is None
+        self.session = session
+        self.file: Any = None
+
+    def __call__(self, i: int) -> bytes | None:
+        if not self.ok:
+            return None
+        session = self.session
+        try:
+            if self.file is None:
+                self.file = open(session.path, "rb")  # noqa: SIM115 - closed in close()
+            self.file.seek(session.offsets[i])
+            raw: bytes = self.file.read(session.raw.lengths[session.positions[i]]).strip()
+            raw.decode("utf-8")
+        except (OSError, IndexError, UnicodeDecodeError):
+            return None
+        return raw
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+def entry_texts(loaded: LoadedSession, *, embed_images: bool = True) -> Iterator[bytes]:
+    """The entries' JSON texts for the page: the file's lines where they can be used."""
+    from pitools.render.viewer_html import entry_texts as texts
+
+    raw = RawLines(loaded)
+    try:
+        if embed_images:
+            yield from texts(loaded.session.entries, raw)
+        else:
+            slim = ImagelessEntries(loaded.session.entries)
+
+            def raw_unless_changed(i: int) -> bytes | None:
+                return raw(i) if slim.changed != i else None
+
+            yield from texts(slim, raw_unless_changed)
+    finally:
+        raw.close()
+
+
+class ImagelessEntries:
+    """The entries with the base64 data of message images left out (``--images placeholder``);
+    ``changed`` is the position of the entry just yielded if it was changed, else -1."""
+
+    def __init__(self, entries: Iterable[Any]) -> None:
+        self.entries = entries
+        self.changed = -1
+
+    def __iter__(self) -> Iterator[Any]:
+        for i, entry in enumerate(self.entries):
+            self.changed = -1
+            message = entry.get("message") if isinstance(entry, dict) else None
+            content = message.get("content") if isinstance(message, dict) else None
+            if (
+                isinstance(message, dict)
+                and isinstance(content, list)
+                and any(isinstance(c, dict) and c.get("type") == "image" for c in content)
+            ):
+                slim = [
+                    {k: v for k, v in c.items() if k != "data"}
+                    if isinstance(c, dict) and c.get("type") == "image"
+                    else c
+                    for c in content
+                ]
+                entry = {**entry, "message": {**message, "content": slim}}
+                self.changed = i
+            yield entry
+
+
+def viewer_page(
+    loaded: LoadedSession,
+    leaf: Any,
+    *,
+    live: dict[str, Any] | None = None,
+    use_config: bool = True,
+    embed_images: bool = True,
+) -> Iterator[str]:
+    """The page's pieces: the read model is computed first, the entries serialized as written."""
+    from pitools.core.views.viewer import build_viewer_model
+    from pitools.render.viewer_html import page_pieces
+
+    model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config))
+    header = loaded.session.header or {}
+    name = header.get("id") if isinstance(header.get("id"), str) else loaded.path
+    texts = entry_texts(loaded, embed_images=embed_images)
+    return page_pieces(model.meta_json(), texts, title=f"pi session {name}", live=live)

@@ -1,0 +1,167 @@
+"""The session viewer: one self-contained HTML page (``export --format html``, ``pitools serve``).
+
+The page holds the session's entries once, as JSON inside ``<script type="application/json">``
+(never executed; every ``<`` written as ``\\u003c`` so no text can close the element), the read
+model of :mod:`pitools.core.views.viewer`, and a small script (``viewer/viewer.js``, no build
+step) that draws the tree, the transcript and the context overlay from them. Its
+Content-Security-Policy allows nothing but that one script (by hash), inline styles and
+``data:`` images: no request leaves the page. All session text reaches the document as text
+(``textContent`` or escaped markup), never as markup.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from pitools.core.js.json.encode import to_json_bytes
+
+#: Entries serialized per yielded piece (one piece per entry costs a generator step each).
+_BATCH = 256
+
+
+@cache
+def asset(name: str) -> str:
+    """A file of ``pitools/render/viewer/`` (the script and the stylesheet)."""
+    return resources.files("pitools.render").joinpath("viewer", name).read_text(encoding="utf-8")
+
+
+@cache
+def script_hash() -> str:
+    digest = hashlib.sha256(asset("viewer.js").encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def csp(*, live: bool = False) -> str:
+    """The page's policy; a served page may also ask its own origin for updates."""
+    connect = "; connect-src 'self'" if live else ""
+    return f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{script_hash()}'{connect}"
+
+
+def script_json(data: bytes) -> str:
+    """JSON bytes made safe inside a ``<script>`` element: ``<`` only occurs inside strings
+    there, where ``\\u003c`` reads back as the same character."""
+    return data.replace(b"<", b"\\u003c").decode("utf-8")
+
+
+def _entry_json(entry: Any) -> bytes:
+    """An entry nested too deeply to serialize (of a migrated file: the others are embedded as
+    their lines) keeps its top-level scalars (ids, type, timestamp: all the page's tree and
+    context need) and says what was left out."""
+    try:
+        return to_json_bytes(entry)
+    except RecursionError:
+        if not isinstance(entry, dict):
+            return b'"(a value nested too deeply to show)"'
+        shallow = {k: v for k, v in entry.items() if not isinstance(v, (dict, list))}
+        shallow["pitoolsNote"] = "nested too deeply to show here; its other fields are left out"
+        return to_json_bytes(shallow)
+
+
+def _e(text: str) -> str:
+    """``html.escape(text, quote=True)``, replacing only the characters that occur (a search
+    for an absent character is much cheaper than a replace pass)."""
+    if "&" in text:  # first, so the entities made below are not escaped again
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "'" in text:
+        text = text.replace("'", "&#x27;")
+    return text
+
+
+def page_pieces(
+    meta: dict[str, Any],
+    entries: Iterable[bytes],
+    *,
+    title: str,
+    live: dict[str, Any] | None = None,
+) -> Iterator[str]:
+    """The page in pieces (they join to it); ``entries`` are the entries' JSON texts, read or
+    serialized as they are written (:func:`entry_texts`).
+
+    ``live`` (for ``pitools serve``) adds what the script needs to poll for appended entries.
+    """
+    info = dict(meta)
+    if live is not None:
+        info["live"] = live
+    yield (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp(live=live is not None)}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="generator" content="pitools">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        f"<title>{_e(title)}</title>\n"
+        f"<style>{asset('viewer.css')}</style></head>\n"
+        '<body><noscript><p class="noscript">This viewer needs JavaScript '
+        "(pitools export --format markdown gives a plain transcript).</p></noscript>\n"
+        '<div id="app"></div>\n'
+        '<script type="application/json" id="pt-meta">'
+    )
+    yield script_json(to_json_bytes(info))
+    yield '</script>\n<script type="application/json" id="pt-entries">['
+    batch: list[bytes] = []
+    first = True
+    for text in entries:
+        batch.append(text)
+        if len(batch) >= _BATCH:
+            yield ("" if first else ",") + script_json(b",".join(batch))
+            first = False
+            batch = []
+    if batch:
+        yield ("" if first else ",") + script_json(b",".join(batch))
+    yield f"]</script>\n<script>{asset('viewer.js')}</script>\n</body></html>\n"
+
+
+def entry_texts(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] | None = None) -> Iterator[bytes]:
+    """Each entry's JSON text: its line in the file when ``raw_line`` gives it (the very text Pi
+    parses, and serializing every string again would keep a UTF-8 copy of each non-ASCII one
+    alive), else the entry serialized as ``JSON.stringify`` would."""
+    for i, entry in enumerate(entries):
+        raw = raw_line(i) if raw_line is not None else None
+        if raw is not None:
+            yield raw
+            continue
+        try:
+            yield to_json_bytes(entry)
+        except RecursionError:
+            yield _entry_json(entry)
+
+
+def entries_json(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] | None = None) -> bytes:
+    """The entries as one JSON array (``pitools serve`` sends it when a session grows)."""
+    return b"[" + b",".join(entry_texts(entries, raw_line)) + b"]"
+
+
+@cache
+def home_hash() -> str:
+    digest = hashlib.sha256(asset("home.js").encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def home_page() -> str:
+    """``pitools serve``'s front page: session list, search and usage, drawn by ``home.js`` from
+    the JSON endpoints (the same documents the commands print with ``--format json``)."""
+    policy = (
+        f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{home_hash()}'; connect-src 'self'"
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        "<title>pitools: sessions</title>\n"
+        f"<style>{asset('viewer.css')}{asset('home.css')}</style></head>\n"
+        '<body><div id="home"></div>\n'
+        f"<script>{asset('home.js')}</script>\n</body></html>\n"
+    )

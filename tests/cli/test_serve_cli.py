@@ -1,0 +1,192 @@
+"""``pitools serve``: token and Host refusal, the JSON endpoints equal the commands' JSON, pages in
+Chromium (the viewer contract against Pi's recordings) and live updates when a session grows."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+from tests import support
+
+Run = Callable[..., Result]
+CASES = {"S1": "seed-running-example", "gen": "gen-s0000_v3"}
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Path:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name, case in CASES.items():
+        shutil.copyfile(support.golden_session(case), folder / f"{name}.jsonl")
+    return folder
+
+
+@pytest.fixture
+def server(archive: Path) -> Iterator[Any]:
+    from pitools.cli.serve_app import App, make_server
+
+    app = App(session_dir=str(archive))
+    srv = make_server(app, 0)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield app
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any) -> None:
+        return None
+
+
+_RAW = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+
+def get(
+    app: Any, path: str, *, cookie: bool = True, host: str | None = None, method: str = "GET"
+) -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(f"http://127.0.0.1:{app.port}{path}", method=method)
+    if cookie:
+        req.add_header("Cookie", f"pitools_token={app.token}")
+    if host is not None:
+        req.add_header("Host", host)
+    try:
+        with _RAW.open(req, timeout=30) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), err.read()
+
+
+def test_requests_without_the_token_or_with_a_foreign_host_are_refused(server: Any) -> None:
+    assert get(server, "/api/ls", cookie=False)[0] == 401
+    assert get(server, "/?token=wrong", cookie=False)[0] == 401
+    status, _, body = get(server, "/api/ls", cookie=False, host=f"evil.example:{server.port}")
+    assert status == 403 and b"Host" in body
+    # DNS rebinding: the right token (cookie) on a page served under another name is still refused.
+    assert get(server, "/api/ls", host=f"attacker.test:{server.port}")[0] == 403
+    assert get(server, "/api/ls", host="127.0.0.1:1")[0] == 403
+    status, headers, _ = get(server, f"/?token={server.token}", cookie=False)
+    assert status == 303 and headers["Location"] == "/"
+    assert f"pitools_token={server.token}" in headers["Set-Cookie"] and "HttpOnly" in headers["Set-Cookie"]
+    assert "SameSite=Strict" in headers["Set-Cookie"]
+    assert get(server, "/api/ls")[0] == 200
+    assert get(server, "/api/ls", method="POST")[0] == 405
+    assert get(server, "/session/nope")[0] == 404
+
+
+def test_json_endpoints_equal_the_commands_json(run: Run, server: Any, archive: Path) -> None:
+    d = str(archive)
+    pairs = [
+        ("/api/ls", ["ls", "--all", "--session-dir", d]),
+        ("/api/ls?sort=cost&limit=1", ["ls", "--all", "--session-dir", d, "--sort", "cost", "--limit", "1"]),
+        ("/api/search?q=auth", ["search", "auth", "--session-dir", d]),
+        (
+            "/api/search?q=the&role=assistant&branch=current&limit=3",
+            ["search", "the", "--session-dir", d, "--role", "assistant", "--branch", "current", "--limit", "3"],
+        ),
+        ("/api/usage?by=model", ["usage", "--by", "model", "--session-dir", d]),
+        ("/api/usage?by=day&breakdown=1", ["usage", "--by", "day", "--breakdown", "--session-dir", d]),
+    ]  # fmt: skip
+    for path, argv in pairs:
+        status, headers, body = get(server, path)
+        assert status == 200 and headers["Content-Type"].startswith("application/json"), path
+        cli_out = run(*argv, "--format", "json").stdout_bytes
+        assert body == cli_out, path
+        assert json.loads(body)  # a real document, not an empty one
+    assert get(server, "/api/usage?by=nonsense")[0] == 400
+    assert get(server, "/api/search?q=x&limit=-1")[0] == 400
+
+
+def test_the_command_prints_its_url_first(archive: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    argv = [sys.executable, "-m", "pitools", "serve", "--no-browser", "--session-dir", str(archive)]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as proc:
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline().decode().strip()
+            assert line.startswith("http://127.0.0.1:") and "/?token=" in line
+            token = line.split("token=", 1)[1]
+            assert len(token) >= 24
+            import http.cookiejar
+
+            jar = urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), jar)
+            with opener.open(line, timeout=30) as resp:  # the redirect sets the cookie; / answers
+                assert resp.status == 200 and b"<title>pitools: sessions</title>" in resp.read()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+# -- in Chromium ----------------------------------------------------------------------------------
+
+chromium = pytest.mark.skipif(shutil.which("chromium") is None, reason="headless Chromium is not installed")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from tests.browser import Browser
+
+    with Browser() as b:
+        yield b
+
+
+@chromium
+def test_served_pages_match_pi_and_the_home_page_lists_sessions(browser: Any, server: Any) -> None:
+    base = f"http://127.0.0.1:{server.port}"
+    browser.open(f"{base}/?token={server.token}")
+    ids = browser.eval("Array.from(document.querySelectorAll('[data-session-id]'), r => r.dataset.sessionId).sort()")
+    assert ids == sorted(["S1", support.golden_recording(CASES["gen"])["sessionId"]])
+    browser.wait_for("document.querySelectorAll('#chart .barrow').length > 0")
+    checked = 0
+    for sid, case in (("S1", CASES["S1"]), (support.golden_recording(CASES["gen"])["sessionId"], CASES["gen"])):
+        rec = support.golden_recording(case)
+        for n, leaf in enumerate(rec["requestedLeaves"][:3]):
+            browser.open(f"{base}/session/{sid}?n={n}#leaf={leaf}")
+            state = browser.state()
+            want = rec["byLeaf"][leaf]
+            assert state["transcript"] == want["path"], (case, leaf)
+            assert sorted(state["inContext"]) == sorted(want["contextEntries"]), (case, leaf)
+            assert len(state["tree"]) == len(rec["entries"])
+            checked += 1
+    assert checked >= 4
+
+
+@chromium
+def test_an_open_session_follows_appends(browser: Any, server: Any, archive: Path) -> None:
+    base = f"http://127.0.0.1:{server.port}"
+    browser.open(f"{base}/session/S1?token={server.token}")
+    assert browser.state()["transcript"][-1] == "C1"
+    entry = {
+        "type": "message",
+        "id": "NEW1",
+        "parentId": "C1",
+        "timestamp": "2026-07-29T10:00:00.000Z",
+        "message": {"role": "user", "content": "appended <b>while open</b>", "timestamp": 2},
+    }
+    with open(archive / "S1.jsonl", "a", encoding="utf-8") as f:  # as Pi appends: one line
+        f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    started = time.monotonic()
+    browser.wait_for("document.querySelector('#transcript [data-entry-id=\"NEW1\"]') !== null", timeout=10)
+    assert time.monotonic() - started < 3.5
+    state = browser.state()
+    assert state["transcript"][-2:] == ["C1", "NEW1"] and "NEW1" in state["inContext"]
+    assert "appended <b>while open</b>" in state["text"]  # shown as text, not markup
+    # A reload shows it too.
+    browser.open(f"{base}/session/S1?n=2")
+    assert browser.state()["transcript"][-1] == "NEW1"
