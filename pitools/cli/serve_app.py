@@ -37,7 +37,7 @@ class ApiError(Exception):
 
 
 def run_json(fn: Any, **kwargs: Any) -> bytes:
-    """Run one of ``cli.archive_run``'s commands with ``format_="json"``; its stdout bytes."""
+    """Run one of ``cli.archive_commands``'s commands with ``format_="json"``; its stdout bytes."""
     raw = io.BytesIO()
     stdout = io.TextIOWrapper(raw, encoding="utf-8", newline="")
     out = Output(stdout=stdout, stderr=io.StringIO())
@@ -61,7 +61,7 @@ class App:
 
     # -- the JSON endpoints (the commands' own code) ---------------------------------------------
     def api_ls(self, q: dict[str, list[str]]) -> bytes:
-        from pitools.cli.archive_run import SORTS, run_ls
+        from pitools.cli.archive_commands import SORTS, run_ls
         from pitools.cli.commands.ls import _since
 
         sort = _one(q, "sort") or "activity"
@@ -79,7 +79,7 @@ class App:
         )
 
     def api_search(self, q: dict[str, list[str]]) -> bytes:
-        from pitools.cli.archive_run import ROLE_CHOICES, run_search
+        from pitools.cli.archive_commands import ROLE_CHOICES, run_search
 
         roles = tuple(q.get("role", []))
         for role in roles:
@@ -108,7 +108,7 @@ class App:
         )
 
     def api_usage(self, q: dict[str, list[str]]) -> bytes:
-        from pitools.cli.archive_run import run_usage
+        from pitools.cli.archive_commands import run_usage
         from pitools.core.views.usage_report import BY_CHOICES
 
         by = _one(q, "by") or "day"
