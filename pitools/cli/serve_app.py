@@ -344,9 +344,8 @@ def serve(out: Output, *, port: int, open_browser: bool, session_dir: str | None
 
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
     try:
+        # Ctrl-C ends the loop: the one error handler (cli/errors.py) reports it, exit 130.
         server.serve_forever(poll_interval=0.25)
-    except KeyboardInterrupt:
-        return 130
     finally:
         server.server_close()
     return 0

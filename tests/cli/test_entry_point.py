@@ -108,10 +108,11 @@ def test_debug_option_reaches_the_handler(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_the_fast_path_and_click_share_the_handler(tmp_path: Path) -> None:
-    """A PitoolsError from the click-free path and from click: the same line, the same status."""
+    """A PitoolsError from the click-free path and from click: the same line, the same status
+    (an unreadable --since is a usage error, exit 2, on both)."""
     args = ["usage", "--since", "not a time", "--session-dir", str(tmp_path)]
     fast, slow = _env(), _env()
-    assert main(args, fast) == main(args, slow, fast=False) == EXIT_FAILURE
+    assert main(args, fast) == main(args, slow, fast=False) == EXIT_USAGE
     assert fast.stderr.getvalue() == slow.stderr.getvalue()
     assert fast.stderr.getvalue().startswith("pitools: ") and fast.stderr.getvalue().count("\n") == 1
 
