@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := examples/sample-session.jsonl
 
-.PHONY: install run test lint fmt generate bench bench-archive bench-dataset golden differential fuzz stress clean
+.PHONY: install run test lint fmt generate bench bench-archive bench-dataset golden conformance differential fuzz stress clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -58,6 +58,12 @@ bench-dataset: $(STAMP)
 ## Re-record Pi 1.6.0's results for every golden session (needs node and the reference, see README).
 golden: $(STAMP)
 	$(BIN)/python scripts/record_golden.py
+
+## Re-record every golden expectation with another Pi release and print what differs from the
+## committed recordings, per case and per field: `make conformance PI=1.7.0` (needs node and npm).
+PI ?= 1.6.0
+conformance: $(STAMP)
+	$(BIN)/python scripts/conformance.py --pi $(PI)
 
 ## Compare pitools with Pi on freshly generated sessions (needs node and the reference).
 differential: $(STAMP)

@@ -146,8 +146,8 @@ class PiSession:
         import orjson
 
         args = ["validate", self.path, "--format", "json"]
-        for code in ignore:
-            args += ["--ignore", code]
+        for finding_code in ignore:
+            args += ["--ignore", finding_code]
         if strict:
             args.append("--strict")
         code, out, err = run_pitools(args)

@@ -136,7 +136,7 @@ def test_action_severity_warning_is_strict(project: Path) -> None:
 def test_action_paths_with_spaces_and_shell_text_are_data(project: Path, tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     hostile = f"sessions/nested/with\\ space.jsonl $(touch {marker}) `touch {marker}`; touch {marker}"
-    status, log, outputs = run_action(project, {"paths": hostile})
+    status, _, outputs = run_action(project, {"paths": hostile})
     assert not marker.exists()
     assert status == 1  # the odd words are files that do not exist: reported, never run
     assert outputs["validate"]["exit-code"] == "1"
