@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.context.build import ContextReplay
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.lean import LeanSession
@@ -29,6 +30,7 @@ def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict
         projection.append({"sourceId": pe.source_id, "sourceType": pe.source_type, "messages": shared[at : at + n]})
         at += n
     data: dict[str, Any] = {
+        "pi": PI_REFERENCE_VERSION,
         "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
         "path": replay.path_ids if replay.path_ids is not None else [entry_id(e) for e in replay.path],
         "contextEntries": [entry_id(e) for e in replay.context_entries],
@@ -60,6 +62,7 @@ def context_json_chunks(
     p = replay.projection
     head = to_json_bytes(
         {
+            "pi": PI_REFERENCE_VERSION,
             "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
             "path": replay.path_ids if replay.path_ids is not None else [entry_id(e) for e in replay.path],
             "contextEntries": [entry_id(e) for e in replay.context_entries],

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.errors import PiCrashError
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import Session, entry_id, entry_type
@@ -92,6 +93,7 @@ def inspect_session(session: Session, index: SessionIndex) -> dict[str, Any]:
     roots = [entry_id(r.entry) for r in get_tree(index)]
     default_leaf = index.leaf_id
     return {
+        "pi": PI_REFERENCE_VERSION,
         "path": session.path,
         "header": {
             "id": header.get("id"),
