@@ -395,10 +395,8 @@ def test_every_line_pi_itself_wrote_matches_the_schema() -> None:
 
 
 def migrated_cases() -> list[str]:
-    return sorted(p.parent.name for p in GOLDEN.glob("*_v[12]*/session.jsonl")) + [
-        "v2-hook-message",
-        "v1-compaction-by-index",
-    ]
+    generated = sorted(p.parent.name for p in GOLDEN.glob("*_v[12]*/session.jsonl"))
+    return [*generated, "v2-hook-message", "v1-compaction-by-index"]
 
 
 @pytest.mark.parametrize("case", migrated_cases())
