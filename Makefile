@@ -93,6 +93,12 @@ golden: $(DEV_STAMP)
 	$(BIN)/python tests/golden/request_cases.py
 	node scripts/record_requests.mjs
 
+## Re-record every golden expectation with another Pi release and print what differs from the
+## committed recordings, per case and per field: `make conformance PI=1.7.0` (needs node and npm).
+PI ?= 1.6.0
+conformance: $(STAMP)
+	$(BIN)/python scripts/conformance.py --pi $(PI)
+
 ## Compare pitools with Pi on freshly generated sessions (needs node and the reference).
 differential: $(DEV_STAMP)
 	$(BIN)/python scripts/differential.py

@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+# pytester runs pytest on throwaway projects (tests/testing/: the plugin as a user project uses it).
+pytest_plugins = ["pytester"]
+
 _real_connect = socket.socket.connect
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
@@ -53,6 +54,7 @@ def branch_json(branch: Branch) -> dict[str, Any]:
 def branches_json(result: BranchList, session_name: Any) -> dict[str, Any]:
     """The ``pitools branches --format json`` object (schemas/output/branches.schema.json)."""
     return {
+        "pi": PI_REFERENCE_VERSION,
         "sessionName": _plain(session_name),
         "defaultLeafId": _plain(result.default_leaf_id),
         "entryCount": result.entry_count,

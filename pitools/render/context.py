@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.context.build import ContextReplay
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.lean import LeanSession
@@ -32,8 +33,9 @@ def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict
 
 
 def _head(replay: ContextReplay) -> dict[str, Any]:
-    """The members before the projection: the leaf, the path, the context entries."""
+    """The members before the projection: the Pi release, the leaf, the path, the context entries."""
     return {
+        "pi": PI_REFERENCE_VERSION,
         "leafId": None if replay.leaf_id is UNDEFINED else replay.leaf_id,
         "path": replay.path_ids if replay.path_ids is not None else [entry_id(e) for e in replay.path],
         "contextEntries": [entry_id(e) for e in replay.context_entries],

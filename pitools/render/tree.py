@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_type
@@ -81,6 +82,7 @@ def tree_json(view: TreeView, session_name: Any) -> bytes:
     """
     rows = view.rows
     head = {
+        "pi": PI_REFERENCE_VERSION,
         "sessionName": _plain(session_name),
         "leafId": safe_value(_plain(view.leaf_id)),
         "filter": view.filter,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.validate import Finding, ValidationReport
 from pitools.render.safe import safe_text
 
@@ -28,6 +29,7 @@ def any_failed(reports: Sequence[ValidationReport], fail_on: str) -> bool:
 def validate_json(reports: Sequence[ValidationReport], fail_on: str) -> dict[str, Any]:
     """The ``pitools validate --format json`` document (schemas/output/validate.schema.json)."""
     return {
+        "pi": PI_REFERENCE_VERSION,
         "status": "fail" if any_failed(reports, fail_on) else "ok",
         "files": [report.to_json() for report in reports],
         "counts": total_counts(reports),

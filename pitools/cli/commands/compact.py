@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.cli.options import format_option, leaf_option, session_argument
 from pitools.cli.output import get_output
 
@@ -337,6 +338,7 @@ def _apply(
     replay = replay_context(reloaded.index, result.entry["id"])
     after = replay.estimate.tokens
     data = {
+        "pi": PI_REFERENCE_VERSION,
         "entry": result.entry,
         "writtenTo": result.written_to,
         "backup": result.backup,

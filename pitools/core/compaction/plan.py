@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.compaction.prepare import (
     CompactionPreparation,
     CompactionSettings,
@@ -182,6 +183,7 @@ class CompactionPlan:
 
     def _document(self, regions: Any, preparation: Any) -> dict[str, Any]:
         data: dict[str, Any] = {
+            "pi": PI_REFERENCE_VERSION,
             "leafId": None if self.leaf_id is UNDEFINED else self.leaf_id,
             "settings": self.settings_json,
             "config": self.config,

@@ -108,7 +108,9 @@ class ResolvedSettings:
     reserve_tokens: Sourced
     keep_recent_tokens: Sourced
     context_window: Sourced
-    agent_dir: Path
+    #: Pi's agent folder; None with ``use_config=False``, which reads nothing from it (so a
+    #: ``--no-config`` plan is the same document on every machine).
+    agent_dir: Path | None
     files_read: list[Path] = field(default_factory=list)
     #: Whether the project's ``.pi/settings.json`` applies; None when there is no such file.
     project_trusted: Sourced | None = None
@@ -131,7 +133,7 @@ class ResolvedSettings:
             "keepRecentTokens": self.keep_recent_tokens.to_json(),
             "contextWindow": self.context_window.to_json(),
             "projectTrusted": None if self.project_trusted is None else self.project_trusted.to_json(),
-            "agentDir": str(self.agent_dir),
+            "agentDir": None if self.agent_dir is None else str(self.agent_dir),
             "filesRead": [str(p) for p in self.files_read],
             "warnings": list(self.warnings),
         }
@@ -651,7 +653,7 @@ def resolve_settings(
         reserve_tokens=reserve,
         keep_recent_tokens=keep,
         context_window=window,
-        agent_dir=agent,
+        agent_dir=agent if use_config else None,
         files_read=files_read,
         project_trusted=trusted,
         warnings=warnings,

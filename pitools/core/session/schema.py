@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.json.encode import short_json as _short_json
 from pitools.core.js.value import UNDEFINED
 
@@ -632,7 +633,9 @@ def _clean_loc(loc: tuple[Any, ...], value: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-SCHEMA_ID = "https://pitools.dev/schemas/session.schema.json"
+#: The schema's identity: Pi's session format version (the header's ``version``), not pitools' release.
+#: It changes only when Pi's format does (v4 would be ``...:v4``); a URN, since no host is promised.
+SCHEMA_ID = "urn:pitools:schema:pi-session:v3"
 
 
 def session_json_schema() -> dict[str, Any]:
@@ -647,6 +650,7 @@ def session_json_schema() -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
+        "$comment": f"Pi session format v3 as Pi {PI_REFERENCE_VERSION} reads and writes it.",
         "title": "Pi session line (format v3)",
         "description": (
             "One line of a Pi coding-agent session file as Pi 1.6.0 writes it: the session header or an "

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import Session, entry_id, entry_type
 from pitools.core.session.name import session_name
@@ -99,6 +100,7 @@ def inspect_session(
     roots = [entry_id(r.entry) for r in get_tree(index)]
     default_leaf = index.leaf_id
     return {
+        "pi": PI_REFERENCE_VERSION,
         "path": session.path,
         "header": {
             "id": header.get("id"),

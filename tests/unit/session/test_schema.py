@@ -375,3 +375,47 @@ def test_the_schema_rejects_what_the_models_reject(line: dict[str, Any]) -> None
     assert not validator().is_valid(line)
     with pytest.raises(ValidationError):
         line_adapter().validate_python(line)
+
+
+def test_the_schema_id_names_pi_format_version() -> None:
+    schema = orjson.loads(SCHEMA_FILE.read_bytes())
+    assert schema["$id"] == "urn:pitools:schema:pi-session:v3"
+    assert "Pi 1.6.0" in schema["$comment"]
+
+
+def test_every_line_pi_itself_wrote_matches_the_schema() -> None:
+    # golden/reference-written: written by Pi 1.6.0's SessionManager (scripts/record_reference_session.mjs),
+    # every entry type it can append, branch summary and context edit included.
+    v = validator()
+    lines = (GOLDEN / "reference-written" / "session.jsonl").read_bytes().splitlines()
+    types = {orjson.loads(line)["type"] for line in lines}
+    assert {"session", "message", "model_change", "thinking_level_change", "compaction", "branch_summary"} <= types
+    assert {"custom", "custom_message", "label", "session_info", "usage", "context_edit"} <= types
+    for n, line in enumerate(lines, 1):
+        errors = list(v.iter_errors(orjson.loads(line)))
+        assert not errors, f"line {n}: {errors[0].message[:300]}"
+
+
+def migrated_cases() -> list[str]:
+    generated = sorted(p.parent.name for p in GOLDEN.glob("*_v[12]*/session.jsonl"))
+    return [*generated, "v2-hook-message", "v1-compaction-by-index"]
+
+
+@pytest.mark.parametrize("case", migrated_cases())
+def test_what_pi_writes_when_it_migrates_matches_the_schema(case: str) -> None:
+    # Pi rewrites a v1/v2 file as v3 when it opens it: the recording's header and entries are what it writes.
+    import lzma
+
+    recorded = orjson.loads(lzma.decompress((GOLDEN / case / "pi.krt20000.json.xz").read_bytes()))
+    if recorded.get("error"):
+        pytest.skip(f"Pi cannot open {case}: {recorded['error']}")
+    assert recorded["migrated"] is True
+    v = validator()
+    for n, line in enumerate([recorded["header"], *recorded["entries"]]):
+        errors = [e.message for e in v.iter_errors(line)]
+        if line.get("type") == "compaction" and "firstKeptEntryId" not in line:
+            # A v1 firstKeptEntryIndex that names no entry leaves Pi's migrated compaction without
+            # firstKeptEntryId (the README's compaction-missing-first-kept): the one thing Pi writes
+            # that its own types reject.
+            errors = [m for m in errors if m != "'firstKeptEntryId' is a required property"]
+        assert not errors, f"{case} entry {n}: {errors[0][:300]}"
