@@ -97,18 +97,20 @@ class ValidationResult:
 def run_pitools(args: list[str]) -> tuple[int, bytes, str]:
     """Run ``pitools ARGS`` in this process: ``(exit code, stdout bytes, stderr text)``.
 
-    The real command line runs (the same option parsing, loader, renderers and exit codes), with
-    its own streams; an internal error (exit 3) carries its one-line message like any other.
+    The real command line runs through its one entry point (:func:`pitools.cli.main`: the same
+    option parsing, loader, renderers, error handler and exit codes) on streams of its own; an
+    internal error (exit 3) carries its one-line message like any other.
     """
-    from click.testing import CliRunner
+    import io
 
-    from pitools.cli import cli
+    from pitools.cli import Environment, main
 
-    result = CliRunner().invoke(cli, args, catch_exceptions=True)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        exc = result.exception
-        return 3, result.stdout_bytes, f"pitools: internal error: {type(exc).__name__}: {exc}"
-    return result.exit_code, result.stdout_bytes, result.stderr
+    raw = io.BytesIO()
+    stdout = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+    stderr = io.StringIO()
+    status = main(args, Environment(stdout=stdout, stderr=stderr, stdin=io.StringIO()))
+    stdout.flush()
+    return status, raw.getvalue(), stderr.getvalue()
 
 
 class PiSession:

@@ -79,7 +79,8 @@ def test_snapshots_are_written_readably_and_then_hold(pytester: pytest.Pytester)
     pytester.runpytest("-p", "no:randomly", "--snapshot-update").assert_outcomes(passed=7)
     written = root / "tests" / "__snapshots__" / "test_sessions" / "test_context_at_the_default_leaf.json"
     text = written.read_text(encoding="utf-8")
-    assert text.startswith('{\n  "leafId": "39b7f4d0",\n  "path": [\n')  # one value a line, pitools' key order
+    # One value a line, in pitools' key order.
+    assert text.startswith('{\n  "pi": "1.6.0",\n  "leafId": "39b7f4d0",\n  "path": [\n')
     assert text == (EXAMPLE / "tests" / "__snapshots__" / "test_sessions" / written.name).read_text(encoding="utf-8")
     markdown = written.with_name("test_context_as_markdown.md").read_text(encoding="utf-8")
     assert "parseDuration" in markdown
