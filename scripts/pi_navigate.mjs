@@ -16,6 +16,7 @@
 //   leafAfter: sm.getLeafId() afterwards
 //   appended:  the lines Pi appended to the file, parsed
 //   contexts:  {id: buildSessionContext() at that id} on the session afterwards (reloaded from disk)
+//   contextAfter (--context-after): buildSessionContext() at leafAfter, reloaded from disk
 // The input file is never modified.
 import fs from "node:fs";
 import os from "node:os";
@@ -41,6 +42,7 @@ function parseArgs(argv) {
         else if (a === "--context-window") o.contextWindow = Number(next());
         else if (a === "--reserve-tokens") o.reserveTokens = Number(next());
         else if (a === "--contexts") o.contexts = next().split(",").filter(Boolean);
+        else if (a === "--context-after") o.contextAfter = true;
         else if (!o.session) o.session = a;
         else throw new Error(`unexpected argument ${a}`);
     }
@@ -185,6 +187,13 @@ async function main() {
             .split("\n")
             .filter(Boolean)
             .map((l) => JSON.parse(l));
+        if (o.contextAfter) {
+            // Pi's context at the leaf it ended on, from the file as it is now on disk.
+            const again = SM.SessionManager.open(file, tmp);
+            const entries = again.getEntries();
+            const byId = new Map(entries.map((e) => [e.id, e]));
+            out.contextAfter = SM.buildSessionContext(entries, sm.getLeafId() ?? null, byId);
+        }
         if (o.contexts.length) {
             const again = SM.SessionManager.open(file, tmp);
             out.entryCount = again.getEntries().length;

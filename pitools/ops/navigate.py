@@ -91,12 +91,16 @@ def navigate_apply(
     on_retry: ProgressFn | None = None,
     now: _dt.datetime | None = None,
     entry_ids: tuple[str, str] | None = None,
+    new_session: bool = True,
+    summarizer: Any = None,
 ) -> NavigateOutcome:
     """Navigate from ``from_id`` to ``target_id`` as Pi's ``navigateTree(target, {summarize, label})``.
 
     ``context_window`` is the session model's window (or ``--context-window``); when another
     model is chosen with ``--model`` and no window flag was given, that model's window sets the
-    budget, as Pi sizes the branch by the model it calls. ``entry_ids`` fixes the new ids (tests).
+    budget, as Pi sizes the branch by the model it calls. ``entry_ids`` fixes the new ids and
+    ``new_session=False`` keeps the source header in ``output`` (both for the golden corpus).
+    A ``summarizer`` given by a library caller is used as is: no model is resolved or asked about.
     """
     path = file
     index = loaded.index
@@ -124,31 +128,36 @@ def navigate_apply(
     summary_entry: dict[str, Any] | None = None
     summary_id, label_id = entry_ids or (None, None)
     if wants_summary and plan.would_call_model:
-        choice = summarizing.choose_summarizer(
-            model_arg, session_model=session_model, base_url=base_url, use_config=use_config
-        )
-        if choice.paid and not window_from_flag and choice.spec.context_window:
-            budget = token_budget(choice.spec.context_window, reserve_tokens)
-            if budget != plan.token_budget:
-                plan = plan_navigation(index, from_id, target_id, budget, instructions=instructions, path=path)
-        summarizing.authorize(
-            choice,
-            path=path,
-            output=output,
-            yes=yes,
-            what="a branch summary entry",
-            confirm=confirm,
-            show_plan=(lambda: show_plan(plan)) if show_plan is not None else None,
-        )
-        if announce is not None:
-            announce(choice)
-        summarizer = summarizing.build(choice, timeout=timeout, on_retry=on_retry)
+        if summarizer is None:
+            choice = summarizing.choose_summarizer(
+                model_arg, session_model=session_model, base_url=base_url, use_config=use_config
+            )
+            if choice.paid and not window_from_flag and choice.spec.context_window:
+                budget = token_budget(choice.spec.context_window, reserve_tokens)
+                if budget != plan.token_budget:
+                    plan = plan_navigation(index, from_id, target_id, budget, instructions=instructions, path=path)
+            summarizing.authorize(
+                choice,
+                path=path,
+                output=output,
+                yes=yes,
+                what="a branch summary entry",
+                confirm=confirm,
+                show_plan=(lambda: show_plan(plan)) if show_plan is not None else None,
+            )
+            if announce is not None:
+                announce(choice)
+            summarizer = summarizing.build(choice, timeout=timeout, on_retry=on_retry)
+            model_label = choice.label
+        else:
+            spec = getattr(summarizer, "spec", None)
+            model_label = spec.label if spec is not None else "builtin (offline, extractive)"
         request = summary_request(index, plan, instructions)
         store.check_unchanged(path, stamp)  # the leaf was chosen from this read: still current?
         if progress:
             progress("asking for the branch summary…")
         result = summarizer.summarize(request)
-        requests, model_label = 1, choice.label
+        requests = 1
         summary, read_files, modified_files = branch_summary_text(result.text, plan.prepared)
         summary_entry = build_branch_summary_entry(
             index,
@@ -191,7 +200,7 @@ def navigate_apply(
     lines = [compaction_line(e) for e in new_entries]
     made: Any = None
     if output:
-        write_copy(path, stamp, loaded, lines, output, now=now)
+        write_copy(path, stamp, loaded, lines, output, new_session=new_session, now=now)
         written_to = output
     else:
         made = store.append_lines(path, lines, expected=stamp, backup=backup)
