@@ -8,6 +8,7 @@ holds ``{"error": "..."}``; where Pi would loop forever, ``{"error": "cycle", ..
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -132,7 +133,7 @@ def _valid_view(
         by_leaf[key] = leaf_view(index, leaf, settings, context_window)
         if all_leaves and "error" not in by_leaf[key] and _navigates(leaf, default_leaf):
             by_leaf[key]["navigateToDefault"] = _attempt(
-                lambda leaf=leaf: navigate_view(index, leaf, default_leaf, context_window)
+                functools.partial(navigate_view, index, leaf, default_leaf, context_window)
             )
     out["byLeaf"] = by_leaf
     return out

@@ -124,9 +124,8 @@ def apply_compaction(
     about 4.6 GB), once the file is proven unchanged since ``expected``.
     """
     from pitools.core.compaction.summarizer import SummaryResult
-    from pitools.summarize.usage import combine_usage
-
     from pitools.ops.summarizing import check_target
+    from pitools.summarize.usage import combine_usage
 
     if loaded is not None and expected is None:
         raise ValueError("apply_compaction: `loaded` needs the `expected` stamp taken before it was read")

@@ -196,7 +196,9 @@ def navigate_apply(
             )
     else:
         # No summary: Pi moves the leaf (to null for a root target), then labels the target.
-        new_entries.append(build_label_entry(index, plan.new_leaf_id, target_id, label or "", now=now, entry_id_=label_id))
+        new_entries.append(
+            build_label_entry(index, plan.new_leaf_id, target_id, label or "", now=now, entry_id_=label_id)
+        )
     lines = [compaction_line(e) for e in new_entries]
     made: Any = None
     if output:

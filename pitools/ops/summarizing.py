@@ -114,7 +114,11 @@ def authorize(
                 f"{why}; refusing to write a builtin (offline, extractive) summary into {path} in place. "
                 "Say --model builtin to mean it, configure a key for the model, or write a new file with -o OUT",
             )
-        if not confirm(f"{why}: append a builtin (offline, extractive) summary to {path} in place?"):
+        question = (
+            f"{why}: the only summarizer available is the builtin (offline, extractive) one. "
+            f"Append a builtin summary to {path} in place?"
+        )
+        if not confirm(question):
             raise PitoolsError("cancelled; nothing was written")
     if choice.paid and not yes:
         if confirm is None:
@@ -177,4 +181,3 @@ def session_model_of(model: Any) -> tuple[str, str] | None:
     if isinstance(model, dict) and isinstance(model.get("provider"), str) and isinstance(model.get("modelId"), str):
         return (model["provider"], model["modelId"])
     return None
-

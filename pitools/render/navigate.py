@@ -79,7 +79,9 @@ def render_plan(console: Any, plan: NavigationPlan, *, entries: bool = False) ->
         if kept == 0:
             out.line([("  none of them is a message: Pi writes 'No content to summarize' and asks no model", "dim")])
         if plan.prompt_error:
-            out.line([(f"  Pi 1.6.0 throws building the request: {safe_text(plan.prompt_error, one_line=True)}", "red")])
+            out.line(
+                [(f"  Pi 1.6.0 throws building the request: {safe_text(plan.prompt_error, one_line=True)}", "red")]
+            )
         read_files, modified_files = plan.prepared.file_lists()
         for title, files in (("read", read_files), ("modified", modified_files)):
             if files:
@@ -92,7 +94,7 @@ def render_plan(console: Any, plan: NavigationPlan, *, entries: bool = False) ->
         hidden = 0
         if not entries and len(rows) > 2 * EDGE + 1:
             hidden = len(rows) - 2 * EDGE
-            rows = rows[:EDGE] + [None] + rows[-EDGE:]
+            rows = [*rows[:EDGE], None, *rows[-EDGE:]]
         for entry in rows:
             if entry is None:
                 out.line([(f"  … {plural(hidden, 'entry', 'entries')} …", "dim")])

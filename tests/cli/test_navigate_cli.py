@@ -137,7 +137,13 @@ def test_summarize_builtin_in_place_with_backup(run, seed: Path) -> None:
     assert summary["type"] == "branch_summary" and summary["parentId"] == "BS1" and summary["fromId"] == "A3"
     assert summary["summary"].startswith(PREAMBLE) and summary["fromHook"] is False
     assert summary["details"] == {"readFiles": [], "modifiedFiles": []}
-    assert label == {**label, "type": "label", "parentId": summary["id"], "targetId": summary["id"], "label": "tried-jwt"}
+    assert label == {
+        **label,
+        "type": "label",
+        "parentId": summary["id"],
+        "targetId": summary["id"],
+        "label": "tried-jwt",
+    }
     assert data["leafId"] == label["id"] and data["requests"] == 1 and data["backup"]
     after = seed.read_bytes()
     assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 2
@@ -311,12 +317,27 @@ def test_hostile_session_text_never_reaches_the_terminal_raw(run, tmp_path: Path
     evil = "\x1b]0;pwned\x07\x1b[31mred[bold]x[/bold]\u202e"
     lines = [
         {"type": "session", "version": 3, "id": "S", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/x"},
-        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01Z",
-         "message": {"role": "user", "content": evil, "timestamp": 1}},
-        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02Z",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": evil}]}},
-        {"type": "message", "id": f"u2{evil}", "parentId": "a1", "timestamp": "2026-01-01T00:00:03Z",
-         "message": {"role": "user", "content": evil, "timestamp": 2}},
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"role": "user", "content": evil, "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": "u1",
+            "timestamp": "2026-01-01T00:00:02Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": evil}]},
+        },
+        {
+            "type": "message",
+            "id": f"u2{evil}",
+            "parentId": "a1",
+            "timestamp": "2026-01-01T00:00:03Z",
+            "message": {"role": "user", "content": evil, "timestamp": 2},
+        },
     ]
     p = tmp_path / "evil.jsonl"
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))

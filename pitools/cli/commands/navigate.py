@@ -22,8 +22,12 @@ from pitools.cli.output import get_output
 @leaf_option
 @click.option("--dry-run", "dry_run", is_flag=True, help="Show what Pi would do; never writes (the default).")
 @click.option("--summarize", is_flag=True, help="Summarize the branch being left and append the summary, as Pi does.")
-@click.option("--label", default=None, metavar="TEXT", help="Label the summary (or, without one, the target), as Pi does.")
-@click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override branchSummary.reserveTokens.")
+@click.option(
+    "--label", default=None, metavar="TEXT", help="Label the summary (or, without one, the target), as Pi does."
+)
+@click.option(
+    "--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override branchSummary.reserveTokens."
+)
 @click.option("--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens.")
 @click.option(
     "--no-config", is_flag=True, help="Read none of Pi's config files (settings, models, auth); keys from env only."
