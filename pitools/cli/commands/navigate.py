@@ -217,7 +217,7 @@ def _dry_run(
         render_prompt(output_.console(), SYSTEM_PROMPT, plan.prompt)
     if not plan.noop:
         output_.message(
-            "dry run: nothing written. Pi itself writes nothing when it navigates without a summary or a label "
+            "note: dry run: nothing written. Pi itself writes nothing when it navigates without a summary or a label "
             "(its leaf moves in memory only); --summarize writes the summary"
         )
     return 0
@@ -301,10 +301,10 @@ def _apply(
         return 0
     if not outcome.entries:
         if outcome.plan.noop:
-            output_.message("the target is the current leaf: Pi does nothing; nothing was written")
+            output_.message("note: the target is the current leaf: Pi does nothing; nothing was written")
         else:
             output_.message(
-                "nothing to summarize (the current leaf is on the target's path) and no --label: Pi writes "
+                "note: nothing to summarize (the current leaf is on the target's path) and no --label: Pi writes "
                 "nothing when it navigates so (its leaf moves in memory only); nothing was written"
             )
         return 0
