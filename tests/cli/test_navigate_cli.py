@@ -347,3 +347,30 @@ def test_hostile_session_text_never_reaches_the_terminal_raw(run, tmp_path: Path
             assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     r = run("navigate", p, "--to", "u1", "--no-config", "--label", evil)
     assert "\x1b" not in r.stdout + r.stderr
+
+
+def test_budget_comes_from_pis_branch_summary_setting(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    args = ["navigate", SEED, "--leaf", "A3", "--to", "C1", "--format", "json", "--context-window", "50000"]
+    assert json.loads(run(*args).stdout)["tokenBudget"] == 50000 - 16384
+    (agent / "settings.json").write_text('{"branchSummary": {"reserveTokens": 1000}}')
+    data = json.loads(run(*args).stdout)
+    assert data["tokenBudget"] == 49000 and "settings.json" in data["budget"]["reserveTokens"]["source"]
+    assert json.loads(run(*args, "--reserve-tokens", "10").stdout)["tokenBudget"] == 49990
+    assert json.loads(run(*args, "--no-config").stdout)["tokenBudget"] == 50000 - 16384
+    # Pi subtracts whatever is stored: a string makes the budget NaN, i.e. no limit at all.
+    (agent / "settings.json").write_text('{"branchSummary": {"reserveTokens": "lots"}}')
+    r = run(*args)
+    assert json.loads(r.stdout)["tokenBudget"] is None and "not a number" in r.stderr
+
+
+def test_v1_session_dry_run_says_ids_are_stand_ins_and_apply_refuses(run, tmp_path: Path) -> None:
+    v1 = tmp_path / "v1.jsonl"
+    shutil.copy(GOLDEN / "gen-s0002_v1" / "session.jsonl", v1)
+    r = run("navigate", v1, "--to", "L2", "--no-config")
+    assert "stand-ins" in r.stderr
+    before = v1.read_bytes()
+    r = run("navigate", v1, "--to", "L2", "--summarize", "--model", "builtin", "--no-config", exit_code=1)
+    assert "migrate" in r.stderr and v1.read_bytes() == before

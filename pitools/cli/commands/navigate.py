@@ -129,6 +129,9 @@ def command(
 
         stamp = store.stamp(file)  # before the read: anything appended after it is noticed
     loaded = load(file)
+    from pitools.cli.options import note_synthetic_ids
+
+    note_synthetic_ids(loaded)
     from_id = loaded.leaf(leaf_ref)
     target_id = _resolve_target(loaded, target_ref)
     projection = build_projection(loaded.index.session_path(from_id)) if from_id is not None else None
