@@ -27,7 +27,7 @@ from pitools.core.compaction.branch import (
     token_budget,
 )
 from pitools.core.compaction.plan import compaction_line
-from pitools.core.errors import PitoolsError
+from pitools.core.errors import PiCrashError, PitoolsError
 from pitools.core.session.api import LoadedSession
 from pitools.ops import summarizing
 from pitools.ops.compaction import after_append, write_copy
@@ -116,6 +116,11 @@ def navigate_apply(
     wants_summary = summarize and bool(plan.entries)
     if not wants_summary and not label:
         return NavigateOutcome(plan, [], None, None, None, 0, plan.new_leaf_id)
+    if wants_summary and plan.prompt_error is not None:  # Pi throws building the request: stop before any model
+        raise PiCrashError(
+            f"Pi 1.6.0 throws while building the branch summary request: {plan.prompt_error}; nothing was written",
+            path=path,
+        )
     summarizing.check_target(path, output)
     if not stamp.ends_with_newline:
         raise PitoolsError(

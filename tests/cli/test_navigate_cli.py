@@ -374,3 +374,16 @@ def test_v1_session_dry_run_says_ids_are_stand_ins_and_apply_refuses(run, tmp_pa
     before = v1.read_bytes()
     r = run("navigate", v1, "--to", "L2", "--summarize", "--model", "builtin", "--no-config", exit_code=1)
     assert "migrate" in r.stderr and v1.read_bytes() == before
+
+
+def test_where_pi_throws_building_the_request_nothing_is_asked_or_written(run, tmp_path: Path) -> None:
+    case = GOLDEN / "repair-crash-content" / "session.jsonl"
+    pi = load_recording("repair-crash-content", 20000)
+    nav = pi["byLeaf"]["4e646309"]["navigateToDefault"]
+    assert "msg.content.some is not a function" in nav["result"]["error"]  # Pi's own failure
+    args = ["navigate", case, "--leaf", "4e646309", "--to", nav["targetId"], "--no-config"]
+    data = json.loads(run(*args, "--format", "json").stdout)
+    assert data["prompt"] is None and "msg.content.some is not a function" in data["promptError"]
+    out = tmp_path / "out.jsonl"
+    r = run(*args, "--summarize", "--model", "builtin", "-o", out, exit_code=1)
+    assert "throws" in r.stderr and not out.exists()
