@@ -22,7 +22,7 @@ import shutil
 import stat as stat_mod
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,6 +167,27 @@ def _wrap_os_error(exc: OSError, path: str | os.PathLike[str]) -> PitoolsError:
 
 def _exists_error(path: str | os.PathLike[str]) -> PitoolsError:
     return PitoolsError("output file already exists; choose another path", path=os.fspath(path))
+
+
+def check_new_target(path: str | os.PathLike[str]) -> None:
+    """Refuse early what :func:`write_new` would refuse at the end: an existing file or a
+    directory at ``path``, or a folder that does not exist. Commands call it before paid work
+    (a model request); :func:`write_new` still decides for good when it publishes."""
+    target = Path(path)
+    if target.is_dir():
+        raise PitoolsError("output is a directory, not a file", path=os.fspath(path))
+    if os.path.lexists(target):
+        raise _exists_error(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise PitoolsError(f"cannot write: the folder {os.fspath(folder)} does not exist", path=os.fspath(path))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PitoolsError(f"cannot write: the folder {os.fspath(folder)} is not writable", path=os.fspath(path))
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Refuse early what an in-place write of ``path`` would refuse (not a regular file, read-only)."""
+    _writable_target(path)
 
 
 def write_new(path: str | os.PathLike[str], chunks: Iterable[bytes], *, overwrite: bool = False) -> None:
@@ -365,6 +386,17 @@ def append_line(path: str | os.PathLike[str], line: bytes, *, expected: FileStam
     """Append one complete line (``line`` must end with ``\\n``) with a single fsynced write."""
     if not line.endswith(b"\n") or b"\n" in line[:-1]:
         raise ValueError("append_line takes exactly one newline-terminated line")
+    return append_lines(path, [line], expected=expected, backup=backup)
+
+
+def append_lines(
+    path: str | os.PathLike[str], lines: Sequence[bytes], *, expected: FileStamp, backup: bool = True
+) -> Path | None:
+    """Append complete lines (each ending with ``\\n``) with a single fsynced write: a reader
+    sees all of them or none (Pi appends a branch summary and its label in two writes)."""
+    if not lines or any(not ln.endswith(b"\n") or b"\n" in ln[:-1] for ln in lines):
+        raise ValueError("append_lines takes newline-terminated lines, one per item")
+    line = b"".join(lines)
     if not expected.ends_with_newline:
         raise PitoolsError(
             "the file's last line has no newline (torn write?); appending would fuse two lines. "

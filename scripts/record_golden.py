@@ -76,6 +76,9 @@ def main(argv: list[str]) -> int:
     from tests.golden.fork_cases import write_all as write_fork_cases
 
     write_all()
+    from tests.golden import navigate_cases
+
+    navigated = navigate_cases.write_applied()  # golden/navigated-*: sessions pitools navigated
     write_fork_cases()  # golden/{fork,clone}-*: also records each source at the fork point (node)
     from tests.golden.repair_cases import record_extra
     from tests.golden.repair_cases import write_all as write_repair_cases
@@ -87,6 +90,11 @@ def main(argv: list[str]) -> int:
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         for name in pool.map(lambda c: record(c, oracle, ref), cases):
             print(f"recorded {name}", file=sys.stderr)
+    os.environ.setdefault("PI_REF_DIR", str(ref))
+    for folder in navigated:  # Pi's context at the new leaf and at the landing, from pitools' file
+        navigate_cases.record_applied_contexts(folder)
+    if not argv or "navigate" in argv:
+        navigate_cases.record_all()  # golden/navigate/: Pi's navigateTree on each edge case
     return 0
 
 

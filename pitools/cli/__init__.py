@@ -57,6 +57,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tree": ("pitools.cli.commands.tree", "Draw the session tree as Pi's /tree shows it."),
     "branches": ("pitools.cli.commands.branches", "List the leaves (branches) of a session."),
     "compact": ("pitools.cli.commands.compact", "Plan (--dry-run) or apply (--apply) a compaction like Pi."),
+    "navigate": (
+        "pitools.cli.commands.navigate",
+        "Leave a branch as Pi's /tree does: show or write the branch summary.",
+    ),
     "ls": ("pitools.cli.commands.ls", "List sessions where Pi keeps them (this directory, or --all)."),
     "export": (
         "pitools.cli.commands.export",

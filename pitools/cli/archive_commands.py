@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools.cli.archive_options import SORTS
 from pitools.cli.output import Output
 from pitools.cli.progress import progress_line, warner
 from pitools.ops.search_core import ROLE_CHOICES
@@ -140,17 +141,6 @@ def run_search(
 
 
 # -- ls ----------------------------------------------------------------------------------------------
-
-#: --sort keys: (what to compare, largest/newest first?)
-SORTS: dict[str, tuple[str, bool]] = {
-    "activity": ("modified", True),
-    "created": ("created", True),
-    "size": ("fileBytes", True),
-    "tokens": ("tokens.total", True),
-    "cost": ("cost", True),
-    "messages": ("messageCount", True),
-    "name": ("name", False),
-}
 
 
 def select_sessions(

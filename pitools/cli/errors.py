@@ -19,6 +19,8 @@ lean ``search`` imports this module on every run.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 from pitools.cli.environment import Environment
@@ -123,6 +125,8 @@ def _stop_progress() -> None:
 
 
 def _silence_stdout() -> None:
-    from pitools.cli.output import silence_stdout
-
-    silence_stdout()
+    """After a broken pipe: point stdout at /dev/null so the exit-time flush cannot fail."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

@@ -53,7 +53,6 @@ __all__ = [
     "get_output",
     "make_safe_stream",
     "pass_output",
-    "silence_stdout",
     "start_progress",
     "stop_progress",
 ]
@@ -535,11 +534,3 @@ def stop_progress() -> None:
     if _spinner is not None:
         _spinner.stop()
         _spinner = None
-
-
-def silence_stdout() -> None:
-    """After a broken pipe: point stdout at /dev/null so the exit-time flush cannot fail."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)

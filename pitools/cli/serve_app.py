@@ -62,7 +62,7 @@ class App:
     # -- the JSON endpoints (the commands' own code) ---------------------------------------------
     def api_ls(self, q: dict[str, list[str]]) -> bytes:
         from pitools.cli.archive_commands import SORTS, run_ls
-        from pitools.cli.commands.ls import _since
+        from pitools.cli.options import since_value
 
         sort = _one(q, "sort") or "activity"
         if sort not in SORTS:
@@ -74,7 +74,7 @@ class App:
             session_dir=self.session_dir,
             no_cache=False,
             limit=_int(q, "limit", None, minimum=1),
-            since=_since(_one(q, "since")),
+            since=since_value(_one(q, "since")),
             sort=sort,
         )
 

@@ -8,6 +8,7 @@ holds ``{"error": "..."}``; where Pi would loop forever, ``{"error": "cycle", ..
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -130,8 +131,53 @@ def _valid_view(
     for leaf in targets:
         key = "null" if leaf is None or leaf is UNDEFINED else str(leaf)
         by_leaf[key] = leaf_view(index, leaf, settings, context_window)
+        if all_leaves and "error" not in by_leaf[key] and _navigates(leaf, default_leaf):
+            by_leaf[key]["navigateToDefault"] = _attempt(
+                functools.partial(navigate_view, index, leaf, default_leaf, context_window)
+            )
     out["byLeaf"] = by_leaf
     return out
+
+
+def _navigates(leaf: Any, default_leaf: Any) -> bool:
+    """The oracle records ``navigateToDefault`` for every other leaf when the default one exists."""
+    if leaf is None or leaf is UNDEFINED or default_leaf is None or default_leaf is UNDEFINED:
+        return False
+    return leaf != default_leaf or type(leaf) is not type(default_leaf)
+
+
+def navigate_view(index: SessionIndex, leaf: Any, target: Any, context_window: int) -> dict[str, Any]:
+    """The oracle's ``navigateToDefault`` record: ``navigateTree`` from ``leaf`` to ``target``,
+    summarized by a fake model that answers ``<<summary>>`` (the request text is not compared
+    here: its instructions are pitools' own words)."""
+    from pitools.core.compaction.branch import (
+        NO_CONTENT_SUMMARY,
+        branch_summary_prompt,
+        branch_summary_text,
+        collect_entries_for_branch_summary,
+        prepare_branch_entries,
+        token_budget,
+    )
+
+    index.walk_to_root(index.get(target))  # the oracle's cycle guard on the target's path
+    entries, common = collect_entries_for_branch_summary(index, leaf, target)
+    budget = token_budget(context_window, 16384)
+    nav: dict[str, Any] = {"targetId": target, "commonAncestorId": common}
+    nav["entries"] = [entry_id(e) for e in entries]
+    nav["tokenBudget"] = budget
+    prepared = _attempt(lambda: prepare_branch_entries(entries, budget))
+    nav["prepared"] = prepared if isinstance(prepared, dict) else prepared.to_json()
+    if entries:
+        if isinstance(prepared, dict):
+            nav["result"] = prepared
+        elif not prepared.messages:
+            nav["result"] = {"summary": NO_CONTENT_SUMMARY}
+        elif isinstance(error := _attempt(lambda: branch_summary_prompt(prepared.messages)), dict):
+            nav["result"] = error
+        else:
+            summary, read_files, modified_files = branch_summary_text("<<summary>>", prepared)
+            nav["result"] = {"summary": summary, "readFiles": read_files, "modifiedFiles": modified_files}
+    return nav
 
 
 def _label_key(k: Any) -> str:
@@ -229,7 +275,6 @@ SKIPPED_KEYS = frozenset(
         "oracle",
         "file",
         "options",
-        "navigateToDefault",
         "summaryRequests",
         "summarySystemPrompt",
         "compactResult",

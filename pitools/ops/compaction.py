@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pitools import store
+from pitools import PI_REFERENCE_VERSION, store
 from pitools.core.compaction.plan import build_compaction_entry, compaction_line, summary_inputs
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
 from pitools.core.compaction.prompts import join_summaries
@@ -48,6 +48,54 @@ def _new_file_header(header: dict[str, Any], source: str, now: _dt.datetime | No
     return new
 
 
+def write_copy(
+    path: str,
+    before: store.FileStamp,
+    loaded: LoadedSession,
+    lines: list[bytes],
+    output: str,
+    *,
+    new_session: bool = True,
+    now: _dt.datetime | None = None,
+) -> None:
+    """Write ``output``: the source with a new header (new id, ``parentSession`` -> source, as
+    Pi's fork and clone make them), every entry line unchanged, then ``lines``.
+
+    Exactly the bytes that were stamped (``before``) are copied, proven by their hash (the
+    replaced header included), so a line appended while copying can neither slip in nor be cut
+    in half. ``new_session=False`` keeps the source's header.
+    """
+    store.check_unchanged(path, before)
+    raw = loaded.session.raw
+    header_at, header_len = raw.offsets[0], raw.lengths[0]
+    new_header = _new_file_header(loaded.session.header or {}, path, now) if new_session else None
+
+    def chunks() -> Iterator[bytes]:
+        import hashlib
+
+        digest, left = hashlib.sha256(), before.size
+        with open(path, "rb") as fh:
+
+            def read(n: int) -> bytes:
+                nonlocal left
+                data = fh.read(min(n, left))
+                digest.update(data)
+                left -= len(data)
+                return data
+
+            if new_header is not None:
+                yield read(header_at)
+                read(header_len)  # hashed, replaced by the new header
+                yield to_json_bytes(new_header)
+            while left > 0 and (chunk := read(1 << 20)):
+                yield chunk
+        if left or digest.hexdigest() != before.sha256:
+            raise SessionChangedError("the file changed while pitools copied it; nothing was written", path=path)
+        yield from lines
+
+    store.write_new(output, chunks())
+
+
 def apply_compaction(
     path: str,
     leaf_ref: str | None,
@@ -76,10 +124,12 @@ def apply_compaction(
     about 4.6 GB), once the file is proven unchanged since ``expected``.
     """
     from pitools.core.compaction.summarizer import SummaryResult
+    from pitools.ops.summarizing import check_target
     from pitools.summarize.usage import combine_usage
 
     if loaded is not None and expected is None:
         raise ValueError("apply_compaction: `loaded` needs the `expected` stamp taken before it was read")
+    check_target(path, output)  # before anything is asked of the model
     before = expected if expected is not None else store.stamp(path)
     if loaded is None:
         loaded = load(path)
@@ -119,39 +169,114 @@ def apply_compaction(
     line = compaction_line(entry)
     leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
     if output:
-        store.check_unchanged(path, before)
-        raw = loaded.session.raw
-        header_at, header_len = raw.offsets[0], raw.lengths[0]
-        new_header = _new_file_header(loaded.session.header or {}, path, now) if new_session else None
-
-        def chunks() -> Iterator[bytes]:
-            # The source with a new header (new id, parentSession -> source, as Pi's fork and
-            # clone make them), so the two files are two sessions; every entry line unchanged.
-            # Exactly the bytes that were stamped, proven by their hash (the replaced header
-            # included), so a line appended while copying can neither slip in nor be cut in half.
-            import hashlib
-
-            digest, left = hashlib.sha256(), before.size
-            with open(path, "rb") as fh:
-
-                def read(n: int) -> bytes:
-                    nonlocal left
-                    data = fh.read(min(n, left))
-                    digest.update(data)
-                    left -= len(data)
-                    return data
-
-                if new_header is not None:
-                    yield read(header_at)
-                    read(header_len)  # hashed, replaced by the new header
-                    yield to_json_bytes(new_header)
-                while left > 0 and (chunk := read(1 << 20)):
-                    yield chunk
-            if left or digest.hexdigest() != before.sha256:
-                raise SessionChangedError("the file changed while pitools copied it; nothing was written", path=path)
-            yield line
-
-        store.write_new(output, chunks())
+        write_copy(path, before, loaded, [line], output, new_session=new_session, now=now)
         return ApplyResult(entry, output, None, len(requests), leaf_was_last)
     made = store.append_line(path, line, expected=before, backup=backup)
     return ApplyResult(entry, path, str(made) if made else None, len(requests), leaf_was_last)
+
+
+# -- the whole use case: preconditions, model, append, the result as Pi reads it back ----------
+
+
+@dataclass(slots=True)
+class CompactOutcome:
+    """What ``compact --apply`` did: the written entry and the context at it afterwards."""
+
+    data: dict[str, Any]
+    replay: Any
+    session: Any
+
+
+def compact_apply(
+    file: str,
+    *,
+    stamp: store.FileStamp,
+    loaded: LoadedSession,
+    leaf: Any,
+    plan: Any,
+    settings: CompactionSettings,
+    session_model: tuple[str, str] | None,
+    model_arg: str | None,
+    base_url: str | None,
+    instructions: str | None,
+    output: str | None,
+    backup: bool,
+    yes: bool,
+    timeout: float,
+    use_config: bool,
+    confirm: Any,
+    show_plan: Callable[[], None] | None = None,
+    announce: Callable[[Any], None] | None = None,
+    progress: ProgressFn | None = None,
+    on_retry: ProgressFn | None = None,
+) -> CompactOutcome:
+    """``compact --apply``: every precondition (:mod:`pitools.ops.summarizing`) before the first
+    request, then :func:`apply_compaction`, then the written session replayed at the new entry."""
+    from pitools.core.context.build import replay_context
+    from pitools.ops import summarizing
+
+    if plan.preparation is None:
+        raise PitoolsError(f"refusing to compact: {plan.reason}", path=file)
+    choice, summarizer = summarizing.prepare(
+        file,
+        output=output,
+        model_arg=model_arg,
+        session_model=session_model,
+        base_url=base_url,
+        use_config=use_config,
+        yes=yes,
+        what="a compaction entry",
+        confirm=confirm,
+        show_plan=show_plan,
+        announce=announce,
+        timeout=timeout,
+        on_retry=on_retry,
+    )
+    result = apply_compaction(
+        file,
+        None if leaf is None else str(leaf),
+        settings,
+        summarizer,
+        instructions=instructions,
+        output=output,
+        backup=backup,
+        progress=progress,
+        expected=stamp,
+        loaded=loaded,
+    )
+    reloaded = after_append(loaded, [result.entry], result.written_to)
+    replay = replay_context(reloaded.index, result.entry["id"])
+    data = {
+        "pi": PI_REFERENCE_VERSION,
+        "entry": result.entry,
+        "writtenTo": result.written_to,
+        "backup": result.backup,
+        "model": choice.label,
+        "requests": result.requests,
+        "tokensBefore": plan.preparation.tokens_before,
+        "tokensAfter": replay.estimate.tokens,
+        "leafWasLast": result.leaf_was_last,
+    }
+    return CompactOutcome(data, replay, reloaded.session)
+
+
+def after_append(loaded: LoadedSession | None, new_entries: list[dict[str, Any]], written_to: str) -> LoadedSession:
+    """The written session as Pi reads it: the entries already loaded plus the appended lines.
+
+    The written file is exactly the bytes that were loaded (proven by their hash while copying or
+    by the stamp before appending; -o replaces only the header) followed by the new lines, so
+    reading it again would only cost a second parsed copy (2.3 GB for a 1 GB session).
+    """
+    import dataclasses
+
+    from pitools.core.js.json.parse import parse_json_line
+    from pitools.core.session.tree import SessionIndex
+
+    if loaded is None:
+        return load(written_to)
+    values = [parse_json_line(compaction_line(e))[0] for e in new_entries]  # the lines as Pi parses them
+    with open(written_to, "rb") as fh:
+        header = parse_json_line(fh.readline())[0]
+    entries = [*loaded.session.entries, *values]
+    session = dataclasses.replace(loaded.session, path=written_to, header=header, entries=entries)
+    return LoadedSession(session, SessionIndex.build(entries))

@@ -452,6 +452,9 @@ HOSTILE_COMMANDS: list[list[str]] = [
     ["branches", "{f}"],
     ["compact", "{f}", "--dry-run", "--keep-recent-tokens", "1"],
     ["compact", "{f}", "--dry-run", "--keep-recent-tokens", "1", "--show-prompt"],
+    ["navigate", "{f}", "--to", "u2"],
+    ["navigate", "{f}", "--to", "u2", "--show-prompt", "--entries"],
+    ["navigate", "{f}", "--leaf", "a3", "--to", "u1", "--summarize", "--model", "builtin", "-o", "{d}/out/nav.jsonl"],
     ["export", "{f}"],
     ["export", "{f}", "--all"],
     ["export", "{f}", "--format", "html"],
@@ -468,6 +471,7 @@ HOSTILE_JSON: list[list[str]] = [
     ["tree", "{f}", "--format", "json"],
     ["branches", "{f}", "--format", "json"],
     ["compact", "{f}", "--dry-run", "--format", "json"],
+    ["navigate", "{f}", "--to", "u2", "--format", "json"],
     ["ls", "--session-dir", "{d}", "--format", "json"],
 ]
 

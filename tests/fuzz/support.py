@@ -740,6 +740,10 @@ def cli_invocations(file: str) -> list[list[str]]:
         for fmt in _formats(cmds["compact"]):
             out.append(["compact", file, "--dry-run", "--format", fmt, *extra])
         out.append(["compact", file, "--dry-run", "--format", "json", "--keep-recent-tokens", "300", *extra])
+    if "navigate" in cmds:
+        for fmt in _formats(cmds["navigate"]):
+            out.append(["navigate", file, "--to", "L2", "--format", fmt, "--no-config"])
+        out.append(["navigate", file, "--to", "L3", "--show-prompt", "--entries", "--no-config"])
     return out
 
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from pitools import PI_REFERENCE_VERSION
 from pitools.cli.options import format_option, leaf_option, session_argument
 from pitools.cli.output import get_output
 
@@ -51,9 +50,7 @@ from pitools.cli.output import get_output
     help="Apply: seconds to wait for each model response.",
 )
 @format_option("human", "json")
-@click.pass_context
 def command(
-    ctx: click.Context,
     file: str,
     dry_run: bool,
     apply_: bool,
@@ -186,53 +183,25 @@ def command(
         if show_prompt:
             render_prompts(output_.console(), _requests_json(plan))
         return 0
-    out, err = output_.console(), output_.console(err=True)
     _apply(
-        ctx,
         file,
         stamp,
         leaf,
         plan,
         settings,
         session_model,
-        model_arg,
-        base_url,
-        instructions,
-        output,
-        no_backup,
-        yes,
-        timeout,
-        format_,
-        out,
-        err,
-        no_config,
+        model_arg=model_arg,
+        base_url=base_url,
+        instructions=instructions,
+        output=output,
+        no_backup=no_backup,
+        yes=yes,
+        timeout=timeout,
+        format_=format_,
+        no_config=no_config,
         loaded=loaded,
     )
     return 0
-
-
-def _after_append(loaded: Any, entry: dict[str, Any], written_to: str) -> Any:
-    """The written session as Pi reads it: the entries already loaded plus the compaction line.
-
-    The written file is exactly the bytes that were loaded (proven by their hash while copying or
-    by the stamp before appending; -o replaces only the header) followed by the compaction line,
-    so reading it again would only cost a second parsed copy (2.3 GB for a 1 GB session).
-    """
-    import dataclasses
-
-    from pitools.core.compaction.plan import compaction_line
-    from pitools.core.js.json.parse import parse_json_line
-    from pitools.core.session.api import LoadedSession, load
-    from pitools.core.session.tree import SessionIndex
-
-    if loaded is None:
-        return load(written_to)
-    value = parse_json_line(compaction_line(entry))[0]  # the line as Pi parses it back
-    with open(written_to, "rb") as fh:
-        header = parse_json_line(fh.readline())[0]
-    entries = [*loaded.session.entries, value]
-    session = dataclasses.replace(loaded.session, path=written_to, header=header, entries=entries)
-    return LoadedSession(session, SessionIndex.build(entries))
 
 
 def _requests_json(plan: Any) -> list[dict[str, str]]:
@@ -243,14 +212,26 @@ def _requests_json(plan: Any) -> list[dict[str, str]]:
     return [{"kind": r.kind, "system": r.system, "prompt": r.prompt} for r in summary_requests(plan.preparation)]
 
 
+def confirm_at_terminal() -> Any:
+    """The question callback for :mod:`pitools.ops.summarizing`: a y/N prompt on stderr when
+    both stdin and stderr are terminals, else None (nobody can answer)."""
+    if not (sys.stdin.isatty() and get_output().stderr_isatty):
+        return None
+
+    def ask(question: str) -> bool:
+        return bool(click.confirm(question, default=False, err=True))
+
+    return ask
+
+
 def _apply(
-    ctx: click.Context,
     file: str,
     stamp: Any,
     leaf: Any,
     plan: Any,
     settings: Any,
     session_model: Any,
+    *,
     model_arg: str | None,
     base_url: str | None,
     instructions: str | None,
@@ -259,100 +240,56 @@ def _apply(
     yes: bool,
     timeout: float,
     format_: str,
-    out: Any,
-    err: Any,
-    no_config: bool = False,
-    loaded: Any = None,
+    no_config: bool,
+    loaded: Any,
 ) -> None:
-    from pitools.errors import PitoolsError
-    from pitools.ops.compaction import apply_compaction
-    from pitools.summarize import build_summarizer, resolve_model
+    from pitools.ops.compaction import compact_apply
+    from pitools.ops.summarizing import ConsentRequiredError
 
-    if plan.preparation is None:
-        raise PitoolsError(f"refusing to compact: {plan.reason}", path=file)
-    from pitools.summarize import MissingApiKeyError, builtin_spec
-
-    fallback_reason: str | None = None
-    use_config = not no_config
-    # First without running any `!command` of the configuration: enough to know which model would
-    # be called and whether a key exists. Nothing from the configuration executes before the user
-    # has agreed to the paid call (or passed --yes).
-    try:
-        spec = resolve_model(
-            model_arg, session_model=session_model, base_url=base_url, use_config=use_config, run_commands=False
-        )
-    except MissingApiKeyError as exc:
-        if model_arg is not None:
-            raise
-        # No --model and no credentials for the session's model: the offline summarizer keeps
-        # `compact --apply` usable on a fresh machine, but only when asked for (below).
-        fallback_reason = exc.message.split(":")[0]
-        spec = builtin_spec()
-    paid = spec.api != "builtin"
-    label = "builtin (offline, extractive)" if not paid else f"{spec.provider}/{spec.model_id}"
-    target = output or file
     output_ = get_output()
-    if not paid and model_arg != "builtin" and output is None:
-        # Rewriting the real session with a summary nobody asked for is not a default.
-        why = fallback_reason or "no model is configured"
-        if not (sys.stdin.isatty() and output_.stderr_isatty):
-            raise PitoolsError(
-                f"{why}; refusing to write a builtin (offline, extractive) summary into {file} in place. "
-                "Say --model builtin to mean it, configure a key for the model, or write a new file with -o OUT",
-                path=None,
-            )
-        output_.message(f"{why}: the only summarizer available is the builtin (offline, extractive) one")
-        if not click.confirm(f"Append a builtin summary to {file} in place?", default=False, err=True):
-            raise PitoolsError("cancelled; nothing was written")
-    if format_ != "json":
-        where = f"a new file {target}" if output else f"{file} (in place)"
-        output_.message(f"summarizing with {label}; the compaction goes into {where}")
-    if paid and not yes:
-        if not sys.stdin.isatty():
-            raise click.UsageError(f"calling the paid model {label} needs --yes when not run from a terminal")
+    out, err = output_.console(), output_.console(err=True)
+
+    def show_plan() -> None:
         if format_ != "json":
             from pitools.render.compact import render_plan
 
             render_plan(err, plan)
-        if not click.confirm(f"Summarize with {label}?", default=False, err=True):
-            raise PitoolsError("cancelled; nothing was written")
-    if paid:
-        # Confirmed: now `!command` keys and headers may run.
-        spec = resolve_model(model_arg, session_model=session_model, base_url=base_url, use_config=use_config)
-    summarizer = build_summarizer(spec, on_retry=lambda msg: err.print(f"pitools: retry: {msg}"), timeout=timeout)
-    result = apply_compaction(
-        file,
-        None if leaf is None else str(leaf),
-        settings,
-        summarizer,
-        instructions=instructions,
-        output=output,
-        backup=not no_backup,
-        progress=(lambda msg: err.print(f"pitools: {msg}")) if format_ != "json" else None,
-        expected=stamp,
-        loaded=loaded,
-    )
-    from pitools.core.context.build import replay_context
 
-    reloaded = _after_append(loaded, result.entry, result.written_to)
-    replay = replay_context(reloaded.index, result.entry["id"])
-    after = replay.estimate.tokens
-    data = {
-        "pi": PI_REFERENCE_VERSION,
-        "entry": result.entry,
-        "writtenTo": result.written_to,
-        "backup": result.backup,
-        "model": label,
-        "requests": result.requests,
-        "tokensBefore": plan.preparation.tokens_before,
-        "tokensAfter": after,
-        "leafWasLast": result.leaf_was_last,
-    }
+    def announce(choice: Any) -> None:
+        if format_ != "json":
+            where = f"a new file {output}" if output else f"{file} (in place)"
+            output_.message(f"summarizing with {choice.label}; the compaction goes into {where}")
+
+    try:
+        outcome = compact_apply(
+            file,
+            stamp=stamp,
+            loaded=loaded,
+            leaf=leaf,
+            plan=plan,
+            settings=settings,
+            session_model=session_model,
+            model_arg=model_arg,
+            base_url=base_url,
+            instructions=instructions,
+            output=output,
+            backup=not no_backup,
+            yes=yes,
+            timeout=timeout,
+            use_config=not no_config,
+            confirm=confirm_at_terminal(),
+            show_plan=show_plan,
+            announce=announce,
+            progress=(lambda msg: err.print(f"pitools: {msg}")) if format_ != "json" else None,
+            on_retry=lambda msg: err.print(f"pitools: retry: {msg}"),
+        )
+    except ConsentRequiredError as exc:
+        raise click.UsageError(exc.message) from None
     if format_ == "json":
-        get_output().write_json(data)
+        output_.write_json(outcome.data)
         return
     from pitools.render.compact import render_applied
     from pitools.render.context import render_context
 
-    render_applied(out, data)
-    render_context(out, replay, reloaded.session)
+    render_applied(out, outcome.data)
+    render_context(out, outcome.replay, outcome.session)

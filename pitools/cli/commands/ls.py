@@ -7,36 +7,14 @@ from typing import Any
 import click
 
 from pitools.cli.archive_commands import SORTS, select_sessions
-from pitools.cli.options import table_params
+from pitools.cli.options import since_value, table_params
 from pitools.cli.output import Output, pass_output
 
 __all__ = ["SORTS", "command", "select_sessions"]
 
 
-def _since(value: str | None) -> str | None:
-    """``--since`` as an ISO 8601 UTC instant (``7d`` = seven days ago); bad values exit 2."""
-    if value is None:
-        return None
-    import datetime as dt
-    import re
-
-    now = dt.datetime.now(dt.UTC)
-    m = re.fullmatch(r"(\d+)\s*(m|min|h|d|w)", value.strip())
-    if m:
-        unit = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}[m.group(2)]
-        when = now - dt.timedelta(**{unit: int(m.group(1))})
-    else:
-        try:
-            when = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise click.BadParameter(f"{value!r} is neither a date (2026-03-01) nor an age (12h, 7d)") from None
-        if when.tzinfo is None:
-            when = when.astimezone()  # a date or time without zone is local, as people mean it
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-
-
 @click.command("ls")
-@table_params("ls", callbacks={"since": lambda ctx, param, value: _since(value)})
+@table_params("ls", callbacks={"since": lambda ctx, param, value: since_value(value)})
 @pass_output
 def command(out: Output, **options: Any) -> int:
     """List sessions the way Pi finds them (pi --resume), newest activity first.

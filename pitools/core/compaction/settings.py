@@ -83,6 +83,7 @@ _FLAG_NAMES = {
     "reserve_tokens": "--reserve-tokens",
     "keep_recent_tokens": "--keep-recent-tokens",
     "context_window": "--context-window",
+    "branch_reserve_tokens": "--reserve-tokens",
 }
 _RADIUS_DEFAULT_GATEWAY = "https://radius.pi.dev"
 _KNOWN_MODEL_TYPES = ("chat", "image", "classifier")
@@ -116,6 +117,8 @@ class ResolvedSettings:
     project_trusted: Sourced | None = None
     #: Things Pi would warn about or silently ignore, and places where pitools has to guess.
     warnings: list[str] = field(default_factory=list)
+    #: ``branchSummary.reserveTokens``: what tree navigation keeps free of the context window.
+    branch_reserve_tokens: Sourced = field(default_factory=lambda: Sourced(16384, SOURCE_DEFAULT))
 
     def compaction_settings(self) -> CompactionSettings:
         from pitools.core.compaction.prepare import CompactionSettings
@@ -334,6 +337,27 @@ def _enabled(compaction: Any, warnings: list[str]) -> Sourced:
             f"treats it as {str(value).lower()}"
         )
     return Sourced(value, node.source)
+
+
+def _branch_reserve(section: Any, flag: int | None, warnings: list[str]) -> Sourced:
+    """``getBranchSummarySettings().reserveTokens``: ``branchSummary?.reserveTokens ?? 16384``.
+
+    Pi does not check the value: whatever is stored is subtracted from the context window (a
+    string or an object gives NaN, and then no budget at all). pitools warns about such values.
+    """
+    if flag is not None:
+        return Sourced(_check_flag("branch_reserve_tokens", flag, minimum=0), "flag --reserve-tokens")
+    node = _get(section, "reserveTokens")
+    if node is None or _raw(node) is None:
+        return Sourced(DEFAULT_RESERVE_TOKENS, SOURCE_DEFAULT)
+    raw = _raw(node)
+    if type(raw) not in (int, float) or isinstance(node, _Obj):
+        warnings.append(
+            f"{node.path}: branchSummary.reserveTokens is {_js_string(node)!r}, not a number; Pi 1.6.0 does not "
+            "check it, the budget becomes NaN and Pi summarizes the whole branch"
+        )
+        return Sourced(float("nan"), node.source)
+    return Sourced(int(raw) if float(raw).is_integer() else raw, node.source)
 
 
 def _check_shapes(compaction: Any, warnings: list[str]) -> None:
@@ -648,6 +672,7 @@ def resolve_settings(
     reserve = _token_setting("reserve_tokens", compaction, model_key, flags.get("reserve_tokens"), warnings)
     keep = _token_setting("keep_recent_tokens", compaction, model_key, flags.get("keep_recent_tokens"), warnings)
     window = _context_window(model, flags.get("context_window"), agent, use_config, warnings, files_read)
+    branch_reserve = _branch_reserve(merged.get("branchSummary"), flags.get("branch_reserve_tokens"), warnings)
     return ResolvedSettings(
         enabled=enabled,
         reserve_tokens=reserve,
@@ -657,4 +682,5 @@ def resolve_settings(
         files_read=files_read,
         project_trusted=trusted,
         warnings=warnings,
+        branch_reserve_tokens=branch_reserve,
     )
