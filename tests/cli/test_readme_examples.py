@@ -23,8 +23,12 @@ from tests import support
 
 README = (support.ROOT / "README.md").read_text(encoding="utf-8")
 SAMPLE = support.ROOT / "examples" / "sample-session.jsonl"
-#: Examples that need the network, a paid model, another program, or the user's shell.
-SKIP = re.compile(r"--apply --model (?!builtin)|--base-url|--endpoint|\$|\||duckdb|--tokenizer|eval |^pitools help")
+#: Examples that need the network, a paid model, another program, or the user's shell; and
+#: `pitools serve`, which runs until Ctrl-C (tests/cli/test_serve_cli.py starts and stops it).
+SKIP = re.compile(
+    r"--apply --model (?!builtin)|--summarize --label|--base-url|--endpoint|\$|\||duckdb|--tokenizer|eval |^pitools help"
+    r"|^pitools serve"
+)
 
 
 #: Why an example may exit 1 here: its entry id, label or baseline is the reader's, not the sample's;
