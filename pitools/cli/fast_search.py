@@ -260,8 +260,18 @@ def _open(conn: Any, cache: str) -> int | None:
     if version != SCHEMA_VERSION or shards_text is None or pending:
         return None  # another version, not created yet, or an update stopped half-way
     shards = max(1, int(shards_text))
+    seals = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'seal%'").fetchall())
     for k in range(shards):
-        conn.execute("ATTACH DATABASE ? AS ?", (os.path.join(cache, f"index-v{SCHEMA_VERSION}.fts{k}.sqlite"), f"s{k}"))
+        path = os.path.join(cache, f"index-v{SCHEMA_VERSION}.fts{k}.sqlite")
+        # A shard changed since pitools last wrote it is verified by the general path first
+        # (ArchiveIndex._check_seals): FTS5 reading damaged pages can abort the process.
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if seals.get(f"seal{k}") != f"{st.st_size}:{st.st_mtime_ns}":
+            return None
+        conn.execute("ATTACH DATABASE ? AS ?", (path, f"s{k}"))
     ready = " + ".join(f"(SELECT count(*) FROM s{k}.sqlite_master WHERE name='texts')" for k in range(shards))
     if conn.execute(f"SELECT {ready}").fetchone()[0] != shards:
         return None

@@ -262,6 +262,7 @@ class ArchiveIndex:
                 ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='texts'").fetchone()
                 if self.fts and not ready[0]:
                     self._create_shard(conn, k)
+            self._check_seals(conn, shards)
             # Touch every table once: a corrupt file fails here, not in the user's query.
             conn.execute("SELECT count(*) FROM meta").fetchone()
             conn.execute("SELECT sid FROM sessions LIMIT 1").fetchall()
@@ -269,6 +270,49 @@ class ArchiveIndex:
             conn.close()
             raise
         return conn
+
+    # -- seals: a full-text shard changed by anything but pitools is checked before it is queried --
+    def _stamp(self, k: int) -> str | None:
+        path = self.shard_path(k)
+        try:
+            st = os.stat(path) if path else None
+        except OSError:
+            return None
+        return None if st is None else f"{st.st_size}:{st.st_mtime_ns}"
+
+    def _check_seals(self, conn: sqlite3.Connection, shards: int) -> None:
+        """A shard whose size or mtime differs from what the last update left is verified
+        (``quick_check`` and FTS5's own ``integrity-check``) before any query reads it: FTS5 fed
+        damaged pages can abort the whole process inside SQLite. A damaged shard raises
+        ``DatabaseError``, which rebuilds the index. A warm open only stats the files."""
+        if not self.fts:
+            return
+        changed = []
+        for k in range(shards):
+            row = conn.execute("SELECT value FROM meta WHERE key=?", (f"seal{k}",)).fetchone()
+            if row is None or row[0] != self._stamp(k):
+                changed.append(k)
+        if not changed:
+            return
+        for k in changed:
+            verdict = conn.execute(f"PRAGMA s{k}.quick_check").fetchall()
+            if verdict != [("ok",)]:
+                raise sqlite3.DatabaseError(f"full-text shard {k} is damaged ({str(verdict[0][0])[:100]})")
+            for table in ("fts", "fts_thinking"):
+                conn.execute(f"INSERT INTO s{k}.{table}({table}) VALUES('integrity-check')")
+        self.seal(conn)
+
+    def seal(self, conn: sqlite3.Connection | None = None) -> None:
+        """Record each shard's size and mtime after pitools wrote it (the WAL folded in first)."""
+        if self.folder is None or not self.fts:
+            return
+        conn = conn or self.conn
+        stamps = []
+        for k in range(self.shard_count(conn)):
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute(f"PRAGMA s{k}.wal_checkpoint(TRUNCATE)").fetchall()
+            stamps.append((f"seal{k}", self._stamp(k)))
+        conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", stamps)
 
     def _create(self, conn: sqlite3.Connection, want_shards: int) -> None:
         conn.execute("BEGIN IMMEDIATE")
@@ -337,6 +381,12 @@ class ArchiveIndex:
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
 
+    def discard(self) -> None:
+        """Close and delete this index's files (a damaged index found while querying it)."""
+        self.close()
+        with self.updating():
+            self._remove_files()
+
     # -- the updaters' lock ----------------------------------------------------------------------
     @contextlib.contextmanager
     def updating(self) -> Iterator[None]:
@@ -389,6 +439,7 @@ class ArchiveIndex:
                 from pitools.ops.index_update import Updater
 
                 Updater(self, stats, progress, jobs).run(changed, gone, recover=pending)
+                self.seal()
         return stats
 
     def rebuild(self) -> None:
@@ -414,6 +465,7 @@ class ArchiveIndex:
                     conn.execute("VACUUM")
                     for k in range(self.shard_count()):
                         conn.execute(f"VACUUM s{k}")
+                self.seal()
 
     # -- small readers ---------------------------------------------------------------------------
     def session_rows(self, folders: Sequence[str] | None = None) -> list[sqlite3.Row]:

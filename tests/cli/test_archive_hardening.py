@@ -66,3 +66,67 @@ def test_regex_engine_limits_are_one_line(run: Run, archive: Archive, pattern: s
     assert len(result.stderr.strip().splitlines()) == 1
     if pattern != "(":
         assert "RE2 syntax" in result.stderr
+
+
+# -- a damaged index: rebuilt with a warning, never a failed command ------------------------------
+
+
+def _damage(path: Path, seed: int, spots: int = 6) -> None:
+    import random
+
+    rng = random.Random(seed)
+    size = path.stat().st_size
+    with path.open("r+b") as fh:
+        for _ in range(spots):
+            fh.seek(rng.randrange(100, size))  # past the header: the pages themselves
+            fh.write(rng.randbytes(rng.randint(1, 64)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_damaged_index_files_are_rebuilt(run: Run, archive: Archive, tmp_path: Path, seed: int) -> None:
+    for k in range(4):
+        w = archive.new(f"/work/app{k}")
+        w.conversation(12)
+        w.user("the otter answer " * 40)
+        w.write()
+    run("index")
+    expected = json.loads(run("search", "otter", "--format", "json").stdout)["hits"]
+    usage = json.loads(run("usage", "--format", "json").stdout)
+    assert len(expected) == 4
+    cache = tmp_path / "cache"
+    files = sorted(cache.glob("index-v*.sqlite"))
+    assert len(files) >= 2  # the main database and at least one full-text shard
+    for target in files:
+        pristine = {p: p.read_bytes() for p in files}
+        _damage(target, seed)
+        for args in (("search", "otter", "--format", "json"), ("usage", "--format", "json"), ("index",)):
+            result = run(*args)  # exit 0, whatever the damage
+            assert "Traceback" not in result.stderr
+            for line in result.stderr.splitlines():
+                assert line.startswith("pitools: warning: index"), line
+            if args[0] == "search":
+                assert json.loads(result.stdout)["hits"] == expected
+            elif args[0] == "usage":
+                assert json.loads(result.stdout)["totals"] == usage["totals"]
+        for p, data in pristine.items():  # the next file starts from a sound index
+            for extra in cache.glob(p.name + "-*"):
+                extra.unlink()
+            p.write_bytes(data)
+        run("index")
+
+
+def test_shard_changed_behind_our_back_is_verified(run: Run, archive: Archive, tmp_path: Path) -> None:
+    w = archive.new("/work/app")
+    w.user("the otter answer")
+    w.write()
+    run("search", "otter")
+    shard = next((tmp_path / "cache").glob("index-v*.fts0.sqlite"))
+    data = bytearray(shard.read_bytes())
+    for at in range(4096, len(data), 4096):  # every page but the first: garbage
+        data[at + 8 : at + 200] = bytes(range(192))
+    shard.write_bytes(bytes(data))
+    result = run("search", "otter", "--format", "json")
+    assert "rebuilding it" in result.stderr
+    assert len(json.loads(result.stdout)["hits"]) == 1
+    again = run("search", "otter", "--format", "json")  # sealed again: no second warning
+    assert again.stderr == "" and len(json.loads(again.stdout)["hits"]) == 1
