@@ -130,3 +130,75 @@ def test_shard_changed_behind_our_back_is_verified(run: Run, archive: Archive, t
     assert len(json.loads(result.stdout)["hits"]) == 1
     again = run("search", "otter", "--format", "json")  # sealed again: no second warning
     assert again.stderr == "" and len(json.loads(again.stdout)["hits"]) == 1
+
+
+# -- parentSession loops: shared history counts once ----------------------------------------------
+
+
+def _pi_stats(path: Path) -> dict[str, object] | None:
+    """Pi 1.6.0's ``getSessionStats`` of one file, through the reference oracle (None without it)."""
+    import os
+    import subprocess
+
+    from tests import support
+
+    places = [os.environ.get("PI_ORACLE", "")] + [
+        str(up / "shared" / "reference" / "oracle.mjs") for up in support.ROOT.parents
+    ]
+    oracle = next((Path(p) for p in places if p and Path(p).is_file()), None)
+    ref = support.pi_ref_dir()
+    if support.node() is None or ref is None or oracle is None:
+        return None
+    proc = subprocess.run(
+        [str(support.node()), str(oracle), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PI_REF_DIR": str(ref)},
+        check=True,
+    )
+    stats: dict[str, object] = json.loads(proc.stdout)["stats"]
+    return stats
+
+
+def _loop(archive: Archive, extra_in_child: int) -> tuple[Path, Path]:
+    """A is cloned into C (C's header points at A); then A's header is made to point at C."""
+    a = archive.new("/work/loop")
+    a.conversation(6)
+    a_path = a.write()
+    c = archive.fork(a, a.leaf)  # type: ignore[arg-type]
+    if extra_in_child:
+        c.conversation(extra_in_child)
+    c_path = c.write()
+    lines = a_path.read_bytes().split(b"\n", 1)
+    header = json.loads(lines[0])
+    header["parentSession"] = str(c_path)
+    a_path.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + lines[1])
+    return a_path, c_path
+
+
+@pytest.mark.parametrize("extra", [0, 2])
+def test_parent_session_loop_counts_shared_history_once(run: Run, archive: Archive, extra: int) -> None:
+    a_path, _c_path = _loop(archive, extra)
+    truth = archive.truth()
+    usage = json.loads(run("usage", "--format", "json").stdout)
+    assert usage["totals"]["cost"] == pytest.approx(truth["cost"], abs=1e-9)
+    listing = json.loads(run("ls", "--all", "--format", "json").stdout)
+    assert listing["totals"]["cost"] == pytest.approx(truth["cost"], abs=1e-9)
+    if extra == 0:
+        # The clone adds nothing: the archive's total is A's own, as Pi's getSessionStats counts it.
+        pi = _pi_stats(a_path)
+        if pi is None:
+            pytest.skip("the Pi reference oracle is not available")
+        assert usage["totals"]["cost"] == pytest.approx(pi["cost"], abs=1e-9)
+
+
+def test_loop_cut_is_the_same_whatever_the_order() -> None:
+    from pitools.core.views.lineage import SessionRef, resolve_parents
+
+    names = ["/s/2026-01-02_b.jsonl", "/s/2026-01-01_a.jsonl", "/s/2026-01-03_c.jsonl"]
+    refs = [SessionRef(n, None, names[(i + 1) % 3], "/s") for i, n in enumerate(names)]  # a three-session loop
+    for order in (refs, refs[::-1], refs[1:] + refs[:1]):
+        parents = resolve_parents(order, canonical=lambda p: p)
+        assert parents["/s/2026-01-01_a.jsonl"] is None  # the oldest file is the root
+        assert sum(v is None for v in parents.values()) == 1
