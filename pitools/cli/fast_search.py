@@ -299,7 +299,7 @@ def _unchanged(conn: Any, cache: str, folders: list[str]) -> bool:
         try:
             if conn.execute("SELECT 1 FROM meta WHERE key='pending'").fetchone() is not None:
                 return False
-            return _on_disk(folders) == _indexed(conn, folders)
+            return _on_disk(folders) == _indexed(conn, folders) and not _racy(conn, folders)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
@@ -318,6 +318,28 @@ def _indexed(conn: Any, folders: list[str]) -> set[str]:
         folders,
     ).fetchone()[0]
     return set(text.split("\n")) if text else set()
+
+
+def _racy(conn: Any, folders: list[str]) -> bool:
+    """A session modified just before the last update started: the general path reads it again
+    (:func:`pitools.ops.index.racy`: an edit in that clock tick keeps size and mtime)."""
+    row = conn.execute("SELECT value FROM meta WHERE key='scanStartNs'").fetchone()
+    if row is None or not folders:
+        return False
+    start = int(row[0])
+    marks = ",".join("?" * len(folders))
+    # Whole-millisecond mtimes (a coarse file system) get the wide window, the rest the narrow one.
+    found = conn.execute(
+        f"SELECT 1 FROM sessions WHERE +folder IN ({marks}) AND "
+        "mtime_ns >= ? - (CASE WHEN mtime_ns % 1000000 = 0 THEN ? ELSE ? END) LIMIT 1",
+        [*folders, start, _RACY_COARSE_NS, _RACY_NS],
+    ).fetchone()
+    return found is not None
+
+
+#: ``pitools.ops.index.RACY_NS`` and ``RACY_COARSE_NS`` (a test keeps them equal).
+_RACY_NS = 50_000_000
+_RACY_COARSE_NS = 2_000_000_000
 
 
 def _on_disk(folders: list[str]) -> set[str]:

@@ -231,7 +231,13 @@ def build_dataset(
             for rel in info.get("files", ()) if isinstance(info, dict) else ():
                 _remove(outdir, rel)
 
-    # Pass 1: headers and file stamps; which files changed.
+    # Pass 1: headers and file stamps; which files changed. A file whose size and mtime match but
+    # whose mtime is racy (just before the last run's start) is hashed again: an in-place edit in the
+    # same clock tick as that run's read keeps both (pitools.ops.index.racy).
+    from pitools.ops.index import racy
+
+    scan_started = time.time_ns()
+    last_start = old.get("scanStartNs") if same_settings and type(old.get("scanStartNs")) is int else None
     refs: list[lineage.SessionRef] = []
     info_by_key: dict[str, dict[str, Any]] = {}
     path_by_key: dict[str, str] = {}
@@ -246,7 +252,12 @@ def build_dataset(
         st = os.stat(key)
         prev = old_sessions.get(key)
         info = {"path": path, "size": st.st_size, "mtimeNs": st.st_mtime_ns}
-        if isinstance(prev, dict) and prev.get("size") == st.st_size and prev.get("mtimeNs") == st.st_mtime_ns:
+        if (
+            isinstance(prev, dict)
+            and prev.get("size") == st.st_size
+            and prev.get("mtimeNs") == st.st_mtime_ns
+            and not racy(st.st_mtime_ns, last_start)
+        ):
             info["sha256"] = prev.get("sha256")
         else:
             info["sha256"] = _sha256(key)
@@ -308,7 +319,7 @@ def build_dataset(
                 _remove(outdir, rel)
             report.removed += 1
     _sweep_strays(outdir, new_sessions)
-    manifest = {**settings, "sessions": new_sessions}
+    manifest = {**settings, "scanStartNs": scan_started, "sessions": new_sessions}
     with store.replace_output(os.path.join(outdir, MANIFEST)) as tmp, open(tmp, "wb") as fh:
         fh.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
     for path, reason in report.skipped:

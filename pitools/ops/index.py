@@ -56,6 +56,21 @@ LOCK_WAIT_S = 600.0
 PARALLEL_MIN_FILES = 8
 PARALLEL_MIN_BYTES = 8 << 20
 MAX_SHARDS = 4
+#: How close to the last update's start a file's mtime may be and the file still have changed
+#: after it was read with the same size and mtime: the kernel stamps mtimes from a coarse clock
+#: (a few ms), and a file system with whole-second times (FAT: 2 s) is coarser still.
+RACY_NS = 50_000_000
+RACY_COARSE_NS = 2_000_000_000
+
+
+def racy(mtime_ns: int, scan_start_ns: int | None) -> bool:
+    """Whether a file with this mtime may have been edited in the same clock tick as the last
+    update read it (same size, same mtime): it is then read again."""
+    if scan_start_ns is None:
+        return False
+    window = RACY_COARSE_NS if mtime_ns % 1_000_000 == 0 else RACY_NS
+    return mtime_ns >= scan_start_ns - window
+
 
 ProgressFn = Callable[[int, int], None]
 WarnFn = Callable[[str], None]
@@ -429,9 +444,14 @@ class ArchiveIndex:
         jobs: int | None = None,
     ) -> UpdateStats:
         """Bring the sessions of ``folders`` up to date (see the module docstring)."""
+        import time
+
         stats = UpdateStats(in_memory=self.in_memory, rebuilt=self.rebuilt)
         with self.updating():
-            changed, gone = scan(self.conn, [os.path.abspath(f) for f in folders], stats)
+            started = time.time_ns()
+            row = self.conn.execute("SELECT value FROM meta WHERE key='scanStartNs'").fetchone()
+            last_start = int(row[0]) if row is not None and str(row[0]).isdigit() else None
+            changed, gone = scan(self.conn, [os.path.abspath(f) for f in folders], stats, last_start_ns=last_start)
             # An update that stopped half-way (killed, power cut) leaves its files looking indexed
             # but their lineage and usage sums not yet refreshed: the next run finishes that.
             pending = self.conn.execute("SELECT 1 FROM meta WHERE key='pending'").fetchone() is not None
@@ -439,6 +459,7 @@ class ArchiveIndex:
                 from pitools.ops.index_update import Updater
 
                 Updater(self, stats, progress, jobs).run(changed, gone, recover=pending)
+                self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('scanStartNs', ?)", (str(started),))
                 self.seal()
         return stats
 
@@ -486,10 +507,14 @@ class ArchiveIndex:
 Changed = tuple[str, str, os.stat_result, "tuple[Any, ...] | None"]
 
 
-def scan(conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats) -> tuple[list[Changed], list[int]]:
+def scan(
+    conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats, *, last_start_ns: int | None = None
+) -> tuple[list[Changed], list[int]]:
     """Session files of ``folders`` (``ls``'s rules) that changed since indexed, and sids of gone ones.
 
-    One ``stat`` per file: a file whose size, mtime and inode match its row is not opened. This
+    One ``stat`` per file: a file whose size, mtime and inode match its row is not opened, unless
+    it is :func:`racy` (modified just before the last update started, ``last_start_ns``: an edit in
+    the same clock tick as that read keeps size and mtime; such a file is read again). This
     runs before every warm ``search``/``usage``/``ls``, so the loop stays lean: one query reads
     what the comparison needs for every session at once, paths are joined by concatenation,
     and the full rows are read only for the (usually zero) files that changed or went away.
@@ -526,7 +551,13 @@ def scan(conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats) -
             seen.add(path)
             files += 1
             old = known.get(path)
-            if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns and old[2] == st.st_ino:
+            if (
+                old is not None
+                and old[0] == st.st_size
+                and old[1] == st.st_mtime_ns
+                and old[2] == st.st_ino
+                and not racy(st.st_mtime_ns, last_start_ns)
+            ):
                 unchanged += 1
                 continue
             changed.append((path, folder, st, None))

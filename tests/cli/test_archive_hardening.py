@@ -202,3 +202,64 @@ def test_loop_cut_is_the_same_whatever_the_order() -> None:
         parents = resolve_parents(order, canonical=lambda p: p)
         assert parents["/s/2026-01-01_a.jsonl"] is None  # the oldest file is the root
         assert sum(v is None for v in parents.values()) == 1
+
+
+# -- an in-place edit that keeps size, mtime and inode -------------------------------------------
+
+
+def _same_tick(path: Path) -> None:
+    """Give ``path`` an mtime in the clock tick of the next read: the state an edit made right after
+    pitools read the file (in the same tick) leaves, which a test cannot time for real."""
+    import os
+
+    now = time.time_ns() + 1_000_000_000
+    os.utime(path, ns=(now, now))
+
+
+def _edit_in_place(path: Path, old: bytes, new: bytes) -> None:
+    """Change bytes of ``path`` without changing its size, inode or mtime."""
+    import os
+
+    assert len(old) == len(new)
+    st = path.stat()
+    with path.open("r+b") as fh:
+        data = fh.read()
+        fh.seek(data.index(old))
+        fh.write(new)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def test_same_size_same_mtime_edit_reaches_the_index(run: Run, archive: Archive) -> None:
+    w = archive.new("/work/edit")
+    w.user("the walrus answer")
+    path = w.write()
+    _same_tick(path)
+    assert len(json.loads(run("search", "walrus", "--format", "json").stdout)["hits"]) == 1
+    _edit_in_place(path, b"walrus", b"narwal")  # written in the tick the index read it
+    assert json.loads(run("search", "walrus", "--format", "json").stdout)["hits"] == []
+    assert len(json.loads(run("search", "narwal", "--format", "json").stdout)["hits"]) == 1
+
+
+def test_settled_files_are_not_read_again(run: Run, archive: Archive) -> None:
+    w = archive.new("/work/edit")
+    w.user("the walrus answer")
+    w.write()
+    time.sleep(0.1)  # past RACY_NS
+    run("index")
+    again = json.loads(run("index", "--format", "json").stdout)["update"]
+    assert again["unchanged"] == 1 and again["added"] == 0
+
+
+def test_same_size_same_mtime_edit_reaches_the_dataset(run: Run, archive: Archive, tmp_path: Path) -> None:
+    w = archive.new("/work/edit")
+    w.user("the walrus answer")
+    path = w.write()
+    _same_tick(path)
+    out = tmp_path / "ds"
+    run("dataset", str(path.parent), "-o", str(out), "--format", "jsonl")
+    _edit_in_place(path, b"walrus", b"narwal")
+    run("dataset", str(path.parent), "-o", str(out), "--format", "jsonl")
+    text = "".join(p.read_text() for p in out.rglob("*.jsonl"))
+    assert "narwal" in text and "walrus" not in text
