@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import fcntl
 import os
-import time
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 

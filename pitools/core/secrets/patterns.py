@@ -354,7 +354,7 @@ _WRAP_SOURCE = r"[A-Za-z0-9+/]{20,31}={0,2}(?:\\r)?\\n[A-Za-z0-9+/]"
 _GATE_SOURCE = _RAW_SOURCE + "|" + _ESCAPE_SOURCE + "|" + _WRAP_SOURCE + "|" + _LONG_SOURCE
 
 
-def _compile_prefilter() -> tuple[Callable[[bytes], Any], Callable[[bytes], Any], Callable[[str], Any]]:
+def _compile_prefilter() -> tuple[Callable[..., Any], Callable[..., Any], Callable[[str], Any]]:
     try:
         import re2  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # pragma: no cover - google-re2 is a dependency; kept for odd platforms
