@@ -111,7 +111,11 @@ class Detector:
                 last_end = end
             else:
                 run = P.RUN_START_BYTES.match(found)
-                if run is None or (run.end() < len(found) and found[run.end() : run.end() + 1] != b"\\"):
+                if (
+                    run is None
+                    or len(found) < 20
+                    or (run.end() < len(found) and found[run.end() : run.end() + 1] != b"\\")
+                ):
                     keep = True  # an anchor
                 elif _run_may_hit(chunk, at, end):
                     keep = True
