@@ -232,12 +232,12 @@ def build_dataset(
                 _remove(outdir, rel)
 
     # Pass 1: headers and file stamps; which files changed. A file whose size and mtime match but
-    # whose mtime is racy (just before the last run's start) is hashed again: an in-place edit in the
-    # same clock tick as that run's read keeps both (pitools.ops.index.racy).
+    # that was racy when the last run read it (modified in the same clock tick: an in-place edit
+    # right after that read keeps both; pitools.ops.index.racy) is hashed again. Only such files
+    # carry a "racyRead" mark, so the manifest of settled files stays the same bytes run to run.
     from pitools.ops.index import racy
 
     scan_started = time.time_ns()
-    last_start = old.get("scanStartNs") if same_settings and type(old.get("scanStartNs")) is int else None
     refs: list[lineage.SessionRef] = []
     info_by_key: dict[str, dict[str, Any]] = {}
     path_by_key: dict[str, str] = {}
@@ -256,12 +256,13 @@ def build_dataset(
             isinstance(prev, dict)
             and prev.get("size") == st.st_size
             and prev.get("mtimeNs") == st.st_mtime_ns
-            and not racy(st.st_mtime_ns, last_start)
+            and prev.get("racyRead") is not True
         ):
             info["sha256"] = prev.get("sha256")
         else:
             info["sha256"] = _sha256(key)
         info["changed"] = not isinstance(prev, dict) or prev.get("sha256") != info["sha256"]
+        info["racyRead"] = racy(st.st_mtime_ns, scan_started)
         info_by_key[key] = info
         path_by_key[key] = path
         refs.append(lineage.SessionRef(key, header.get("id"), header.get("parentSession"), os.path.dirname(key)))
@@ -282,6 +283,9 @@ def build_dataset(
             report.unchanged += 1
             report.sessions += 1
             new_sessions[key] = {**prev, "path": info["path"], "mtimeNs": info["mtimeNs"]}
+            new_sessions[key].pop("racyRead", None)
+            if info["racyRead"]:
+                new_sessions[key]["racyRead"] = True
         else:
             todo.append((key, chain, signature))
     common = (parents, parent_keys, outdir, format_, partition_by)
@@ -313,13 +317,15 @@ def build_dataset(
             "lineage": signatures[key],
             "files": files,
         }
+        if info["racyRead"]:
+            new_sessions[key]["racyRead"] = True
     for key, prev in old_sessions.items():
         if key not in new_sessions and isinstance(prev, dict):
             for rel in prev.get("files", ()):
                 _remove(outdir, rel)
             report.removed += 1
     _sweep_strays(outdir, new_sessions)
-    manifest = {**settings, "scanStartNs": scan_started, "sessions": new_sessions}
+    manifest = {**settings, "sessions": new_sessions}
     with store.replace_output(os.path.join(outdir, MANIFEST)) as tmp, open(tmp, "wb") as fh:
         fh.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
     for path, reason in report.skipped:
