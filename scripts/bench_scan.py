@@ -10,7 +10,12 @@ Each is given per wall-clock second and per CPU second (user + system: steadier 
 machine, as in ``scripts/bench.py``); the target is judged on the CLI's CPU rate.
 
 Sessions come from ``scripts/gen_big.py`` (``bench/data/big-<N>mb.jsonl``, made on first use).
-Usage: scripts/bench_scan.py [--sizes 1,10,100] [--reps 3]
+
+``--shapes`` adds one row per hostile shape of issue 27 (a base64 dump of binary data wrapped at
+76, one token repeated in a single string, many short base64-of-text lines, random tokens on
+consecutive lines), each at two sizes 4x apart: CPU seconds of ``scan`` and ``redact -o`` in
+this process, and the ratio (linear: ~4; quadratic: ~16).
+Usage: scripts/bench_scan.py [--sizes 1,10,100] [--reps 3] [--shapes [--shape-kb 200]]
 """
 
 from __future__ import annotations
@@ -34,7 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="100")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--shapes", action="store_true", help="time the hostile shapes (linear-time check)")
+    p.add_argument("--shape-kb", type=int, default=200, help="size of the smaller shape files (KB)")
+    p.add_argument("--no-sizes", action="store_true", help="only the shapes")
     args = p.parse_args(argv)
+    if args.shapes:
+        shapes(args.shape_kb, args.reps)
+        if args.no_sizes:
+            return 0
     from bench import ensure_data
     from pitools.core.secrets.detect import Detector
     from pitools.ops.scan import scan_file
@@ -81,6 +93,73 @@ def main(argv: list[str] | None = None) -> int:
             f"| {found} | {verdict} |"
         )
     return 0 if ok else 1
+
+
+def _shape_text(shape: str, kb: int) -> str:
+    import base64
+    import random
+
+    rng = random.Random(27)
+    n = kb * 1000
+    if shape == "base64 dump (binary, 76 wide)":
+        return base64.encodebytes(rng.randbytes(n * 3 // 4)).decode()
+    if shape == "one token repeated":
+        token = "Xk4mPq9Zr7Lw2Nc8Vb5TgH3jK6sD1fA0"
+        return " ".join([token] * (n // (len(token) + 1)))
+    if shape == "base64-of-text lines":
+        line = base64.b64encode(b"password=Zq8mW3pL9xR2 and more words").decode()
+        return "\n".join([line] * (n // (len(line) + 1)))
+    alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    return "\n".join("".join(rng.choice(alnum) for _ in range(40)) for _ in range(n // 41))
+
+
+SHAPES = ("base64 dump (binary, 76 wide)", "one token repeated", "base64-of-text lines", "random tokens, one a line")
+
+
+def shapes(kb: int, reps: int) -> None:
+    """One row per hostile shape: CPU seconds at ``kb`` and ``4 * kb`` KB, and their ratio."""
+    import tempfile
+
+    import orjson
+
+    from pitools.core.secrets.detect import Detector
+    from pitools.core.secrets.redact import RedactOptions, Redactor
+    from pitools.ops.scan import scan_file
+
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    print("| shape | size | scan CPU s | redact CPU s | findings | ratio for 4x the input (scan / redact) |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape in SHAPES:
+            times: list[tuple[float, float]] = []
+            for size in (kb, 4 * kb):
+                entry = {
+                    "type": "message",
+                    "id": "m",
+                    "parentId": None,
+                    "timestamp": "2026-01-01T00:00:01.000Z",
+                    "message": {"role": "toolResult", "content": [{"type": "text", "text": _shape_text(shape, size)}]},
+                }
+                path = Path(tmp) / "s.jsonl"
+                path.write_bytes(orjson.dumps(header) + b"\n" + orjson.dumps(entry) + b"\n")
+                scan_cpu, redact_cpu = [], []
+                found = 0
+                for _ in range(reps):
+                    c = time.process_time()
+                    found = len(scan_file(str(path), Detector()))
+                    scan_cpu.append(time.process_time() - c)
+                    c = time.process_time()
+                    redactor = Redactor(Detector(), RedactOptions(key=b"k"), file=str(path))
+                    with path.open("rb") as fh:
+                        for _line in redactor.redact_lines(fh):
+                            pass
+                    redact_cpu.append(time.process_time() - c)
+                times.append((statistics.median(scan_cpu), statistics.median(redact_cpu)))
+                mb = path.stat().st_size / 1e6
+                ratio = ""
+                if len(times) == 2:
+                    ratio = f"{times[1][0] / max(times[0][0], 1e-6):.1f} / {times[1][1] / max(times[0][1], 1e-6):.1f}"
+                print(f"| {shape} | {mb:.2f} MB | {times[-1][0]:.3f} | {times[-1][1]:.3f} | {found} | {ratio} |")
 
 
 if __name__ == "__main__":

@@ -33,13 +33,13 @@ def run_usage(
     session_dir: str | None,
     format_: str,
 ) -> int:
-    from pitools.ops.archive import archive_scope, local_timezone, updated_index, usage_report
+    from pitools.ops.archive import archive_scope, local_timezone, query_index, usage_report
 
     tz, tz_name = local_timezone(timezone)
     scope = archive_scope(session_dir=session_dir, all_=True)
-    index, _stats = updated_index(scope, progress=progress_line("indexing sessions", out), warn=warner(out))
-    try:
-        report = usage_report(
+    report = query_index(
+        scope,
+        lambda index: usage_report(
             index,
             scope,
             by=by,
@@ -51,9 +51,10 @@ def run_usage(
             project=project,
             cwd=cwd,
             session=session,
-        )
-    finally:
-        index.close()
+        ),
+        progress=progress_line("indexing sessions", out),
+        warn=warner(out),
+    )
     data = report.to_json()
     if format_ == "json":
         out.write_json(data)
@@ -91,7 +92,7 @@ def run_search(
     session_dir: str | None,
     format_: str,
 ) -> int:
-    from pitools.ops.archive import archive_scope, local_timezone, updated_index
+    from pitools.ops.archive import archive_scope, local_timezone, query_index
     from pitools.ops.search import search
 
     warn = warner(out)
@@ -99,11 +100,11 @@ def run_search(
     # usual search skips loading zoneinfo and the system's zone file.
     tz = local_timezone(timezone)[0] if timezone is not None or since or until else None
     scope = archive_scope(session_dir=session_dir, all_=True)
-    index, _stats = updated_index(scope, progress=progress_line("indexing sessions", out), warn=warn)
-    try:
+
+    def run(index: Any) -> Any:
         if not index.fts and not regex:
             warn("this Python's SQLite has no FTS5: scanning every entry instead")
-        result = search(
+        return search(
             index,
             scope,
             query,
@@ -121,8 +122,8 @@ def run_search(
             limit=limit,
             tz=tz,
         )
-    finally:
-        index.close()
+
+    result = query_index(scope, run, progress=progress_line("indexing sessions", out), warn=warn)
     data = result.to_json()
     if format_ == "json":
         out.write_json(data)

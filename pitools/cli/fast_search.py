@@ -233,8 +233,18 @@ def _open(conn: Any, cache: str) -> int | None:
     if version != SCHEMA_VERSION or shards_text is None or pending:
         return None  # another version, not created yet, or an update stopped half-way
     shards = max(1, int(shards_text))
+    seals = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'seal%'").fetchall())
     for k in range(shards):
-        conn.execute("ATTACH DATABASE ? AS ?", (os.path.join(cache, f"index-v{SCHEMA_VERSION}.fts{k}.sqlite"), f"s{k}"))
+        path = os.path.join(cache, f"index-v{SCHEMA_VERSION}.fts{k}.sqlite")
+        # A shard changed since pitools last wrote it is verified by the general path first
+        # (ArchiveIndex._check_seals): FTS5 reading damaged pages can abort the process.
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if seals.get(f"seal{k}") != f"{st.st_size}:{st.st_mtime_ns}":
+            return None
+        conn.execute("ATTACH DATABASE ? AS ?", (path, f"s{k}"))
     ready = " + ".join(f"(SELECT count(*) FROM s{k}.sqlite_master WHERE name='texts')" for k in range(shards))
     if conn.execute(f"SELECT {ready}").fetchone()[0] != shards:
         return None
@@ -262,7 +272,7 @@ def _unchanged(conn: Any, cache: str, folders: list[str]) -> bool:
         try:
             if conn.execute("SELECT 1 FROM meta WHERE key='pending'").fetchone() is not None:
                 return False
-            return _on_disk(folders) == _indexed(conn, folders)
+            return _on_disk(folders) == _indexed(conn, folders) and not _racy(conn, folders)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
@@ -281,6 +291,28 @@ def _indexed(conn: Any, folders: list[str]) -> set[str]:
         folders,
     ).fetchone()[0]
     return set(text.split("\n")) if text else set()
+
+
+def _racy(conn: Any, folders: list[str]) -> bool:
+    """A session modified just before the last update started: the general path reads it again
+    (:func:`pitools.ops.index.racy`: an edit in that clock tick keeps size and mtime)."""
+    row = conn.execute("SELECT value FROM meta WHERE key='scanStartNs'").fetchone()
+    if row is None or not folders:
+        return False
+    start = int(row[0])
+    marks = ",".join("?" * len(folders))
+    # Whole-millisecond mtimes (a coarse file system) get the wide window, the rest the narrow one.
+    found = conn.execute(
+        f"SELECT 1 FROM sessions WHERE +folder IN ({marks}) AND "
+        "mtime_ns >= ? - (CASE WHEN mtime_ns % 1000000 = 0 THEN ? ELSE ? END) LIMIT 1",
+        [*folders, start, _RACY_COARSE_NS, _RACY_NS],
+    ).fetchone()
+    return found is not None
+
+
+#: ``pitools.ops.index.RACY_NS`` and ``RACY_COARSE_NS`` (a test keeps them equal).
+_RACY_NS = 50_000_000
+_RACY_COARSE_NS = 2_000_000_000
 
 
 def _on_disk(folders: list[str]) -> set[str]:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pitools.errors import OptionValueError
 from pitools.ops.index import ArchiveIndex, IndexUnavailableError, open_index
 from pitools.ops.index_limits import SLOT_MS, ProgressFn, UpdateStats, WarnFn
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +74,47 @@ def updated_index(
             for message in stats.warnings:
                 warn(message)
             return index, stats
-        except (sqlite3.DatabaseError, IndexUnavailableError, OSError) as exc:
+        except (sqlite3.DatabaseError, IndexUnavailableError, OSError, UnicodeDecodeError) as exc:
             index.close()
             if index.in_memory:
                 raise
             warn(f"index problem ({str(exc).splitlines()[0][:200]}); indexing in memory for this run")
             index = open_index(env, warn=warn, in_memory=True)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def query_index(
+    scope: Scope,
+    query: Callable[[ArchiveIndex], _T],
+    *,
+    env: Mapping[str, str] | None = None,
+    progress: ProgressFn | None = None,
+    warn: WarnFn | None = None,
+) -> _T:
+    """:func:`updated_index`, then ``query(index)``, then close it.
+
+    Damage the open-time checks cannot see (a page of the main database, text that is no longer
+    UTF-8) shows up as a ``DatabaseError`` or a decoding error in the query: the index files are
+    then deleted and rebuilt, with a warning, and the query runs once more. Never a failed command.
+    """
+    import sqlite3
+
+    from pitools.ops.index import _is_locked
+
+    warn = warn or (lambda _m: None)
+    index, _stats = updated_index(scope, env=env, progress=progress, warn=warn)
+    try:
+        return query(index)
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if isinstance(exc, sqlite3.DatabaseError) and _is_locked(exc):
+            raise
+        warn(f"index damaged ({str(exc).splitlines()[0][:200] or type(exc).__name__}); rebuilding it")
+        if not index.in_memory:
+            index.discard()
+        index, _stats = updated_index(scope, env=env, progress=progress, warn=warn)
+        return query(index)
+    finally:
+        index.close()
 
 
 # -- time -----------------------------------------------------------------------------------------

@@ -231,7 +231,13 @@ def build_dataset(
             for rel in info.get("files", ()) if isinstance(info, dict) else ():
                 _remove(outdir, rel)
 
-    # Pass 1: headers and file stamps; which files changed.
+    # Pass 1: headers and file stamps; which files changed. A file whose size and mtime match but
+    # that was racy when the last run read it (modified in the same clock tick: an in-place edit
+    # right after that read keeps both; pitools.ops.index.racy) is hashed again. Only such files
+    # carry a "racyRead" mark, so the manifest of settled files stays the same bytes run to run.
+    from pitools.ops.index import racy
+
+    scan_started = time.time_ns()
     refs: list[lineage.SessionRef] = []
     info_by_key: dict[str, dict[str, Any]] = {}
     path_by_key: dict[str, str] = {}
@@ -246,11 +252,17 @@ def build_dataset(
         st = os.stat(key)
         prev = old_sessions.get(key)
         info = {"path": path, "size": st.st_size, "mtimeNs": st.st_mtime_ns}
-        if isinstance(prev, dict) and prev.get("size") == st.st_size and prev.get("mtimeNs") == st.st_mtime_ns:
+        if (
+            isinstance(prev, dict)
+            and prev.get("size") == st.st_size
+            and prev.get("mtimeNs") == st.st_mtime_ns
+            and prev.get("racyRead") is not True
+        ):
             info["sha256"] = prev.get("sha256")
         else:
             info["sha256"] = _sha256(key)
         info["changed"] = not isinstance(prev, dict) or prev.get("sha256") != info["sha256"]
+        info["racyRead"] = racy(st.st_mtime_ns, scan_started)
         info_by_key[key] = info
         path_by_key[key] = path
         refs.append(lineage.SessionRef(key, header.get("id"), header.get("parentSession"), os.path.dirname(key)))
@@ -271,6 +283,9 @@ def build_dataset(
             report.unchanged += 1
             report.sessions += 1
             new_sessions[key] = {**prev, "path": info["path"], "mtimeNs": info["mtimeNs"]}
+            new_sessions[key].pop("racyRead", None)
+            if info["racyRead"]:
+                new_sessions[key]["racyRead"] = True
         else:
             todo.append((key, chain, signature))
     common = (parents, parent_keys, outdir, format_, partition_by)
@@ -302,6 +317,8 @@ def build_dataset(
             "lineage": signatures[key],
             "files": files,
         }
+        if info["racyRead"]:
+            new_sessions[key]["racyRead"] = True
     for key, prev in old_sessions.items():
         if key not in new_sessions and isinstance(prev, dict):
             for rel in prev.get("files", ()):

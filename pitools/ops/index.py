@@ -58,6 +58,21 @@ from pitools.ops.index_limits import (
 SCHEMA_VERSION = 7
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
+#: How close to the last update's start a file's mtime may be and the file still have changed
+#: after it was read with the same size and mtime: the kernel stamps mtimes from a coarse clock
+#: (a few ms), and a file system with whole-second times (FAT: 2 s) is coarser still.
+RACY_NS = 50_000_000
+RACY_COARSE_NS = 2_000_000_000
+
+
+def racy(mtime_ns: int, scan_start_ns: int | None) -> bool:
+    """Whether a file with this mtime may have been edited in the same clock tick as the last
+    update read it (same size, same mtime): it is then read again."""
+    if scan_start_ns is None:
+        return False
+    window = RACY_COARSE_NS if mtime_ns % 1_000_000 == 0 else RACY_NS
+    return mtime_ns >= scan_start_ns - window
+
 
 _MAIN_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -223,6 +238,7 @@ class ArchiveIndex:
                 ready = conn.execute(f"SELECT count(*) FROM s{k}.sqlite_master WHERE name='texts'").fetchone()
                 if self.fts and not ready[0]:
                     self._create_shard(conn, k)
+            self._check_seals(conn, shards)
             # Touch every table once: a corrupt file fails here, not in the user's query.
             conn.execute("SELECT count(*) FROM meta").fetchone()
             conn.execute("SELECT sid FROM sessions LIMIT 1").fetchall()
@@ -230,6 +246,49 @@ class ArchiveIndex:
             conn.close()
             raise
         return conn
+
+    # -- seals: a full-text shard changed by anything but pitools is checked before it is queried --
+    def _stamp(self, k: int) -> str | None:
+        path = self.shard_path(k)
+        try:
+            st = os.stat(path) if path else None
+        except OSError:
+            return None
+        return None if st is None else f"{st.st_size}:{st.st_mtime_ns}"
+
+    def _check_seals(self, conn: sqlite3.Connection, shards: int) -> None:
+        """A shard whose size or mtime differs from what the last update left is verified
+        (``quick_check`` and FTS5's own ``integrity-check``) before any query reads it: FTS5 fed
+        damaged pages can abort the whole process inside SQLite. A damaged shard raises
+        ``DatabaseError``, which rebuilds the index. A warm open only stats the files."""
+        if not self.fts:
+            return
+        changed = []
+        for k in range(shards):
+            row = conn.execute("SELECT value FROM meta WHERE key=?", (f"seal{k}",)).fetchone()
+            if row is None or row[0] != self._stamp(k):
+                changed.append(k)
+        if not changed:
+            return
+        for k in changed:
+            verdict = conn.execute(f"PRAGMA s{k}.quick_check").fetchall()
+            if verdict != [("ok",)]:
+                raise sqlite3.DatabaseError(f"full-text shard {k} is damaged ({str(verdict[0][0])[:100]})")
+            for table in ("fts", "fts_thinking"):
+                conn.execute(f"INSERT INTO s{k}.{table}({table}) VALUES('integrity-check')")
+        self.seal(conn)
+
+    def seal(self, conn: sqlite3.Connection | None = None) -> None:
+        """Record each shard's size and mtime after pitools wrote it (the WAL folded in first)."""
+        if self.folder is None or not self.fts:
+            return
+        conn = conn or self.conn
+        stamps = []
+        for k in range(self.shard_count(conn)):
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute(f"PRAGMA s{k}.wal_checkpoint(TRUNCATE)").fetchall()
+            stamps.append((f"seal{k}", self._stamp(k)))
+        conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", stamps)
 
     def _create(self, conn: sqlite3.Connection, want_shards: int) -> None:
         conn.execute("BEGIN IMMEDIATE")
@@ -298,6 +357,12 @@ class ArchiveIndex:
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
 
+    def discard(self) -> None:
+        """Close and delete this index's files (a damaged index found while querying it)."""
+        self.close()
+        with self.updating():
+            self._remove_files()
+
     # -- the updaters' lock ----------------------------------------------------------------------
     @contextlib.contextmanager
     def updating(self) -> Iterator[None]:
@@ -340,9 +405,14 @@ class ArchiveIndex:
         jobs: int | None = None,
     ) -> UpdateStats:
         """Bring the sessions of ``folders`` up to date (see the module docstring)."""
+        import time
+
         stats = UpdateStats(in_memory=self.in_memory, rebuilt=self.rebuilt)
         with self.updating():
-            changed, gone = scan(self.conn, [os.path.abspath(f) for f in folders], stats)
+            started = time.time_ns()
+            row = self.conn.execute("SELECT value FROM meta WHERE key='scanStartNs'").fetchone()
+            last_start = int(row[0]) if row is not None and str(row[0]).isdigit() else None
+            changed, gone = scan(self.conn, [os.path.abspath(f) for f in folders], stats, last_start_ns=last_start)
             # An update that stopped half-way (killed, power cut) leaves its files looking indexed
             # but their lineage and usage sums not yet refreshed: the next run finishes that.
             pending = self.conn.execute("SELECT 1 FROM meta WHERE key='pending'").fetchone() is not None
@@ -350,6 +420,8 @@ class ArchiveIndex:
                 from pitools.ops.index_update import Updater
 
                 Updater(self, stats, progress, jobs).run(changed, gone, recover=pending)
+                self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('scanStartNs', ?)", (str(started),))
+                self.seal()
         return stats
 
     def rebuild(self) -> None:
@@ -375,6 +447,7 @@ class ArchiveIndex:
                     conn.execute("VACUUM")
                     for k in range(self.shard_count()):
                         conn.execute(f"VACUUM s{k}")
+                self.seal()
 
     # -- small readers ---------------------------------------------------------------------------
     def session_rows(self, folders: Sequence[str] | None = None) -> list[sqlite3.Row]:
@@ -390,10 +463,14 @@ class ArchiveIndex:
             self.conn.row_factory = None
 
 
-def scan(conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats) -> tuple[list[Changed], list[int]]:
+def scan(
+    conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats, *, last_start_ns: int | None = None
+) -> tuple[list[Changed], list[int]]:
     """Session files of ``folders`` (``ls``'s rules) that changed since indexed, and sids of gone ones.
 
-    One ``stat`` per file: a file whose size, mtime and inode match its row is not opened. This
+    One ``stat`` per file: a file whose size, mtime and inode match its row is not opened, unless
+    it is :func:`racy` (modified just before the last update started, ``last_start_ns``: an edit in
+    the same clock tick as that read keeps size and mtime; such a file is read again). This
     runs before every warm ``search``/``usage``/``ls``, so the loop stays lean: one query reads
     what the comparison needs for every session at once, paths are joined by concatenation,
     and the full rows are read only for the (usually zero) files that changed or went away.
@@ -430,7 +507,13 @@ def scan(conn: sqlite3.Connection, folders: Sequence[str], stats: UpdateStats) -
             seen.add(path)
             files += 1
             old = known.get(path)
-            if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns and old[2] == st.st_ino:
+            if (
+                old is not None
+                and old[0] == st.st_size
+                and old[1] == st.st_mtime_ns
+                and old[2] == st.st_ino
+                and not racy(st.st_mtime_ns, last_start_ns)
+            ):
                 unchanged += 1
                 continue
             changed.append((path, folder, st, None))

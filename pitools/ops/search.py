@@ -14,12 +14,10 @@ head and the tail).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.errors import PitoolsError
 from pitools.ops import search_core
 from pitools.ops.archive import Scope, _session_filters, time_range
 from pitools.ops.index import ArchiveIndex
@@ -34,7 +32,7 @@ __all__ = ["SNIPPET_CONTEXT", "Hit", "Query", "SearchResult", "parse_query", "se
 @dataclass(slots=True)
 class Query:
     terms: list[str]
-    #: :class:`~pitools.ops.search_core.Term` objects, or one compiled pattern (``--regex``).
+    #: :class:`~pitools.ops.search_core.Term` objects, or one :class:`~pitools.ops.search_core.RegexTerm`.
     patterns: list[Any]
     fts: str | None
 
@@ -42,11 +40,7 @@ class Query:
 def parse_query(text: str, *, regex: bool = False, ignore_case: bool = True) -> Query:
     """Split ``text`` into words and quoted phrases (or compile it as one regular expression)."""
     if regex:
-        flags = re.IGNORECASE if ignore_case else 0
-        try:
-            return Query([text], [re.compile(text, flags | re.MULTILINE)], None)
-        except re.error as exc:
-            raise PitoolsError(f"invalid regular expression: {exc}") from None
+        return Query([text], [search_core.RegexTerm(text, ignore_case=ignore_case)], None)
     if not ignore_case:
         raise ValueError("plain queries always ignore case")
     terms = search_core.parse_terms(text)

@@ -159,6 +159,50 @@ class Term:
                 return i, j
 
 
+class RegexTerm:
+    """``--regex``: one pattern run by RE2, a linear-time engine, so no pattern (``(a+)+$``,
+    nested repeats) can backtrack for ever on a hostile message. RE2 has no backreferences or
+    lookaround; such a pattern is refused with a message saying so. ``^``/``$`` match at line
+    ends (multi-line), like the ``re.MULTILINE`` search this replaced; ``\\d``, ``\\w``, ``\\b``
+    are ASCII classes."""
+
+    __slots__ = ("pattern", "text")
+
+    def __init__(self, text: str, *, ignore_case: bool = True) -> None:
+        import re2  # type: ignore[import-not-found,unused-ignore]
+
+        from pitools.errors import PitoolsError
+
+        self.text = text
+        options = re2.Options()
+        options.case_sensitive = not ignore_case
+        options.log_errors = False
+        options.max_mem = 64 << 20
+        try:
+            self.pattern = re2.compile("(?m)" + _no_surrogates(text), options)
+        except re2.error as exc:
+            detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+            hint = ""
+            if any(k in text for k in ("(?=", "(?!", "(?<", "\\1", "\\2", "(?P=")):
+                hint = " (--regex uses RE2 syntax: no lookahead, lookbehind or backreferences)"
+            raise PitoolsError(f"invalid regular expression: {detail}{hint}") from None
+
+    def search(self, body: str) -> tuple[int, int] | None:
+        m = self.pattern.search(_no_surrogates(body))
+        return None if m is None else (m.start(), m.end())
+
+
+def _no_surrogates(text: str) -> str:
+    """``text`` with lone surrogates as U+FFFD, one for one (RE2 reads UTF-8, offsets stay valid)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        import re
+
+        return re.sub("[\ud800-\udfff]", "\ufffd", text)
+    return text
+
+
 def _word_char(ch: str) -> bool:
     """Whether ``ch`` is in ``[^\\W_]`` as a case-insensitive ``re`` pattern sees it."""
     return ch.isalnum()
@@ -177,7 +221,7 @@ def parse_terms(text: str) -> list[Term]:
 def find(terms: Sequence[Any], body: str) -> list[tuple[int, int]] | None:
     """The span of every term in ``body`` (all must occur), or None.
 
-    ``terms`` are :class:`Term` objects or compiled regular expressions (``--regex``)."""
+    ``terms`` are :class:`Term` objects or one :class:`RegexTerm` (``--regex``)."""
     if not body:
         return None
     folded: list[str | None] = [None]
@@ -186,8 +230,7 @@ def find(terms: Sequence[Any], body: str) -> list[tuple[int, int]] | None:
         if type(term) is Term:
             span = term.search(body, folded)
         else:
-            m = term.search(body)
-            span = None if m is None else (m.start(), m.end())
+            span = term.search(body)
         if span is None:
             return None
         spans.append(span)

@@ -22,7 +22,10 @@ MISSING = "OTLP export needs the OpenTelemetry protocol package: pip install 'pi
 
 
 def _proto() -> Any:
+    """The OTLP message modules; :class:`MissingExtraError` (one line, exit 1) when the optional
+    extra, or the protobuf runtime under it, is not installed."""
     try:
+        from google.protobuf import json_format  # noqa: F401 - the JSON mapping, checked with the rest
         from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
         from opentelemetry.proto.common.v1 import common_pb2
         from opentelemetry.proto.resource.v1 import resource_pb2
@@ -30,6 +33,18 @@ def _proto() -> Any:
     except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
         raise MissingExtraError(MISSING) from exc
     return trace_service_pb2, common_pb2, resource_pb2, trace_pb2
+
+
+def require_otlp() -> None:
+    """Fail now, before anything is read or written, when the optional extra is missing."""
+    _proto()
+
+
+def _json_format() -> Any:
+    _proto()
+    from google.protobuf import json_format
+
+    return json_format
 
 
 def _any_value(common_pb2: Any, value: AttrValue) -> Any:
@@ -106,10 +121,9 @@ def otlp_json_chunks(traces: Iterable[TraceData]) -> Iterator[bytes]:
     lazy (:func:`pitools.core.views.otel.branch_traces`): each trace is asked for only once the
     previous one is written, and is not kept afterwards.
     """
-    from google.protobuf import json_format
-
     from pitools.core.js.json.encode import to_json_bytes
 
+    json_format = _json_format()
     pending = iter(traces)
     # Traces are taken until one has a span (every built trace has its root span); if none has,
     # the request has no "spans" member at all: the whole way, as otlp_json writes it.
@@ -158,8 +172,7 @@ def _hex_ids(value: Any) -> None:
 
 def otlp_json(request: Any) -> dict[str, Any]:
     """OTLP/JSON for a request: protobuf's JSON mapping, hex ids, integer enums."""
-    from google.protobuf import json_format
-
+    json_format = _json_format()
     data: dict[str, Any] = json_format.MessageToDict(request, use_integers_for_enums=True)
     _hex_ids(data)
     return data

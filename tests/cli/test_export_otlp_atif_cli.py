@@ -237,7 +237,7 @@ def test_otlp_endpoint_refusal_is_exit_1(run: Run) -> None:
         port = s.getsockname()[1]
     result = run("export", str(SESSION), "--format", "otlp", "--endpoint", f"http://127.0.0.1:{port}", exit_code=1)
     assert result.stderr.startswith("pitools: could not send to http://127.0.0.1:")
-    result = run("export", str(SESSION), "--format", "otlp", "--endpoint", "ftp://x", exit_code=1)
+    result = run("export", str(SESSION), "--format", "otlp", "--endpoint", "ftp://x", exit_code=2)
     assert "not an http(s) URL" in result.stderr
 
 

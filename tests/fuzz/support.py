@@ -323,7 +323,7 @@ def mutate_lines(rng: random.Random, lines: list[bytes], rounds: int | None = No
     for _ in range(rounds or rng.randint(1, 4)):
         if not lines:
             lines = [b"\n"]
-        op = rng.randrange(26)
+        op = rng.randrange(28)
         i = rng.randrange(len(lines))
         if op == 0:  # drop a line
             del lines[i]
@@ -387,9 +387,43 @@ def mutate_lines(rng: random.Random, lines: list[bytes], rounds: int | None = No
                 lines[-1] = lines[-1].rstrip(b"\n")
         elif op == 9:  # a random raw line
             lines.insert(i, bytes(rng.randrange(256) for _ in range(rng.randint(0, 40))) + b"\n")
+        elif op >= 26:  # big tool output: a base64 dump, or one token repeated (scan/redact stay linear)
+            lines.insert(i, to_line(_big_tool_result(rng, dump=op == 26)))
         else:  # JSON-level
             lines = _mutate_json(rng, lines, op)
     return b"".join(lines)
+
+
+def _big_tool_result(rng: random.Random, *, dump: bool) -> dict[str, Any]:
+    """A tool result holding a base64 dump of binary data (wrapped at a real or odd width, maybe
+    with text base64 and a secret inside) or a long run of one repeated token."""
+    import base64
+
+    if dump:
+        size = rng.choice([2_000, 30_000, 200_000])
+        data = rng.randbytes(size)
+        if rng.random() < 0.3:
+            data = b"password=Zq8mW3pL9xR2 " * (size // 22)  # base64 of text: inner findings everywhere
+        text = base64.b64encode(data).decode()
+        width = rng.choice([0, 60, 64, 76, 22, 41])
+        if width:
+            nl = rng.choice(["\n", "\r\n"])
+            text = nl.join(text[k : k + width] for k in range(0, len(text), width))
+    else:
+        token = rng.choice(["Xk4mPq9Zr7Lw2Nc8Vb5TgH3jK6sD1fA0", "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4", "a"])
+        text = rng.choice([" ", "\n", "", ","]).join([token] * rng.choice([1_000, 16_000]))
+    return {
+        "type": "message",
+        "id": f"big{rng.randrange(10**6)}",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "t",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": text}],
+        },
+    }
 
 
 def _parse(line: bytes) -> Any:
@@ -509,6 +543,7 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
     assert all(a < b for a, b in zip(raw.lines, raw.lines[1:], strict=False)), "line numbers not increasing"
     assert all(d.severity in ("error", "warning", "info") for d in raw.diagnostics)
     _validate(path)
+    _exercise_secrets(path)
     try:
         session = open_session(path)
     except PitoolsError:
@@ -548,6 +583,28 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
         _exercise_leaf(loaded, leaf, settings, rng)
     _exercise_lean(path, loaded, leaves, rng)
     _exercise_views(index)
+
+
+def _exercise_secrets(path: Path) -> None:
+    """``scan`` and ``redact`` on the file: redacting leaves nothing a rescan finds (or refuses)."""
+    from pitools.core.secrets.detect import Detector
+    from pitools.core.secrets.redact import RedactOptions, Redactor
+    from pitools.core.secrets.scan import scan_chunks, scan_lines
+    from pitools.errors import PitoolsError
+
+    detector = Detector()
+    data = path.read_bytes()
+    lines = data.splitlines(keepends=True)
+    by_line = [(f.line, f.kind) for f in scan_lines(lines, detector, file="f")]
+    by_chunk = [(f.line, f.kind) for f in scan_chunks([data], detector, file="f")]
+    assert by_line == by_chunk, "scan_lines and scan_chunks disagree"
+    try:
+        redacted = list(Redactor(detector, RedactOptions(key=b"k"), file="f").redact_lines(lines))
+    except PitoolsError:
+        return
+    assert len(redacted) == len(lines)
+    left = list(scan_lines(redacted, detector, file="f"))
+    assert not left, f"redact left {len(left)} finding(s), e.g. {left[0].kind} on line {left[0].line}"
 
 
 def _exercise_lean(path: Path, loaded: Any, leaves: list[Any], rng: random.Random) -> None:

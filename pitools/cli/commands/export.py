@@ -16,6 +16,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from pitools.core.session.api import LoadedSession
 
 
+def _check_endpoint(value: str | None) -> str | None:
+    """A malformed or non-http(s) endpoint is a usage error (exit 2), named without its credentials."""
+    if value is not None:
+        from pitools.ops.otlp_send import traces_url
+
+        try:
+            traces_url(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
 @click.command("export")
 @session_argument
 @leaf_option
@@ -47,6 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
     "--endpoint",
     metavar="URL",
     default=None,
+    callback=lambda _ctx, _param, value: _check_endpoint(value),
     help="otlp only: send the traces to this OTLP/HTTP collector (e.g. http://localhost:4318) instead of writing them.",
 )
 def command(
@@ -89,6 +102,10 @@ def command(
         raise click.UsageError("--all exports every branch; it cannot be combined with --leaf")
     if all_ and format_ == "jsonl":
         raise click.UsageError("--all cannot be used with --format jsonl (a session file holds one branch here)")
+    if format_ == "otlp":
+        from pitools.render.export_otlp import require_otlp
+
+        require_otlp()  # one line and exit 1 before anything is read, redacted or written
     if not redact:
         if given or values_file or env_names or no_pi_keys or no_entropy:
             raise click.UsageError("--value, --values-file, --env, --no-pi-keys and --no-entropy go with --redact")

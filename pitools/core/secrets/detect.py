@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -17,10 +18,7 @@ MIN_VALUE_LEN = 6
 _BASE64_BLOCK = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/]{20,}={0,2}(?:\r?\n[A-Za-z0-9+/]+={0,2})*")
 
 #: Dict keys whose string value is a credential by name (``{"apiKey": "…"}`` in details, configs).
-_KEY_NAME = re.compile(
-    r"(?i)^[A-Za-z0-9_\-]*(?:password|passwd|secret|api_?key|access_?key|private_?key|auth_?token|access_?token|"
-    r"refresh_?token|bearer_?token|client_?secret)$"
-)
+_KEY_NAME = re.compile(r"(?i)^[A-Za-z0-9_\-]*(?:" + P.KEY_WORDS + r")$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +65,7 @@ class Detector:
         self.patterns = tuple(p for p in P.PATTERNS if assignments or p.kind != "secret-assignment")
         raw_forms: set[bytes] = set()
         for v in self.values:
-            raw_forms.add(v.value.encode("utf-8", "surrogatepass"))
-            raw_forms.add(orjson.dumps(v.value)[1:-1] if utf8_ok(v.value) else v.value.encode("ascii", "replace"))
+            raw_forms.update(_raw_needles(v.value))
         self._raw_values = tuple(raw_forms)
         self._str_values = tuple(v.value for v in self.values)
         self._value_kinds = frozenset(v.kind for v in self.values)
@@ -76,26 +73,19 @@ class Detector:
     # -- the gates -------------------------------------------------------------------------------
 
     def line_may_hit(self, line: bytes) -> bool:
-        """False only when no string of this raw JSON line can hold a finding."""
-        if self._raw_values and any(v in line for v in self._raw_values):
-            return True
-        for m in P.GATE_BYTES(line):
-            found = m.group()
-            if found[:1] == b"\\":  # an escape that could hide an anchor: decide on the decoded line
-                return self._canonical_may_hit(P.canonical_line(line))
-            if len(found) < 32 or not P.LONG_RUN_BYTES.fullmatch(found):
-                return True  # an anchor
-            # A long run: random-looking, or holding an anchor (a hex key such as SK… is both a run
-            # and an anchor; the alternation reports it as whichever comes first).
-            if P.interesting_run(found.decode("ascii")) or P.ANCHORS_BYTES(found):
-                return True
-        return False
+        """False only when no string of this raw JSON line (or this text line) can hold a finding."""
+        return bool(self.candidate_lines(line))
 
     def candidate_lines(self, chunk: bytes) -> list[tuple[int, int]]:
         """``(start, end)`` of the lines of ``chunk`` (whole lines) that may hold a finding.
 
-        The same decision as :meth:`line_may_hit`, taken with one pass of the gate over the
-        whole chunk: per-line calls cost more than the scan itself on a big file.
+        One pass of the gate over the whole chunk (per-line calls cost more than the scan itself
+        on a big file). A line is kept when it holds an exact value (in any JSON spelling), an
+        anchor, or a run of token characters that the detectors could flag: random-looking, or
+        the start of a base64 block of text (one line, or wrapped with escaped line ends) — each
+        tried where the decoded string has it, one escape (``\\n``, ``\\u00e9``) further on.
+        A run that is neither does not hide an anchor starting inside it: the rest of the line
+        is searched for anchors once.
         """
         spans: dict[int, int] = {}
         for v in self._raw_values:
@@ -106,7 +96,8 @@ class Detector:
                 end = len(chunk) if end < 0 else end + 1
                 spans[start] = end
                 at = chunk.find(v, end)
-        last_end = -1
+        last_end = -1  # the end of the last line decided (kept, or checked whole)
+        clear_from = -1  # no anchor from here to the end of its line
         for m in P.GATE_BYTES(chunk):
             at = m.start()
             if at < last_end:
@@ -115,27 +106,38 @@ class Detector:
             start = chunk.rfind(b"\n", 0, at) + 1
             end = chunk.find(b"\n", at)
             end = len(chunk) if end < 0 else end + 1
-            if found[:1] == b"\\":
+            if found[:1] == b"\\":  # an escape that could hide an anchor: decide on the decoded line
                 keep = self._canonical_may_hit(P.canonical_line(chunk[start:end]))
-            elif len(found) < 32 or not P.LONG_RUN_BYTES.fullmatch(found):
-                keep = True
+                last_end = end
             else:
-                keep = P.interesting_run(found.decode("ascii")) or bool(P.ANCHORS_BYTES(found))
+                run = P.RUN_START_BYTES.match(found)
+                if (
+                    run is None
+                    or len(found) < 20
+                    or (run.end() < len(found) and found[run.end() : run.end() + 1] != b"\\")
+                ):
+                    keep = True  # an anchor
+                elif _run_may_hit(chunk, at, end):
+                    keep = True
+                else:
+                    keep = False
+                    if not start <= clear_from < end:
+                        keep = P.ANCHORS_BYTES(chunk, at, end) is not None
+                        clear_from = at
             if keep:
                 spans[start] = end
                 last_end = end
-            elif found[:1] == b"\\":
-                last_end = end  # the decoded line was checked whole
         return sorted(spans.items())
 
     def _canonical_may_hit(self, canon: bytes) -> bool:
-        if P.ANCHORS_BYTES(canon):
-            return True
         if self._raw_values and any(v in canon for v in self._raw_values):
             return True
-        return any(P.interesting_run(m.group().decode("ascii")) for m in P.LONG_RUN_BYTES.finditer(canon))
+        if P.ANCHORS_BYTES(canon):
+            return True
+        return any(_run_may_hit(canon, m.start(), len(canon)) for m in _RUNS_BYTES.finditer(canon))
 
     def string_may_hit(self, text: str) -> bool:
+        """False only when the detectors cannot flag anything in ``text`` (see :data:`P.PREFILTER_STR`)."""
         if len(text) < MIN_VALUE_LEN:
             return False
         if P.PREFILTER_STR(text):
@@ -169,9 +171,10 @@ class Detector:
             for m in _BASE64_BLOCK.finditer(text):
                 found_block = _decode_block(m.group(0))
                 if found_block is None:
-                    # Wrapped or long base64 of binary data (an image, an archive) is data, not a
-                    # credential: its lines are not entropy-checked.
-                    if "\n" in m.group(0).rstrip("\r\n") or m.end() - m.start() > P.ENTROPY_MAX_LEN:
+                    # Base64 of binary data (an image, an archive) is data, not a credential: its
+                    # lines are not entropy-checked. Only a real dump counts (see _binary_dump):
+                    # a few random tokens on consecutive lines are still checked one by one.
+                    if _binary_dump(m.group(0)):
                         covered.append(m.span())
                     continue
                 block, decoded = found_block
@@ -183,9 +186,12 @@ class Detector:
                     width = len(first) if "\n" in block else 0
                     found.append((1, Hit(start, end, "base64", block, inner, width)))
         if entropy and self.entropy:
+            c = 0  # covered spans come in order and do not overlap; so do the runs
             for m in P.LONG_RUN.finditer(text):
                 s, e = m.span()
-                if any(cs <= s and e <= ce for cs, ce in covered):
+                while c < len(covered) and covered[c][1] < e:
+                    c += 1
+                if c < len(covered) and covered[c][0] <= s:
                     continue
                 token = m.group(0).rstrip("=")
                 if P.looks_random(token):
@@ -202,17 +208,11 @@ class Detector:
                     found.append((prio, mapped))
         if not found:
             return []
-        taken: list[Hit] = []
+        blockers: list[tuple[int, int]] = []
         if "[REDACTED:" in text:
-            taken = [Hit(m.start(), m.end(), "", "") for m in P.PLACEHOLDER.finditer(text)]
-        blockers = len(taken)
+            blockers = [m.span() for m in P.PLACEHOLDER.finditer(text)]
         found.sort(key=lambda item: (item[0], item[1].start, item[1].start - item[1].end))
-        for _, hit in found:
-            if all(hit.end <= t.start or hit.start >= t.end for t in taken):
-                taken.append(hit)
-        result = taken[blockers:]
-        result.sort(key=lambda h: h.start)
-        return result
+        return _select(found, blockers, text)
 
     def key_value_hit(self, key: str, value: str) -> Hit | None:
         """``{"apiKey": "…"}``: the whole value, when the key names a credential."""
@@ -229,20 +229,206 @@ def utf8_ok(text: str) -> bool:
     return True
 
 
+def _select(found: list[tuple[int, Hit]], blockers: list[tuple[int, int]], text: str) -> list[Hit]:
+    """The hits to report, in order: by priority, each hit that overlaps none taken before it.
+
+    A hit overlapping only plain hits taken before it is not dropped but merged with them (one
+    span, the first one's kind): two given values sharing characters (``Xk4mPq9Zr7Lw`` and
+    ``r7Lw2Nc8Vb5T`` in ``Xk4mPq9Zr7Lw2Nc8Vb5T``) are redacted as one, so no part of either is
+    left. Base64 blocks and placeholders already in the text are never merged. The taken spans
+    are kept sorted (bisect), so this is linear in the hits however many share a string.
+    """
+    import bisect
+
+    starts: list[int] = []
+    ends: list[int] = []
+    hits: list[Hit | None] = []  # None: a placeholder (blocks, never reported)
+    for s, e in blockers:
+        i = bisect.bisect_left(starts, s)
+        starts.insert(i, s)
+        ends.insert(i, e)
+        hits.insert(i, None)
+    merge: list[Hit] = []
+    for _, hit in found:
+        i = bisect.bisect_right(ends, hit.start)  # the first taken span ending after this start
+        if i == len(starts) or starts[i] >= hit.end:
+            starts.insert(i, hit.start)
+            ends.insert(i, hit.end)
+            hits.insert(i, hit)
+            continue
+        if hit.inner:
+            continue
+        j = i
+        while j < len(starts) and starts[j] < hit.end:
+            other = hits[j]
+            if other is None or other.inner:
+                break
+            j += 1
+        else:
+            merge.append(hit)
+            continue
+        if j < len(starts) and starts[j] >= hit.end:
+            merge.append(hit)
+    result = [h for h in hits if h is not None]
+    if not merge:
+        return result
+    # Union of overlapping plain spans; the kind of the hit that won the place first.
+    pieces = sorted([(h.start, 0, h) for h in result] + [(h.start, 1, h) for h in merge], key=lambda t: (t[0], t[1]))
+    out: list[Hit] = []
+    for _, extra, h in pieces:
+        last = out[-1] if out else None
+        if last is not None and h.start < last.end:
+            if h.inner or last.inner:
+                if extra:
+                    continue
+                out.pop()  # a plain span merged into a block's place cannot stay
+                out.append(h)
+                continue
+            end = max(last.end, h.end)
+            out[-1] = Hit(last.start, end, last.kind, text[last.start : end])
+        elif not extra or not any(bs < h.end and h.start < be for bs, be in blockers):
+            out.append(h)
+    return out
+
+
+def _raw_needles(value: str) -> set[bytes]:
+    """Byte strings one of which a raw line holding ``value`` (decoded) must contain.
+
+    Its UTF-8 and JSON forms. A value with non-ASCII characters may be written with ``\\uXXXX``
+    escapes (``\\u00fc`` for ``ü``; Pi's ``JSON.parse`` reads both): then its longest ASCII stretch
+    (4+ characters; an escaped ASCII character is decoded by the escape gate first), or when it has
+    none, any ``\\u`` escape at all.
+    """
+    out = {value.encode("utf-8", "surrogatepass")}
+    out.add(orjson.dumps(value)[1:-1] if utf8_ok(value) else value.encode("ascii", "replace"))
+    if not value.isascii():
+        ascii_runs = re.findall(r"[\x00-\x7f]+", value)
+        longest = max(ascii_runs, key=len, default="")
+        out.add(orjson.dumps(longest)[1:-1] if len(longest) >= 4 else b"\\u")
+    return out
+
+
+#: Runs of token characters, for the decoded-line gate (``_run_may_hit`` decides each).
+_RUNS_BYTES = re.compile(rb"[A-Za-z0-9+/_\-]{20,}")
+
+
+def _run_may_hit(buf: bytes, at: int, line_end: int) -> bool:
+    """Whether the token run at ``buf[at]`` may be flagged: a random-looking token or the start of
+    a base64 block of text, read where the raw line has it and, when it starts right after an
+    escape's backslash, where the decoded string has it (after ``n``/``t``… or ``uXXXX``)."""
+    starts = [at]
+    backslashes = 0
+    while at - backslashes > 0 and buf[at - backslashes - 1] == 0x5C:
+        backslashes += 1
+    if backslashes % 2:
+        letter = buf[at : at + 1]
+        if letter in (b"b", b"f", b"n", b"r", b"t"):
+            starts.append(at + 1)
+        elif letter == b"u" and re.fullmatch(rb"[0-9A-Fa-f]{4}", buf[at + 1 : at + 5]):
+            starts.append(at + 5)
+    for a in starts:
+        run = P.LONG_RUN_BYTES.match(buf, a, line_end)
+        if run is not None and P.interesting_run(run.group().decode("ascii")):
+            return True
+        block = P.RAW_BLOCK_BYTES.match(buf, a, line_end)
+        if block is not None and block.end() - a >= 20:
+            raw = block.group().decode("ascii")
+            if _decode_block(raw.replace("\\r", "\r").replace("\\n", "\n")) is not None:
+                return True
+    return False
+
+
+#: Widths base64 tools wrap at are multiples of 4 (76 MIME/coreutils, 64 PEM/openssl, 60, 72).
+_DUMP_MIN_WIDTH = 48
+_DUMP_MIN_LINES = 8
+
+
+def _binary_dump(block: str) -> bool:
+    """A base64 block that is binary data, not tokens: a known file signature (PNG, JPEG, PDF,
+    zip, gzip…), one line longer than a token can be, or a real wrapped dump: at least
+    ``_DUMP_MIN_LINES`` full lines of one width (a multiple of 4, ``_DUMP_MIN_WIDTH`` or more)
+    and a last line no longer. Three 40-character tokens on three lines are not a dump."""
+    if P._BINARY_BASE64.match(block):
+        return True
+    lines = block.replace("\r", "").rstrip("\n").split("\n")
+    if len(lines) == 1:
+        return len(lines[0]) > P.ENTROPY_MAX_LEN
+    width = len(lines[0])
+    if width < _DUMP_MIN_WIDTH or width % 4 or len(lines) - 1 < _DUMP_MIN_LINES:
+        return False
+    return all(len(line) == width for line in lines[:-1]) and len(lines[-1]) <= width
+
+
 def _decode_block(block: str) -> tuple[str, str] | None:
+    """:func:`_decode_lines`, cached for short blocks (the same token repeated thousands of times)."""
+    return _decode_short(block) if len(block) <= 512 else _decode_lines(block)
+
+
+@functools.lru_cache(maxsize=2048)
+def _decode_short(block: str) -> tuple[str, str] | None:
+    return _decode_lines(block)
+
+
+def _decode_lines(block: str) -> tuple[str, str] | None:
     """The longest leading run of lines of ``block`` that is base64 of text, and that text.
 
     A wrapped block may be followed by a line of ordinary words that the block pattern also
-    took; lines are dropped from the end until the rest decodes.
+    took: the answer is the longest run of lines that decodes (as :func:`P.base64_text` judges
+    it). Every length is judged in one pass (an incremental UTF-8 decoder, running counts of
+    characters and unprintable ones), so a block of any size costs time in proportion to it.
     """
+    import base64
+    import binascii
+    import codecs
+
     lines = block.split("\n")
-    while lines:
-        candidate = "\n".join(lines)
-        decoded = P.base64_text(candidate.replace("\r", "").replace("\n", ""))
-        if decoded is not None:
-            return candidate.rstrip("\r"), decoded
-        lines.pop()
-    return None
+    body = [line.rstrip("\r") for line in lines]
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    chars = unprintable = length = 0
+    carry = ""  # characters of an unfinished quartet
+    best = 0
+    for k, line in enumerate(body, 1):
+        core = line.rstrip("=")
+        if "=" in core or not core:
+            break  # padding inside a line: no longer base64 from here on
+        length += len(core)
+        data = carry + core
+        whole = len(data) - len(data) % 4
+        carry = data[whole:]
+        try:
+            text = decoder.decode(base64.b64decode(data[:whole])) if whole else ""
+        except (binascii.Error, UnicodeDecodeError):
+            break  # not UTF-8 here: no longer run of lines can be text either
+        chars += len(text)
+        unprintable += _unprintable(text)
+        if length >= P.BASE64_MIN and len(carry) != 1:
+            state = decoder.getstate()
+            try:
+                tail = base64.b64decode(carry + "=" * (-len(carry) % 4)) if carry else b""
+                rest = decoder.decode(tail, final=True)
+            except (binascii.Error, UnicodeDecodeError):
+                rest = None
+            decoder.setstate(state)
+            if rest is not None:
+                total = chars + len(rest)
+                bad = unprintable + _unprintable(rest)
+                if total and total - bad >= total * 0.95:
+                    best = k
+        if len(line) != len(core):
+            break  # padding ends the base64
+    if not best:
+        return None
+    candidate = "\n".join(lines[:best])
+    decoded = P.base64_text(candidate.replace("\r", "").replace("\n", ""))
+    if decoded is None:  # padding base64_text does not take (three '='): not a block after all
+        return None
+    return candidate.rstrip("\r"), decoded
+
+
+def _unprintable(text: str) -> int:
+    if text.isprintable():
+        return 0
+    return sum(1 for c in text if not (c.isprintable() or c in "\n\r\t"))
 
 
 _TEXT_ESCAPE = re.compile(r"\\u00([2-7][0-9a-fA-F])|\\/")

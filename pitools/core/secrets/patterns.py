@@ -18,6 +18,7 @@ regex on every line), which is why the patterns are written here.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -292,35 +293,68 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9\-]{1,40}:[0-9a-f]{8}\]")
 
 # The prefilter: every detector's anchor (see the module doc). The keyword branch also wants a
-# value of 8+ plain characters ending at a delimiter, so code such as `token: string` or
-# `token = getToken()` does not wake it.
+# value of 8+ plain characters ending at a delimiter (or 200 of them: the detector takes at most
+# 200), so code such as `token: string` or `token = getToken()` does not wake it. Each piece is
+# written for two texts: a raw JSON line (``raw``: a quote is ``\"``, a backslash ``\\``, a tab
+# ``\t``, any character may be ``\uXXXX``) and a decoded string (``str``). Each must accept
+# everything the detector's own pattern accepts; the differential fuzz test
+# (tests/fuzz/test_fuzz_secrets.py) checks that the prefilter never drops a flagged line.
 _ANCHOR_SOURCE = (
     r"AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9]|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas)-"
     r"|GR1348941|xox[abposre]-|hooks\.slack\.com|[rs]k_(?:live|test)_|SK[0-9a-f]{32}|SG\.|npm_|pypi-"
     r"|(?i:accountkey)=|:AA|PRIVATE KEY|eyJ|sk-|AIza|ya29\.|GOCSPX-|hf_|api_org_|gsk_|xai-|csk-|fw_|pplx-"
     r"|nvapi-|r8_|tgp_v1_|ABSK|://[^\s/\"@]{1,100}:[^\s/\"@]{1,200}@"
+    r"|(?i:aws_?secret|secret_?access_?key)"
     r"|(?i:pass(?:wd|word)|pwd|secret|token|api_?key|access_?key|private_?key|auth_?key|client_?secret)"
-    r"[A-Za-z0-9_\-]*{quote}[ \t]*(?::=|[:=])[ \t]*{quote}[^\s\"'\\,;()\[\]{}<>`]{8,}(?:[\s\"'\\,;]|$)"
+    r"[A-Za-z0-9_\-]*{quote}{ws}(?::=|[:=]){ws}{quote}(?:{value}{{8,}}(?:[\s\"'\\,;]|$)|{value}{{200}})"
 )
+#: The plain characters of a keyword assignment's value (the detector refuses brackets in it).
+_VALUE_CHAR = r"[^\s\"'\\,;()\[\]{}<>`]"
 _LONG_SOURCE = r"[A-Za-z0-9+/_\-]{32,}"
-# In a raw line a quote inside a string is escaped (\"); a bare quote ends a JSON key, as in
-# "totalTokens": 12, which must not wake the keyword branch on every assistant line. A JSON key
-# naming a credential with a string value ({"apiKey": "…"}) is its own branch.
-_RAW_SOURCE = (
-    _ANCHOR_SOURCE.replace("{quote}", r"(?:\\\"|')?")
-    + r'|(?i:password|secret|token|api_?key|private_?key)"[ \t]*:[ \t]*"'
+#: Key names whose string value is a credential by name (detect.py's key check ends with one).
+KEY_WORDS = (
+    r"password|passwd|secret|api_?key|access_?key|private_?key|auth_?token|access_?token|refresh_?token"
+    r"|bearer_?token|client_?secret"
 )
-_STR_SOURCE = _ANCHOR_SOURCE.replace("{quote}", r"[\"'\\]?") + "|" + _LONG_SOURCE
+# In a raw line a quote inside a string is escaped (\"), but a line that is not JSON has bare ones,
+# so both are taken ("totalTokens": 12 still does not wake the keyword branch: its value is short).
+# A JSON key naming a credential with a string value ({"apiKey": "…"}) is its own branch.
+_RAW_SOURCE = (
+    _ANCHOR_SOURCE.replace("{quote}", r"[\"'\\]*")
+    .replace("{ws}", r"(?:[ \t]|\\t)*")
+    .replace("{value}", r"(?:" + _VALUE_CHAR + r"|\\u[0-9A-Fa-f]{4})")
+    .replace("{{", "{")
+    .replace("}}", "}")
+    + r"|(?i:"
+    + KEY_WORDS
+    + r')"[ \t\r]*:[ \t\r]*"'
+)
+_STR_SOURCE = (
+    _ANCHOR_SOURCE.replace("{quote}", r"[\"'\\]*")
+    .replace("{ws}", r"[ \t]*")
+    .replace("{value}", _VALUE_CHAR)
+    .replace("{{", "{")
+    .replace("}}", "}")
+    + "|"
+    + _LONG_SOURCE
+    # A wrapped base64 block may have lines shorter than a long run.
+    + r"|[A-Za-z0-9+/]{20,}={0,2}\r?\n[A-Za-z0-9+/]"
+    # JSON text inside the string: the detector also looks at it decoded.
+    + r"|\\u00[2-7][0-9A-Fa-f]|\\/"
+)
 
 
 # Escapes JSON text may use for characters Pi never escapes (see canonical_line).
 _ESCAPE_SOURCE = r"\\u00[2-7][0-9A-Fa-f]|\\/"
+#: The first line of a wrapped base64 block too short for a long run, and the escaped line end
+#: after it (a longer first line is a long run).
+_WRAP_SOURCE = r"[A-Za-z0-9+/]{20,31}={0,2}(?:\\r)?\\n[A-Za-z0-9+/]"
 # One pass over a raw line: anchors first (leftmost-first alternation: an anchor beats a run
-# starting at the same place), then escapes worth decoding, then long runs.
-_GATE_SOURCE = _RAW_SOURCE + "|" + _ESCAPE_SOURCE + "|" + _LONG_SOURCE
+# starting at the same place), then escapes worth decoding, then base64 lines and long runs.
+_GATE_SOURCE = _RAW_SOURCE + "|" + _ESCAPE_SOURCE + "|" + _WRAP_SOURCE + "|" + _LONG_SOURCE
 
 
-def _compile_prefilter() -> tuple[Callable[[bytes], Any], Callable[[bytes], Any], Callable[[str], Any]]:
+def _compile_prefilter() -> tuple[Callable[..., Any], Callable[..., Any], Callable[[str], Any]]:
     try:
         import re2  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # pragma: no cover - google-re2 is a dependency; kept for odd platforms
@@ -339,10 +373,15 @@ def _compile_prefilter() -> tuple[Callable[[bytes], Any], Callable[[bytes], Any]
     )
 
 
-#: ``GATE_BYTES(line)``: matches of anchors, escapes and long runs in a raw line;
-#: ``ANCHORS_BYTES(line)``: anchors only; ``PREFILTER_STR(text)``: anchors or runs in a decoded string.
+#: ``GATE_BYTES(line)``: matches of anchors, escapes, base64 lines and long runs in a raw line;
+#: ``ANCHORS_BYTES(line, pos, endpos)``: anchors only; ``PREFILTER_STR(text)``: anchors or runs in a
+#: decoded string.
 GATE_BYTES, ANCHORS_BYTES, PREFILTER_STR = _compile_prefilter()
 LONG_RUN_BYTES = re.compile(_LONG_SOURCE.encode())
+#: A run of token characters or a base64 line at the start of a gate match (not an anchor).
+RUN_START_BYTES = re.compile(rb"[A-Za-z0-9+/_\-]+")
+#: A base64 block in a raw line: lines joined by escaped line ends.
+RAW_BLOCK_BYTES = re.compile(rb"[A-Za-z0-9+/]+={0,2}(?:(?:\\r)?\\n[A-Za-z0-9+/]+={0,2})*")
 
 
 def interesting_run(run: str) -> bool:
@@ -369,11 +408,10 @@ def canonical_line(line: bytes) -> bytes:
 
 def shannon_entropy(text: str) -> float:
     """Bits per character of ``text``."""
+    from collections import Counter
+
     n = len(text)
-    counts: dict[str, int] = {}
-    for c in text:
-        counts[c] = counts.get(c, 0) + 1
-    return -sum(k / n * math.log2(k / n) for k in counts.values())
+    return -sum(k / n * math.log2(k / n) for k in Counter(text).values())
 
 
 _DIGEST_PREFIX = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5)[-_:]")
@@ -383,6 +421,12 @@ def looks_random(token: str) -> bool:
     """A high-entropy token: upper, lower and digits mixed, not hex, not an identifier."""
     if not (ENTROPY_MIN_LEN <= len(token) <= ENTROPY_MAX_LEN):
         return False
+    return _looks_random(token)
+
+
+#: Cached: a string repeating one token thousands of times costs one check, not thousands.
+@functools.lru_cache(maxsize=4096)
+def _looks_random(token: str) -> bool:
     if _DIGEST_PREFIX.match(token):  # Subresource-integrity digests (package-lock.json): public hashes
         return False
     if _BINARY_BASE64.match(token):

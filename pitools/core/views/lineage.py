@@ -18,10 +18,11 @@ session id when ``parentSession`` is a bare id; a fallback is used only when it 
 session.
 
 A child entry is *copied* when an ancestor in its own lineage (parent, grandparent, … following
-``parentSession`` recursively, loops cut) holds an entry with the same id **and** the same
-timestamp: copies keep both, while a new entry whose random 8-hex id happens to equal an ancestor
-id almost surely has another time. Sessions outside the lineage are never compared, so two
-unrelated sessions whose ids collide are not merged.
+``parentSession`` recursively; a loop is cut before its oldest file, see :func:`_cut_loops`)
+holds an entry with the same id **and** the same timestamp: copies keep both, while a new entry
+whose random 8-hex id happens to equal an ancestor id almost surely has another time. Sessions
+outside the lineage are never compared, so two unrelated sessions whose ids collide are not
+merged.
 """
 
 from __future__ import annotations
@@ -71,7 +72,35 @@ def resolve_parents(
     out: dict[str, str | None] = {}
     for s in sessions:
         out[s.key] = _parent_key(s, by_key, by_name, by_id, canonical)
+    _cut_loops(out)
     return out
+
+
+def _cut_loops(parents: dict[str, str | None]) -> None:
+    """Break every ``parentSession`` loop (clone A → C, then A's header pointed at C) in place.
+
+    In a loop each session would take the shared entries for copies of the other's, and the
+    history would count zero times. The session of the loop whose file name sorts first (Pi
+    names files ``<creation time>_<id>.jsonl``: the oldest) loses its parent and becomes the
+    root; the others keep theirs. Every caller (usage, ls totals, the dataset, export) sees the
+    same cut, whatever order the sessions come in, so shared history counts exactly once.
+    """
+    state: dict[str, int] = {}  # 1: on the current walk, 2: done
+    for start in parents:
+        if start in state:
+            continue
+        walk: list[str] = []
+        current: str | None = start
+        while current is not None and current not in state:
+            state[current] = 1
+            walk.append(current)
+            current = parents.get(current)
+        if current is not None and state[current] == 1:  # the walk closed a loop at `current`
+            loop = walk[walk.index(current) :]
+            root = min(loop, key=lambda k: (os.path.basename(k), k))
+            parents[root] = None
+        for key in walk:
+            state[key] = 2
 
 
 def _parent_key(
