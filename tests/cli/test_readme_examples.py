@@ -26,8 +26,8 @@ SAMPLE = support.ROOT / "examples" / "sample-session.jsonl"
 #: Examples that need the network, a paid model, another program, or the user's shell; and
 #: `pitools serve`, which runs until Ctrl-C (tests/cli/test_serve_cli.py starts and stops it).
 SKIP = re.compile(
-    r"--apply --model (?!builtin)|--summarize --label|--base-url|--endpoint|\$|\||duckdb|--tokenizer|eval |^pitools help"
-    r"|^pitools serve"
+    r"--apply --model (?!builtin)|--summarize --label|--base-url|--endpoint|\$|\||duckdb|--tokenizer|eval "
+    r"|^pitools help|^pitools serve"
 )
 
 
