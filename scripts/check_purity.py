@@ -98,13 +98,14 @@ STORE = "pitools/store.py"
 #: Writes outside store.py, each reviewed: (file relative to ROOT, call) -> why it is allowed.
 WRITERS_ALLOWED: dict[tuple[str, str], str] = {
     # The output layer: stdout (or the --output file the user named), never a session.
-    ("pitools/cli/archive_run.py", ".write_text()"): "Output.write_text: stdout",
+    ("pitools/cli/archive_commands.py", ".write_text()"): "Output.write_text: stdout",
+    ("pitools/cli/commands/request.py", ".write_text()"): "Output.write_text: stdout",
     ("pitools/cli/commands/context.py", ".write_text()"): "Output.write_text: stdout",
     ("pitools/cli/commands/migrate.py", ".write_bytes()"): "Output.write_bytes: stdout",
     ("pitools/cli/commands/repair.py", ".write_bytes()"): "Output.write_bytes: stdout",
     ("pitools/cli/commands/tree.py", ".write_bytes()"): "Output.write_bytes: stdout",
     ("pitools/cli/output.py", ".write_bytes()"): "Output.write_bytes: stdout",
-    ("pitools/cli/output.py", "os.open() with write flags"): "/dev/null over stdout after a broken pipe",
+    ("pitools/cli/errors.py", "os.open() with write flags"): "/dev/null over stdout after a broken pipe",
     # Reading a session from stdin: a private temporary copy, removed afterwards.
     ("pitools/cli/options.py", "tempfile.mkdtemp"): "stdin copied to a private temporary folder",
     ("pitools/cli/options.py", "open() for writing"): "stdin copied to a private temporary folder",
