@@ -246,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         for pattern, count in fields.most_common():
             print(f"  {count:4d}  {pattern}")
     if opts.json:
-        opts.json.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+        # ASCII escapes: a recording may hold lone surrogates, which UTF-8 cannot encode.
+        opts.json.write_text(json.dumps(report, indent=1) + "\n")
     return 1 if report["differing"] or report["failed"] else 0
 
 

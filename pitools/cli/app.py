@@ -14,9 +14,9 @@ from typing import Any
 import click
 
 from pitools import __version__
-from pitools.cli import COMMANDS, META_DEBUG
 from pitools.cli.environment import Environment
 from pitools.cli.output import COLOR_MODES, EXIT_FAILURE, EXIT_OK, META_COLOR, META_WIDTH
+from pitools.cli.registry import COMMANDS, META_DEBUG
 
 __all__ = ["PitoolsGroup", "cli", "output_params", "run_click"]
 

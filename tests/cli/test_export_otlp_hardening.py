@@ -3,7 +3,7 @@
 * credentials in ``--endpoint`` (``user:password@``, a query token) never reach stderr or stdout,
   whatever happens to the request;
 * a malformed endpoint is a usage error (exit 2), not an internal error (exit 3);
-* without ``pitools[otel]`` every output mode ends with the same one line and exit 1.
+* without ``pi-session-tools[otel]`` every output mode ends with the same one line and exit 1.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def test_missing_extra_is_one_line_and_exit_1(tmp_path: Path, extra: list[str]) 
     )
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.splitlines() == [
-        "pitools: OTLP export needs the OpenTelemetry protocol package: pip install 'pitools[otel]'"
+        "pitools: OTLP export needs the OpenTelemetry protocol package: pip install 'pi-session-tools[otel]'"
     ]
     assert proc.stdout == ""
     assert not out.exists()

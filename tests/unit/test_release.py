@@ -24,13 +24,13 @@ def _tracked_text_files() -> list[str]:
 def test_the_distribution_name_is_free_of_the_pypi_clash_and_the_command_stays_pitools() -> None:
     project = PYPROJECT["project"]
     assert project["name"] == DIST
-    assert project["scripts"] == {"pitools": "pitools.cli:main"}
-    assert set(project["optional-dependencies"]) == {"otel", "dataset"}
+    assert project["scripts"] == {"pitools": "pitools.cli:console_main"}
+    assert set(project["optional-dependencies"]) == {"otel", "dataset", "testing"}
 
 
 def test_nothing_tells_users_to_install_the_other_pitools() -> None:
     # `pip install pitools` / `pitools[otel]` would install an unrelated genomics package.
-    bad = re.compile(r"(pip|pipx|uv tool) install\s+'?pitools\b|\bpitools\[(otel|dataset)\]")
+    bad = re.compile(r"(pip|pipx|uv tool) install\s+'?pitools\b|\bpitools\[(otel|dataset|testing)\]")
     files = [n for n in _tracked_text_files() if n not in ("tests/unit/test_release.py", "CHANGELOG.md")]
     offenders = [n for n in files if bad.search((ROOT / n).read_text(encoding="utf-8"))]
     assert offenders == []
@@ -75,7 +75,8 @@ def test_make_install_is_for_users_and_the_dev_tools_are_separate() -> None:
 
 def test_ci_builds_the_wheel_installs_it_clean_and_runs_the_readme_setup() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "make run" in ci and "make test" in ci and "make check-dist" in ci
+    # make check = lint + every test: the README's test command
+    assert "make run" in ci and "make check" in ci and "make check-dist" in ci
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert "python -m build" in makefile and "scripts/check_dist.sh" in makefile
     script = (ROOT / "scripts" / "check_dist.sh").read_text(encoding="utf-8")
