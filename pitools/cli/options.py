@@ -274,3 +274,39 @@ def since_value(value: str | None) -> str | None:
         if when.tzinfo is None:
             when = when.astimezone()  # a date or time without zone is local, as people mean it
     return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def summarizer_options(stage: str) -> Callable[[F], F]:
+    """The options of a command that may call a summarizer model and then write (``compact
+    --apply``, ``navigate --summarize``): one list, so both take the same words. ``stage`` names
+    the step they apply to in the help ("Apply", "Summarize")."""
+    options = [
+        click.option(
+            "--model",
+            "model_arg",
+            metavar="PROVIDER/ID|builtin",
+            default=None,
+            help=f"{stage}: the summarizer model (default: the session's model, then Pi's default, then builtin).",
+        ),
+        click.option(
+            "--base-url", default=None, help=f"{stage}: an OpenAI-compatible server (llama.cpp, Ollama, vLLM...)."
+        ),
+        click.option("--instructions", default=None, help=f"{stage}: an extra focus for the summary."),
+        click.option("-o", "--output", default=None, metavar="OUT", help=f"{stage}: write a new session file instead."),
+        click.option("--no-backup", is_flag=True, help=f"{stage}: do not keep FILE.bak-<time> when writing in place."),
+        click.option("--yes", is_flag=True, help=f"{stage}: do not ask before calling a paid model."),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=1),
+            default=600.0,
+            show_default=True,
+            help=f"{stage}: seconds to wait for each model response.",
+        ),
+    ]
+
+    def decorate(f: F) -> F:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate

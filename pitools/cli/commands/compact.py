@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.options import format_option, leaf_option, session_argument, summarizer_options
 from pitools.cli.output import get_output
 
 
@@ -30,25 +30,7 @@ from pitools.cli.output import get_output
     is_flag=True,
     help="Dry run: list every entry of every region (default: the first and last few of each).",
 )
-@click.option(
-    "--model",
-    "model_arg",
-    metavar="PROVIDER/ID|builtin",
-    default=None,
-    help="Apply: the summarizer model (default: the session's model, then Pi's default, then builtin).",
-)
-@click.option("--base-url", default=None, help="Apply: an OpenAI-compatible server (llama.cpp, Ollama, vLLM...).")
-@click.option("--instructions", default=None, help="Apply: an extra focus for the summary.")
-@click.option("-o", "--output", default=None, metavar="OUT", help="Apply: write a new session file instead.")
-@click.option("--no-backup", is_flag=True, help="Apply: do not keep FILE.bak-<time>.")
-@click.option("--yes", is_flag=True, help="Apply: do not ask before calling a paid model.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=1),
-    default=600.0,
-    show_default=True,
-    help="Apply: seconds to wait for each model response.",
-)
+@summarizer_options("Apply")
 @format_option("human", "json")
 def command(
     file: str,

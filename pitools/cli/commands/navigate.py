@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.options import format_option, leaf_option, session_argument, summarizer_options
 from pitools.cli.output import get_output
 
 
@@ -34,25 +34,7 @@ from pitools.cli.output import get_output
 )
 @click.option("--show-prompt", is_flag=True, help="Dry run: print the exact summary request whole.")
 @click.option("--entries", "list_entries", is_flag=True, help="Dry run: list every entry of the branch being left.")
-@click.option(
-    "--model",
-    "model_arg",
-    metavar="PROVIDER/ID|builtin",
-    default=None,
-    help="Summarize: the model (default: the session's model, then Pi's default, then builtin).",
-)
-@click.option("--base-url", default=None, help="Summarize: an OpenAI-compatible server (llama.cpp, Ollama, vLLM...).")
-@click.option("--instructions", default=None, help="Summarize: an extra focus for the summary.")
-@click.option("-o", "--output", default=None, metavar="OUT", help="Write a new session file instead of appending.")
-@click.option("--no-backup", is_flag=True, help="Do not keep FILE.bak-<time> when appending in place.")
-@click.option("--yes", is_flag=True, help="Do not ask before calling a paid model.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=1),
-    default=600.0,
-    show_default=True,
-    help="Summarize: seconds to wait for the model's response.",
-)
+@summarizer_options("Summarize")
 @format_option("human", "json")
 def command(
     file: str,
