@@ -59,3 +59,21 @@ def every_file_is_big(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
     monkeypatch.setattr(validate_core, "fork_parts", counting_fork)
     return forks
+
+
+@pytest.fixture
+def record(request: pytest.FixtureRequest) -> Any:
+    """Pi's whole recording of a golden case (``parametrize(..., indirect=LAZY)``: see tests/support.py)."""
+    from tests.support import golden_recording
+
+    case, krt = request.param
+    return golden_recording(case, krt)
+
+
+@pytest.fixture
+def view(request: pytest.FixtureRequest) -> Any:
+    """Pi's record of one leaf of a golden case (``parametrize(..., indirect=LAZY)``)."""
+    from tests.support import recorded_view
+
+    case, krt, leaf = request.param
+    return recorded_view(case, krt, leaf)

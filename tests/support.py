@@ -6,9 +6,12 @@ One place for the paths every test needs, instead of a ``GOLDEN = Path(__file__)
 from __future__ import annotations
 
 import importlib.util
+import json
 import lzma
+import os
 import shutil
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -96,16 +99,97 @@ def node() -> str | None:
     return shutil.which("node")
 
 
-def recorded_leaves(krt: int = 20000) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
-    """(case, leaf, Pi's whole record, Pi's byLeaf record) for every leaf Pi answered without error."""
+#: ``parametrize(..., indirect=LAZY)``: the ``record`` and ``view`` fixtures (tests/conftest.py) load
+#: Pi's recording when a test runs, not when the suite is collected (every xdist worker collects).
+LAZY = ("record", "view")
+
+_OUTLINES = ROOT / ".pytest_cache" / "pitools-golden-outlines.json"
+
+
+def _outline(value: Any, depth: int) -> Any:
+    """``value`` cut to what collection-time filters look at: dicts to ``depth`` levels (then their
+    keys only), lists as ``[]`` or ``[None]`` (empty or not), scalars as they are."""
+    if isinstance(value, dict):
+        return {k: _outline(v, depth - 1) if depth > 0 else None for k, v in value.items()}
+    if isinstance(value, list):
+        return [None] if value else []
+    return value
+
+
+def _record_outline(record: Any) -> Any:
+    """What collection-time filters see of a recording: its top-level fields one level deep, and
+    for each leaf of ``byLeaf`` its fields two levels deep (e.g. ``view["compaction"]``'s keys)."""
+    outline = {k: _outline(v, 1) for k, v in record.items() if k != "byLeaf"}
+    by_leaf = record.get("byLeaf")
+    if isinstance(by_leaf, dict):
+        outline["byLeaf"] = {leaf: _outline(view, 2) for leaf, view in by_leaf.items()}
+    return outline
+
+
+@cache
+def _outlines() -> dict[str, Any]:
+    """Every recording's outline, from the disk cache where the recording has not changed since
+    (same size and mtime); the others are parsed once and the cache is written once."""
+    try:
+        cached: dict[str, Any] = json.loads(_OUTLINES.read_bytes())
+    except (OSError, ValueError):
+        cached = {}
+    outlines: dict[str, Any] = {}
+    stale = False
+    for path in sorted(GOLDEN.glob("*/pi.krt*.json.xz")):
+        st = path.stat()
+        key = f"{path.parent.name}/{path.name}"
+        stamp = [st.st_size, st.st_mtime_ns]
+        hit = cached.get(key)
+        if hit is None or hit["stamp"] != stamp:
+            case, krt = path.parent.name, int(path.name[len("pi.krt") : -len(".json.xz")])
+            hit = {"stamp": stamp, "outline": _record_outline(golden_recording(case, krt))}
+            stale = True
+        outlines[key] = hit
+    if stale or len(outlines) != len(cached):
+        try:  # a private temp name per process, then one rename: xdist workers may race here
+            _OUTLINES.parent.mkdir(parents=True, exist_ok=True)
+            tmp = _OUTLINES.with_name(f"{_OUTLINES.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(outlines))
+            os.replace(tmp, _OUTLINES)
+        except OSError:
+            pass
+    return outlines
+
+
+def recording_outline(case: str, krt: int = 20000) -> Any:
+    """The shape of :func:`golden_recording` that collection-time filters need, from a cache in
+    .pytest_cache keyed by each recording's size and mtime: collecting the suite (which every
+    xdist worker does) then parses none of the 380 MB of recordings."""
+    return _outlines()[f"{case}/pi.krt{krt}.json.xz"]["outline"]
+
+
+Where = Callable[[Any, dict[str, Any]], Any]
+
+
+def recorded_leaves(krt: int = 20000, where: Where | None = None, with_krt: bool = False) -> list[Any]:
+    """``pytest.param(case, leaf, record, view[, krt])`` for every leaf Pi answered without error
+    and that ``where(record, view)`` keeps (it sees outlines: see :func:`recording_outline`).
+
+    ``record`` and ``view`` are loaded when the test runs: parametrize with ``indirect=LAZY``."""
+    import pytest
+
     out = []
     for case in golden_cases():
-        record = golden_recording(case, krt)
+        record = recording_outline(case, krt)
         for leaf, view in (record.get("byLeaf") or {}).items():
-            if isinstance(view, dict) and "error" not in view and view.get("leafExists"):
-                out.append((case, leaf, record, view))
+            if not (isinstance(view, dict) and "error" not in view and view.get("leafExists")):
+                continue
+            if where is not None and not where(record, view):
+                continue
+            values: tuple[Any, ...] = (case, leaf, (case, krt), (case, krt, leaf))
+            ident = f"{case}@{leaf}"
+            if with_krt:
+                values, ident = (*values, krt), f"{ident}/{krt}"
+            out.append(pytest.param(*values, id=ident))
     return out
 
 
-def case_ids(items: list[tuple[Any, ...]]) -> list[str]:
-    return [f"{item[0]}@{item[1]}" for item in items]
+def recorded_view(case: str, krt: int, leaf: str) -> Any:
+    """Pi's ``byLeaf`` record of ``leaf`` (the ``view`` fixture)."""
+    return golden_recording(case, krt)["byLeaf"][leaf]

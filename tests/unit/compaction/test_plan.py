@@ -16,13 +16,14 @@ from pitools.core.compaction.plan import build_compaction_entry, compaction_line
 from pitools.core.compaction.prepare import CompactionSettings
 from pitools.core.compaction.prompts import SYSTEM_PROMPT, join_summaries
 from pitools.core.session.api import load
-from tests.support import golden_session, recorded_leaves
+from tests.support import LAZY, golden_session, recorded_leaves
 
-LEAVES = [
-    (case, leaf, record, view)
-    for case, leaf, record, view in recorded_leaves(2000)
-    if isinstance(view.get("compaction"), dict) and "compactResult" in view["compaction"] and not record["migrated"]
-]
+LEAVES = recorded_leaves(
+    2000,
+    where=lambda record, view: (
+        isinstance(view.get("compaction"), dict) and "compactResult" in view["compaction"] and not record["migrated"]
+    ),
+)
 
 
 def _before_instructions(prompt: str) -> str:
@@ -34,7 +35,7 @@ def _before_instructions(prompt: str) -> str:
     return head
 
 
-@pytest.mark.parametrize(("case", "leaf", "record", "view"), LEAVES, ids=[f"{x[0]}@{x[1]}" for x in LEAVES])
+@pytest.mark.parametrize(("case", "leaf", "record", "view"), LEAVES, indirect=LAZY)
 def test_prompts_summary_and_entry(case: str, leaf: str, record: Any, view: dict[str, Any]) -> None:
     expected = view["compaction"]
     loaded = load(golden_session(case))

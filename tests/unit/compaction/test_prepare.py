@@ -10,16 +10,16 @@ from pitools.core.compaction.prepare import CompactionSettings, compute_file_lis
 from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
 from pitools.errors import PiCrashError
-from tests.support import recorded_leaves
+from tests.support import LAZY, recorded_leaves
 
 FIELDS = ("firstKeptEntryId", "isSplitTurn", "tokensBefore", "previousSummary", "fileOps", "settings")
 
 
-def _leaves(krt: int) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
-    return [(c, leaf, r, v) for c, leaf, r, v in recorded_leaves(krt) if "compaction" in v]
-
-
-LEAVES = [(*x, krt) for krt in (2000, 300) for x in _leaves(krt)]
+LEAVES = [
+    param
+    for krt in (2000, 300)
+    for param in recorded_leaves(krt, lambda record, view: "compaction" in view, with_krt=True)
+]
 
 
 def branch_of(record: dict[str, Any], view: dict[str, Any]) -> list[Any]:
@@ -36,9 +36,7 @@ def _pi_error_as_record(fn: Any) -> Any:
         return {"error": exc.message}
 
 
-@pytest.mark.parametrize(
-    ("case", "leaf", "record", "view", "krt"), LEAVES, ids=[f"{x[0]}@{x[1]}/{x[4]}" for x in LEAVES]
-)
+@pytest.mark.parametrize(("case", "leaf", "record", "view", "krt"), LEAVES, indirect=LAZY)
 def test_prepare_compaction(case: str, leaf: str, record: Any, view: dict[str, Any], krt: int) -> None:
     expected = view["compaction"]
     settings = CompactionSettings(keep_recent_tokens=krt)

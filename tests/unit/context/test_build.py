@@ -15,9 +15,9 @@ from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
 from pitools.core.session.loaded import entry_id
 from pitools.errors import PiCrashError
-from tests.support import case_ids, recorded_leaves
+from tests.support import LAZY, recorded_leaves
 
-LEAVES = [x for x in recorded_leaves() if isinstance(x[3].get("path"), list) and x[3]["path"]]
+LEAVES = recorded_leaves(where=lambda record, view: isinstance(view.get("path"), list) and view["path"])
 
 
 def _branch(record: dict[str, Any], view: dict[str, Any]) -> list[Any]:
@@ -25,7 +25,7 @@ def _branch(record: dict[str, Any], view: dict[str, Any]) -> list[Any]:
     return [by_id[i] for i in view["path"]]
 
 
-@pytest.mark.parametrize(("case", "leaf", "record", "view"), LEAVES, ids=case_ids(LEAVES))
+@pytest.mark.parametrize(("case", "leaf", "record", "view"), LEAVES, indirect=LAZY)
 def test_projection_and_context(case: str, leaf: str, record: Any, view: dict[str, Any]) -> None:
     branch = _branch(record, view)
     if isinstance(view["contextEntries"], list):

@@ -9,21 +9,21 @@ import pytest
 from pitools.core.context.messages import convert_to_llm, get_current_system_message
 from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
-from tests.support import case_ids, recorded_leaves
+from tests.support import LAZY, recorded_leaves
 
-LEAVES = [x for x in recorded_leaves() if isinstance(x[3].get("llmMessages"), list)]
-WITH_COMPACTION = [
-    x for x in recorded_leaves(2000) if isinstance(x[3].get("compaction"), dict) and "error" not in x[3]["compaction"]
-]
+LEAVES = recorded_leaves(where=lambda record, view: isinstance(view.get("llmMessages"), list))
+WITH_COMPACTION = recorded_leaves(
+    2000, where=lambda record, view: isinstance(view.get("compaction"), dict) and "error" not in view["compaction"]
+)
 
 
-@pytest.mark.parametrize(("case", "leaf", "record", "view"), LEAVES, ids=case_ids(LEAVES))
+@pytest.mark.parametrize(("case", "leaf", "record", "view"), LEAVES, indirect=LAZY)
 def test_convert_to_llm(case: str, leaf: str, record: Any, view: dict[str, Any]) -> None:
     ours = jsonable(convert_to_llm(view["context"]["messages"]))
     assert diff_values(ours, view["llmMessages"]) == []
 
 
-@pytest.mark.parametrize(("case", "leaf", "record", "view"), WITH_COMPACTION, ids=case_ids(WITH_COMPACTION))
+@pytest.mark.parametrize(("case", "leaf", "record", "view"), WITH_COMPACTION, indirect=LAZY)
 def test_current_system_message_is_the_compaction_checkpoint(
     case: str, leaf: str, record: Any, view: dict[str, Any]
 ) -> None:

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from pitools.core.context.tokens import calculate_context_tokens, estimate_tokens, nan_to_none, sum_tokens
-from tests.support import case_ids, recorded_leaves
+from tests.support import LAZY, recorded_leaves
 
-LEAVES = [x for x in recorded_leaves() if isinstance(x[3].get("tokenEstimates"), list)]
+LEAVES = recorded_leaves(where=lambda record, view: isinstance(view.get("tokenEstimates"), list))
 
 
-@pytest.mark.parametrize(("case", "leaf", "record", "view"), LEAVES, ids=case_ids(LEAVES))
+@pytest.mark.parametrize(("case", "leaf", "record", "view"), LEAVES, indirect=LAZY)
 def test_estimate_tokens_per_message(case: str, leaf: str, record: Any, view: dict[str, Any]) -> None:
     messages = view["context"]["messages"]
     ours = [nan_to_none(estimate_tokens(m)) for m in messages]
