@@ -4,11 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := examples/sample-session.jsonl
-## Test processes (pytest-xdist): one per core by default; JOBS=1 runs in this process.
+## Test processes (pytest-xdist): one per core by default; JOBS=0 runs in this process.
 JOBS ?= auto
+## Idle workers steal queued tests (--dist worksteal): a long test near the end no longer leaves a core idle.
 ## Bytecode caches on for the tests even where the environment turns them off: every test
 ## that starts `python -m pitools` would otherwise compile pitools again (~0.1 s each).
-PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(JOBS)
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal
 
 .PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-archive bench-dataset golden conformance differential fuzz stress clean
 

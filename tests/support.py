@@ -193,3 +193,14 @@ def recorded_leaves(krt: int = 20000, where: Where | None = None, with_krt: bool
 def recorded_view(case: str, krt: int, leaf: str) -> Any:
     """Pi's ``byLeaf`` record of ``leaf`` (the ``view`` fixture)."""
     return golden_recording(case, krt)["byLeaf"][leaf]
+
+
+def fast_sample(items: list[Any], keep: int) -> list[Any]:
+    """``items`` for ``parametrize``, all but ``keep`` of them (spread evenly) marked ``slow``: the
+    fast loop (``make test``) runs a sample of a long sweep, ``make check`` and CI run all of it."""
+    import pytest
+
+    if len(items) <= keep:
+        return list(items)
+    chosen = {round(i * (len(items) - 1) / (keep - 1)) for i in range(keep)} if keep > 1 else {0}
+    return [item if i in chosen else pytest.param(item, marks=pytest.mark.slow) for i, item in enumerate(items)]

@@ -298,6 +298,7 @@ def test_incremental_rewrites_only_what_changed(archive: Path, tmp_path: Path, r
     assert a[:5] == b[:5] and a[5] == pytest.approx(b[5], rel=1e-12)
 
 
+@pytest.mark.slow
 def test_partitions_and_jsonl(archive: Path, tmp_path: Path, run: Run) -> None:
     by_day = tmp_path / "by-day"
     run("dataset", str(archive), "-o", str(by_day), "--partition-by", "day", exit_code=1)
@@ -436,6 +437,7 @@ def test_hostile_file_names_are_not_printed_raw(tmp_path: Path, run: Run) -> Non
     assert "\x1b" not in result.stderr and "evil\\x1b[31m.jsonl: skipped" in result.stderr
 
 
+@pytest.mark.slow
 def test_worker_processes_write_the_same_tables(archive: Path, tmp_path: Path, run: Run) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     run("dataset", str(archive), "-o", str(one), "-j", "1", exit_code=1)

@@ -129,6 +129,7 @@ def test_color_never_beats_a_terminal_and_always_beats_a_pipe() -> None:
     assert SGR.search(pitools("--color", "always", "inspect", SEED).stdout)
 
 
+@pytest.mark.slow
 def test_force_colour_in_a_pipe() -> None:
     r = pitools("validate", SEED, env={"FORCE_COLOR": "1"})
     assert r.returncode == 1 and SGR.search(r.stdout)

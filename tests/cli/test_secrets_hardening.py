@@ -153,6 +153,7 @@ def _cpu(run: Any, *args: str) -> float:
     return time.process_time() - started
 
 
+@pytest.mark.slow
 def test_scan_and_redact_stay_linear_on_hostile_shapes(run: Any, tmp_path: Path) -> None:
     """Twice the input costs about twice the time (quadratic code costs four times)."""
     import random

@@ -184,6 +184,7 @@ def test_duplicate_ids_do_not_hang(run, case: str, filter_: str) -> None:
     assert "reached twice" in r.stdout
 
 
+@pytest.mark.slow
 def test_hundred_thousand_entry_chain(run, tmp_path: Path) -> None:
     n = 100_000
     p = tmp_path / "big.jsonl"

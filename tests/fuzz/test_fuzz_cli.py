@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -61,6 +62,7 @@ def test_cli_on_golden_sessions(scratch: Path) -> None:
         check_cli(path.read_bytes(), scratch, "golden")
 
 
+@pytest.mark.slow
 def test_cli_subprocess_sample(tmp_path: Path) -> None:
     """Real processes: exit 0/1, no traceback, one error line, within the time limit."""
     rng = random.Random(SEED + 1)

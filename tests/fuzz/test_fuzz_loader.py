@@ -115,12 +115,14 @@ def test_arbitrary_bytes_are_only_diagnostics(data: bytes, scratch: Path) -> Non
     run_core(data, scratch, "bytes")
 
 
+@pytest.mark.slow
 @hypothesis_settings()
 @given(data=session_texts)
 def test_generated_sessions(data: bytes, scratch: Path) -> None:
     run_core(data, scratch, "generated")
 
 
+@pytest.mark.slow
 @hypothesis_settings()
 @given(name=st.sampled_from(SEED_NAMES), seed=st.integers(0, 2**32 - 1))
 def test_mutated_golden_sessions(name: str, seed: int, scratch: Path) -> None:
@@ -129,6 +131,7 @@ def test_mutated_golden_sessions(name: str, seed: int, scratch: Path) -> None:
     run_core(support.mutate_lines(rng, lines), scratch, "mutated", rng)
 
 
+@pytest.mark.slow
 @hypothesis_settings()
 @given(name=st.sampled_from(SEED_NAMES), cut=st.floats(0, 1))
 def test_truncated_golden_sessions(name: str, cut: float, scratch: Path) -> None:
@@ -152,6 +155,7 @@ def _field_sweep() -> list[tuple[str, int, tuple[object, ...], object]]:
     return combos
 
 
+@pytest.mark.slow
 def test_wrong_type_in_every_field(scratch: Path) -> None:
     """Each field of each line replaced by each wrong type (all of them under ``make fuzz``)."""
     combos = _field_sweep()
@@ -165,6 +169,7 @@ def test_wrong_type_in_every_field(scratch: Path) -> None:
         run_core(b"".join(lines), scratch, "field-sweep")
 
 
+@pytest.mark.slow
 def test_volume_fuzz_loop(scratch: Path) -> None:
     """Mutated sessions straight through the core (half the budget), without hypothesis overhead."""
     rng = random.Random(SEED)

@@ -133,6 +133,7 @@ def test_worst_cases_through_the_cli(name: str, scratch: Path) -> None:
     support.check_cli(CASES[name], scratch, f"case-{name}")
 
 
+@pytest.mark.slow
 def test_100k_deep_linear_chain(scratch: Path) -> None:
     """A chain of entries, each the parent of the next: no recursion limit, no quadratic walk.
 

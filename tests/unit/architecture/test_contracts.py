@@ -198,6 +198,7 @@ def test_a_write_outside_store_is_caught_unless_listed(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_every_listed_writer_still_writes() -> None:
     """An entry of WRITERS_ALLOWED whose write is gone is stale: the list only shrinks by hand."""
     found = {

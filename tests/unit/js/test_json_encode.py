@@ -78,12 +78,14 @@ VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(VALUES)
 def test_to_json_bytes_is_json_stringify(value: Any) -> None:
     assert to_json_bytes(value) == js_bytes(value)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(VALUES)
 def test_jsonable_keeps_what_json_stringify_keeps(value: Any) -> None:

@@ -72,6 +72,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(json_values, st.sampled_from([None, 0, 2]))
 def test_parse_deep_agrees_with_json(value: object, indent: int | None) -> None:

@@ -96,6 +96,7 @@ JSONISH = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(values=st.lists(JSONISH, max_size=6), parts=st.lists(st.text(max_size=9), max_size=8), piece=st.integers(1, 20))
 def test_streams_match_json_stringify(values: list[Any], parts: list[str], piece: int) -> None:
@@ -147,6 +148,7 @@ def _outcome(fn: Any) -> Any:
         return ("throws", exc.message)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(st.lists(MESSAGES, max_size=5))
 def test_checked_conversation_is_conversation_parts(messages: list[Any]) -> None:
@@ -177,6 +179,7 @@ def test_text_is_made_when_written() -> None:
     assert b"".join(stream.chunks()) == '"é"'.encode()
 
 
+@pytest.mark.slow
 @settings(max_examples=800, deadline=None)
 @given(MESSAGES)
 def test_fast_parts_follow_the_general_rules(message: Any) -> None:

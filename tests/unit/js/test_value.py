@@ -225,6 +225,7 @@ def _as_doubles(v: Any) -> Any:
     return {k: _as_doubles(x) for k, x in v.items()}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(json_values)
 def test_stringify_round_trips(value: Any) -> None:
@@ -256,6 +257,7 @@ tricky_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(tricky_values)
 def test_orjson_fast_path_agrees_with_the_slow_path(value: Any) -> None:

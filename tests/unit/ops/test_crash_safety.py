@@ -70,6 +70,7 @@ def test_sigkill_never_tears_the_file(which: str, tmp_path: Path) -> None:
     assert result["writerFailures"] == {}, result
 
 
+@pytest.mark.slow
 def test_stress_script_runs(tmp_path: Path) -> None:
     """The script's own entry point (one trial per writer), as `make stress`-style runs use it."""
     out = tmp_path / "summary.json"

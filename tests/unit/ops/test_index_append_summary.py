@@ -94,7 +94,7 @@ def _whole(path: Path) -> bytes:
     return orjson.dumps(listing.summarize_file(str(path)))
 
 
-@pytest.mark.parametrize("case", REGULAR)
+@pytest.mark.parametrize("case", support.fast_sample(REGULAR, 6))
 def test_appended_summary_equals_the_whole_files(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = (GOLDEN / case / "session.jsonl").read_bytes()
     folder = tmp_path / "s"
@@ -153,7 +153,7 @@ def _generated(agent: Path, seed: int) -> Writer:
     return w
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@pytest.mark.parametrize("seed", support.fast_sample([1, 2, 3, 4], 1))
 def test_generated_sessions_split_everywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     w = _generated(tmp_path / "agent", seed)
     data = w.path.read_bytes()

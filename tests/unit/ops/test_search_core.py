@@ -63,6 +63,7 @@ def _span(term: Term, body: str) -> tuple[int, int] | None:
     return term.search(body, [None])
 
 
+@pytest.mark.slow
 def test_every_character_follows_re_rules_the_ascii_matcher_relies_on() -> None:
     """Over every code point, the three rules the ASCII matcher implements, each read from
     ``re`` itself: which characters match an ASCII letter case-insensitively (_FOLD), which count
@@ -82,6 +83,7 @@ def test_every_character_follows_re_rules_the_ascii_matcher_relies_on() -> None:
     assert spaced == {i for i, c in enumerate(chars) if c.isspace()}
 
 
+@pytest.mark.slow
 def test_terms_match_as_the_regular_expressions_on_random_text() -> None:
     rng = random.Random(3)
     for _ in range(30000):

@@ -46,6 +46,7 @@ _NEAR_UNSAFE = "\t\n\r\x00\x1b\x1f \x7e\x7f\x80\x9f\xa0\xb7\xe9\u061b\u061c\u061
 _NEAR_UNSAFE += "\u2019\u2027\u2028\u202e\u202f\u2065\u2066\u2069\u206a\u2193\u30c6\ud7ff\ud800\udfff\ue000😀🚀"
 
 
+@pytest.mark.slow
 def test_safe_utf8_is_safe_text_encoded_for_every_code_point() -> None:
     for start in range(0, 0x110000, 0x800):
         text = "".join(f"\xb7{chr(c)}\u30c6" for c in range(start, start + 0x800))
@@ -171,6 +172,7 @@ def _nested(depth: int, leaf: object) -> object:
     return value
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(json_values)
 def test_transcript_json_is_pretty_json(value: object) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(json_values)
 def test_shallow_values_print_as_json_dumps_indent_2(value: object) -> None:
@@ -30,6 +32,7 @@ def test_folded_indentation_is_still_the_same_json(value: object, max_depth: int
     assert json.loads(pretty_json(value, max_depth=max_depth)) == json.loads(json.dumps(jsonable(value)))
 
 
+@pytest.mark.slow
 def test_deep_nesting_prints_in_linear_size() -> None:
     for depth in (1_000, 10_000, 100_000):
         text = '{"a":[' * depth + "1" + "]}" * depth

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from pitools.core.session.api import load
 from pitools.core.validate import validate_file
@@ -62,6 +63,7 @@ def _chain(path: Path, n: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_validate_keeps_a_small_record_per_entry(tmp_path: Path) -> None:
     small = _chain(tmp_path / "small.jsonl", 10_000)
     big = _chain(tmp_path / "big.jsonl", 60_000)

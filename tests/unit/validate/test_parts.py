@@ -31,6 +31,7 @@ def test_golden_sessions_report_the_same_split(case: str, every_file_is_big: lis
     assert every_file_is_big == ([True] if parts.split_points(str(path)) else [])
 
 
+@pytest.mark.slow
 def test_mutated_sessions_report_the_same_split(tmp_path: Path, every_file_is_big: list[bool]) -> None:
     rng = random.Random(1234)
     sources = [GOLDEN / case / "session.jsonl" for case in CASES]

@@ -663,6 +663,7 @@ def test_arbitrary_bytes_never_raise(tmp_path: Path, data: bytes) -> None:
     assert "internal-check-error" not in {f.code for f in report.findings}, report.findings
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(entries=st.lists(_ENTRY | _JSON, max_size=8), version=st.sampled_from([3, 3, 2, None, "3"]))
 def test_arbitrary_session_like_lines_never_break_a_check(tmp_path: Path, entries: list[Any], version: Any) -> None:
