@@ -11,7 +11,7 @@ JOBS ?= auto
 ## that starts `python -m pitools` would otherwise compile pitools again (~0.1 s each).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal
 
-.PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-archive bench-dataset golden conformance differential fuzz stress clean
+.PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-compare bench-archive bench-dataset golden conformance differential fuzz stress clean
 
 DEV_STAMP := $(VENV)/.dev-installed
 
@@ -79,6 +79,11 @@ bench: $(DEV_STAMP)
 	$(BIN)/python scripts/bench_viewer.py
 	$(MAKE) bench-archive
 	$(MAKE) bench-dataset
+
+## This tree against an earlier revision in the same run (BASE=commit, tag or branch).
+BASE ?= v0.2.0
+bench-compare: $(DEV_STAMP)
+	$(BIN)/python scripts/bench_compare.py --base $(BASE)
 
 ## The archive index on a generated 1,000-session, 1 GB archive (kept in /tmp between runs).
 bench-archive: $(DEV_STAMP)
