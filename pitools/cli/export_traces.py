@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pitools.core.session.api import LoadedSession
+
+if TYPE_CHECKING:
+    from pitools.cli.output import Output
 
 
 def export_traces(
+    out: Output,
     loaded: LoadedSession,
     format_: str,
     *,
@@ -15,10 +21,7 @@ def export_traces(
     endpoint: str | None,
 ) -> int:
     """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code."""
-    from pitools.cli.output import get_output
     from pitools.ops import traces as ops
-
-    out = get_output()
 
     if format_ == "otlp":
         from pitools.render.export_otlp import otlp_json_chunks, otlp_request
@@ -49,11 +52,5 @@ def export_traces(
             )
         chunks = atif_chunks(trajectories, single=not all_, release=True)
     # Serialized a span or a step at a time while written: the document is never held whole.
-    if output:
-        from pitools import store
-
-        store.write_new(output, chunks)
-        out.message(f"wrote {output}")
-    else:
-        out.write_chunks(chunks)
+    out.write_chunks_to(output, chunks)
     return 0

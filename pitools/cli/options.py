@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from pitools.cli.archive_options import FORMAT_HELP, Param, table
+
+if TYPE_CHECKING:
+    from pitools.cli.output import Output
+    from pitools.ops.summarizing import SummarizeRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -226,13 +232,11 @@ def session_paths_argument(name: str, *, required: bool) -> Callable[[F], F]:
     return decorate
 
 
-def note_synthetic_ids(loaded: Any) -> None:
+def note_synthetic_ids(out: Output, loaded: Any) -> None:
     """Once per run, on stderr: the ids shown for a v1 file are not in it (see README)."""
     if not getattr(loaded, "synthetic_ids", False):
         return
-    from pitools.cli.output import get_output
-
-    get_output().message(
+    out.message(
         "note: this file predates entry ids (format v1): the ids shown (00000001, …) are pitools' "
         "stand-ins, not in the file, and Pi gives the entries random ids when it migrates it; "
         "use line numbers to name entries for good (--leaf L17)"
@@ -276,10 +280,100 @@ def since_value(value: str | None) -> str | None:
     return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
+@dataclass(frozen=True, slots=True)
+class SummarizerArgs:
+    """The parsed :func:`summarizer_options` of one run (the command receives them as ``summarizer``)."""
+
+    model_arg: str | None
+    base_url: str | None
+    instructions: str | None
+    output: str | None
+    no_backup: bool
+    yes: bool
+    timeout: float
+
+    def given(self) -> list[str]:
+        """The options given on the command line, by their flags (for "only apply to" errors)."""
+        named = {"--model": self.model_arg, "--base-url": self.base_url, "--instructions": self.instructions}
+        used = [k for k, v in {**named, "-o": self.output}.items() if v]
+        return used + (["--no-backup"] if self.no_backup else []) + (["--yes"] if self.yes else [])
+
+    def check(self, *, writes: bool, when: str, changed: str = "changed") -> None:
+        """Usage errors (exit 2) common to both commands: the options given without a write
+        (``when`` says what enables them), ``--no-backup`` with ``-o``, a session from stdin
+        ``changed`` in place."""
+        if not writes:
+            used = self.given()
+            if used:
+                raise click.UsageError(f"{', '.join(used)} only apply {when}")
+            return
+        if self.output and self.no_backup:
+            raise click.UsageError("--no-backup has no effect with -o (the original is untouched)")
+        if not self.output and from_stdin():
+            raise click.UsageError(f"a session read from stdin cannot be {changed} in place: add -o OUT")
+
+    def request(
+        self,
+        out: Output,
+        *,
+        file: str,
+        format_: str,
+        entry: str,
+        show_plan: Callable[[Any, Any], None] | None,
+        use_config: bool,
+    ) -> SummarizeRequest:
+        """The one request object of :mod:`pitools.ops.summarizing`, with the terminal dialog:
+        ``entry`` names what is written ("the compaction"); ``show_plan(console, plan)`` draws the
+        plan on stderr before a paid model is asked for (never in JSON mode)."""
+        from pitools.ops.summarizing import SummarizeRequest
+
+        human = format_ != "json"
+        err = out.console(err=True)
+        where = f"a new file {self.output}" if self.output else f"{file} (in place)"
+
+        def announce(choice: Any) -> None:
+            out.message(f"summarizing with {choice.label}; {entry} goes into {where}")
+
+        def show(plan: Any) -> None:
+            if show_plan is not None:
+                show_plan(err, plan)
+
+        return SummarizeRequest(
+            model_arg=self.model_arg,
+            base_url=self.base_url,
+            instructions=self.instructions,
+            output=self.output,
+            backup=not self.no_backup,
+            yes=self.yes,
+            timeout=self.timeout,
+            use_config=use_config,
+            confirm=confirm_at_terminal(out),
+            show_plan=show if human else None,
+            announce=announce if human else None,
+            progress=(lambda msg: err.print(f"pitools: {msg}")) if human else None,
+            on_retry=lambda msg: err.print(f"pitools: retry: {msg}"),
+        )
+
+
+def confirm_at_terminal(out: Output) -> Callable[[str], bool] | None:
+    """The question callback of :mod:`pitools.ops.summarizing`: a y/N prompt on stderr when
+    both stdin and stderr are terminals, else None (nobody can answer)."""
+    import sys
+
+    if not (sys.stdin.isatty() and out.stderr_isatty):
+        return None
+
+    def ask(question: str) -> bool:
+        return bool(click.confirm(question, default=False, err=True))
+
+    return ask
+
+
 def summarizer_options(stage: str) -> Callable[[F], F]:
     """The options of a command that may call a summarizer model and then write (``compact
-    --apply``, ``navigate --summarize``): one list, so both take the same words. ``stage`` names
-    the step they apply to in the help ("Apply", "Summarize")."""
+    --apply``, ``navigate --summarize``): one list, so both take the same words, handed to the
+    command as one :class:`SummarizerArgs` named ``summarizer``. ``stage`` names the step they
+    apply to in the help ("Apply", "Summarize")."""
     options = [
         click.option(
             "--model",
@@ -304,9 +398,17 @@ def summarizer_options(stage: str) -> Callable[[F], F]:
         ),
     ]
 
+    names = [field.name for field in fields(SummarizerArgs)]
+
     def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def gather(*args: Any, **kwargs: Any) -> Any:
+            parsed = SummarizerArgs(**{name: kwargs.pop(name) for name in names})
+            return f(*args, summarizer=parsed, **kwargs)
+
+        wrapped: Any = gather
         for option in reversed(options):
-            f = option(f)
-        return f
+            wrapped = option(wrapped)
+        return cast(F, wrapped)
 
     return decorate

@@ -15,13 +15,9 @@ if TYPE_CHECKING:
 ProgressFn = Callable[[int, int], None]
 
 
-def progress_line(label: str, out: Output | None = None, *, bar: bool = True) -> ProgressFn | None:
-    """``label ███░░ n/total`` (or ``label n/total`` without ``bar``) redrawn in place, at most
-    ten times a second; None off a terminal. ``out`` defaults to the run's output."""
-    if out is None:
-        from pitools.cli.output import get_output
-
-        out = get_output()
+def progress_line(label: str, out: Output, *, bar: bool = True) -> ProgressFn | None:
+    """``label ███░░ n/total`` (or ``label n/total`` without ``bar``) redrawn in place on
+    ``out``'s stderr, at most ten times a second; None off a terminal."""
     if not out.progress:
         return None
     stream = out.stderr
@@ -44,11 +40,6 @@ def progress_line(label: str, out: Output | None = None, *, bar: bool = True) ->
     return show
 
 
-def warner(out: Output | None = None) -> Callable[[str], None]:
+def warner(out: Output) -> Callable[[str], None]:
     """One ``pitools: warning: …`` line on stderr per message (the index falling back, rebuilding)."""
-    if out is None:
-        from pitools.cli.output import get_output
-
-        out = get_output()
-    target = out
-    return lambda message: target.message(f"warning: {message}")
+    return lambda message: out.message(f"warning: {message}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from pitools.cli.options import session_paths_argument
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("dataset")
@@ -33,7 +34,10 @@ from pitools.cli.options import session_paths_argument
     help="Worker processes writing sessions side by side (default 1: this process alone). "
     "Each holds one parsed session in memory.",
 )
-def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: str | None, jobs: int | None) -> int:
+@pass_output
+def command(
+    out: Output, inputs: tuple[str, ...], outdir: str, format_: str, partition_by: str | None, jobs: int | None
+) -> int:
     """Write sessions as tables: sessions, entries, messages, tool_calls, compactions, usage.
 
     Directories are searched for *.jsonl session files. Run it again on the same OUTDIR and only
@@ -49,10 +53,8 @@ def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: st
       pitools dataset ~/.pi/agent/sessions -o pi-dataset --partition-by day
       duckdb -c "SELECT model, sum(cost) FROM 'pi-dataset/usage/**/*.parquet' WHERE NOT copied GROUP BY 1"
     """
-    from pitools.cli.output import get_output
     from pitools.ops.dataset import build_dataset
 
-    out = get_output()
     report = build_dataset(
         list(inputs),
         outdir,

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from pitools.cli.options import format_option, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("migrate")
@@ -26,7 +26,9 @@ from pitools.cli.output import get_output
 @click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
 @click.option("--force", is_flag=True, help="With -o: replace OUT if it exists.")
 @format_option("human", "json")
+@pass_output
 def command(
+    out: Output,
     file: str,
     output: str | None,
     in_place: bool,
@@ -75,7 +77,7 @@ def command(
             backup = write_in_place(plan, backup=not no_backup)
             written = file
         elif output == "-":
-            get_output().write_chunks(plan.lines())
+            out.write_chunks(plan.lines())
             written = "-"
         elif output:
             write_copy(plan, output, overwrite=force)
@@ -87,7 +89,7 @@ def command(
     elif output == "-" and not needed:
         # Nothing to migrate: the output is the file itself.
         with open(file, "rb") as fh:
-            get_output().write_bytes(fh.read())
+            out.write_bytes(fh.read())
         written = "-"
     result = {
         "path": file,
@@ -106,11 +108,11 @@ def command(
     }
     if written != "-":
         if format_ == "json":
-            get_output().write_json(result)
+            out.write_json(result)
         else:
-            get_output().echo(_human(result, check))
+            out.echo(_human(result, check))
     elif format_ == "json":
-        get_output().echo(_human(result, check), err=True)
+        out.echo(_human(result, check), err=True)
     return 1 if check and needed else 0
 
 

@@ -6,6 +6,7 @@ import click
 
 from pitools.cli.commands._secrets_options import build_detector, value_options
 from pitools.cli.options import from_stdin, session_argument
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("redact")
@@ -37,7 +38,9 @@ from pitools.cli.options import from_stdin, session_argument
     show_default=True,
     help="json describes what was replaced (schemas/output/redact.schema.json).",
 )
+@pass_output
 def command(
+    out: Output,
     file: str,
     output: str | None,
     in_place: bool,
@@ -75,7 +78,7 @@ def command(
         raise click.UsageError("--no-backup goes with --in-place")
     if in_place and from_stdin():
         raise click.UsageError("the session came from stdin: write the result with -o OUT")
-    detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
+    detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
     home, user = path_options(paths)
     options = RedactOptions(
         key=run_key(key),
@@ -88,10 +91,8 @@ def command(
     result = redact_file(
         file, detector=detector, options=options, output=output, in_place=in_place, backup=not no_backup
     )
-    from pitools.cli.output import get_output
     from pitools.render import secrets as R
 
-    out = get_output()
     if format_ == "json":
         stats = result.stats
         out.write_json(

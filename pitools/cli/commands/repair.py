@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pitools.cli.options import format_option, from_stdin, rewrite_options, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("repair")
@@ -20,7 +20,9 @@ from pitools.cli.output import get_output
 )
 @click.option("--reattach", is_flag=True, help="Link each orphan (parent missing) to the previous entry in file order.")
 @format_option("human", "json")
+@pass_output
 def command(
+    out: Output,
     file: str,
     output: str | None,
     in_place: bool,
@@ -64,7 +66,6 @@ def command(
         cwd=cwd,
         reattach=reattach,
     )
-    out = get_output()
     if output == "-" and not result.refused and result.data_after is not None:
         out.write_bytes(result.data_after)
         result.written = "-"

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
@@ -52,7 +52,9 @@ def build_for(loaded: Any, leaf: Any, ref: str, thinking: str | None) -> Any:
     "--diff-model", "diff_ref", metavar="PROVIDER/ID", default=None, help="Compare with the body this model would get."
 )
 @format_option("human", "json")
+@pass_output
 def command(
+    out: Output,
     file: str,
     leaf_ref: str | None,
     model_ref: str,
@@ -86,9 +88,8 @@ def command(
         raise click.UsageError("--check and --diff-model do not combine; run them one at a time")
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
-    note_synthetic_ids(loaded)
+    note_synthetic_ids(out, loaded)
     build = build_for(loaded, leaf, model_ref, thinking)
-    out = get_output()
     if diff_ref:
         from pitools.render.request import diff_human, diff_json
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pitools.cli.options import format_option, from_stdin, rewrite_options, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("slim")
@@ -27,7 +27,9 @@ from pitools.cli.output import get_output
     help="Also replay Pi's context and prepareCompaction at every leaf, before and after (slow on big files).",
 )
 @format_option("human", "json")
+@pass_output
 def command(
+    out: Output,
     file: str,
     output: str | None,
     in_place: bool,
@@ -86,7 +88,6 @@ def command(
     )
     result.dry_run = dry_run
     data = result.to_json()
-    out = get_output()
     if format_ == "json":
         out.write_json(data)
     else:
