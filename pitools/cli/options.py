@@ -19,16 +19,23 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def format_option(*choices: str, default: str = "human") -> Callable[[F], F]:
-    """``--format`` with the given choices (``human`` first)."""
+def format_option(*choices: str, default: str | None = None, help: str = FORMAT_HELP) -> Callable[[F], F]:
+    """``--format`` with the given choices (the default: the first, or ``human`` when given)."""
+    if default is None:
+        default = "human" if "human" in choices else choices[0]
     return click.option(
         "--format",
         "format_",
         type=click.Choice(list(choices)),
         default=default,
         show_default=True,
-        help=FORMAT_HELP,
+        help=help,
     )
+
+
+def jobs_option(help: str) -> Callable[[F], F]:
+    """``-j/--jobs N``: how many processes a many-file command may use (None: its default)."""
+    return click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N", help=help)
 
 
 def table_params(command: str, callbacks: dict[str, Callable[..., Any]] | None = None) -> Callable[[F], F]:
@@ -243,11 +250,50 @@ def note_synthetic_ids(out: Output, loaded: Any) -> None:
     )
 
 
-def rewrite_options(output_help: str, dry_run_help: str) -> Callable[[F], F]:
-    """``-o/--output``, ``--in-place``, ``--dry-run`` and ``--no-backup``: where a command that
-    rewrites a session (repair, slim) writes its result."""
+def gather(cls: type[Any], name: str) -> Callable[[F], F]:
+    """Hand a command the values of the options named like ``cls``'s fields as one ``cls``
+    object, passed as ``name`` (fields the command has no option for keep their defaults)."""
+    names = [field.name for field in fields(cls)]
 
     def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def gathered(*args: Any, **kwargs: Any) -> Any:
+            value = cls(**{n: kwargs.pop(n) for n in names if n in kwargs})
+            return f(*args, **{name: value}, **kwargs)
+
+        return cast(F, gathered)
+
+    return decorate
+
+
+@dataclass(frozen=True, slots=True)
+class RewriteArgs:
+    """Where a command that rewrites a session (migrate, repair, slim, redact) writes: ``-o OUT``,
+    ``--in-place`` (with or without ``--no-backup``), or nothing (``--dry-run``)."""
+
+    output: str | None
+    in_place: bool
+    no_backup: bool
+    dry_run: bool = False
+
+    def check(self, *, from_stdin_hint: str = "the session came from stdin: write the result with -o OUT") -> None:
+        """The usage errors (exit 2) every rewriting command shares."""
+        if self.output and self.in_place:
+            raise click.UsageError("use only one of -o/--output and --in-place")
+        if self.dry_run and (self.output or self.in_place):
+            raise click.UsageError("--dry-run writes nothing; drop -o/--in-place (or --dry-run)")
+        if self.no_backup and not self.in_place:
+            raise click.UsageError("--no-backup only applies to --in-place")
+        if self.in_place and from_stdin():
+            raise click.UsageError(from_stdin_hint)
+
+
+def rewrite_options(output_help: str, dry_run_help: str) -> Callable[[F], F]:
+    """``-o/--output``, ``--in-place``, ``--dry-run`` and ``--no-backup``: where a command that
+    rewrites a session (repair, slim) writes its result, given to it as ``target`` (:class:`RewriteArgs`)."""
+
+    def decorate(f: F) -> F:
+        f = gather(RewriteArgs, "target")(f)
         f = click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")(f)
         f = click.option("--dry-run", is_flag=True, help=dry_run_help)(f)
         f = click.option(
@@ -398,17 +444,10 @@ def summarizer_options(stage: str) -> Callable[[F], F]:
         ),
     ]
 
-    names = [field.name for field in fields(SummarizerArgs)]
-
     def decorate(f: F) -> F:
-        @functools.wraps(f)
-        def gather(*args: Any, **kwargs: Any) -> Any:
-            parsed = SummarizerArgs(**{name: kwargs.pop(name) for name in names})
-            return f(*args, summarizer=parsed, **kwargs)
-
-        wrapped: Any = gather
+        f = gather(SummarizerArgs, "summarizer")(f)
         for option in reversed(options):
-            wrapped = option(wrapped)
-        return cast(F, wrapped)
+            f = option(f)
+        return f
 
     return decorate

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from pitools.cli.commands._secrets_options import value_options
-from pitools.cli.options import leaf_option, session_argument
+from pitools.cli.options import format_option, leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,12 +32,12 @@ def _check_endpoint(value: str | None) -> str | None:
 @session_argument
 @leaf_option
 @click.option("--all", "all_", is_flag=True, help="Every branch of the tree instead of one branch.")
-@click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["markdown", "html", "jsonl", "otlp", "atif"]),
-    default="markdown",
-    show_default=True,
+@format_option(
+    "markdown",
+    "html",
+    "jsonl",
+    "otlp",
+    "atif",
     help="markdown and html are transcripts; jsonl is the branch as a session file, as Pi's /export writes it; "
     "otlp is OpenTelemetry GenAI traces (OTLP/JSON); atif is Agent Trajectory Interchange Format.",
 )

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, session_argument
+from pitools.cli.options import RewriteArgs, format_option, gather, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -26,14 +26,13 @@ from pitools.cli.output import Output, pass_output
 @click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
 @click.option("--force", is_flag=True, help="With -o: replace OUT if it exists.")
 @format_option("human", "json")
+@gather(RewriteArgs, "target")
 @pass_output
 def command(
     out: Output,
     file: str,
-    output: str | None,
-    in_place: bool,
+    target: RewriteArgs,
     check: bool,
-    no_backup: bool,
     force: bool,
     format_: str,
 ) -> int:
@@ -50,14 +49,10 @@ def command(
       pitools migrate old.jsonl -o new.jsonl
       pitools migrate old.jsonl --in-place
     """
+    output, in_place = target.output, target.in_place
     if sum(bool(x) for x in (output, in_place, check)) > 1:
         raise click.UsageError("use only one of -o/--output, --in-place and --check")
-    if no_backup and not in_place:
-        raise click.UsageError("--no-backup only applies to --in-place")
-    from pitools.cli.options import from_stdin
-
-    if in_place and from_stdin():
-        raise click.UsageError("a session read from stdin cannot be migrated in place: use -o OUT or -o -")
+    target.check(from_stdin_hint="a session read from stdin cannot be migrated in place: use -o OUT or -o -")
     if force and (not output or output == "-"):
         raise click.UsageError("--force only applies to -o OUT")
     from pitools.ops.migrate import plan_migration, write_copy, write_in_place
@@ -74,7 +69,7 @@ def command(
     backup: Any = None
     if needed and not check:
         if in_place:
-            backup = write_in_place(plan, backup=not no_backup)
+            backup = write_in_place(plan, backup=not target.no_backup)
             written = file
         elif output == "-":
             out.write_chunks(plan.lines())

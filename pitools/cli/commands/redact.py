@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands._secrets_options import build_detector, value_options
-from pitools.cli.options import from_stdin, session_argument
+from pitools.cli.options import RewriteArgs, format_option, gather, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -30,21 +30,13 @@ from pitools.cli.output import Output, pass_output
     help="Remove thinking blocks and their provider signatures. Pi can then no longer replay those "
     "turns to the same model with their reasoning.",
 )
-@click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["human", "json"]),
-    default="human",
-    show_default=True,
-    help="json describes what was replaced (schemas/output/redact.schema.json).",
-)
+@format_option("human", "json", help="json describes what was replaced (schemas/output/redact.schema.json).")
+@gather(RewriteArgs, "target")
 @pass_output
 def command(
     out: Output,
     file: str,
-    output: str | None,
-    in_place: bool,
-    no_backup: bool,
+    target: RewriteArgs,
     key: str | None,
     given: tuple[str, ...],
     values_file: str | None,
@@ -72,12 +64,10 @@ def command(
     from pitools.core.secrets.redact import RedactOptions
     from pitools.ops.redact import path_options, redact_file, run_key
 
+    output, in_place = target.output, target.in_place
     if in_place == (output is not None):
         raise click.UsageError("say where to write: either -o OUT or --in-place")
-    if no_backup and not in_place:
-        raise click.UsageError("--no-backup goes with --in-place")
-    if in_place and from_stdin():
-        raise click.UsageError("the session came from stdin: write the result with -o OUT")
+    target.check()
     detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
     home, user = path_options(paths)
     options = RedactOptions(
@@ -89,7 +79,7 @@ def command(
         strip_thinking=strip_thinking,
     )
     result = redact_file(
-        file, detector=detector, options=options, output=output, in_place=in_place, backup=not no_backup
+        file, detector=detector, options=options, output=output, in_place=in_place, backup=not target.no_backup
     )
     from pitools.render import secrets as R
 

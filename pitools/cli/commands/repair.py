@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, from_stdin, rewrite_options, session_argument
+from pitools.cli.options import RewriteArgs, format_option, rewrite_options, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -24,10 +24,7 @@ from pitools.cli.output import Output, pass_output
 def command(
     out: Output,
     file: str,
-    output: str | None,
-    in_place: bool,
-    dry_run: bool,
-    no_backup: bool,
+    target: RewriteArgs,
     cwd: str | None,
     reattach: bool,
     format_: str,
@@ -47,22 +44,17 @@ def command(
       pitools repair broken.jsonl -o fixed.jsonl
       pitools repair broken.jsonl --in-place --reattach
     """
-    if output and in_place:
-        raise click.UsageError("use only one of -o/--output and --in-place")
-    if dry_run and (output or in_place):
-        raise click.UsageError("--dry-run writes nothing; drop -o/--in-place (or --dry-run)")
-    if no_backup and not in_place:
-        raise click.UsageError("--no-backup only applies to --in-place")
-    if in_place and from_stdin():
-        raise click.UsageError("the session came from stdin: write the result with -o OUT")
+    target.check()
     from pitools.ops.repair import repair_file
+
+    output = target.output
 
     result = repair_file(
         file,
         output=output,
-        in_place=in_place,
-        dry_run=dry_run,
-        backup=not no_backup,
+        in_place=target.in_place,
+        dry_run=target.dry_run,
+        backup=not target.no_backup,
         cwd=cwd,
         reattach=reattach,
     )

@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
-
 import click
 
 from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
 from pitools.cli.output import Output, pass_output
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-
-
-def resolve_model(ref: str) -> dict[str, Any]:
-    """``--model PROVIDER/ID`` → pi-ai's model object: Pi's catalogue, then the agent folder's models.json."""
-    from pitools.core.request.models import resolve_request_model
-    from pitools.piconfig.catalog import chat_models
-    from pitools.summarize.agent_config import agent_dir, read_models
-
-    providers = read_models(agent_dir(os.environ))
-    return resolve_request_model(ref, chat_models(), {"providers": providers})
-
-
-def build_for(loaded: Any, leaf: Any, ref: str, thinking: str | None) -> Any:
-    from pitools.core.request.build import build_request
-
-    model = resolve_model(ref)
-    header = loaded.session.header or {}
-    return build_request(loaded.index, leaf, header.get("id"), model, thinking)
 
 
 @click.command("request")
@@ -83,6 +62,7 @@ def command(
       pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
     """
     from pitools.core.session.api import load
+    from pitools.ops.request import build_for
 
     if check and diff_ref:
         raise click.UsageError("--check and --diff-model do not combine; run them one at a time")

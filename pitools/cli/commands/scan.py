@@ -5,18 +5,17 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands._secrets_options import build_detector, value_options
-from pitools.cli.options import session_paths_argument
+from pitools.cli.options import format_option, session_paths_argument
 from pitools.cli.output import Output, pass_output
 
 
 @click.command("scan")
 @session_paths_argument("paths", required=True)
-@click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["human", "json", "github", "sarif"]),
-    default="human",
-    show_default=True,
+@format_option(
+    "human",
+    "json",
+    "github",
+    "sarif",
     help="json is a stable interface (schemas/output/scan.schema.json); sarif is SARIF 2.1.0.",
 )
 @value_options
