@@ -288,17 +288,23 @@ class RewriteArgs:
             raise click.UsageError(from_stdin_hint)
 
 
-def rewrite_options(output_help: str, dry_run_help: str) -> Callable[[F], F]:
-    """``-o/--output``, ``--in-place``, ``--dry-run`` and ``--no-backup``: where a command that
-    rewrites a session (repair, slim) writes its result, given to it as ``target`` (:class:`RewriteArgs`)."""
+def rewrite_options(
+    output_help: str,
+    dry_run_help: str | None = None,
+    *,
+    in_place_help: str = "Replace FILE atomically (keeps FILE.bak-<time> unless --no-backup).",
+    no_backup_help: str = "With --in-place: do not keep a backup copy.",
+) -> Callable[[F], F]:
+    """``-o/--output``, ``--in-place``, ``--dry-run`` (when ``dry_run_help`` is given) and
+    ``--no-backup``: where a command that rewrites a session (migrate, repair, slim, redact)
+    writes its result, given to it as ``target`` (:class:`RewriteArgs`)."""
 
     def decorate(f: F) -> F:
         f = gather(RewriteArgs, "target")(f)
-        f = click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")(f)
-        f = click.option("--dry-run", is_flag=True, help=dry_run_help)(f)
-        f = click.option(
-            "--in-place", is_flag=True, help="Replace FILE atomically (keeps FILE.bak-<time> unless --no-backup)."
-        )(f)
+        f = click.option("--no-backup", is_flag=True, help=no_backup_help)(f)
+        if dry_run_help is not None:
+            f = click.option("--dry-run", is_flag=True, help=dry_run_help)(f)
+        f = click.option("--in-place", is_flag=True, help=in_place_help)(f)
         return click.option("-o", "--output", "output", metavar="OUT", default=None, help=output_help)(f)
 
     return decorate
@@ -324,6 +330,40 @@ def since_value(value: str | None) -> str | None:
         if when.tzinfo is None:
             when = when.astimezone()  # a date or time without zone is local, as people mean it
     return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanView:
+    """How much of a dry-run plan to show (``--show-prompt``, ``--entries``): ``compact``, ``navigate``."""
+
+    show_prompt: bool
+    list_entries: bool
+
+    def check(self, *, writes: bool, dry_run: str) -> None:
+        """Both only apply to the dry run (``dry_run`` names it in the error)."""
+        if writes and (self.show_prompt or self.list_entries):
+            raise click.UsageError(f"{'--show-prompt' if self.show_prompt else '--entries'} only applies to {dry_run}")
+
+
+def plan_options(prompt_help: str, entries_help: str) -> Callable[[F], F]:
+    """The options of a command that plans like Pi before it may summarize (``compact``,
+    ``navigate``): the model's window, ``--no-config``, and what of the plan to show (one
+    :class:`PlanView` named ``view``)."""
+
+    def decorate(f: F) -> F:
+        f = gather(PlanView, "view")(f)
+        f = click.option("--entries", "list_entries", is_flag=True, help=entries_help)(f)
+        f = click.option("--show-prompt", is_flag=True, help=prompt_help)(f)
+        f = click.option(
+            "--no-config",
+            is_flag=True,
+            help="Read none of Pi's config files (settings, models, auth); keys from env only.",
+        )(f)
+        return click.option(
+            "--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens."
+        )(f)
+
+    return decorate
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import SummarizerArgs, format_option, leaf_option, session_argument, summarizer_options
+from pitools.cli.options import (
+    PlanView,
+    SummarizerArgs,
+    format_option,
+    leaf_option,
+    plan_options,
+    session_argument,
+    summarizer_options,
+)
 from pitools.cli.output import Output, pass_output
 
 
@@ -17,16 +25,9 @@ from pitools.cli.output import Output, pass_output
 @leaf_option
 @click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=None, help="Override keepRecentTokens.")
 @click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override reserveTokens.")
-@click.option("--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens.")
-@click.option(
-    "--no-config", is_flag=True, help="Read none of Pi's config files (settings, models, auth); keys from env only."
-)
-@click.option("--show-prompt", is_flag=True, help="Dry run: print the exact summarizer input.")
-@click.option(
-    "--entries",
-    "list_entries",
-    is_flag=True,
-    help="Dry run: list every entry of every region (default: the first and last few of each).",
+@plan_options(
+    "Dry run: print the exact summarizer input.",
+    "Dry run: list every entry of every region (default: the first and last few of each).",
 )
 @summarizer_options("Apply")
 @format_option("human", "json")
@@ -41,8 +42,7 @@ def command(
     reserve_tokens: int | None,
     context_window: int | None,
     no_config: bool,
-    show_prompt: bool,
-    list_entries: bool,
+    view: PlanView,
     summarizer: SummarizerArgs,
     format_: str,
 ) -> int:
@@ -64,8 +64,7 @@ def command(
     """
     if dry_run == apply_:
         raise click.UsageError("choose one of --dry-run (plan only) or --apply (write a compaction)")
-    if apply_ and (show_prompt or list_entries):
-        raise click.UsageError(f"{'--show-prompt' if show_prompt else '--entries'} only applies to --dry-run")
+    view.check(writes=apply_, dry_run="--dry-run")
     summarizer.check(writes=apply_, when="to --apply", changed="compacted")
 
     from pitools.ops.compaction import plan_compact
@@ -93,11 +92,11 @@ def command(
         # The plan holds what it reports; the rest of the session (other branches, the index)
         # is let go, so the memory the writing takes can reuse it.
         del planning
-        return _dry_run(out, plan, format_=format_, show_prompt=show_prompt, list_entries=list_entries)
+        return _dry_run(out, plan, view, format_=format_)
     return _apply(out, file, stamp, planning, summarizer, format_=format_, use_config=not no_config)
 
 
-def _dry_run(out: Output, plan: Any, *, format_: str, show_prompt: bool, list_entries: bool) -> int:
+def _dry_run(out: Output, plan: Any, view: PlanView, *, format_: str) -> int:
     from pitools.ops.compaction import summary_requests_json
 
     if format_ == "json":  # no rich console needed: it takes a while to import
@@ -109,13 +108,13 @@ def _dry_run(out: Output, plan: Any, *, format_: str, show_prompt: bool, list_en
         # (every message, plus the transcript), and building it whole tripled the peak memory.
         # orjson keeps a UTF-8 copy inside every non-ASCII string it writes.
         with gc_paused():  # only bytes are made while writing; see gc_paused
-            extra = {"summaryRequests": summary_requests_json(plan)} if show_prompt else None
+            extra = {"summaryRequests": summary_requests_json(plan)} if view.show_prompt else None
             out.write_chunks(itertools.chain(plan.json_chunks(extra), (b"\n",)))
         return 0
     from pitools.render.compact import render_plan, render_prompts
 
-    render_plan(out.line_console(), plan, entries=list_entries)
-    if show_prompt:
+    render_plan(out.line_console(), plan, entries=view.list_entries)
+    if view.show_prompt:
         render_prompts(out.console(), summary_requests_json(plan))
     return 0
 

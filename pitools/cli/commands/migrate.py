@@ -7,33 +7,23 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import RewriteArgs, format_option, gather, session_argument
+from pitools.cli.options import RewriteArgs, format_option, rewrite_options, session_argument
 from pitools.cli.output import Output, pass_output
 
 
 @click.command("migrate")
 @session_argument
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    metavar="OUT",
-    default=None,
-    help="Write the migrated session to OUT ('-' for stdout); the original is untouched.",
-)
-@click.option("--in-place", is_flag=True, help="Replace FILE atomically (keeps FILE.bak-<time> unless --no-backup).")
+@rewrite_options("Write the migrated session to OUT ('-' for stdout); the original is untouched.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the file needs migration (for CI).")
-@click.option("--no-backup", is_flag=True, help="With --in-place: do not keep a backup copy.")
 @click.option("--force", is_flag=True, help="With -o: replace OUT if it exists.")
 @format_option("human", "json")
-@gather(RewriteArgs, "target")
 @pass_output
 def command(
     out: Output,
     file: str,
-    target: RewriteArgs,
     check: bool,
     force: bool,
+    target: RewriteArgs,
     format_: str,
 ) -> int:
     """Migrate a session to format v3 (Pi's migrateToCurrentVersion).

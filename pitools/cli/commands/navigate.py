@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import SummarizerArgs, format_option, leaf_option, session_argument, summarizer_options
+from pitools.cli.options import (
+    PlanView,
+    SummarizerArgs,
+    format_option,
+    leaf_option,
+    plan_options,
+    session_argument,
+    summarizer_options,
+)
 from pitools.cli.output import Output, pass_output
 
 
@@ -28,12 +36,7 @@ from pitools.cli.output import Output, pass_output
 @click.option(
     "--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override branchSummary.reserveTokens."
 )
-@click.option("--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens.")
-@click.option(
-    "--no-config", is_flag=True, help="Read none of Pi's config files (settings, models, auth); keys from env only."
-)
-@click.option("--show-prompt", is_flag=True, help="Dry run: print the exact summary request whole.")
-@click.option("--entries", "list_entries", is_flag=True, help="Dry run: list every entry of the branch being left.")
+@plan_options("Dry run: print the exact summary request whole.", "Dry run: list every entry of the branch being left.")
 @summarizer_options("Summarize")
 @format_option("human", "json")
 @pass_output
@@ -48,8 +51,7 @@ def command(
     reserve_tokens: int | None,
     context_window: int | None,
     no_config: bool,
-    show_prompt: bool,
-    list_entries: bool,
+    view: PlanView,
     summarizer: SummarizerArgs,
     format_: str,
 ) -> int:
@@ -77,11 +79,9 @@ def command(
     writes = summarize or label is not None
     if dry_run and writes:
         raise click.UsageError("--dry-run never writes: drop --summarize/--label, or --dry-run")
-    if writes:
-        if show_prompt or list_entries:
-            raise click.UsageError(f"{'--show-prompt' if show_prompt else '--entries'} only applies to the dry run")
-        if not summarize and (summarizer.model_arg or summarizer.base_url or summarizer.instructions):
-            raise click.UsageError("--model, --base-url and --instructions only apply with --summarize")
+    view.check(writes=writes, dry_run="the dry run")
+    if writes and not summarize and (summarizer.model_arg or summarizer.base_url or summarizer.instructions):
+        raise click.UsageError("--model, --base-url and --instructions only apply with --summarize")
     summarizer.check(writes=writes, when="with --summarize or --label")
 
     from pitools.cli.options import note_synthetic_ids
@@ -106,7 +106,7 @@ def command(
     for warning in setup.warnings:
         out.message(f"warning: {warning}")
     if stamp is None:
-        return _dry_run(out, setup, format_=format_, show_prompt=show_prompt, list_entries=list_entries)
+        return _dry_run(out, setup, view, format_=format_)
     request = summarizer.request(
         out,
         file=file,
@@ -128,7 +128,7 @@ def command(
     )
 
 
-def _dry_run(out: Output, setup: Any, *, format_: str, show_prompt: bool, list_entries: bool) -> int:
+def _dry_run(out: Output, setup: Any, view: PlanView, *, format_: str) -> int:
     from pitools.core.compaction.prompts import SYSTEM_PROMPT
 
     plan = setup.plan()
@@ -140,8 +140,8 @@ def _dry_run(out: Output, setup: Any, *, format_: str, show_prompt: bool, list_e
         return 0
     from pitools.render.navigate import render_plan, render_prompt
 
-    render_plan(out.line_console(), plan, entries=list_entries)
-    if show_prompt:
+    render_plan(out.line_console(), plan, entries=view.list_entries)
+    if view.show_prompt:
         render_prompt(out.console(), SYSTEM_PROMPT, plan.prompt)
     if not plan.noop:
         out.message(

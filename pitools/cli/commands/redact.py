@@ -5,15 +5,17 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands._secrets_options import build_detector, value_options
-from pitools.cli.options import RewriteArgs, format_option, gather, session_argument
+from pitools.cli.options import RewriteArgs, format_option, rewrite_options, session_argument
 from pitools.cli.output import Output, pass_output
 
 
 @click.command("redact")
 @session_argument
-@click.option("-o", "--output", metavar="OUT", default=None, help="Write the redacted session to OUT (a new file).")
-@click.option("--in-place", is_flag=True, help="Rewrite FILE itself (atomic; a backup is kept).")
-@click.option("--no-backup", is_flag=True, help="With --in-place: keep no backup copy.")
+@rewrite_options(
+    "Write the redacted session to OUT (a new file).",
+    in_place_help="Rewrite FILE itself (atomic; a backup is kept).",
+    no_backup_help="With --in-place: keep no backup copy.",
+)
 @click.option(
     "--key",
     metavar="KEY",
@@ -31,12 +33,10 @@ from pitools.cli.output import Output, pass_output
     "turns to the same model with their reasoning.",
 )
 @format_option("human", "json", help="json describes what was replaced (schemas/output/redact.schema.json).")
-@gather(RewriteArgs, "target")
 @pass_output
 def command(
     out: Output,
     file: str,
-    target: RewriteArgs,
     key: str | None,
     given: tuple[str, ...],
     values_file: str | None,
@@ -46,6 +46,7 @@ def command(
     paths: bool,
     strip_images: bool,
     strip_thinking: bool,
+    target: RewriteArgs,
     format_: str,
 ) -> int:
     """Replace every secret in a session with [REDACTED:<kind>:<hash>].

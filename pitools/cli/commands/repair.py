@@ -24,9 +24,9 @@ from pitools.cli.output import Output, pass_output
 def command(
     out: Output,
     file: str,
-    target: RewriteArgs,
     cwd: str | None,
     reattach: bool,
+    target: RewriteArgs,
     format_: str,
 ) -> int:
     """Repair a damaged session file so Pi 1.6.0 loads it again (every fix reported).

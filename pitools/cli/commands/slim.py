@@ -31,11 +31,11 @@ from pitools.cli.output import Output, pass_output
 def command(
     out: Output,
     file: str,
-    target: RewriteArgs,
     images: bool,
     tool_output: int | None,
     thinking: bool,
     full_check: bool,
+    target: RewriteArgs,
     format_: str,
 ) -> int:
     """Shrink a session without changing the context Pi builds at any leaf.
