@@ -4,16 +4,12 @@ OpenTelemetry traces (OTLP) or ATIF trajectories."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import click
 
 from pitools.cli.commands._secrets_options import value_options
 from pitools.cli.options import format_option, leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pitools.core.session.api import LoadedSession
 
 
 def _check_endpoint(value: str | None) -> str | None:
@@ -136,11 +132,11 @@ def _export(
     from pitools.core.session.api import load
 
     loaded = load(file)
-    if format_ in ("otlp", "atif") and all_ and endpoint is None:
-        return _export_all_data(out, loaded, format_, output)
     if format_ in ("otlp", "atif"):
-        from pitools.cli.export_traces import export_traces
+        from pitools.cli.export_traces import export_every_branch, export_traces
 
+        if all_ and endpoint is None:
+            return export_every_branch(out, loaded, format_, output)
         return export_traces(out, loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
@@ -178,30 +174,4 @@ def _write_pieces(out: Output, pieces: Iterator[str], output: str | None) -> int
         out.write_chunks_to(output, encoded_text(pieces, "utf-8"))
     else:
         out.write_text_pieces(pieces)
-    return 0
-
-
-def _export_all_data(out: Output, loaded: LoadedSession, format_: str, output: str | None) -> int:
-    """``--all --format otlp|atif`` written a branch at a time: each branch's trace or
-    trajectory is built only once the previous one is written, so at most one exists at a
-    time (building every branch first peaked at 5-7x the file on a 21-branch session)."""
-    from pitools.ops import traces as ops
-
-    header = loaded.session.header or {}
-    copied = ops.copied_entry_ids(loaded)
-    # The branches themselves (lists of the loaded entries, a few hundred KB each) are found
-    # first, so a refused tree (a parentId cycle) still fails before anything is written.
-    branches = [b for b in (loaded.index.get_branch(leaf) for leaf in ops.branch_leaves(loaded, None, True)) if b]
-    chunks: Iterator[bytes]
-    if format_ == "otlp":
-        from pitools.core.views.otel import branch_traces
-        from pitools.render.export_otlp import otlp_json_chunks
-
-        chunks = otlp_json_chunks(branch_traces(header, branches, copied=copied))
-    else:
-        from pitools.core.views.atif import branch_trajectories
-        from pitools.render.export_atif import atif_chunks
-
-        chunks = atif_chunks(branch_trajectories(header, branches, copied=copied), single=False, release=True)
-    out.write_chunks_to(output, chunks)
     return 0
