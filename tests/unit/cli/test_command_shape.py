@@ -120,7 +120,7 @@ def test_plan_view_only_applies_to_the_dry_run() -> None:
     from pitools.cli.options import PlanView
 
     PlanView(show_prompt=True, list_entries=True).check(writes=False, dry_run="--dry-run")
-    with pytest.raises(click.UsageError, match="^--entries only applies to the dry run$"):
+    with pytest.raises(click.UsageError, match=r"^--entries only applies to the dry run$"):
         PlanView(show_prompt=False, list_entries=True).check(writes=True, dry_run="the dry run")
 
 
