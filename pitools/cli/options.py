@@ -491,3 +491,15 @@ def summarizer_options(stage: str) -> Callable[[F], F]:
         return f
 
     return decorate
+
+
+def planning_command_options(stage: str, prompt_help: str, entries_help: str) -> Callable[[F], F]:
+    """The options that end ``compact`` and ``navigate``, in their help order: :func:`plan_options`,
+    :func:`summarizer_options` (``stage`` names the writing step) and ``--format human|json``."""
+
+    def decorate(f: F) -> F:
+        f = format_option("human", "json")(f)
+        f = summarizer_options(stage)(f)
+        return plan_options(prompt_help, entries_help)(f)
+
+    return decorate

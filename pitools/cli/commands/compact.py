@@ -6,15 +6,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import (
-    PlanView,
-    SummarizerArgs,
-    format_option,
-    leaf_option,
-    plan_options,
-    session_argument,
-    summarizer_options,
-)
+from pitools.cli.options import PlanView, SummarizerArgs, leaf_option, planning_command_options, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -25,12 +17,11 @@ from pitools.cli.output import Output, pass_output
 @leaf_option
 @click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=None, help="Override keepRecentTokens.")
 @click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override reserveTokens.")
-@plan_options(
+@planning_command_options(
+    "Apply",
     "Dry run: print the exact summarizer input.",
     "Dry run: list every entry of every region (default: the first and last few of each).",
 )
-@summarizer_options("Apply")
-@format_option("human", "json")
 @pass_output
 def command(
     out: Output,

@@ -6,15 +6,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import (
-    PlanView,
-    SummarizerArgs,
-    format_option,
-    leaf_option,
-    plan_options,
-    session_argument,
-    summarizer_options,
-)
+from pitools.cli.options import PlanView, SummarizerArgs, leaf_option, planning_command_options, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -36,9 +28,11 @@ from pitools.cli.output import Output, pass_output
 @click.option(
     "--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override branchSummary.reserveTokens."
 )
-@plan_options("Dry run: print the exact summary request whole.", "Dry run: list every entry of the branch being left.")
-@summarizer_options("Summarize")
-@format_option("human", "json")
+@planning_command_options(
+    "Summarize",
+    "Dry run: print the exact summary request whole.",
+    "Dry run: list every entry of the branch being left.",
+)
 @pass_output
 def command(
     out: Output,
