@@ -333,25 +333,32 @@ def since_value(value: str | None) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class PlanView:
-    """How much of a dry-run plan to show (``--show-prompt``, ``--entries``): ``compact``, ``navigate``."""
+class PlanArgs:
+    """How ``compact`` and ``navigate`` size their plan (``--reserve-tokens``, ``--context-window``,
+    ``--no-config``) and how much of it the dry run shows (``--show-prompt``, ``--entries``)."""
 
+    reserve_tokens: int | None
+    context_window: int | None
+    no_config: bool
     show_prompt: bool
     list_entries: bool
 
+    @property
+    def use_config(self) -> bool:
+        return not self.no_config
+
     def check(self, *, writes: bool, dry_run: str) -> None:
-        """Both only apply to the dry run (``dry_run`` names it in the error)."""
+        """What to show only applies to the dry run (``dry_run`` names it in the error)."""
         if writes and (self.show_prompt or self.list_entries):
             raise click.UsageError(f"{'--show-prompt' if self.show_prompt else '--entries'} only applies to {dry_run}")
 
 
-def plan_options(prompt_help: str, entries_help: str) -> Callable[[F], F]:
+def plan_options(reserve_help: str, prompt_help: str, entries_help: str) -> Callable[[F], F]:
     """The options of a command that plans like Pi before it may summarize (``compact``,
-    ``navigate``): the model's window, ``--no-config``, and what of the plan to show (one
-    :class:`PlanView` named ``view``)."""
+    ``navigate``), handed to it as one :class:`PlanArgs` named ``plan``."""
 
     def decorate(f: F) -> F:
-        f = gather(PlanView, "view")(f)
+        f = gather(PlanArgs, "plan")(f)
         f = click.option("--entries", "list_entries", is_flag=True, help=entries_help)(f)
         f = click.option("--show-prompt", is_flag=True, help=prompt_help)(f)
         f = click.option(
@@ -359,9 +366,10 @@ def plan_options(prompt_help: str, entries_help: str) -> Callable[[F], F]:
             is_flag=True,
             help="Read none of Pi's config files (settings, models, auth); keys from env only.",
         )(f)
-        return click.option(
+        f = click.option(
             "--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens."
         )(f)
+        return click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help=reserve_help)(f)
 
     return decorate
 
@@ -493,13 +501,13 @@ def summarizer_options(stage: str) -> Callable[[F], F]:
     return decorate
 
 
-def planning_command_options(stage: str, prompt_help: str, entries_help: str) -> Callable[[F], F]:
+def planning_command_options(stage: str, reserve_help: str, prompt_help: str, entries_help: str) -> Callable[[F], F]:
     """The options that end ``compact`` and ``navigate``, in their help order: :func:`plan_options`,
     :func:`summarizer_options` (``stage`` names the writing step) and ``--format human|json``."""
 
     def decorate(f: F) -> F:
         f = format_option("human", "json")(f)
         f = summarizer_options(stage)(f)
-        return plan_options(prompt_help, entries_help)(f)
+        return plan_options(reserve_help, prompt_help, entries_help)(f)
 
     return decorate

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import PlanView, SummarizerArgs, leaf_option, planning_command_options, session_argument
+from pitools.cli.options import PlanArgs, SummarizerArgs, leaf_option, planning_command_options, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -16,9 +16,9 @@ from pitools.cli.output import Output, pass_output
 @click.option("--apply", "apply_", is_flag=True, help="Summarize with a model and append a compaction entry.")
 @leaf_option
 @click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=None, help="Override keepRecentTokens.")
-@click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override reserveTokens.")
 @planning_command_options(
     "Apply",
+    "Override reserveTokens.",
     "Dry run: print the exact summarizer input.",
     "Dry run: list every entry of every region (default: the first and last few of each).",
 )
@@ -30,10 +30,7 @@ def command(
     apply_: bool,
     leaf_ref: str | None,
     keep_recent_tokens: int | None,
-    reserve_tokens: int | None,
-    context_window: int | None,
-    no_config: bool,
-    view: PlanView,
+    plan: PlanArgs,
     summarizer: SummarizerArgs,
     format_: str,
 ) -> int:
@@ -55,7 +52,7 @@ def command(
     """
     if dry_run == apply_:
         raise click.UsageError("choose one of --dry-run (plan only) or --apply (write a compaction)")
-    view.check(writes=apply_, dry_run="--dry-run")
+    plan.check(writes=apply_, dry_run="--dry-run")
     summarizer.check(writes=apply_, when="to --apply", changed="compacted")
 
     from pitools.ops.compaction import plan_compact
@@ -71,23 +68,23 @@ def command(
         file,
         leaf_ref,
         keep_recent_tokens=keep_recent_tokens,
-        reserve_tokens=reserve_tokens,
-        context_window=context_window,
-        use_config=not no_config,
+        reserve_tokens=plan.reserve_tokens,
+        context_window=plan.context_window,
+        use_config=plan.use_config,
         keep_all=apply_,
     )
     for warning in planning.warnings:
         out.message(f"warning: {warning}")
     if stamp is None:
-        plan = planning.plan
+        made = planning.plan
         # The plan holds what it reports; the rest of the session (other branches, the index)
         # is let go, so the memory the writing takes can reuse it.
         del planning
-        return _dry_run(out, plan, view, format_=format_)
-    return _apply(out, file, stamp, planning, summarizer, format_=format_, use_config=not no_config)
+        return _dry_run(out, made, plan, format_=format_)
+    return _apply(out, file, stamp, planning, summarizer, format_=format_, use_config=plan.use_config)
 
 
-def _dry_run(out: Output, plan: Any, view: PlanView, *, format_: str) -> int:
+def _dry_run(out: Output, plan: Any, view: PlanArgs, *, format_: str) -> int:
     from pitools.ops.compaction import summary_requests_json
 
     if format_ == "json":  # no rich console needed: it takes a while to import

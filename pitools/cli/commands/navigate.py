@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import PlanView, SummarizerArgs, leaf_option, planning_command_options, session_argument
+from pitools.cli.options import PlanArgs, SummarizerArgs, leaf_option, planning_command_options, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -25,11 +25,9 @@ from pitools.cli.output import Output, pass_output
 @click.option(
     "--label", default=None, metavar="TEXT", help="Label the summary (or, without one, the target), as Pi does."
 )
-@click.option(
-    "--reserve-tokens", type=click.IntRange(min=0), default=None, help="Override branchSummary.reserveTokens."
-)
 @planning_command_options(
     "Summarize",
+    "Override branchSummary.reserveTokens.",
     "Dry run: print the exact summary request whole.",
     "Dry run: list every entry of the branch being left.",
 )
@@ -42,10 +40,7 @@ def command(
     dry_run: bool,
     summarize: bool,
     label: str | None,
-    reserve_tokens: int | None,
-    context_window: int | None,
-    no_config: bool,
-    view: PlanView,
+    plan: PlanArgs,
     summarizer: SummarizerArgs,
     format_: str,
 ) -> int:
@@ -73,7 +68,7 @@ def command(
     writes = summarize or label is not None
     if dry_run and writes:
         raise click.UsageError("--dry-run never writes: drop --summarize/--label, or --dry-run")
-    view.check(writes=writes, dry_run="the dry run")
+    plan.check(writes=writes, dry_run="the dry run")
     if writes and not summarize and (summarizer.model_arg or summarizer.base_url or summarizer.instructions):
         raise click.UsageError("--model, --base-url and --instructions only apply with --summarize")
     summarizer.check(writes=writes, when="with --summarize or --label")
@@ -93,21 +88,21 @@ def command(
         loaded,
         target_ref,
         leaf_ref,
-        reserve_tokens=reserve_tokens,
-        context_window=context_window,
-        use_config=not no_config,
+        reserve_tokens=plan.reserve_tokens,
+        context_window=plan.context_window,
+        use_config=plan.use_config,
     )
     for warning in setup.warnings:
         out.message(f"warning: {warning}")
     if stamp is None:
-        return _dry_run(out, setup, view, format_=format_)
+        return _dry_run(out, setup, plan, format_=format_)
     request = summarizer.request(
         out,
         file=file,
         format_=format_,
         entry="the branch summary",
         show_plan=lambda console, plan: _show_plan(console, plan, setup.sources),
-        use_config=not no_config,
+        use_config=plan.use_config,
     )
     return _apply(
         out,
@@ -115,14 +110,14 @@ def command(
         stamp,
         setup,
         request,
-        window_from_flag=context_window is not None,
+        window_from_flag=plan.context_window is not None,
         summarize=summarize,
         label=label,
         format_=format_,
     )
 
 
-def _dry_run(out: Output, setup: Any, view: PlanView, *, format_: str) -> int:
+def _dry_run(out: Output, setup: Any, view: PlanArgs, *, format_: str) -> int:
     from pitools.core.compaction.prompts import SYSTEM_PROMPT
 
     plan = setup.plan()

@@ -117,11 +117,11 @@ def test_summarizer_args_name_what_was_given() -> None:
 
 
 def test_plan_view_only_applies_to_the_dry_run() -> None:
-    from pitools.cli.options import PlanView
+    from pitools.cli.options import PlanArgs
 
-    PlanView(show_prompt=True, list_entries=True).check(writes=False, dry_run="--dry-run")
+    PlanArgs(None, None, False, show_prompt=True, list_entries=True).check(writes=False, dry_run="--dry-run")
     with pytest.raises(click.UsageError, match=r"^--entries only applies to the dry run$"):
-        PlanView(show_prompt=False, list_entries=True).check(writes=True, dry_run="the dry run")
+        PlanArgs(None, None, False, show_prompt=False, list_entries=True).check(writes=True, dry_run="the dry run")
 
 
 @pytest.mark.parametrize(
