@@ -299,15 +299,13 @@ def rewrite_options(
     ``--no-backup``: where a command that rewrites a session (migrate, repair, slim, redact)
     writes its result, given to it as ``target`` (:class:`RewriteArgs`)."""
 
-    def decorate(f: F) -> F:
-        f = gather(RewriteArgs, "target")(f)
-        f = click.option("--no-backup", is_flag=True, help=no_backup_help)(f)
-        if dry_run_help is not None:
-            f = click.option("--dry-run", is_flag=True, help=dry_run_help)(f)
-        f = click.option("--in-place", is_flag=True, help=in_place_help)(f)
-        return click.option("-o", "--output", "output", metavar="OUT", default=None, help=output_help)(f)
-
-    return decorate
+    where = [
+        click.option("-o", "--output", "output", metavar="OUT", default=None, help=output_help),
+        click.option("--in-place", is_flag=True, help=in_place_help),
+    ]
+    if dry_run_help is not None:
+        where.append(click.option("--dry-run", is_flag=True, help=dry_run_help))
+    return options_of(RewriteArgs, "target", *where, click.option("--no-backup", is_flag=True, help=no_backup_help))
 
 
 def since_value(value: str | None) -> str | None:
@@ -347,6 +345,14 @@ class PlanArgs:
     def use_config(self) -> bool:
         return not self.no_config
 
+    def settings(self) -> dict[str, Any]:
+        """The keyword arguments the planning use cases take (``plan_compact``, ``setup_navigation``)."""
+        return {
+            "reserve_tokens": self.reserve_tokens,
+            "context_window": self.context_window,
+            "use_config": self.use_config,
+        }
+
     def check(self, *, writes: bool, dry_run: str) -> None:
         """What to show only applies to the dry run (``dry_run`` names it in the error)."""
         if writes and (self.show_prompt or self.list_entries):
@@ -356,20 +362,28 @@ class PlanArgs:
 def plan_options(reserve_help: str, prompt_help: str, entries_help: str) -> Callable[[F], F]:
     """The options of a command that plans like Pi before it may summarize (``compact``,
     ``navigate``), handed to it as one :class:`PlanArgs` named ``plan``."""
+    no_config_help = "Read none of Pi's config files (settings, models, auth); keys from env only."
+    return options_of(
+        PlanArgs,
+        "plan",
+        click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help=reserve_help),
+        click.option(
+            "--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens."
+        ),
+        click.option("--no-config", is_flag=True, help=no_config_help),
+        click.option("--show-prompt", is_flag=True, help=prompt_help),
+        click.option("--entries", "list_entries", is_flag=True, help=entries_help),
+    )
+
+
+def options_of(cls: type[Any], name: str, *options: Callable[[Any], Any]) -> Callable[[F], F]:
+    """``options`` (in help order) whose values reach the command as one ``cls`` named ``name``."""
 
     def decorate(f: F) -> F:
-        f = gather(PlanArgs, "plan")(f)
-        f = click.option("--entries", "list_entries", is_flag=True, help=entries_help)(f)
-        f = click.option("--show-prompt", is_flag=True, help=prompt_help)(f)
-        f = click.option(
-            "--no-config",
-            is_flag=True,
-            help="Read none of Pi's config files (settings, models, auth); keys from env only.",
-        )(f)
-        f = click.option(
-            "--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens."
-        )(f)
-        return click.option("--reserve-tokens", type=click.IntRange(min=0), default=None, help=reserve_help)(f)
+        f = gather(cls, name)(f)
+        for option in reversed(options):
+            f = option(f)
+        return f
 
     return decorate
 
@@ -468,7 +482,9 @@ def summarizer_options(stage: str) -> Callable[[F], F]:
     --apply``, ``navigate --summarize``): one list, so both take the same words, handed to the
     command as one :class:`SummarizerArgs` named ``summarizer``. ``stage`` names the step they
     apply to in the help ("Apply", "Summarize")."""
-    options = [
+    return options_of(
+        SummarizerArgs,
+        "summarizer",
         click.option(
             "--model",
             "model_arg",
@@ -490,15 +506,7 @@ def summarizer_options(stage: str) -> Callable[[F], F]:
             show_default=True,
             help=f"{stage}: seconds to wait for each model response.",
         ),
-    ]
-
-    def decorate(f: F) -> F:
-        f = gather(SummarizerArgs, "summarizer")(f)
-        for option in reversed(options):
-            f = option(f)
-        return f
-
-    return decorate
+    )
 
 
 def planning_command_options(stage: str, reserve_help: str, prompt_help: str, entries_help: str) -> Callable[[F], F]:

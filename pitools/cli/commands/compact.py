@@ -68,10 +68,8 @@ def command(
         file,
         leaf_ref,
         keep_recent_tokens=keep_recent_tokens,
-        reserve_tokens=plan.reserve_tokens,
-        context_window=plan.context_window,
-        use_config=plan.use_config,
         keep_all=apply_,
+        **plan.settings(),
     )
     for warning in planning.warnings:
         out.message(f"warning: {warning}")

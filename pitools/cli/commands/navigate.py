@@ -88,9 +88,7 @@ def command(
         loaded,
         target_ref,
         leaf_ref,
-        reserve_tokens=plan.reserve_tokens,
-        context_window=plan.context_window,
-        use_config=plan.use_config,
+        **plan.settings(),
     )
     for warning in setup.warnings:
         out.message(f"warning: {warning}")
