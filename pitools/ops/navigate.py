@@ -143,25 +143,20 @@ def _resolve_target(loaded: LoadedSession, ref: str) -> Any:
 def navigate_apply(
     file: str,
     request: summarizing.SummarizeRequest,
+    setup: NavigateSetup,
     *,
     stamp: store.FileStamp,
-    loaded: LoadedSession,
-    from_id: Any,
-    target_id: Any,
-    reserve_tokens: Any,
-    context_window: int,
     window_from_flag: bool,
     summarize: bool,
     label: str | None,
-    session_model: tuple[str, str] | None,
     now: _dt.datetime | None = None,
     entry_ids: tuple[str, str] | None = None,
     new_session: bool = True,
     summarizer: Any = None,
 ) -> NavigateOutcome:
-    """Navigate from ``from_id`` to ``target_id`` as Pi's ``navigateTree(target, {summarize, label})``.
+    """Navigate from ``setup.from_id`` to ``setup.target_id`` as Pi's ``navigateTree(target, {summarize, label})``.
 
-    ``context_window`` is the session model's window (or ``--context-window``); when another
+    ``setup.window`` is the session model's window (or ``--context-window``); when another
     model is chosen with ``--model`` and no window flag was given, that model's window sets the
     budget, as Pi sizes the branch by the model it calls. ``entry_ids`` fixes the new ids and
     ``new_session=False`` keeps the source header in ``output`` (both for the golden corpus).
@@ -170,6 +165,8 @@ def navigate_apply(
     """
     path = file
     instructions, output = request.instructions, request.output
+    loaded, from_id, target_id = setup.loaded, setup.from_id, setup.target_id
+    reserve_tokens, context_window, session_model = setup.reserve, setup.window, setup.session_model
     index = loaded.index
     if loaded.session.migration.needed:
         raise PitoolsError(

@@ -162,18 +162,7 @@ def _apply(
 
     try:
         outcome = navigate_apply(
-            file,
-            request,
-            stamp=stamp,
-            loaded=setup.loaded,
-            from_id=setup.from_id,
-            target_id=setup.target_id,
-            reserve_tokens=setup.reserve,
-            context_window=setup.window,
-            window_from_flag=window_from_flag,
-            summarize=summarize,
-            label=label,
-            session_model=setup.session_model,
+            file, request, setup, stamp=stamp, window_from_flag=window_from_flag, summarize=summarize, label=label
         )
     except ConsentRequiredError as exc:
         raise click.UsageError(exc.message) from None
