@@ -13,17 +13,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pitools import PI_REFERENCE_VERSION, store
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.compaction.plan import build_compaction_entry, compaction_line, summary_inputs
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
-from pitools.core.compaction.prompts import join_summaries
-from pitools.core.compaction.summarizer import Summarizer
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.session.api import LoadedSession, load
 from pitools.core.session.loaded import entry_type
 from pitools.errors import PitoolsError, SessionChangedError
 
 if TYPE_CHECKING:
+    # Only --apply writes: the dry run's imports stay light (no store, no model layer).
+    from pitools import store
+    from pitools.core.compaction.summarizer import Summarizer
     from pitools.ops.summarizing import SummarizeRequest
 
 ProgressFn = Callable[[str], None]
@@ -68,6 +69,8 @@ def write_copy(
     replaced header included), so a line appended while copying can neither slip in nor be cut
     in half. ``new_session=False`` keeps the source's header.
     """
+    from pitools import store
+
     store.check_unchanged(path, before)
     raw = loaded.session.raw
     header_at, header_len = raw.offsets[0], raw.lengths[0]
@@ -126,6 +129,8 @@ def apply_compaction(
     is used instead of reading the file a second time (two parsed copies of a 1 GB session are
     about 4.6 GB), once the file is proven unchanged since ``expected``.
     """
+    from pitools import store
+    from pitools.core.compaction.prompts import join_summaries
     from pitools.core.compaction.summarizer import SummaryResult
     from pitools.ops.summarizing import check_target
     from pitools.summarize.usage import combine_usage

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pitools import store
 from pitools.errors import PitoolsError
-from pitools.summarize import ModelSpec, Summarizer
+
+if TYPE_CHECKING:
+    from pitools.summarize import ModelSpec, Summarizer
 
 #: ``(question) -> answer``: the CLI asks at the terminal; None when nobody can answer.
 Confirm = Callable[[str], bool]
@@ -84,6 +85,8 @@ class SummarizerChoice:
 
 def check_target(path: str, output: str | None) -> None:
     """Refuse now, before anything is paid for, a write that would be refused at the end."""
+    from pitools import store
+
     if output is not None:
         store.check_new_target(output)
     else:
