@@ -101,7 +101,6 @@ WRITERS_ALLOWED: dict[tuple[str, str], str] = {
     ("pitools/cli/archive_commands.py", ".write_text()"): "Output.write_text: stdout",
     ("pitools/cli/commands/request.py", ".write_text()"): "Output.write_text: stdout",
     ("pitools/cli/commands/context.py", ".write_text()"): "Output.write_text: stdout",
-    ("pitools/cli/commands/migrate.py", ".write_bytes()"): "Output.write_bytes: stdout",
     ("pitools/cli/commands/repair.py", ".write_bytes()"): "Output.write_bytes: stdout",
     ("pitools/cli/commands/tree.py", ".write_bytes()"): "Output.write_bytes: stdout",
     ("pitools/cli/output.py", ".write_bytes()"): "Output.write_bytes: stdout",

@@ -2,8 +2,9 @@
 
 Modelled on httpie's ``Environment``: one :class:`Output` object holds stdin/stdout/stderr,
 whether each is a terminal, the colour decision and the width. The CLI builds it once per run
-(:func:`get_output`, from ``--color``/``--width`` and the environment) and hands it, or the
-rich consoles it makes, to the renderers. Tests build their own (``Output(...)`` with
+(:func:`pass_output`, from ``--color``/``--width`` and the environment) and hands it to the
+command, which passes it, or the rich consoles it makes, down to its helpers and renderers:
+nothing below a command looks it up. Tests build their own (``Output(...)`` with
 ``io.StringIO`` streams) or run the real CLI in a pseudo-terminal.
 
 Rules it enforces for every command:
@@ -50,7 +51,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "Output",
-    "get_output",
     "make_safe_stream",
     "pass_output",
     "start_progress",
@@ -288,6 +288,19 @@ class Output:
                 buffer.write(chunk)
         (self.stdout if buffer is None else buffer).flush()
 
+    def write_chunks_to(self, output: str | None, chunks: Iterable[bytes]) -> None:
+        """``chunks`` on stdout, or with ``-o OUT`` into the new file OUT and ``wrote OUT`` on
+        stderr. The file is written through the store as the chunks are made, under a temporary
+        name it gets only once complete (never replacing a file), so a failure midway leaves
+        nothing behind."""
+        if output is None:
+            self.write_chunks(chunks)
+            return
+        from pitools import store
+
+        store.write_new(output, chunks)
+        self.message(f"wrote {output}")
+
     def write_json(self, data: Any) -> None:
         """One JSON document on stdout (orjson, JavaScript number forms, trailing newline)."""
         from pitools.core.js.json.encode import to_json_bytes
@@ -423,11 +436,11 @@ def output_for(env: Environment, color: str | None = None, width: int | None = N
     )
 
 
-def get_output() -> Output:
+def _run_output() -> Output:
     """The run's :class:`Output`, built once from the run's :class:`Environment` (the click
     context's ``obj``, which :func:`pitools.cli.main` sets) and ``--color``/``--width``.
 
-    Commands take it as a parameter (:func:`pass_output`); helpers deep in a command may call this.
+    The one place it is built: commands receive it through :func:`pass_output`.
     """
     import click
 
@@ -449,7 +462,7 @@ def pass_output(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return f(get_output(), *args, **kwargs)
+        return f(_run_output(), *args, **kwargs)
 
     return wrapper
 

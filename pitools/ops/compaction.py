@@ -11,17 +11,21 @@ import datetime as _dt
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pitools import PI_REFERENCE_VERSION, store
+from pitools import PI_REFERENCE_VERSION
 from pitools.core.compaction.plan import build_compaction_entry, compaction_line, summary_inputs
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
-from pitools.core.compaction.prompts import join_summaries
-from pitools.core.compaction.summarizer import Summarizer
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.session.api import LoadedSession, load
 from pitools.core.session.loaded import entry_type
 from pitools.errors import PitoolsError, SessionChangedError
+
+if TYPE_CHECKING:
+    # Only --apply writes: the dry run's imports stay light (no store, no model layer).
+    from pitools import store
+    from pitools.core.compaction.summarizer import Summarizer
+    from pitools.ops.summarizing import SummarizeRequest
 
 ProgressFn = Callable[[str], None]
 
@@ -65,6 +69,8 @@ def write_copy(
     replaced header included), so a line appended while copying can neither slip in nor be cut
     in half. ``new_session=False`` keeps the source's header.
     """
+    from pitools import store
+
     store.check_unchanged(path, before)
     raw = loaded.session.raw
     header_at, header_len = raw.offsets[0], raw.lengths[0]
@@ -123,6 +129,8 @@ def apply_compaction(
     is used instead of reading the file a second time (two parsed copies of a 1 GB session are
     about 4.6 GB), once the file is proven unchanged since ``expected``.
     """
+    from pitools import store
+    from pitools.core.compaction.prompts import join_summaries
     from pitools.core.compaction.summarizer import SummaryResult
     from pitools.ops.summarizing import check_target
     from pitools.summarize.usage import combine_usage
@@ -175,6 +183,103 @@ def apply_compaction(
     return ApplyResult(entry, path, str(made) if made else None, len(requests), leaf_was_last)
 
 
+# -- the plan (``compact --dry-run``, and the first half of ``--apply``) -------------------------
+
+
+def resolve_session_settings(
+    loaded: LoadedSession, session_model: tuple[str, str] | None, flags: dict[str, Any], *, use_config: bool
+) -> Any:
+    """Pi's settings for this session (its header's cwd, its model) with the command's flags on
+    top: what ``compact`` and ``navigate`` both size their plans by."""
+    from pitools.core.compaction.settings import resolve_settings
+
+    header = loaded.session.header or {}
+    cwd = header.get("cwd")
+    return resolve_settings(
+        session_cwd=cwd if isinstance(cwd, str) else None, model=session_model, flags=flags, use_config=use_config
+    )
+
+
+@dataclass(slots=True)
+class CompactPlanning:
+    """A compaction plan and what ``--apply`` needs to carry it out."""
+
+    plan: Any
+    loaded: LoadedSession
+    leaf: Any
+    settings: CompactionSettings
+    session_model: tuple[str, str] | None
+    warnings: list[str]
+
+
+def plan_compact(
+    file: str,
+    leaf_ref: str | None = None,
+    *,
+    keep_recent_tokens: int | None = None,
+    reserve_tokens: int | None = None,
+    context_window: int | None = None,
+    use_config: bool = True,
+    keep_all: bool = False,
+) -> CompactPlanning:
+    """Load ``file`` and plan a compaction at ``leaf_ref`` as Pi's ``prepareCompaction`` would,
+    with the settings Pi would use (the flags override them).
+
+    By default only the context after the leaf's last compaction stays parsed (the regions need
+    only the ids and types of the rest of the branch); ``keep_all`` keeps everything, as
+    ``--apply`` appends to what it loaded. The plan is made the same way from either.
+    """
+    from pitools.core.compaction.plan import plan_compaction
+    from pitools.core.context.build import BranchKeys, replay_context
+    from pitools.core.session.api import KEEP_ALL, KEEP_CONTEXT
+    from pitools.ops.summarizing import session_model_of
+
+    loaded: Any = load(file, keep=KEEP_ALL if keep_all else KEEP_CONTEXT)
+    leaf = loaded.leaf(leaf_ref)
+    replay: Any = replay_context(loaded.index, leaf)
+    branch: Any = replay.path
+    projection = replay.projection
+    keys = BranchKeys(replay.path_ids or [], replay.path_types)
+    session_model = session_model_of(projection.model)
+    resolved = resolve_session_settings(
+        loaded,
+        session_model,
+        {
+            "keep_recent_tokens": keep_recent_tokens,
+            "reserve_tokens": reserve_tokens,
+            "context_window": context_window,
+        },
+        use_config=use_config,
+    )
+    settings = resolved.compaction_settings()
+    resolved_json = resolved.to_json()
+    sourced = {k: v for k, v in resolved_json.items() if isinstance(v, dict) and "source" in v}
+    plan = plan_compaction(
+        loaded,
+        leaf,
+        settings,
+        context_window=int(resolved.context_window.value),
+        settings_json=sourced,
+        branch=branch,
+        projection=projection if branch else None,
+        keys=keys if branch else None,
+        estimates=replay.token_estimates if branch else None,
+    )
+    plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
+    if branch:
+        plan.entries_source = branch  # the human view reads the entries it shows back from the file
+    return CompactPlanning(plan, loaded, leaf, settings, session_model, list(getattr(resolved, "warnings", []) or []))
+
+
+def summary_requests_json(plan: Any) -> list[dict[str, str]]:
+    """The exact summarizer inputs of ``plan`` (``--show-prompt``), as data."""
+    from pitools.core.compaction.prompts import summary_requests
+
+    if plan.preparation is None:
+        return []
+    return [{"kind": r.kind, "system": r.system, "prompt": r.prompt} for r in summary_requests(plan.preparation)]
+
+
 # -- the whole use case: preconditions, model, append, the result as Pi reads it back ----------
 
 
@@ -189,62 +294,38 @@ class CompactOutcome:
 
 def compact_apply(
     file: str,
+    request: SummarizeRequest,
     *,
     stamp: store.FileStamp,
-    loaded: LoadedSession,
-    leaf: Any,
-    plan: Any,
-    settings: CompactionSettings,
-    session_model: tuple[str, str] | None,
-    model_arg: str | None,
-    base_url: str | None,
-    instructions: str | None,
-    output: str | None,
-    backup: bool,
-    yes: bool,
-    timeout: float,
-    use_config: bool,
-    confirm: Any,
-    show_plan: Callable[[], None] | None = None,
-    announce: Callable[[Any], None] | None = None,
-    progress: ProgressFn | None = None,
-    on_retry: ProgressFn | None = None,
+    planning: CompactPlanning,
 ) -> CompactOutcome:
     """``compact --apply``: every precondition (:mod:`pitools.ops.summarizing`) before the first
-    request, then :func:`apply_compaction`, then the written session replayed at the new entry."""
+    request, then :func:`apply_compaction`, then the written session replayed at the new entry.
+
+    ``stamp`` was taken before ``planning`` read the file (with ``keep_all``), so anything
+    appended since is refused."""
     from pitools.core.context.build import replay_context
     from pitools.ops import summarizing
 
+    plan, leaf = planning.plan, planning.leaf
     if plan.preparation is None:
         raise PitoolsError(f"refusing to compact: {plan.reason}", path=file)
     choice, summarizer = summarizing.prepare(
-        file,
-        output=output,
-        model_arg=model_arg,
-        session_model=session_model,
-        base_url=base_url,
-        use_config=use_config,
-        yes=yes,
-        what="a compaction entry",
-        confirm=confirm,
-        show_plan=show_plan,
-        announce=announce,
-        timeout=timeout,
-        on_retry=on_retry,
+        file, request, session_model=planning.session_model, what="a compaction entry", plan=plan
     )
     result = apply_compaction(
         file,
         None if leaf is None else str(leaf),
-        settings,
+        planning.settings,
         summarizer,
-        instructions=instructions,
-        output=output,
-        backup=backup,
-        progress=progress,
+        instructions=request.instructions,
+        output=request.output,
+        backup=request.backup,
+        progress=request.progress,
         expected=stamp,
-        loaded=loaded,
+        loaded=planning.loaded,
     )
-    reloaded = after_append(loaded, [result.entry], result.written_to)
+    reloaded = after_append(planning.loaded, [result.entry], result.written_to)
     replay = replay_context(reloaded.index, result.entry["id"])
     data = {
         "pi": PI_REFERENCE_VERSION,

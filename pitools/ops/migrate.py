@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pitools import store
 from pitools.core.session.loaded import Session, open_session, require_valid
 from pitools.core.session.migrate_file import migrated_lines
+from pitools.errors import PitoolsError
 
 
 @dataclass(slots=True)
@@ -55,3 +57,57 @@ def _file_chunks(path: str) -> Iterator[bytes]:
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
             yield chunk
+
+
+def migrate(
+    path: str,
+    *,
+    output: str | None,
+    in_place: bool,
+    check: bool,
+    backup: bool,
+    force: bool,
+    to_stdout: Callable[[Iterator[bytes]], None],
+) -> dict[str, Any]:
+    """``pitools migrate``: plan, then write what was asked (``--in-place``, ``-o OUT``, ``-o -``
+    through ``to_stdout``; nothing with ``check`` or neither), and return the result as data."""
+    if output and output != "-" and not force and os.path.lexists(output):
+        raise PitoolsError("already exists; pass --force to replace it, or choose another path", path=output)
+    plan = plan_migration(path, in_place=in_place)
+    report = plan.session.migration
+    pointless, needed = plan.pointless, plan.needed
+    written: str | None = None
+    made: Any = None
+    if needed and not check:
+        if in_place:
+            made = write_in_place(plan, backup=backup)
+            written = path
+        elif output == "-":
+            to_stdout(plan.lines())
+            written = "-"
+        elif output:
+            write_copy(plan, output, overwrite=force)
+            written = output
+    elif output and output != "-" and not check and not pointless:
+        # Nothing to migrate, but a file was asked for: an identical copy.
+        write_copy(plan, output, overwrite=force)
+        written = output
+    elif output == "-" and not needed:
+        # Nothing to migrate: the output is the file itself.
+        to_stdout(_file_chunks(path))
+        written = "-"
+    return {
+        "path": path,
+        "needed": needed,
+        "note": (
+            f"header version {report.version_before!r} is not a number: Pi rewrites this file unchanged "
+            "every time it opens it; set the version to 3 to stop that"
+            if pointless
+            else None
+        ),
+        "versionBefore": report.version_before,
+        "versionAfter": 3 if needed else report.version_before,
+        "report": report.to_json(),
+        "written": written,
+        "backup": str(made) if made else None,
+    }

@@ -11,7 +11,6 @@ file with ``-o``), refused when the file changed since it was read.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +30,6 @@ from pitools.core.session.api import LoadedSession
 from pitools.errors import PiCrashError, PitoolsError
 from pitools.ops import summarizing
 from pitools.ops.compaction import after_append, write_copy
-
-ProgressFn = Callable[[str], None]
 
 
 @dataclass(slots=True)
@@ -64,46 +61,112 @@ class NavigateOutcome:
         }
 
 
+@dataclass(slots=True)
+class NavigateSetup:
+    """FROM and TARGET resolved in a loaded session, and the branch summary budget Pi would use."""
+
+    loaded: LoadedSession
+    from_id: Any
+    target_id: Any
+    #: The session model's window, or ``--context-window``.
+    window: int
+    #: ``branchSummary.reserveTokens``.
+    reserve: Any
+    #: Where ``window`` and ``reserve`` came from (shown with the plan).
+    sources: dict[str, Any]
+    session_model: tuple[str, str] | None
+    warnings: list[str]
+
+    def plan(self) -> NavigationPlan:
+        """The dry run: what Pi's ``navigateTree`` would do, writing nothing."""
+        plan = plan_navigation(
+            self.loaded.index,
+            self.from_id,
+            self.target_id,
+            token_budget(self.window, self.reserve),
+            path=self.loaded.path,
+        )
+        plan.budget_sources = self.sources
+        return plan
+
+
+def setup_navigation(
+    loaded: LoadedSession,
+    target_ref: str,
+    leaf_ref: str | None = None,
+    *,
+    reserve_tokens: int | None = None,
+    context_window: int | None = None,
+    use_config: bool = True,
+) -> NavigateSetup:
+    """Resolve FROM (``leaf_ref``, as ``--leaf``) and TARGET (``--to``) and the settings Pi would
+    size the branch summary by (the session's cwd and model; the flags override them)."""
+    from pitools.core.context.build import build_projection
+    from pitools.ops.compaction import resolve_session_settings
+
+    from_id = loaded.leaf(leaf_ref)
+    target_id = _resolve_target(loaded, target_ref)
+    projection = build_projection(loaded.index.session_path(from_id)) if from_id is not None else None
+    session_model = summarizing.session_model_of(projection.model if projection is not None else None)
+    resolved = resolve_session_settings(
+        loaded,
+        session_model,
+        {"context_window": context_window, "branch_reserve_tokens": reserve_tokens},
+        use_config=use_config,
+    )
+    sources = {
+        "contextWindow": resolved.context_window.to_json(),
+        "reserveTokens": resolved.branch_reserve_tokens.to_json(),
+    }
+    return NavigateSetup(
+        loaded,
+        from_id,
+        target_id,
+        int(resolved.context_window.value),
+        resolved.branch_reserve_tokens.value,
+        sources,
+        session_model,
+        list(resolved.warnings),
+    )
+
+
+def _resolve_target(loaded: LoadedSession, ref: str) -> Any:
+    """TARGET exactly as --leaf takes a reference; the error names --to."""
+    from pitools.errors import LeafError
+
+    try:
+        return loaded.leaf(ref)
+    except LeafError as exc:
+        raise LeafError(exc.message.replace("--leaf", "--to", 1), path=exc.path, line=exc.line) from None
+
+
 def navigate_apply(
     file: str,
+    request: summarizing.SummarizeRequest,
+    setup: NavigateSetup,
     *,
     stamp: store.FileStamp,
-    loaded: LoadedSession,
-    from_id: Any,
-    target_id: Any,
-    reserve_tokens: Any,
-    context_window: int,
     window_from_flag: bool,
     summarize: bool,
     label: str | None,
-    session_model: tuple[str, str] | None,
-    model_arg: str | None,
-    base_url: str | None,
-    instructions: str | None,
-    output: str | None,
-    backup: bool,
-    yes: bool,
-    timeout: float,
-    use_config: bool,
-    confirm: summarizing.Confirm | None,
-    show_plan: Callable[[NavigationPlan], None] | None = None,
-    announce: Callable[[Any], None] | None = None,
-    progress: ProgressFn | None = None,
-    on_retry: ProgressFn | None = None,
     now: _dt.datetime | None = None,
     entry_ids: tuple[str, str] | None = None,
     new_session: bool = True,
     summarizer: Any = None,
 ) -> NavigateOutcome:
-    """Navigate from ``from_id`` to ``target_id`` as Pi's ``navigateTree(target, {summarize, label})``.
+    """Navigate from ``setup.from_id`` to ``setup.target_id`` as Pi's ``navigateTree(target, {summarize, label})``.
 
-    ``context_window`` is the session model's window (or ``--context-window``); when another
+    ``setup.window`` is the session model's window (or ``--context-window``); when another
     model is chosen with ``--model`` and no window flag was given, that model's window sets the
     budget, as Pi sizes the branch by the model it calls. ``entry_ids`` fixes the new ids and
     ``new_session=False`` keeps the source header in ``output`` (both for the golden corpus).
     A ``summarizer`` given by a library caller is used as is: no model is resolved or asked about.
+    ``request`` holds the model, output and dialog options (:class:`~pitools.ops.summarizing.SummarizeRequest`).
     """
     path = file
+    instructions, output = request.instructions, request.output
+    loaded, from_id, target_id = setup.loaded, setup.from_id, setup.target_id
+    reserve_tokens, context_window, session_model = setup.reserve, setup.window, setup.session_model
     index = loaded.index
     if loaded.session.migration.needed:
         raise PitoolsError(
@@ -135,34 +198,22 @@ def navigate_apply(
     summary_id, label_id = entry_ids or (None, None)
     if wants_summary and plan.would_call_model:
         if summarizer is None:
-            choice = summarizing.choose_summarizer(
-                model_arg, session_model=session_model, base_url=base_url, use_config=use_config
-            )
+            choice = summarizing.choose(request, session_model=session_model)
             if choice.paid and not window_from_flag and choice.spec.context_window:
                 budget = token_budget(choice.spec.context_window, reserve_tokens)
                 if budget != plan.token_budget:
                     plan = plan_navigation(index, from_id, target_id, budget, instructions=instructions, path=path)
-            summarizing.authorize(
-                choice,
-                path=path,
-                output=output,
-                yes=yes,
-                what="a branch summary entry",
-                confirm=confirm,
-                show_plan=(lambda: show_plan(plan)) if show_plan is not None else None,
-            )
-            if announce is not None:
-                announce(choice)
-            summarizer = summarizing.build(choice, timeout=timeout, on_retry=on_retry)
+            summarizing.authorize_request(choice, request, path=path, what="a branch summary entry", plan=plan)
+            summarizer = summarizing.build_for(choice, request)
             model_label = choice.label
         else:
             spec = getattr(summarizer, "spec", None)
             model_label = spec.label if spec is not None else "builtin (offline, extractive)"
-        request = summary_request(index, plan, instructions)
+        asked = summary_request(index, plan, instructions)
         store.check_unchanged(path, stamp)  # the leaf was chosen from this read: still current?
-        if progress:
-            progress("asking for the branch summary…")
-        result = summarizer.summarize(request)
+        if request.progress:
+            request.progress("asking for the branch summary…")
+        result = summarizer.summarize(asked)
         requests = 1
         summary, read_files, modified_files = branch_summary_text(result.text, plan.prepared)
         summary_entry = build_branch_summary_entry(
@@ -211,7 +262,7 @@ def navigate_apply(
         write_copy(path, stamp, loaded, lines, output, new_session=new_session, now=now)
         written_to = output
     else:
-        made = store.append_lines(path, lines, expected=stamp, backup=backup)
+        made = store.append_lines(path, lines, expected=stamp, backup=request.backup)
         written_to = path
     from pitools.core.context.build import replay_context
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,11 +107,15 @@ def _pi_keys(out: SecretValues, env: Mapping[str, str]) -> None:
             return
         out.add("pi-api-key", resolve_config_value(value, env, extra))
 
-    try:
-        auth = agent_config.read_auth(directory)
-    except ConfigError as exc:
-        out.notes.append(f"Pi's auth.json was not read ({exc.message})")
-        auth = {}
+    def read(reader: Callable[[Any], dict[str, Any]], name: str) -> dict[str, Any]:
+        """One of Pi's config files; a broken one is noted and read as empty."""
+        try:
+            return reader(directory)
+        except ConfigError as exc:
+            out.notes.append(f"Pi's {name} was not read ({exc.message})")
+            return {}
+
+    auth = read(agent_config.read_auth, "auth.json")
     for credential in auth.values():
         extra = credential.get("env") if isinstance(credential.get("env"), dict) else None
         if credential.get("type") == "api_key":
@@ -121,11 +125,7 @@ def _pi_keys(out: SecretValues, env: Mapping[str, str]) -> None:
         elif credential.get("type") == "oauth":
             for name in ("access", "refresh"):
                 out.add("pi-api-key", credential.get(name))
-    try:
-        models = agent_config.read_models(directory)
-    except ConfigError as exc:
-        out.notes.append(f"Pi's models.json was not read ({exc.message})")
-        models = {}
+    models = read(agent_config.read_models, "models.json")
     for provider in models.values():
         add_config(provider.get("apiKey"))
         _headers(provider.get("headers"), add_config)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pitools import store
 from pitools.errors import PitoolsError
-from pitools.summarize import ModelSpec, Summarizer
+
+if TYPE_CHECKING:
+    from pitools.summarize import ModelSpec, Summarizer
 
 #: ``(question) -> answer``: the CLI asks at the terminal; None when nobody can answer.
 Confirm = Callable[[str], bool]
@@ -33,6 +34,32 @@ class ConsentRequiredError(PitoolsError):
 
     A usage problem rather than bad input: the CLI reports it with exit code 2.
     """
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizeRequest:
+    """What the user asked of a writing command that may call a model (``compact --apply``,
+    ``navigate --summarize``), built once from the parsed options, and how to talk back.
+
+    The callbacks keep this layer away from the terminal: ``confirm`` asks a yes/no question
+    (None: nobody can answer), ``show_plan(plan)`` shows what will be summarized before that
+    question, ``announce(choice)`` names the model about to be called, ``progress`` and
+    ``on_retry`` report while it works.
+    """
+
+    model_arg: str | None = None
+    base_url: str | None = None
+    instructions: str | None = None
+    output: str | None = None
+    backup: bool = True
+    yes: bool = False
+    timeout: float = 600.0
+    use_config: bool = True
+    confirm: Confirm | None = None
+    show_plan: Callable[[Any], None] | None = None
+    announce: Callable[[SummarizerChoice], None] | None = None
+    progress: Callable[[str], None] | None = None
+    on_retry: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +85,8 @@ class SummarizerChoice:
 
 def check_target(path: str, output: str | None) -> None:
     """Refuse now, before anything is paid for, a write that would be refused at the end."""
+    from pitools import store
+
     if output is not None:
         store.check_new_target(output)
     else:
@@ -153,27 +182,48 @@ def build(
 
 def prepare(
     path: str,
+    request: SummarizeRequest,
     *,
-    output: str | None,
-    model_arg: str | None,
     session_model: tuple[str, str] | None,
-    base_url: str | None,
-    use_config: bool,
-    yes: bool,
     what: str,
-    confirm: Confirm | None,
-    show_plan: Callable[[], None] | None = None,
-    announce: Callable[[SummarizerChoice], None] | None = None,
-    timeout: float = 600.0,
-    on_retry: Callable[[str], None] | None = None,
+    plan: Any = None,
 ) -> tuple[SummarizerChoice, Summarizer]:
-    """All the preconditions in order (see the module), then the summarizer to call."""
-    check_target(path, output)
-    choice = choose_summarizer(model_arg, session_model=session_model, base_url=base_url, use_config=use_config)
-    authorize(choice, path=path, output=output, yes=yes, what=what, confirm=confirm, show_plan=show_plan)
-    if announce is not None:
-        announce(choice)
-    return choice, build(choice, timeout=timeout, on_retry=on_retry)
+    """All the preconditions in order (see the module), then the summarizer to call. ``plan``
+    is what ``request.show_plan`` shows before the question."""
+    check_target(path, request.output)
+    choice = choose(request, session_model=session_model)
+    authorize_request(choice, request, path=path, what=what, plan=plan)
+    return choice, build_for(choice, request)
+
+
+def choose(request: SummarizeRequest, *, session_model: tuple[str, str] | None) -> SummarizerChoice:
+    """:func:`choose_summarizer` for ``request``."""
+    return choose_summarizer(
+        request.model_arg, session_model=session_model, base_url=request.base_url, use_config=request.use_config
+    )
+
+
+def authorize_request(
+    choice: SummarizerChoice, request: SummarizeRequest, *, path: str, what: str, plan: Any = None
+) -> None:
+    """:func:`authorize` for ``request``, then its ``announce``."""
+    show = request.show_plan
+    authorize(
+        choice,
+        path=path,
+        output=request.output,
+        yes=request.yes,
+        what=what,
+        confirm=request.confirm,
+        show_plan=(lambda: show(plan)) if show is not None else None,
+    )
+    if request.announce is not None:
+        request.announce(choice)
+
+
+def build_for(choice: SummarizerChoice, request: SummarizeRequest) -> Summarizer:
+    """:func:`build` with ``request``'s timeout and retry report."""
+    return build(choice, timeout=request.timeout, on_retry=request.on_retry)
 
 
 def session_model_of(model: Any) -> tuple[str, str] | None:

@@ -92,15 +92,9 @@ def ago(stamp: str, now: datetime.datetime | None = None) -> str:
             current = (now - now.fromtimestamp(0, now.tzinfo)) // now.resolution
         elapsed = current - when
         if elapsed >= 0:
-            if elapsed < 60_000_000:
-                return "just now"
-            if elapsed < 3600_000_000:
-                return f"{elapsed // 60_000_000} min ago"
-            if elapsed < 86400_000_000:
-                return f"{elapsed // 3600_000_000} h ago"
-            if elapsed < 86400_000_000 * 14:
-                return f"{elapsed // 86400_000_000} d ago"
-            return time.strftime("%Y-%m-%d", time.localtime(when // 1_000_000))
+            from pitools.render.age import age_text
+
+            return age_text(elapsed) or time.strftime("%Y-%m-%d", time.localtime(when // 1_000_000))
     from pitools.render.vocab import ago as general
 
     return general(stamp, now)

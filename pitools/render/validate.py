@@ -148,3 +148,56 @@ def github_lines(reports: Sequence[ValidationReport]) -> list[str]:
             command = _GITHUB_COMMAND.get(finding.severity, "notice")
             out.append(f"::{command} {','.join(props)}::{_escape_data(finding.message)}")
     return out
+
+
+def code_list_lines() -> list[str]:
+    """``validate --list-codes``: one aligned row a code (code, severity, summary), then the grading."""
+    from pitools.core.validate.codes import CODES, GRADING
+
+    width = max(len(c) for c in CODES)
+    lines = [f"{c:<{width}}  {CODES[c].severity:<7}  {CODES[c].summary}" for c in CODES]
+    lines.append("")
+    lines.extend(f"{severity}: {meaning}" for severity, meaning in GRADING.items())
+    lines.append("`pitools validate --explain CODE` tells what Pi does and how to fix it.")
+    return lines
+
+
+def explain_lines(e: dict[str, Any]) -> list[str]:
+    """``validate --explain CODE``: what the code means, what Pi does, why that severity, how to fix it."""
+    return [
+        f"{e['code']} ({e['severity']})",
+        f"  what it means:  {e['meaning']}",
+        f"  what Pi does:   {e['piBehaviour']}",
+        f"  why {e['severity']}:{' ' * (11 - len(e['severity']))}{e['grading']}",
+        f"  how to fix it:  {e['fix']}",
+    ]
+
+
+def request_check_lines(checks: list[dict[str, Any]], format_: str) -> list[str]:
+    """``validate --for-model`` in human or GitHub form: one line a request finding, or one a file
+    whose request breaks no rule (or cannot be built)."""
+    lines = []
+    for check in checks:
+        path = check["path"]
+        if "error" in check:
+            lines.append(safe_text(f"{path}: request for the model cannot be built: {check['error']}", one_line=True))
+            continue
+        for f in check["findings"]:
+            if format_ == "github":
+                level = "error" if f["severity"] == "error" else "warning"
+                lines.append(
+                    safe_text(
+                        f"::{level} file={path},title={f['code']}::{f['path'] or ''} {f['message']}", one_line=True
+                    )
+                )
+            else:
+                lines.append(
+                    safe_text(
+                        f"{path}: {f['severity']} {f['code']} (request to {check['model']}) at {f['path']}: "
+                        f"{f['message']}",
+                        one_line=True,
+                    )
+                )
+        if not check["findings"]:
+            lines.append(safe_text(f"{path}: the request to {check['model']} breaks no provider rule", one_line=True))
+    return lines

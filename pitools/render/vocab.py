@@ -111,18 +111,15 @@ def ago(value: Any, now: _dt.datetime | None = None) -> str:
     when = parse_time(value)
     if when is None:
         return "" if value is None else str(value)
+    from pitools.render.age import age_text
+
     now = now or _dt.datetime.now(_dt.UTC)
-    seconds = (now - when).total_seconds()
-    if seconds < 0:
+    elapsed = (now - when) // _dt.timedelta(microseconds=1)
+    if elapsed < 0:
         return local_time(value)
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{int(seconds // 60)} min ago"
-    if seconds < 86400:
-        return f"{int(seconds // 3600)} h ago"
-    if seconds < 86400 * 14:
-        return f"{int(seconds // 86400)} d ago"
+    text = age_text(elapsed)
+    if text is not None:
+        return text
     return when.astimezone().strftime("%Y-%m-%d")
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pitools.summarize.types import ModelSpec, SummaryRequest
 
@@ -25,7 +25,6 @@ MIN_OUTPUT_WITH_RATIO_MARGIN = 32768
 MIN_MAX_TOKENS = 1
 MIN_ANSWER_TOKENS = 1024
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 ThinkingMode = Literal["none", "disabled", "adaptive", "budget"]
 
@@ -56,36 +55,28 @@ def clamp_max_tokens_to_context(context_window: int, input_tokens: int, max_toke
     return min(max_tokens, max(MIN_MAX_TOKENS, room))
 
 
+def _pi_ai_model(spec: ModelSpec) -> dict[str, Any]:
+    """The fields of pi-ai's model object the thinking-level rules read."""
+    model: dict[str, Any] = {"reasoning": spec.reasoning}
+    if spec.thinking_level_map is not None:
+        model["thinkingLevelMap"] = spec.thinking_level_map
+    return model
+
+
 def supported_thinking_levels(spec: ModelSpec) -> list[str]:
-    """pi-ai ``getSupportedThinkingLevels``: xhigh/max only when the model maps them."""
-    if not spec.reasoning:
-        return ["off"]
-    levels = spec.thinking_level_map or {}
-    out: list[str] = []
-    for level in THINKING_LEVELS:
-        if level in levels and levels[level] is None:
-            continue
-        if level in ("xhigh", "max") and level not in levels:
-            continue
-        out.append(level)
-    return out
+    """pi-ai ``getSupportedThinkingLevels``: xhigh/max only when the model maps them (the one
+    implementation, :func:`pitools.core.request.common.supported_thinking_levels`)."""
+    from pitools.core.request.common import supported_thinking_levels as levels
+
+    return levels(_pi_ai_model(spec))
 
 
 def clamp_thinking_level(spec: ModelSpec, level: str) -> str:
-    """pi-ai ``clampThinkingLevel``: the nearest supported level, preferring higher ones."""
-    available = supported_thinking_levels(spec)
-    if level in available:
-        return level
-    if level not in THINKING_LEVELS:
-        return available[0] if available else "off"
-    index = THINKING_LEVELS.index(level)
-    for candidate in THINKING_LEVELS[index:]:
-        if candidate in available:
-            return candidate
-    for candidate in reversed(THINKING_LEVELS[:index]):
-        if candidate in available:
-            return candidate
-    return available[0] if available else "off"
+    """pi-ai ``clampThinkingLevel``: the nearest supported level, preferring higher ones (the
+    one implementation, :func:`pitools.core.request.common.clamp_thinking_level`)."""
+    from pitools.core.request.common import clamp_thinking_level as clamp
+
+    return clamp(_pi_ai_model(spec), level)
 
 
 def requested_reasoning(spec: ModelSpec, request: SummaryRequest) -> str | None:

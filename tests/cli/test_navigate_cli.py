@@ -270,7 +270,8 @@ def test_file_changed_before_the_request_is_refused(seed: Path) -> None:
     from pitools import store
     from pitools.core.session.api import load
     from pitools.errors import SessionChangedError
-    from pitools.ops.navigate import navigate_apply
+    from pitools.ops.navigate import NavigateSetup, navigate_apply
+    from pitools.ops.summarizing import SummarizeRequest
     from tests.golden.test_navigate_golden import _PiFake
 
     stamp = store.stamp(str(seed))
@@ -281,25 +282,12 @@ def test_file_changed_before_the_request_is_refused(seed: Path) -> None:
     with pytest.raises(SessionChangedError):
         navigate_apply(
             str(seed),
+            SummarizeRequest(output=None, backup=False, yes=True, timeout=30, use_config=False),
+            NavigateSetup(loaded, "A3", "A6", 200000, 16384, {}, None, []),
             stamp=stamp,
-            loaded=loaded,
-            from_id="A3",
-            target_id="A6",
-            reserve_tokens=16384,
-            context_window=200000,
             window_from_flag=True,
             summarize=True,
             label=None,
-            session_model=None,
-            model_arg=None,
-            base_url=None,
-            instructions=None,
-            output=None,
-            backup=False,
-            yes=True,
-            timeout=30,
-            use_config=False,
-            confirm=None,
             summarizer=fake,
         )
     assert fake.requests == []

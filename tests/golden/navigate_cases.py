@@ -184,6 +184,7 @@ def build_applied(case: Applied, out: Path) -> Any:
     """Navigate ``golden/<source>`` as ``case`` says with pitools and write ``out``."""
     from pitools import store
     from pitools.ops import navigate as nav_ops
+    from pitools.ops.summarizing import SummarizeRequest
     from pitools.summarize import build_summarizer, builtin_spec
 
     if out.exists():
@@ -200,25 +201,12 @@ def build_applied(case: Applied, out: Path) -> Any:
         index = APPLIED.index(case)
         return nav_ops.navigate_apply(
             src,
+            SummarizeRequest(output=str(out), backup=False, yes=True, timeout=30, use_config=False),
+            nav_ops.NavigateSetup(loaded, loaded.leaf(case.from_id), loaded.leaf(case.to), 200000, 16384, {}, None, []),
             stamp=stamp,
-            loaded=loaded,
-            from_id=loaded.leaf(case.from_id),
-            target_id=loaded.leaf(case.to),
-            reserve_tokens=16384,
-            context_window=200000,
             window_from_flag=True,
             summarize=True,
             label=case.label,
-            session_model=None,
-            model_arg=None,
-            base_url=None,
-            instructions=None,
-            output=str(out),
-            backup=False,
-            yes=True,
-            timeout=30,
-            use_config=False,
-            confirm=None,
             now=NOW,
             entry_ids=(f"b5a00{index:03x}", f"1abe1{index:03x}"),
             new_session=False,

@@ -22,7 +22,8 @@ from pitools.core.compaction.summarizer import SummaryRequest, SummaryResult
 from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
 from pitools.core.session.api import load
-from pitools.ops.navigate import navigate_apply
+from pitools.ops.navigate import NavigateSetup, navigate_apply
+from pitools.ops.summarizing import SummarizeRequest
 from tests.golden import navigate_cases
 from tests.golden.navigate_cases import APPLIED, GOLDEN, load_recording
 
@@ -98,25 +99,12 @@ def test_navigate_equals_pi(rec: dict[str, Any], tmp_path: Path) -> None:
     fake = _PiFake()
     outcome = navigate_apply(
         str(work),
+        SummarizeRequest(output=None, backup=False, yes=True, timeout=30, use_config=False),
+        NavigateSetup(loaded, from_id, to, case["context_window"], 16384, {}, None, []),
         stamp=store.stamp(str(work)),
-        loaded=loaded,
-        from_id=from_id,
-        target_id=to,
-        reserve_tokens=16384,
-        context_window=case["context_window"],
         window_from_flag=True,
         summarize=case["summarize"],
         label=case["label"],
-        session_model=None,
-        model_arg=None,
-        base_url=None,
-        instructions=None,
-        output=None,
-        backup=False,
-        yes=True,
-        timeout=30,
-        use_config=False,
-        confirm=None,
         summarizer=fake,
     )
     assert len(fake.requests) == len(pi["requests"])

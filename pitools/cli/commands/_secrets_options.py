@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from pitools.cli.output import Output
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,14 +48,17 @@ def value_options(f: F) -> F:
 
 
 def build_detector(
-    given: tuple[str, ...], values_file: str | None, env_names: bool, no_pi_keys: bool, no_entropy: bool
+    out: Output,
+    given: tuple[str, ...],
+    values_file: str | None,
+    env_names: bool,
+    no_pi_keys: bool,
+    no_entropy: bool,
 ) -> Any:
-    """The detector for this run; notes about skipped values go to stderr (never the values)."""
-    from pitools.cli.output import get_output
+    """The detector for this run; notes about skipped values go to ``out``'s stderr (never the values)."""
     from pitools.core.secrets.detect import MIN_VALUE_LEN, Detector
     from pitools.ops.secret_values import collect
 
-    out = get_output()
     found = collect(given=given, values_file=values_file, env_names=env_names, pi_keys=not no_pi_keys)
     if found.skipped_commands:
         n = found.skipped_commands

@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from pitools.cli.options import format_option, note_synthetic_ids, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("branches")
 @session_argument
 @format_option("human", "json")
-def command(file: str, format_: str) -> int:
+@pass_output
+def command(out: Output, file: str, format_: str) -> int:
     """List the branches (leaves) of a session.
 
     For every leaf: entries on its path, depth, last timestamp, the entry where it forks from
@@ -31,7 +32,7 @@ def command(file: str, format_: str) -> int:
 
     loaded = load(file)
     result = list_branches(loaded.index)
-    note_synthetic_ids(loaded)
+    note_synthetic_ids(out, loaded)
     try:
         name = session_name(list(loaded.session.entries))
     except PiCrashError:
@@ -39,9 +40,9 @@ def command(file: str, format_: str) -> int:
     if format_ == "json":
         from pitools.render.branches import branches_json
 
-        get_output().write_json(branches_json(result, name))
+        out.write_json(branches_json(result, name))
     else:
         from pitools.render.branches import render_branches
 
-        render_branches(get_output().console(), result, name)
+        render_branches(out.console(), result, name)
     return 0

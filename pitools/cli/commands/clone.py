@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("clone")
@@ -12,7 +13,8 @@ from pitools.cli.options import format_option, leaf_option, session_argument
 @leaf_option
 @click.option("-o", "--output", metavar="OUT", default=None, help="Write here instead of Pi's session directory.")
 @format_option("human", "json")
-def command(file: str, leaf_ref: str | None, output: str | None, format_: str) -> int:
+@pass_output
+def command(out: Output, file: str, leaf_ref: str | None, output: str | None, format_: str) -> int:
     """Clone the branch at a leaf into a new session, as Pi's /clone does.
 
     The new session holds the path from the root to the leaf (default: Pi's default leaf, the
@@ -33,5 +35,5 @@ def command(file: str, leaf_ref: str | None, output: str | None, format_: str) -
     leaf = resolve_ref(loaded, leaf_ref, "--leaf") if leaf_ref is not None else loaded.index.leaf_id
     new = clone_session(loaded, leaf)
     write_new_session(new, file, output)
-    report(new, format_)
+    report(out, new, format_)
     return 0

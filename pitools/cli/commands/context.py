@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 
 def _check_tokenizer(name: str | None) -> str | None:
@@ -31,7 +31,8 @@ def _check_tokenizer(name: str | None) -> str | None:
     callback=lambda ctx, param, value: _check_tokenizer(value),
     help="Also count real tokens with a tiktoken encoding (cl100k_base works offline; o200k_base, ...).",
 )
-def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None) -> int:
+@pass_output
+def command(out: Output, file: str, leaf_ref: str | None, format_: str, tokenizer: str | None) -> int:
     """Replay Pi's context (buildSessionContext) at a leaf.
 
     Shows the path, the context entries after compaction and context edits, every message
@@ -48,7 +49,7 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
     # "context" keep policy parses every line (Pi's rules) but keeps and re-reads only those.
     loaded = load(file, keep=KEEP_CONTEXT)
     leaf = loaded.leaf(leaf_ref)
-    note_synthetic_ids(loaded)
+    note_synthetic_ids(out, loaded)
     replay = replay_context(loaded.index, leaf)
     counts = None
     if tokenizer:
@@ -61,13 +62,13 @@ def command(file: str, leaf_ref: str | None, format_: str, tokenizer: str | None
         # Each message is serialized once, and released as it is written: its bytes take the
         # place of its parsed objects instead of adding to them (where the index can let go).
         loaded.index.forget_values()
-        get_output().write_chunks(context_json_chunks(replay, counts, consume=True))
+        out.write_chunks(context_json_chunks(replay, counts, consume=True))
     elif format_ == "markdown":
         from pitools.render.context import context_markdown
 
-        get_output().write_text(context_markdown(replay, loaded.session))
+        out.write_text(context_markdown(replay, loaded.session))
     else:
         from pitools.render.context import render_context
 
-        render_context(get_output().line_console(), replay, loaded.session, counts)
+        render_context(out.line_console(), replay, loaded.session, counts)
     return 0

@@ -4,36 +4,28 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import session_paths_argument
+from pitools.cli.options import format_option, jobs_option, session_paths_argument
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("dataset")
 @session_paths_argument("inputs", required=True)
 @click.option("-o", "--output", "outdir", required=True, metavar="OUTDIR", help="Folder for the tables (created).")
-@click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["parquet", "jsonl"]),
-    default="parquet",
-    show_default=True,
-    help="parquet needs the optional extra: pip install 'pi-session-tools[dataset]'.",
-)
+@format_option("parquet", "jsonl", help="parquet needs the optional extra: pip install 'pi-session-tools[dataset]'.")
 @click.option(
     "--partition-by",
     type=click.Choice(["day", "project"]),
     default=None,
     help="Hive-style folders per session: day=YYYY-MM-DD (the session's start) or project_dir=<cwd name>.",
 )
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Worker processes writing sessions side by side (default 1: this process alone). "
-    "Each holds one parsed session in memory.",
+@jobs_option(
+    "Worker processes writing sessions side by side (default 1: this process alone). "
+    "Each holds one parsed session in memory."
 )
-def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: str | None, jobs: int | None) -> int:
+@pass_output
+def command(
+    out: Output, inputs: tuple[str, ...], outdir: str, format_: str, partition_by: str | None, jobs: int | None
+) -> int:
     """Write sessions as tables: sessions, entries, messages, tool_calls, compactions, usage.
 
     Directories are searched for *.jsonl session files. Run it again on the same OUTDIR and only
@@ -49,10 +41,8 @@ def command(inputs: tuple[str, ...], outdir: str, format_: str, partition_by: st
       pitools dataset ~/.pi/agent/sessions -o pi-dataset --partition-by day
       duckdb -c "SELECT model, sum(cost) FROM 'pi-dataset/usage/**/*.parquet' WHERE NOT copied GROUP BY 1"
     """
-    from pitools.cli.output import get_output
     from pitools.ops.dataset import build_dataset
 
-    out = get_output()
     report = build_dataset(
         list(inputs),
         outdir,

@@ -4,16 +4,12 @@ OpenTelemetry traces (OTLP) or ATIF trajectories."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import click
 
 from pitools.cli.commands._secrets_options import value_options
-from pitools.cli.options import leaf_option, session_argument
-from pitools.cli.output import get_output
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pitools.core.session.api import LoadedSession
+from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.output import Output, pass_output
 
 
 def _check_endpoint(value: str | None) -> str | None:
@@ -32,12 +28,12 @@ def _check_endpoint(value: str | None) -> str | None:
 @session_argument
 @leaf_option
 @click.option("--all", "all_", is_flag=True, help="Every branch of the tree instead of one branch.")
-@click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["markdown", "html", "jsonl", "otlp", "atif"]),
-    default="markdown",
-    show_default=True,
+@format_option(
+    "markdown",
+    "html",
+    "jsonl",
+    "otlp",
+    "atif",
     help="markdown and html are transcripts; jsonl is the branch as a session file, as Pi's /export writes it; "
     "otlp is OpenTelemetry GenAI traces (OTLP/JSON); atif is Agent Trajectory Interchange Format.",
 )
@@ -62,7 +58,9 @@ def _check_endpoint(value: str | None) -> str | None:
     callback=lambda _ctx, _param, value: _check_endpoint(value),
     help="otlp only: send the traces to this OTLP/HTTP collector (e.g. http://localhost:4318) instead of writing them.",
 )
+@pass_output
 def command(
+    out: Output,
     file: str,
     leaf_ref: str | None,
     all_: bool,
@@ -109,19 +107,20 @@ def command(
     if not redact:
         if given or values_file or env_names or no_pi_keys or no_entropy:
             raise click.UsageError("--value, --values-file, --env, --no-pi-keys and --no-entropy go with --redact")
-        return _export(file, leaf_ref, all_, format_, images, output, endpoint)
+        return _export(out, file, leaf_ref, all_, format_, images, output, endpoint)
     from pitools.cli.commands._secrets_options import build_detector
     from pitools.core.secrets.redact import RedactOptions
     from pitools.ops.redact import redacted_copy, run_key
     from pitools.render.secrets import export_redact_note
 
-    detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
+    detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
     with redacted_copy(file, detector=detector, options=RedactOptions(key=run_key(None))) as (copy, stats):
-        get_output().message(export_redact_note(stats))
-        return _export(copy, leaf_ref, all_, format_, images, output, endpoint)
+        out.message(export_redact_note(stats))
+        return _export(out, copy, leaf_ref, all_, format_, images, output, endpoint)
 
 
 def _export(
+    out: Output,
     file: str,
     leaf_ref: str | None,
     all_: bool,
@@ -133,12 +132,12 @@ def _export(
     from pitools.core.session.api import load
 
     loaded = load(file)
-    if format_ in ("otlp", "atif") and all_ and endpoint is None:
-        return _export_all_data(loaded, format_, output)
     if format_ in ("otlp", "atif"):
-        from pitools.cli.export_traces import export_traces
+        from pitools.cli.export_traces import export_every_branch, export_traces
 
-        return export_traces(loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
+        if all_ and endpoint is None:
+            return export_every_branch(out, loaded, format_, output)
+        return export_traces(out, loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
         from pitools.core.session.fork import export_branch
@@ -148,15 +147,15 @@ def _export(
             from pitools.ops.newsession import write_session
 
             write_session(new, output)
-            get_output().message(f"wrote {output}")
+            out.message(f"wrote {output}")
         else:
-            get_output().write_chunks(new.lines())  # line by line, never joined
+            out.write_chunks(new.lines())  # line by line, never joined
         return 0
     if format_ == "html":
         from pitools.ops.viewer import viewer_page
 
         # The viewer always holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
-        return _write_pieces(viewer_page(loaded, leaf, embed_images=images != "placeholder"), output)
+        return _write_pieces(out, viewer_page(loaded, leaf, embed_images=images != "placeholder"), output)
     from pitools.render.export_md import build_transcript
 
     embed = (images or ("embed" if format_ == "html" else "placeholder")) == "embed"
@@ -164,51 +163,15 @@ def _export(
     # The document is rendered entry by entry while it is written: never held whole in memory.
     from pitools.render.export_md import markdown_pieces
 
-    return _write_pieces(markdown_pieces(transcript), output)
+    return _write_pieces(out, markdown_pieces(transcript), output)
 
 
-def _write_pieces(pieces: Iterator[str], output: str | None) -> int:
+def _write_pieces(out: Output, pieces: Iterator[str], output: str | None) -> int:
     if output:
-        from pitools import store
         from pitools.cli.output import encoded_text
 
         # Control characters and lone surrogates (no UTF-8 form) are shown escaped, as on stdout.
-        # The chunks go to a temp file as they are made; it gets its name (never replacing a
-        # file) only once complete, so a failure midway leaves nothing behind.
-        store.write_new(output, encoded_text(pieces, "utf-8"))
-        get_output().message(f"wrote {output}")
+        out.write_chunks_to(output, encoded_text(pieces, "utf-8"))
     else:
-        get_output().write_text_pieces(pieces)
-    return 0
-
-
-def _export_all_data(loaded: LoadedSession, format_: str, output: str | None) -> int:
-    """``--all --format otlp|atif`` written a branch at a time: each branch's trace or
-    trajectory is built only once the previous one is written, so at most one exists at a
-    time (building every branch first peaked at 5-7x the file on a 21-branch session)."""
-    from pitools.ops import traces as ops
-
-    header = loaded.session.header or {}
-    copied = ops.copied_entry_ids(loaded)
-    # The branches themselves (lists of the loaded entries, a few hundred KB each) are found
-    # first, so a refused tree (a parentId cycle) still fails before anything is written.
-    branches = [b for b in (loaded.index.get_branch(leaf) for leaf in ops.branch_leaves(loaded, None, True)) if b]
-    chunks: Iterator[bytes]
-    if format_ == "otlp":
-        from pitools.core.views.otel import branch_traces
-        from pitools.render.export_otlp import otlp_json_chunks
-
-        chunks = otlp_json_chunks(branch_traces(header, branches, copied=copied))
-    else:
-        from pitools.core.views.atif import branch_trajectories
-        from pitools.render.export_atif import atif_chunks
-
-        chunks = atif_chunks(branch_trajectories(header, branches, copied=copied), single=False, release=True)
-    if output:
-        from pitools import store
-
-        store.write_new(output, chunks)
-        get_output().message(f"wrote {output}")
-    else:
-        get_output().write_chunks(chunks)
+        out.write_text_pieces(pieces)
     return 0

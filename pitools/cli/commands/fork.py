@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from pitools.cli.options import format_option, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 _SESSION_DIR_META = "pitools.session_dir"  # set by session_argument's --session-dir
 
@@ -29,9 +29,8 @@ def write_new_session(new: Any, source: str, output: str | None) -> str:
     )
 
 
-def report(new: Any, format_: str) -> None:
+def report(out: Output, new: Any, format_: str) -> None:
     """The new path on stdout (or the JSON record); notes on stderr."""
-    out = get_output()
     if format_ == "json":
         out.write_json(new.to_json())
         return
@@ -68,7 +67,8 @@ def resolve_ref(loaded: Any, ref: str, option: str) -> Any:
 )
 @click.option("-o", "--output", metavar="OUT", default=None, help="Write here instead of Pi's session directory.")
 @format_option("human", "json")
-def command(file: str, at_ref: str, output: str | None, format_: str) -> int:
+@pass_output
+def command(out: Output, file: str, at_ref: str, output: str | None, format_: str) -> int:
     """Fork a new session before a user message, as Pi's /fork does.
 
     The new session holds the path from the root to the message's parent (labels re-created,
@@ -88,9 +88,8 @@ def command(file: str, at_ref: str, output: str | None, format_: str) -> int:
     at = resolve_ref(loaded, at_ref, "--at")
     new = fork_session(loaded, at)
     write_new_session(new, file, output)
-    report(new, format_)
+    report(out, new, format_)
     if format_ != "json":
-        out = get_output()
         out.message(f"forked before user message {new.forked_entry}; its text (Pi puts it back in the editor):")
         out.echo(new.selected_text or "", err=True)
     return 0

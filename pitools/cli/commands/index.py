@@ -7,7 +7,7 @@ import contextlib
 import click
 
 from pitools.cli.options import format_option
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 
 def index_size(index: object) -> int | None:
@@ -29,7 +29,8 @@ def index_size(index: object) -> int | None:
 @click.option("--all", "all_", is_flag=True, help="Every session Pi can see (the default).")
 @click.option("--rebuild", is_flag=True, help="Forget the index and build it again from the files.")
 @format_option("human", "json")
-def command(session_dir: str | None, all_: bool, rebuild: bool, format_: str) -> int:
+@pass_output
+def command(out: Output, session_dir: str | None, all_: bool, rebuild: bool, format_: str) -> int:
     """Build or update the archive index (other commands do this by themselves).
 
     The index lives in $PITOOLS_CACHE_DIR (default $XDG_CACHE_HOME/pitools or the platform's
@@ -47,7 +48,9 @@ def command(session_dir: str | None, all_: bool, rebuild: bool, format_: str) ->
     if session_dir and all_:
         raise click.UsageError("--session-dir and --all exclude each other")
     scope = archive_scope(session_dir=session_dir, all_=True)
-    index, stats = updated_index(scope, progress=progress_line("indexing sessions"), warn=warner(), rebuild=rebuild)
+    index, stats = updated_index(
+        scope, progress=progress_line("indexing sessions", out), warn=warner(out), rebuild=rebuild
+    )
     try:
         data = {
             "path": index.main_path,
@@ -62,9 +65,9 @@ def command(session_dir: str | None, all_: bool, rebuild: bool, format_: str) ->
         index.close()
     data["sizeBytes"] = index_size(index)  # after close: the write-ahead log is folded in
     if format_ == "json":
-        get_output().write_json(data)
+        out.write_json(data)
     else:
         from pitools.render.archive import render_index
 
-        render_index(get_output().console(), data)
+        render_index(out.console(), data)
     return 0

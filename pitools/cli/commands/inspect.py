@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from pitools.cli.options import format_option, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("inspect")
@@ -14,7 +14,8 @@ from pitools.cli.output import get_output
 @click.option(
     "--all", "all_", is_flag=True, help="List every leaf, label, compaction and model (default: the first 12)."
 )
-def command(file: str, format_: str, all_: bool) -> int:
+@pass_output
+def command(out: Output, file: str, format_: str, all_: bool) -> int:
     """Summarise a session file.
 
     Header (id, cwd, version, whether migration is needed), size, counts by entry type and
@@ -37,9 +38,9 @@ def command(file: str, format_: str, all_: bool) -> int:
     if split is not None:
         data["fork"] = split
     if format_ == "json":
-        get_output().write_json(data)
+        out.write_json(data)
     else:
         from pitools.render.inspect import render_inspect
 
-        render_inspect(get_output().console(), data, all_=all_)
+        render_inspect(out.console(), data, all_=all_)
     return 0

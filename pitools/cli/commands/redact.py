@@ -5,14 +5,17 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands._secrets_options import build_detector, value_options
-from pitools.cli.options import from_stdin, session_argument
+from pitools.cli.options import RewriteArgs, format_option, rewrite_options, session_argument
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("redact")
 @session_argument
-@click.option("-o", "--output", metavar="OUT", default=None, help="Write the redacted session to OUT (a new file).")
-@click.option("--in-place", is_flag=True, help="Rewrite FILE itself (atomic; a backup is kept).")
-@click.option("--no-backup", is_flag=True, help="With --in-place: keep no backup copy.")
+@rewrite_options(
+    "Write the redacted session to OUT (a new file).",
+    in_place_help="Rewrite FILE itself (atomic; a backup is kept).",
+    no_backup_help="With --in-place: keep no backup copy.",
+)
 @click.option(
     "--key",
     metavar="KEY",
@@ -29,19 +32,11 @@ from pitools.cli.options import from_stdin, session_argument
     help="Remove thinking blocks and their provider signatures. Pi can then no longer replay those "
     "turns to the same model with their reasoning.",
 )
-@click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["human", "json"]),
-    default="human",
-    show_default=True,
-    help="json describes what was replaced (schemas/output/redact.schema.json).",
-)
+@format_option("human", "json", help="json describes what was replaced (schemas/output/redact.schema.json).")
+@pass_output
 def command(
+    out: Output,
     file: str,
-    output: str | None,
-    in_place: bool,
-    no_backup: bool,
     key: str | None,
     given: tuple[str, ...],
     values_file: str | None,
@@ -51,6 +46,7 @@ def command(
     paths: bool,
     strip_images: bool,
     strip_thinking: bool,
+    target: RewriteArgs,
     format_: str,
 ) -> int:
     """Replace every secret in a session with [REDACTED:<kind>:<hash>].
@@ -69,13 +65,11 @@ def command(
     from pitools.core.secrets.redact import RedactOptions
     from pitools.ops.redact import path_options, redact_file, run_key
 
+    output, in_place = target.output, target.in_place
     if in_place == (output is not None):
         raise click.UsageError("say where to write: either -o OUT or --in-place")
-    if no_backup and not in_place:
-        raise click.UsageError("--no-backup goes with --in-place")
-    if in_place and from_stdin():
-        raise click.UsageError("the session came from stdin: write the result with -o OUT")
-    detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
+    target.check()
+    detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
     home, user = path_options(paths)
     options = RedactOptions(
         key=run_key(key),
@@ -86,12 +80,10 @@ def command(
         strip_thinking=strip_thinking,
     )
     result = redact_file(
-        file, detector=detector, options=options, output=output, in_place=in_place, backup=not no_backup
+        file, detector=detector, options=options, output=output, in_place=in_place, backup=not target.no_backup
     )
-    from pitools.cli.output import get_output
     from pitools.render import secrets as R
 
-    out = get_output()
     if format_ == "json":
         stats = result.stats
         out.write_json(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, from_stdin, rewrite_options, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.options import RewriteArgs, format_option, rewrite_options, session_argument
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("repair")
@@ -20,14 +20,13 @@ from pitools.cli.output import get_output
 )
 @click.option("--reattach", is_flag=True, help="Link each orphan (parent missing) to the previous entry in file order.")
 @format_option("human", "json")
+@pass_output
 def command(
+    out: Output,
     file: str,
-    output: str | None,
-    in_place: bool,
-    dry_run: bool,
-    no_backup: bool,
     cwd: str | None,
     reattach: bool,
+    target: RewriteArgs,
     format_: str,
 ) -> int:
     """Repair a damaged session file so Pi 1.6.0 loads it again (every fix reported).
@@ -45,26 +44,20 @@ def command(
       pitools repair broken.jsonl -o fixed.jsonl
       pitools repair broken.jsonl --in-place --reattach
     """
-    if output and in_place:
-        raise click.UsageError("use only one of -o/--output and --in-place")
-    if dry_run and (output or in_place):
-        raise click.UsageError("--dry-run writes nothing; drop -o/--in-place (or --dry-run)")
-    if no_backup and not in_place:
-        raise click.UsageError("--no-backup only applies to --in-place")
-    if in_place and from_stdin():
-        raise click.UsageError("the session came from stdin: write the result with -o OUT")
+    target.check()
     from pitools.ops.repair import repair_file
+
+    output = target.output
 
     result = repair_file(
         file,
         output=output,
-        in_place=in_place,
-        dry_run=dry_run,
-        backup=not no_backup,
+        in_place=target.in_place,
+        dry_run=target.dry_run,
+        backup=not target.no_backup,
         cwd=cwd,
         reattach=reattach,
     )
-    out = get_output()
     if output == "-" and not result.refused and result.data_after is not None:
         out.write_bytes(result.data_after)
         result.written = "-"

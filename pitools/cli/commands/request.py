@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
-
 import click
 
 from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-
-
-def resolve_model(ref: str) -> dict[str, Any]:
-    """``--model PROVIDER/ID`` → pi-ai's model object: Pi's catalogue, then the agent folder's models.json."""
-    from pitools.core.request.models import resolve_request_model
-    from pitools.piconfig.catalog import chat_models
-    from pitools.summarize.agent_config import agent_dir, read_models
-
-    providers = read_models(agent_dir(os.environ))
-    return resolve_request_model(ref, chat_models(), {"providers": providers})
-
-
-def build_for(loaded: Any, leaf: Any, ref: str, thinking: str | None) -> Any:
-    from pitools.core.request.build import build_request
-
-    model = resolve_model(ref)
-    header = loaded.session.header or {}
-    return build_request(loaded.index, leaf, header.get("id"), model, thinking)
 
 
 @click.command("request")
@@ -52,7 +31,9 @@ def build_for(loaded: Any, leaf: Any, ref: str, thinking: str | None) -> Any:
     "--diff-model", "diff_ref", metavar="PROVIDER/ID", default=None, help="Compare with the body this model would get."
 )
 @format_option("human", "json")
+@pass_output
 def command(
+    out: Output,
     file: str,
     leaf_ref: str | None,
     model_ref: str,
@@ -81,14 +62,14 @@ def command(
       pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
     """
     from pitools.core.session.api import load
+    from pitools.ops.request import build_for
 
     if check and diff_ref:
         raise click.UsageError("--check and --diff-model do not combine; run them one at a time")
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
-    note_synthetic_ids(loaded)
+    note_synthetic_ids(out, loaded)
     build = build_for(loaded, leaf, model_ref, thinking)
-    out = get_output()
     if diff_ref:
         from pitools.render.request import diff_human, diff_json
 

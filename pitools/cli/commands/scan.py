@@ -5,17 +5,17 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands._secrets_options import build_detector, value_options
-from pitools.cli.options import session_paths_argument
+from pitools.cli.options import format_option, session_paths_argument
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("scan")
 @session_paths_argument("paths", required=True)
-@click.option(
-    "--format",
-    "format_",
-    type=click.Choice(["human", "json", "github", "sarif"]),
-    default="human",
-    show_default=True,
+@format_option(
+    "human",
+    "json",
+    "github",
+    "sarif",
     help="json is a stable interface (schemas/output/scan.schema.json); sarif is SARIF 2.1.0.",
 )
 @value_options
@@ -25,7 +25,9 @@ from pitools.cli.options import session_paths_argument
     default=None,
     help="Accept the findings listed in FILE (a previous `scan --format json`; it holds fingerprints, not secrets).",
 )
+@pass_output
 def command(
+    out: Output,
     paths: tuple[str, ...],
     format_: str,
     given: tuple[str, ...],
@@ -52,7 +54,7 @@ def command(
     """
     from pitools.ops.scan import load_baseline, scan_file, session_files
 
-    detector = build_detector(given, values_file, env_names, no_pi_keys, no_entropy)
+    detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
     files = session_files(paths)
     accepted_prints = load_baseline(baseline) if baseline else set()
     findings = []
@@ -63,10 +65,8 @@ def command(
                 accepted += 1
             else:
                 findings.append(f)
-    from pitools.cli.output import get_output
     from pitools.render import secrets as R
 
-    out = get_output()
     if format_ == "json":
         out.write_json(R.scan_json(findings, len(files), accepted))
     elif format_ == "sarif":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("serve")
@@ -13,7 +13,8 @@ from pitools.cli.output import get_output
 )
 @click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the URL.")
 @click.option("--session-dir", metavar="DIR", default=None, help="Serve only this session folder.")
-def command(port: int, no_browser: bool, session_dir: str | None) -> int:
+@pass_output
+def command(out: Output, port: int, no_browser: bool, session_dir: str | None) -> int:
     """Serve the session list, search, usage charts and the session viewer on 127.0.0.1.
 
     The first line on stdout is the URL, with a random access token: requests without it (or
@@ -29,4 +30,4 @@ def command(port: int, no_browser: bool, session_dir: str | None) -> int:
     """
     from pitools.cli.serve_app import serve
 
-    return serve(get_output(), port=port, open_browser=not no_browser, session_dir=session_dir)
+    return serve(out, port=port, open_browser=not no_browser, session_dir=session_dir)

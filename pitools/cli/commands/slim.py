@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, from_stdin, rewrite_options, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.options import RewriteArgs, format_option, rewrite_options, session_argument
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("slim")
@@ -27,16 +27,15 @@ from pitools.cli.output import get_output
     help="Also replay Pi's context and prepareCompaction at every leaf, before and after (slow on big files).",
 )
 @format_option("human", "json")
+@pass_output
 def command(
+    out: Output,
     file: str,
-    output: str | None,
-    in_place: bool,
-    dry_run: bool,
-    no_backup: bool,
     images: bool,
     tool_output: int | None,
     thinking: bool,
     full_check: bool,
+    target: RewriteArgs,
     format_: str,
 ) -> int:
     """Shrink a session without changing the context Pi builds at any leaf.
@@ -59,16 +58,10 @@ def command(
       pitools slim big.jsonl --images --in-place
       pitools slim big.jsonl --images --thinking -o small.jsonl
     """
-    if output and in_place:
-        raise click.UsageError("use only one of -o/--output and --in-place")
-    if output == "-":
+    output, in_place, dry_run = target.output, target.in_place, target.dry_run
+    if output == "-" and not in_place:
         raise click.UsageError("slim writes a file: give -o a path (or use --in-place)")
-    if dry_run and (output or in_place):
-        raise click.UsageError("--dry-run writes nothing; drop -o/--in-place (or --dry-run)")
-    if no_backup and not in_place:
-        raise click.UsageError("--no-backup only applies to --in-place")
-    if in_place and from_stdin():
-        raise click.UsageError("the session came from stdin: write the result with -o OUT")
+    target.check()
     from pitools.core.repair.slim import SlimOptions
     from pitools.ops.slim import slim_file
 
@@ -81,12 +74,11 @@ def command(
         output=output,
         in_place=in_place,
         dry_run=dry_run or not (output or in_place),
-        backup=not no_backup,
+        backup=not target.no_backup,
         full_check=full_check,
     )
     result.dry_run = dry_run
     data = result.to_json()
-    out = get_output()
     if format_ == "json":
         out.write_json(data)
     else:

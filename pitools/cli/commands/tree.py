@@ -7,7 +7,7 @@ import os
 import click
 
 from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
-from pitools.cli.output import get_output
+from pitools.cli.output import Output, pass_output
 
 
 @click.command("tree")
@@ -25,7 +25,8 @@ from pitools.cli.output import get_output
 )
 @click.option("--ids/--no-ids", default=True, show_default=True, help="Show the entry id column (human format).")
 @format_option("human", "json")
-def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: str) -> int:
+@pass_output
+def command(out: Output, file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: str) -> int:
     """Draw the whole session tree as Pi's /tree shows it.
 
     One line per entry with Pi's text for it, labels in [brackets], • on the path to the
@@ -42,20 +43,20 @@ def command(file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: s
 
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
-    note_synthetic_ids(loaded)
+    note_synthetic_ids(out, loaded)
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or None
     view = tree_view(loaded.index, leaf, filter_, home=home)
     name = _name(loaded.session.entries)
     if format_ == "json":
         from pitools.render.tree import tree_json
 
-        get_output().write_bytes(tree_json(view, name))
+        out.write_bytes(tree_json(view, name))
     else:
         from pitools.core.session.leaf import default_leaf_text
         from pitools.render.tree import render_tree
 
         note = default_leaf_text(leaf) + (" (--leaf)" if leaf_ref is not None else " (default)")
-        render_tree(get_output().line_console(), view, name, leaf_note=note, show_ids=ids)
+        render_tree(out.line_console(), view, name, leaf_note=note, show_ids=ids)
     return 0
 
 

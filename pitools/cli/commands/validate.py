@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, session_paths_argument
+from pitools.cli.options import format_option, jobs_option, session_paths_argument
 from pitools.cli.output import Output, pass_output
 from pitools.core.validate import CODES, SEVERITIES, ValidationReport
 
@@ -62,14 +62,7 @@ def _unknown_codes(unknown: Sequence[str]) -> str:
     show_default=True,
     help="Leave out findings below this severity.",
 )
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="Processes to use (default: 2 when the machine has two cores; 1 = no extra process).",
-)
+@jobs_option("Processes to use (default: 2 when the machine has two cores; 1 = no extra process).")
 @click.option(
     "--for-model",
     "for_model",
@@ -107,6 +100,7 @@ def command(
       pitools validate sessions/ --format github --min-severity warning
       pitools validate run.jsonl --for-model anthropic/claude-sonnet-4-5
     """
+    from pitools.ops.request import check_requests
     from pitools.ops.validate import find_session_files, validate_many
 
     # Parse: the options, checked (bad ones are usage errors, exit 2).
@@ -124,12 +118,17 @@ def command(
     # Run.
     options: dict[str, Any] = {"select": selected, "ignore": ignored, "min_severity": min_severity, "jobs": jobs}
     if len(files) > 1 and out.progress:
-        reports = _with_progress(
-            out.console(err=True), len(files), lambda advance: validate_many(files, progress=advance, **options)
+        from pitools.cli.progress import with_progress_bar
+
+        reports = with_progress_bar(
+            out.console(err=True),
+            "validating",
+            len(files),
+            lambda advance: validate_many(files, progress=advance, **options),
         )
     else:
         reports = validate_many(files, **options)
-    request_checks = _request_checks(files, for_model) if for_model else None
+    request_checks = check_requests(files, for_model) if for_model else None
     # Render.
     return _render(out, reports, format_, fail_on, request_checks)
 
@@ -174,73 +173,17 @@ def _render(
         if hint:
             out.message(hint)
     if request_checks is not None and format_ != "json":
-        out.echo("\n".join(_request_lines(request_checks, format_)))
+        from pitools.render.validate import request_check_lines
+
+        out.echo("\n".join(request_check_lines(request_checks, format_)))
     from pitools.render.validate import any_failed
 
     return 1 if any_failed(reports, fail_on) or request_failed else 0
 
 
-def _request_checks(files: Sequence[str], model_ref: str) -> list[dict[str, Any]]:
-    """``--for-model``: the request check at each loadable file's default leaf (unloadable files
-    already have their findings above)."""
-    from pitools.cli.commands.request import build_for
-    from pitools.core.request.check import check_request
-    from pitools.core.request.common import RequestError
-    from pitools.core.session.api import load
-    from pitools.errors import PitoolsError
-    from pitools.render.request import check_json
-
-    out: list[dict[str, Any]] = []
-    for path in files:
-        try:
-            loaded = load(path)
-        except PitoolsError:
-            continue
-        try:
-            build = build_for(loaded, loaded.leaf(None), model_ref, None)
-        except RequestError:
-            raise  # an unknown model or unsupported API is the user's to fix: one line, exit 1
-        except PitoolsError as exc:
-            out.append({"path": path, "ok": False, "error": str(exc), "findings": []})
-            continue
-        findings = check_request(build.model, build.payload, build.llm_messages)
-        out.append({"path": path, **check_json(build, findings)})
-    return out
-
-
-def _request_lines(checks: list[dict[str, Any]], format_: str) -> list[str]:
-    from pitools.render.safe import safe_text
-
-    lines = []
-    for check in checks:
-        path = check["path"]
-        if "error" in check:
-            lines.append(safe_text(f"{path}: request for the model cannot be built: {check['error']}", one_line=True))
-            continue
-        for f in check["findings"]:
-            if format_ == "github":
-                level = "error" if f["severity"] == "error" else "warning"
-                lines.append(
-                    safe_text(
-                        f"::{level} file={path},title={f['code']}::{f['path'] or ''} {f['message']}", one_line=True
-                    )
-                )
-            else:
-                lines.append(
-                    safe_text(
-                        f"{path}: {f['severity']} {f['code']} (request to {check['model']}) at {f['path']}: "
-                        f"{f['message']}",
-                        one_line=True,
-                    )
-                )
-        if not check["findings"]:
-            lines.append(safe_text(f"{path}: the request to {check['model']} breaks no provider rule", one_line=True))
-    return lines
-
-
 def _describe_codes(out: Output, format_: str, code: str | None) -> int:
     """``--list-codes`` (every code) or ``--explain CODE`` (one), like ``ruff rule``."""
-    from pitools.core.validate.codes import GRADING, explain
+    from pitools.core.validate.codes import explain
 
     if code is not None and code not in CODES:
         raise click.BadParameter(_unknown_codes([code]), param_hint="'--explain'")
@@ -248,57 +191,7 @@ def _describe_codes(out: Output, format_: str, code: str | None) -> int:
     if format_ == "json":
         out.write_json([explain(c) for c in codes] if code is None else explain(code))
         return 0
-    if code is None:
-        width = max(len(c) for c in codes)
-        lines = [f"{c:<{width}}  {CODES[c].severity:<7}  {CODES[c].summary}" for c in codes]
-        lines.append("")
-        lines.extend(f"{severity}: {meaning}" for severity, meaning in GRADING.items())
-        lines.append("`pitools validate --explain CODE` tells what Pi does and how to fix it.")
-        out.echo("\n".join(lines))
-        return 0
-    e = explain(code)
-    out.echo(
-        "\n".join(
-            [
-                f"{e['code']} ({e['severity']})",
-                f"  what it means:  {e['meaning']}",
-                f"  what Pi does:   {e['piBehaviour']}",
-                f"  why {e['severity']}:{' ' * (11 - len(e['severity']))}{e['grading']}",
-                f"  how to fix it:  {e['fix']}",
-            ]
-        )
-    )
+    from pitools.render.validate import code_list_lines, explain_lines
+
+    out.echo("\n".join(code_list_lines() if code is None else explain_lines(explain(code))))
     return 0
-
-
-def _with_progress(
-    err: Any, total: int, run: Callable[[Callable[[int], None]], list[ValidationReport]]
-) -> list[ValidationReport]:
-    """``run(advance)`` with a progress bar on stderr that ``advance(n)`` moves (started at the
-    first call, once any worker processes exist)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    progress = Progress(
-        TextColumn("validating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
-    task = progress.add_task("validate", total=total)
-    started = False
-
-    def advance(n: int) -> None:
-        nonlocal started
-        if not started:
-            progress.start()
-            started = True
-        if n:
-            progress.advance(task, n)
-
-    try:
-        return run(advance)
-    finally:
-        if started:
-            progress.stop()
