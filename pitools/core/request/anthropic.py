@@ -19,6 +19,7 @@ from pitools.core.request.common import (
     adjust_max_tokens_for_thinking,
     clamp_max_tokens_to_context,
     compat,
+    compat_flags,
     current_tools,
     get,
     initial_system_message,
@@ -70,26 +71,24 @@ def normalize_tool_call_id(tool_id: Any, model: dict[str, Any], message: dict[st
 
 
 def _anthropic_compat(model: dict[str, Any]) -> dict[str, Any]:
-    c = compat(model)
     base_url = str(model.get("baseUrl") or "")
     openrouter = model.get("provider") == "openrouter" or "openrouter.ai" in base_url
 
-    def flag(name: str, default: Any) -> Any:
-        v = c.get(name)
-        return default if v is None else v
-
-    return {
-        "supportsEagerToolInputStreaming": flag("supportsEagerToolInputStreaming", True),
-        "supportsLongCacheRetention": flag("supportsLongCacheRetention", True),
-        "supportsCacheControlOnTools": flag("supportsCacheControlOnTools", True),
-        "supportsTemperature": flag("supportsTemperature", True),
-        "allowEmptySignature": flag("allowEmptySignature", False),
-        "supportsStrictTools": flag("supportsStrictTools", False),
-        "supportsMidConvoSystemMessages": flag("supportsMidConvoSystemMessages", False),
-        "supportsMidConvoToolChanges": flag("supportsMidConvoToolChanges", False),
-        "supportsMessageThreads": flag("supportsMessageThreads", "api.anthropic.com" in base_url),
-        "openrouter": openrouter,
-    }
+    flags = compat_flags(
+        model,
+        {
+            "supportsEagerToolInputStreaming": True,
+            "supportsLongCacheRetention": True,
+            "supportsCacheControlOnTools": True,
+            "supportsTemperature": True,
+            "allowEmptySignature": False,
+            "supportsStrictTools": False,
+            "supportsMidConvoSystemMessages": False,
+            "supportsMidConvoToolChanges": False,
+            "supportsMessageThreads": "api.anthropic.com" in base_url,
+        },
+    )
+    return {**flags, "openrouter": openrouter}
 
 
 def _strict_unsupported(key: str, value: Any) -> bool:

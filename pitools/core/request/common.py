@@ -64,6 +64,12 @@ def compat(model: dict[str, Any]) -> dict[str, Any]:
     return c if type(c) is dict else {}
 
 
+def compat_flags(model: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """The model's ``compat`` flags over ``defaults``: pi-ai's ``compat.x ?? default``, a key at a time."""
+    c = compat(model)
+    return {name: default if (v := c.get(name)) is None else v for name, default in defaults.items()}
+
+
 # ---------------------------------------------------------------------------------------------- text
 
 

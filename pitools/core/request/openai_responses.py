@@ -18,6 +18,7 @@ from pitools.core.request.common import (
     RequestError,
     clamp_max_tokens_to_context,
     clamp_thinking_level,
+    compat_flags,
     current_tools,
     get,
     js_trim_empty,
@@ -42,25 +43,22 @@ _TRAILING_UNDERSCORES = re.compile(r"_+$")
 
 
 def get_compat(model: dict[str, Any]) -> dict[str, Any]:
-    c = model.get("compat") or {}
-
-    def flag(name: str, default: Any) -> Any:
-        v = c.get(name)
-        return default if v is None else v
-
-    return {
-        "supportsDeveloperRole": flag("supportsDeveloperRole", True),
-        "supportsMidConvoSystemMessages": flag("supportsMidConvoSystemMessages", False),
-        "promptCacheKeyMode": flag("promptCacheKeyMode", "auto"),
-        "supportsLongCacheRetention": flag("supportsLongCacheRetention", True),
-        "supportsStrictMode": flag("supportsStrictMode", False),
-        "supportsOpenAIGrammarTools": flag("supportsOpenAIGrammarTools", False),
-        "supportsAdditionalTools": flag("supportsAdditionalTools", False),
-        "supportsToolSearch": flag("supportsToolSearch", False),
-        "supportsExplicitPromptCacheMode": flag("supportsExplicitPromptCacheMode", False),
-        "supportsMaxOutputTokens": flag("supportsMaxOutputTokens", True),
-        "supportsMidConvoEffort": flag("supportsMidConvoEffort", False),
-    }
+    return compat_flags(
+        model,
+        {
+            "supportsDeveloperRole": True,
+            "supportsMidConvoSystemMessages": False,
+            "promptCacheKeyMode": "auto",
+            "supportsLongCacheRetention": True,
+            "supportsStrictMode": False,
+            "supportsOpenAIGrammarTools": False,
+            "supportsAdditionalTools": False,
+            "supportsToolSearch": False,
+            "supportsExplicitPromptCacheMode": False,
+            "supportsMaxOutputTokens": True,
+            "supportsMidConvoEffort": False,
+        },
+    )
 
 
 def tool_support(c: dict[str, Any]) -> str:
