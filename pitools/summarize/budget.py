@@ -73,19 +73,9 @@ def supported_thinking_levels(spec: ModelSpec) -> list[str]:
 
 def clamp_thinking_level(spec: ModelSpec, level: str) -> str:
     """pi-ai ``clampThinkingLevel``: the nearest supported level, preferring higher ones."""
-    available = supported_thinking_levels(spec)
-    if level in available:
-        return level
-    if level not in THINKING_LEVELS:
-        return available[0] if available else "off"
-    index = THINKING_LEVELS.index(level)
-    for candidate in THINKING_LEVELS[index:]:
-        if candidate in available:
-            return candidate
-    for candidate in reversed(THINKING_LEVELS[:index]):
-        if candidate in available:
-            return candidate
-    return available[0] if available else "off"
+    from pitools.core.request.common import nearest_thinking_level  # the request builder's rule, loaded late
+
+    return nearest_thinking_level(supported_thinking_levels(spec), level)
 
 
 def requested_reasoning(spec: ModelSpec, request: SummaryRequest) -> str | None:

@@ -484,7 +484,11 @@ def supported_thinking_levels(model: dict[str, Any]) -> list[str]:
 
 def clamp_thinking_level(model: dict[str, Any], level: str) -> str:
     """pi-ai ``clampThinkingLevel``: the nearest supported level, searching upwards first."""
-    available = supported_thinking_levels(model)
+    return nearest_thinking_level(supported_thinking_levels(model), level)
+
+
+def nearest_thinking_level(available: list[str], level: str) -> str:
+    """``level`` if ``available``, else the nearest available one, searching upwards first."""
     if level in available:
         return level
     if level not in THINKING_LEVELS:
