@@ -41,9 +41,11 @@ def _drop_undefined(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not UNDEFINED}
 
 
-def create_custom_message(entry: dict[str, Any]) -> dict[str, Any]:
+def create_custom_message(entry: dict[str, Any], *, as_stored: bool = False) -> dict[str, Any]:
+    """Pi's ``createCustomMessage``; the context's projection makes a missing content ``[]``, while
+    ``getMessageFromEntry`` (``as_stored``) keeps the content as stored."""
     content = entry.get("content", UNDEFINED)
-    if nullish(content):
+    if nullish(content) and not as_stored:
         content = []
     return {
         "role": "custom",
