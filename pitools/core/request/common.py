@@ -487,6 +487,26 @@ def clamp_thinking_level(model: dict[str, Any], level: str) -> str:
     return nearest_thinking_level(supported_thinking_levels(model), level)
 
 
+def refuse_grammar_tools(tools: list[Any], grammar_tools: Any) -> None:
+    """Raise :class:`RequestError` for a grammar-constrained tool (OpenAI's custom tools) when the
+    model takes them (``supportsOpenAIGrammarTools``): pitools refuses them rather than guess."""
+    if not grammar_tools:
+        return
+    for tool in tools:
+        config = get(tool, "constrainedSampling")
+        if type(config) is dict and config.get("type") == "grammar":
+            raise RequestError(
+                f"tool {get(tool, 'name')!r} uses grammar-constrained sampling, which pitools does not replay"
+            )
+
+
+def openai_budget(model: dict[str, Any], messages: list[Any], level: str) -> tuple[Any, str | None]:
+    """The OpenAI builders' ``max_tokens`` (clamped to the context) and reasoning effort (None when off)."""
+    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    clamped = clamp_thinking_level(model, level) if level != "off" else None
+    return max_tokens, None if clamped in (None, "off") else clamped
+
+
 def nearest_thinking_level(available: list[str], level: str) -> str:
     """``level`` if ``available``, else the nearest available one, searching upwards first."""
     if level in available:
