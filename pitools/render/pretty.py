@@ -10,10 +10,10 @@ size of the value plus that cap, whatever the shape.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from pitools.core.js.json.encode import jsonable
+from pitools.core.js.json.encode import jsonable, scalar_text
+from pitools.core.js.json.exact import quote
 from pitools.core.js.value import UNDEFINED
 
 #: Levels indented as ``json.dumps(indent=2)`` would; deeper values go on one line.
@@ -21,21 +21,10 @@ MAX_INDENT_DEPTH = 16
 #: Characters shown per value before the rest is folded away.
 MAX_CHARS = 1_000_000
 
-_encode_str = json.encoder.encode_basestring
-
 
 def _scalar(value: Any) -> str:
-    if type(value) is str:
-        return str(_encode_str(value))
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if type(value) is float:
-        return float.__repr__(value)
-    return str(value)
+    text = scalar_text(value)  # JSON.stringify's own text: the export shows what Pi would write
+    return str(value) if text is None else text
 
 
 def pretty_json(value: Any, *, max_depth: int = MAX_INDENT_DEPTH, max_chars: int = MAX_CHARS) -> str:
@@ -65,7 +54,7 @@ def pretty_json(value: Any, *, max_depth: int = MAX_INDENT_DEPTH, max_chars: int
                     for i in range(len(pairs) - 1, -1, -1):
                         key, child = pairs[i]
                         stack.append((child, depth + 1))
-                        stack.append((pad if i == 0 else sep) + str(_encode_str(key)) + ": ")
+                        stack.append((pad if i == 0 else sep) + quote(key) + ": ")
                     piece = "{"
                 else:
                     for i in range(len(node) - 1, -1, -1):

@@ -27,9 +27,15 @@ from pitools.core.compaction.prepare import (
     serialize_conversation,
 )
 from pitools.core.context.build import project_entry
-from pitools.core.context.messages import content_text, convert_to_llm
+from pitools.core.context.messages import (
+    content_text,
+    convert_to_llm,
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+)
 from pitools.core.context.tokens import estimate_tokens
-from pitools.core.js.date import iso_now, js_date_ms
+from pitools.core.js.date import iso_now
 from pitools.core.js.ops import prop, truthy
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id, entry_type
@@ -120,19 +126,6 @@ def collect_entries_for_branch_summary(index: SessionIndex, old_leaf_id: Any, ta
 # -- prepareBranchEntries ---------------------------------------------------------------------
 
 
-def _custom_message(entry: dict[str, Any]) -> dict[str, Any]:
-    """Pi's ``createCustomMessage`` as ``getMessageFromEntry`` calls it: the content as stored
-    (unlike the context's projection, a missing content is not replaced by ``[]``)."""
-    return {
-        "role": "custom",
-        "customType": entry.get("customType", UNDEFINED),
-        "content": entry.get("content", UNDEFINED),
-        "display": entry.get("display", UNDEFINED),
-        "details": entry.get("details", UNDEFINED),
-        "timestamp": js_date_ms(entry.get("timestamp", UNDEFINED)),
-    }
-
-
 def _first(messages: list[Any]) -> Any:
     return messages[0] if messages else None
 
@@ -146,21 +139,11 @@ def message_from_entry(entry: Any, edit: Any) -> Any:
             return None
         return _first(project_entry(entry, edit)) if edit is not None else entry.get("message", UNDEFINED)
     if etype == "custom_message":
-        return _first(project_entry(entry, edit)) if edit is not None else _custom_message(entry)
+        return _first(project_entry(entry, edit)) if edit is not None else create_custom_message(entry, as_stored=True)
     if etype == "branch_summary":
-        return {
-            "role": "branchSummary",
-            "summary": entry.get("summary", UNDEFINED),
-            "fromId": entry.get("fromId", UNDEFINED),
-            "timestamp": js_date_ms(entry.get("timestamp", UNDEFINED)),
-        }
+        return create_branch_summary_message(entry)
     if etype == "compaction":
-        return {
-            "role": "compactionSummary",
-            "summary": entry.get("summary", UNDEFINED),
-            "tokensBefore": entry.get("tokensBefore", UNDEFINED),
-            "timestamp": js_date_ms(entry.get("timestamp", UNDEFINED)),
-        }
+        return create_compaction_summary_message(entry)
     return None
 
 

@@ -41,9 +41,11 @@ def _drop_undefined(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not UNDEFINED}
 
 
-def create_custom_message(entry: dict[str, Any]) -> dict[str, Any]:
+def create_custom_message(entry: dict[str, Any], *, as_stored: bool = False) -> dict[str, Any]:
+    """Pi's ``createCustomMessage``; the context's projection makes a missing content ``[]``, while
+    ``getMessageFromEntry`` (``as_stored``) keeps the content as stored."""
     content = entry.get("content", UNDEFINED)
-    if nullish(content):
+    if nullish(content) and not as_stored:
         content = []
     return {
         "role": "custom",
@@ -56,19 +58,19 @@ def create_custom_message(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def create_branch_summary_message(entry: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "role": "branchSummary",
-        "summary": entry.get("summary", UNDEFINED),
-        "fromId": entry.get("fromId", UNDEFINED),
-        "timestamp": js_date_ms(entry.get("timestamp", UNDEFINED)),
-    }
+    return _summary_message("branchSummary", entry, "fromId")
 
 
 def create_compaction_summary_message(entry: dict[str, Any]) -> dict[str, Any]:
+    return _summary_message("compactionSummary", entry, "tokensBefore")
+
+
+def _summary_message(role: str, entry: dict[str, Any], extra: str) -> dict[str, Any]:
+    """A summary entry as Pi's message: role, summary, the one ``extra`` field, timestamp (in that order)."""
     return {
-        "role": "compactionSummary",
+        "role": role,
         "summary": entry.get("summary", UNDEFINED),
-        "tokensBefore": entry.get("tokensBefore", UNDEFINED),
+        extra: entry.get(extra, UNDEFINED),
         "timestamp": js_date_ms(entry.get("timestamp", UNDEFINED)),
     }
 
@@ -144,6 +146,11 @@ def bash_execution_to_text(msg: Any) -> str:
     return text
 
 
+def _user_text(text: str, m: Any) -> dict[str, Any]:
+    """A user message holding one text block, at ``m``'s timestamp (how convertToLlm rewrites a role)."""
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": prop(m, "timestamp")}
+
+
 def convert_to_llm(messages: list[Any]) -> list[Any]:
     """Pi's ``convertToLlm``: custom roles become user messages; unknown roles are dropped."""
     out: list[Any] = []
@@ -155,13 +162,7 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
         if role == "bashExecution":
             if truthy(prop(m, "excludeFromContext")):
                 continue
-            out.append(
-                {
-                    "role": "user",
-                    "content": [{"type": "text", "text": bash_execution_to_text(m)}],
-                    "timestamp": prop(m, "timestamp"),
-                }
-            )
+            out.append(_user_text(bash_execution_to_text(m), m))
         elif role == "custom":
             content = prop(m, "content")
             if type(content) is str:
@@ -169,22 +170,10 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
             out.append({"role": "user", "content": content, "timestamp": prop(m, "timestamp")})
         elif role == "branchSummary":
             text = BRANCH_SUMMARY_PREFIX + jsops.to_string(prop(m, "summary")) + BRANCH_SUMMARY_SUFFIX
-            out.append(
-                {
-                    "role": "user",
-                    "content": [{"type": "text", "text": text}],
-                    "timestamp": prop(m, "timestamp"),
-                }
-            )
+            out.append(_user_text(text, m))
         elif role == "compactionSummary":
             text = COMPACTION_SUMMARY_PREFIX + jsops.to_string(prop(m, "summary")) + COMPACTION_SUMMARY_SUFFIX
-            out.append(
-                {
-                    "role": "user",
-                    "content": [{"type": "text", "text": text}],
-                    "timestamp": prop(m, "timestamp"),
-                }
-            )
+            out.append(_user_text(text, m))
         elif role in ("system", "user", "assistant", "toolResult"):
             out.append(m)
     return out

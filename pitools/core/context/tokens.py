@@ -57,52 +57,42 @@ def _stringify_len(value: Any) -> Any:
 def estimate_tokens(message: Any) -> Any:
     """Pi's ``estimateTokens(message)``: ``ceil(chars / 4)`` with per-role rules."""
     # The usual shapes (a dict message, a list of dict blocks with string fields) are measured
-    # inline; anything else, and every error Pi would throw, goes through the general rules.
+    # here; anything else, and every error Pi would throw, goes through the general rules.
     if type(message) is dict:
         role = message.get("role")
-        if role == "assistant":
+        assistant = role == "assistant"
+        if assistant or role == "user" or role == "toolResult" or role == "custom":
             content = message.get("content")
-            if type(content) is list:
-                chars = 0
-                for block in content:
-                    if type(block) is not dict:
-                        break
-                    btype = block.get("type")
-                    if btype == "text" or btype == "thinking":
-                        text = block.get(btype)
-                        if type(text) is not str:
-                            break
-                        chars += len(text) if text.isascii() else utf16_len(text)
-                    elif btype == "toolCall":
-                        name = block.get("name")
-                        if type(name) is not str:
-                            break
-                        args = block.get("arguments", UNDEFINED)
-                        if type(args) is not dict:
-                            break
-                        chars += (len(name) if name.isascii() else utf16_len(name)) + _arguments_len(args)
-                else:
-                    return -(-chars // 4)
-        elif role == "user" or role == "toolResult" or role == "custom":
-            content = message.get("content")
-            if type(content) is str:
+            if type(content) is str and not assistant:
                 return -(-(len(content) if content.isascii() else utf16_len(content)) // 4)
-            if type(content) is list:
-                chars = 0
-                for block in content:
-                    if type(block) is not dict:
-                        break
-                    btype = block.get("type")
-                    if btype == "text":
-                        text = block.get("text")
-                        if type(text) is not str:
-                            break
-                        chars += len(text) if text.isascii() else utf16_len(text)
-                    elif btype == "image":
-                        chars += ESTIMATED_IMAGE_CHARS
-                else:
-                    return -(-chars // 4)
+            chars = _blocks_chars(content, assistant) if type(content) is list else None
+            if chars is not None:
+                return -(-chars // 4)
     return _estimate_tokens(message)
+
+
+def _blocks_chars(content: list[Any], assistant: bool) -> int | None:
+    """The characters Pi counts in the usual content blocks (text and thinking, tool calls for the
+    assistant; text and images for the others); None where the general rules must decide."""
+    chars = 0
+    for block in content:
+        if type(block) is not dict:
+            return None
+        btype = block.get("type")
+        if btype == "text" or (assistant and btype == "thinking"):
+            text = block.get(btype)
+            if type(text) is not str:
+                return None
+            chars += len(text) if text.isascii() else utf16_len(text)
+        elif assistant and btype == "toolCall":
+            name = block.get("name")
+            args = block.get("arguments", UNDEFINED)
+            if type(name) is not str or type(args) is not dict:
+                return None
+            chars += (len(name) if name.isascii() else utf16_len(name)) + _arguments_len(args)
+        elif btype == "image" and not assistant:
+            chars += ESTIMATED_IMAGE_CHARS
+    return chars
 
 
 _DIGITS = frozenset("0123456789")

@@ -394,18 +394,8 @@ def _array_to_string(value: list[Any]) -> str:
         elif isinstance(item, dict):
             parts.append("[object Object]")
         else:
-            parts.append(_to_js_string(item))
+            parts.append(js_to_string(item))  # a string, number or boolean here
     return ",".join(parts)
-
-
-def _to_js_string(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int | float):
-        return js_number_to_string(value)
-    return str(value)
 
 
 # --------------------------------------------------------------------------------------------------------

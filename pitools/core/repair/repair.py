@@ -26,6 +26,7 @@ import orjson
 
 from pitools.core.js.json.encode import short_json, to_json_bytes
 from pitools.core.js.json.parse import parse_json_line
+from pitools.core.js.json.record import record_json
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_truthy
 
 _BOM = b"\xef\xbb\xbf"
@@ -50,13 +51,7 @@ class RepairItem:
     entry_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "action": self.action,
-            "line": self.line,
-            "entryId": self.entry_id,
-            "message": self.message,
-        }
+        return record_json(self, ("code", "action", "line", "entry_id", "message"))
 
 
 @dataclass(slots=True)

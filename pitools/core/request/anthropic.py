@@ -14,25 +14,8 @@ from typing import Any
 
 from pitools.core.js.ops import to_string
 from pitools.core.js.value import UNDEFINED, js_truthy
-from pitools.core.request.common import (
-    Notes,
-    adjust_max_tokens_for_thinking,
-    clamp_max_tokens_to_context,
-    compat,
-    current_tools,
-    get,
-    initial_system_message,
-    js_trim_empty,
-    render_system_message_update,
-    resolve_sampling_params,
-    resolve_strict,
-    resolve_transcript,
-    sanitize_surrogates,
-    split_error_tool_result_images,
-    system_message_text,
-    tool_parameters,
-    transform_messages,
-)
+from pitools.core.request import common
+from pitools.core.request.common import Notes, get
 
 API = "anthropic-messages"
 
@@ -70,26 +53,24 @@ def normalize_tool_call_id(tool_id: Any, model: dict[str, Any], message: dict[st
 
 
 def _anthropic_compat(model: dict[str, Any]) -> dict[str, Any]:
-    c = compat(model)
     base_url = str(model.get("baseUrl") or "")
     openrouter = model.get("provider") == "openrouter" or "openrouter.ai" in base_url
 
-    def flag(name: str, default: Any) -> Any:
-        v = c.get(name)
-        return default if v is None else v
-
-    return {
-        "supportsEagerToolInputStreaming": flag("supportsEagerToolInputStreaming", True),
-        "supportsLongCacheRetention": flag("supportsLongCacheRetention", True),
-        "supportsCacheControlOnTools": flag("supportsCacheControlOnTools", True),
-        "supportsTemperature": flag("supportsTemperature", True),
-        "allowEmptySignature": flag("allowEmptySignature", False),
-        "supportsStrictTools": flag("supportsStrictTools", False),
-        "supportsMidConvoSystemMessages": flag("supportsMidConvoSystemMessages", False),
-        "supportsMidConvoToolChanges": flag("supportsMidConvoToolChanges", False),
-        "supportsMessageThreads": flag("supportsMessageThreads", "api.anthropic.com" in base_url),
-        "openrouter": openrouter,
-    }
+    flags = common.compat_flags(
+        model,
+        {
+            "supportsEagerToolInputStreaming": True,
+            "supportsLongCacheRetention": True,
+            "supportsCacheControlOnTools": True,
+            "supportsTemperature": True,
+            "allowEmptySignature": False,
+            "supportsStrictTools": False,
+            "supportsMidConvoSystemMessages": False,
+            "supportsMidConvoToolChanges": False,
+            "supportsMessageThreads": "api.anthropic.com" in base_url,
+        },
+    )
+    return {**flags, "openrouter": openrouter}
 
 
 def _strict_unsupported(key: str, value: Any) -> bool:
@@ -112,9 +93,9 @@ def _image(block: dict[str, Any]) -> dict[str, Any]:
 def _content_blocks(content: list[Any]) -> Any:
     if not any(get(c, "type") == "image" for c in content):
         texts = [get(c, "text") for c in content]
-        return sanitize_surrogates("\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts))
+        return common.sanitize_surrogates("\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts))
     blocks: list[Any] = [
-        {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
+        {"type": "text", "text": common.sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
         for b in content
     ]
     if not any(b["type"] == "text" for b in blocks):
@@ -134,8 +115,8 @@ def _tool_result(msg: dict[str, Any], content: list[Any]) -> dict[str, Any]:
 def _convert_tools(tools: list[Any], c: dict[str, Any], cache_control: Any) -> list[Any]:
     out = []
     for i, tool in enumerate(tools):
-        strict = resolve_strict(tool, bool(c["supportsStrictTools"]), _strict_unsupported)
-        schema = tool_parameters(tool, strict)
+        strict = common.resolve_strict(tool, bool(c["supportsStrictTools"]), _strict_unsupported)
+        schema = common.tool_parameters(tool, strict)
         schema = schema if type(schema) is dict else {}
         legacy: dict[str, Any] = {
             "type": "object",
@@ -175,22 +156,22 @@ def build(
     """The payload ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     c = _anthropic_compat(model)
     reasoning = None if level == "off" else level
-    base_max = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
-    resolve_sampling_params(model, reasoning or "off")  # Anthropic ignores sampling params; kept for parity
+    base_max = common.clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    common.resolve_sampling_params(model, reasoning or "off")  # Anthropic ignores sampling params; kept for parity
     options: dict[str, Any] = {"maxTokens": base_max, "sessionId": session_id}
     if not reasoning:
         options["thinkingEnabled"] = False
-    elif compat(model).get("forceAdaptiveThinking") is True:
+    elif common.compat(model).get("forceAdaptiveThinking") is True:
         options["thinkingEnabled"] = True
         options["effort"] = _effort_for(model, reasoning)
     else:
-        adjusted, budget = adjust_max_tokens_for_thinking(base_max, model["maxTokens"], reasoning)
-        max_tokens = clamp_max_tokens_to_context(model, messages, adjusted)
+        adjusted, budget = common.adjust_max_tokens_for_thinking(base_max, model["maxTokens"], reasoning)
+        max_tokens = common.clamp_max_tokens_to_context(model, messages, adjusted)
         options["maxTokens"] = max_tokens
         options["thinkingEnabled"] = True
         options["thinkingBudgetTokens"] = min(budget, max(0, max_tokens - 1024))
 
-    context = resolve_transcript(messages, bool(c["supportsMidConvoSystemMessages"]), notes)
+    context = common.resolve_transcript(messages, bool(c["supportsMidConvoSystemMessages"]), notes)
     thread_session = session_id if c["supportsMessageThreads"] else None
     return _build_params(model, context, options, c, thread_session is not None, notes)
 
@@ -199,9 +180,9 @@ def _build_params(
     model: dict[str, Any], context: list[Any], options: dict[str, Any], c: dict[str, Any], threads: bool, notes: Notes
 ) -> dict[str, Any]:
     cache_control: dict[str, Any] = {"type": "ephemeral"}
-    initial = initial_system_message(context)
-    initial_text = system_message_text(initial) if initial else ""
-    transformed = transform_messages(context, model, normalize_tool_call_id, notes)
+    initial = common.initial_system_message(context)
+    initial_text = common.system_message_text(initial) if initial else ""
+    transformed = common.transform_messages(context, model, normalize_tool_call_id, notes)
     conversation = transformed[1:] if initial else transformed
     initial_tools = _or(get(initial, "toolsAdded"), []) if initial else []
     native_tool_changes = bool(
@@ -213,7 +194,7 @@ def _build_params(
         and options.get("thinkingEnabled") is False
         and level_map.get("off", UNDEFINED) is not None
     )
-    mid_effort = compat(model).get("supportsMidConvoEffort") is True
+    mid_effort = common.compat(model).get("supportsMidConvoEffort") is True
     effort_messages = mid_effort and not thinking_disabled
 
     def tool_defs(tools: list[Any], cc: Any = None) -> list[Any]:
@@ -238,12 +219,14 @@ def _build_params(
     if betas:
         params["betas"] = betas
     if initial_text:
-        params["system"] = [{"type": "text", "text": sanitize_surrogates(initial_text), "cache_control": cache_control}]
+        params["system"] = [
+            {"type": "text", "text": common.sanitize_surrogates(initial_text), "cache_control": cache_control}
+        ]
     tool_cc = cache_control if c["supportsCacheControlOnTools"] else None
     if native_tool_changes:
         params["tools"] = [*tool_defs(initial_tools, tool_cc), dict(DEFERRED_TOOL_PLACEHOLDER)]
     else:
-        tools = current_tools(context)
+        tools = common.current_tools(context)
         if tools:
             params["tools"] = tool_defs(tools, tool_cc)
     if thinking_disabled:
@@ -256,7 +239,7 @@ def _build_params(
         }
         params["output_config"] = {"effort": "low"}
     elif model.get("reasoning") and options.get("thinkingEnabled"):
-        if compat(model).get("forceAdaptiveThinking") is True:
+        if common.compat(model).get("forceAdaptiveThinking") is True:
             params["thinking"] = {"type": "adaptive", "display": "summarized"}
             if options.get("effort"):
                 params["output_config"] = {"effort": options["effort"]}
@@ -266,7 +249,7 @@ def _build_params(
                 "budget_tokens": options.get("thinkingBudgetTokens") or 1024,
                 "display": "summarized",
             }
-    fallbacks = compat(model).get("allowedFallbackModels")
+    fallbacks = common.compat(model).get("allowedFallbackModels")
     if type(fallbacks) is list and fallbacks:
         params["fallbacks"] = [{"model": get(f, "model")} for f in fallbacks]
     return params
@@ -289,18 +272,18 @@ def _betas(
                 seen.setdefault(feature.strip(), None)
         return list(seen)
     features: list[str] = []
-    if current_tools(context) and not c["supportsEagerToolInputStreaming"]:
+    if common.current_tools(context) and not c["supportsEagerToolInputStreaming"]:
         features.append(FINE_GRAINED_TOOL_STREAMING_BETA)
     if (
         model.get("reasoning")
         and options.get("thinkingEnabled") is True
-        and compat(model).get("forceAdaptiveThinking") is not True
+        and common.compat(model).get("forceAdaptiveThinking") is not True
     ):
         features.append(INTERLEAVED_THINKING_BETA)
-    fallbacks = compat(model).get("allowedFallbackModels")
+    fallbacks = common.compat(model).get("allowedFallbackModels")
     if type(fallbacks) is list and fallbacks:
         features.append(SERVER_SIDE_FALLBACK_BETA)
-    if compat(model).get("supportsMidConvoEffort") is True:
+    if common.compat(model).get("supportsMidConvoEffort") is True:
         features += [MID_CONVERSATION_OUTPUT_CONFIG_BETA, THINKING_BINDING_CONTROLS_BETA]
     if native:
         features.append(INLINE_TOOLS_BETA)
@@ -343,10 +326,10 @@ def _convert_messages(
         msg = messages[i]
         role = get(msg, "role")
         if role == "system":
-            text = render_system_message_update(msg)
+            text = common.render_system_message_update(msg)
             blocks: list[Any] = []
             if text:
-                blocks.append({"type": "text", "text": sanitize_surrogates(text)})
+                blocks.append({"type": "text", "text": common.sanitize_surrogates(text)})
             if tool_defs is not None:
                 added = _or(get(msg, "toolsAdded"), [])
                 redefined = {get(t, "name") for t in added}
@@ -365,16 +348,18 @@ def _convert_messages(
         elif role == "user":
             content = msg.get("content")
             if type(content) is str:
-                if not js_trim_empty(content):
-                    params.append({"role": "user", "content": sanitize_surrogates(content)})
+                if not common.js_trim_empty(content):
+                    params.append({"role": "user", "content": common.sanitize_surrogates(content)})
                 else:
                     notes.add("empty-user-dropped", "an empty user message is not sent")
             else:
                 blocks = [
-                    {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
+                    {"type": "text", "text": common.sanitize_surrogates(b["text"])}
+                    if get(b, "type") == "text"
+                    else _image(b)
                     for b in content
                 ]
-                kept = [b for b in blocks if b["type"] != "text" or not js_trim_empty(b["text"])]
+                kept = [b for b in blocks if b["type"] != "text" or not common.js_trim_empty(b["text"])]
                 if not kept:
                     notes.add("empty-user-dropped", "a user message with only blank text is not sent")
                 else:
@@ -384,29 +369,33 @@ def _convert_messages(
             for block in msg["content"]:
                 btype = get(block, "type")
                 if btype == "text":
-                    if js_trim_empty(block.get("text")):
+                    if common.js_trim_empty(block.get("text")):
                         continue
-                    blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
+                    blocks.append({"type": "text", "text": common.sanitize_surrogates(block["text"])})
                 elif btype == "thinking":
                     if js_truthy(get(block, "redacted")):
                         blocks.append({"type": "redacted_thinking", "data": get(block, "thinkingSignature")})
                         continue
                     signature = get(block, "thinkingSignature")
-                    has_signature = js_truthy(signature) and not js_trim_empty(signature)
+                    has_signature = js_truthy(signature) and not common.js_trim_empty(signature)
                     thinking = block.get("thinking")
-                    if js_trim_empty(thinking) and not has_signature:
+                    if common.js_trim_empty(thinking) and not has_signature:
                         continue
                     if not has_signature:
                         if allow_empty_signature:
                             blocks.append(
-                                {"type": "thinking", "thinking": sanitize_surrogates(thinking), "signature": ""}
+                                {"type": "thinking", "thinking": common.sanitize_surrogates(thinking), "signature": ""}
                             )
                         else:
                             notes.add("thinking-as-text", "a thinking block without a signature is sent as text", None)
-                            blocks.append({"type": "text", "text": sanitize_surrogates(thinking)})
+                            blocks.append({"type": "text", "text": common.sanitize_surrogates(thinking)})
                     else:
                         blocks.append(
-                            {"type": "thinking", "thinking": sanitize_surrogates(thinking), "signature": signature}
+                            {
+                                "type": "thinking",
+                                "thinking": common.sanitize_surrogates(thinking),
+                                "signature": signature,
+                            }
                         )
                 elif btype == "toolCall":
                     arguments = block.get("arguments", UNDEFINED)
@@ -439,7 +428,7 @@ def _convert_messages(
             j = i
             while j < len(messages) and get(messages[j], "role") == "toolResult":
                 tool_msg = messages[j]
-                split = split_error_tool_result_images(tool_msg)
+                split = common.split_error_tool_result_images(tool_msg)
                 results.append(_tool_result(tool_msg, split["content"] if split else tool_msg["content"]))
                 if split:
                     notes.add("error-images-moved", "images of an error tool result moved after the tool results")

@@ -185,18 +185,20 @@ def check_request(model: dict[str, Any], payload: dict[str, Any], llm_messages: 
     return findings
 
 
+def _check_tool_name(
+    name: Any, pattern: re.Pattern[str], where: str, out: list[RequestFinding], what: str = "tool"
+) -> None:
+    """A ``tool-name-pattern`` finding unless ``name`` is a string the provider's ``pattern`` takes."""
+    if type(name) is not str or not pattern.fullmatch(name):
+        out.append(RequestFinding("tool-name-pattern", f"{what} name {_q(name)} is not ^{pattern.pattern}$", where))
+
+
 def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:
     messages = payload.get("messages") or []
     seen_ids: dict[str, str] = {}
     thinking_on = get(payload.get("thinking"), "type") in ("enabled", "adaptive")
     for t, tool in enumerate(payload.get("tools") or []):
-        name = get(tool, "name")
-        if type(name) is not str or not TOOL_NAME.fullmatch(name):
-            out.append(
-                RequestFinding(
-                    "tool-name-pattern", f"tool name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,128}}$", f"tools.{t}.name"
-                )
-            )
+        _check_tool_name(get(tool, "name"), TOOL_NAME, f"tools.{t}.name", out)
     previous_calls: set[Any] = set()
     images = 0
     limits = _image_limits(model)
@@ -349,15 +351,7 @@ def _image_count(count: int, limits: dict[str, Any], out: list[RequestFinding]) 
 def _check_completions(payload: dict[str, Any], out: list[RequestFinding]) -> None:
     messages = payload.get("messages") or []
     for t, tool in enumerate(payload.get("tools") or []):
-        name = get(get(tool, "function"), "name")
-        if type(name) is not str or not OPENAI_TOOL_NAME.fullmatch(name):
-            out.append(
-                RequestFinding(
-                    "tool-name-pattern",
-                    f"tool name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,64}}$",
-                    f"tools.{t}.function.name",
-                )
-            )
+        _check_tool_name(get(get(tool, "function"), "name"), OPENAI_TOOL_NAME, f"tools.{t}.function.name", out)
     open_calls: set[Any] = set()
     seen: dict[str, str] = {}
     for i, msg in enumerate(messages):
@@ -435,13 +429,7 @@ def _check_responses(payload: dict[str, Any], out: list[RequestFinding]) -> None
                 )
             )
     for t, tool in enumerate(payload.get("tools") or []):
-        name = get(tool, "name")
-        if type(name) is not str or not OPENAI_TOOL_NAME.fullmatch(name):
-            out.append(
-                RequestFinding(
-                    "tool-name-pattern", f"tool name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,64}}$", f"tools.{t}.name"
-                )
-            )
+        _check_tool_name(get(tool, "name"), OPENAI_TOOL_NAME, f"tools.{t}.name", out)
 
 
 def _check_google(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:
@@ -467,15 +455,8 @@ def _check_google(model: dict[str, Any], payload: dict[str, Any], out: list[Requ
     tools = get(get(payload, "config"), "tools")
     for t, group in enumerate(tools if isinstance(tools, list) else []):
         for d, decl in enumerate(get(group, "functionDeclarations") or []):
-            name = get(decl, "name")
-            if type(name) is not str or not OPENAI_TOOL_NAME.fullmatch(name):
-                out.append(
-                    RequestFinding(
-                        "tool-name-pattern",
-                        f"function name {_q(name)} is not ^[a-zA-Z0-9_-]{{1,64}}$",
-                        f"config.tools.{t}.functionDeclarations.{d}.name",
-                    )
-                )
+            where = f"config.tools.{t}.functionDeclarations.{d}.name"
+            _check_tool_name(get(decl, "name"), OPENAI_TOOL_NAME, where, out, "function")
 
 
 def _check_thought_signatures(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:

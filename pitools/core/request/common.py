@@ -64,6 +64,12 @@ def compat(model: dict[str, Any]) -> dict[str, Any]:
     return c if type(c) is dict else {}
 
 
+def compat_flags(model: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """The model's ``compat`` flags over ``defaults``: pi-ai's ``compat.x ?? default``, a key at a time."""
+    c = compat(model)
+    return {name: default if (v := c.get(name)) is None else v for name, default in defaults.items()}
+
+
 # ---------------------------------------------------------------------------------------------- text
 
 
@@ -478,7 +484,31 @@ def supported_thinking_levels(model: dict[str, Any]) -> list[str]:
 
 def clamp_thinking_level(model: dict[str, Any], level: str) -> str:
     """pi-ai ``clampThinkingLevel``: the nearest supported level, searching upwards first."""
-    available = supported_thinking_levels(model)
+    return nearest_thinking_level(supported_thinking_levels(model), level)
+
+
+def refuse_grammar_tools(tools: list[Any], grammar_tools: Any) -> None:
+    """Raise :class:`RequestError` for a grammar-constrained tool (OpenAI's custom tools) when the
+    model takes them (``supportsOpenAIGrammarTools``): pitools refuses them rather than guess."""
+    if not grammar_tools:
+        return
+    for tool in tools:
+        config = get(tool, "constrainedSampling")
+        if type(config) is dict and config.get("type") == "grammar":
+            raise RequestError(
+                f"tool {get(tool, 'name')!r} uses grammar-constrained sampling, which pitools does not replay"
+            )
+
+
+def openai_budget(model: dict[str, Any], messages: list[Any], level: str) -> tuple[Any, str | None]:
+    """The OpenAI builders' ``max_tokens`` (clamped to the context) and reasoning effort (None when off)."""
+    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    clamped = clamp_thinking_level(model, level) if level != "off" else None
+    return max_tokens, None if clamped in (None, "off") else clamped
+
+
+def nearest_thinking_level(available: list[str], level: str) -> str:
+    """``level`` if ``available``, else the nearest available one, searching upwards first."""
     if level in available:
         return level
     if level not in THINKING_LEVELS:

@@ -13,22 +13,8 @@ from typing import Any
 
 from pitools.core.js.ops import to_string
 from pitools.core.js.value import UNDEFINED, js_keys, js_truthy, slice_head_utf16, utf16_len
-from pitools.core.request.common import (
-    Notes,
-    RequestError,
-    clamp_max_tokens_to_context,
-    clamp_thinking_level,
-    current_tools,
-    get,
-    initial_system_message,
-    js_trim_empty,
-    resolve_strict,
-    resolve_transcript,
-    sanitize_surrogates,
-    system_message_text,
-    tool_parameters,
-    transform_messages,
-)
+from pitools.core.request import common
+from pitools.core.request.common import Notes, RequestError, get
 
 API = "google-generative-ai"
 
@@ -88,7 +74,7 @@ def _budget(model: dict[str, Any], level: str) -> int:
 def _disabled_config(model: dict[str, Any]) -> dict[str, Any]:
     if not uses_thinking_level(model):
         return {"thinkingBudget": 0}
-    fallback = clamp_thinking_level(model, "off")
+    fallback = common.clamp_thinking_level(model, "off")
     if fallback == "off":
         return {"thinkingBudget": 0}
     return {"thinkingLevel": resolve_google_level(model, fallback).upper()}
@@ -103,7 +89,7 @@ def _signature(same: bool, signature: Any) -> Any:
 
 
 def _blank(text: Any) -> bool:
-    return not js_truthy(text) or js_trim_empty(text)
+    return not js_truthy(text) or common.js_trim_empty(text)
 
 
 def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Notes) -> list[Any]:
@@ -114,15 +100,15 @@ def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Note
 
     include_id = requires_tool_call_id(model["id"])
     contents: list[Any] = []
-    for msg in transform_messages(conversation, model, normalize, notes):
+    for msg in common.transform_messages(conversation, model, normalize, notes):
         role = get(msg, "role")
         if role == "user":
             content = msg["content"]
             if type(content) is str:
-                contents.append({"role": "user", "parts": [{"text": sanitize_surrogates(content)}]})
+                contents.append({"role": "user", "parts": [{"text": common.sanitize_surrogates(content)}]})
             else:
                 parts = [
-                    {"text": sanitize_surrogates(b["text"])}
+                    {"text": common.sanitize_surrogates(b["text"])}
                     if get(b, "type") == "text"
                     else {"inlineData": {"mimeType": get(b, "mimeType"), "data": get(b, "data")}}
                     for b in content
@@ -138,7 +124,7 @@ def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Note
                     sig = _signature(same, get(block, "textSignature"))
                     if _blank(block.get("text")) and sig is UNDEFINED:
                         continue
-                    part: dict[str, Any] = {"text": sanitize_surrogates(block["text"])}
+                    part: dict[str, Any] = {"text": common.sanitize_surrogates(block["text"])}
                     if sig is not UNDEFINED:
                         part["thoughtSignature"] = sig
                     parts.append(part)
@@ -147,14 +133,14 @@ def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Note
                         sig = _signature(same, get(block, "thinkingSignature"))
                         if _blank(block.get("thinking")) and sig is UNDEFINED:
                             continue
-                        part = {"thought": True, "text": sanitize_surrogates(block["thinking"])}
+                        part = {"thought": True, "text": common.sanitize_surrogates(block["thinking"])}
                         if sig is not UNDEFINED:
                             part["thoughtSignature"] = sig
                         parts.append(part)
                     else:
                         if _blank(block.get("thinking")):
                             continue
-                        parts.append({"text": sanitize_surrogates(block["thinking"])})
+                        parts.append({"text": common.sanitize_surrogates(block["thinking"])})
                 elif btype == "toolCall":
                     sig = _signature(same, get(block, "thoughtSignature"))
                     args = block.get("arguments", UNDEFINED)
@@ -175,8 +161,8 @@ def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Note
             texts = [get(c, "text") for c in content if get(c, "type") == "text"]
             text_result = "\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts)
             images = [c for c in content if get(c, "type") == "image"] if "image" in (model.get("input") or []) else []
-            has_text = not js_trim_empty(text_result)
-            value = sanitize_surrogates(text_result) if has_text else ("(see attached image)" if images else "")
+            has_text = not common.js_trim_empty(text_result)
+            value = common.sanitize_surrogates(text_result) if has_text else ("(see attached image)" if images else "")
             image_parts = [{"inlineData": {"mimeType": get(i, "mimeType"), "data": get(i, "data")}} for i in images]
             multimodal = _multimodal_function_response(model["id"])
             response: dict[str, Any] = {
@@ -233,39 +219,39 @@ def build(
     model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
 ) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
-    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    max_tokens = common.clamp_max_tokens_to_context(model, messages, model["maxTokens"])
     thinking: dict[str, Any]
     reasoning = None if level == "off" else level
-    if not reasoning or clamp_thinking_level(model, reasoning) == "off":
+    if not reasoning or common.clamp_thinking_level(model, reasoning) == "off":
         thinking = {"enabled": False}
     else:
-        resolved = resolve_google_level(model, clamp_thinking_level(model, reasoning))
+        resolved = resolve_google_level(model, common.clamp_thinking_level(model, reasoning))
         if uses_thinking_level(model):
             thinking = {"enabled": True, "level": resolved.upper()}
         else:
             thinking = {"enabled": True, "budgetTokens": _budget(model, resolved)}
 
-    context = resolve_transcript(messages, False, notes)
-    initial = initial_system_message(context)
+    context = common.resolve_transcript(messages, False, notes)
+    initial = common.initial_system_message(context)
     conversation = context[1:] if initial else context
     contents = convert_messages(model, conversation, notes)
-    tools = current_tools(context)
+    tools = common.current_tools(context)
     strict_ok = (gemini_major(str(model["id"])) or 0) >= 3
     config: dict[str, Any] = {"maxOutputTokens": max_tokens}
-    system = system_message_text(initial) if initial else ""
+    system = common.system_message_text(initial) if initial else ""
     if system:
-        config["systemInstruction"] = sanitize_surrogates(system)
+        config["systemInstruction"] = common.sanitize_surrogates(system)
     if tools:
         declarations = []
         modes = []
         for tool in tools:
-            strict = resolve_strict(tool, strict_ok)
+            strict = common.resolve_strict(tool, strict_ok)
             modes.append(strict)
             declarations.append(
                 {
                     "name": get(tool, "name"),
                     "description": get(tool, "description"),
-                    "parametersJsonSchema": rewrite_const_as_enum(tool_parameters(tool, strict)),
+                    "parametersJsonSchema": rewrite_const_as_enum(common.tool_parameters(tool, strict)),
                 }
             )
         config["tools"] = [{"functionDeclarations": declarations}]

@@ -13,23 +13,8 @@ from typing import Any
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.ops import to_string
 from pitools.core.js.value import UNDEFINED, js_truthy, slice_head_utf16, utf16_len
-from pitools.core.request.common import (
-    Notes,
-    RequestError,
-    clamp_max_tokens_to_context,
-    clamp_thinking_level,
-    get,
-    js_trim_empty,
-    render_system_message_update,
-    resolve_sampling_params,
-    resolve_strict,
-    resolve_transcript,
-    sanitize_surrogates,
-    system_message_text,
-    thinking_budget,
-    tool_parameters,
-    transform_messages,
-)
+from pitools.core.request import common
+from pitools.core.request.common import Notes, RequestError, get
 from pitools.core.request.tools import clamp_prompt_cache_key, resolve_transcript_tools, short_hash
 
 API = "openai-completions"
@@ -178,26 +163,15 @@ def _legacy_detail(signature: Any) -> Any:
     return UNDEFINED
 
 
-def _grammar_check(tools: list[Any], c: dict[str, Any]) -> None:
-    if not c.get("supportsOpenAIGrammarTools"):
-        return
-    for tool in tools:
-        config = get(tool, "constrainedSampling")
-        if type(config) is dict and config.get("type") == "grammar":
-            raise RequestError(
-                f"tool {get(tool, 'name')!r} uses grammar-constrained sampling, which pitools does not replay"
-            )
-
-
 def convert_tools(tools: list[Any], c: dict[str, Any]) -> list[Any]:
     out = []
     supports_strict = c.get("supportsStrictMode") is not False
     for tool in tools:
-        strict = resolve_strict(tool, supports_strict)
+        strict = common.resolve_strict(tool, supports_strict)
         function: dict[str, Any] = {
             "name": get(tool, "name"),
             "description": get(tool, "description"),
-            "parameters": tool_parameters(tool, strict),
+            "parameters": common.tool_parameters(tool, strict),
         }
         if supports_strict:
             function["strict"] = strict if strict is not None else False
@@ -213,8 +187,8 @@ def _image_url(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, Any], notes: Notes) -> list[Any]:
-    context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")))
-    transformed = transform_messages(context, model, normalize_tool_call_id(model), notes)
+    context = common.resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")))
+    transformed = common.transform_messages(context, model, normalize_tool_call_id(model), notes)
     support = (
         "additions"
         if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True
@@ -240,16 +214,16 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
             system_index += 1
             if added:
                 params.append({"role": "system", "tools": convert_tools(added, c)})
-            text = system_message_text(msg) if i == 0 else render_system_message_update(msg)
+            text = common.system_message_text(msg) if i == 0 else common.render_system_message_update(msg)
             if text:
-                params.append({"role": instruction_role, "content": sanitize_surrogates(text)})
+                params.append({"role": instruction_role, "content": common.sanitize_surrogates(text)})
         elif role == "user":
             content = msg["content"]
             if type(content) is str:
-                params.append({"role": "user", "content": sanitize_surrogates(content)})
+                params.append({"role": "user", "content": common.sanitize_surrogates(content)})
             else:
                 parts = [
-                    {"type": "text", "text": sanitize_surrogates(b["text"])}
+                    {"type": "text", "text": common.sanitize_surrogates(b["text"])}
                     if get(b, "type") == "text"
                     else _image_url(b)
                     for b in content
@@ -268,9 +242,9 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
             }
             blocks = msg["content"]
             text_parts = [
-                {"type": "text", "text": sanitize_surrogates(b["text"])}
+                {"type": "text", "text": common.sanitize_surrogates(b["text"])}
                 for b in blocks
-                if get(b, "type") == "text" and not js_trim_empty(b["text"])
+                if get(b, "type") == "text" and not common.js_trim_empty(b["text"])
             ]
             text = "".join(p["text"] for p in text_parts)
             thinking_blocks = [b for b in blocks if get(b, "type") == "thinking"]
@@ -285,10 +259,10 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
             )
             legacy = [d for d in (_legacy_detail(get(b, "thoughtSignature")) for b in calls) if d is not UNDEFINED]
             preserved = signed if signed is not UNDEFINED else (legacy if legacy else UNDEFINED)
-            non_empty = [b for b in thinking_blocks if not js_trim_empty(b["thinking"])]
+            non_empty = [b for b in thinking_blocks if not common.js_trim_empty(b["thinking"])]
             if non_empty:
                 if c.get("requiresThinkingAsText"):
-                    joined = "\n\n".join(sanitize_surrogates(b["thinking"]) for b in non_empty)
+                    joined = "\n\n".join(common.sanitize_surrogates(b["thinking"]) for b in non_empty)
                     out["content"] = [{"type": "text", "text": joined}, *text_parts]
                 else:
                     if text:
@@ -337,11 +311,11 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
                 texts = [get(b, "text") for b in content if get(b, "type") == "text"]
                 text_result = "\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts)
                 has_images = any(get(b, "type") == "image" for b in content)
-                has_text = not js_trim_empty(text_result)
+                has_text = not common.js_trim_empty(text_result)
                 shown = text_result if has_text else "(see attached image)" if has_images else "(no tool output)"
                 result: dict[str, Any] = {
                     "role": "tool",
-                    "content": sanitize_surrogates(shown),
+                    "content": common.sanitize_surrogates(shown),
                     "tool_call_id": tool_msg.get("toolCallId"),
                 }
                 if c.get("requiresToolResultName") and js_truthy(tool_msg.get("toolName")):
@@ -384,20 +358,16 @@ def build(
     model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
 ) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
-    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
-    clamped = clamp_thinking_level(model, level) if level != "off" else None
-    effort = None if clamped in (None, "off") else clamped
+    max_tokens, effort = common.openai_budget(model, messages, level)
     c = get_compat(model)
-    context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")), notes)
+    context = common.resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")), notes)
     support = (
         "additions"
         if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True
         else "none"
     )
     request_tools, _ = resolve_transcript_tools(context, support)
-    from pitools.core.request.common import current_tools
-
-    _grammar_check(current_tools(context), c)
+    common.refuse_grammar_tools(common.current_tools(context), c.get("supportsOpenAIGrammarTools"))
     out_messages = convert_messages(model, context, c, notes)
     key_mode = c.get("promptCacheKeyMode") or "auto"
     supports_key = key_mode == "enabled" or (key_mode == "auto" and "api.openai.com" in str(model.get("baseUrl") or ""))
@@ -431,7 +401,7 @@ def build(
     gateway = (model.get("compat") or {}).get("vercelGatewayRouting")
     if gateway and (gateway.get("only") or gateway.get("order")):
         params["providerOptions"] = {"gateway": {k: gateway[k] for k in ("only", "order") if gateway.get(k)}}
-    sampling = resolve_sampling_params(model, effort or "off")
+    sampling = common.resolve_sampling_params(model, effort or "off")
     if sampling:
         params.update(sampling)
     return params
@@ -499,6 +469,6 @@ def _thinking(model: dict[str, Any], c: dict[str, Any], effort: str | None, para
         field = "thinking_token_budget" if c.get("supportsThinkingTokenBudget") else None
     if field and effort and reasoning:
         ceiling = params.get("max_tokens", params.get("max_completion_tokens", model["maxTokens"]))
-        budget = min(thinking_budget(effort), max(0, ceiling - 1024))
+        budget = min(common.thinking_budget(effort), max(0, ceiling - 1024))
         if budget > 0:
             params[field] = budget

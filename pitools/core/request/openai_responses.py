@@ -13,23 +13,8 @@ from typing import Any
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.ops import to_string
 from pitools.core.js.value import UNDEFINED, js_truthy, slice_head_utf16, utf16_len
-from pitools.core.request.common import (
-    Notes,
-    RequestError,
-    clamp_max_tokens_to_context,
-    clamp_thinking_level,
-    current_tools,
-    get,
-    js_trim_empty,
-    render_system_message_update,
-    resolve_sampling_params,
-    resolve_strict,
-    resolve_transcript,
-    sanitize_surrogates,
-    system_message_text,
-    tool_parameters,
-    transform_messages,
-)
+from pitools.core.request import common
+from pitools.core.request.common import Notes, RequestError, get
 from pitools.core.request.tools import clamp_prompt_cache_key, resolve_transcript_tools, short_hash
 
 API = "openai-responses"
@@ -42,25 +27,22 @@ _TRAILING_UNDERSCORES = re.compile(r"_+$")
 
 
 def get_compat(model: dict[str, Any]) -> dict[str, Any]:
-    c = model.get("compat") or {}
-
-    def flag(name: str, default: Any) -> Any:
-        v = c.get(name)
-        return default if v is None else v
-
-    return {
-        "supportsDeveloperRole": flag("supportsDeveloperRole", True),
-        "supportsMidConvoSystemMessages": flag("supportsMidConvoSystemMessages", False),
-        "promptCacheKeyMode": flag("promptCacheKeyMode", "auto"),
-        "supportsLongCacheRetention": flag("supportsLongCacheRetention", True),
-        "supportsStrictMode": flag("supportsStrictMode", False),
-        "supportsOpenAIGrammarTools": flag("supportsOpenAIGrammarTools", False),
-        "supportsAdditionalTools": flag("supportsAdditionalTools", False),
-        "supportsToolSearch": flag("supportsToolSearch", False),
-        "supportsExplicitPromptCacheMode": flag("supportsExplicitPromptCacheMode", False),
-        "supportsMaxOutputTokens": flag("supportsMaxOutputTokens", True),
-        "supportsMidConvoEffort": flag("supportsMidConvoEffort", False),
-    }
+    return common.compat_flags(
+        model,
+        {
+            "supportsDeveloperRole": True,
+            "supportsMidConvoSystemMessages": False,
+            "promptCacheKeyMode": "auto",
+            "supportsLongCacheRetention": True,
+            "supportsStrictMode": False,
+            "supportsOpenAIGrammarTools": False,
+            "supportsAdditionalTools": False,
+            "supportsToolSearch": False,
+            "supportsExplicitPromptCacheMode": False,
+            "supportsMaxOutputTokens": True,
+            "supportsMidConvoEffort": False,
+        },
+    )
 
 
 def tool_support(c: dict[str, Any]) -> str:
@@ -84,13 +66,13 @@ def _split(tool_id: str) -> tuple[str, Any]:
 def convert_tools(tools: list[Any], supports_strict: bool, search_result: bool = False) -> list[Any]:
     out = []
     for tool in tools:
-        constrained = resolve_strict(tool, supports_strict)
+        constrained = common.resolve_strict(tool, supports_strict)
         strict = constrained if constrained is not None else False
         definition: dict[str, Any] = {
             "type": "function",
             "name": get(tool, "name"),
             "description": get(tool, "description"),
-            "parameters": tool_parameters(tool, True if strict is True else None),
+            "parameters": common.tool_parameters(tool, True if strict is True else None),
         }
         if search_result:
             definition["defer_loading"] = True
@@ -122,12 +104,14 @@ def _tool_result_output(model: dict[str, Any], content: list[Any]) -> Any:
     texts = [get(c, "text") for c in content if get(c, "type") == "text"]
     text = "\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts)
     images = [c for c in content if get(c, "type") == "image"]
-    has_text = not js_trim_empty(text)
+    has_text = not common.js_trim_empty(text)
     if not images or "image" not in (model.get("input") or []):
-        return sanitize_surrogates(text if has_text else "(see attached image)" if images else "(no tool output)")
+        return common.sanitize_surrogates(
+            text if has_text else "(see attached image)" if images else "(no tool output)"
+        )
     out: list[Any] = []
     if has_text:
-        out.append({"type": "input_text", "text": sanitize_surrogates(text)})
+        out.append({"type": "input_text", "text": common.sanitize_surrogates(text)})
     for image in images:
         out.append(
             {
@@ -151,7 +135,7 @@ def _incremental_notice(unavailable: dict[str, None]) -> str:
 def convert_messages(
     model: dict[str, Any], messages: list[Any], c: dict[str, Any], config_effort: Any, notes: Notes
 ) -> list[Any]:
-    context = resolve_transcript(messages, c["supportsMidConvoSystemMessages"])
+    context = common.resolve_transcript(messages, c["supportsMidConvoSystemMessages"])
     provider_ok = model["provider"] in TOOL_CALL_PROVIDERS
 
     def normalize(tool_id: Any, _model: dict[str, Any], source: dict[str, Any]) -> Any:
@@ -168,7 +152,7 @@ def convert_messages(
             item = _id_part("fc_" + item)
         return f"{_id_part(call_id)}|{item}"
 
-    transformed = transform_messages(context, model, normalize, notes)
+    transformed = common.transform_messages(context, model, normalize, notes)
     support = tool_support(c)
     _, folded = resolve_transcript_tools(context, support)
     instruction_role = (
@@ -230,7 +214,7 @@ def convert_messages(
             system_index += 1
             if anchors:
                 tool_additions(msg, f"system:{msg_index}")
-            parts = [system_message_text(msg) if leading else render_system_message_update(msg)]
+            parts = [common.system_message_text(msg) if leading else common.render_system_message_update(msg)]
             if anchors:
                 added_tools = get(msg, "toolsAdded")
                 added = {get(t, "name") for t in (added_tools if type(added_tools) is list else [])}
@@ -249,14 +233,16 @@ def convert_messages(
                     unavailable[name] = None
             text = "\n\n".join(p for p in parts if p)
             if text:
-                out.append({"role": instruction_role, "content": sanitize_surrogates(text)})
+                out.append({"role": instruction_role, "content": common.sanitize_surrogates(text)})
         elif role == "user":
             content = msg["content"]
             if type(content) is str:
-                out.append({"role": "user", "content": [{"type": "input_text", "text": sanitize_surrogates(content)}]})
+                out.append(
+                    {"role": "user", "content": [{"type": "input_text", "text": common.sanitize_surrogates(content)}]}
+                )
             else:
                 items = [
-                    {"type": "input_text", "text": sanitize_surrogates(b["text"])}
+                    {"type": "input_text", "text": common.sanitize_surrogates(b["text"])}
                     if get(b, "type") == "text"
                     else {
                         "type": "input_image",
@@ -301,7 +287,11 @@ def convert_messages(
                         "type": "message",
                         "role": "assistant",
                         "content": [
-                            {"type": "output_text", "text": sanitize_surrogates(block["text"]), "annotations": []}
+                            {
+                                "type": "output_text",
+                                "text": common.sanitize_surrogates(block["text"]),
+                                "annotations": [],
+                            }
                         ],
                         "status": "completed",
                         "id": msg_id,
@@ -344,32 +334,19 @@ def convert_messages(
     return out
 
 
-def _grammar_check(tools: list[Any], c: dict[str, Any]) -> None:
-    if not c["supportsOpenAIGrammarTools"]:
-        return
-    for tool in tools:
-        config = get(tool, "constrainedSampling")
-        if type(config) is dict and config.get("type") == "grammar":
-            raise RequestError(
-                f"tool {get(tool, 'name')!r} uses grammar-constrained sampling, which pitools does not replay"
-            )
-
-
 def build(
     model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
 ) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
-    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
-    clamped = clamp_thinking_level(model, level) if level != "off" else None
-    effort = None if clamped in (None, "off") else clamped
+    max_tokens, effort = common.openai_budget(model, messages, level)
     c = get_compat(model)
     level_map = model.get("thinkingLevelMap") or {}
     config_effort: Any = None
     if c["supportsMidConvoEffort"] and effort:
         mapped = level_map.get(effort, UNDEFINED)
         config_effort = effort if mapped is None or mapped is UNDEFINED else mapped
-    context = resolve_transcript(messages, c["supportsMidConvoSystemMessages"], notes)
-    _grammar_check(current_tools(context), c)
+    context = common.resolve_transcript(messages, c["supportsMidConvoSystemMessages"], notes)
+    common.refuse_grammar_tools(common.current_tools(context), c["supportsOpenAIGrammarTools"])
     request_tools, _ = resolve_transcript_tools(context, tool_support(c))
     items = convert_messages(model, context, c, config_effort, notes)
     send_key = c["promptCacheKeyMode"] != "disabled"
@@ -400,7 +377,7 @@ def build(
             params["reasoning"] = {"effort": "none" if off is UNDEFINED else off}
         if model["provider"] == "xai":
             params["include"] = ["reasoning.encrypted_content"]
-    sampling = resolve_sampling_params(model, effort or "off")
+    sampling = common.resolve_sampling_params(model, effort or "off")
     if sampling:
         params.update(sampling)
     return params

@@ -32,34 +32,12 @@ MESSAGE_ROLES = (
 )
 _M = object()
 _BIG = 2**1023
-_c1 = frozenset({"message"})
-_c2 = frozenset({"system"})
-_c3 = frozenset({"text"})
-_c4 = frozenset({"user"})
-_c5 = frozenset({"image"})
-_c6 = frozenset({"assistant"})
-_c7 = frozenset({"thinking"})
-_c8 = frozenset({"toolCall"})
-_c9 = frozenset({"aborted", "deferred", "error", "length", "pending", "stop", "toolUse"})
-_c10 = frozenset({"toolResult"})
-_c11 = frozenset({"error", "ok", "unfinished"})
-_c12 = frozenset({"bashExecution"})
-_c13 = frozenset({"custom"})
-_c14 = frozenset({"branchSummary"})
-_c15 = frozenset({"compactionSummary"})
-_c16 = frozenset(
+_c1 = frozenset({"aborted", "deferred", "error", "length", "pending", "stop", "toolUse"})
+_c2 = frozenset({"error", "ok", "unfinished"})
+_c3 = frozenset(
     {"assistant", "bashExecution", "branchSummary", "compactionSummary", "custom", "system", "toolResult", "user"}
 )
-_c17 = frozenset({"model_change"})
-_c18 = frozenset({"thinking_level_change"})
-_c19 = frozenset({"compaction"})
-_c20 = frozenset({"branch_summary"})
-_c21 = frozenset({"context_edit"})
-_c22 = frozenset({"custom_message"})
-_c23 = frozenset({"label"})
-_c24 = frozenset({"session_info"})
-_c25 = frozenset({"usage"})
-_c26 = frozenset(
+_c4 = frozenset(
     {
         "branch_summary",
         "compaction",
@@ -77,751 +55,399 @@ _c26 = frozenset(
 )
 
 
+def _tag(v: object, field: str, known: frozenset[str]) -> str:
+    """The tag a :class:`~pitools.core.session.schema.TagOf` reads: ``v[field]`` if known, else "unknown"."""
+    tag = v.get(field) if isinstance(v, dict) else getattr(v, field, None)
+    return tag if isinstance(tag, str) and tag in known else "unknown"
+
+
+def check_EntryBase(v: object) -> bool:
+    return (
+        type(v) is dict
+        and type(v.get("id")) is str
+        and (type(x := v.get("parentId", _M)) is str or x is None)
+        and type(v.get("timestamp")) is str
+    )
+
+
 def check_TextContent(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c3):
-        return False
-    x = v.get("text", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("textSignature")
-    return x is None or type(x) is str
+    return (
+        type(v) is dict
+        and v.get("type") == "text"
+        and type(v.get("text")) is str
+        and ((x := v.get("textSignature")) is None or type(x) is str)
+    )
+
+
+def _item1(y: object) -> bool:
+    return type(y) is str or y is None
+
+
+def _item2(y: object) -> bool:
+    return type(y) is str or y is None
 
 
 def check_Tool(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("name", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("description", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parameters", _M)
-    return x is not _M and type(x) is dict
+    return (
+        type(v) is dict
+        and type(v.get("name")) is str
+        and type(v.get("description")) is str
+        and type(v.get("parameters")) is dict
+    )
 
 
 def check_ToolReference(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("name", _M)
-    return x is not _M and type(x) is str
+    return type(v) is dict and type(v.get("name")) is str
 
 
 def check_SystemMessage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("role", _M)
-    if x is _M or not (type(x) is str and x in _c2):
-        return False
-    x = v.get("content", _M)
-    if x is _M or not (type(x) is str or (type(x) is list and all(map(check_TextContent, x)))):
-        return False
-    x = v.get("sections")
-    if x is not None and not (type(x) is dict and all(type(y) is str or y is None for y in x.values())):
-        return False
-    x = v.get("toolsAdded")
-    if x is not None and not (type(x) is list and all(map(check_Tool, x))):
-        return False
-    x = v.get("toolsRemoved")
-    if x is not None and not (type(x) is list and all(map(check_ToolReference, x))):
-        return False
-    x = v.get("timestamp", _M)
-    return x is not _M and (type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+    return (
+        type(v) is dict
+        and v.get("role") == "system"
+        and (type(x := v.get("content")) is str or (type(x) is list and all(map(check_TextContent, x))))
+        and ((x := v.get("sections")) is None or (type(x) is dict and all(map(_item2, x.values()))))
+        and ((x := v.get("toolsAdded")) is None or (type(x) is list and all(map(check_Tool, x))))
+        and ((x := v.get("toolsRemoved")) is None or (type(x) is list and all(map(check_ToolReference, x))))
+        and (type(x := v.get("timestamp")) is float or (type(x) is int and -_BIG < x < _BIG))
+    )
 
 
 def check_ImageContent(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c5):
-        return False
-    x = v.get("data", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("mimeType", _M)
-    return x is not _M and type(x) is str
+    return (
+        type(v) is dict and v.get("type") == "image" and type(v.get("data")) is str and type(v.get("mimeType")) is str
+    )
 
 
 def check_union1(v: object) -> bool:
     """TextContent | ImageContent, told apart by `type`."""
-    if type(v) is not dict:
-        return False
-    tag = v.get("type")
-    if type(tag) is not str:
-        return False
-    fn = _t1.get(tag)
-    return fn is not None and fn(v)
+    return type(v) is dict and type(tag := v.get("type")) is str and (fn := _t1.get(tag)) is not None and fn(v)
 
 
 def check_UserMessage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("role", _M)
-    if x is _M or not (type(x) is str and x in _c4):
-        return False
-    x = v.get("content", _M)
-    if x is _M or not (type(x) is str or (type(x) is list and all(map(check_union1, x)))):
-        return False
-    x = v.get("timestamp", _M)
-    return x is not _M and (type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+    return (
+        type(v) is dict
+        and v.get("role") == "user"
+        and (type(x := v.get("content")) is str or (type(x) is list and all(map(check_union1, x))))
+        and (type(x := v.get("timestamp")) is float or (type(x) is int and -_BIG < x < _BIG))
+    )
 
 
 def check_ThinkingContent(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c7):
-        return False
-    x = v.get("thinking", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("thinkingSignature")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("redacted")
-    return x is None or type(x) is bool
+    return (
+        type(v) is dict
+        and v.get("type") == "thinking"
+        and type(v.get("thinking")) is str
+        and ((x := v.get("thinkingSignature")) is None or type(x) is str)
+        and ((x := v.get("redacted")) is None or type(x) is bool)
+    )
 
 
 def check_ToolCall(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c8):
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("name", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("arguments", _M)
-    if x is _M or type(x) is not dict:
-        return False
-    x = v.get("thoughtSignature")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("namespace")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("argumentsError")
-    return x is None or type(x) is str
+    return (
+        type(v) is dict
+        and v.get("type") == "toolCall"
+        and type(v.get("id")) is str
+        and type(v.get("name")) is str
+        and type(v.get("arguments")) is dict
+        and ((x := v.get("thoughtSignature")) is None or type(x) is str)
+        and ((x := v.get("namespace")) is None or type(x) is str)
+        and ((x := v.get("argumentsError")) is None or type(x) is str)
+    )
 
 
 def check_union2(v: object) -> bool:
     """TextContent | ThinkingContent | ToolCall, told apart by `type`."""
-    if type(v) is not dict:
-        return False
-    tag = v.get("type")
-    if type(tag) is not str:
-        return False
-    fn = _t2.get(tag)
-    return fn is not None and fn(v)
+    return type(v) is dict and type(tag := v.get("type")) is str and (fn := _t2.get(tag)) is not None and fn(v)
 
 
 def check_UsageCost(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("input", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("output", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("cacheRead", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("cacheWrite", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("total", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("totalFromProvider")
-    return x is None or type(x) is bool
+    return (
+        type(v) is dict
+        and (type(x := v.get("input")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and (type(x := v.get("output")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and (type(x := v.get("cacheRead")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and (type(x := v.get("cacheWrite")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and (type(x := v.get("total")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and ((x := v.get("totalFromProvider")) is None or type(x) is bool)
+    )
 
 
 def check_Usage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("input", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("output", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("cacheRead", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("cacheWrite", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("cacheWrite1h")
-    if x is not None and not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("reasoning")
-    if x is not None and not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("totalTokens", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("cost", _M)
-    return x is not _M and check_UsageCost(x)
+    return (
+        type(v) is dict
+        and (type(x := v.get("input")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and (type(x := v.get("output")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and (type(x := v.get("cacheRead")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and (type(x := v.get("cacheWrite")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and ((x := v.get("cacheWrite1h")) is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+        and ((x := v.get("reasoning")) is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+        and (type(x := v.get("totalTokens")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and check_UsageCost(v.get("cost"))
+    )
 
 
 def check_DeferredHandle(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("provider", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("modelId", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("api", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("expiresAt")
-    if x is not None and not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("pollAfterMs")
-    return x is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG)
+    return (
+        type(v) is dict
+        and type(v.get("provider")) is str
+        and type(v.get("modelId")) is str
+        and type(v.get("api")) is str
+        and type(v.get("id")) is str
+        and ((x := v.get("expiresAt")) is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+        and ((x := v.get("pollAfterMs")) is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+    )
 
 
 def check_AssistantMessage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("role", _M)
-    if x is _M or not (type(x) is str and x in _c6):
-        return False
-    x = v.get("content", _M)
-    if x is _M or not (type(x) is list and all(map(check_union2, x))):
-        return False
-    x = v.get("api", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("provider", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("model", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("responseModel")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("responseId")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("providerThinkingLevel")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("thinkingLevel")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("diagnostics")
-    if x is not None and type(x) is not list:
-        return False
-    x = v.get("usage", _M)
-    if x is _M or not check_Usage(x):
-        return False
-    x = v.get("stopReason", _M)
-    if x is _M or not (type(x) is str and x in _c9):
-        return False
-    x = v.get("deferred")
-    if x is not None and not check_DeferredHandle(x):
-        return False
-    x = v.get("errorMessage")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("rawStopReason")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("endTurn")
-    if x is not None and type(x) is not bool:
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("durationMs")
-    return x is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG)
+    return (
+        type(v) is dict
+        and v.get("role") == "assistant"
+        and type(x := v.get("content")) is list
+        and all(map(check_union2, x))
+        and type(v.get("api")) is str
+        and type(v.get("provider")) is str
+        and type(v.get("model")) is str
+        and ((x := v.get("responseModel")) is None or type(x) is str)
+        and ((x := v.get("responseId")) is None or type(x) is str)
+        and ((x := v.get("providerThinkingLevel")) is None or type(x) is str)
+        and ((x := v.get("thinkingLevel")) is None or type(x) is str)
+        and ((x := v.get("diagnostics")) is None or type(x) is list)
+        and check_Usage(v.get("usage"))
+        and type(x := v.get("stopReason")) is str
+        and x in _c1
+        and ((x := v.get("deferred")) is None or check_DeferredHandle(x))
+        and ((x := v.get("errorMessage")) is None or type(x) is str)
+        and ((x := v.get("rawStopReason")) is None or type(x) is str)
+        and ((x := v.get("endTurn")) is None or type(x) is bool)
+        and (type(x := v.get("timestamp")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and ((x := v.get("durationMs")) is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+    )
 
 
 def check_NestedToolCallRecord(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("name", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("arguments")
-    if x is not None and type(x) is not dict:
-        return False
-    x = v.get("argumentsBytes")
-    if x is not None and not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("status", _M)
-    if x is _M or not (type(x) is str and x in _c11):
-        return False
-    x = v.get("durationMs")
-    if x is not None and not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("error")
-    return x is None or type(x) is str
+    return (
+        type(v) is dict
+        and type(v.get("id")) is str
+        and type(v.get("name")) is str
+        and ((x := v.get("arguments")) is None or type(x) is dict)
+        and ((x := v.get("argumentsBytes")) is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+        and type(x := v.get("status")) is str
+        and x in _c2
+        and ((x := v.get("durationMs")) is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+        and ((x := v.get("error")) is None or type(x) is str)
+    )
 
 
 def check_NestedToolCalls(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("calls", _M)
-    if x is _M or not (type(x) is list and all(map(check_NestedToolCallRecord, x))):
-        return False
-    x = v.get("complete", _M)
-    return x is not _M and type(x) is bool
+    return (
+        type(v) is dict
+        and type(x := v.get("calls")) is list
+        and all(map(check_NestedToolCallRecord, x))
+        and type(v.get("complete")) is bool
+    )
 
 
 def check_ToolResultMessage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("role", _M)
-    if x is _M or not (type(x) is str and x in _c10):
-        return False
-    x = v.get("toolCallId", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("toolName", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("content", _M)
-    if x is _M or not (type(x) is list and all(map(check_union1, x))):
-        return False
-    x = v.get("usage")
-    if x is not None and not check_Usage(x):
-        return False
-    x = v.get("nestedCalls")
-    if x is not None and not check_NestedToolCalls(x):
-        return False
-    x = v.get("isError", _M)
-    if x is _M or type(x) is not bool:
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("durationMs")
-    return x is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG)
+    return (
+        type(v) is dict
+        and v.get("role") == "toolResult"
+        and type(v.get("toolCallId")) is str
+        and type(v.get("toolName")) is str
+        and type(x := v.get("content")) is list
+        and all(map(check_union1, x))
+        and ((x := v.get("usage")) is None or check_Usage(x))
+        and ((x := v.get("nestedCalls")) is None or check_NestedToolCalls(x))
+        and type(v.get("isError")) is bool
+        and (type(x := v.get("timestamp")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and ((x := v.get("durationMs")) is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+    )
 
 
 def check_BashExecutionMessage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("role", _M)
-    if x is _M or not (type(x) is str and x in _c12):
-        return False
-    x = v.get("command", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("output", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("exitCode")
-    if x is not None and not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("cancelled", _M)
-    if x is _M or type(x) is not bool:
-        return False
-    x = v.get("truncated", _M)
-    if x is _M or type(x) is not bool:
-        return False
-    x = v.get("fullOutputPath")
-    if x is not None and type(x) is not str:
-        return False
-    x = v.get("excludeFromContext")
-    if x is not None and type(x) is not bool:
-        return False
-    x = v.get("timestamp", _M)
-    return x is not _M and (type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+    return (
+        type(v) is dict
+        and v.get("role") == "bashExecution"
+        and type(v.get("command")) is str
+        and type(v.get("output")) is str
+        and ((x := v.get("exitCode")) is None or type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+        and type(v.get("cancelled")) is bool
+        and type(v.get("truncated")) is bool
+        and ((x := v.get("fullOutputPath")) is None or type(x) is str)
+        and ((x := v.get("excludeFromContext")) is None or type(x) is bool)
+        and (type(x := v.get("timestamp")) is float or (type(x) is int and -_BIG < x < _BIG))
+    )
 
 
 def check_CustomMessage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("role", _M)
-    if x is _M or not (type(x) is str and x in _c13):
-        return False
-    x = v.get("customType", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("content", _M)
-    if x is _M or not (type(x) is str or (type(x) is list and all(map(check_union1, x)))):
-        return False
-    x = v.get("display", _M)
-    if x is _M or type(x) is not bool:
-        return False
-    x = v.get("timestamp", _M)
-    return x is not _M and (type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+    return (
+        type(v) is dict
+        and v.get("role") == "custom"
+        and type(v.get("customType")) is str
+        and (type(x := v.get("content")) is str or (type(x) is list and all(map(check_union1, x))))
+        and type(v.get("display")) is bool
+        and (type(x := v.get("timestamp")) is float or (type(x) is int and -_BIG < x < _BIG))
+    )
 
 
 def check_BranchSummaryMessage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("role", _M)
-    if x is _M or not (type(x) is str and x in _c14):
-        return False
-    x = v.get("summary", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("fromId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    return x is not _M and (type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+    return (
+        type(v) is dict
+        and v.get("role") == "branchSummary"
+        and type(v.get("summary")) is str
+        and (type(x := v.get("fromId", _M)) is str or x is None)
+        and (type(x := v.get("timestamp")) is float or (type(x) is int and -_BIG < x < _BIG))
+    )
 
 
 def check_CompactionSummaryMessage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("role", _M)
-    if x is _M or not (type(x) is str and x in _c15):
-        return False
-    x = v.get("summary", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("tokensBefore", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("timestamp", _M)
-    return x is not _M and (type(x) is float or (type(x) is int and -_BIG < x < _BIG))
+    return (
+        type(v) is dict
+        and v.get("role") == "compactionSummary"
+        and type(v.get("summary")) is str
+        and (type(x := v.get("tokensBefore")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and (type(x := v.get("timestamp")) is float or (type(x) is int and -_BIG < x < _BIG))
+    )
 
 
 def check_UnknownMessage(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("role", _M)
-    return x is not _M and type(x) is str
+    return type(v) is dict and type(v.get("role")) is str
 
 
 def _tag_role(v: object) -> str:
-    tag = v.get("role") if isinstance(v, dict) else getattr(v, "role", None)
-    return tag if isinstance(tag, str) and tag in _c16 else "unknown"
+    return _tag(v, "role", _c3)
 
 
 def check_by_role3(v: object) -> bool:
     """Dispatch on `role` as _tag_role reads it."""
-    tag = v.get("role") if isinstance(v, dict) else getattr(v, "role", None)
-    fn = _t3.get(tag if isinstance(tag, str) and tag in _c16 else "unknown")
-    return fn is not None and fn(v)
+    return (fn := _t3.get(_tag(v, "role", _c3))) is not None and fn(v)
 
 
 def check_MessageEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c1):
-        return False
-    x = v.get("message", _M)
-    return x is not _M and check_by_role3(x)
+    return type(v) is dict and check_EntryBase(v) and v.get("type") == "message" and check_by_role3(v.get("message"))
 
 
 def check_ModelChangeEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c17):
-        return False
-    x = v.get("provider", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("modelId", _M)
-    return x is not _M and type(x) is str
+    return (
+        type(v) is dict
+        and check_EntryBase(v)
+        and v.get("type") == "model_change"
+        and type(v.get("provider")) is str
+        and type(v.get("modelId")) is str
+    )
 
 
 def check_ThinkingLevelChangeEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c18):
-        return False
-    x = v.get("thinkingLevel", _M)
-    return x is not _M and type(x) is str
+    return (
+        type(v) is dict
+        and check_EntryBase(v)
+        and v.get("type") == "thinking_level_change"
+        and type(v.get("thinkingLevel")) is str
+    )
 
 
 def check_CompactionEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c19):
-        return False
-    x = v.get("summary", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("firstKeptEntryId", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("tokensBefore", _M)
-    if x is _M or not (type(x) is float or (type(x) is int and -_BIG < x < _BIG)):
-        return False
-    x = v.get("usage")
-    if x is not None and not check_Usage(x):
-        return False
-    x = v.get("fromHook")
-    if x is not None and type(x) is not bool:
-        return False
-    x = v.get("systemMessage")
-    return x is None or check_SystemMessage(x)
+    return (
+        type(v) is dict
+        and check_EntryBase(v)
+        and v.get("type") == "compaction"
+        and type(v.get("summary")) is str
+        and type(v.get("firstKeptEntryId")) is str
+        and (type(x := v.get("tokensBefore")) is float or (type(x) is int and -_BIG < x < _BIG))
+        and ((x := v.get("usage")) is None or check_Usage(x))
+        and ((x := v.get("fromHook")) is None or type(x) is bool)
+        and ((x := v.get("systemMessage")) is None or check_SystemMessage(x))
+    )
 
 
 def check_BranchSummaryEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c20):
-        return False
-    x = v.get("fromId", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("summary", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("usage")
-    if x is not None and not check_Usage(x):
-        return False
-    x = v.get("fromHook")
-    return x is None or type(x) is bool
+    return (
+        type(v) is dict
+        and check_EntryBase(v)
+        and v.get("type") == "branch_summary"
+        and type(v.get("fromId")) is str
+        and type(v.get("summary")) is str
+        and ((x := v.get("usage")) is None or check_Usage(x))
+        and ((x := v.get("fromHook")) is None or type(x) is bool)
+    )
 
 
 def check_union4(v: object) -> bool:
     """TextContent | ThinkingContent | ImageContent | ToolCall, told apart by `type`."""
-    if type(v) is not dict:
-        return False
-    tag = v.get("type")
-    if type(tag) is not str:
-        return False
-    fn = _t4.get(tag)
-    return fn is not None and fn(v)
+    return type(v) is dict and type(tag := v.get("type")) is str and (fn := _t4.get(tag)) is not None and fn(v)
 
 
 def check_ContextEditReplacement(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("content", _M)
-    return x is not _M and (type(x) is str or (type(x) is list and all(map(check_union4, x))))
+    return type(v) is dict and (type(x := v.get("content")) is str or (type(x) is list and all(map(check_union4, x))))
 
 
 def check_ContextEditEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c21):
-        return False
-    x = v.get("targetId", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("replacement", _M)
-    return x is not _M and (check_ContextEditReplacement(x) or x is None)
+    return (
+        type(v) is dict
+        and check_EntryBase(v)
+        and v.get("type") == "context_edit"
+        and type(v.get("targetId")) is str
+        and (check_ContextEditReplacement(x := v.get("replacement", _M)) or x is None)
+    )
 
 
 def check_CustomEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c13):
-        return False
-    x = v.get("customType", _M)
-    return x is not _M and type(x) is str
+    return type(v) is dict and check_EntryBase(v) and v.get("type") == "custom" and type(v.get("customType")) is str
 
 
 def check_CustomMessageEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c22):
-        return False
-    x = v.get("customType", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("content", _M)
-    if x is _M or not (type(x) is str or (type(x) is list and all(map(check_union1, x)))):
-        return False
-    x = v.get("display", _M)
-    return x is not _M and type(x) is bool
+    return (
+        type(v) is dict
+        and check_EntryBase(v)
+        and v.get("type") == "custom_message"
+        and type(v.get("customType")) is str
+        and (type(x := v.get("content")) is str or (type(x) is list and all(map(check_union1, x))))
+        and type(v.get("display")) is bool
+    )
 
 
 def check_LabelEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c23):
-        return False
-    x = v.get("targetId", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("label")
-    return x is None or type(x) is str
+    return (
+        type(v) is dict
+        and check_EntryBase(v)
+        and v.get("type") == "label"
+        and type(v.get("targetId")) is str
+        and ((x := v.get("label")) is None or type(x) is str)
+    )
 
 
 def check_SessionInfoEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c24):
-        return False
-    x = v.get("name")
-    return x is None or type(x) is str
+    return (
+        type(v) is dict
+        and check_EntryBase(v)
+        and v.get("type") == "session_info"
+        and ((x := v.get("name")) is None or type(x) is str)
+    )
 
 
 def check_UsageEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    if x is _M or not (type(x) is str and x in _c25):
-        return False
-    x = v.get("kind", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("provider", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("model", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("usage", _M)
-    if x is _M or not check_Usage(x):
-        return False
-    x = v.get("note")
-    return x is None or type(x) is str
+    return (
+        type(v) is dict
+        and check_EntryBase(v)
+        and v.get("type") == "usage"
+        and type(v.get("kind")) is str
+        and type(v.get("provider")) is str
+        and type(v.get("model")) is str
+        and check_Usage(v.get("usage"))
+        and ((x := v.get("note")) is None or type(x) is str)
+    )
 
 
 def check_UnknownEntry(v: object) -> bool:
-    if type(v) is not dict:
-        return False
-    x = v.get("id", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("parentId", _M)
-    if x is _M or not (type(x) is str or x is None):
-        return False
-    x = v.get("timestamp", _M)
-    if x is _M or type(x) is not str:
-        return False
-    x = v.get("type", _M)
-    return x is not _M and type(x) is str
+    return type(v) is dict and check_EntryBase(v) and type(v.get("type")) is str
 
 
 def _tag_type(v: object) -> str:
-    tag = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
-    return tag if isinstance(tag, str) and tag in _c26 else "unknown"
+    return _tag(v, "type", _c4)
 
 
 def check_by_type5(v: object) -> bool:
     """Dispatch on `type` as _tag_type reads it."""
-    tag = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
-    fn = _t5.get(tag if isinstance(tag, str) and tag in _c26 else "unknown")
-    return fn is not None and fn(v)
+    return (fn := _t5.get(_tag(v, "type", _c4))) is not None and fn(v)
 
 
 def check_root(v: object) -> bool:

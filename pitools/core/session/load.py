@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.json.parse import UnparsedLineError, gc_paused, parse_json_line
+from pitools.core.js.json.record import record_json
 from pitools.core.js.value import JS_WHITESPACE
 from pitools.errors import SessionParseError
 
@@ -46,14 +47,7 @@ class Diagnostic:
     entry_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "line": self.line,
-            "offset": self.offset,
-            "entryId": self.entry_id,
-        }
+        return record_json(self)
 
 
 @dataclass(slots=True)

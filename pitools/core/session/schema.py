@@ -17,7 +17,7 @@ coerce them either. Entry and message types Pi does not know fall through to
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
@@ -249,16 +249,18 @@ class CompactionSummaryMessage(PiModel):
     timestamp: Number
 
 
-MESSAGE_ROLES: tuple[str, ...] = (
-    "system",
-    "user",
-    "assistant",
-    "toolResult",
-    "bashExecution",
-    "custom",
-    "branchSummary",
-    "compactionSummary",
+_KNOWN_MESSAGES = (
+    SystemMessage,
+    UserMessage,
+    AssistantMessage,
+    ToolResultMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
 )
+#: The roles Pi 1.6.0 knows, as the models' ``role`` literals spell them.
+MESSAGE_ROLES: tuple[str, ...] = tuple(get_args(m.model_fields["role"].annotation)[0] for m in _KNOWN_MESSAGES)
 
 
 class UnknownMessage(PiModel):

@@ -2,9 +2,11 @@
 
 ``scripts/gen_schema.py`` writes :func:`render_entry_check`'s text to ``pitools/core/session/entry_precheck.py``
 and ``tests/unit/test_model.py`` fails when the committed file differs, so the check cannot drift
-from the models. The module is plain Python -- one flat function per model, constants as literals,
-dispatch tables as dicts -- and imports neither pydantic nor :mod:`pitools.core.session.schema`: validate
-loads it in about a millisecond (from cached bytecode) instead of building the models (~0.25 s).
+from the models. The module is plain Python and imports neither pydantic nor
+:mod:`pitools.core.session.schema`: one function per model (a chain of ``and``: the fields of a plain
+type checked a kind at a time by small helpers, every other field inline, a base model's fields by the
+base's own check), constants as literals, dispatch tables as dicts. Validate loads it in about a
+millisecond (from cached bytecode) instead of building the models (~0.25 s).
 
 The output is already in ``ruff format`` style (the generator keeps every line short enough not
 to be wrapped, and explodes long literals one item a line as ruff would), so formatting the
@@ -54,13 +56,6 @@ def _join(op: str, parts: list[Expr]) -> Expr:
     return level, f" {op} ".join(texts)
 
 
-def _not(e: Expr) -> str:
-    level, text = e
-    if level == CMP and re.fullmatch(r"\S+ is \w+", text):
-        return text.replace(" is ", " is not ")  # ruff's E714: ``not type(x) is str`` reads badly
-    return f"not {text}" if level == ATOM else f"not ({text})"
-
-
 def _str(value: str) -> str:
     """A double-quoted Python literal for ``value`` (ruff's quote style; JSON escapes are Python's too)."""
     return json.dumps(value)
@@ -93,6 +88,46 @@ def _assign(name: str, opener: str, items: list[str], closer: str, call: str = "
     return f"{name} = {opener}\n{inner}{closer}"
 
 
+#: Helpers the generated functions call, each written out only if used.
+_HELPERS = {
+    "_tag": '''def _tag(v: object, field: str, known: frozenset[str]) -> str:
+    """The tag a :class:`~pitools.core.session.schema.TagOf` reads: ``v[field]`` if known, else "unknown"."""
+    tag = v.get(field) if isinstance(v, dict) else getattr(v, field, None)
+    return tag if isinstance(tag, str) and tag in known else "unknown"''',
+}
+
+
+_STRING = re.compile(r'("(?:[^"\\]|\\.)*")')  # a double-quoted literal, as _str writes it
+
+
+def _operands(text: str) -> list[str]:
+    """``text`` cut at its top-level ``and``s (one operand a line, as ruff format splits a long chain)."""
+    parts, depth, start, pos = [], 0, 0, 0
+    for i, piece in enumerate(_STRING.split(text)):
+        if i % 2 == 0:  # code, not a string literal's text
+            for j, ch in enumerate(piece):
+                depth += (ch == "(") - (ch == ")")
+                if depth == 0 and piece.startswith(" and ", j):
+                    parts.append(text[start : pos + j])
+                    start = pos + j + 5
+        pos += len(piece)
+    return [*parts, text[start:]]
+
+
+def _fetch(test: Expr, get: str) -> Expr:
+    """``test`` on the value ``get`` reads: read where ``x`` first stands (Python evaluates left to right)."""
+    level, text = test
+    pieces = _STRING.split(text)
+    code = pieces[::2]
+    once = sum(len(re.findall(r"\bx\b", piece)) for piece in code) == 1
+    for i, piece in enumerate(code):
+        if re.search(r"\bx\b", piece):
+            code[i] = re.sub(r"\bx\b", get if once else f"x := {get}", piece, count=1)
+            break
+    pieces[::2] = code
+    return level, "".join(pieces)
+
+
 class _CheckWriter:
     """Writes ``def check_<Model>(v)`` functions, and the constants and tables they use, as a module."""
 
@@ -105,6 +140,7 @@ class _CheckWriter:
         self.taggers: dict[tuple[str, frozenset[str]], str] = {}
         self.dispatchers: dict[tuple[str, frozenset[str], str], str] = {}
         self.depth = 0
+        self.used: set[str] = set()
 
     def const(self, kind: str, value: Any) -> str:
         for name, existing in self.consts.items():
@@ -120,43 +156,40 @@ class _CheckWriter:
             return name
         name = f"check_{model.__name__}"
         self.functions[model] = name
-        # Per field: the line that fetches it (if any), when it fails, and (for the last) when it passes.
-        fields: list[tuple[str | None, str, Expr]] = []
+        # One test a field, in an ``and`` chain, each reading its field where it first needs it;
+        # the fields a base model declares (an entry's id, parentId, timestamp) are the base's check's.
+        base = model.__mro__[1]
+        base_fields = base.model_fields if issubclass(base, BaseModel) else {}
+        inherited = bool(base_fields) and all(repr(model.model_fields[f]) == repr(i) for f, i in base_fields.items())
+        parts = [(CMP, "type(v) is dict")] + ([(ATOM, f"{self.model(base)}(v)")] if inherited else [])
         for field_name, info in model.model_fields.items():
+            if inherited and field_name in base_fields:
+                continue
             tp: Any = info.annotation
             if info.metadata:
                 tp = Annotated[(tp, *info.metadata)]
             key = _str(info.alias or field_name)
-            if info.is_required():
-                test = self.expr(tp, "x")
-                if test == TRUE:
-                    fields.append((None, f"{key} not in v", (CMP, f"{key} in v")))
-                else:
-                    ok = _join("and", [(CMP, "x is not _M"), test])
-                    fields.append((f"x = v.get({key}, _M)", f"x is _M or {_not(test)}", ok))
-                continue
-            members = get_args(tp) if get_origin(tp) in (Union, UnionType) else ()
-            if type(None) in members:  # ``X | None = None``: absent and null are both fine
-                rest = [m for m in members if m is not type(None)]
-                test = self.expr(rest[0] if len(rest) == 1 else Union[tuple(rest)], "x")  # noqa: UP007
-                ok = _join("or", [(CMP, "x is None"), test])
-                fields.append((f"x = v.get({key})", f"x is not None and {_not(test)}", ok))
-                continue
             test = self.expr(tp, "x")
-            if test != TRUE:
-                ok = _join("or", [(CMP, "x is _M"), test])
-                fields.append((f"x = v.get({key}, _M)", f"x is not _M and {_not(test)}", ok))
-        lines = [f"def {name}(v: object) -> bool:"]
-        if not fields:
-            lines.append("    return type(v) is dict")
+            members = get_args(tp) if get_origin(tp) in (Union, UnionType) else ()
+            if info.is_required():
+                # A missing key reads as None, or as _M (which fails every test) where null would pass.
+                missing = ", _M" if "is None" in test[1] else ""
+                parts.append((CMP, f"{key} in v") if test == TRUE else _fetch(test, f"v.get({key}{missing})"))
+            elif type(None) in members:  # ``X | None = None``: absent and null are both fine
+                rest = [m for m in members if m is not type(None)]
+                inner = self.expr(rest[0] if len(rest) == 1 else Union[tuple(rest)], "x")  # noqa: UP007
+                parts.append(_join("or", [(CMP, f"(x := v.get({key})) is None"), inner]))
+            elif test != TRUE:
+                parts.append(_join("or", [(CMP, f"(x := v.get({key}, _M)) is _M"), test]))
+        texts = [t for level, text in parts for t in ([f"({text})"] if level == OR else _operands(text))]
+        flat = f"    return {' and '.join(texts)}"
+        if len(flat) <= LINE_LENGTH:
+            body = flat
+        elif len(f"        {flat.removeprefix('    return ')}") <= LINE_LENGTH:
+            body = f"    return (\n        {flat.removeprefix('    return ')}\n    )"
         else:
-            lines += ["    if type(v) is not dict:", "        return False"]
-        for i, (fetch, fails, ok) in enumerate(fields):
-            if fetch is not None:
-                lines.append(f"    {fetch}")
-            # The last field's test is the result (``if ...: return False`` / ``return True`` is ruff's SIM103).
-            lines += [f"    return {ok[1]}"] if i == len(fields) - 1 else [f"    if {fails}:", "        return False"]
-        self.sources.append("\n".join(lines))
+            body = "    return (\n        " + "\n        and ".join(texts) + "\n    )"
+        self.sources.append(f"def {name}(v: object) -> bool:\n{body}")
         return name
 
     def expr(self, tp: Any, x: str) -> Expr:
@@ -172,6 +205,8 @@ class _CheckWriter:
             return _join("or", [(CMP, f"type({x}) is float"), (AND, f"type({x}) is int and -_BIG < {x} < _BIG")])
         if tp is type(None):
             return CMP, f"{x} is None"
+        if origin is Literal and len(get_args(tp)) == 1 and isinstance(get_args(tp)[0], str):
+            return CMP, f"{x} == {_str(get_args(tp)[0])}"  # only a str equals a str, in JSON's values
         if origin is Literal:
             return AND, f"type({x}) is str and {x} in {self.const('set', frozenset(get_args(tp)))}"
         if origin in (Union, UnionType):
@@ -187,8 +222,10 @@ class _CheckWriter:
                 return CMP, f"type({x}) is {kind}"
             if item[0] == ATOM and item[1].endswith(f"({y})") and item[1].count("(") == 1:
                 each = f"all(map({item[1].removesuffix(f'({y})')}, {values}))"
-            else:
-                each = f"all({item[1]} for {y} in {values})"
+            else:  # a test of its own, so that the field's line stays short
+                name = f"_item{sum(src.startswith('def _item') for src in self.sources) + 1}"
+                self.sources.append(f"def {name}({y}: object) -> bool:\n    return {item[1]}")
+                each = f"all(map({name}, {values}))"
             return AND, f"type({x}) is {kind} and {each}"
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             return ATOM, f"{self.model(tp)}({x})"
@@ -241,21 +278,16 @@ class _CheckWriter:
             self.sources.append(
                 f"def {name}(v: object) -> bool:\n"
                 f'    """{members}, told apart by `{field}`."""\n'
-                "    if type(v) is not dict:\n"
-                "        return False\n"
-                f"    tag = v.get({_str(field)})\n"
-                "    if type(tag) is not str:\n"
-                "        return False\n"
-                f"    fn = {table}.get(tag)\n"
-                "    return fn is not None and fn(v)"
+                f"    return type(v) is dict and type(tag := v.get({_str(field)})) is str"
+                f" and (fn := {table}.get(tag)) is not None and fn(v)"
             )
         return self.unions[key]
 
     def dispatch(self, tag_of: TagOf, table: str) -> str:
         """A function checking a value against the member its tag (``tag_of``) picks.
 
-        The tagger's logic is inlined (one call per value instead of three): these run for
-        every entry and message of a session.
+        It calls ``_tag`` itself (one call per value instead of two): these run for every entry
+        and message of a session.
         """
         key = (tag_of.field, tag_of.known, table)
         if key not in self.dispatchers:
@@ -267,9 +299,7 @@ class _CheckWriter:
             self.sources.append(
                 f"def {name}(v: object) -> bool:\n"
                 f'    """Dispatch on `{tag_of.field}` as {tagger} reads it."""\n'
-                f"    tag = v.get({field}) if isinstance(v, dict) else getattr(v, {field}, None)\n"
-                f'    fn = {table}.get(tag if isinstance(tag, str) and tag in {known} else "unknown")\n'
-                "    return fn is not None and fn(v)"
+                f"    return (fn := {table}.get(_tag(v, {field}, {known}))) is not None and fn(v)"
             )
         return self.dispatchers[key]
 
@@ -282,17 +312,15 @@ class _CheckWriter:
             known = self.const("set", tag_of.known)
             field = _str(tag_of.field)
             self.taggers[key] = name
-            self.sources.append(
-                f"def {name}(v: object) -> str:\n"
-                f"    tag = v.get({field}) if isinstance(v, dict) else getattr(v, {field}, None)\n"
-                f'    return tag if isinstance(tag, str) and tag in {known} else "unknown"'
-            )
+            self.sources.append(f"def {name}(v: object) -> str:\n    return _tag(v, {field}, {known})")
+            self.used.add("_tag")
         return self.taggers[key]
 
     def render_module(self, tp: Any, exports: dict[str, tuple[Any, ...]] | None = None) -> str:
         """The source of a module defining ``check_root`` for ``tp``, and ``exports`` as tuples."""
         root = self.expr(tp, "v")
-        functions = [*self.sources, f"def check_root(v: object) -> bool:\n    return {root[1]}"]
+        helpers = [text for helper, text in _HELPERS.items() if helper in self.used]
+        functions = [*helpers, *self.sources, f"def check_root(v: object) -> bool:\n    return {root[1]}"]
         constants = [_assign(name, "(", [_literal(v) for v in value], ")") for name, value in (exports or {}).items()]
         constants += ["_M = object()", f"_BIG = 2**{_MAX_FLOAT_EXP}"]
         tables = []

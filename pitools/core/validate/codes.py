@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pitools.core.js.json.record import record_json
 from pitools.core.session.load import ERROR, INFO, WARNING
 
 #: Severities from least to most serious.
@@ -313,13 +314,7 @@ class Finding:
     entry_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "line": self.line,
-            "entryId": self.entry_id,
-        }
+        return record_json(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,23 +51,6 @@ def _arguments(value: Any) -> dict[str, Any]:
     return {} if value is None else {"_value": value}
 
 
-def _content_text(content: Any) -> str:
-    """Text of a message or tool result; images become a short placeholder."""
-    if type(content) is str:
-        return content
-    if type(content) is not list:
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if type(block) is not dict:
-            continue
-        if block.get("type") == "text" and type(block.get("text")) is str:
-            parts.append(block["text"])
-        elif block.get("type") == "image":
-            parts.append(f"[image {str_or(block.get('mimeType'), 'unknown type')}]")
-    return "\n".join(parts)
-
-
 def branch_trajectory(
     header: dict[str, Any],
     branch: Sequence[Any],
@@ -111,12 +94,12 @@ def branch_trajectory(
                 continue
             role = message.get("role")
             if role == "user":
-                add({"source": "user", "message": _content_text(message.get("content"))}, entry, eid)
+                add({"source": "user", "message": text_of(message.get("content"), images=True)}, entry, eid)
             elif role == "custom":
                 add(
                     {
                         "source": "user",
-                        "message": _content_text(message.get("content")),
+                        "message": text_of(message.get("content"), images=True),
                         "extra": {"pi_role": "custom", "pi_custom_type": str_or(message.get("customType"))},
                     },
                     entry,
@@ -126,11 +109,11 @@ def branch_trajectory(
                 text = f"$ {str_or(message.get('command'))}\n{str_or(message.get('output'))}"
                 add({"source": "user", "message": text, "extra": {"pi_role": "bashExecution"}}, entry, eid)
             elif role == "system":
-                add({"source": "system", "message": _content_text(message.get("content"))}, entry, eid)
+                add({"source": "system", "message": text_of(message.get("content"), images=True)}, entry, eid)
             elif role == "assistant":
                 model = str_or(message.get("model"))
                 default_model = default_model or (model or None)
-                step: dict[str, Any] = {"source": "agent", "message": _content_text(message.get("content"))}
+                step: dict[str, Any] = {"source": "agent", "message": text_of(message.get("content"), images=True)}
                 if model:
                     step["model_name"] = model
                 reasoning = text_of(message.get("content"), ("thinking",))
@@ -174,7 +157,7 @@ def branch_trajectory(
                     calls[call["tool_call_id"]] = made
             elif role == "toolResult":
                 call_id = str_or(message.get("toolCallId"))
-                result: dict[str, Any] = {"content": _content_text(message.get("content"))}
+                result: dict[str, Any] = {"content": text_of(message.get("content"), images=True)}
                 result_extra = {
                     "pi_entry_id": eid,
                     "pi_tool_name": str_or(message.get("toolName")),

@@ -63,19 +63,24 @@ def usage_numbers(usage: Any) -> dict[str, int | float] | None:
     }
 
 
-def text_of(content: Any, kinds: tuple[str, ...] = ("text",)) -> str:
-    """The text blocks of a message content (a plain string is its own text)."""
+def text_of(content: Any, kinds: tuple[str, ...] = ("text",), *, images: bool = False) -> str:
+    """The text blocks of a message content (a plain string is its own text); with ``images``, an
+    image block stands as a short placeholder."""
     if type(content) is str:
         return content
     if type(content) is not list:
         return ""
     parts: list[str] = []
     for block in content:
-        if type(block) is not dict or block.get("type") not in kinds:
+        if type(block) is not dict:
             continue
-        text = block.get("thinking") if block.get("type") == "thinking" else block.get("text")
-        if type(text) is str:
-            parts.append(text)
+        btype = block.get("type")
+        if btype in kinds:
+            text = block.get("thinking") if btype == "thinking" else block.get("text")
+            if type(text) is str:
+                parts.append(text)
+        elif images and btype == "image":
+            parts.append(f"[image {str_or(block.get('mimeType'), 'unknown type')}]")
     return "\n".join(parts)
 
 

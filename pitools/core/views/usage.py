@@ -27,6 +27,7 @@ from typing import Any
 
 from pitools.core.js import ops as jsops
 from pitools.core.js.date import js_date_ms
+from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED
 from pitools.core.views.isotime import iso_utc
 
@@ -66,20 +67,12 @@ class UsageRecord:
         return self.input + self.output + self.cache_read + self.cache_write
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "sessionId": self.session_id,
-            "entryId": self.entry_id,
-            "timestamp": self.timestamp,
-            "provider": self.provider,
-            "model": self.model,
-            "input": self.input,
-            "output": self.output,
-            "cacheRead": self.cache_read,
-            "cacheWrite": self.cache_write,
-            "totalTokens": self.total_tokens,
-            "cost": self.cost,
-            "source": self.source,
-        }
+        return record_json(self, (*_IDENTITY, *_TOTALS, "source"))
+
+
+#: The fields of a usage record that say where it is from, and the token totals both kinds print.
+_IDENTITY = ("session_id", "entry_id", "timestamp", "provider", "model")
+_TOTALS = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 
 
 def _number(value: Any) -> int | float:
@@ -195,36 +188,26 @@ class UsageSum:
     records: int = 0
 
     def add(self, record: UsageRecord) -> None:
-        self.input += record.input
-        self.output += record.output
-        self.cache_read += record.cache_read
-        self.cache_write += record.cache_write
-        self.cost += record.cost
-        self.records += 1
+        self._add(record, 1)
 
     def merge(self, other: UsageSum) -> None:
         """Add another running total (its record count too)."""
-        self.input += other.input
-        self.output += other.output
-        self.cache_read += other.cache_read
-        self.cache_write += other.cache_write
-        self.cost += other.cost
-        self.records += other.records
+        self._add(other, other.records)
+
+    def _add(self, part: UsageRecord | UsageSum, records: int) -> None:
+        self.input += part.input
+        self.output += part.output
+        self.cache_read += part.cache_read
+        self.cache_write += part.cache_write
+        self.cost += part.cost
+        self.records += records
 
     @property
     def total_tokens(self) -> int | float:
         return self.input + self.output + self.cache_read + self.cache_write
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "input": self.input,
-            "output": self.output,
-            "cacheRead": self.cache_read,
-            "cacheWrite": self.cache_write,
-            "totalTokens": self.total_tokens,
-            "cost": self.cost,
-            "records": self.records,
-        }
+        return record_json(self, (*_TOTALS, "records"))
 
 
 def sum_records(records: Iterable[UsageRecord]) -> UsageSum:

@@ -10,6 +10,8 @@
   ``number_text``, ``write_exact``, ``exact_bytes``);
 * :mod:`~pitools.core.js.json.parse`: the parser, ``JSON.parse`` of a session line
   (``parse_json_line``; ``parse_deep`` for any nesting depth);
+* :mod:`~pitools.core.js.json.record`: a record (dataclass) as a camelCase JSON object
+  (``record_json``), for the findings, diagnostics and repair items commands print;
 * :mod:`~pitools.core.js.json.lean`: the same reading and writing for the lean warm search,
   without importing orjson (a shortcut through CPython's C JSON code, falling back to the above).
 

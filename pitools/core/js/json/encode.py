@@ -45,6 +45,7 @@ __all__ = [
     "js_stringify_len",
     "jsonable",
     "needs_exact",
+    "scalar_text",
     "serialize_each",
     "short_json",
     "to_json_bytes",
@@ -299,6 +300,16 @@ def js_stringify(value: Any) -> str | None:
     """
     if value is UNDEFINED:
         return None
+    text = scalar_text(value)
+    if text is not None:
+        return text
+    parts: list[bytes] = []
+    _encode(value, parts.append, strict_form)
+    return (parts[0] if len(parts) == 1 else b"".join(parts)).decode()
+
+
+def scalar_text(value: Any) -> str | None:
+    """``JSON.stringify`` of a string, number, null or boolean; None for anything else."""
     t = type(value)
     if t is str:
         return quote(value)
@@ -310,9 +321,7 @@ def js_stringify(value: Any) -> str | None:
         return "true"
     if value is False:
         return "false"
-    parts: list[bytes] = []
-    _encode(value, parts.append, strict_form)
-    return (parts[0] if len(parts) == 1 else b"".join(parts)).decode()
+    return None
 
 
 _FOUR_BYTE_LEADS: Final = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
