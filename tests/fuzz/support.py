@@ -709,11 +709,12 @@ def _validate(path: Path) -> None:
     assert not internal, f"validate hit an internal error: {internal[0].message}"
     # The same file split between this process and a forked child must report the same.
     import pitools.core.validate.parts as parts
+    from pitools.ops.parallel import share_work
 
     saved = parts.SPLIT_MIN_BYTES, parts.PART_BYTES
     parts.SPLIT_MIN_BYTES, parts.PART_BYTES = 1, 256
     try:
-        assert validate_file(path, workers=2) == report, "validate split into parts reports differently"
+        assert validate_file(path, share=share_work) == report, "validate split into parts reports differently"
     finally:
         parts.SPLIT_MIN_BYTES, parts.PART_BYTES = saved
 
