@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -235,11 +235,19 @@ def iter_byte_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         start = end + 1
 
 
-def read_session_bytes(data: bytes, path: str = "<bytes>") -> RawSession:
-    """:func:`read_session` on bytes already in memory (e.g. a repaired file before it is written)."""
+def read_session_bytes(
+    data: bytes, path: str = "<bytes>", *, shape: Callable[[Any], Any] | None = None
+) -> RawSession:
+    """:func:`read_session` on bytes already in memory (e.g. a repaired file before it is written).
+
+    ``shape`` replaces each parsed value as it is read (the loader's "skeleton" keep policy:
+    :func:`pitools.core.session.api.load_bytes`)."""
     raw = RawSession(path=path, size=len(data))
+    scanned: Iterator[ScannedValue] = scan_lines(raw, iter_byte_lines(data))
+    if shape is not None:
+        scanned = ((shape(value), line, offset, size) for value, line, offset, size in scanned)
     with gc_paused():
-        _consume(raw, scan_lines(raw, iter_byte_lines(data)))
+        _consume(raw, scanned)
     return raw
 
 
