@@ -31,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from pitools.core.js.value import UNDEFINED
 from pitools.core.session.leaf import resolve_leaf
 from pitools.core.session.lean import LeanIndex, LeanSession
-from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import read_session_bytes
 from pitools.core.session.loaded import Session, open_session, raise_invalid, require_valid, session_from_raw
 from pitools.core.session.tree import SessionIndex

@@ -235,9 +235,7 @@ def iter_byte_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         start = end + 1
 
 
-def read_session_bytes(
-    data: bytes, path: str = "<bytes>", *, shape: Callable[[Any], Any] | None = None
-) -> RawSession:
+def read_session_bytes(data: bytes, path: str = "<bytes>", *, shape: Callable[[Any], Any] | None = None) -> RawSession:
     """:func:`read_session` on bytes already in memory (e.g. a repaired file before it is written).
 
     ``shape`` replaces each parsed value as it is read (the loader's "skeleton" keep policy:
