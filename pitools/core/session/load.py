@@ -367,6 +367,19 @@ def scan_lines(
         finish_raw(raw)
 
 
+def extra_header(value: dict[str, Any], line: int, offset: int) -> Diagnostic:
+    """The diagnostic for a ``session`` line after the first: Pi ignores it (every keep policy)."""
+    eid = value.get("id")
+    return Diagnostic(
+        "extra-header",
+        WARNING,
+        "a second session header; Pi ignores it",
+        line,
+        offset,
+        eid if isinstance(eid, str) else None,
+    )
+
+
 def accepted_header(value: Any) -> bool:
     """Whether Pi accepts a file whose first parsed value is ``value``: a header with a string id."""
     return type(value) is dict and value.get("type") == "session" and type(value.get("id")) is str
