@@ -18,11 +18,12 @@ from typing import Any, Literal
 
 from pitools.core.context.build import Projection, build_projection
 from pitools.core.js.json.encode import to_json_bytes
-from pitools.core.js.value import UNDEFINED, js_truthy
+from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession, kept_whole, load_bytes
+from pitools.core.session.index import fold_paths
 from pitools.core.session.load import RawSession
 from pitools.core.session.loaded import Session, entry_id
-from pitools.core.session.tree import SessionIndex, mkey
+from pitools.core.session.tree import SessionIndex
 from pitools.errors import CycleError, PiCrashError, PitoolsError
 
 Origin = tuple[int | None, int]
@@ -356,45 +357,19 @@ def _lean_fingerprint(lo: _Lean, start: Any) -> bytes:
     return _fingerprint(lambda: build_projection(settings_path, context))
 
 
-def _chains(lo: _Lean, key_of: Any, intern: dict[tuple[Any, int], int]) -> Any:
-    """Per entry, memoised over shared ancestors: ``(flag, chain)`` or None when its walk loops.
+def _chains(lo: _Lean, key_of: Any, intern: dict[tuple[Any, int], int]) -> Callable[[Any], tuple[bool, int] | None]:
+    """Per entry: ``(flag, chain)``, or None when its walk loops (one walk per entry in all).
 
     ``flag`` is true when ``key_of`` flags any entry of its path; ``chain`` is a number equal for
     two entries exactly when their paths have the same keys in the same order (hash-consed in
-    ``intern``, shared by both files). One walk per entry in all, not one per leaf.
+    ``intern``, shared by both files).
     """
-    by_id = lo.index.by_id
-    memo: dict[int, tuple[bool, int] | None] = {}
 
-    def of(start: Any) -> tuple[bool, int] | None:
-        trail: list[Any] = []
-        on_trail: set[int] = set()
-        current = start
-        base: tuple[bool, int] | None = (False, 0)
-        while current is not None:
-            ident = id(current)
-            if ident in memo:
-                base = memo[ident]
-                break
-            if ident in on_trail:
-                base = None
-                break
-            on_trail.add(ident)
-            trail.append(current)
-            pid = current.get("parentId", UNDEFINED) if type(current) is dict else UNDEFINED
-            if type(pid) is str:
-                current = by_id.get(pid) if pid else None
-            else:
-                current = by_id.get(mkey(pid)) if js_truthy(pid) else None
-        for entry in reversed(trail):
-            if base is not None:
-                flagged, key = key_of(entry)
-                chain = intern.setdefault((key, base[1]), len(intern) + 1)
-                base = (base[0] or flagged, chain)
-            memo[id(entry)] = base
-        return memo[id(start)] if trail else base
+    def step(base: tuple[bool, int], entry: Any) -> tuple[bool, int]:
+        flagged, key = key_of(entry)
+        return base[0] or flagged, intern.setdefault((key, base[1]), len(intern) + 1)
 
-    return of
+    return fold_paths(lo.index.by_id, step, (False, 0))
 
 
 def _eid(entry: Any) -> Any:
