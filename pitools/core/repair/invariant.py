@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from pitools.core.context.build import Projection, build_projection
@@ -115,28 +116,57 @@ def check_invariant(
     removed: set[int],
     *,
     path: str = "<session>",
+    keep: Literal["all", "skeleton"] = "all",
 ) -> InvariantReport:
-    """Compare what Pi reads from ``before`` and ``after``; ``origins[k]`` is where after-line k+1 came from."""
+    """Compare what Pi reads from ``before`` and ``after``; ``origins[k]`` is where after-line k+1 came from.
+
+    ``keep`` is the loader's keep policy for both files: ``"all"`` holds every entry parsed and
+    builds the context at every leaf; ``"skeleton"`` (``repair`` on any file) holds skeletons and
+    builds only the contexts it cannot prove unchanged (see :func:`_compare_skeletons`). The
+    promise fails under one exactly when it fails under the other.
+    """
     report = InvariantReport()
-    old = _load(before, path)
-    new = _load(after, path)
+    new = _load(after, path, keep)
     if new is None:
         report.violations.append("Pi would not load the repaired file")
         return report
     report.entries_after = len(new.session.entries)
+    old = _load(before, path, keep)
     if old is None:
         # Pi reads nothing from the damaged file today: every leaf is restored; each must build.
         for leaf in leaf_entries(new.index):
             report.leaves_restored += 1
-            if context_fingerprint(new.index, leaf) == b"!cycle":
+            if _loops(new.index, leaf):
                 report.violations.append(f"the repaired file still loops at leaf {entry_id(leaf)!r}")
         return report
-    o_sess, o_idx, n_sess, n_idx = old.session, old.index, new.session, new.index
+    o_sess, n_sess = old.session, new.session
     report.entries_before = len(o_sess.entries)
     # 1. Nothing Pi reads today is lost or changed, byte for byte (the header is checked by Pi
     # loading the file).
     after_pos = _entries_kept(report, before, o_sess.raw, o_sess, after, n_sess.raw, n_sess, origins, touched, removed)
     # 2./3. Contexts at every leaf Pi has today.
+    if keep == "skeleton":
+        _compare_skeletons(report, _lean(before, old), _lean(after, new), after_pos, origins, touched, removed)
+    else:
+        _compare_parsed(report, old, new, after_pos, origins, touched, removed)
+    return report
+
+
+#: :func:`check_invariant` on skeletons, what ``repair`` runs (memory: see :func:`_compare_skeletons`).
+check_invariant_lean = partial(check_invariant, keep="skeleton")
+
+
+def _compare_parsed(
+    report: InvariantReport,
+    old: LoadedSession,
+    new: LoadedSession,
+    after_pos: dict[Origin, int],
+    origins: Sequence[Origin],
+    touched: set[int],
+    removed: set[int],
+) -> None:
+    """Steps 2 and 3 with every entry parsed: the context at every leaf, before and after."""
+    o_sess, o_idx, n_sess, n_idx = old.session, old.index, new.session, new.index
     old_lines = set(o_sess.lines)
     for leaf, line, target in _leaf_targets(report, o_idx, o_sess, n_sess, after_pos, removed):
         before_fp = context_fingerprint(o_idx, leaf)
@@ -153,7 +183,6 @@ def check_invariant(
     for leaf in leaf_entries(n_idx):
         if context_fingerprint(n_idx, leaf) == b"!cycle":
             report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
-    return report
 
 
 def _leaf_targets(
@@ -266,8 +295,8 @@ class _Lean:
     v1: bool = False
 
 
-def _load_lean(data: bytes, path: str) -> _Lean | None:
-    """The file as Pi loads it, entries as skeletons (None: Pi reads nothing from it).
+def _lean(data: bytes, loaded: LoadedSession) -> _Lean:
+    """A file loaded as skeletons, and what parsing one of its entries again needs.
 
     A v2 file's migration only renames a message role, which skeletons do not hold: it is applied
     to each entry parsed again (:func:`_whole`). A v1 file's migration gives every entry an id and
@@ -275,9 +304,6 @@ def _load_lean(data: bytes, path: str) -> _Lean | None:
     skeletons, and an entry parsed again takes its skeleton's id and parentId."""
     from pitools.core.session.migrate import effective_version
 
-    loaded = _load(data, path, "skeleton")
-    if loaded is None:
-        return None
     session = loaded.session
     version = effective_version(session.migration.version_before)
     # The migration copies the entries it changes (every one, for a v1 file): map the session's
@@ -384,45 +410,27 @@ def _loops(index: SessionIndex, start: Any) -> bool:
     return False
 
 
-def check_invariant_lean(
-    before: bytes,
-    after: bytes,
+def _compare_skeletons(
+    report: InvariantReport,
+    old: _Lean,
+    new: _Lean,
+    after_pos: dict[Origin, int],
     origins: Sequence[Origin],
     touched: set[int],
     removed: set[int],
-    *,
-    path: str = "<session>",
-) -> InvariantReport:
-    """:func:`check_invariant` holding skeletons instead of parsed entries (same verdicts).
+) -> None:
+    """Steps 2 and 3 on skeletons (same verdicts as :func:`_compare_parsed`).
 
     ``leavesCompared`` counts the leaves proven unchanged (their paths are the same lines with
-    the same bytes), including one where Pi throws today, which the full check counts as restored.
-    When a line changed without a fix, that line is the violation reported: the contexts of the
-    leaves above it are not reported again (the full check names those too). Either way the
-    promise fails exactly when the full check's does.
+    the same bytes), including one where Pi throws today, which the parsed check counts as
+    restored. When a line changed without a fix, that line is the violation reported: the
+    contexts of the leaves above it are not reported again (the parsed check names those too).
+    Either way the promise fails exactly when the parsed check's does.
+
+    Each path is summarised once per entry: old: does a fix touch it, and its source lines; new:
+    is it made only of old entries no fix touched, and their source lines.
     """
-    new = _load_lean(after, path)
-    report = InvariantReport()
-    if new is None:
-        report.violations.append("Pi would not load the repaired file")
-        return report
-    n_sess, n_idx = new.session, new.index
-    old = _load_lean(before, path)
-    report.entries_after = len(n_sess.entries)
-    if old is None:
-        for leaf in leaf_entries(n_idx):
-            report.leaves_restored += 1
-            if _loops(n_idx, leaf):
-                report.violations.append(f"the repaired file still loops at leaf {entry_id(leaf)!r}")
-        return report
-    o_sess, o_idx = old.session, old.index
-    report.entries_before = len(o_sess.entries)
-    # 1. Nothing Pi reads today is lost or changed, byte for byte (the header is checked by Pi
-    # loading the file).
-    after_pos = _entries_kept(report, before, old.raw, o_sess, after, new.raw, n_sess, origins, touched, removed)
-    # 2./3. Contexts at every leaf Pi has today. Each path is summarised once per entry:
-    # old: does a fix touch it, and its source lines; new: is it made only of old entries no fix
-    # touched, and their source lines.
+    o_sess, o_idx, n_sess, n_idx = old.session, old.index, new.session, new.index
     old_lines = set(o_sess.lines)
     o_raw_lines, n_raw_lines = old.raw.lines, new.raw.lines
     o_where, n_where = old.where, new.where
@@ -452,4 +460,3 @@ def check_invariant_lean(
     for leaf in leaf_entries(n_idx):
         if new_chain(leaf) is None:
             report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
-    return report
