@@ -10,7 +10,11 @@ checker reads the source itself, so it also sees what a graph cannot:
   holding ``w``, ``a``, ``x`` or ``+`` (or a mode that is not a constant), ``os.open`` with
   write flags, ``os.replace``/``rename``/``remove``/``unlink``/``mkdir``/``makedirs``/``write``/
   ``truncate``/``link``/``symlink``/``chmod``..., ``shutil.*`` writers, ``tempfile.*``, and
-  ``Path.write_text``/``write_bytes``/``touch``/``mkdir``/``unlink``/``rename``/``replace``.
+  ``Path.write_text``/``write_bytes``/``touch``/``mkdir``/``unlink``/``rename``/``replace``;
+* every call that starts, signals or waits for a process (``os.fork``, ``os.kill``,
+  ``os.waitpid``, ``os._exit``, ``os.spawn*``/``exec*``, ``signal.*``...), next to the imports of
+  ``multiprocessing``, ``concurrent.futures`` and ``threading``: the core only scans parts and
+  merges them, ``pitools/ops/parallel.py`` runs them in processes.
 
 Outside the pure packages the same write scan runs over the rest of ``pitools/``: ``store.py``
 is the only writer, and every other write call is listed in :data:`WRITERS_ALLOWED` with the
@@ -44,7 +48,36 @@ FORBIDDEN_IMPORTS = (
     "socket",
     "urllib.request",
     "http.client",
+    # Processes and threads belong to pitools/ops/parallel.py.
+    "multiprocessing",
+    "concurrent.futures",
+    "threading",
+    "signal",
 )
+
+#: ``os`` functions that start, replace, signal, wait for or end a process (pure packages only).
+OS_PROCESS = frozenset(
+    {
+        "fork",
+        "forkpty",
+        "register_at_fork",
+        "kill",
+        "killpg",
+        "waitpid",
+        "wait",
+        "wait3",
+        "wait4",
+        "waitid",
+        "pidfd_open",
+        "_exit",
+        "abort",
+        "posix_spawn",
+        "posix_spawnp",
+        "pipe",
+        "pipe2",
+    }
+)
+OS_PROCESS_PREFIXES = ("spawn", "exec")
 
 #: ``os`` functions that change the file system or write to a descriptor.
 OS_WRITERS = frozenset(
@@ -87,9 +120,7 @@ PATH_WRITERS = frozenset(
 )
 
 #: Known, reviewed exceptions: (file relative to ROOT, call) -> why it is not a file write.
-ALLOWED = {
-    ("pitools/core/validate/parts.py", "os.write"): "writes part numbers/results to its own pipe to a forked child",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 #: The only module that writes.
@@ -111,6 +142,8 @@ WRITERS_ALLOWED: dict[tuple[str, str], str] = {
     ("pitools/cli/options.py", "shutil.copyfileobj"): "stdin copied to a private temporary folder",
     ("pitools/cli/options.py", "shutil.rmtree"): "that temporary folder removed",
     ("pitools/ops/redact.py", "tempfile.TemporaryDirectory"): "export --redact: a private temporary copy",
+    # The one module that starts processes: its own pipes to its helpers.
+    ("pitools/ops/parallel.py", "os.write"): "task numbers and results through its own pipes to forked helpers",
     ("pitools/ops/redact.py", "os.chmod"): "that temporary folder made private",
     # The archive index: pitools' own cache (SQLite writes its files itself).
     ("pitools/cli/fast_search.py", "os.open() with write flags"): "the index lock file (O_RDWR, for flock)",
@@ -214,6 +247,17 @@ def _call_problem(call: ast.Call, imported_as: dict[str, str]) -> str | None:
     return None
 
 
+def _process_call(call: ast.Call, imported_as: dict[str, str]) -> str | None:
+    name = _dotted(call.func)
+    head, _, rest = name.partition(".")
+    full = f"{imported_as.get(head, head)}.{rest}" if rest else imported_as.get(head, head)
+    if full.startswith("os."):
+        fn = full[3:]
+        if fn in OS_PROCESS or fn.startswith(OS_PROCESS_PREFIXES):
+            return f"os.{fn}"
+    return None
+
+
 def check_file(root: Path, path: Path, *, imports: bool = True) -> Iterator[str]:
     rel = path.relative_to(root).as_posix()
     current = _module_name(root, path)
@@ -246,6 +290,10 @@ def check_file(root: Path, path: Path, *, imports: bool = True) -> Iterator[str]
                 else:
                     yield f"{rel}:{node.lineno}: dynamic import of a name that is not a constant"
     for node in ast.walk(tree):
+        if imports and isinstance(node, ast.Call):
+            process = _process_call(node, imported_as)
+            if process is not None:
+                yield f"{rel}:{node.lineno}: starts or manages a process: {process} (only pitools/ops/parallel.py does)"
         if isinstance(node, ast.Call):
             problem = _call_problem(node, imported_as)
             if problem is None:

@@ -43,21 +43,22 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture
 def every_file_is_big(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """``validate`` splits every file it may; the list records, per split, whether a child forked."""
-    import pitools.core.validate as validate_core
+    """``validate`` splits every file it may; the list records, per helper process asked for a
+    file's parts (one per split at ``-j2``), whether it forked."""
     import pitools.core.validate.parts as parts
+    import pitools.ops.parallel as parallel
 
     monkeypatch.setattr(parts, "SPLIT_MIN_BYTES", 1)
     monkeypatch.setattr(parts, "PART_BYTES", 512)  # many small parts: the queue gets exercised
     forks: list[bool] = []
-    real_fork = validate_core.fork_parts
+    real_fork = parallel.fork_helper
 
     def counting_fork(*args: Any) -> Any:
         child = real_fork(*args)
         forks.append(child is not None)
         return child
 
-    monkeypatch.setattr(validate_core, "fork_parts", counting_fork)
+    monkeypatch.setattr(parallel, "fork_helper", counting_fork)
     return forks
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -28,7 +29,7 @@ from pitools.ops.index_rows import (
     sql_text,
     tail_hash,
 )
-from pitools.ops.parallel import can_fork
+from pitools.ops.parallel import can_fork, fork_workers, process_lock
 
 _ENTRY_INSERT = (
     "INSERT OR REPLACE INTO entries(sid, ord, eid, parent, ts, kind, role, tools, off, len, leaf_lo, leaf_hi, "
@@ -309,9 +310,6 @@ class Updater:
         leaves the files it had not committed looking unindexed (``size`` NULL), and the next
         run indexes them again.
         """
-        import multiprocessing
-        from multiprocessing.connection import Connection, wait
-
         main_path = self.index.main_path
         assert main_path is not None  # never parallel in memory
         by_shard: dict[int, list[tuple[str, int, os.stat_result]]] = {}
@@ -322,43 +320,11 @@ class Updater:
         ]
         for i, (k, items) in enumerate(sorted(by_shard.items())):
             groups[i % len(groups)].append((self.index.shard_path(k), k, items))
-        ctx = multiprocessing.get_context("fork")
-        lock = ctx.Lock()
-        procs = []
-        readers: dict[Connection, bool] = {}
-        try:
-            for group in groups:
-                recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(
-                    target=_shard_worker, args=(group, self.index.fts, main_path, lock, send), daemon=True
-                )
-                proc.start()
-                send.close()
-                procs.append(proc)
-                readers[recv] = True
-            while readers:
-                for ready in wait(list(readers)):
-                    reader: Connection = ready  # type: ignore[assignment]
-                    try:
-                        message: Any = reader.recv()
-                    except EOFError:
-                        raise RuntimeError("an indexing worker stopped before it finished") from None
-                    if message is None:
-                        del readers[reader]
-                        reader.close()
-                        continue
-                    if isinstance(message, BaseException):
-                        raise message
-                    done += 1  # one more file read (its rows are stored with its worker's batch)
-                    if self.progress is not None:
-                        self.progress(done, total)
-        finally:
-            for left in readers:
-                left.close()
-            for proc in procs:
-                if proc.is_alive():
-                    proc.terminate()
-                proc.join()
+        worker = partial(_shard_worker, fts=self.index.fts, main_path=main_path, lock=process_lock())
+        for _one_file in fork_workers(worker, groups):
+            done += 1  # one more file read (its rows are stored with its worker's batch)
+            if self.progress is not None:
+                self.progress(done, total)
         for _path, sid, _k, st in work:
             self.stats.bytes_read += st.st_size
             self.changed.add(sid)
@@ -590,33 +556,23 @@ WORKER_COMMIT_BYTES = 128 << 20
 
 def _shard_worker(
     group: list[tuple[str | None, int, list[tuple[str, int, os.stat_result]]]],
+    send: Callable[[Any], None],
+    *,
     fts: bool,
     main_path: str,
     lock: Any,
-    send: Any,
 ) -> None:
-    """Worker process: index the files of some shards and store all their rows.
-
-    Sends an int per file read, then ``None``; on failure the exception instead.
-    """
+    """Worker process (:func:`pitools.ops.parallel.fork_workers`): index the files of some
+    shards and store all their rows; ``send`` s a 1 per file read."""
+    main = sqlite3.connect(main_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
-        main = sqlite3.connect(main_path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        try:
-            main.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            main.execute("PRAGMA synchronous=NORMAL")
-            real_dirs: dict[str, str] = {}
-            for shard_path, _k, items in group:
-                _index_shard(main, shard_path, fts, items, lock, real_dirs, send)
-        finally:
-            main.close()
-        send.send(None)
-    except BaseException as exc:  # handed to the parent, which raises it
-        import contextlib
-
-        with contextlib.suppress(Exception):  # unpicklable: the parent sees the pipe close
-            send.send(exc)
+        main.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        main.execute("PRAGMA synchronous=NORMAL")
+        real_dirs: dict[str, str] = {}
+        for shard_path, _k, items in group:
+            _index_shard(main, shard_path, fts, items, lock, real_dirs, send)
     finally:
-        send.close()
+        main.close()
 
 
 def _index_shard(
@@ -626,7 +582,7 @@ def _index_shard(
     items: list[tuple[str, int, os.stat_result]],
     lock: Any,
     real_dirs: dict[str, str],
-    send: Any,
+    send: Callable[[Any], None],
 ) -> None:
     conn = None
     if fts and shard_path:
@@ -679,7 +635,7 @@ def _index_shard(
                 rows.thinking = []
             pending.append((rows, sid))
             pending_bytes += st.st_size
-            send.send(1)
+            send(1)
             if pending_bytes >= WORKER_COMMIT_BYTES:
                 flush(wait=pending_bytes >= 4 * WORKER_COMMIT_BYTES)
         flush(wait=True)

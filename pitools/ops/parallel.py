@@ -1,24 +1,42 @@
-"""Work spread over processes: one pool, one start-method rule, one "is forking safe" check.
+"""Work spread over processes: the one place pitools starts them, one start-method rule, one
+"is forking safe" check.
 
-Every pitools command that uses more than one core goes through here:
+Three shapes of work, one function each:
 
 * :func:`map_processes` runs a function over items in a pool of worker processes and yields
   each result as it finishes (``validate`` over many files, ``dataset`` over many sessions);
-* :func:`start_method` is the rule for how workers start: ``fork`` where the platform has it
-  and it is safe (workers inherit the imports and the warm caches: no start-up cost), ``spawn``
-  otherwise, and always ``spawn`` for work that runs libraries with thread pools of their own
-  (Arrow: a fork taken while its threads hold locks can deadlock);
-* :func:`can_fork` is the check every direct ``fork`` makes first (the archive index's shard
-  workers, a big file's second scanner): the platform has ``fork`` and no other thread runs.
+* :func:`share_work` runs one job here while forked helpers take numbered tasks from a queue
+  they share with this process, which joins in when its own job is done; results come back as
+  bytes (a big file's parts for ``validate``: this process scans the first, which holds the
+  header, while a helper starts on the others);
+* :func:`fork_workers` starts one forked worker per item and passes on the messages they send
+  as they come (the archive index's shard workers, which report each file they store and share
+  a :func:`process_lock`).
+
+The rules they all follow:
+
+* :func:`start_method` says how workers start: ``fork`` where the platform has it and it is safe
+  (workers inherit the imports and the warm caches: no start-up cost), ``spawn`` otherwise, and
+  always ``spawn`` for work that runs libraries with thread pools of their own (Arrow: a fork
+  taken while its threads hold locks can deadlock);
+* :func:`can_fork` is the check before any fork: the platform has ``fork`` and no other thread
+  runs (a child gets copies of the locks other threads hold, and none of those threads).
+  :func:`share_work` falls back to doing everything here when it fails; :func:`fork_workers`
+  needs it to hold (callers ask first and do the work in this process otherwise).
+
+``pitools.core`` never starts a process (``scripts/check_purity.py`` and the ``pure-core``
+contract check it); it exposes the pieces (scan a part, encode and decode a part's result,
+merge) and takes a :func:`share_work` from its caller.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
-__all__ = ["can_fork", "map_processes", "start_method"]
+__all__ = ["can_fork", "fork_workers", "map_processes", "process_lock", "share_work", "start_method"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,6 +58,9 @@ def start_method(*, threaded_work: bool = False) -> str:
     if not threaded_work and can_fork() and "fork" in multiprocessing.get_all_start_methods():
         return "fork"
     return "spawn"
+
+
+# -- a pool over items -----------------------------------------------------------------------------
 
 
 def map_processes(
@@ -75,3 +96,234 @@ def map_processes(
             started()
         for future in as_completed(futures):
             yield futures[future], future.result()
+
+
+# -- helpers sharing a queue of tasks with this process --------------------------------------------
+
+#: Every task number is written to the queue before anyone reads it, so all must fit in a pipe
+#: (64 KiB on Linux, 16 KiB on some systems: 4 bytes a task).
+MAX_SHARED_TASKS = 4000
+
+
+class Helper:
+    """A forked child taking task numbers from the queue it shares with this process.
+
+    It sends all its results at the end, through its own pipe, which a thread here drains while
+    this process works (a full pipe would stall the child).
+    """
+
+    def __init__(self, pid: int, results_fd: int) -> None:
+        import threading
+
+        self.pid = pid
+        self.fd = results_fd
+        self.chunks: list[bytes] = []
+        self.reader = threading.Thread(target=self._read, name="pitools-helper-reader", daemon=True)
+
+    def _read(self) -> None:
+        try:
+            while chunk := os.read(self.fd, 1 << 20):
+                self.chunks.append(chunk)
+        except OSError:
+            self.chunks.clear()
+        finally:
+            os.close(self.fd)
+
+    def cancel(self) -> None:
+        """Stop the child now and reap it (its results are no longer wanted)."""
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        self.finish()
+
+    def finish(self) -> int:
+        """Wait for the child; its exit status (0: it sent everything)."""
+        if self.reader.ident is not None:
+            self.reader.join()
+        else:  # never started: nobody reads the pipe
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+        try:
+            return os.waitpid(self.pid, 0)[1]
+        except ChildProcessError:
+            return 0
+
+    def results(self) -> list[tuple[int, bytes]]:
+        """``(task, encoded result)`` for the tasks the child did; none when it failed."""
+        import marshal
+
+        if self.finish() != 0 or not self.chunks:
+            return []
+        try:
+            done = marshal.loads(b"".join(self.chunks))
+        except (EOFError, ValueError, TypeError):
+            return []
+        if type(done) is not list or not all(type(t) is tuple and len(t) == 2 for t in done):
+            return []
+        return done
+
+
+def _claim(queue_fd: int) -> int | None:
+    data = os.read(queue_fd, 4)  # every number was written as one 4-byte record
+    return int.from_bytes(data, "little") if len(data) == 4 else None
+
+
+def fork_helper(queue_fd: int, work: Callable[[int], bytes]) -> Helper | None:
+    """Fork a child that runs ``work(task)`` for each task it claims from ``queue_fd`` and then
+    sends ``[(task, bytes), ...]`` marshalled (several times faster than pickle for builtins);
+    None when the fork fails."""
+    import marshal
+
+    results_r, results_w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(results_r)
+        os.close(results_w)
+        return None
+    if pid == 0:  # the child: do tasks, send them, leave without any cleanup
+        status = 1
+        try:
+            os.close(results_r)
+            done: list[tuple[int, bytes]] = []
+            while (task := _claim(queue_fd)) is not None:
+                done.append((task, work(task)))
+            view = memoryview(marshal.dumps(done))
+            while view:
+                view = view[os.write(results_w, view) :]
+            status = 0
+        except BaseException:  # the parent redoes whatever is missing
+            pass
+        finally:
+            os._exit(status)
+    os.close(results_w)
+    return Helper(pid, results_r)
+
+
+def share_work(
+    tasks: Sequence[int],
+    work: Callable[[int], R],
+    *,
+    first: Callable[[], T],
+    encode: Callable[[R], bytes],
+    decode: Callable[[bytes], R],
+    helpers: int = 1,
+) -> tuple[T, dict[int, R]]:
+    """``first()`` and ``{task: work(task)}`` for every task, with up to ``helpers`` forked children.
+
+    The children start on ``tasks`` (numbers from a queue shared with this process) while this
+    process runs ``first()``; then this process takes tasks from the queue too, so whoever is
+    faster does more (on a shared machine one core is often slower). A child returns
+    ``encode(work(task))`` for its tasks, decoded here. A task a child did not return (it
+    failed, died or sent something undecodable) is done here, so the result is the same as
+    doing everything here in order, which is also what happens when forking is not safe
+    (:func:`can_fork`) or there are too many tasks for the queue. If ``first`` or ``work``
+    raises here, the children are killed and reaped before the exception goes on.
+    """
+    numbers = b"".join(task.to_bytes(4, "little") for task in tasks)
+    children: list[Helper] = []
+    queue_r = -1
+    if helpers > 0 and tasks and len(tasks) <= MAX_SHARED_TASKS and can_fork():
+        queue_r, queue_w = os.pipe()
+        os.write(queue_w, numbers)
+        os.close(queue_w)
+        for _ in range(min(helpers, len(tasks))):
+            child = fork_helper(queue_r, lambda task: encode(work(task)))
+            if child is not None:
+                children.append(child)
+        for child in children:  # threads only once every fork is done
+            child.reader.start()
+    results: dict[int, R] = {}
+    try:
+        head = first()
+        if children:
+            while (task := _claim(queue_r)) is not None:
+                results[task] = work(task)
+            for child in children:
+                for task, data in child.results():
+                    with contextlib.suppress(Exception):  # undecodable: done here below
+                        results.setdefault(task, decode(data))
+            children = []
+    finally:
+        for child in children:  # this process failed (or was interrupted) first
+            child.cancel()
+        if queue_r >= 0:
+            os.close(queue_r)
+    for task in tasks:
+        if task not in results:
+            results[task] = work(task)
+    return head, results
+
+
+# -- one worker per item, streaming messages -------------------------------------------------------
+
+
+def process_lock() -> Any:
+    """A lock :func:`fork_workers`' workers share (created before they start, inherited)."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork").Lock()
+
+
+_MESSAGE, _DONE, _FAILED = 0, 1, 2
+
+
+def fork_workers(target: Callable[[T, Callable[[Any], None]], None], items: Sequence[T]) -> Iterator[Any]:
+    """Run ``target(item, send)`` in one forked process per item; yield each value a worker
+    ``send`` s, as they arrive.
+
+    Workers are forked (they inherit this process's state; ``target`` need not be picklable):
+    call :func:`can_fork` first and do the work here when it says no. An exception in a worker
+    is raised here (a worker that dies without a word raises ``RuntimeError``). When the
+    iterator ends, fails or is closed, workers still running are terminated and all are joined.
+    """
+    import multiprocessing
+    from multiprocessing.connection import Connection, wait
+
+    ctx = multiprocessing.get_context("fork")
+    procs = []
+    readers: list[Connection] = []
+    try:
+        for item in items:
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_worker_main, args=(target, item, send), daemon=True)
+            proc.start()
+            send.close()
+            procs.append(proc)
+            readers.append(recv)
+        while readers:
+            for ready in wait(readers):
+                reader: Connection = ready  # type: ignore[assignment]
+                try:
+                    kind, value = reader.recv()
+                except EOFError:
+                    raise RuntimeError("a worker process stopped before it finished") from None
+                if kind == _MESSAGE:
+                    yield value
+                    continue
+                readers.remove(reader)
+                reader.close()
+                if kind == _FAILED:
+                    raise value
+    finally:
+        for left in readers:
+            left.close()
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+
+
+def _worker_main(target: Callable[[Any, Callable[[Any], None]], None], item: Any, send: Any) -> None:
+    def message(value: Any) -> None:
+        send.send((_MESSAGE, value))
+
+    try:
+        target(item, message)
+        send.send((_DONE, None))
+    except BaseException as exc:  # handed to the parent, which raises it
+        with contextlib.suppress(Exception):  # unpicklable: the parent sees the pipe close
+            send.send((_FAILED, exc))
+    finally:
+        send.close()

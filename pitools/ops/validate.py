@@ -2,7 +2,8 @@
 
 :func:`validate_many` is ``pitools validate``'s use case without the command line: the reports
 of every file, in the order given, computed on up to ``jobs`` cores. Each file is checked by
-:func:`pitools.core.validate.validate_file`; the processes come from :mod:`pitools.ops.parallel`.
+:func:`pitools.core.validate.validate_file`; the processes come from :mod:`pitools.ops.parallel`
+(a pool for many files, :func:`~pitools.ops.parallel.share_work` for a big file's parts).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from functools import partial
 from pathlib import Path
 
 from pitools.core.validate import ValidationReport, prepare, validate_file
-from pitools.ops.parallel import map_processes
+from pitools.core.validate.parts import ShareParts
+from pitools.ops.parallel import map_processes, share_work
 
-__all__ = ["PARALLEL_THRESHOLD", "default_jobs", "find_session_files", "validate_many"]
+__all__ = ["PARALLEL_THRESHOLD", "default_jobs", "find_session_files", "part_sharer", "validate_many"]
 
 #: More files than this are checked by a pool of worker processes; fewer are checked one by
 #: one, each big one split between two processes.
@@ -25,6 +27,11 @@ PARALLEL_THRESHOLD = 4
 def default_jobs() -> int:
     """Both cores of a typical laptop or CI runner, when the machine has them."""
     return min(2, os.cpu_count() or 1)
+
+
+def part_sharer(jobs: int) -> ShareParts | None:
+    """How one big file's parts are shared over ``jobs`` processes (None: all scanned here)."""
+    return partial(share_work, helpers=jobs - 1) if jobs > 1 else None
 
 
 def find_session_files(paths: Sequence[str]) -> list[str]:
@@ -56,7 +63,7 @@ def validate_many(
 
     More than :data:`PARALLEL_THRESHOLD` files go to a pool of ``jobs`` worker processes; fewer
     are checked here one by one, and a big one is split between ``jobs`` processes
-    (``validate_file(workers=)``). ``progress(n)`` is told each time ``n`` more files are done
+    (:func:`part_sharer`). ``progress(n)`` is told each time ``n`` more files are done
     (``progress(0)`` once the workers have started). The same reports whatever ``jobs`` is.
     """
     jobs = default_jobs() if jobs is None else jobs
@@ -68,8 +75,9 @@ def validate_many(
     )
     if len(files) <= PARALLEL_THRESHOLD or jobs < 2:
         reports = []
+        share = part_sharer(jobs)
         for f in files:
-            reports.append(check(f, workers=jobs))
+            reports.append(check(f, share=share))
             if progress is not None:
                 progress(1)
         return reports

@@ -1,4 +1,8 @@
-"""Render a :class:`~pitools.core.context.build.ContextReplay` as JSON, rich text or Markdown."""
+"""Render a :class:`~pitools.core.context.build.ContextReplay` as JSON, rich text or Markdown.
+
+The JSON document has one writer, :func:`context_json_chunks` (the CLI streams it; tests parse
+it); ``tests/oracles/context_document.py`` keeps the plain one-dict form it is checked against.
+"""
 
 from __future__ import annotations
 
@@ -11,25 +15,6 @@ from pitools.core.js.value import UNDEFINED
 from pitools.core.session.lean import LeanSession
 from pitools.core.session.loaded import Session, entry_id, entry_type
 from pitools.render.preview import clip, entry_preview, entry_tag, message_preview
-
-
-def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict[str, Any]:
-    """The ``pitools context --format json`` object (schemas/output/context.schema.json).
-
-    Every message appears twice (under its projected entry and in ``messages``); each is
-    serialized once (:func:`~pitools.core.js.json.encode.serialize_each`) and embedded twice.
-    """
-    from pitools.core.js.json.encode import serialize_each
-
-    p = replay.projection
-    shared = serialize_each(p.messages)
-    projection = []
-    at = 0
-    for pe in p.entries:
-        n = len(pe.messages)
-        projection.append({"sourceId": pe.source_id, "sourceType": pe.source_type, "messages": shared[at : at + n]})
-        at += n
-    return {**_head(replay), "projection": projection, "messages": shared, **_tail(replay, counts)}
 
 
 def _head(replay: ContextReplay) -> dict[str, Any]:
@@ -59,8 +44,9 @@ def _tail(replay: ContextReplay, counts: list[int] | None) -> dict[str, Any]:
 def context_json_chunks(
     replay: ContextReplay, counts: list[int] | None = None, *, consume: bool = False
 ) -> Iterator[bytes]:
-    """The bytes of ``to_json_bytes(context_json(replay))`` and a newline, in pieces, each
-    message serialized once (the bytes are reused for the flat ``messages`` list).
+    """The ``pitools context --format json`` document (schemas/output/context.schema.json) and a
+    newline, in pieces, each message serialized once: every message appears twice (under its
+    projected entry and in the flat ``messages`` list), and its bytes are reused for the second.
 
     With ``consume=True`` the replay gives up its entries and messages as they are written (a
     message is released once its bytes exist), so the bytes replace the parsed objects rather

@@ -152,7 +152,7 @@ def test_lean_json_is_the_full_loads_document(run, monkeypatch, case: str, keep_
     from pitools.core.js.json.encode import to_json_bytes
     from pitools.core.session import lean
     from pitools.core.session.api import load
-    from pitools.render.context import context_json
+    from tests.oracles.context_document import context_json
 
     if keep_after is not None:
         monkeypatch.setattr(lean, "KEEP_AFTER_BYTES", keep_after)

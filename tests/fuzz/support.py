@@ -616,7 +616,8 @@ def _exercise_lean(path: Path, loaded: Any, leaves: list[Any], rng: random.Rando
     from pitools.core.session import lean as lean_module
     from pitools.core.session.api import LeanLoaded, load
     from pitools.core.session.tree import mkey
-    from pitools.render.context import context_json, context_json_chunks
+    from pitools.render.context import context_json_chunks
+    from tests.oracles.context_document import context_json
 
     keep_after = lean_module.KEEP_AFTER_BYTES
     lean_module.KEEP_AFTER_BYTES = rng.choice([0, 300, keep_after])
@@ -659,7 +660,7 @@ def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) ->
     from pitools.core.context.build import context_usage, replay_context
     from pitools.core.js.json.encode import to_json_bytes
     from pitools.errors import PitoolsError
-    from pitools.render.context import context_json
+    from pitools.render.context import context_json_chunks
 
     index = loaded.index
     try:
@@ -668,7 +669,7 @@ def _exercise_leaf(loaded: Any, leaf: Any, settings: Any, rng: random.Random) ->
         for entry in replay.path:
             assert id(entry) not in seen, "a reported path repeats an entry"
             seen.add(id(entry))
-        to_json_bytes(context_json(replay))
+        b"".join(context_json_chunks(replay))
         context_usage(replay.projection, replay.path, 200000)
     except PitoolsError:
         pass
@@ -709,11 +710,12 @@ def _validate(path: Path) -> None:
     assert not internal, f"validate hit an internal error: {internal[0].message}"
     # The same file split between this process and a forked child must report the same.
     import pitools.core.validate.parts as parts
+    from pitools.ops.parallel import share_work
 
     saved = parts.SPLIT_MIN_BYTES, parts.PART_BYTES
     parts.SPLIT_MIN_BYTES, parts.PART_BYTES = 1, 256
     try:
-        assert validate_file(path, workers=2) == report, "validate split into parts reports differently"
+        assert validate_file(path, share=share_work) == report, "validate split into parts reports differently"
     finally:
         parts.SPLIT_MIN_BYTES, parts.PART_BYTES = saved
 

@@ -12,18 +12,20 @@ renamed duplicates and v1 files (whose ids come from Pi's migration) stay compar
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 
-from pitools.core.context.build import build_projection
+from pitools.core.context.build import Projection, build_projection
 from pitools.core.js.json.encode import to_json_bytes
-from pitools.core.js.value import UNDEFINED, js_truthy
-from pitools.core.session.load import RawSession, read_session_bytes
-from pitools.core.session.loaded import Session, entry_id, session_from_raw
-from pitools.core.session.migrate import MigrationError
-from pitools.core.session.tree import SessionIndex, mkey
-from pitools.errors import CycleError, PiCrashError
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.api import LoadedSession, kept_whole, load_bytes
+from pitools.core.session.index import fold_paths
+from pitools.core.session.load import RawSession
+from pitools.core.session.loaded import Session, entry_id
+from pitools.core.session.tree import SessionIndex
+from pitools.errors import CycleError, PiCrashError, PitoolsError
 
 Origin = tuple[int | None, int]
 
@@ -53,35 +55,35 @@ class InvariantReport:
         }
 
 
-@dataclass(slots=True)
-class _Loaded:
-    raw: RawSession
-    session: Session | None
-    index: SessionIndex | None
-
-
-def _load(data: bytes, path: str) -> _Loaded:
-    raw = read_session_bytes(data, path)
-    if not raw.valid:
-        return _Loaded(raw, None, None)
+def _load(data: bytes, path: str, keep: Literal["all", "skeleton"] = "all") -> LoadedSession | None:
+    """The file as Pi loads it (the one loader, on bytes); None when Pi reads nothing from it
+    (it rejects the file, or its migration throws)."""
     try:
-        session = session_from_raw(raw)
-    except MigrationError:
-        return _Loaded(raw, None, None)  # Pi throws while migrating: it reads nothing
-    return _Loaded(raw, session, SessionIndex.build(session.entries))
+        return load_bytes(data, path, keep=keep)
+    except PitoolsError:
+        return None
 
 
-def context_fingerprint(index: SessionIndex, start: Any) -> bytes:
-    """Pi's context (messages, thinking level, model) at an entry, as bytes; or why it fails."""
+def _fingerprint(projection: Callable[[], Projection]) -> bytes:
+    """Pi's context (messages, thinking level, model) as bytes; or why building it fails."""
     try:
-        path = index.walk_to_root(start)
-        path.reverse()
-        projection = build_projection(path)
-        return to_json_bytes([projection.messages, projection.thinking_level, projection.model])
+        p = projection()
+        return to_json_bytes([p.messages, p.thinking_level, p.model])
     except CycleError:
         return b"!cycle"
     except PiCrashError as exc:
         return b"!crash " + exc.message.encode("utf-8", "replace")
+
+
+def context_fingerprint(index: SessionIndex, start: Any) -> bytes:
+    """Pi's context (messages, thinking level, model) at an entry, as bytes; or why it fails."""
+
+    def projection() -> Projection:
+        path = index.walk_to_root(start)
+        path.reverse()
+        return build_projection(path)
+
+    return _fingerprint(projection)
 
 
 def leaf_entries(index: SessionIndex) -> list[Any]:
@@ -114,28 +116,57 @@ def check_invariant(
     removed: set[int],
     *,
     path: str = "<session>",
+    keep: Literal["all", "skeleton"] = "all",
 ) -> InvariantReport:
-    """Compare what Pi reads from ``before`` and ``after``; ``origins[k]`` is where after-line k+1 came from."""
+    """Compare what Pi reads from ``before`` and ``after``; ``origins[k]`` is where after-line k+1 came from.
+
+    ``keep`` is the loader's keep policy for both files: ``"all"`` holds every entry parsed and
+    builds the context at every leaf; ``"skeleton"`` (``repair`` on any file) holds skeletons and
+    builds only the contexts it cannot prove unchanged (see :func:`_compare_skeletons`). The
+    promise fails under one exactly when it fails under the other.
+    """
     report = InvariantReport()
-    old = _load(before, path)
-    new = _load(after, path)
-    if new.session is None or new.index is None:
+    new = _load(after, path, keep)
+    if new is None:
         report.violations.append("Pi would not load the repaired file")
         return report
     report.entries_after = len(new.session.entries)
-    if old.session is None or old.index is None:
+    old = _load(before, path, keep)
+    if old is None:
         # Pi reads nothing from the damaged file today: every leaf is restored; each must build.
         for leaf in leaf_entries(new.index):
             report.leaves_restored += 1
-            if context_fingerprint(new.index, leaf) == b"!cycle":
+            if _loops(new.index, leaf):
                 report.violations.append(f"the repaired file still loops at leaf {entry_id(leaf)!r}")
         return report
-    o_sess, o_idx, n_sess, n_idx = old.session, old.index, new.session, new.index
+    o_sess, n_sess = old.session, new.session
     report.entries_before = len(o_sess.entries)
     # 1. Nothing Pi reads today is lost or changed, byte for byte (the header is checked by Pi
     # loading the file).
-    after_pos = _entries_kept(report, before, old.raw, o_sess, after, new.raw, n_sess, origins, touched, removed)
+    after_pos = _entries_kept(report, before, o_sess.raw, o_sess, after, n_sess.raw, n_sess, origins, touched, removed)
     # 2./3. Contexts at every leaf Pi has today.
+    if keep == "skeleton":
+        _compare_skeletons(report, _lean(before, old), _lean(after, new), after_pos, origins, touched, removed)
+    else:
+        _compare_parsed(report, old, new, after_pos, origins, touched, removed)
+    return report
+
+
+#: :func:`check_invariant` on skeletons, what ``repair`` runs (memory: see :func:`_compare_skeletons`).
+check_invariant_lean = partial(check_invariant, keep="skeleton")
+
+
+def _compare_parsed(
+    report: InvariantReport,
+    old: LoadedSession,
+    new: LoadedSession,
+    after_pos: dict[Origin, int],
+    origins: Sequence[Origin],
+    touched: set[int],
+    removed: set[int],
+) -> None:
+    """Steps 2 and 3 with every entry parsed: the context at every leaf, before and after."""
+    o_sess, o_idx, n_sess, n_idx = old.session, old.index, new.session, new.index
     old_lines = set(o_sess.lines)
     for leaf, line, target in _leaf_targets(report, o_idx, o_sess, n_sess, after_pos, removed):
         before_fp = context_fingerprint(o_idx, leaf)
@@ -152,7 +183,6 @@ def check_invariant(
     for leaf in leaf_entries(n_idx):
         if context_fingerprint(n_idx, leaf) == b"!cycle":
             report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
-    return report
 
 
 def _leaf_targets(
@@ -248,15 +278,15 @@ def _show(value: Any) -> str:
 # compaction, kept whole, converts its firstKeptEntryIndex there); an entry parsed again takes
 # the id and parentId its skeleton was given, in the same order the migration assigns them.
 
-_KEEP_WHOLE = frozenset({"session", "compaction"})
-
 
 @dataclass(slots=True)
 class _Lean:
+    """A file loaded with the loader's "skeleton" policy, and how to parse an entry again."""
+
     data: bytes
     raw: RawSession
-    session: Session | None
-    index: SessionIndex | None
+    session: Session
+    index: SessionIndex
     #: ``id(skeleton)`` → its position in ``raw`` (offsets/lengths).
     where: dict[int, int]
     #: A v1 or v2 file: an entry parsed again gets Pi's v2 → v3 migration (``hookMessage`` → ``custom``).
@@ -265,54 +295,21 @@ class _Lean:
     v1: bool = False
 
 
-def _kept_whole(etype: Any) -> bool:
-    # A type can be any JSON value; an array or object is unhashable, so test the type first.
-    return type(etype) is str and etype in _KEEP_WHOLE
-
-
-def _skeleton(value: Any) -> Any:
-    if type(value) is not dict:
-        return value
-    etype = value.get("type", UNDEFINED)
-    if _kept_whole(etype):
-        return value
-    out: dict[str, Any] = {}
-    if etype is not UNDEFINED:
-        out["type"] = etype
-    if "id" in value:
-        out["id"] = value["id"]
-    if "parentId" in value:
-        out["parentId"] = value["parentId"]
-    return out
-
-
-def _load_lean(data: bytes, path: str) -> _Lean:
-    """The file as Pi loads it, entries as skeletons.
+def _lean(data: bytes, loaded: LoadedSession) -> _Lean:
+    """A file loaded as skeletons, and what parsing one of its entries again needs.
 
     A v2 file's migration only renames a message role, which skeletons do not hold: it is applied
     to each entry parsed again (:func:`_whole`). A v1 file's migration gives every entry an id and
     a parentId (and converts a compaction's index, which skeletons keep whole): it runs on the
     skeletons, and an entry parsed again takes its skeleton's id and parentId."""
-    from pitools.core.js.json.parse import gc_paused
-    from pitools.core.session.load import iter_byte_lines, scan_lines
     from pitools.core.session.migrate import effective_version
 
-    raw = RawSession(path=path, size=len(data))
-    values, lines, offsets, lengths = raw.values, raw.lines, raw.offsets, raw.lengths
-    with gc_paused():
-        for value, lineno, offset, size in scan_lines(raw, iter_byte_lines(data)):
-            values.append(_skeleton(value))
-            lines.append(lineno)
-            offsets.append(offset)
-            lengths.append(size)
-    if not raw.valid:
-        return _Lean(data, raw, None, None, {})
-    version = effective_version(values[0].get("version"))
-    session = session_from_raw(raw)
+    session = loaded.session
+    version = effective_version(session.migration.version_before)
     # The migration copies the entries it changes (every one, for a v1 file): map the session's
     # own entry objects to their lines.
     where = {id(e): pos for e, pos in zip(session.entries, session.positions, strict=True)}
-    return _Lean(data, raw, session, SessionIndex.build(session.entries), where, v2=version < 3, v1=version < 2)
+    return _Lean(data, session.raw, session, loaded.index, where, v2=version < 3, v1=version < 2)
 
 
 def _judge_leaf(
@@ -344,7 +341,7 @@ def _whole(lo: _Lean, entry: Any) -> Any:
     from pitools.core.js.json.parse import parse_json_line
 
     pos = lo.where.get(id(entry))
-    if pos is None or type(entry) is not dict or _kept_whole(entry.get("type")):
+    if pos is None or type(entry) is not dict or kept_whole(entry.get("type")):
         return entry
     start = lo.raw.offsets[pos]
     value = parse_json_line(lo.data[start : start + lo.raw.lengths[pos]])[0]
@@ -363,7 +360,6 @@ def _lean_fingerprint(lo: _Lean, start: Any) -> bytes:
     from pitools.core.context.build import context_entries_from_path, latest_compaction_on
     from pitools.core.js import ops as jsops
 
-    assert lo.index is not None
     try:
         path = lo.index.walk_to_root(start)
     except CycleError:
@@ -384,55 +380,22 @@ def _lean_fingerprint(lo: _Lean, start: Any) -> bytes:
     context = context_entries_from_path(mixed)
     # The thinking level and model come from the whole path: stream it, one entry at a time.
     settings_path: Any = (mixed[i] if i >= first else _whole(lo, path[i]) for i in range(len(path)))
-    try:
-        projection = build_projection(settings_path, context)
-        return to_json_bytes([projection.messages, projection.thinking_level, projection.model])
-    except CycleError:
-        return b"!cycle"
-    except PiCrashError as exc:
-        return b"!crash " + exc.message.encode("utf-8", "replace")
+    return _fingerprint(lambda: build_projection(settings_path, context))
 
 
-def _chains(lo: _Lean, key_of: Any, intern: dict[tuple[Any, int], int]) -> Any:
-    """Per entry, memoised over shared ancestors: ``(flag, chain)`` or None when its walk loops.
+def _chains(lo: _Lean, key_of: Any, intern: dict[tuple[Any, int], int]) -> Callable[[Any], tuple[bool, int] | None]:
+    """Per entry: ``(flag, chain)``, or None when its walk loops (one walk per entry in all).
 
     ``flag`` is true when ``key_of`` flags any entry of its path; ``chain`` is a number equal for
     two entries exactly when their paths have the same keys in the same order (hash-consed in
-    ``intern``, shared by both files). One walk per entry in all, not one per leaf.
+    ``intern``, shared by both files).
     """
-    assert lo.index is not None
-    by_id = lo.index.by_id
-    memo: dict[int, tuple[bool, int] | None] = {}
 
-    def of(start: Any) -> tuple[bool, int] | None:
-        trail: list[Any] = []
-        on_trail: set[int] = set()
-        current = start
-        base: tuple[bool, int] | None = (False, 0)
-        while current is not None:
-            ident = id(current)
-            if ident in memo:
-                base = memo[ident]
-                break
-            if ident in on_trail:
-                base = None
-                break
-            on_trail.add(ident)
-            trail.append(current)
-            pid = current.get("parentId", UNDEFINED) if type(current) is dict else UNDEFINED
-            if type(pid) is str:
-                current = by_id.get(pid) if pid else None
-            else:
-                current = by_id.get(mkey(pid)) if js_truthy(pid) else None
-        for entry in reversed(trail):
-            if base is not None:
-                flagged, key = key_of(entry)
-                chain = intern.setdefault((key, base[1]), len(intern) + 1)
-                base = (base[0] or flagged, chain)
-            memo[id(entry)] = base
-        return memo[id(start)] if trail else base
+    def step(base: tuple[bool, int], entry: Any) -> tuple[bool, int]:
+        flagged, key = key_of(entry)
+        return base[0] or flagged, intern.setdefault((key, base[1]), len(intern) + 1)
 
-    return of
+    return fold_paths(lo.index.by_id, step, (False, 0))
 
 
 def _eid(entry: Any) -> Any:
@@ -447,51 +410,27 @@ def _loops(index: SessionIndex, start: Any) -> bool:
     return False
 
 
-def check_invariant_lean(
-    before: bytes,
-    after: bytes,
+def _compare_skeletons(
+    report: InvariantReport,
+    old: _Lean,
+    new: _Lean,
+    after_pos: dict[Origin, int],
     origins: Sequence[Origin],
     touched: set[int],
     removed: set[int],
-    *,
-    path: str = "<session>",
-) -> InvariantReport:
-    """:func:`check_invariant` holding skeletons instead of parsed entries (same verdicts).
+) -> None:
+    """Steps 2 and 3 on skeletons (same verdicts as :func:`_compare_parsed`).
 
     ``leavesCompared`` counts the leaves proven unchanged (their paths are the same lines with
-    the same bytes), including one where Pi throws today, which the full check counts as restored.
-    When a line changed without a fix, that line is the violation reported: the contexts of the
-    leaves above it are not reported again (the full check names those too). Either way the
-    promise fails exactly when the full check's does.
+    the same bytes), including one where Pi throws today, which the parsed check counts as
+    restored. When a line changed without a fix, that line is the violation reported: the
+    contexts of the leaves above it are not reported again (the parsed check names those too).
+    Either way the promise fails exactly when the parsed check's does.
+
+    Each path is summarised once per entry: old: does a fix touch it, and its source lines; new:
+    is it made only of old entries no fix touched, and their source lines.
     """
-    try:
-        new = _load_lean(after, path)
-    except MigrationError:
-        new = _Lean(after, RawSession(path=path, size=len(after)), None, None, {})
-    report = InvariantReport()
-    n_sess, n_idx = new.session, new.index
-    if n_sess is None or n_idx is None:
-        report.violations.append("Pi would not load the repaired file")
-        return report
-    try:
-        old = _load_lean(before, path)
-    except MigrationError:
-        old = _Lean(before, RawSession(path=path, size=len(before)), None, None, {})
-    report.entries_after = len(n_sess.entries)
-    o_sess, o_idx = old.session, old.index
-    if o_sess is None or o_idx is None:
-        for leaf in leaf_entries(n_idx):
-            report.leaves_restored += 1
-            if _loops(n_idx, leaf):
-                report.violations.append(f"the repaired file still loops at leaf {entry_id(leaf)!r}")
-        return report
-    report.entries_before = len(o_sess.entries)
-    # 1. Nothing Pi reads today is lost or changed, byte for byte (the header is checked by Pi
-    # loading the file).
-    after_pos = _entries_kept(report, before, old.raw, o_sess, after, new.raw, n_sess, origins, touched, removed)
-    # 2./3. Contexts at every leaf Pi has today. Each path is summarised once per entry:
-    # old: does a fix touch it, and its source lines; new: is it made only of old entries no fix
-    # touched, and their source lines.
+    o_sess, o_idx, n_sess, n_idx = old.session, old.index, new.session, new.index
     old_lines = set(o_sess.lines)
     o_raw_lines, n_raw_lines = old.raw.lines, new.raw.lines
     o_where, n_where = old.where, new.where
@@ -521,4 +460,3 @@ def check_invariant_lean(
     for leaf in leaf_entries(n_idx):
         if new_chain(leaf) is None:
             report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
-    return report

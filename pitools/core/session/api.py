@@ -13,6 +13,12 @@ policy* says which parsed entries stay in memory:
   ``compact --dry-run`` use it: on a 100 MB session it saves most of the memory. Files Pi
   migrates (v1/v2) and inputs that are not regular files are loaded with ``"all"``.
 
+:func:`load_bytes` is the same loader on bytes in memory (``repair`` checks the file it is about
+to write before writing it), with a third policy, ``keep="skeleton"``: every entry reduced to its
+``type``, ``id`` and ``parentId`` as it is read (headers and compactions whole), which is all the
+tree and Pi's migration need; a caller parses an entry again from the bytes (the raw session's
+offsets) when it needs the rest.
+
 Every Pi mirror (:mod:`pitools.core.context.build`, :mod:`pitools.core.compaction.plan`) is
 written once on the index interface and gives the same result under either policy.
 """
@@ -25,9 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from pitools.core.js.value import UNDEFINED
 from pitools.core.session.leaf import resolve_leaf
 from pitools.core.session.lean import LeanIndex, LeanSession
-from pitools.core.session.loaded import Session, open_session, raise_invalid, require_valid
+from pitools.core.session.load import read_session_bytes
+from pitools.core.session.loaded import Session, open_session, raise_invalid, require_valid, session_from_raw
 from pitools.core.session.tree import SessionIndex
 
 if TYPE_CHECKING:
@@ -183,6 +191,47 @@ def load(
     # work that follows allocates (a third of the time of context/compact on a big session).
     gc.freeze()
     return loaded
+
+
+#: Entry types the "skeleton" policy keeps whole (the header; a compaction, for Pi's migration
+#: of its index and for where a context starts).
+SKELETON_WHOLE = frozenset({"session", "compaction"})
+
+
+def kept_whole(etype: Any) -> bool:
+    """Whether the "skeleton" policy keeps an entry of type ``etype`` whole."""
+    # A type can be any JSON value; an array or object is unhashable, so test the type first.
+    return type(etype) is str and etype in SKELETON_WHOLE
+
+
+def skeleton(value: Any) -> Any:
+    """An entry as the "skeleton" policy keeps it: ``type``, ``id`` and ``parentId`` (those it has)."""
+    if type(value) is not dict:
+        return value
+    etype = value.get("type", UNDEFINED)
+    if kept_whole(etype):
+        return value
+    out: dict[str, Any] = {}
+    if etype is not UNDEFINED:
+        out["type"] = etype
+    if "id" in value:
+        out["id"] = value["id"]
+    if "parentId" in value:
+        out["parentId"] = value["parentId"]
+    return out
+
+
+def load_bytes(data: bytes, path: str = "<bytes>", *, keep: Literal["all", "skeleton"] = "all") -> LoadedSession:
+    """:func:`load` on a session held in memory (``path`` names it in messages).
+
+    Raises :class:`~pitools.errors.SessionParseError` when Pi would reject it and
+    :class:`~pitools.core.session.migrate.MigrationError` when Pi's migration throws on it.
+    ``keep="skeleton"`` keeps only the skeleton of each entry (see the module docstring); the
+    raw session (``session.raw``) says where each one's line is in ``data``.
+    """
+    raw = read_session_bytes(data, path, shape=skeleton if keep == "skeleton" else None)
+    session = require_valid(session_from_raw(raw))
+    return LoadedSession(session, SessionIndex.build(session.entries))
 
 
 def _resolve(

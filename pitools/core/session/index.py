@@ -21,14 +21,16 @@ the recent context and re-read the rest by byte offset), the index offers the sa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.errors import CycleError
 
 _BOOL = object()
 _OBJ = object()
+
+T = TypeVar("T")
 
 
 def mkey(value: Any) -> Any:
@@ -50,6 +52,45 @@ def id_text(value: Any) -> str:
     if value is None:
         return "null"
     return repr(value)
+
+
+def fold_paths(by_id: Mapping[Any, Any], step: Callable[[T, Any], T], root: T) -> Callable[[Any], T | None]:
+    """``of(entry)``: ``step`` folded over the path from the root down to ``entry`` (starting
+    from ``root``), following Pi's parent walk through ``by_id`` (id key → entry object), or None
+    when the walk from ``entry`` runs into a parentId loop.
+
+    Results are memoised per entry object, so folding every entry of a session walks each link
+    once in all, not once per entry (depths, path summaries of every leaf).
+    """
+    memo: dict[int, T | None] = {}
+
+    def of(start: Any) -> T | None:
+        trail: list[Any] = []
+        on_trail: set[int] = set()
+        current = start
+        base: T | None = root
+        while current is not None:
+            ident = id(current)
+            if ident in memo:
+                base = memo[ident]
+                break
+            if ident in on_trail:
+                base = None
+                break
+            on_trail.add(ident)
+            trail.append(current)
+            pid = current.get("parentId", UNDEFINED) if type(current) is dict else UNDEFINED
+            if type(pid) is str:
+                current = by_id.get(pid) if pid else None
+            else:
+                current = by_id.get(mkey(pid)) if js_truthy(pid) else None
+        for entry in reversed(trail):
+            if base is not None:
+                base = step(base, entry)
+            memo[id(entry)] = base
+        return base
+
+    return of
 
 
 #: ``marks`` values: what an entry means to Pi's ``getSessionContextSettings``.

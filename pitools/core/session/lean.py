@@ -40,7 +40,7 @@ from pitools.core.session.index import (
     entry_mark,
     mkey,
 )
-from pitools.core.session.load import WARNING, Diagnostic, RawSession, accepted_header, stream_session
+from pitools.core.session.load import Diagnostic, RawSession, accepted_header, extra_header, stream_session
 from pitools.core.session.migrate import CURRENT_VERSION, MigrationReport, effective_version
 from pitools.errors import SessionChangedError, SessionParseError
 
@@ -327,17 +327,7 @@ def _consume_lean(raw: RawSession, scanned: Iterator[Any], path: str, fd: int) -
                 get = value.get
                 etype = get("type", UNDEFINED)
                 if etype == "session":
-                    eid = get("id")
-                    extra.append(
-                        Diagnostic(
-                            "extra-header",
-                            WARNING,
-                            "a second session header; Pi ignores it",
-                            lineno,
-                            offset,
-                            eid if isinstance(eid, str) else None,
-                        )
-                    )
+                    extra.append(extra_header(value, lineno, offset))
                     continue
                 eid = get("id", UNDEFINED)
                 pid = get("parentId", UNDEFINED)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -229,11 +229,17 @@ def iter_byte_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         start = end + 1
 
 
-def read_session_bytes(data: bytes, path: str = "<bytes>") -> RawSession:
-    """:func:`read_session` on bytes already in memory (e.g. a repaired file before it is written)."""
+def read_session_bytes(data: bytes, path: str = "<bytes>", *, shape: Callable[[Any], Any] | None = None) -> RawSession:
+    """:func:`read_session` on bytes already in memory (e.g. a repaired file before it is written).
+
+    ``shape`` replaces each parsed value as it is read (the loader's "skeleton" keep policy:
+    :func:`pitools.core.session.api.load_bytes`)."""
     raw = RawSession(path=path, size=len(data))
+    scanned: Iterator[ScannedValue] = scan_lines(raw, iter_byte_lines(data))
+    if shape is not None:
+        scanned = ((shape(value), line, offset, size) for value, line, offset, size in scanned)
     with gc_paused():
-        _consume(raw, scan_lines(raw, iter_byte_lines(data)))
+        _consume(raw, scanned)
     return raw
 
 
@@ -353,6 +359,19 @@ def scan_lines(
     raw.line_count = lineno
     if finish:
         finish_raw(raw)
+
+
+def extra_header(value: dict[str, Any], line: int, offset: int) -> Diagnostic:
+    """The diagnostic for a ``session`` line after the first: Pi ignores it (every keep policy)."""
+    eid = value.get("id")
+    return Diagnostic(
+        "extra-header",
+        WARNING,
+        "a second session header; Pi ignores it",
+        line,
+        offset,
+        eid if isinstance(eid, str) else None,
+    )
 
 
 def accepted_header(value: Any) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.load import ERROR, WARNING, Diagnostic, RawSession, read_session
+from pitools.core.session.load import ERROR, Diagnostic, RawSession, extra_header, read_session
 from pitools.core.session.migrate import MigrationError, MigrationReport, migrate_values
 
 
@@ -112,17 +112,7 @@ def session_from_raw(raw: RawSession, *, migrate: bool = True) -> Session:
         skip = set(extra)
         for pos in range(1, len(values)):
             if pos in skip:
-                v = values[pos]
-                diags.append(
-                    Diagnostic(
-                        "extra-header",
-                        WARNING,
-                        "a second session header; Pi ignores it",
-                        raw.lines[pos],
-                        raw.offsets[pos],
-                        v.get("id") if isinstance(v.get("id"), str) else None,
-                    )
-                )
+                diags.append(extra_header(values[pos], raw.lines[pos], raw.offsets[pos]))
                 continue
             entries.append(values[pos])
             lines.append(raw.lines[pos])

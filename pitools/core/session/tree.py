@@ -14,7 +14,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from pitools.core.js.value import js_truthy
-from pitools.core.session.index import PositionWalks, entry_mark, id_text, mkey
+from pitools.core.session.index import PositionWalks, entry_mark, fold_paths, id_text, mkey
 from pitools.core.session.loaded import UNDEFINED, entry_id, entry_type
 
 __all__ = ["SessionIndex", "TreeNode", "get_tree", "id_text", "js_truthy_id", "labels_by_id", "mkey", "parent_of"]
@@ -177,31 +177,8 @@ class SessionIndex(PositionWalks):
 
         The root has depth 0; entries on or above a parentId cycle get ``None``.
         """
-        depth: dict[int, int | None] = {}
-        by_id = self.by_id
-        for start in by_id.values():
-            if id(start) in depth:
-                continue
-            trail: list[Any] = []
-            on_trail: set[int] = set()
-            current = start
-            base: int | None = -1
-            while current is not None:
-                key = id(current)
-                if key in depth:
-                    base = depth[key]
-                    break
-                if key in on_trail:
-                    base = None
-                    break
-                on_trail.add(key)
-                trail.append(current)
-                pid = parent_of(current)
-                current = by_id.get(mkey(pid)) if js_truthy_id(pid) else None
-            for e in reversed(trail):
-                base = None if base is None else base + 1
-                depth[id(e)] = base
-        return depth
+        of = fold_paths(self.by_id, lambda depth, _entry: depth + 1, -1)
+        return {id(entry): of(entry) for entry in self.by_id.values()}
 
     def children_map(self) -> dict[Any, list[Any]]:
         """parent key → child entries (file order), over the entries ``by_id`` holds."""

@@ -38,7 +38,7 @@ from pitools.core.session.load import (
 )
 from pitools.core.session.migrate import MigrationError, effective_version
 from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
-from pitools.core.validate.parts import PartResult, fork_parts, scan_part, split_points
+from pitools.core.validate.parts import PartResult, ShareParts, merge_part, scan_part, split_points
 from pitools.core.validate.pi_crashes import MAX_FIELD_FINDINGS_PER_ENTRY
 from pitools.core.validate.scan import RankedFinding, Scanner, internal_message, iso_ok, scan_entries
 from pitools.core.validate.structure import Structure
@@ -65,14 +65,15 @@ def validate_file(
     select: Iterable[str] | None = None,
     ignore: Iterable[str] | None = None,
     min_severity: str = INFO,
-    workers: int = 1,
+    share: ShareParts | None = None,
 ) -> ValidationReport:
     """Validate one session file against Pi 1.6.0's format and behaviour; never raises for bad input.
 
     ``select`` keeps only the given codes, ``ignore`` drops them, ``min_severity`` drops findings
     below that severity. Unknown codes or severities raise ``ValueError`` (a caller's mistake).
-    ``workers=2`` lets a big file be scanned by this process and a forked child, half each
-    (see :mod:`.parts`); the report is the same.
+    ``share`` (``pitools.ops.parallel.share_work``: this module starts no process) lets a big
+    file's parts be scanned by other processes while this one scans the first (see
+    :mod:`.parts`); the report is the same.
     """
     selected = _code_set(select, "select")
     ignored = _code_set(ignore, "ignore") or frozenset()
@@ -82,7 +83,7 @@ def validate_file(
     run = _Run(spath)
     try:
         with gc_paused():  # the whole run: nothing it allocates forms reference cycles
-            run.run(workers)
+            run.run(share)
     except Exception as exc:  # the last line of defence: a report, never a traceback
         run.internal("validate", exc)
     floor = _RANK[min_severity]
@@ -174,15 +175,16 @@ class _Run:
             self.internal(name, exc)
             return None
 
-    def run(self, workers: int = 1) -> None:
+    def run(self, share: ShareParts | None = None) -> None:
         try:
-            bounds = split_points(self.path) if workers > 1 else None
+            bounds = split_points(self.path) if share is not None else None
             if bounds is None:
                 raw, values = stream_session(self.path)
                 self.loader = raw.diagnostics
                 scanner = self._scan(values)
             else:
-                scanner = self._scan_split(bounds)
+                assert share is not None
+                scanner = self._scan_split(bounds, share)
         except SessionParseError as exc:
             self.loader, self.extra_headers, self.header, self.entries = [], [], [], []
             self.add(self.late, "unreadable-file", exc.message, exc.line)
@@ -199,42 +201,27 @@ class _Run:
         for name, check in (("tree", structure.tree), ("walk", structure.walk), ("references", structure.references)):
             self.late.extend(self.guarded(name, check) or ())
 
-    def _scan_split(self, bounds: list[int]) -> Scanner | None:
-        """Scan part 0 here, then parts 1.. with a forked child, both taking them from a queue."""
-        mine: dict[int, PartResult] = {}
-        theirs: dict[int, PartResult] = {}
-        child = fork_parts(self.path, bounds)
-        try:
-            raw, values = stream_session(self.path, stop=bounds[1], finish=False)
+    def _scan_split(self, bounds: list[int], share: ShareParts) -> Scanner | None:
+        """Scan part 0 here while ``share`` has parts 1.. scanned (elsewhere), then merge them."""
+        path = self.path
+
+        def first() -> tuple[RawSession, Scanner | None]:
+            raw, values = stream_session(path, stop=bounds[1], finish=False)
             self.loader = raw.diagnostics
-            scanner = self._scan(values)
-            if child is not None:
-                while (i := child.claim()) is not None:
-                    mine[i] = scan_part(self.path, bounds[i], bounds[i + 1])
-                theirs = child.result()
-                child = None
-        finally:
-            if child is not None:  # this process failed (or was interrupted) first
-                child.cancel()
+            return raw, self._scan(values)
+
+        (raw, scanner), parts = share(
+            range(1, len(bounds) - 1),
+            lambda i: scan_part(path, bounds[i], bounds[i + 1]),
+            first=first,
+            encode=PartResult.to_wire,
+            decode=PartResult.from_wire,
+        )
+        records, findings = (scanner.records, scanner.findings) if scanner is not None else (None, [])
         for i in range(1, len(bounds) - 1):
-            part = mine.get(i) or theirs.get(i) or scan_part(self.path, bounds[i], bounds[i + 1])
-            self._merge(raw, scanner, part)
+            merge_part(raw, records, findings, self.extra_headers, parts[i])
         finish_raw(raw)
         return scanner
-
-    def _merge(self, raw: RawSession, scanner: Scanner | None, part: PartResult) -> None:
-        """Append a later part's findings and records, its line numbers shifted to the file's."""
-        shift = raw.line_count
-        raw.diagnostics.extend(d if d.line is None else replace(d, line=d.line + shift) for d in part.diagnostics)
-        raw.line_count += part.line_count
-        raw.crlf_lines += part.crlf_lines
-        raw.ends_with_newline = part.ends_with_newline
-        self.extra_headers.extend(f if f.line is None else replace(f, line=f.line + shift) for f in part.extra_headers)
-        if scanner is not None:
-            scanner.records.extend(part.records, shift)
-            scanner.findings.extend(
-                (line + shift, rank, replace(f, line=line + shift)) for line, rank, f in part.findings
-            )
 
     def _scan(self, values: Iterator[ScannedValue]) -> Scanner | None:
         """Read every value; check and record the entries when Pi accepts the file."""

@@ -1,36 +1,37 @@
-"""Validate a big file with two processes that share its parts as they go.
+"""A big file cut into parts that can be scanned apart and merged: the pure half of ``validate -j2``.
 
 Parsing and the per-entry checks are most of ``validate``'s work and need nothing from other
-entries, so a big file is cut at line boundaries into parts of a few MB. This process scans the
-first part (the header is there), a child forked for the occasion and this process then take
-the remaining parts one at a time from a shared queue (a pipe holding their numbers), so the
-faster of the two does more (on a shared machine one core is often slower). The child sends
-its :class:`PartResult` s (records and findings, line numbers counted from each part's start)
-back through a second pipe, and the parts are merged in file order before the whole-file
-checks run.
+entries, so a big file is cut at line boundaries into parts of a few MB (:func:`split_points`).
+The first part (the header is there) is scanned by the run itself; any part after it can be
+scanned anywhere (:func:`scan_part`), its :class:`PartResult` (records and findings, line numbers
+counted from the part's start) sent back as bytes (:meth:`PartResult.to_wire`,
+:meth:`PartResult.from_wire`), and the parts are merged in file order (:func:`merge_part`) before
+the whole-file checks run.
 
-Anything unusual falls back to one process, with the same results: no ``fork`` (Windows),
-other threads running (forking them is unsafe), a header that is not a plain v3 one on line 1
-(migration needs the whole file), a child that fails or dies (its parts are scanned here).
+This module starts no process: the caller hands :func:`pitools.core.validate.validate_file` a
+:class:`ShareParts` function (``pitools.ops.parallel.share_work``) that scans the first part
+here while helpers take the others. A file whose header is not a plain v3 one on line 1 is never
+split (migration needs the whole file).
 """
 
 from __future__ import annotations
 
-import contextlib
 import marshal
 import os
-import threading
 from array import array
-from dataclasses import astuple, dataclass, fields
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import astuple, dataclass, fields, replace
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.load import Diagnostic, accepted_header, stream_session
+from pitools.core.session.load import Diagnostic, RawSession, accepted_header, stream_session
 from pitools.core.session.migrate import effective_version
 from pitools.core.validate.codes import Finding
 from pitools.core.validate.scan import RankedFinding, Records, Scanner, scan_entries
+
+T = TypeVar("T")
 
 #: Files smaller than this are not worth a second process (forking and merging cost ~10 ms).
 SPLIT_MIN_BYTES = 8 << 20
@@ -143,97 +144,37 @@ def scan_part(path: str, start: int, stop: int) -> PartResult:
     )
 
 
-class ForkedParts:
-    """A child process taking parts from the shared queue; this process takes from it too."""
-
-    def __init__(self, pid: int, queue_fd: int, results_fd: int) -> None:
-        self.pid = pid
-        self.queue_fd = queue_fd
-        self.chunks: list[bytes] = []
-        self.fd = results_fd
-        # Drain the pipe while this process scans: a full pipe would stall the child.
-        self.reader = threading.Thread(target=self._read, name="pitools-part-reader", daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        try:
-            while chunk := os.read(self.fd, 1 << 20):
-                self.chunks.append(chunk)
-        except OSError:
-            self.chunks.clear()
-        finally:
-            os.close(self.fd)
-
-    def claim(self) -> int | None:
-        """The number of the next part nobody has taken, or None when all are taken."""
-        return _claim(self.queue_fd)
-
-    def cancel(self) -> None:
-        """Stop the child now and reap it (this process no longer needs its parts)."""
-        import signal
-
-        with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGKILL)
-        self._finish()
-
-    def _finish(self) -> int:
-        self.reader.join()
-        with contextlib.suppress(OSError):
-            os.close(self.queue_fd)
-        try:
-            return os.waitpid(self.pid, 0)[1]
-        except ChildProcessError:
-            return 0
-
-    def result(self) -> dict[int, PartResult]:
-        """The parts the child scanned, by number (those it lost, if it failed, are missing)."""
-        if self._finish() != 0 or not self.chunks:
-            return {}
-        try:
-            return {i: PartResult.from_wire(data) for i, data in marshal.loads(b"".join(self.chunks))}
-        except Exception:
-            return {}
+def merge_part(
+    raw: RawSession,
+    records: Records | None,
+    findings: list[RankedFinding],
+    extra_headers: list[Finding],
+    part: PartResult,
+) -> None:
+    """Append a later part to what the parts before it gave (the loader's ``raw``, the entries'
+    ``records`` and ``findings``, the ``extra_headers``), its line numbers shifted to the file's."""
+    shift = raw.line_count
+    raw.diagnostics.extend(d if d.line is None else replace(d, line=d.line + shift) for d in part.diagnostics)
+    raw.line_count += part.line_count
+    raw.crlf_lines += part.crlf_lines
+    raw.ends_with_newline = part.ends_with_newline
+    extra_headers.extend(f if f.line is None else replace(f, line=f.line + shift) for f in part.extra_headers)
+    if records is not None:
+        records.extend(part.records, shift)
+        findings.extend((line + shift, rank, replace(f, line=line + shift)) for line, rank, f in part.findings)
 
 
-def _claim(queue_fd: int) -> int | None:
-    data = os.read(queue_fd, 4)  # every number was written as one 4-byte record
-    return int.from_bytes(data, "little") if len(data) == 4 else None
+class ShareParts(Protocol):
+    """Runs ``first()`` and ``work(task)`` for every task, perhaps in other processes, each
+    result travelling as ``encode``'s bytes; returns ``(first(), {task: result})``
+    (``pitools.ops.parallel.share_work`` is one)."""
 
-
-def fork_parts(path: str, bounds: list[int]) -> ForkedParts | None:
-    """Queue parts 1.. of ``bounds`` and start a child taking them; None when forking is not
-    possible or safe (this process then scans every part)."""
-    if not hasattr(os, "fork") or threading.active_count() > 1:
-        return None
-    numbers = b"".join(i.to_bytes(4, "little") for i in range(1, len(bounds) - 1))
-    queue_r, queue_w = os.pipe()
-    if len(numbers) > 60_000:  # the whole queue must fit in the pipe before anyone reads
-        os.close(queue_r)
-        os.close(queue_w)
-        return None
-    os.write(queue_w, numbers)
-    os.close(queue_w)
-    results_r, results_w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        for fd in (queue_r, results_r, results_w):
-            os.close(fd)
-        return None
-    if pid == 0:  # the child: scan parts, send them, leave without any cleanup
-        status = 1
-        try:
-            os.close(results_r)
-            done: list[tuple[int, bytes]] = []
-            while (i := _claim(queue_r)) is not None:
-                done.append((i, scan_part(path, bounds[i], bounds[i + 1]).to_wire()))
-            view = memoryview(marshal.dumps(done))
-            while view:
-                view = view[os.write(results_w, view) :]
-            status = 0
-        except BaseException:  # the parent redoes whatever is missing
-            pass
-        finally:
-            os._exit(status)
-    os.close(results_w)
-    return ForkedParts(pid, queue_r, results_r)
+    def __call__(
+        self,
+        tasks: Sequence[int],
+        work: Callable[[int], PartResult],
+        *,
+        first: Callable[[], T],
+        encode: Callable[[PartResult], bytes],
+        decode: Callable[[bytes], PartResult],
+    ) -> tuple[T, dict[int, PartResult]]: ...

@@ -97,6 +97,18 @@ BAD_CORE = {
         def show():
             import rich.console
     """,
+    "pitools/core/processes.py": """
+        import os
+        from os import fork as spawn_child
+        def split(work):
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+            r, w = os.pipe()
+            pid = spawn_child()
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os._exit(0)
+    """,
     "pitools/core/writes.py": """
         import os, shutil, tempfile
         from pathlib import Path
@@ -125,6 +137,13 @@ def test_purity_checker_catches_forbidden_imports_and_writes(tmp_path: Path) -> 
     assert "relative.py:4: imports pitools.ops.compaction" in text
     assert "dynamic.py:4: imports pitools.cli dynamically" in text
     assert "terminal.py:3: imports rich.console" in text
+    # Processes belong to pitools/ops/parallel.py: no import of the machinery, no fork, kill, wait.
+    processes = [p for p in problems if "processes.py" in p]
+    assert "processes.py:5: imports multiprocessing" in text
+    assert "processes.py:6: imports concurrent.futures.ProcessPoolExecutor" in text
+    for line, call in ((7, "os.pipe"), (8, "os.fork"), (9, "os.kill"), (10, "os.waitpid"), (11, "os._exit")):
+        assert f"processes.py:{line}: starts or manages a process: {call}" in text
+    assert len(processes) == 7, processes
     writes = [p for p in problems if "writes.py" in p]
     assert len(writes) == 9, writes
     assert check_purity.main(["check_purity", str(root)]) == 1

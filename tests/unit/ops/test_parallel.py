@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import threading
+import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from pitools.ops.parallel import can_fork, map_processes, start_method
+from pitools.ops import parallel
+from pitools.ops.parallel import can_fork, fork_workers, map_processes, process_lock, share_work, start_method
 from pitools.ops.validate import PARALLEL_THRESHOLD, find_session_files, validate_many
 from tests import support
 
@@ -75,3 +80,141 @@ def test_validate_many_reports_the_same_whatever_the_jobs() -> None:
     assert validate_many(files, jobs=2, select=["duplicate-id"]) == validate_many(
         files, jobs=1, select=["duplicate-id"]
     )
+
+
+# -- share_work: helpers sharing a queue of tasks with this process --------------------------------
+
+
+def _pid_task(task: int) -> tuple[int, int]:
+    return os.getpid(), task * task
+
+
+def _slow_first() -> str:
+    time.sleep(0.5)  # the helpers take every task meanwhile
+    return "first"
+
+
+def _share(tasks: list[int], work: Callable[[int], Any] = _pid_task, **kwargs: Any) -> tuple[Any, dict[int, Any]]:
+    return share_work(tasks, work, first=_slow_first, encode=marshal.dumps, decode=marshal.loads, **kwargs)
+
+
+@pytest.mark.parametrize("helpers", [1, 3])
+def test_helpers_take_the_tasks_while_this_process_runs_first(helpers: int) -> None:
+    tasks = list(range(1, 9))
+    head, results = _share(tasks, helpers=helpers)
+    assert head == "first"
+    assert sorted(results) == tasks and [results[t][1] for t in tasks] == [t * t for t in tasks]
+    pids = {pid for pid, _ in results.values()}
+    assert os.getpid() not in pids and 1 <= len(pids) <= helpers
+    for pid in pids:  # reaped
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_without_helpers_everything_runs_here_in_order() -> None:
+    order: list[int] = []
+
+    def work(task: int) -> tuple[int, int]:
+        order.append(task)
+        return _pid_task(task)
+
+    head, results = _share([3, 1, 2], work, helpers=0)
+    assert head == "first" and order == [3, 1, 2]
+    assert {pid for pid, _ in results.values()} == {os.getpid()}
+
+
+def test_no_fork_while_another_thread_runs() -> None:
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        _, results = _share([1, 2, 3])
+    finally:
+        stop.set()
+        thread.join()
+    assert {pid for pid, _ in results.values()} == {os.getpid()}
+
+
+def test_tasks_a_helper_loses_are_done_here() -> None:
+    parent = os.getpid()
+
+    def fails_in_the_helper(task: int) -> tuple[int, int]:
+        if os.getpid() != parent and task == 2:
+            raise MemoryError("the helper ran out of memory")
+        return _pid_task(task)
+
+    _, results = _share([1, 2, 3], fails_in_the_helper)
+    assert sorted(results) == [1, 2, 3]
+    assert {pid for pid, _ in results.values()} == {parent}  # the helper's whole reply is lost
+
+    def undecodable(data: bytes) -> Any:
+        raise ValueError("garbled")
+
+    _, results = share_work([1, 2], _pid_task, first=_slow_first, encode=marshal.dumps, decode=undecodable)
+    assert results == {1: (parent, 1), 2: (parent, 4)}
+
+
+def test_a_failure_here_kills_the_helpers(monkeypatch: pytest.MonkeyPatch) -> None:
+    helpers: list[parallel.Helper] = []
+    real_fork = parallel.fork_helper
+
+    def keep(*args: Any) -> Any:
+        child = real_fork(*args)
+        helpers.append(child)
+        return child
+
+    def forever(task: int) -> bytes:
+        if os.getpid() != parent:
+            time.sleep(60)
+        return b""
+
+    def fails() -> None:
+        raise KeyboardInterrupt
+
+    parent = os.getpid()
+    monkeypatch.setattr(parallel, "fork_helper", keep)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        share_work([1, 2], forever, first=fails, encode=bytes, decode=bytes, helpers=2)
+    assert time.monotonic() - started < 30
+    assert len(helpers) == 2 and all(h is not None for h in helpers)
+    for helper in helpers:
+        with pytest.raises(ChildProcessError):  # killed and reaped
+            os.waitpid(helper.pid, os.WNOHANG)
+
+
+# -- fork_workers: one worker per item, streaming messages -----------------------------------------
+
+
+def test_workers_stream_their_messages() -> None:
+    lock = process_lock()
+
+    def count(n: int, send: Callable[[Any], None]) -> None:
+        for i in range(n):
+            with lock:
+                send((os.getpid(), n, i))
+
+    got = list(fork_workers(count, [3, 5]))
+    assert sorted((n, i) for _, n, i in got) == [(3, 0), (3, 1), (3, 2), *((5, i) for i in range(5))]
+    assert len({pid for pid, _, _ in got}) == 2 and os.getpid() not in {pid for pid, _, _ in got}
+
+
+def test_a_worker_error_is_raised_here_and_the_others_stopped() -> None:
+    def work(item: str, send: Callable[[Any], None]) -> None:
+        if item == "bad":
+            raise ValueError("bad item")
+        send(os.getpid())
+        time.sleep(60)
+
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="bad item"):
+        list(fork_workers(work, ["slow", "bad"]))
+    assert time.monotonic() - started < 30
+
+
+def test_a_worker_that_dies_silently_is_an_error() -> None:
+    def dies(item: int, send: Callable[[Any], None]) -> None:
+        os._exit(3)
+
+    with pytest.raises(RuntimeError, match="stopped before it finished"):
+        list(fork_workers(dies, [1]))

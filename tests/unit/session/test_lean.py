@@ -27,8 +27,9 @@ from pitools.core.session.loaded import session_from_raw
 from pitools.core.session.migrate import effective_version
 from pitools.core.session.tree import SessionIndex
 from pitools.errors import CycleError, PitoolsError, SessionChangedError
-from pitools.render.context import context_json
+from pitools.render.context import context_json_chunks
 from tests import support
+from tests.oracles.context_document import context_json
 
 CASES = support.golden_cases()
 
@@ -62,7 +63,7 @@ def _outcome(fn: Any) -> tuple[str, Any]:
 def _context_doc(loaded: Any, leaf: Any) -> Any:
     replay = replay_context(loaded.index, leaf)
     # The loader's parser: lone surrogates survive (orjson refuses them).
-    return parse_json_line(to_json_bytes(context_json(replay)))[0], replay
+    return parse_json_line(b"".join(context_json_chunks(replay)))[0], replay
 
 
 def _targets(loaded: LoadedSession) -> list[Any]:
@@ -315,8 +316,7 @@ def test_message_without_message_crashes_as_pi_does(tmp_path: Path) -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_chunked_context_json_is_the_same_bytes(case: str) -> None:
     """``context --format json`` writes the document in pieces, each message serialized once and
-    released as it goes: the bytes are exactly those of the one-piece writer."""
-    from pitools.render.context import context_json_chunks
+    released as it goes: the bytes are exactly those of the one-dict oracle."""
 
     path = support.golden_session(case)
     outcome = _outcome(lambda: load(path, keep="context"))

@@ -1,4 +1,8 @@
-"""``validate_file(workers=2)``: a file split between this process and a forked child reports the same."""
+"""``validate_file(share=share_work)``: a file split between this process and a forked child reports the same.
+
+The core cuts, scans and merges the parts (core/validate/parts.py); the child comes from
+``pitools.ops.parallel.share_work``.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ import pytest
 
 import pitools.core.validate as validate_core
 import pitools.core.validate.parts as parts
+import pitools.ops.parallel as parallel
 from pitools.core.validate import validate_file
+from pitools.ops.parallel import share_work
 from tests import support
 from tests.fuzz.support import mutate_lines
 
@@ -25,7 +31,7 @@ def test_golden_sessions_report_the_same_split(case: str, every_file_is_big: lis
     path = GOLDEN / case / "session.jsonl"
     one = validate_file(path)
     assert every_file_is_big == []
-    two = validate_file(path, workers=2)
+    two = validate_file(path, share=share_work)
     assert two == one
     # A v3 header on line 1 and more than one line: split, and a child was started for the parts.
     assert every_file_is_big == ([True] if parts.split_points(str(path)) else [])
@@ -40,7 +46,7 @@ def test_mutated_sessions_report_the_same_split(tmp_path: Path, every_file_is_bi
         path = tmp_path / f"m{i}.jsonl"
         # The header stays (or the file is not split at all); everything after it is fair game.
         path.write_bytes(lines[0] + b"\n" + mutate_lines(rng, lines[1:], rounds=rng.randint(1, 3)))
-        assert validate_file(path, workers=2) == validate_file(path), path.read_bytes()[:2000]
+        assert validate_file(path, share=share_work) == validate_file(path), path.read_bytes()[:2000]
     assert sum(every_file_is_big) > 50  # the v1/v2 and bad-header sources are not split
 
 
@@ -49,7 +55,7 @@ def test_the_second_part_reports_absolute_line_numbers(tmp_path: Path, every_fil
     lines.append(b"{not json")
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    report = validate_file(path, workers=2)
+    report = validate_file(path, share=share_work)
     assert every_file_is_big == [True]
     malformed = [f for f in report.findings if f.code == "malformed-json"]
     assert [f.line for f in malformed] == [len(lines)]
@@ -57,9 +63,9 @@ def test_the_second_part_reports_absolute_line_numbers(tmp_path: Path, every_fil
 
 def test_without_fork_the_part_is_scanned_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parts, "SPLIT_MIN_BYTES", 1)
-    monkeypatch.setattr(validate_core, "fork_parts", lambda *args: None)
+    monkeypatch.setattr(parallel, "fork_helper", lambda *args: None)
     path = GOLDEN / "broken-duplicate-ids" / "session.jsonl"
-    assert validate_file(path, workers=2) == validate_file(path)
+    assert validate_file(path, share=share_work) == validate_file(path)
 
 
 def test_a_failing_child_is_replaced_by_a_local_scan(
@@ -77,7 +83,7 @@ def test_a_failing_child_is_replaced_by_a_local_scan(
     monkeypatch.setattr(validate_core, "scan_part", fails_in_the_child)
     path = GOLDEN / "broken-cycle" / "session.jsonl"
     expected = validate_file(path)
-    assert validate_file(path, workers=2) == expected
+    assert validate_file(path, share=share_work) == expected
     assert every_file_is_big == [True]
 
 
@@ -94,7 +100,7 @@ def test_a_garbled_reply_is_replaced_by_a_local_scan(
     monkeypatch.setattr(parts.PartResult, "to_wire", garbled)
     path = GOLDEN / "broken-malformed-lines" / "session.jsonl"
     expected = validate_file(path)
-    assert validate_file(path, workers=2) == expected
+    assert validate_file(path, share=share_work) == expected
     assert every_file_is_big == [True]
 
 
@@ -149,8 +155,8 @@ def test_split_points(tmp_path: Path) -> None:
 
 
 def test_an_error_here_stops_the_child(monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]) -> None:
-    children: list[parts.ForkedParts] = []
-    real_fork = validate_core.fork_parts
+    children: list[parallel.Helper] = []
+    real_fork = parallel.fork_helper
 
     def keep(*args: Any) -> Any:
         child = real_fork(*args)
@@ -160,10 +166,10 @@ def test_an_error_here_stops_the_child(monkeypatch: pytest.MonkeyPatch, every_fi
     def interrupted(*args: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(validate_core, "fork_parts", keep)
+    monkeypatch.setattr(parallel, "fork_helper", keep)
     monkeypatch.setattr(validate_core._Run, "_scan", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        validate_file(GOLDEN / "broken-cycle" / "session.jsonl", workers=2)
+        validate_file(GOLDEN / "broken-cycle" / "session.jsonl", share=share_work)
     assert len(children) == 1 and children[0] is not None
     with pytest.raises(ChildProcessError):  # killed and reaped: no zombie left behind
         os.waitpid(children[0].pid, os.WNOHANG)
