@@ -61,13 +61,19 @@ class RawLines:
             self.file = None
 
 
-def entry_texts(loaded: LoadedSession, *, embed_images: bool = True) -> Iterator[bytes]:
-    """The entries' JSON texts for the page: the file's lines where they can be used."""
+def entry_texts(loaded: LoadedSession, *, embed_images: bool = True, start: int = 0) -> Iterator[bytes]:
+    """The entries' JSON texts for the page (from position ``start``): the file's lines where
+    they can be used."""
+    from itertools import islice
+
     from pitools.render.viewer_html import entry_texts as texts
 
     raw = RawLines(loaded)
     try:
-        if embed_images:
+        if start:
+            entries = loaded.session.entries
+            yield from texts(islice(entries, start, None), lambda i: raw(i + start))
+        elif embed_images:
             yield from texts(loaded.session.entries, raw)
         else:
             slim = ImagelessEntries(loaded.session.entries)

@@ -108,18 +108,19 @@ def page_pieces(
         '<script type="application/json" id="pt-meta">'
     )
     yield script_json(to_json_bytes(info))
-    yield '</script>\n<script type="application/json" id="pt-entries">['
+    # One entry per line (the page splits the lines and parses each entry when it is drawn).
+    yield '</script>\n<script type="application/json" id="pt-entries">[\n'
     batch: list[bytes] = []
     first = True
     for text in entries:
         batch.append(text)
         if len(batch) >= _BATCH:
-            yield ("" if first else ",") + script_json(b",".join(batch))
+            yield ("" if first else ",\n") + script_json(b",\n".join(batch))
             first = False
             batch = []
     if batch:
-        yield ("" if first else ",") + script_json(b",".join(batch))
-    yield f"]</script>\n<script>{asset('viewer.js')}</script>\n</body></html>\n"
+        yield ("" if first else ",\n") + script_json(b",\n".join(batch))
+    yield f"\n]</script>\n<script>{asset('viewer.js')}</script>\n</body></html>\n"
 
 
 def entry_texts(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] | None = None) -> Iterator[bytes]:

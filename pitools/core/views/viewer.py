@@ -43,10 +43,22 @@ class ViewerModel:
     tokens: list[int | None]
     usage_tokens: list[int | None]
     labels: dict[int, str]
+    #: Per entry, what the page's tree, filters and branch totals read without parsing the
+    #: entry: its id as the page shows it, its kind (a message's role, else its type), FLAG_* bits,
+    #: and an assistant reply's cost, usage total and tool-call count.
+    ids: list[str]
+    kinds: list[str]
+    flags: list[int]
+    cost: list[float]
+    usage_total: list[int | float]
+    calls: list[int]
     default_leaf: int
     initial_leaf: int
     leaves: list[int]
     replays: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Pi's estimate at entries where the page cannot work it out from usage (see
+    #: :func:`exact_totals`): position → tokens.
+    exact: dict[int, int | None] = field(default_factory=dict)
 
     def meta_json(self) -> dict[str, Any]:
         """The part of the page's data that is not the entries themselves."""
@@ -59,11 +71,61 @@ class ViewerModel:
             "tokens": self.tokens,
             "usageTokens": self.usage_tokens,
             "labels": {str(k): v for k, v in self.labels.items()},
+            "ids": self.ids,
+            "kinds": self.kinds,
+            "flags": self.flags,
+            "cost": self.cost,
+            "usageTotal": self.usage_total,
+            "calls": self.calls,
+            "exact": {str(k): v for k, v in self.exact.items()},
             "defaultLeaf": self.default_leaf,
             "initialLeaf": self.initial_leaf,
             "leaves": self.leaves,
             "replays": {str(k): v for k, v in self.replays.items()},
         }
+
+
+#: ``flags`` bits: the entry is a message (``type: "message"`` with an object ``message``); an
+#: assistant reply Pi's tree hides unless the filter is "all" (no text, not an error or abort);
+#: its id is not a string (the page compares such ids by parsing the entry); a settings entry.
+FLAG_MESSAGE = 1
+FLAG_EMPTY_REPLY = 2
+FLAG_ODD_ID = 4
+FLAG_SETTINGS = 8
+
+#: JavaScript's ``String.prototype.trim`` whitespace (Python's ``str.strip`` differs).
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_SETTINGS_TYPES = frozenset(("label", "custom", "context_edit", "model_change", "thinking_level_change"))
+
+
+def _has_text(content: Any) -> bool:
+    if type(content) is str:
+        return bool(content.strip(_JS_SPACE))
+    if type(content) is not list:
+        return False
+    return any(
+        type(c) is dict and c.get("type") == "text" and type(c.get("text")) is str and c["text"].strip(_JS_SPACE)
+        for c in content
+    )
+
+
+def _js_string(value: Any) -> str:
+    """``String(value)`` for the values a kind can be (others: their JSON text)."""
+    if type(value) is str:
+        return value
+    if value is None:
+        return "null"
+    if value is UNDEFINED:
+        return "undefined"
+    if value is True or value is False:
+        return "true" if value else "false"
+    from pitools.core.js.json.encode import to_json_bytes
+
+    return to_json_bytes(value).decode("utf-8", "replace")
+
+
+def _number(value: Any) -> float | int:
+    return value if type(value) in (int, float) and value == value and abs(value) != float("inf") else 0
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -132,6 +194,12 @@ def build_viewer_model(
     parent: list[int] = []
     tokens: list[int | None] = []
     usage_tokens: list[int | None] = []
+    ids: list[str] = []
+    kinds: list[str] = []
+    flags: list[int] = []
+    cost: list[float] = []
+    usage_total: list[int | float] = []
+    calls: list[int] = []
     for e in entries:
         pid = parent_of(e)
         p = -1
@@ -142,15 +210,56 @@ def build_viewer_model(
                 p = -1  # Pi's tree treats parentId === id as a root
         parent.append(p)
         total: Any = 0
+        flag = 0
+        c_cost: float = 0
+        c_usage: int | float = 0
+        c_calls = 0
         if type(e) is dict:
+            eid = e.get("id", UNDEFINED)
+            if type(eid) is str:
+                ids.append(eid)
+            else:
+                ids.append("" if eid is UNDEFINED else _js_string(eid))
+                flag |= FLAG_ODD_ID
             message = e.get("message") if e.get("type") == "message" else None
+            if type(message) is dict:
+                flag |= FLAG_MESSAGE
+                role = message.get("role", UNDEFINED)
+                kinds.append(_js_string(role))
+                if role == "assistant":
+                    stop = message.get("stopReason")
+                    if not _has_text(message.get("content")) and not (
+                        jsops.truthy(stop) and stop not in ("stop", "toolUse")
+                    ):
+                        flag |= FLAG_EMPTY_REPLY
+                    u = message.get("usage")
+                    if type(u) is dict:
+                        for key in ("input", "output", "cacheRead", "cacheWrite"):
+                            c_usage += _number(u.get(key))
+                        if type(u.get("cost")) is dict:
+                            c_cost = _number(u["cost"].get("total"))
+                    content = message.get("content")
+                    if type(content) is list:
+                        c_calls = sum(1 for c in content if type(c) is dict and c.get("type") == "toolCall")
+            else:
+                etype = e.get("type", UNDEFINED)
+                kinds.append(_js_string(etype))
+                if etype in _SETTINGS_TYPES:
+                    flag |= FLAG_SETTINGS
             messages = [message] if type(message) is dict and message.get("content") is not None else None
             for m in messages if messages is not None else project_entry(e, None):
                 total = jsops.add(total, estimate_tokens(m))
             usage = assistant_usage(message) if type(message) is dict else None
             usage_tokens.append(_int_or_none(calculate_context_tokens(usage)) if usage is not None else None)
         else:
+            ids.append("")
+            kinds.append("other")
+            flag |= FLAG_ODD_ID
             usage_tokens.append(None)
+        flags.append(flag)
+        cost.append(c_cost)
+        usage_total.append(c_usage)
+        calls.append(c_calls)
         tokens.append(_int_or_none(total))
     order, indent = _tree(entries, parent)
     labels: dict[int, str] = {}
@@ -180,11 +289,18 @@ def build_viewer_model(
         tokens=tokens,
         usage_tokens=usage_tokens,
         labels=labels,
+        ids=ids,
+        kinds=kinds,
+        flags=flags,
+        cost=cost,
+        usage_total=usage_total,
+        calls=calls,
         default_leaf=default_leaf,
         initial_leaf=chosen,
         leaves=leaf_positions,
     )
     if settings_for is None:
+        model.exact = exact_totals(loaded, model, budget)
         return model
     wanted = [p for p in (chosen, default_leaf) if p >= 0]
     wanted += [p for p in leaf_positions if p not in wanted]
@@ -195,7 +311,54 @@ def build_viewer_model(
             break
         spent += length
         model.replays[p] = replay_at(loaded, entry_id(entries[p]), settings_for)
+    model.exact = exact_totals(loaded, model, budget)
     return model
+
+
+def exact_totals(loaded: LoadedSession, model: ViewerModel, budget: int = REPLAY_BUDGET) -> dict[int, int | None]:
+    """Pi's ``estimateProjectedContextTokens`` at the entries where the page cannot compute it.
+
+    At an entry whose branch has an assistant reply with usage after its latest compaction or
+    context edit, Pi's estimate is that usage plus the estimates of the entries after it: the
+    page adds them up from ``usageTokens`` and ``tokens``. Everywhere else (no usage yet, or a
+    compaction or edit since) Pi sums the whole projected context, which only a replay gives:
+    those entries get one here, in tree order, while the branches replayed stay under ``budget``
+    entries in total (the page marks the rest as estimated). Duplicate ids (Pi finds the usage
+    entry by its first id on the branch) make every entry a replayed one.
+    """
+    from pitools.core.context.build import replay_context
+
+    n = len(model.parent)
+    parent, flags, kinds, usage = model.parent, model.flags, model.kinds, model.usage_tokens
+    trusted = [False] * n
+    if len(set(model.ids)) == n and not any(f & FLAG_ODD_ID for f in flags):
+        for p in model.order:
+            if usage[p] is not None:
+                trusted[p] = True
+            elif not flags[p] & FLAG_MESSAGE and kinds[p] in ("compaction", "context_edit"):
+                trusted[p] = False
+            else:
+                q = parent[p]
+                trusted[p] = trusted[q] if q >= 0 else False
+    out: dict[int, int | None] = {}
+    depth = [0] * n
+    for p in model.order:
+        q = parent[p]
+        depth[p] = depth[q] + 1 if q >= 0 else 1
+    entries = loaded.session.entries
+    spent = 0
+    for p in model.order:
+        if trusted[p]:
+            continue
+        replay = model.replays.get(p)
+        if replay is not None:
+            out[p] = replay.get("tokens")
+            continue
+        if spent + depth[p] > budget:
+            break
+        spent += depth[p]
+        out[p] = _int_or_none(replay_context(loaded.index, entry_id(entries[p])).estimate.tokens)
+    return out
 
 
 def _path_length(parent: list[int], p: int) -> int:
