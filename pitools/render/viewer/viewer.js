@@ -772,6 +772,9 @@
   // The whole tree's ids, for a test or a script: the row model the virtual tree draws from.
   window.pitoolsViewer = {
     rowIds: function () { var out = []; for (var i = 0; i < visLen; i++) out.push(idText(vis[i])); return out; },
+    // Select by id as a click would (benchmarks time it); false if no entry has that id.
+    select: function (id) { var p = posOfId(id); if (p < 0) return false; select(p, true); return true; },
+    treeOrderIds: function () { return META.order.map(function (p) { return idText(p); }); },
     rowHeight: ROW_H,
   };
   var theme = null;
