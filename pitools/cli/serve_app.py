@@ -161,7 +161,7 @@ class App:
 
         path = self.session_path(session_id)
         stamp = self.stamp(path)
-        loaded = load(path)
+        loaded = load(path, keep="context")
         base = "/session/" + quote(session_id, safe="")
         live = {"stamp": stamp, "stampUrl": base + "/stamp", "dataUrl": base + "/data"}
         return "".join(viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)).encode("utf-8")
@@ -178,7 +178,7 @@ class App:
 
         path = self.session_path(session_id)
         stamp = self.stamp(path)
-        loaded = load(path)
+        loaded = load(path, keep="context")
         model = build_viewer_model(loaded, None, settings_resolver(loaded))
         start = 0
         if 0 < have <= len(model.ids) and last is not None and model.ids[have - 1] == last:

@@ -36,20 +36,30 @@ class RawLines:
     or None when the entries are not the file's own (a migrated file) or the line is not UTF-8."""
 
     def __init__(self, loaded: LoadedSession) -> None:
+        from pitools.core.session.lean import LeanIndex
+
         session = loaded.session
-        self.ok = not session.needs_migration and session.migrated_values is None
-        self.session = session
+        self.path = session.path
         self.file: Any = None
+        index = loaded.index
+        if isinstance(index, LeanIndex):  # only v3 files load lean: every line is the entry's own
+            self.ok = True
+            self.offsets: Any = index.offsets
+            self.lengths: Any = index.lengths
+        else:
+            self.ok = not session.needs_migration and session.migrated_values is None
+            self.offsets = session.offsets
+            lengths, positions = session.raw.lengths, session.positions
+            self.lengths = _Lengths(lengths, positions)
 
     def __call__(self, i: int) -> bytes | None:
         if not self.ok:
             return None
-        session = self.session
         try:
             if self.file is None:
-                self.file = open(session.path, "rb")  # noqa: SIM115 - closed in close()
-            self.file.seek(session.offsets[i])
-            raw: bytes = self.file.read(session.raw.lengths[session.positions[i]]).strip()
+                self.file = open(self.path, "rb")  # noqa: SIM115 - closed in close()
+            self.file.seek(self.offsets[i])
+            raw: bytes = self.file.read(self.lengths[i]).strip()
             raw.decode("utf-8")
         except (OSError, IndexError, UnicodeDecodeError):
             return None
@@ -61,6 +71,16 @@ class RawLines:
             self.file = None
 
 
+class _Lengths:
+    """Entry ``i``'s line length, through the loader's line positions."""
+
+    def __init__(self, lengths: Any, positions: Any) -> None:
+        self.lengths, self.positions = lengths, positions
+
+    def __getitem__(self, i: int) -> int:
+        return int(self.lengths[self.positions[i]])
+
+
 def entry_texts(loaded: LoadedSession, *, embed_images: bool = True, start: int = 0) -> Iterator[bytes]:
     """The entries' JSON texts for the page (from position ``start``): the file's lines where
     they can be used."""
@@ -68,15 +88,23 @@ def entry_texts(loaded: LoadedSession, *, embed_images: bool = True, start: int 
 
     from pitools.render.viewer_html import entry_texts as texts
 
+    from pitools.core.session.lean import LeanIndex
+    from pitools.core.views.viewer import all_entries
+
     raw = RawLines(loaded)
     try:
         if start:
-            entries = loaded.session.entries
-            yield from texts(islice(entries, start, None), lambda i: raw(i + start))
+            yield from texts(islice(all_entries(loaded), start, None), lambda i: raw(i + start))
+        elif embed_images and isinstance(loaded.index, LeanIndex):
+            # Lines used as they are; an entry is parsed (and not kept) only where one cannot be.
+            index = loaded.index
+            for i in range(len(index)):
+                line = raw(i)
+                yield line if line is not None else next(texts(index.entries_at([i], keep=False)))
         elif embed_images:
             yield from texts(loaded.session.entries, raw)
         else:
-            slim = ImagelessEntries(loaded.session.entries)
+            slim = ImagelessEntries(all_entries(loaded))
 
             def raw_unless_changed(i: int) -> bytes | None:
                 return raw(i) if slim.changed != i else None

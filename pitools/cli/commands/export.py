@@ -132,7 +132,9 @@ def _export(
 ) -> int:
     from pitools.core.session.api import load
 
-    loaded = load(file)
+    # The viewer page reads every entry once and writes the file's own lines: the lean loader
+    # (entries read back from the file when needed) keeps its memory near the file's size.
+    loaded = load(file, keep="context") if format_ == "html" else load(file)
     if format_ in ("otlp", "atif") and all_ and endpoint is None:
         return _export_all_data(loaded, format_, output)
     if format_ in ("otlp", "atif"):

@@ -11,7 +11,7 @@ raw ids and ``firstKeptEntryId`` values with JavaScript's own ``===``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 #: Exact replays (context estimate + compaction plan) are made at leaves while the branches
 #: walked stay under this many entries in total; beyond it, at the default and chosen leaf only.
 REPLAY_BUDGET = 400_000
+#: Under the lean loader a replay reads its branch back from the file (about ten times the cost
+#: of walking parsed entries): the budget is divided by this.
+LEAN_BUDGET_DIVISOR = 10
 
 #: ``(provider, modelId) or None`` → ``(compaction settings, context window)``.
 SettingsFor = Callable[[Any], "tuple[CompactionSettings, int]"]
@@ -136,20 +139,18 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
-def _tree(entries: list[Any], parent: list[int]) -> tuple[list[int], list[int]]:
+def _tree(times: list[float], parent: list[int]) -> tuple[list[int], list[int]]:
     """Pi's ``getTree`` as a flat pre-order list of positions, with an indent per position that
-    grows only below a branch point (as Pi's tree view draws single-child chains flush)."""
-    from pitools.core.js.date import js_date_ms
-
-    n = len(entries)
+    grows only below a branch point (as Pi's tree view draws single-child chains flush);
+    ``times`` are the entries' timestamps in ms (NaN: none or unreadable)."""
+    n = len(times)
     children: list[list[int]] = [[] for _ in range(n)]
     roots: list[int] = []
     for i, p in enumerate(parent):
         (roots if p < 0 else children[p]).append(i)
 
     def ts(i: int) -> float:
-        e = entries[i]
-        value = js_date_ms(e.get("timestamp", UNDEFINED) if type(e) is dict else UNDEFINED)
+        value = times[i]
         return float("inf") if value != value else value  # NaN sorts last (a stable, total order)
 
     order: list[int] = []
@@ -176,6 +177,38 @@ def _tree(entries: list[Any], parent: list[int]) -> tuple[list[int], list[int]]:
         stack.append((rest, 0))
 
 
+def _leaves(index: Any) -> list[Any]:
+    """``SessionIndex.leaves()`` (string ids, file order, deduplicated, that no entry's parentId
+    names, the entries being those ``byId`` holds), from the lean loader's columns too."""
+    if hasattr(index, "leaves"):
+        return list(index.leaves())
+    ids, parents = index.ids, index.parents
+    named = {mkey(parents[p]) for p in index.pos_by_id.values()}
+    out: list[Any] = []
+    seen: set[str] = set()
+    for eid in ids:
+        if type(eid) is not str or eid in seen:
+            continue
+        seen.add(eid)
+        if mkey(eid) not in named:
+            out.append(eid)
+    return out
+
+
+def all_entries(loaded: LoadedSession) -> Iterator[Any]:
+    """Every entry in file order; under the lean loader (``keep="context"``) read back from the
+    file in batches and not kept, so the page's model needs no more than one batch parsed."""
+    from pitools.core.session.lean import LeanIndex
+
+    index = loaded.index
+    if not isinstance(index, LeanIndex):
+        yield from loaded.session.entries
+        return
+    n = len(index)
+    for start in range(0, n, 512):
+        yield from index.entries_at(range(start, min(n, start + 512)), keep=False)
+
+
 def build_viewer_model(
     loaded: LoadedSession,
     initial_leaf: Any,
@@ -188,9 +221,15 @@ def build_viewer_model(
     from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
     from pitools.core.js import ops as jsops
 
+    from pitools.core.js.date import js_date_ms
+    from pitools.core.session.lean import LeanIndex
+
     index = loaded.index
-    entries = list(loaded.session.entries)
+    if isinstance(index, LeanIndex):
+        budget //= LEAN_BUDGET_DIVISOR
     pos_by_id = index.pos_by_id
+    times: list[float] = []
+    label_entries: list[Any] = []
     parent: list[int] = []
     tokens: list[int | None] = []
     usage_tokens: list[int | None] = []
@@ -200,7 +239,7 @@ def build_viewer_model(
     cost: list[float] = []
     usage_total: list[int | float] = []
     calls: list[int] = []
-    for e in entries:
+    for e in all_entries(loaded):
         pid = parent_of(e)
         p = -1
         if js_truthy_id(pid):
@@ -215,6 +254,9 @@ def build_viewer_model(
         c_usage: int | float = 0
         c_calls = 0
         if type(e) is dict:
+            times.append(js_date_ms(e.get("timestamp", UNDEFINED)))
+            if e.get("type") == "label":
+                label_entries.append(e)
             eid = e.get("id", UNDEFINED)
             if type(eid) is str:
                 ids.append(eid)
@@ -252,6 +294,7 @@ def build_viewer_model(
             usage = assistant_usage(message) if type(message) is dict else None
             usage_tokens.append(_int_or_none(calculate_context_tokens(usage)) if usage is not None else None)
         else:
+            times.append(float("nan"))
             ids.append("")
             kinds.append("other")
             flag |= FLAG_ODD_ID
@@ -261,12 +304,13 @@ def build_viewer_model(
         usage_total.append(c_usage)
         calls.append(c_calls)
         tokens.append(_int_or_none(total))
-    order, indent = _tree(entries, parent)
+    order, indent = _tree(times, parent)
+    del times
     labels: dict[int, str] = {}
-    found = labels_by_id(entries)
+    found = labels_by_id(label_entries)
     if found:
-        for i, e in enumerate(entries):
-            lab = found.get(mkey(entry_id(e)))
+        for i, eid in enumerate(index.ids):
+            lab = found.get(mkey(eid))
             if lab is not None and type(lab[0]) is str:
                 labels[i] = lab[0]
 
@@ -279,7 +323,7 @@ def build_viewer_model(
     chosen = position_of(initial_leaf)
     if chosen < 0:
         chosen = default_leaf
-    leaf_positions = [pos_by_id[leaf] for leaf in index.leaves() if leaf in pos_by_id]
+    leaf_positions = [pos_by_id[leaf] for leaf in _leaves(index) if leaf in pos_by_id]
     model = ViewerModel(
         header=dict(loaded.session.header or {}),
         path=loaded.path,
@@ -310,7 +354,7 @@ def build_viewer_model(
         if i >= 2 and spent + length > budget:
             break
         spent += length
-        model.replays[p] = replay_at(loaded, entry_id(entries[p]), settings_for)
+        model.replays[p] = replay_at(loaded, index.ids[p], settings_for)
     model.exact = exact_totals(loaded, model, budget)
     return model
 
@@ -345,7 +389,7 @@ def exact_totals(loaded: LoadedSession, model: ViewerModel, budget: int = REPLAY
     for p in model.order:
         q = parent[p]
         depth[p] = depth[q] + 1 if q >= 0 else 1
-    entries = loaded.session.entries
+    ids = loaded.index.ids
     spent = 0
     for p in model.order:
         if trusted[p]:
@@ -357,7 +401,7 @@ def exact_totals(loaded: LoadedSession, model: ViewerModel, budget: int = REPLAY
         if spent + depth[p] > budget:
             break
         spent += depth[p]
-        out[p] = _int_or_none(replay_context(loaded.index, entry_id(entries[p])).estimate.tokens)
+        out[p] = _int_or_none(replay_context(loaded.index, ids[p]).estimate.tokens)
     return out
 
 
