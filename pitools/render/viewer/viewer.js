@@ -252,9 +252,11 @@
   function scrollRowIntoView(p) {
     var at = visAt[p];
     if (at < 0) return;
-    var tree = document.getElementById("tree"), y = at * ROW_H;
-    if (y < tree.scrollTop) tree.scrollTop = y;
-    else if (y + ROW_H > tree.scrollTop + tree.clientHeight) tree.scrollTop = y + ROW_H - tree.clientHeight;
+    var tree = document.getElementById("tree"), y = at * ROW_H, h = tree.clientHeight;
+    // A row a step out of view scrolls in at the edge; one far away is brought to the middle.
+    if (y < tree.scrollTop - 4 * ROW_H || y > tree.scrollTop + h + 3 * ROW_H) tree.scrollTop = Math.max(0, y - h / 2);
+    else if (y < tree.scrollTop) tree.scrollTop = y;
+    else if (y + ROW_H > tree.scrollTop + h) tree.scrollTop = y + ROW_H - h;
   }
 
   // -- transcript ---------------------------------------------------------------------------
@@ -775,6 +777,7 @@
     // Select by id as a click would (benchmarks time it); false if no entry has that id.
     select: function (id) { var p = posOfId(id); if (p < 0) return false; select(p, true); return true; },
     treeOrderIds: function () { return META.order.map(function (p) { return idText(p); }); },
+    treeOrderKinds: function () { return META.order.map(function (p) { return META.kinds[p]; }); },
     rowHeight: ROW_H,
   };
   var theme = null;
