@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
                     up += [b.eval(SELECT_JS % "document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowUp'}))")]
                     far = []
                     for frac in (0.5, 0.25, 0.75):
-                        target = f"window.pitoolsViewer.treeOrderIds()[Math.floor(window.pitoolsViewer.treeOrderIds().length * {frac})]"
+                        ids = "window.pitoolsViewer.treeOrderIds()"
+                        target = f"{ids}[Math.floor({ids}.length * {frac})]"
                         far.append(b.eval(SELECT_JS % f"window.pitoolsViewer.select({target})"))
                     row["selectNeighbourMs"] = statistics.median(up)
                     row["selectFarMs"] = statistics.median(far)

@@ -37,7 +37,8 @@ def main() -> int:
         out[case] = json.loads(done.stdout)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"record_viewer_totals: {sum(map(len, out.values()))} entries of {len(out)} sessions → {OUT}", file=sys.stderr)
+    count = sum(map(len, out.values()))
+    print(f"record_viewer_totals: {count} entries of {len(out)} sessions → {OUT}", file=sys.stderr)
     return 0
 
 

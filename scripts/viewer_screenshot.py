@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
               let at = last + 1, replies = 0;
               for (; at < ids.length; at++) if (kinds[at] === 'assistant' && ++replies === 3) break;
               window.pitoolsViewer.select(ids[Math.min(at, ids.length - 1)]);
-              const main = document.getElementById('main'), comp = document.querySelector('#transcript article.compaction');
+              const main = document.getElementById('main');
+              const comp = document.querySelector('#transcript article.compaction');
               if (comp) { comp.scrollIntoView({ block: 'start' }); main.scrollTop -= 260; }
             })()"""
             )

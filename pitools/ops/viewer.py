@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pitools.core.session.api import LoadedSession
+from pitools.core.session.api import Loaded
 
 
-def settings_resolver(loaded: LoadedSession, *, use_config: bool = True) -> Any:
+def settings_resolver(loaded: Loaded, *, use_config: bool = True) -> Any:
     """``(provider, modelId) | None`` → (compaction settings, context window), resolved as
     ``compact --dry-run`` resolves them (Pi's settings files, the model catalogue), once per model."""
     from pitools.core.compaction.settings import resolve_settings
@@ -35,18 +35,19 @@ class RawLines:
     """``i`` → the text of entry ``i``'s line in the file (read in file order, one open file),
     or None when the entries are not the file's own (a migrated file) or the line is not UTF-8."""
 
-    def __init__(self, loaded: LoadedSession) -> None:
-        from pitools.core.session.lean import LeanIndex
+    def __init__(self, loaded: Loaded) -> None:
+        from pitools.core.session.api import LoadedSession
 
-        session = loaded.session
-        self.path = session.path
+        self.path = loaded.session.path
         self.file: Any = None
-        index = loaded.index
-        if isinstance(index, LeanIndex):  # only v3 files load lean: every line is the entry's own
+        self.ok: bool
+        if not isinstance(loaded, LoadedSession):  # only v3 files load lean: every line is the entry's own
+            index: Any = loaded.index
             self.ok = True
             self.offsets: Any = index.offsets
             self.lengths: Any = index.lengths
         else:
+            session = loaded.session
             self.ok = not session.needs_migration and session.migrated_values is None
             self.offsets = session.offsets
             lengths, positions = session.raw.lengths, session.positions
@@ -81,28 +82,27 @@ class _Lengths:
         return int(self.lengths[self.positions[i]])
 
 
-def entry_texts(loaded: LoadedSession, *, embed_images: bool = True, start: int = 0) -> Iterator[bytes]:
+def entry_texts(loaded: Loaded, *, embed_images: bool = True, start: int = 0) -> Iterator[bytes]:
     """The entries' JSON texts for the page (from position ``start``): the file's lines where
     they can be used."""
     from itertools import islice
 
-    from pitools.render.viewer_html import entry_texts as texts
-
-    from pitools.core.session.lean import LeanIndex
+    from pitools.core.session.api import LoadedSession
     from pitools.core.views.viewer import all_entries
+    from pitools.render.viewer_html import entry_texts as texts
 
     raw = RawLines(loaded)
     try:
         if start:
             yield from texts(islice(all_entries(loaded), start, None), lambda i: raw(i + start))
-        elif embed_images and isinstance(loaded.index, LeanIndex):
+        elif embed_images and not isinstance(loaded, LoadedSession):
             # Lines used as they are; an entry is parsed (and not kept) only where one cannot be.
-            index = loaded.index
+            index: Any = loaded.index
             for i in range(len(index)):
                 line = raw(i)
                 yield line if line is not None else next(texts(index.entries_at([i], keep=False)))
         elif embed_images:
-            yield from texts(loaded.session.entries, raw)
+            yield from texts(all_entries(loaded), raw)
         else:
             slim = ImagelessEntries(all_entries(loaded))
 
@@ -144,7 +144,7 @@ class ImagelessEntries:
 
 
 def viewer_page(
-    loaded: LoadedSession,
+    loaded: Loaded,
     leaf: Any,
     *,
     live: dict[str, Any] | None = None,

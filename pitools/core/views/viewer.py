@@ -21,7 +21,7 @@ from pitools.core.session.tree import js_truthy_id, labels_by_id, mkey, parent_o
 
 if TYPE_CHECKING:
     from pitools.core.compaction.prepare import CompactionSettings
-    from pitools.core.session.api import LoadedSession
+    from pitools.core.session.api import Loaded
 
 #: Exact replays (context estimate + compaction plan) are made at leaves while the branches
 #: walked stay under this many entries in total; beyond it, at the default and chosen leaf only.
@@ -97,7 +97,10 @@ FLAG_ODD_ID = 4
 FLAG_SETTINGS = 8
 
 #: JavaScript's ``String.prototype.trim`` whitespace (Python's ``str.strip`` differs).
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_SPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 _SETTINGS_TYPES = frozenset(("label", "custom", "context_edit", "model_change", "thinking_level_change"))
 
 
@@ -195,22 +198,22 @@ def _leaves(index: Any) -> list[Any]:
     return out
 
 
-def all_entries(loaded: LoadedSession) -> Iterator[Any]:
+def all_entries(loaded: Loaded) -> Iterator[Any]:
     """Every entry in file order; under the lean loader (``keep="context"``) read back from the
     file in batches and not kept, so the page's model needs no more than one batch parsed."""
-    from pitools.core.session.lean import LeanIndex
+    from pitools.core.session.api import LoadedSession
 
-    index = loaded.index
-    if not isinstance(index, LeanIndex):
+    if isinstance(loaded, LoadedSession):
         yield from loaded.session.entries
         return
+    index: Any = loaded.index
     n = len(index)
     for start in range(0, n, 512):
         yield from index.entries_at(range(start, min(n, start + 512)), keep=False)
 
 
 def build_viewer_model(
-    loaded: LoadedSession,
+    loaded: Loaded,
     initial_leaf: Any,
     settings_for: SettingsFor | None,
     *,
@@ -220,7 +223,6 @@ def build_viewer_model(
     from pitools.core.context.build import project_entry
     from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
     from pitools.core.js import ops as jsops
-
     from pitools.core.js.date import js_date_ms
     from pitools.core.session.lean import LeanIndex
 
@@ -359,7 +361,7 @@ def build_viewer_model(
     return model
 
 
-def exact_totals(loaded: LoadedSession, model: ViewerModel, budget: int = REPLAY_BUDGET) -> dict[int, int | None]:
+def exact_totals(loaded: Loaded, model: ViewerModel, budget: int = REPLAY_BUDGET) -> dict[int, int | None]:
     """Pi's ``estimateProjectedContextTokens`` at the entries where the page cannot compute it.
 
     At an entry whose branch has an assistant reply with usage after its latest compaction or
@@ -414,7 +416,7 @@ def _path_length(parent: list[int], p: int) -> int:
     return n
 
 
-def replay_at(loaded: LoadedSession, leaf: Any, settings_for: SettingsFor) -> dict[str, Any]:
+def replay_at(loaded: Loaded, leaf: Any, settings_for: SettingsFor) -> dict[str, Any]:
     """The exact context estimate and compaction plan at ``leaf`` (what ``pitools context`` and
     ``pitools compact --dry-run`` report), in the small shape the page shows."""
     from pitools.core.compaction.plan import plan_compaction
