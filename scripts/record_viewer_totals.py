@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Record Pi's context estimate at every entry of the golden sessions (scripts/pi_entry_totals.mjs)
-into tests/viewer/fixtures/pi_entry_totals.json: the viewer's per-entry totals are checked
+into tests/viewer/fixtures/pi_entry_totals.json.gz: the viewer's per-entry totals are checked
 against it (tests/viewer/test_viewer_totals.py). Needs node and Pi 1.6.0 (PI_REF_DIR).
 
 Usage: PI_REF_DIR=... scripts/record_viewer_totals.py
@@ -8,6 +8,7 @@ Usage: PI_REF_DIR=... scripts/record_viewer_totals.py
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "tests" / "viewer" / "fixtures" / "pi_entry_totals.json"
+OUT = ROOT / "tests" / "viewer" / "fixtures" / "pi_entry_totals.json.gz"
 
 
 def main() -> int:
@@ -36,7 +37,8 @@ def main() -> int:
             continue
         out[case] = json.loads(done.stdout)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(out, indent=0, sort_keys=True) + "\n"
+    OUT.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
     count = sum(map(len, out.values()))
     print(f"record_viewer_totals: {count} entries of {len(out)} sessions → {OUT}", file=sys.stderr)
     return 0

@@ -2,13 +2,14 @@
 
 Pi's ``estimateProjectedContextTokens`` with the selected entry as the leaf was recorded for
 every entry of the golden sessions by ``scripts/record_viewer_totals.py`` (Pi 1.6.0 run by
-``scripts/pi_entry_totals.mjs``) into ``fixtures/pi_entry_totals.json``. Each page is opened
+``scripts/pi_entry_totals.mjs``) into ``fixtures/pi_entry_totals.json.gz``. Each page is opened
 once and entries are selected through the page's own ``select`` (what a click does); the total
 it shows must be exact (``data-exact="true"``) and equal Pi's.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from tests.viewer.test_viewer_page import _cases, write_page
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
 
-FIXTURE = Path(__file__).parent / "fixtures" / "pi_entry_totals.json"
+FIXTURE = Path(__file__).parent / "fixtures" / "pi_entry_totals.json.gz"
 #: Entries checked per session (spread over the file; all of them in smaller sessions).
 PER_SESSION = 40
 
@@ -41,7 +42,7 @@ def browser() -> Iterator[Browser]:
 def test_totals_at_every_kind_of_entry_equal_pis(browser: Browser, tmp_path: Path) -> None:
     from pitools.errors import PitoolsError
 
-    recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    recorded = json.loads(gzip.decompress(FIXTURE.read_bytes()))
     leaves_by_case = {case: set(support.golden_recording(case).get("leaves") or []) for case in _cases()}
     compared = non_leaf = sessions = 0
     failures: list[str] = []
