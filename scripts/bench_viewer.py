@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             }
             row["rssPerFileByte"] = row["exportPeakRssBytes"] / nbytes
             if CHROMIUM is not None:
-                shows, in_page, ready = [], [], []
+                shows, in_page, ready, frame = [], [], [], []
                 with Browser() as b:
                     for n in range(args.reps):
                         start = time.perf_counter()
@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
                         b.wait_for(READY, timeout=600)
                         ready.append(time.perf_counter() - start)
                         in_page.append(b.eval("Number(document.documentElement.dataset.transcriptMs)") / 1000)
+                        frame.append(
+                            b.eval("Number(document.documentElement.dataset.transcriptFrameMs || 'NaN')") / 1000
+                        )
                     row["entries"] = b.eval("window.pitoolsViewer.treeOrderIds().length")
                     row["treeRowsInDom"] = b.eval("document.querySelectorAll('#tree .row').length")
                     row["transcriptEntries"] = b.eval("document.querySelectorAll('#transcript article').length")
@@ -105,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 row["chromiumShowsTranscriptSeconds"] = statistics.median(shows)
                 row["chromiumTreeReadySeconds"] = statistics.median(ready)
                 row["chromiumScriptTranscriptSeconds"] = statistics.median(in_page)
+                row["chromiumTranscriptFrameSeconds"] = statistics.median(frame)
             results["sessions"].append(row)
             print(f"bench_viewer: {shape}: {json.dumps(row)}", file=sys.stderr)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -158,5 +158,54 @@ def viewer_page(
     model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config))
     header = loaded.session.header or {}
     name = header.get("id") if isinstance(header.get("id"), str) else loaded.path
+    first = first_view(loaded, model) if embed_images else None
     texts = entry_texts(loaded, embed_images=embed_images)
-    return page_pieces(model.meta_json(), texts, title=f"pi session {name}", live=live)
+    return page_pieces(model.meta_json(), texts, title=f"pi session {name}", live=live, first_view=first)
+
+
+#: The first view: the last entries of the initial path the transcript draws at once (the
+#: page's FIRST), within this many bytes of JSON.
+FIRST_VIEW_ENTRIES = 60
+FIRST_VIEW_BYTES = 4_000_000
+
+
+def first_view(loaded: Loaded, model: Any) -> list[tuple[int, bytes]]:
+    """The texts of the entries the page opens on: the latest compaction on the initial path
+    (its context needs it) and the path's last entries, newest first, within the byte budget."""
+    from pitools.core.views.viewer import FLAG_MESSAGE
+    from pitools.render.viewer_html import entry_texts as texts
+
+    path: list[int] = []
+    p, seen = model.initial_leaf, set()
+    while p >= 0 and p not in seen:
+        seen.add(p)
+        path.append(p)
+        p = model.parent[p]
+    wanted = [q for q in path if model.kinds[q] == "compaction" and not model.flags[q] & FLAG_MESSAGE][:1]
+    wanted += [q for q in path[:FIRST_VIEW_ENTRIES] if q not in wanted]
+    raw = RawLines(loaded)
+    out: list[tuple[int, bytes]] = []
+    total = 0
+    try:
+        for q in wanted:
+            text = raw(q)
+            if text is None:
+                entry = next(iter(all_entries_at(loaded, q)))
+                text = next(texts([entry]))
+            total += len(text)
+            if total > FIRST_VIEW_BYTES:
+                break
+            out.append((q, text))
+    finally:
+        raw.close()
+    return out
+
+
+def all_entries_at(loaded: Loaded, pos: int) -> list[Any]:
+    """The entry at ``pos`` (read back from the file under the lean loader, not kept)."""
+    from pitools.core.session.api import LoadedSession
+
+    if isinstance(loaded, LoadedSession):
+        return [loaded.session.entries[pos]]
+    index: Any = loaded.index
+    return list(index.entries_at([pos], keep=False))

@@ -9,7 +9,10 @@
 // to, each entry's body when it nears the viewport.
 "use strict";
 (function () {
-  var META, RAW, PARSED, byId, searchText, callArgs;
+  var META, RAW, PARSED, COUNT = 0, byId, searchText, callArgs;
+  // early: the transcript is drawn from the entries of the first view (in the read model) while
+  // the rest of the document is still being parsed; loaded: every entry's text is at hand.
+  var early = false, loaded = false;
   var filterMode = "default", query = "", selected = -1, followDefault = true;
   var observer = null, ctxState = null;
   var app = document.getElementById("app");
@@ -65,13 +68,17 @@
   function entry(p) {
     var e = PARSED[p];
     if (e === undefined) {
-      try { e = JSON.parse(RAW[p]); } catch (err) { e = null; }
+      var text = RAW[p];
+      if (text === undefined) return null;  // not read yet: the page is still loading
+      try { e = JSON.parse(text); } catch (err) { e = null; }
       PARSED[p] = e;
     }
     return e;
   }
   function load(meta, raw) {
-    META = meta; RAW = raw; PARSED = new Array(raw.length); searchText = null; callArgs = null;
+    META = meta; RAW = raw; COUNT = meta.ids.length; PARSED = new Array(COUNT); searchText = null; callArgs = null;
+    var first = meta.firstView;
+    if (first) for (var key in first) if (Object.prototype.hasOwnProperty.call(first, key)) PARSED[+key] = first[key];
     byId = new Map();
     var ids = meta.ids, flags = meta.flags;
     for (var i = 0; i < ids.length; i++) if (!(flags[i] & F_ODD_ID)) byId.set(ids[i], i);
@@ -81,7 +88,7 @@
   // (a path's cost, tokens and calls are then two lookups, not a walk).
   var orderIndex, cumCost, cumTok, cumCalls, cumReplies, mark;
   function index() {
-    var n = RAW.length, order = META.order, parent = META.parent;
+    var n = COUNT, order = META.order, parent = META.parent;
     orderIndex = new Int32Array(n);
     cumCost = new Float64Array(n); cumTok = new Float64Array(n); cumCalls = new Int32Array(n); cumReplies = new Int32Array(n);
     mark = new Uint8Array(n);
@@ -199,7 +206,7 @@
     else if (filterMode === "default") ok = !(f & F_SETTINGS);
     if (!ok) return false;
     if (query) {
-      if (!searchText) searchText = new Array(RAW.length);
+      if (!searchText) searchText = new Array(COUNT);
       var t = searchText[pos];
       if (t === undefined) {
         var lab = META.labels[pos] || "", e = PARSED[pos];
@@ -216,13 +223,14 @@
   var ROW_H = 22, MARGIN = 40, vis = new Int32Array(0), visLen = 0, visAt = new Int32Array(0), drawn = [-1, -1];
   function applyFilter() {
     var order = META.order, n = order.length;
-    if (vis.length !== n) { vis = new Int32Array(n); visAt = new Int32Array(RAW.length); }
+    if (!loaded) return;
+    if (vis.length !== n) { vis = new Int32Array(n); visAt = new Int32Array(COUNT); }
     visAt.fill(-1);
     var k = 0;
     for (var i = 0; i < n; i++) { var p = order[i]; if (passes(p)) { visAt[p] = k; vis[k++] = p; } }
     visLen = k;
     document.getElementById("tree-space").style.height = visLen * ROW_H + "px";
-    document.getElementById("tree-status").textContent = fmt(visLen) + " / " + fmt(RAW.length) + " entries";
+    document.getElementById("tree-status").textContent = fmt(visLen) + " / " + fmt(COUNT) + " entries";
     drawTree(true);
   }
   function rowHtml(p) {
@@ -234,6 +242,7 @@
       esc(oneLine(preview(e), 140)) + "</div>";
   }
   function drawTree(force) {
+    if (!loaded) return;
     var tree = document.getElementById("tree"), rows = document.getElementById("tree-rows");
     var top = tree.scrollTop, h = tree.clientHeight || 600;
     var from = Math.max(0, Math.floor(top / ROW_H) - MARGIN), to = Math.min(visLen, Math.ceil((top + h) / ROW_H) + MARGIN);
@@ -485,9 +494,10 @@
     for (; q >= 0 && steps < 200; q = META.parent[q], steps++) {
       if ((META.flags[q] & F_MESSAGE) && META.kinds[q] === "assistant") { var c = callIn(q, id); if (c) return c; }
     }
+    if (early) return undefined;  // the page is still loading: no full scan yet
     if (!callArgs) {
       callArgs = new Map();
-      for (var i = 0; i < RAW.length; i++) {
+      for (var i = 0; i < COUNT; i++) {
         if (!((META.flags[i] & F_MESSAGE) && META.kinds[i] === "assistant")) continue;
         var m = msgOf(entry(i));
         if (m && Array.isArray(m.content))
@@ -611,8 +621,13 @@
     var path = pathTo(pos), ctx = contextAt(path), inCtx = new Set(ctx.order);
     var replay = META.replays[String(pos)];
     tState = { path: path, ctx: ctx, inCtx: inCtx, replay: replay, regions: regionsFor(path, replay), pos: pos, first: Math.max(0, path.length - FIRST) };
+    if (early) {  // only the entries of the first view are at hand yet
+      var have = path.length;
+      while (have > tState.first && PARSED[path[have - 1]] !== undefined) have--;
+      tState.first = have;
+    }
     ctxState = tState;
-    var html = [tState.first > 0 ? '<button id="earlier" type="button">' + earlierText(tState.first) + "</button>" : ""];
+    var html = [tState.first > 0 && !early ? '<button id="earlier" type="button">' + earlierText(tState.first) + "</button>" : ""];
     for (var i = tState.first; i < path.length; i++) html.push(articleHtml(i));
     var tr = document.getElementById("transcript");
     if (observer) { observer.disconnect(); observer = null; }
@@ -673,7 +688,7 @@
 
   // -- selection, keys, page ----------------------------------------------------------------
   function select(pos, fromUser) {
-    if (pos < 0 || pos >= RAW.length) return;
+    if (!loaded || pos < 0 || pos >= COUNT) return;
     if (fromUser) followDefault = false;
     var before = selected;
     selected = pos;
@@ -721,8 +736,8 @@
       var row = ev.target.closest && ev.target.closest(".row");
       if (row) select(+row.dataset.pos, true);
     });
-    tree.addEventListener("scroll", function () { if (RAW) drawTree(false); }, { passive: true });
-    window.addEventListener("resize", function () { if (RAW) drawTree(false); });
+    tree.addEventListener("scroll", function () { drawTree(false); }, { passive: true });
+    window.addEventListener("resize", function () { drawTree(false); });
     Array.prototype.forEach.call(document.querySelectorAll("button.filter"), function (b) {
       b.addEventListener("click", function () {
         filterMode = b.dataset.filter;
@@ -756,20 +771,39 @@
   window.addEventListener("hashchange", function () { var p = fromHash(); if (p >= 0 && p !== selected) { followDefault = false; select(p, false); } });
 
   function mark_(name) { document.documentElement.setAttribute(name, String(Math.round(performance.now()))); }
-  // The transcript first (it needs only the path's entries), then the tree.
-  function start(meta, raw) {
-    load(meta, raw);
+  // The transcript first, then the tree. The script runs before the entries' block is parsed:
+  // when the page opens on its initial entry, the first view's entries (in the read model) draw
+  // the end of the transcript at once; once the document is parsed, every entry is read, the
+  // transcript drawn again in full and the tree built.
+  function start(meta) {
+    load(meta, []);
     var p = fromHash();
     if (p >= 0) followDefault = false;
     selected = p >= 0 ? p : META.initialLeaf;
-    if (selected >= 0 && selected < RAW.length) renderTranscript(selected);
-    mark_("data-transcript-ms");
-    setTimeout(function () {
-      applyFilter();
-      scrollRowIntoView(selected);
-      mark_("data-ready-ms");
-      document.documentElement.setAttribute("data-ready", "true");
-    }, 0);
+    var comp = -1;
+    if (selected >= 0) { var q = pathTo(selected); for (var i = q.length - 1; i >= 0; i--) if (typeIs(q[i], "compaction")) { comp = q[i]; break; } }
+    if (meta.firstView && selected === META.initialLeaf && selected >= 0 && PARSED[selected] !== undefined && (comp < 0 || PARSED[comp] !== undefined)) {
+      early = true;
+      renderTranscript(selected);
+      early = false;
+      mark_("data-transcript-ms");
+      requestAnimationFrame(function () { mark_("data-transcript-frame-ms"); });  // the next frame: painted
+    }
+    var rest = function () {
+      RAW = splitLines(document.getElementById("pt-entries").textContent, []);
+      loaded = true;
+      mark_("data-data-ms");
+      if (selected >= 0 && selected < COUNT) renderTranscript(selected);
+      if (!document.documentElement.hasAttribute("data-transcript-ms")) mark_("data-transcript-ms");
+      setTimeout(function () {
+        applyFilter();
+        scrollRowIntoView(selected);
+        mark_("data-ready-ms");
+        document.documentElement.setAttribute("data-ready", "true");
+      }, 0);
+    };
+    if (document.getElementById("pt-entries") && document.readyState !== "loading") rest();
+    else document.addEventListener("DOMContentLoaded", rest);
   }
   // The whole tree's ids, for a test or a script: the row model the virtual tree draws from.
   window.pitoolsViewer = {
@@ -783,10 +817,13 @@
   var theme = null;
   try { theme = localStorage.getItem("pitools-theme"); } catch (err) { theme = null; }
   setTheme(theme || (window.matchMedia && matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light"));
+  // Timings for benchmarks: when the script started, when the entries had been read
+  // (data-data-ms), the transcript drawn (data-transcript-ms) and the tree (data-ready-ms).
+  mark_("data-script-ms");
   var meta = JSON.parse(document.getElementById("pt-meta").textContent);
   META = meta;
   skeleton();
-  start(meta, splitLines(document.getElementById("pt-entries").textContent, []));
+  start(meta);
 
   // -- live updates (pitools serve) ---------------------------------------------------------
   // The page polls its session's stamp (size and time of change); when it moves, it asks for
@@ -798,7 +835,7 @@
       fetch(meta.live.stampUrl, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; })
         .then(function (s) {
           if (!s || s.stamp === stamp) return null;
-          var n = RAW.length, url = meta.live.dataUrl + "?have=" + n + "&last=" + encodeURIComponent(n ? idText(n - 1) : "");
+          var n = COUNT, url = meta.live.dataUrl + "?have=" + n + "&last=" + encodeURIComponent(n ? idText(n - 1) : "");
           return fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.text() : null; });
         })
         .then(function (body) {
@@ -806,7 +843,7 @@
           var nl = body.indexOf("\n"), head = JSON.parse(body.slice(0, nl));
           stamp = head.stamp;
           var keep = followDefault ? -1 : selected, keepId = keep >= 0 ? idText(keep) : undefined;
-          var raw = head.from === RAW.length ? RAW : [];
+          var raw = head.from === COUNT ? RAW : [];
           splitLines(body.slice(nl + 1), raw);
           load(head.meta, raw);
           var p = keep >= 0 ? posOfId(keepId) : -1;
