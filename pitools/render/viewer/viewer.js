@@ -696,6 +696,7 @@
     if (refilterRow(before) || refilterRow(pos)) applyFilter();
     else drawTree(true);
     scrollRowIntoView(pos);
+    drawTree(false);
     var id = idText(pos);
     if (fromUser && history.replaceState) history.replaceState(null, "", "#leaf=" + encodeURIComponent(id));
   }
@@ -744,6 +745,7 @@
         Array.prototype.forEach.call(document.querySelectorAll("button.filter"), function (x) { x.classList.toggle("active", x === b); });
         applyFilter();
         scrollRowIntoView(selected);
+        drawTree(false);
       });
     });
     var search = document.getElementById("search"), timer = 0;
@@ -798,6 +800,7 @@
       setTimeout(function () {
         applyFilter();
         scrollRowIntoView(selected);
+        drawTree(false);  // now, not on the scroll event: the selected row is in the DOM when ready
         mark_("data-ready-ms");
         document.documentElement.setAttribute("data-ready", "true");
       }, 0);
