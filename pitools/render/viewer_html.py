@@ -111,11 +111,11 @@ def page_pieces(
         '<div id="app"></div>\n'
         '<script type="application/json" id="pt-meta">'
     )
-    meta = to_json_bytes(info)
+    data = to_json_bytes(info)  # an object with keys: "{...}"
     if first_view:
         parts = b",".join(b'"%d":%s' % (pos, text) for pos, text in first_view)
-        meta = meta[:-1] + b',"firstView":{' + parts + b"}}"
-    yield script_json(meta)
+        data = data[:-1] + b',"firstView":{' + parts + b"}}"
+    yield script_json(data)
     yield f"</script>\n<script>{asset('viewer.js')}</script>\n"
     # One entry per line (the page splits the lines and parses each entry when it is drawn).
     yield '<script type="application/json" id="pt-entries">[\n'
