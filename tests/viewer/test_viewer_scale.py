@@ -4,15 +4,14 @@ entry reachable by scrolling), the transcript comes in windows, and navigation s
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
+from tests import support
 from tests.browser import CHROMIUM, Browser
-from tests.support import ROOT
 from tests.viewer.test_viewer_page import write_page
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
@@ -20,11 +19,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is n
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[str]]]:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import gen_big
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    gen_big = support.load_script("gen_big")
     folder = tmp_path_factory.mktemp("scale")
     session = folder / "big.jsonl"
     session.write_bytes(gen_big.generate(3, 5, "chatty"))
