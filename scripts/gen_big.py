@@ -14,7 +14,8 @@ The same ``--seed`` and size always give byte-identical files (no clock, no ``ra
 Shapes (``--shape``): ``compacted`` (the default: Pi auto-compacts as above), ``never`` (no
 compaction, so the context is the whole branch), ``branches`` (a /tree branch after a quarter of the
 turns: hundreds of leaves), ``tool-images`` (a third of the reads return a base64 PNG of 13-160
-KB), ``images`` (screenshots pasted by the user and returned by a screenshot tool, 40-330 KB each:
+KB), ``chatty`` (like ``compacted`` with texts and outputs at about half the length: many short
+entries), ``images`` (screenshots pasted by the user and returned by a screenshot tool, 40-330 KB each:
 most of the bytes; ``text`` is another name for ``compacted``).
 
 Usage: scripts/gen_big.py [--sizes 1,10,100] [--seed 1] [--shape compacted] [--out bench/data]
@@ -193,7 +194,7 @@ MODELS = [("anthropic", "claude-sonnet-4-5", "anthropic-messages"), ("openai", "
 
 
 #: Session shapes: how often the agent compacts, branches and reads images.
-SHAPES = ("compacted", "never", "branches", "tool-images", "images")
+SHAPES = ("compacted", "never", "branches", "tool-images", "images", "chatty")
 
 
 class Gen:
@@ -215,6 +216,9 @@ class Gen:
         self.read_files: set[str] = set()
         self.modified_files: set[str] = set()
         self.turns = 0
+        #: ``chatty``: every text, thinking block and tool output at about half the length, so a
+        #: 100 MB file holds about 55,000 entries (the viewer's 50,000-entry scale target).
+        self.scale = 0.45 if shape == "chatty" else 1.0
 
     # -- primitives ---------------------------------------------------------------------------
     def new_id(self) -> str:
@@ -240,6 +244,7 @@ class Gen:
         return text[0].upper() + text[1:] + "."
 
     def paragraphs(self, chars: int) -> str:
+        chars = int(chars * self.scale)
         parts = []
         total = 0
         while total < chars:
@@ -249,6 +254,7 @@ class Gen:
         return "\n\n".join(parts)
 
     def code(self, chars: int) -> str:
+        chars = int(chars * self.scale)
         r = self.r
         out = []
         total = 0

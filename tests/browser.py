@@ -165,19 +165,47 @@ class Browser:
         return self.eval(STATE_JS)  # type: ignore[no-any-return]
 
 
-STATE_JS = """(() => {
+STATE_JS = """(async () => {
   const attr = (sel, a) => Array.from(document.querySelectorAll(sel), el => el.getAttribute(a));
+  const frame = () => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+  // The transcript draws the end of the path first: ask for the earlier entries until all are there.
+  for (let i = 0; i < 100000 && document.getElementById('earlier'); i++) document.getElementById('earlier').click();
   const total = document.getElementById('ctx-total');
   const plan = document.getElementById('ctx-plan');
+  const selected = attr('#tree .row.selected', 'data-tree-id');
+  const visibleRows = window.pitoolsViewer ? window.pitoolsViewer.rowIds().length : null;
+  // The tree is virtual (only the rows in view are in the DOM): under the "All" filter, scroll
+  // through it and collect every row drawn, then put the filter and the scroll back.
+  const tree = document.getElementById('tree');
+  const before = document.querySelector('button.filter.active');
+  const top = tree.scrollTop;
+  document.querySelector('button.filter[data-filter="all"]').click();
+  const seen = new Set(), ids = [];
+  tree.scrollTop = 0;
+  await frame();
+  for (let i = 0; i < 1000000; i++) {
+    for (const el of tree.querySelectorAll('[data-tree-id]')) {
+      if (!seen.has(el.dataset.pos)) { seen.add(el.dataset.pos); ids.push(el.getAttribute('data-tree-id')); }
+    }
+    if (tree.scrollTop + tree.clientHeight >= tree.scrollHeight - 1) break;
+    tree.scrollTop = tree.scrollTop + tree.clientHeight;
+    await frame();
+  }
+  const rowModel = window.pitoolsViewer ? window.pitoolsViewer.rowIds() : null;
+  if (before) before.click();
+  tree.scrollTop = top;
+  await frame();
   return {
-    tree: attr('#tree [data-tree-id]', 'data-tree-id'),
+    tree: ids,
+    rowModel: rowModel,
+    domRows: tree.querySelectorAll('[data-tree-id]').length,
     transcript: attr('#transcript [data-entry-id]', 'data-entry-id'),
     inContext: attr('#transcript [data-in-context="true"]', 'data-entry-id'),
     tokens: total ? Number(total.dataset.tokens) : null,
     exact: total ? total.dataset.exact === 'true' : null,
     firstKept: plan ? plan.dataset.firstKept : null,
-    selected: attr('#tree .row.selected', 'data-tree-id'),
-    visibleRows: Array.from(document.querySelectorAll('#tree .row')).filter(r => !r.hidden).length,
+    selected: selected,
+    visibleRows: visibleRows,
     text: document.getElementById('transcript').innerText,
     scripts: document.scripts.length,
   };

@@ -161,22 +161,32 @@ class App:
 
         path = self.session_path(session_id)
         stamp = self.stamp(path)
-        loaded = load(path)
+        loaded = load(path, keep="context")
         base = "/session/" + quote(session_id, safe="")
         live = {"stamp": stamp, "stampUrl": base + "/stamp", "dataUrl": base + "/data"}
         return "".join(viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)).encode("utf-8")
 
-    def session_data(self, session_id: str) -> bytes:
-        """The page's data again, for a page whose session grew: ``{"meta": ..., "entries": [...]}``."""
+    def session_data(self, session_id: str, have: int = 0, last: str | None = None) -> bytes:
+        """What a page whose session grew needs: a first line ``{"stamp", "from", "meta"}`` (the
+        read model again), then one entry per line from position ``from``. A page that holds
+        ``have`` entries, the last with id ``last``, gets only the entries after them when the
+        file still starts with those (Pi appends); otherwise ``from`` is 0 and it gets them all."""
         from pitools.core.js.json.encode import to_json_bytes
         from pitools.core.session.api import load
         from pitools.core.views.viewer import build_viewer_model
         from pitools.ops.viewer import entry_texts, settings_resolver
 
-        loaded = load(self.session_path(session_id))
+        path = self.session_path(session_id)
+        stamp = self.stamp(path)
+        loaded = load(path, keep="context")
         model = build_viewer_model(loaded, None, settings_resolver(loaded))
-        entries = b",".join(entry_texts(loaded))
-        return b'{"meta":' + to_json_bytes(model.meta_json()) + b',"entries":[' + entries + b"]}"
+        start = 0
+        if 0 < have <= len(model.ids) and last is not None and model.ids[have - 1] == last:
+            start = have
+        head = to_json_bytes({"stamp": stamp, "from": start, "meta": model.meta_json()})
+        lines = [head]
+        lines.extend(text.replace(b"\n", b"") for text in entry_texts(loaded, start=start))
+        return b"\n".join(lines)
 
 
 def _one(q: dict[str, list[str]], key: str) -> str | None:
@@ -312,7 +322,8 @@ class Handler(BaseHTTPRequestHandler):
                 body = ('{"stamp":"' + app.stamp(app.session_path(sid)) + '"}').encode()
                 self._send(HTTPStatus.OK, body, json_type)
             elif tail == "data":
-                self._send(HTTPStatus.OK, app.session_data(sid), json_type)
+                have = _int(q, "have", 0, minimum=0) or 0
+                self._send(HTTPStatus.OK, app.session_data(sid, have, _one(q, "last")), "text/plain; charset=utf-8")
             else:
                 raise ApiError(404, "not found")
         else:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pitools.core.session.api import LoadedSession
+from pitools.core.session.api import Loaded
 
 
-def settings_resolver(loaded: LoadedSession, *, use_config: bool = True) -> Any:
+def settings_resolver(loaded: Loaded, *, use_config: bool = True) -> Any:
     """``(provider, modelId) | None`` → (compaction settings, context window), resolved as
     ``compact --dry-run`` resolves them (Pi's settings files, the model catalogue), once per model."""
     from pitools.core.compaction.settings import resolve_settings
@@ -35,21 +35,32 @@ class RawLines:
     """``i`` → the text of entry ``i``'s line in the file (read in file order, one open file),
     or None when the entries are not the file's own (a migrated file) or the line is not UTF-8."""
 
-    def __init__(self, loaded: LoadedSession) -> None:
-        session = loaded.session
-        self.ok = not session.needs_migration and session.migrated_values is None
-        self.session = session
+    def __init__(self, loaded: Loaded) -> None:
+        from pitools.core.session.api import LoadedSession
+
+        self.path = loaded.session.path
         self.file: Any = None
+        self.ok: bool
+        if not isinstance(loaded, LoadedSession):  # only v3 files load lean: every line is the entry's own
+            index: Any = loaded.index
+            self.ok = True
+            self.offsets: Any = index.offsets
+            self.lengths: Any = index.lengths
+        else:
+            session = loaded.session
+            self.ok = not session.needs_migration and session.migrated_values is None
+            self.offsets = session.offsets
+            lengths, positions = session.raw.lengths, session.positions
+            self.lengths = _Lengths(lengths, positions)
 
     def __call__(self, i: int) -> bytes | None:
         if not self.ok:
             return None
-        session = self.session
         try:
             if self.file is None:
-                self.file = open(session.path, "rb")  # noqa: SIM115 - closed in close()
-            self.file.seek(session.offsets[i])
-            raw: bytes = self.file.read(session.raw.lengths[session.positions[i]]).strip()
+                self.file = open(self.path, "rb")  # noqa: SIM115 - closed in close()
+            self.file.seek(self.offsets[i])
+            raw: bytes = self.file.read(self.lengths[i]).strip()
             raw.decode("utf-8")
         except (OSError, IndexError, UnicodeDecodeError):
             return None
@@ -61,16 +72,39 @@ class RawLines:
             self.file = None
 
 
-def entry_texts(loaded: LoadedSession, *, embed_images: bool = True) -> Iterator[bytes]:
-    """The entries' JSON texts for the page: the file's lines where they can be used."""
+class _Lengths:
+    """Entry ``i``'s line length, through the loader's line positions."""
+
+    def __init__(self, lengths: Any, positions: Any) -> None:
+        self.lengths, self.positions = lengths, positions
+
+    def __getitem__(self, i: int) -> int:
+        return int(self.lengths[self.positions[i]])
+
+
+def entry_texts(loaded: Loaded, *, embed_images: bool = True, start: int = 0) -> Iterator[bytes]:
+    """The entries' JSON texts for the page (from position ``start``): the file's lines where
+    they can be used."""
+    from itertools import islice
+
+    from pitools.core.session.api import LoadedSession
+    from pitools.core.views.viewer import all_entries
     from pitools.render.viewer_html import entry_texts as texts
 
     raw = RawLines(loaded)
     try:
-        if embed_images:
-            yield from texts(loaded.session.entries, raw)
+        if start:
+            yield from texts(islice(all_entries(loaded), start, None), lambda i: raw(i + start))
+        elif embed_images and not isinstance(loaded, LoadedSession):
+            # Lines used as they are; an entry is parsed (and not kept) only where one cannot be.
+            index: Any = loaded.index
+            for i in range(len(index)):
+                line = raw(i)
+                yield line if line is not None else next(texts(index.entries_at([i], keep=False)))
+        elif embed_images:
+            yield from texts(all_entries(loaded), raw)
         else:
-            slim = ImagelessEntries(loaded.session.entries)
+            slim = ImagelessEntries(all_entries(loaded))
 
             def raw_unless_changed(i: int) -> bytes | None:
                 return raw(i) if slim.changed != i else None
@@ -110,7 +144,7 @@ class ImagelessEntries:
 
 
 def viewer_page(
-    loaded: LoadedSession,
+    loaded: Loaded,
     leaf: Any,
     *,
     live: dict[str, Any] | None = None,
@@ -124,5 +158,54 @@ def viewer_page(
     model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config))
     header = loaded.session.header or {}
     name = header.get("id") if isinstance(header.get("id"), str) else loaded.path
+    first = first_view(loaded, model) if embed_images else None
     texts = entry_texts(loaded, embed_images=embed_images)
-    return page_pieces(model.meta_json(), texts, title=f"pi session {name}", live=live)
+    return page_pieces(model.meta_json(), texts, title=f"pi session {name}", live=live, first_view=first)
+
+
+#: The first view: the last entries of the initial path the transcript draws at once (the
+#: page's FIRST), within this many bytes of JSON.
+FIRST_VIEW_ENTRIES = 60
+FIRST_VIEW_BYTES = 4_000_000
+
+
+def first_view(loaded: Loaded, model: Any) -> list[tuple[int, bytes]]:
+    """The texts of the entries the page opens on: the latest compaction on the initial path
+    (its context needs it) and the path's last entries, newest first, within the byte budget."""
+    from pitools.core.views.viewer import FLAG_MESSAGE
+    from pitools.render.viewer_html import entry_texts as texts
+
+    path: list[int] = []
+    p, seen = model.initial_leaf, set()
+    while p >= 0 and p not in seen:
+        seen.add(p)
+        path.append(p)
+        p = model.parent[p]
+    wanted = [q for q in path if model.kinds[q] == "compaction" and not model.flags[q] & FLAG_MESSAGE][:1]
+    wanted += [q for q in path[:FIRST_VIEW_ENTRIES] if q not in wanted]
+    raw = RawLines(loaded)
+    out: list[tuple[int, bytes]] = []
+    total = 0
+    try:
+        for q in wanted:
+            text = raw(q)
+            if text is None:
+                entry = next(iter(all_entries_at(loaded, q)))
+                text = next(texts([entry]))
+            total += len(text)
+            if total > FIRST_VIEW_BYTES:
+                break
+            out.append((q, text))
+    finally:
+        raw.close()
+    return out
+
+
+def all_entries_at(loaded: Loaded, pos: int) -> list[Any]:
+    """The entry at ``pos`` (read back from the file under the lean loader, not kept)."""
+    from pitools.core.session.api import LoadedSession
+
+    if isinstance(loaded, LoadedSession):
+        return [loaded.session.entries[pos]]
+    index: Any = loaded.index
+    return list(index.entries_at([pos], keep=False))

@@ -84,11 +84,15 @@ def page_pieces(
     *,
     title: str,
     live: dict[str, Any] | None = None,
+    first_view: list[tuple[int, bytes]] | None = None,
 ) -> Iterator[str]:
     """The page in pieces (they join to it); ``entries`` are the entries' JSON texts, read or
     serialized as they are written (:func:`entry_texts`).
 
     ``live`` (for ``pitools serve``) adds what the script needs to poll for appended entries.
+    ``first_view`` (position, JSON text) are the entries the transcript opens on: they go into
+    the read model, and the script comes before the entries' block, so the browser draws the
+    transcript while it is still parsing the rest of the page.
     """
     info = dict(meta)
     if live is not None:
@@ -107,19 +111,25 @@ def page_pieces(
         '<div id="app"></div>\n'
         '<script type="application/json" id="pt-meta">'
     )
-    yield script_json(to_json_bytes(info))
-    yield '</script>\n<script type="application/json" id="pt-entries">['
+    data = to_json_bytes(info)  # an object with keys: "{...}"
+    if first_view:
+        parts = b",".join(b'"%d":%s' % (pos, text) for pos, text in first_view)
+        data = data[:-1] + b',"firstView":{' + parts + b"}}"
+    yield script_json(data)
+    yield f"</script>\n<script>{asset('viewer.js')}</script>\n"
+    # One entry per line (the page splits the lines and parses each entry when it is drawn).
+    yield '<script type="application/json" id="pt-entries">[\n'
     batch: list[bytes] = []
     first = True
     for text in entries:
         batch.append(text)
         if len(batch) >= _BATCH:
-            yield ("" if first else ",") + script_json(b",".join(batch))
+            yield ("" if first else ",\n") + script_json(b",\n".join(batch))
             first = False
             batch = []
     if batch:
-        yield ("" if first else ",") + script_json(b",".join(batch))
-    yield f"]</script>\n<script>{asset('viewer.js')}</script>\n</body></html>\n"
+        yield ("" if first else ",\n") + script_json(b",\n".join(batch))
+    yield "\n]</script>\n</body></html>\n"
 
 
 def entry_texts(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] | None = None) -> Iterator[bytes]:

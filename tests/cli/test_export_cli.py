@@ -215,7 +215,8 @@ def test_html_is_self_contained_and_escaped(run: Run, workdir: Path) -> None:
     names = [t for t, _ in page.tags]
     assert "link" not in names and "iframe" not in names and "img" not in names  # the script draws images
     scripts = [a for t, a in page.tags if t == "script"]
-    assert [a.get("type") for a in scripts] == ["application/json", "application/json", None]
+    # The read model, the page's script, then the entries (the script draws while they are parsed).
+    assert [a.get("type") for a in scripts] == ["application/json", None, "application/json"]
     assert not any("src" in a for a in scripts)
     csp = [a for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
     policy = csp[0]["content"] or ""

@@ -131,6 +131,15 @@ def _export(
 ) -> int:
     from pitools.core.session.api import load
 
+    if format_ == "html":
+        from pitools.ops.viewer import viewer_page
+
+        # The viewer page reads every entry once and writes the file's own lines: the lean loader
+        # (entries read back from the file when needed) keeps its memory near the file's size.
+        # It always holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
+        lean = load(file, keep="context")
+        leaf_html = None if all_ else lean.leaf(leaf_ref)
+        return _write_pieces(out, viewer_page(lean, leaf_html, embed_images=images != "placeholder"), output)
     loaded = load(file)
     if format_ in ("otlp", "atif"):
         from pitools.cli.export_traces import export_every_branch, export_traces
@@ -151,11 +160,6 @@ def _export(
         else:
             out.write_chunks(new.lines())  # line by line, never joined
         return 0
-    if format_ == "html":
-        from pitools.ops.viewer import viewer_page
-
-        # The viewer always holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
-        return _write_pieces(out, viewer_page(loaded, leaf, embed_images=images != "placeholder"), output)
     from pitools.render.export_md import build_transcript
 
     embed = (images or ("embed" if format_ == "html" else "placeholder")) == "embed"

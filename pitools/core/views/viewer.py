@@ -11,7 +11,7 @@ raw ids and ``firstKeptEntryId`` values with JavaScript's own ``===``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,11 +21,14 @@ from pitools.core.session.tree import js_truthy_id, labels_by_id, mkey, parent_o
 
 if TYPE_CHECKING:
     from pitools.core.compaction.prepare import CompactionSettings
-    from pitools.core.session.api import LoadedSession
+    from pitools.core.session.api import Loaded
 
 #: Exact replays (context estimate + compaction plan) are made at leaves while the branches
 #: walked stay under this many entries in total; beyond it, at the default and chosen leaf only.
 REPLAY_BUDGET = 400_000
+#: Under the lean loader a replay reads its branch back from the file (about ten times the cost
+#: of walking parsed entries): the budget is divided by this.
+LEAN_BUDGET_DIVISOR = 10
 
 #: ``(provider, modelId) or None`` → ``(compaction settings, context window)``.
 SettingsFor = Callable[[Any], "tuple[CompactionSettings, int]"]
@@ -43,10 +46,22 @@ class ViewerModel:
     tokens: list[int | None]
     usage_tokens: list[int | None]
     labels: dict[int, str]
+    #: Per entry, what the page's tree, filters and branch totals read without parsing the
+    #: entry: its id as the page shows it, its kind (a message's role, else its type), FLAG_* bits,
+    #: and an assistant reply's cost, usage total and tool-call count.
+    ids: list[str]
+    kinds: list[str]
+    flags: list[int]
+    cost: list[float]
+    usage_total: list[int | float]
+    calls: list[int]
     default_leaf: int
     initial_leaf: int
     leaves: list[int]
     replays: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Pi's estimate at entries where the page cannot work it out from usage (see
+    #: :func:`exact_totals`): position → tokens.
+    exact: dict[int, int | None] = field(default_factory=dict)
 
     def meta_json(self) -> dict[str, Any]:
         """The part of the page's data that is not the entries themselves."""
@@ -59,11 +74,64 @@ class ViewerModel:
             "tokens": self.tokens,
             "usageTokens": self.usage_tokens,
             "labels": {str(k): v for k, v in self.labels.items()},
+            "ids": self.ids,
+            "kinds": self.kinds,
+            "flags": self.flags,
+            "cost": self.cost,
+            "usageTotal": self.usage_total,
+            "calls": self.calls,
+            "exact": {str(k): v for k, v in self.exact.items()},
             "defaultLeaf": self.default_leaf,
             "initialLeaf": self.initial_leaf,
             "leaves": self.leaves,
             "replays": {str(k): v for k, v in self.replays.items()},
         }
+
+
+#: ``flags`` bits: the entry is a message (``type: "message"`` with an object ``message``); an
+#: assistant reply Pi's tree hides unless the filter is "all" (no text, not an error or abort);
+#: its id is not a string (the page compares such ids by parsing the entry); a settings entry.
+FLAG_MESSAGE = 1
+FLAG_EMPTY_REPLY = 2
+FLAG_ODD_ID = 4
+FLAG_SETTINGS = 8
+
+#: JavaScript's ``String.prototype.trim`` whitespace (Python's ``str.strip`` differs).
+_JS_SPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_SETTINGS_TYPES = frozenset(("label", "custom", "context_edit", "model_change", "thinking_level_change"))
+
+
+def _has_text(content: Any) -> bool:
+    if type(content) is str:
+        return bool(content.strip(_JS_SPACE))
+    if type(content) is not list:
+        return False
+    return any(
+        type(c) is dict and c.get("type") == "text" and type(c.get("text")) is str and c["text"].strip(_JS_SPACE)
+        for c in content
+    )
+
+
+def _js_string(value: Any) -> str:
+    """``String(value)`` for the values a kind can be (others: their JSON text)."""
+    if type(value) is str:
+        return value
+    if value is None:
+        return "null"
+    if value is UNDEFINED:
+        return "undefined"
+    if value is True or value is False:
+        return "true" if value else "false"
+    from pitools.core.js.json.encode import to_json_bytes
+
+    return to_json_bytes(value).decode("utf-8", "replace")
+
+
+def _number(value: Any) -> float | int:
+    return value if type(value) in (int, float) and value == value and abs(value) != float("inf") else 0
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -74,20 +142,18 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
-def _tree(entries: list[Any], parent: list[int]) -> tuple[list[int], list[int]]:
+def _tree(times: list[float], parent: list[int]) -> tuple[list[int], list[int]]:
     """Pi's ``getTree`` as a flat pre-order list of positions, with an indent per position that
-    grows only below a branch point (as Pi's tree view draws single-child chains flush)."""
-    from pitools.core.js.date import js_date_ms
-
-    n = len(entries)
+    grows only below a branch point (as Pi's tree view draws single-child chains flush);
+    ``times`` are the entries' timestamps in ms (NaN: none or unreadable)."""
+    n = len(times)
     children: list[list[int]] = [[] for _ in range(n)]
     roots: list[int] = []
     for i, p in enumerate(parent):
         (roots if p < 0 else children[p]).append(i)
 
     def ts(i: int) -> float:
-        e = entries[i]
-        value = js_date_ms(e.get("timestamp", UNDEFINED) if type(e) is dict else UNDEFINED)
+        value = times[i]
         return float("inf") if value != value else value  # NaN sorts last (a stable, total order)
 
     order: list[int] = []
@@ -114,8 +180,40 @@ def _tree(entries: list[Any], parent: list[int]) -> tuple[list[int], list[int]]:
         stack.append((rest, 0))
 
 
+def _leaves(index: Any) -> list[Any]:
+    """``SessionIndex.leaves()`` (string ids, file order, deduplicated, that no entry's parentId
+    names, the entries being those ``byId`` holds), from the lean loader's columns too."""
+    if hasattr(index, "leaves"):
+        return list(index.leaves())
+    ids, parents = index.ids, index.parents
+    named = {mkey(parents[p]) for p in index.pos_by_id.values()}
+    out: list[Any] = []
+    seen: set[str] = set()
+    for eid in ids:
+        if type(eid) is not str or eid in seen:
+            continue
+        seen.add(eid)
+        if mkey(eid) not in named:
+            out.append(eid)
+    return out
+
+
+def all_entries(loaded: Loaded) -> Iterator[Any]:
+    """Every entry in file order; under the lean loader (``keep="context"``) read back from the
+    file in batches and not kept, so the page's model needs no more than one batch parsed."""
+    from pitools.core.session.api import LoadedSession
+
+    if isinstance(loaded, LoadedSession):
+        yield from loaded.session.entries
+        return
+    index: Any = loaded.index
+    n = len(index)
+    for start in range(0, n, 512):
+        yield from index.entries_at(range(start, min(n, start + 512)), keep=False)
+
+
 def build_viewer_model(
-    loaded: LoadedSession,
+    loaded: Loaded,
     initial_leaf: Any,
     settings_for: SettingsFor | None,
     *,
@@ -125,14 +223,25 @@ def build_viewer_model(
     from pitools.core.context.build import project_entry
     from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
     from pitools.core.js import ops as jsops
+    from pitools.core.js.date import js_date_ms
+    from pitools.core.session.lean import LeanIndex
 
     index = loaded.index
-    entries = list(loaded.session.entries)
+    if isinstance(index, LeanIndex):
+        budget //= LEAN_BUDGET_DIVISOR
     pos_by_id = index.pos_by_id
+    times: list[float] = []
+    label_entries: list[Any] = []
     parent: list[int] = []
     tokens: list[int | None] = []
     usage_tokens: list[int | None] = []
-    for e in entries:
+    ids: list[str] = []
+    kinds: list[str] = []
+    flags: list[int] = []
+    cost: list[float] = []
+    usage_total: list[int | float] = []
+    calls: list[int] = []
+    for e in all_entries(loaded):
         pid = parent_of(e)
         p = -1
         if js_truthy_id(pid):
@@ -142,22 +251,68 @@ def build_viewer_model(
                 p = -1  # Pi's tree treats parentId === id as a root
         parent.append(p)
         total: Any = 0
+        flag = 0
+        c_cost: float = 0
+        c_usage: int | float = 0
+        c_calls = 0
         if type(e) is dict:
+            times.append(js_date_ms(e.get("timestamp", UNDEFINED)))
+            if e.get("type") == "label":
+                label_entries.append(e)
+            eid = e.get("id", UNDEFINED)
+            if type(eid) is str:
+                ids.append(eid)
+            else:
+                ids.append("" if eid is UNDEFINED else _js_string(eid))
+                flag |= FLAG_ODD_ID
             message = e.get("message") if e.get("type") == "message" else None
+            if type(message) is dict:
+                flag |= FLAG_MESSAGE
+                role = message.get("role", UNDEFINED)
+                kinds.append(_js_string(role))
+                if role == "assistant":
+                    stop = message.get("stopReason")
+                    if not _has_text(message.get("content")) and not (
+                        jsops.truthy(stop) and stop not in ("stop", "toolUse")
+                    ):
+                        flag |= FLAG_EMPTY_REPLY
+                    u = message.get("usage")
+                    if type(u) is dict:
+                        for key in ("input", "output", "cacheRead", "cacheWrite"):
+                            c_usage += _number(u.get(key))
+                        if type(u.get("cost")) is dict:
+                            c_cost = _number(u["cost"].get("total"))
+                    content = message.get("content")
+                    if type(content) is list:
+                        c_calls = sum(1 for c in content if type(c) is dict and c.get("type") == "toolCall")
+            else:
+                etype = e.get("type", UNDEFINED)
+                kinds.append(_js_string(etype))
+                if etype in _SETTINGS_TYPES:
+                    flag |= FLAG_SETTINGS
             messages = [message] if type(message) is dict and message.get("content") is not None else None
             for m in messages if messages is not None else project_entry(e, None):
                 total = jsops.add(total, estimate_tokens(m))
             usage = assistant_usage(message) if type(message) is dict else None
             usage_tokens.append(_int_or_none(calculate_context_tokens(usage)) if usage is not None else None)
         else:
+            times.append(float("nan"))
+            ids.append("")
+            kinds.append("other")
+            flag |= FLAG_ODD_ID
             usage_tokens.append(None)
+        flags.append(flag)
+        cost.append(c_cost)
+        usage_total.append(c_usage)
+        calls.append(c_calls)
         tokens.append(_int_or_none(total))
-    order, indent = _tree(entries, parent)
+    order, indent = _tree(times, parent)
+    del times
     labels: dict[int, str] = {}
-    found = labels_by_id(entries)
+    found = labels_by_id(label_entries)
     if found:
-        for i, e in enumerate(entries):
-            lab = found.get(mkey(entry_id(e)))
+        for i, eid in enumerate(index.ids):
+            lab = found.get(mkey(eid))
             if lab is not None and type(lab[0]) is str:
                 labels[i] = lab[0]
 
@@ -170,7 +325,7 @@ def build_viewer_model(
     chosen = position_of(initial_leaf)
     if chosen < 0:
         chosen = default_leaf
-    leaf_positions = [pos_by_id[leaf] for leaf in index.leaves() if leaf in pos_by_id]
+    leaf_positions = [pos_by_id[leaf] for leaf in _leaves(index) if leaf in pos_by_id]
     model = ViewerModel(
         header=dict(loaded.session.header or {}),
         path=loaded.path,
@@ -180,11 +335,18 @@ def build_viewer_model(
         tokens=tokens,
         usage_tokens=usage_tokens,
         labels=labels,
+        ids=ids,
+        kinds=kinds,
+        flags=flags,
+        cost=cost,
+        usage_total=usage_total,
+        calls=calls,
         default_leaf=default_leaf,
         initial_leaf=chosen,
         leaves=leaf_positions,
     )
     if settings_for is None:
+        model.exact = exact_totals(loaded, model, budget)
         return model
     wanted = [p for p in (chosen, default_leaf) if p >= 0]
     wanted += [p for p in leaf_positions if p not in wanted]
@@ -194,8 +356,55 @@ def build_viewer_model(
         if i >= 2 and spent + length > budget:
             break
         spent += length
-        model.replays[p] = replay_at(loaded, entry_id(entries[p]), settings_for)
+        model.replays[p] = replay_at(loaded, index.ids[p], settings_for)
+    model.exact = exact_totals(loaded, model, budget)
     return model
+
+
+def exact_totals(loaded: Loaded, model: ViewerModel, budget: int = REPLAY_BUDGET) -> dict[int, int | None]:
+    """Pi's ``estimateProjectedContextTokens`` at the entries where the page cannot compute it.
+
+    At an entry whose branch has an assistant reply with usage after its latest compaction or
+    context edit, Pi's estimate is that usage plus the estimates of the entries after it: the
+    page adds them up from ``usageTokens`` and ``tokens``. Everywhere else (no usage yet, or a
+    compaction or edit since) Pi sums the whole projected context, which only a replay gives:
+    those entries get one here, in tree order, while the branches replayed stay under ``budget``
+    entries in total (the page marks the rest as estimated). Duplicate ids (Pi finds the usage
+    entry by its first id on the branch) make every entry a replayed one.
+    """
+    from pitools.core.context.build import replay_context
+
+    n = len(model.parent)
+    parent, flags, kinds, usage = model.parent, model.flags, model.kinds, model.usage_tokens
+    trusted = [False] * n
+    if len(set(model.ids)) == n and not any(f & FLAG_ODD_ID for f in flags):
+        for p in model.order:
+            if usage[p] is not None:
+                trusted[p] = True
+            elif not flags[p] & FLAG_MESSAGE and kinds[p] in ("compaction", "context_edit"):
+                trusted[p] = False
+            else:
+                q = parent[p]
+                trusted[p] = trusted[q] if q >= 0 else False
+    out: dict[int, int | None] = {}
+    depth = [0] * n
+    for p in model.order:
+        q = parent[p]
+        depth[p] = depth[q] + 1 if q >= 0 else 1
+    ids = loaded.index.ids
+    spent = 0
+    for p in model.order:
+        if trusted[p]:
+            continue
+        replay = model.replays.get(p)
+        if replay is not None:
+            out[p] = replay.get("tokens")
+            continue
+        if spent + depth[p] > budget:
+            break
+        spent += depth[p]
+        out[p] = _int_or_none(replay_context(loaded.index, ids[p]).estimate.tokens)
+    return out
 
 
 def _path_length(parent: list[int], p: int) -> int:
@@ -207,7 +416,7 @@ def _path_length(parent: list[int], p: int) -> int:
     return n
 
 
-def replay_at(loaded: LoadedSession, leaf: Any, settings_for: SettingsFor) -> dict[str, Any]:
+def replay_at(loaded: Loaded, leaf: Any, settings_for: SettingsFor) -> dict[str, Any]:
     """The exact context estimate and compaction plan at ``leaf`` (what ``pitools context`` and
     ``pitools compact --dry-run`` report), in the small shape the page shows."""
     from pitools.core.compaction.plan import plan_compaction

@@ -1,13 +1,22 @@
 // pitools session viewer: draws the tree, the transcript and Pi's context at the selected entry
-// from the JSON embedded in the page. No network (except polling its own server under
+// from the data embedded in the page. No network (except polling its own server under
 // `pitools serve`), no eval, no innerHTML of anything that was not escaped by esc().
+//
+// Scale: the entries are embedded one JSON text per line and parsed only when drawn (the
+// read model's columns, made by pitools, answer what the tree, filters and totals need); the
+// tree is virtual (fixed-height rows, only those in view plus a margin exist in the DOM); the
+// transcript draws the end of the path first and earlier entries in chunks as they are scrolled
+// to, each entry's body when it nears the viewport.
 "use strict";
 (function () {
-  var META, ENTRIES, byId, searchText, callArgs;
+  var META, RAW, PARSED, COUNT = 0, byId, searchText, callArgs;
+  // early: the transcript is drawn from the entries of the first view (in the read model) while
+  // the rest of the document is still being parsed; loaded: every entry's text is at hand.
+  var early = false, loaded = false;
   var filterMode = "default", query = "", selected = -1, followDefault = true;
-  var rows = [], orderIndex = [], observer = null;
-  var ctxState = null;
+  var observer = null, ctxState = null;
   var app = document.getElementById("app");
+  var F_MESSAGE = 1, F_EMPTY_REPLY = 2, F_ODD_ID = 4, F_SETTINGS = 8;
 
   // -- helpers ------------------------------------------------------------------------------
   function esc(v) {
@@ -15,12 +24,7 @@
       .replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
   }
   function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
-  function idText(e) {
-    if (!isObj(e)) return "";
-    var id = e.id;
-    if (typeof id === "string") return id;
-    return id === undefined ? "" : JSON.stringify(id);
-  }
+  function idText(p) { return META.ids[p]; }
   function fmt(n) { return typeof n === "number" && isFinite(n) ? n.toLocaleString("en-US") : "?"; }
   function money(n) { return typeof n === "number" && isFinite(n) ? "$" + (n < 0.01 && n > 0 ? n.toFixed(4) : n.toFixed(2)) : ""; }
   function msgOf(e) { return isObj(e) && e.type === "message" && isObj(e.message) ? e.message : null; }
@@ -38,23 +42,73 @@
     s = String(s).replace(/\s+/g, " ").trim();
     return s.length > n ? s.slice(0, n - 1) + "…" : s;
   }
-  function usageTotal(u) {
-    if (!isObj(u)) return 0;
-    var t = 0;
-    ["input", "output", "cacheRead", "cacheWrite"].forEach(function (k) { if (typeof u[k] === "number") t += u[k]; });
-    return t;
-  }
   function costOf(m) {
     return m && isObj(m.usage) && isObj(m.usage.cost) && typeof m.usage.cost.total === "number" ? m.usage.cost.total : 0;
   }
 
   // -- data ---------------------------------------------------------------------------------
-  function load(meta, entries) {
-    META = meta; ENTRIES = entries; searchText = null; callArgs = null;
+  // RAW[i] is entry i's JSON text (a slice of the embedded text, not a copy); entry(i) parses it
+  // once, when first drawn.
+  // The embedded block is a JSON array with one entry per line ("[", "entry,", ..., "entry",
+  // "]"): each line, without its comma, is one entry's text.
+  function splitLines(text, out) {
+    var at = 0, n = text.length;
+    while (at < n) {
+      var nl = text.indexOf("\n", at);
+      if (nl < 0) nl = n;
+      var end = nl;
+      while (end > at && (text.charCodeAt(end - 1) === 13 || text.charCodeAt(end - 1) === 32)) end--;
+      if (end > at && text.charCodeAt(end - 1) === 44) end--;
+      var line = end - at;
+      if (line > 0 && !(line === 1 && (text.charCodeAt(at) === 91 || text.charCodeAt(at) === 93))) out.push(text.slice(at, end));
+      at = nl + 1;
+    }
+    return out;
+  }
+  function entry(p) {
+    var e = PARSED[p];
+    if (e === undefined) {
+      var text = RAW[p];
+      if (text === undefined) return null;  // not read yet: the page is still loading
+      try { e = JSON.parse(text); } catch (err) { e = null; }
+      PARSED[p] = e;
+    }
+    return e;
+  }
+  function load(meta, raw) {
+    META = meta; RAW = raw; COUNT = meta.ids.length; PARSED = new Array(COUNT); searchText = null; callArgs = null;
+    var first = meta.firstView;
+    if (first) for (var key in first) if (Object.prototype.hasOwnProperty.call(first, key)) PARSED[+key] = first[key];
     byId = new Map();
-    for (var i = 0; i < entries.length; i++) if (isObj(entries[i]) && "id" in entries[i]) byId.set(entries[i].id, i);
+    var ids = meta.ids, flags = meta.flags;
+    for (var i = 0; i < ids.length; i++) if (!(flags[i] & F_ODD_ID)) byId.set(ids[i], i);
+    index();
+  }
+  // Once per load: the tree-order position of every entry, and branch totals from the root
+  // (a path's cost, tokens and calls are then two lookups, not a walk).
+  var orderIndex, cumCost, cumTok, cumCalls, cumReplies, mark;
+  function index() {
+    var n = COUNT, order = META.order, parent = META.parent;
+    orderIndex = new Int32Array(n);
+    cumCost = new Float64Array(n); cumTok = new Float64Array(n); cumCalls = new Int32Array(n); cumReplies = new Int32Array(n);
+    mark = new Uint8Array(n);
+    for (var i = 0; i < order.length; i++) {
+      var p = order[i], q = parent[p], reply = META.flags[p] & F_MESSAGE && META.kinds[p] === "assistant";
+      orderIndex[p] = i;
+      var base = q >= 0 && orderIndex[q] < i && order[orderIndex[q]] === q;
+      cumCost[p] = (base ? cumCost[q] : 0) + META.cost[p];
+      cumTok[p] = (base ? cumTok[q] : 0) + META.usageTotal[p];
+      cumCalls[p] = (base ? cumCalls[q] : 0) + META.calls[p];
+      cumReplies[p] = (base ? cumReplies[q] : 0) + (reply ? 1 : 0);
+    }
   }
   function posOfId(id) { var p = byId.get(id); return p === undefined ? -1 : p; }
+  // An entry's id === value (JavaScript's comparison; a non-string id needs the entry parsed).
+  function idIs(p, value) {
+    if (META.flags[p] & F_ODD_ID) { var e = entry(p); return (isObj(e) ? e.id : undefined) === value; }
+    return META.ids[p] === value;
+  }
+  function typeIs(p, t) { return !(META.flags[p] & F_MESSAGE) && META.kinds[p] === t; }
 
   // Pi's getBranch from a position: root → entry (a loop is cut where it repeats).
   function pathTo(pos) {
@@ -62,61 +116,49 @@
     while (pos >= 0 && !seen.has(pos)) { seen.add(pos); out.push(pos); pos = META.parent[pos]; }
     return out.reverse();
   }
-  function isSystemMessage(e) { var m = msgOf(e); return !!m && m.role === "system"; }
+  function isSystemMessage(p) { return (META.flags[p] & F_MESSAGE) && META.kinds[p] === "system"; }
   // Pi's buildContextEntries: the latest compaction, the entries from its firstKeptEntryId
   // (system messages left out), then everything after it. Ids compare with ===, as in Pi.
   function contextAt(path) {
     var ci = -1;
-    for (var i = path.length - 1; i >= 0; i--) {
-      var e = ENTRIES[path[i]];
-      if (isObj(e) && e.type === "compaction") { ci = i; break; }
-    }
+    for (var i = path.length - 1; i >= 0; i--) if (typeIs(path[i], "compaction")) { ci = i; break; }
     if (ci < 0) return { order: path.slice(), compIdx: -1, start: 0 };
-    var comp = ENTRIES[path[ci]];
-    for (var j = 0; j < ci; j++) { if (isObj(ENTRIES[path[j]]) && ENTRIES[path[j]].id === comp.id) { ci = j; break; } }
+    var comp = entry(path[ci]), compId = isObj(comp) ? comp.id : undefined, kept = isObj(comp) ? comp.firstKeptEntryId : undefined;
+    for (var j = 0; j < ci; j++) { if (idIs(path[j], compId)) { ci = j; break; } }
     var start = ci;
-    for (var k = 0; k < ci; k++) {
-      var ek = ENTRIES[path[k]];
-      if ((isObj(ek) ? ek.id : undefined) === comp.firstKeptEntryId) { start = k; break; }
-    }
+    for (var k = 0; k < ci; k++) if (idIs(path[k], kept)) { start = k; break; }
     var order = [path[ci]];
-    for (var a = start; a < ci; a++) if (!isSystemMessage(ENTRIES[path[a]])) order.push(path[a]);
+    for (var a = start; a < ci; a++) if (!isSystemMessage(path[a])) order.push(path[a]);
     for (var b = ci + 1; b < path.length; b++) order.push(path[b]);
     return { order: order, compIdx: ci, start: start };
   }
-  // In-page estimate for entries without an exact replay (Pi's estimateContextTokens, simplified:
-  // the latest trusted usage plus the estimates after it, or the sum of all estimates).
-  function estimateAt(path, ctx) {
-    var idxInPath = new Map();
-    path.forEach(function (p, i) { idxInPath.set(p, i); });
-    var lastInvalid = -1;
+  // Pi's estimateProjectedContextTokens at the selected entry. When the branch has an assistant
+  // reply with usage after its latest compaction or context edit, Pi's figure is that usage
+  // plus the estimates of the entries after it, computed here exactly. Otherwise Pi sums the
+  // whole projected context: pitools replays it (META.exact; all entries within a budget);
+  // beyond the budget the page sums its own entries' estimates and says it is an estimate.
+  function totalAt(pos, path, ctx) {
+    var exact = META.exact[String(pos)];
+    if (exact !== undefined) return { tokens: exact, exact: typeof exact === "number" };
+    var t = 0;
     for (var i = path.length - 1; i >= 0; i--) {
-      var e = ENTRIES[path[i]];
-      if (isObj(e) && (e.type === "compaction" || e.type === "context_edit")) { lastInvalid = i; break; }
-    }
-    var tk = function (p, at) { return at > 0 && ENTRIES[p].type === "compaction" ? 0 : (META.tokens[p] || 0); };
-    for (var k = ctx.order.length - 1; k >= 0; k--) {
-      var p = ctx.order[k];
+      var p = path[i];
       if (META.usageTokens[p] != null) {
-        if (idxInPath.get(p) > lastInvalid) {
-          var t = META.usageTokens[p];
-          for (var r = k + 1; r < ctx.order.length; r++) t += tk(ctx.order[r], r);
-          return t;
-        }
-        break;
+        var total = META.usageTokens[p], ok = true;
+        for (var r = i + 1; r < path.length; r++) { var tk = META.tokens[path[r]]; if (tk == null) ok = false; else total += tk; }
+        return { tokens: total, exact: ok };
       }
+      if (typeIs(p, "compaction") || typeIs(p, "context_edit")) break;
     }
-    var sum = 0;
-    ctx.order.forEach(function (p2, at) { sum += tk(p2, at); });
-    return sum;
+    ctx.order.forEach(function (p2, at) { t += at > 0 && typeIs(p2, "compaction") ? 0 : (META.tokens[p2] || 0); });
+    return { tokens: t, exact: false };
   }
 
   // -- tree ---------------------------------------------------------------------------------
-  function kindOf(e) {
-    if (!isObj(e)) return ["other", "?"];
-    var m = msgOf(e);
-    if (m) return [String(m.role), String(m.role)];
-    return [String(e.type), String(e.type).replace(/_/g, " ")];
+  function kindOf(p) {
+    var k = META.kinds[p];
+    if (META.flags[p] & F_MESSAGE) return [k, k];
+    return [k, k.replace(/_/g, " ")];
   }
   function preview(e) {
     if (!isObj(e)) return JSON.stringify(e);
@@ -151,79 +193,149 @@
     var v = args.path || args.file_path || args.command || args.pattern;
     return typeof v === "string" ? " " + oneLine(v, 60) : "";
   }
-  function hasText(content) {
-    if (typeof content === "string") return content.trim().length > 0;
-    return Array.isArray(content) && content.some(function (c) { return isObj(c) && c.type === "text" && typeof c.text === "string" && c.text.trim().length > 0; });
-  }
-  var SETTINGS_TYPES = ["label", "custom", "context_edit", "model_change", "thinking_level_change"];
-  // Pi's tree filters (export-html): default, no-tools, user-only, labeled-only, all; plus search.
+  // Pi's tree filters (export-html): default, no-tools, user-only, labeled-only, all; plus
+  // search over label, kind, preview and id (the entries are parsed for it once, on first use).
   function passes(pos) {
-    var e = ENTRIES[pos];
     if (pos === selected) return true;
-    var m = msgOf(e);
-    if (filterMode !== "all" && m && m.role === "assistant") {
-      var errorOrAborted = m.stopReason && m.stopReason !== "stop" && m.stopReason !== "toolUse";
-      if (!hasText(m.content) && !errorOrAborted) return false;
-    }
-    var settings = isObj(e) && SETTINGS_TYPES.indexOf(e.type) >= 0;
+    var f = META.flags[pos], k = META.kinds[pos], msg = f & F_MESSAGE;
+    if (filterMode !== "all" && (f & F_EMPTY_REPLY)) return false;
     var ok = true;
-    if (filterMode === "user-only") ok = !!m && m.role === "user";
-    else if (filterMode === "no-tools") ok = !settings && !(m && m.role === "toolResult");
+    if (filterMode === "user-only") ok = msg && k === "user";
+    else if (filterMode === "no-tools") ok = !(f & F_SETTINGS) && !(msg && k === "toolResult");
     else if (filterMode === "labeled-only") ok = META.labels[pos] !== undefined;
-    else if (filterMode === "default") ok = !settings;
+    else if (filterMode === "default") ok = !(f & F_SETTINGS);
     if (!ok) return false;
     if (query) {
-      if (!searchText) searchText = new Array(ENTRIES.length);
+      if (!searchText) searchText = new Array(COUNT);
       var t = searchText[pos];
       if (t === undefined) {
-        var lab = META.labels[pos] || "";
-        t = searchText[pos] = (lab + " " + kindOf(e)[1] + " " + preview(e) + " " + idText(e)).toLowerCase();
+        var lab = META.labels[pos] || "", e = PARSED[pos];
+        if (e === undefined) { try { e = JSON.parse(RAW[pos]); } catch (err) { e = null; } }
+        t = searchText[pos] = (lab + " " + kindOf(pos)[1] + " " + preview(e) + " " + idText(pos)).toLowerCase();
       }
       var tokens = query.split(/\s+/).filter(Boolean);
       for (var i = 0; i < tokens.length; i++) if (t.indexOf(tokens[i]) < 0) return false;
     }
     return true;
   }
-  function buildTree() {
-    var tree = document.getElementById("tree");
-    var html = [];
-    var order = META.order;
-    for (var i = 0; i < order.length; i++) {
-      var p = order[i], e = ENTRIES[p], k = kindOf(e);
-      var lab = META.labels[p] !== undefined ? '<span class="label">' + esc(META.labels[p]) + "</span>" : "";
-      html.push('<div class="row" role="treeitem" data-tree-id="' + esc(idText(e)) + '" data-pos="' + p +
-        '" style="--d:' + META.indent[p] + '"><span class="kind ' + esc(k[0]) + '">' + esc(k[1]) + "</span>" + lab +
-        esc(oneLine(preview(e), 140)) + "</div>");
-    }
-    tree.innerHTML = html.join("");
-    marked = [];
-    rows = new Array(ENTRIES.length);
-    orderIndex = new Array(ENTRIES.length);
-    var els = tree.children;
-    for (var j = 0; j < els.length; j++) { rows[order[j]] = els[j]; orderIndex[order[j]] = j; }
-  }
-  var visibleCount = 0;
+  // The virtual tree: vis holds the tree-order positions that pass the filter; only the rows
+  // from about MARGIN above to MARGIN below the viewport are in the DOM.
+  var ROW_H = 22, MARGIN = 40, vis = new Int32Array(0), visLen = 0, visAt = new Int32Array(0), drawn = [-1, -1];
   function applyFilter() {
-    var order = META.order, n = 0;
-    for (var i = 0; i < order.length; i++) {
-      var p = order[i], show = passes(p), el = rows[p];
-      if (el.hidden === show) el.hidden = !show;
-      if (show) n++;
-    }
-    visibleCount = n;
-    showCount();
+    var order = META.order, n = order.length;
+    if (!loaded) return;
+    if (vis.length !== n) { vis = new Int32Array(n); visAt = new Int32Array(COUNT); }
+    visAt.fill(-1);
+    var k = 0;
+    for (var i = 0; i < n; i++) { var p = order[i]; if (passes(p)) { visAt[p] = k; vis[k++] = p; } }
+    visLen = k;
+    document.getElementById("tree-space").style.height = visLen * ROW_H + "px";
+    document.getElementById("tree-status").textContent = fmt(visLen) + " / " + fmt(COUNT) + " entries";
+    drawTree(true);
   }
-  function showCount() {
-    document.getElementById("tree-status").textContent = fmt(visibleCount) + " / " + fmt(ENTRIES.length) + " entries";
+  function rowHtml(p) {
+    var k = kindOf(p), m = mark[p], e = entry(p);
+    var cls = "row" + (m ? (m & 2 ? " on-path in-ctx" : " on-path") : "") + (p === selected ? " selected" : "");
+    var lab = META.labels[p] !== undefined ? '<span class="label">' + esc(META.labels[p]) + "</span>" : "";
+    return '<div class="' + cls + '" role="treeitem" data-tree-id="' + esc(idText(p)) + '" data-pos="' + p +
+      '" style="--d:' + META.indent[p] + '"><span class="kind ' + esc(k[0]) + '">' + esc(k[1]) + "</span>" + lab +
+      esc(oneLine(preview(e), 140)) + "</div>";
   }
-  // Only the selected row is shown whatever the filter: a new selection re-checks two rows.
+  function drawTree(force) {
+    if (!loaded) return;
+    var tree = document.getElementById("tree"), rows = document.getElementById("tree-rows");
+    var top = tree.scrollTop, h = tree.clientHeight || 600;
+    var from = Math.max(0, Math.floor(top / ROW_H) - MARGIN), to = Math.min(visLen, Math.ceil((top + h) / ROW_H) + MARGIN);
+    if (!force && from === drawn[0] && to === drawn[1]) return;
+    drawn = [from, to];
+    var html = [];
+    for (var i = from; i < to; i++) html.push(rowHtml(vis[i]));
+    rows.style.top = from * ROW_H + "px";
+    rows.innerHTML = html.join("");
+  }
+  // Keep the selected row shown whatever the filter: a new selection re-checks two rows.
   function refilterRow(p) {
-    if (p < 0 || !rows[p]) return;
-    var show = passes(p);
-    if (rows[p].hidden === show) { rows[p].hidden = !show; visibleCount += show ? 1 : -1; showCount(); }
+    if (p < 0) return false;
+    return passes(p) !== (visAt[p] >= 0);
+  }
+  function scrollRowIntoView(p) {
+    var at = visAt[p];
+    if (at < 0) return;
+    var tree = document.getElementById("tree"), y = at * ROW_H, h = tree.clientHeight;
+    // A row a step out of view scrolls in at the edge; one far away is brought to the middle.
+    if (y < tree.scrollTop - 4 * ROW_H || y > tree.scrollTop + h + 3 * ROW_H) tree.scrollTop = Math.max(0, y - h / 2);
+    else if (y < tree.scrollTop) tree.scrollTop = y;
+    else if (y + ROW_H > tree.scrollTop + h) tree.scrollTop = y + ROW_H - h;
   }
 
   // -- transcript ---------------------------------------------------------------------------
+  // Message text as a small, safe Markdown: paragraphs, headings, lists, quotes, code fences,
+  // inline code, emphasis and links. Every piece of text goes through esc(); a link becomes an
+  // <a> only for http(s) addresses (rel="noopener noreferrer"), and images are never fetched
+  // (their alt text and address are shown instead).
+  function mdInline(s) {
+    var out = [], re = /(`+)([\s\S]*?[^`])\1(?!`)|!\[([^\]\n]*)\]\(([^)\s]*)\)|\[([^\]\n]+)\]\(([^)\s]+)\)|(\*\*|__)(?=\S)([\s\S]*?\S)\7|(\*|_)(?=\S)([\s\S]*?\S)\9(?![\w*])/g;
+    var last = 0, m;
+    while ((m = re.exec(s)) !== null) {
+      out.push(esc(s.slice(last, m.index)));
+      if (m[1]) out.push("<code>" + esc(m[2]) + "</code>");
+      else if (m[4] !== undefined) out.push('<span class="md-img">[image: ' + esc(m[3]) + " " + esc(m[4]) + "]</span>");
+      else if (m[5] !== undefined) {
+        if (/^https?:\/\//i.test(m[6])) out.push('<a href="' + esc(m[6]) + '" rel="noopener noreferrer" target="_blank">' + mdInline(m[5]) + "</a>");
+        else out.push(mdInline(m[5]) + " (" + esc(m[6]) + ")");
+      } else if (m[7]) out.push("<strong>" + mdInline(m[8]) + "</strong>");
+      else out.push("<em>" + mdInline(m[10]) + "</em>");
+      last = re.lastIndex;
+    }
+    out.push(esc(s.slice(last)));
+    return out.join("");
+  }
+  function markdown(text) {
+    text = String(text);
+    if (text.length > 200000) return '<div class="text">' + esc(text) + "</div>";
+    var lines = text.split("\n"), out = [], para = [], list = null, i = 0;
+    function flush() {
+      if (para.length) { out.push("<p>" + mdInline(para.join("\n")) + "</p>"); para = []; }
+      if (list) { out.push("</" + list + ">"); list = null; }
+    }
+    while (i < lines.length) {
+      var line = lines[i], m;
+      if ((m = /^\s{0,3}(`{3,}|~{3,})\s*([\w+.-]*)/.exec(line))) {
+        flush();
+        var fence = m[1], code = [];
+        for (i++; i < lines.length && lines[i].trim().indexOf(fence) !== 0; i++) code.push(lines[i]);
+        i++;
+        out.push("<pre>" + highlight(code.join("\n"), m[2] ? "x." + m[2] : "") + "</pre>");
+        continue;
+      }
+      if (/^\s*$/.test(line)) { flush(); i++; continue; }
+      if ((m = /^\s{0,3}(#{1,6})\s+(.*)$/.exec(line))) {
+        flush();
+        var level = Math.min(6, m[1].length + 2);
+        out.push("<h" + level + ">" + mdInline(m[2].replace(/\s#+\s*$/, "")) + "</h" + level + ">");
+        i++; continue;
+      }
+      if ((m = /^\s{0,3}>\s?(.*)$/.exec(line))) {
+        flush();
+        var quote = [];
+        for (; i < lines.length && (m = /^\s{0,3}>\s?(.*)$/.exec(lines[i])); i++) quote.push(m[1]);
+        out.push("<blockquote>" + markdown(quote.join("\n")) + "</blockquote>");
+        continue;
+      }
+      if ((m = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(line))) {
+        var kind = /\d/.test(m[1]) ? "ol" : "ul";
+        if (para.length || list !== kind) { flush(); out.push("<" + kind + ">"); list = kind; }
+        out.push("<li>" + mdInline(m[2]) + "</li>");
+        i++; continue;
+      }
+      if (list && /^\s{2,}\S/.test(line)) { out[out.length - 1] = out[out.length - 1].replace(/<\/li>$/, " " + mdInline(line.trim()) + "</li>"); i++; continue; }
+      if (list) flush();
+      para.push(line);
+      i++;
+    }
+    flush();
+    return '<div class="md">' + out.join("") + "</div>";
+  }
   var KEYWORDS = /^(?:function|return|const|let|var|if|else|for|while|do|switch|case|break|continue|class|def|import|from|export|as|new|try|catch|finally|throw|raise|async|await|yield|with|in|of|is|not|and|or|None|True|False|null|true|false|undefined|this|self|public|private|static|fn|pub|impl|struct|enum|type|interface|package|func|go|defer|lambda|elif|except|pass)$/;
   function highlight(code, path) {
     var hash = /\.(py|sh|bash|zsh|rb|pl|toml|ya?ml|r)$/i.test(path || "") || /^(Makefile|Dockerfile)$/.test(String(path || "").split("/").pop());
@@ -332,11 +444,11 @@
     return '<span class="image-placeholder">[image' + (mime ? " " + esc(mime) : "") + "]</span>";
   }
   function contentBlocks(content) {
-    if (typeof content === "string") return '<div class="text">' + esc(content) + "</div>";
+    if (typeof content === "string") return markdown(content);
     if (!Array.isArray(content)) return content === undefined ? "" : pre(JSON.stringify(content, null, 2));
     return content.map(function (c) {
       if (!isObj(c)) return pre(JSON.stringify(c));
-      if (c.type === "text") return '<div class="text">' + esc(String(c.text)) + "</div>";
+      if (c.type === "text") return markdown(c.text);
       if (c.type === "image") return image(c);
       if (c.type === "thinking") {
         var t = String(c.thinking || "");
@@ -369,19 +481,33 @@
     }
     return head + body + "</div>";
   }
-  function callFor(id) {
+  // The tool call a result answers: looked for up the result's branch (where Pi's call is),
+  // then, if not there, in every assistant reply (parsed once).
+  function callIn(p, id) {
+    var m = msgOf(entry(p));
+    if (!m || m.role !== "assistant" || !Array.isArray(m.content)) return undefined;
+    for (var i = 0; i < m.content.length; i++) { var c = m.content[i]; if (isObj(c) && c.type === "toolCall" && c.id === id) return c; }
+    return undefined;
+  }
+  function callFor(id, pos) {
+    var q = META.parent[pos], steps = 0;
+    for (; q >= 0 && steps < 200; q = META.parent[q], steps++) {
+      if ((META.flags[q] & F_MESSAGE) && META.kinds[q] === "assistant") { var c = callIn(q, id); if (c) return c; }
+    }
+    if (early) return undefined;  // the page is still loading: no full scan yet
     if (!callArgs) {
       callArgs = new Map();
-      for (var i = 0; i < ENTRIES.length; i++) {
-        var m = msgOf(ENTRIES[i]);
-        if (m && m.role === "assistant" && Array.isArray(m.content))
-          m.content.forEach(function (c) { if (isObj(c) && c.type === "toolCall") callArgs.set(c.id, c); });
+      for (var i = 0; i < COUNT; i++) {
+        if (!((META.flags[i] & F_MESSAGE) && META.kinds[i] === "assistant")) continue;
+        var m = msgOf(entry(i));
+        if (m && Array.isArray(m.content))
+          m.content.forEach(function (c2) { if (isObj(c2) && c2.type === "toolCall" && !callArgs.has(c2.id)) callArgs.set(c2.id, c2); });
       }
     }
     return callArgs.get(id);
   }
-  function toolResult(m) {
-    var call = callFor(m.toolCallId), a = call && isObj(call.arguments) ? call.arguments : {};
+  function toolResult(m, pos) {
+    var call = callFor(m.toolCallId, pos), a = call && isObj(call.arguments) ? call.arguments : {};
     var text = textOf(m.content), images = Array.isArray(m.content) ? m.content.filter(function (c) { return isObj(c) && c.type === "image"; }) : [];
     var lines = text ? text.split("\n").length : 0, html;
     var cls = m.isError ? "error" : "";
@@ -394,11 +520,11 @@
     if (lines > 40) html = folded("Output: " + fmt(lines) + " lines, " + fmt(text.length) + " characters", html);
     return html + images.map(image).join("");
   }
-  function entryBody(e) {
+  function entryBody(e, pos) {
     if (!isObj(e)) return pre(JSON.stringify(e));
     var m = msgOf(e);
     if (m) {
-      if (m.role === "toolResult") return toolResult(m);
+      if (m.role === "toolResult") return toolResult(m, pos);
       if (m.role === "bashExecution") {
         return pre("$ " + String(m.command)) + '<pre class="' + (m.exitCode ? "error" : "") + '">' + ansi(String(m.output || "")) + "</pre>" +
           '<div class="muted">' + esc("exit code " + String(m.exitCode) + (m.cancelled ? ", cancelled" : "") + (m.truncated ? ", truncated" : "")) + "</div>";
@@ -410,9 +536,9 @@
     switch (e.type) {
       case "compaction":
         return '<div class="muted">' + esc("Summarized " + fmt(e.tokensBefore) + " tokens; kept from " + String(e.firstKeptEntryId)) + "</div>" +
-          '<div class="text">' + esc(String(e.summary || "")) + "</div>";
+          markdown(e.summary || "");
       case "branch_summary":
-        return '<div class="muted">' + esc("Summary of the branch left at " + String(e.fromId)) + "</div>" + '<div class="text">' + esc(String(e.summary || "")) + "</div>";
+        return '<div class="muted">' + esc("Summary of the branch left at " + String(e.fromId)) + "</div>" + markdown(e.summary || "");
       case "custom_message":
         return contentBlocks(e.content);
       case "custom":
@@ -424,7 +550,7 @@
   }
   var EVENTS = ["model_change", "thinking_level_change", "label", "session_info", "custom", "context_edit"];
   function entryHead(p, region) {
-    var e = ENTRIES[p], m = msgOf(e), k = kindOf(e), bits = [];
+    var e = entry(p), m = msgOf(e), k = kindOf(p), bits = [];
     var title = m ? (m.role === "toolResult" ? "Tool result: " + String(m.toolName) : k[1]) : k[1];
     if (m && m.role === "assistant" && (m.provider || m.model)) bits.push(String(m.provider || "") + "/" + String(m.model || ""));
     if (!m && EVENTS.indexOf(e && e.type) >= 0) title += ": " + oneLine(preview(e), 120);
@@ -438,14 +564,14 @@
     var lab = META.labels[p] !== undefined ? '<span class="label">' + esc(META.labels[p]) + "</span>" : "";
     var when = isObj(e) && typeof e.timestamp === "string" ? "<time>" + esc(e.timestamp) + "</time>" : "";
     var badge = region ? '<span class="badge region-' + esc(region) + '">' + esc(region) + "</span>" : "";
-    return '<header><span class="title">' + esc(title) + "</span><code>" + esc(idText(e)) + "</code>" + when + lab + badge +
+    return '<header><span class="title">' + esc(title) + "</span><code>" + esc(idText(p)) + "</code>" + when + lab + badge +
       (bits.length ? '<span>' + esc(bits.join(" ")) + "</span>" : "") + '<span class="tok">' + esc(right.join(" · ")) + "</span></header>";
   }
   function fillBody(article) {
     if (article.dataset.filled) return;
     article.dataset.filled = "1";
     var p = +article.dataset.pos, div = document.createElement("div");
-    try { div.innerHTML = entryBody(ENTRIES[p]); } catch (err) { div.innerHTML = pre("(this entry cannot be shown: " + String(err && err.message) + ")", "error"); }
+    try { div.innerHTML = entryBody(entry(p), p); } catch (err) { div.innerHTML = pre("(this entry cannot be shown: " + String(err && err.message) + ")", "error"); }
     article.appendChild(div);
   }
   function regionsFor(path, replay) {
@@ -455,15 +581,15 @@
     replay.plan.regions.forEach(function (run) { for (var k = 0; k < run[1] && i < path.length; k++) out[i++] = run[0]; });
     return out;
   }
-  // The transcript draws the last CHUNK entries of the path; earlier ones come in chunks when
-  // scrolled to (or asked for), and entry bodies are drawn as they near the viewport.
-  var CHUNK = 1500, tState = null, marked = [];
+  // The transcript draws the last FIRST entries of the path; earlier ones come CHUNK at a time
+  // when scrolled to (or asked for), and entry bodies are drawn as they near the viewport.
+  var FIRST = 60, CHUNK = 200, tState = null;
   function articleHtml(i) {
-    var t = tState, p = t.path[i], e = ENTRIES[p], k = kindOf(e), inc = t.inCtx.has(p);
-    var cls = k[0] + (EVENTS.indexOf(isObj(e) && e.type) >= 0 ? " event" : "") + (inc ? "" : " out") + (p === t.pos ? " selected" : "");
+    var t = tState, p = t.path[i], k = kindOf(p), inc = t.inCtx.has(p);
+    var cls = k[0] + (!(META.flags[p] & F_MESSAGE) && EVENTS.indexOf(META.kinds[p]) >= 0 ? " event" : "") + (inc ? "" : " out") + (p === t.pos ? " selected" : "");
     var status = inc ? ' data-in-context="true"' : ' data-context="' + (t.ctx.compIdx >= 0 && i < t.ctx.compIdx ? "summarized" : "omitted") + '"';
     var region = t.replay && t.replay.plan && t.replay.plan.wouldCompact ? t.regions[i] : (inc ? "" : "summarized away");
-    return '<article class="' + esc(cls) + '" data-entry-id="' + esc(idText(e)) + '" data-pos="' + p + '"' + status + ">" + entryHead(p, region) + "</article>";
+    return '<article class="' + esc(cls) + '" data-entry-id="' + esc(idText(p)) + '" data-pos="' + p + '"' + status + ">" + entryHead(p, region) + "</article>";
   }
   function watchBodies(list) {
     if (!observer) {
@@ -472,14 +598,11 @@
     }
     for (var a = 0; a < list.length; a++) observer.observe(list[a]);
   }
-  function earlierButton() {
-    var n = tState.first;
-    return n > 0 ? '<button id="earlier" type="button">Show ' + fmt(Math.min(n, CHUNK)) + " earlier entries (" + fmt(n) + " before these)</button>" : "";
-  }
-  function showEarlier() {
+  function earlierText(n) { return "Show " + fmt(Math.min(n, CHUNK)) + " earlier entries (" + fmt(n) + " before these)"; }
+  function showEarlier(all) {
     var t = tState, btn = document.getElementById("earlier"), main = document.getElementById("main");
     if (!t || !btn || t.first <= 0) return;
-    var from = Math.max(0, t.first - CHUNK), html = [];
+    var from = all === true ? 0 : Math.max(0, t.first - CHUNK), html = [];
     for (var i = from; i < t.first; i++) html.push(articleHtml(i));
     var before = main.scrollHeight, top = main.scrollTop;
     var holder = document.createElement("div");
@@ -489,7 +612,7 @@
     added.forEach(function (el) { frag.appendChild(el); });
     btn.parentNode.insertBefore(frag, btn.nextSibling);
     t.first = from;
-    if (from > 0) btn.textContent = "Show " + fmt(Math.min(from, CHUNK)) + " earlier entries (" + fmt(from) + " before these)";
+    if (from > 0) btn.textContent = earlierText(from);
     else btn.parentNode.removeChild(btn);
     watchBodies(added);
     main.scrollTop = top + (main.scrollHeight - before);
@@ -497,15 +620,20 @@
   function renderTranscript(pos) {
     var path = pathTo(pos), ctx = contextAt(path), inCtx = new Set(ctx.order);
     var replay = META.replays[String(pos)];
-    tState = { path: path, ctx: ctx, inCtx: inCtx, replay: replay, regions: regionsFor(path, replay), pos: pos, first: Math.max(0, path.length - CHUNK) };
+    tState = { path: path, ctx: ctx, inCtx: inCtx, replay: replay, regions: regionsFor(path, replay), pos: pos, first: Math.max(0, path.length - FIRST) };
+    if (early) {  // only the entries of the first view are at hand yet
+      var have = path.length;
+      while (have > tState.first && PARSED[path[have - 1]] !== undefined) have--;
+      tState.first = have;
+    }
     ctxState = tState;
-    var html = [earlierButton()];
+    var html = [tState.first > 0 && !early ? '<button id="earlier" type="button">' + earlierText(tState.first) + "</button>" : ""];
     for (var i = tState.first; i < path.length; i++) html.push(articleHtml(i));
     var tr = document.getElementById("transcript");
     if (observer) { observer.disconnect(); observer = null; }
     tr.innerHTML = html.join("");
     var arts = Array.prototype.slice.call(tr.querySelectorAll("article"));
-    if (arts.length > 200 && "IntersectionObserver" in window) {
+    if ("IntersectionObserver" in window) {
       observer = new IntersectionObserver(function (items) {
         items.forEach(function (it) {
           if (!it.isIntersecting) return;
@@ -514,6 +642,8 @@
         });
       }, { root: document.getElementById("main"), rootMargin: "1500px 0px" });
     }
+    // The last entries' bodies now: the end of the path is what shows first.
+    for (var f = Math.max(0, arts.length - 8); f < arts.length; f++) fillBody(arts[f]);
     watchBodies(arts);
     var btn = document.getElementById("earlier");
     if (btn) {
@@ -521,31 +651,26 @@
       if (observer) observer.observe(btn);
     }
     renderSummary(pos, path, ctx, replay);
-    for (var r = 0; r < marked.length; r++) rows[marked[r]].className = "row";
-    marked = path.slice();
-    path.forEach(function (p2) { rows[p2].className = inCtx.has(p2) ? "row on-path in-ctx" : "row on-path"; });
-    rows[pos].classList.add("selected");
     var last = arts[arts.length - 1];
     if (last && last.scrollIntoView) last.scrollIntoView({ block: "end" });
+    // The tree marks: the old path's cleared, the new one's set (2: in Pi's context).
+    for (var r = 0; r < marked.length; r++) mark[marked[r]] = 0;
+    marked = path;
+    for (var s = 0; s < path.length; s++) mark[path[s]] = inCtx.has(path[s]) ? 2 : 1;
   }
+  var marked = [];
   function renderSummary(pos, path, ctx, replay) {
-    var cost = 0, tokens = 0, calls = 0, assistants = 0;
-    path.forEach(function (p) {
-      var m = msgOf(ENTRIES[p]);
-      if (m && m.role === "assistant") {
-        assistants++; cost += costOf(m); tokens += usageTotal(m.usage);
-        if (Array.isArray(m.content)) calls += m.content.filter(function (c) { return isObj(c) && c.type === "toolCall"; }).length;
-      }
-    });
+    var assistants = cumReplies[pos], calls = cumCalls[pos], tokens = cumTok[pos], cost = cumCost[pos];
+    if (path[0] !== undefined && META.parent[path[0]] >= 0) { assistants = 0; calls = 0; tokens = 0; cost = 0; path.forEach(function (p) { assistants += META.kinds[p] === "assistant" && (META.flags[p] & F_MESSAGE) ? 1 : 0; calls += META.calls[p]; tokens += META.usageTotal[p]; cost += META.cost[p]; }); }
     var window_ = replay ? replay.contextWindow : (META.replays[String(META.defaultLeaf)] || {}).contextWindow;
-    var exact = replay && typeof replay.tokens === "number";
-    var total = exact ? replay.tokens : estimateAt(path, ctx);
+    var est = replay && typeof replay.tokens === "number" ? { tokens: replay.tokens, exact: true } : totalAt(pos, path, ctx);
+    var total = est.tokens, exact = est.exact;
     var pct = window_ ? total / window_ * 100 : null;
-    var parts = ['<div><b>Context at ' + esc(idText(ENTRIES[pos])) + "</b>: " + fmt(ctx.order.length) + " of " + fmt(path.length) +
-      " entries on the path" + (ctx.compIdx >= 0 ? " (" + fmt(path.length - ctx.order.length) + " summarized away by the compaction at " + esc(idText(ENTRIES[path[ctx.compIdx]])) + ")" : "") + "</div>"];
+    var parts = ['<div><b>Context at ' + esc(idText(pos)) + "</b>: " + fmt(ctx.order.length) + " of " + fmt(path.length) +
+      " entries on the path" + (ctx.compIdx >= 0 ? " (" + fmt(path.length - ctx.order.length) + " summarized away by the compaction at " + esc(idText(path[ctx.compIdx])) + ")" : "") + "</div>"];
     parts.push('<div id="ctx-total" data-tokens="' + total + '" data-exact="' + (exact ? "true" : "false") + '">' + (exact ? "" : "≈ ") + fmt(total) + " tokens" +
       (window_ ? " of a " + fmt(window_) + "-token window (" + pct.toFixed(1) + "%)" : "") +
-      (exact ? "" : ' <span class="muted">(estimated in the page; exact figures are computed at the leaves)</span>') + "</div>");
+      (exact ? "" : ' <span class="muted">(estimated in the page: this entry is past the budget of exact replays)</span>') + "</div>");
     if (window_) parts.push('<div class="bar' + (pct > 100 ? " over" : "") + '"><div style="width:' + Math.min(100, pct).toFixed(1) + '%"></div></div>');
     if (replay && replay.plan) {
       var pl = replay.plan, t = pl.totals || {};
@@ -553,6 +678,8 @@
         "Compaction plan here (not due: threshold " + fmt(pl.threshold) + " tokens): ") +
         (pl.reason ? esc(pl.reason) : esc("summarize " + fmt(t.summarize || 0) + " tokens" + (pl.isSplitTurn ? ", turn prefix " + fmt(t["turn-prefix"] || 0) : "") +
           ", keep " + fmt(t.kept || 0) + " from " + String(pl.firstKeptEntryId))) + "</div>");
+    } else {
+      parts.push('<div class="muted">The compaction plan is shown at the leaves (select a branch tip).</div>');
     }
     parts.push('<div class="muted">This branch: ' + fmt(assistants) + (assistants === 1 ? " reply, " : " replies, ") + fmt(calls) + (calls === 1 ? " tool call, " : " tool calls, ") + fmt(tokens) + " tokens" +
       (cost ? ", " + money(cost) : "") + "</div>");
@@ -561,14 +688,16 @@
 
   // -- selection, keys, page ----------------------------------------------------------------
   function select(pos, fromUser) {
-    if (pos < 0 || pos >= ENTRIES.length) return;
+    if (!loaded || pos < 0 || pos >= COUNT) return;
     if (fromUser) followDefault = false;
     var before = selected;
     selected = pos;
     renderTranscript(pos);
-    refilterRow(before);
-    refilterRow(pos);
-    var id = idText(ENTRIES[pos]);
+    if (refilterRow(before) || refilterRow(pos)) applyFilter();
+    else drawTree(true);
+    scrollRowIntoView(pos);
+    drawTree(false);
+    var id = idText(pos);
     if (fromUser && history.replaceState) history.replaceState(null, "", "#leaf=" + encodeURIComponent(id));
   }
   function fromHash() {
@@ -578,24 +707,16 @@
     try { id = decodeURIComponent(m[1]); } catch (err) { return -1; }
     return posOfId(id);
   }
-  // The next visible row up or down the tree (delta ±1), or the first/last (±Infinity).
+  // The next visible row up or down the tree (delta ±n), or the first/last (±Infinity).
   function move(delta) {
-    var order = META.order, n = order.length;
-    if (!n) return;
-    var step = delta > 0 ? 1 : -1, i, target = -1;
-    if (!isFinite(delta)) { i = delta > 0 ? n - 1 : 0; step = delta > 0 ? -1 : 1; }
-    else i = selected >= 0 ? orderIndex[selected] + step : 0;
-    for (; i >= 0 && i < n; i += step) if (!rows[order[i]].hidden) { target = order[i]; break; }
-    if (target < 0 || target === selected) return;
-    select(target, true);
-    if (rows[selected].scrollIntoView) rows[selected].scrollIntoView({ block: "nearest" });
+    if (!visLen) return;
+    var at = selected >= 0 ? visAt[selected] : -1, target;
+    if (!isFinite(delta)) target = delta > 0 ? visLen - 1 : 0;
+    else target = at < 0 ? 0 : Math.max(0, Math.min(visLen - 1, at + delta));
+    var p = vis[target];
+    if (p === selected) return;
+    select(p, true);
   }
-  var nudged = -1;
-  function nudge(step) {
-    var order = META.order, from = nudged >= 0 ? nudged : selected;
-    for (var i = orderIndex[from] + step; i >= 0 && i < order.length; i += step) if (!rows[order[i]].hidden) { nudged = order[i]; return; }
-  }
-  function commitNudge() { if (nudged >= 0) { var p = nudged; nudged = -1; select(p, true); if (rows[p].scrollIntoView) rows[p].scrollIntoView({ block: "nearest" }); } }
   function setTheme(t) {
     document.documentElement.setAttribute("data-theme", t);
     try { localStorage.setItem("pitools-theme", t); } catch (err) { /* file pages may have no storage */ }
@@ -609,17 +730,22 @@
       '<nav id="side"><div class="controls">' + filters.map(function (f) {
         return '<button type="button" class="filter' + (f[0] === filterMode ? " active" : "") + '" data-filter="' + f[0] + '">' + f[1] + "</button>";
       }).join("") + '<input type="search" id="search" placeholder="Search the tree" aria-label="Search the tree"></div>' +
-      '<div id="tree-status"></div><div id="tree" role="tree" tabindex="0"></div></nav>' +
+      '<div id="tree-status"></div><div id="tree" role="tree" tabindex="0"><div id="tree-space"><div id="tree-rows"></div></div></div></nav>' +
       '<main id="main"><div id="summary"></div><div id="transcript"></div></main>';
-    document.getElementById("tree").addEventListener("click", function (ev) {
+    var tree = document.getElementById("tree");
+    tree.addEventListener("click", function (ev) {
       var row = ev.target.closest && ev.target.closest(".row");
       if (row) select(+row.dataset.pos, true);
     });
+    tree.addEventListener("scroll", function () { drawTree(false); }, { passive: true });
+    window.addEventListener("resize", function () { drawTree(false); });
     Array.prototype.forEach.call(document.querySelectorAll("button.filter"), function (b) {
       b.addEventListener("click", function () {
         filterMode = b.dataset.filter;
         Array.prototype.forEach.call(document.querySelectorAll("button.filter"), function (x) { x.classList.toggle("active", x === b); });
         applyFilter();
+        scrollRowIntoView(selected);
+        drawTree(false);
       });
     });
     var search = document.getElementById("search"), timer = 0;
@@ -639,48 +765,96 @@
     else if (ev.key === "ArrowUp" || ev.key === "k") { move(-1); ev.preventDefault(); }
     else if (ev.key === "Home") { move(-Infinity); ev.preventDefault(); }
     else if (ev.key === "End") { move(Infinity); ev.preventDefault(); }
-    else if (ev.key === "PageDown") { for (var s = 0; s < 20; s++) nudge(1); commitNudge(); ev.preventDefault(); }
-    else if (ev.key === "PageUp") { for (var s2 = 0; s2 < 20; s2++) nudge(-1); commitNudge(); ev.preventDefault(); }
+    else if (ev.key === "PageDown") { move(20); ev.preventDefault(); }
+    else if (ev.key === "PageUp") { move(-20); ev.preventDefault(); }
     else if (ev.key === "/") { document.getElementById("search").focus(); ev.preventDefault(); }
     else if (ev.key === "t") { document.getElementById("theme").click(); }
   });
   window.addEventListener("hashchange", function () { var p = fromHash(); if (p >= 0 && p !== selected) { followDefault = false; select(p, false); } });
 
-  function start(meta, entries) {
-    load(meta, entries);
-    buildTree();
+  function mark_(name) { document.documentElement.setAttribute(name, String(Math.round(performance.now()))); }
+  // The transcript first, then the tree. The script runs before the entries' block is parsed:
+  // when the page opens on its initial entry, the first view's entries (in the read model) draw
+  // the end of the transcript at once; once the document is parsed, every entry is read, the
+  // transcript drawn again in full and the tree built.
+  function start(meta) {
+    load(meta, []);
     var p = fromHash();
     if (p >= 0) followDefault = false;
-    select(p >= 0 ? p : META.initialLeaf, false);
-    document.documentElement.setAttribute("data-ready-ms", String(Math.round(performance.now())));
-    document.documentElement.setAttribute("data-ready", "true");
+    selected = p >= 0 ? p : META.initialLeaf;
+    var comp = -1;
+    if (selected >= 0) { var q = pathTo(selected); for (var i = q.length - 1; i >= 0; i--) if (typeIs(q[i], "compaction")) { comp = q[i]; break; } }
+    if (meta.firstView && selected === META.initialLeaf && selected >= 0 && PARSED[selected] !== undefined && (comp < 0 || PARSED[comp] !== undefined)) {
+      early = true;
+      renderTranscript(selected);
+      early = false;
+      mark_("data-transcript-ms");
+      requestAnimationFrame(function () { mark_("data-transcript-frame-ms"); });  // the next frame: painted
+    }
+    var rest = function () {
+      RAW = splitLines(document.getElementById("pt-entries").textContent, []);
+      loaded = true;
+      mark_("data-data-ms");
+      if (selected >= 0 && selected < COUNT) renderTranscript(selected);
+      if (!document.documentElement.hasAttribute("data-transcript-ms")) mark_("data-transcript-ms");
+      setTimeout(function () {
+        applyFilter();
+        scrollRowIntoView(selected);
+        drawTree(false);  // now, not on the scroll event: the selected row is in the DOM when ready
+        mark_("data-ready-ms");
+        document.documentElement.setAttribute("data-ready", "true");
+      }, 0);
+    };
+    if (document.getElementById("pt-entries") && document.readyState !== "loading") rest();
+    else document.addEventListener("DOMContentLoaded", rest);
   }
+  // The whole tree's ids, for a test or a script: the row model the virtual tree draws from.
+  window.pitoolsViewer = {
+    rowIds: function () { var out = []; for (var i = 0; i < visLen; i++) out.push(idText(vis[i])); return out; },
+    // Select by id as a click would (benchmarks time it); false if no entry has that id.
+    select: function (id) { var p = posOfId(id); if (p < 0) return false; select(p, true); return true; },
+    treeOrderIds: function () { return META.order.map(function (p) { return idText(p); }); },
+    treeOrderKinds: function () { return META.order.map(function (p) { return META.kinds[p]; }); },
+    rowHeight: ROW_H,
+  };
   var theme = null;
   try { theme = localStorage.getItem("pitools-theme"); } catch (err) { theme = null; }
   setTheme(theme || (window.matchMedia && matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light"));
+  // Timings for benchmarks: when the script started, when the entries had been read
+  // (data-data-ms), the transcript drawn (data-transcript-ms) and the tree (data-ready-ms).
+  mark_("data-script-ms");
   var meta = JSON.parse(document.getElementById("pt-meta").textContent);
   META = meta;
   skeleton();
-  start(meta, JSON.parse(document.getElementById("pt-entries").textContent));
+  start(meta);
 
   // -- live updates (pitools serve) ---------------------------------------------------------
+  // The page polls its session's stamp (size and time of change); when it moves, it asks for
+  // the entries after the ones it has (the server checks they are still the file's first
+  // ones, else it sends them all) and the read model again.
   if (meta.live && window.fetch) {
     var stamp = meta.live.stamp;
     var poll = function () {
       fetch(meta.live.stampUrl, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; })
         .then(function (s) {
           if (!s || s.stamp === stamp) return null;
-          stamp = s.stamp;
-          return fetch(meta.live.dataUrl, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; });
+          var n = COUNT, url = meta.live.dataUrl + "?have=" + n + "&last=" + encodeURIComponent(n ? idText(n - 1) : "");
+          return fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.text() : null; });
         })
-        .then(function (d) {
-          if (!d) return;
-          var keep = followDefault ? -1 : selected, keepId = keep >= 0 ? ENTRIES[keep] && ENTRIES[keep].id : undefined;
-          load(d.meta, d.entries);
-          buildTree();
+        .then(function (body) {
+          if (!body) return;
+          var nl = body.indexOf("\n"), head = JSON.parse(body.slice(0, nl));
+          stamp = head.stamp;
+          var keep = followDefault ? -1 : selected, keepId = keep >= 0 ? idText(keep) : undefined;
+          var raw = head.from === COUNT ? RAW : [];
+          splitLines(body.slice(nl + 1), raw);
+          load(head.meta, raw);
           var p = keep >= 0 ? posOfId(keepId) : -1;
+          selected = -1;
           select(p >= 0 ? p : META.initialLeaf, false);
+          applyFilter();
           document.documentElement.setAttribute("data-updated", String(stamp));
+          document.documentElement.setAttribute("data-update-from", String(head.from));
         })
         .catch(function () { /* the server went away: try again later */ })
         .then(function () { setTimeout(poll, 1000); });

@@ -1,0 +1,161 @@
+"""``pitools serve``: a growing session sends only its new entries; the browser is opened on the
+URL with the token (``webbrowser.open`` replaced, no real browser) unless ``--no-browser``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests import support
+from tests.browser import CHROMIUM
+from tests.support import PITOOLS
+
+CASE = "seed-running-example"
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Path:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    shutil.copyfile(support.golden_session(CASE), folder / "S1.jsonl")
+    return folder
+
+
+@pytest.fixture
+def server(archive: Path) -> Iterator[Any]:
+    from pitools.cli.serve_app import App, make_server
+
+    app = App(session_dir=str(archive))
+    srv = make_server(app, 0)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield app
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def fetch(app: Any, path: str) -> bytes:
+    req = urllib.request.Request(f"http://127.0.0.1:{app.port}{path}")
+    req.add_header("Cookie", f"pitools_token={app.token}")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(req, timeout=30) as resp:
+        body: bytes = resp.read()
+        return body
+
+
+def appended(n: int, parent: str) -> list[dict[str, Any]]:
+    out = []
+    for i in range(n):
+        eid = f"NEW{i}"
+        out.append(
+            {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": f"2026-07-29T10:00:0{i}.000Z",
+                "message": {"role": "user", "content": f"appended **{i}**", "timestamp": 2},
+            }
+        )
+        parent = eid
+    return out
+
+
+def test_the_data_endpoint_sends_only_what_was_appended(server: Any, archive: Path) -> None:
+    session = archive / "S1.jsonl"
+    lines = session.read_bytes().splitlines()
+    have = len(lines) - 1  # entries: the header is not one
+    last = json.loads(lines[-1])["id"]
+    with open(session, "a", encoding="utf-8") as f:
+        for e in appended(2, last):
+            f.write(json.dumps(e) + "\n")
+    head, *rest = fetch(server, f"/session/S1/data?have={have}&last={last}").split(b"\n")
+    info = json.loads(head)
+    assert info["from"] == have
+    assert [json.loads(r)["id"] for r in rest] == ["NEW0", "NEW1"]
+    assert len(info["meta"]["ids"]) == have + 2 and info["meta"]["ids"][-2:] == ["NEW0", "NEW1"]
+    assert info["stamp"] == server.stamp(str(session))
+    # A page whose last entry is not where it was (the file was rewritten) gets everything again.
+    head, *rest = fetch(server, f"/session/S1/data?have={have}&last=not-{last}").split(b"\n")
+    assert json.loads(head)["from"] == 0 and len(rest) == have + 2
+    head, *rest = fetch(server, "/session/S1/data").split(b"\n")
+    assert json.loads(head)["from"] == 0 and len(rest) == have + 2
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
+def test_an_open_page_takes_only_the_new_entries(server: Any, archive: Path) -> None:
+    from tests.browser import Browser
+
+    session = archive / "S1.jsonl"
+    lines = session.read_bytes().splitlines()
+    have, last = len(lines) - 1, json.loads(lines[-1])["id"]
+    with Browser() as b:
+        b.open(f"http://127.0.0.1:{server.port}/session/S1?token={server.token}")
+        before = b.state()
+        with open(session, "a", encoding="utf-8") as f:
+            for e in appended(3, last):
+                f.write(json.dumps(e) + "\n")
+        started = time.monotonic()
+        b.wait_for("document.querySelector('#transcript [data-entry-id=\"NEW2\"]') !== null", timeout=15)
+        assert time.monotonic() - started < 5
+        assert b.eval("document.documentElement.dataset.updateFrom") == str(have)  # only the 3 new ones came
+        after = b.state()
+        assert after["transcript"] == before["transcript"] + ["NEW0", "NEW1", "NEW2"]
+        assert sorted(after["tree"]) == sorted(before["tree"] + ["NEW0", "NEW1", "NEW2"])
+        assert {"NEW0", "NEW1", "NEW2"} <= set(after["inContext"])
+        assert "appended 2" in after["text"] and "**" not in after["text"]  # Markdown, drawn
+
+
+def _serve_in_process(monkeypatch: pytest.MonkeyPatch, argv: list[str], opened: list[str]) -> Any:
+    """Run ``pitools serve`` through the real entry point; the server stops once it is up (and,
+    if the browser is opened, once the opener has been called)."""
+    import webbrowser
+
+    from pitools.cli import serve_app
+
+    servers: list[Any] = []
+    real_make = serve_app.make_server
+
+    def make(app: Any, port: int) -> Any:
+        srv = real_make(app, port)
+        servers.append(srv)
+        if "--no-browser" in argv:
+            threading.Timer(0.5, srv.shutdown).start()
+        return srv
+
+    def fake_open(url: str, *args: Any, **kwargs: Any) -> bool:
+        opened.append(url)
+        threading.Thread(target=servers[0].shutdown, daemon=True).start()
+        return True
+
+    monkeypatch.setattr(serve_app, "make_server", make)
+    monkeypatch.setattr(webbrowser, "open", fake_open)
+    return CliRunner().invoke(PITOOLS, argv, catch_exceptions=False)
+
+
+def test_serve_opens_the_browser_on_its_url(monkeypatch: pytest.MonkeyPatch, archive: Path, tmp_path: Path) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    opened: list[str] = []
+    result = _serve_in_process(monkeypatch, ["serve", "--session-dir", str(archive)], opened)
+    assert result.exit_code == 0, result.stderr
+    url = result.stdout.splitlines()[0]
+    assert url.startswith("http://127.0.0.1:") and "/?token=" in url
+    assert opened == [url]  # the very URL printed, token included
+
+
+def test_no_browser_opens_nothing(monkeypatch: pytest.MonkeyPatch, archive: Path, tmp_path: Path) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    opened: list[str] = []
+    result = _serve_in_process(monkeypatch, ["serve", "--no-browser", "--session-dir", str(archive)], opened)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0].startswith("http://127.0.0.1:") and opened == []
