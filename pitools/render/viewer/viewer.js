@@ -244,7 +244,11 @@
   function drawTree(force) {
     if (!loaded) return;
     var tree = document.getElementById("tree"), rows = document.getElementById("tree-rows");
-    var top = tree.scrollTop, h = tree.clientHeight || 600;
+    var h = tree.clientHeight || 600, maxTop = Math.max(0, visLen * ROW_H - h);
+    // A filter that shrank the list: the old rows still hold the scroll height up, so clamp here
+    // rather than wait for a scroll event that may never come.
+    if (tree.scrollTop > maxTop) tree.scrollTop = maxTop;
+    var top = tree.scrollTop;
     var from = Math.max(0, Math.floor(top / ROW_H) - MARGIN), to = Math.min(visLen, Math.ceil((top + h) / ROW_H) + MARGIN);
     if (!force && from === drawn[0] && to === drawn[1]) return;
     drawn = [from, to];
