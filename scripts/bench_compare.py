@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     common = dict(os.environ, PITOOLS_DEBUG="0", TZ="UTC", PI_CODING_AGENT_DIR=str(bench.BENCH / "no-agent-dir"))
     common.pop("PYTHONDONTWRITEBYTECODE", None)
     sides = {"base": dict(common, PYTHONPATH=str(base)), "current": dict(common, PYTHONPATH=str(ROOT))}
-    run = [sys.executable, "-m", "pitools"]
+    # -P: the working directory (this checkout) must not come before PYTHONPATH on sys.path
+    run = [sys.executable, "-P", "-m", "pitools"]
 
     rows: list[str] = []
     loads: list[float | None] = []

@@ -420,7 +420,7 @@ def replay_at(loaded: Loaded, leaf: Any, settings_for: SettingsFor) -> dict[str,
     """The exact context estimate and compaction plan at ``leaf`` (what ``pitools context`` and
     ``pitools compact --dry-run`` report), in the small shape the page shows."""
     from pitools.core.compaction.plan import plan_compaction
-    from pitools.core.context.build import replay_context
+    from pitools.core.context.build import BranchKeys, replay_context
 
     replay = replay_context(loaded.index, leaf)
     model = replay.projection.model
@@ -447,6 +447,9 @@ def replay_at(loaded: Loaded, leaf: Any, settings_for: SettingsFor) -> dict[str,
         branch=replay.path,
         projection=replay.projection,
         estimates=replay.token_estimates,
+        # the path's ids and types from the index: without them the plan reads every entry of a
+        # lean branch back from the file twice just to learn its ids and types
+        keys=None if replay.path_ids is None else BranchKeys(replay.path_ids, replay.path_types),
     )
     runs: list[list[Any]] = []
     for _e, _eid, region, _tokens, _cut in plan.rows:
