@@ -18,6 +18,7 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -64,9 +65,7 @@ class App:
         from pitools.cli.archive_commands import SORTS, run_ls
         from pitools.cli.options import since_value
 
-        sort = _one(q, "sort") or "activity"
-        if sort not in SORTS:
-            raise ApiError(400, f"sort must be one of {', '.join(SORTS)}")
+        sort = _choice(q, "sort", SORTS, "activity")
         return run_json(
             run_ls,
             all_=_flag(q, "all", default=True),
@@ -111,9 +110,7 @@ class App:
         from pitools.cli.archive_commands import run_usage
         from pitools.core.views.usage_report import BY_CHOICES
 
-        by = _one(q, "by") or "day"
-        if by not in BY_CHOICES:
-            raise ApiError(400, f"by must be one of {', '.join(BY_CHOICES)}")
+        by = _choice(q, "by", BY_CHOICES, "day")
         return run_json(
             run_usage,
             by=by,
@@ -192,6 +189,14 @@ class App:
 def _one(q: dict[str, list[str]], key: str) -> str | None:
     values = q.get(key)
     return values[-1] if values else None
+
+
+def _choice(q: dict[str, list[str]], key: str, choices: Sequence[str], default: str) -> str:
+    """``key``'s value (``default`` when absent or empty), which must be one of ``choices``."""
+    value = _one(q, key) or default
+    if value not in choices:
+        raise ApiError(400, f"{key} must be one of {', '.join(choices)}")
+    return value
 
 
 def _flag(q: dict[str, list[str]], key: str, default: bool = False) -> bool:
