@@ -94,16 +94,11 @@ class App:
             thinking=_flag(q, "thinking"),
             roles=roles,
             tools=tuple(q.get("tool", [])),
-            project=_one(q, "project"),
-            cwd=_one(q, "cwd"),
-            session=_one(q, "session"),
-            since=_one(q, "since"),
-            until=_one(q, "until"),
             in_context=_flag(q, "in_context"),
             branch=branch,
             limit=_int(q, "limit", 50, minimum=0),
-            timezone=_one(q, "timezone"),
             session_dir=self.session_dir,
+            **_archive_filters(q),
         )
 
     def api_usage(self, q: dict[str, list[str]]) -> bytes:
@@ -114,14 +109,9 @@ class App:
         return run_json(
             run_usage,
             by=by,
-            since=_one(q, "since"),
-            until=_one(q, "until"),
-            timezone=_one(q, "timezone"),
             breakdown=_flag(q, "breakdown"),
-            project=_one(q, "project"),
-            cwd=_one(q, "cwd"),
-            session=_one(q, "session"),
             session_dir=self.session_dir,
+            **_archive_filters(q),
         )
 
     # -- sessions ---------------------------------------------------------------------------------
@@ -189,6 +179,14 @@ class App:
 def _one(q: dict[str, list[str]], key: str) -> str | None:
     values = q.get(key)
     return values[-1] if values else None
+
+
+_ARCHIVE_FILTERS = ("project", "cwd", "session", "since", "until", "timezone")
+
+
+def _archive_filters(q: dict[str, list[str]]) -> dict[str, str | None]:
+    """The entry filters search and usage share (which sessions, which time span, in which zone)."""
+    return {key: _one(q, key) for key in _ARCHIVE_FILTERS}
 
 
 def _choice(q: dict[str, list[str]], key: str, choices: Sequence[str], default: str) -> str:
