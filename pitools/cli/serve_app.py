@@ -18,7 +18,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -189,7 +189,7 @@ def _archive_filters(q: dict[str, list[str]]) -> dict[str, str | None]:
     return {key: _one(q, key) for key in _ARCHIVE_FILTERS}
 
 
-def _choice(q: dict[str, list[str]], key: str, choices: Sequence[str], default: str) -> str:
+def _choice(q: dict[str, list[str]], key: str, choices: Collection[str], default: str) -> str:
     """``key``'s value (``default`` when absent or empty), which must be one of ``choices``."""
     value = _one(q, key) or default
     if value not in choices:
