@@ -18,6 +18,7 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Collection
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -64,9 +65,7 @@ class App:
         from pitools.cli.archive_commands import SORTS, run_ls
         from pitools.cli.options import since_value
 
-        sort = _one(q, "sort") or "activity"
-        if sort not in SORTS:
-            raise ApiError(400, f"sort must be one of {', '.join(SORTS)}")
+        sort = _choice(q, "sort", SORTS, "activity")
         return run_json(
             run_ls,
             all_=_flag(q, "all", default=True),
@@ -95,36 +94,24 @@ class App:
             thinking=_flag(q, "thinking"),
             roles=roles,
             tools=tuple(q.get("tool", [])),
-            project=_one(q, "project"),
-            cwd=_one(q, "cwd"),
-            session=_one(q, "session"),
-            since=_one(q, "since"),
-            until=_one(q, "until"),
             in_context=_flag(q, "in_context"),
             branch=branch,
             limit=_int(q, "limit", 50, minimum=0),
-            timezone=_one(q, "timezone"),
             session_dir=self.session_dir,
+            **_archive_filters(q),
         )
 
     def api_usage(self, q: dict[str, list[str]]) -> bytes:
         from pitools.cli.archive_commands import run_usage
         from pitools.core.views.usage_report import BY_CHOICES
 
-        by = _one(q, "by") or "day"
-        if by not in BY_CHOICES:
-            raise ApiError(400, f"by must be one of {', '.join(BY_CHOICES)}")
+        by = _choice(q, "by", BY_CHOICES, "day")
         return run_json(
             run_usage,
             by=by,
-            since=_one(q, "since"),
-            until=_one(q, "until"),
-            timezone=_one(q, "timezone"),
             breakdown=_flag(q, "breakdown"),
-            project=_one(q, "project"),
-            cwd=_one(q, "cwd"),
-            session=_one(q, "session"),
             session_dir=self.session_dir,
+            **_archive_filters(q),
         )
 
     # -- sessions ---------------------------------------------------------------------------------
@@ -192,6 +179,22 @@ class App:
 def _one(q: dict[str, list[str]], key: str) -> str | None:
     values = q.get(key)
     return values[-1] if values else None
+
+
+_ARCHIVE_FILTERS = ("project", "cwd", "session", "since", "until", "timezone")
+
+
+def _archive_filters(q: dict[str, list[str]]) -> dict[str, str | None]:
+    """The entry filters search and usage share (which sessions, which time span, in which zone)."""
+    return {key: _one(q, key) for key in _ARCHIVE_FILTERS}
+
+
+def _choice(q: dict[str, list[str]], key: str, choices: Collection[str], default: str) -> str:
+    """``key``'s value (``default`` when absent or empty), which must be one of ``choices``."""
+    value = _one(q, key) or default
+    if value not in choices:
+        raise ApiError(400, f"{key} must be one of {', '.join(choices)}")
+    return value
 
 
 def _flag(q: dict[str, list[str]], key: str, default: bool = False) -> bool:

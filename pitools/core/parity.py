@@ -28,12 +28,12 @@ from pitools.core.context.build import (
 from pitools.core.context.messages import convert_to_llm, get_current_system_message
 from pitools.core.context.tokens import estimate_tokens
 from pitools.core.js.json.encode import jsonable
-from pitools.core.js.value import UNDEFINED
+from pitools.core.js.value import UNDEFINED, js_to_string
 from pitools.core.session.load import read_session
 from pitools.core.session.loaded import Session, entry_id, open_session
 from pitools.core.session.migrate import MigrationError
 from pitools.core.session.name import session_name
-from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree, labels_by_id
+from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree, labels_by_id, mkey
 from pitools.core.views.stats import session_stats, usage_breakdown
 from pitools.errors import CycleError, PiCrashError
 
@@ -104,7 +104,7 @@ def _valid_view(
     out["entryCount"] = len(index.by_id)
     default_leaf = index.leaf_id
     out["leafId"] = None if default_leaf is UNDEFINED else default_leaf
-    out["labels"] = {_label_key(k): {"label": v[0], "timestamp": v[1]} for k, v in labels_by_id(entries).items()}
+    out["labels"] = _labels(entries)
     roots = get_tree(index)
     flat = flatten_tree(roots)
     if any(item.get("revisit") for item in flat) and _tree_loops(roots):
@@ -180,14 +180,20 @@ def navigate_view(index: SessionIndex, leaf: Any, target: Any, context_window: i
     return nav
 
 
-def _label_key(k: Any) -> str:
-    if type(k) is str:
-        return k
-    if k is UNDEFINED:
-        return "undefined"
-    if k is None:
-        return "null"
-    return str(k)
+def _labels(entries: list[Any]) -> dict[str, Any]:
+    """The oracle's ``labels``: Pi's ``labelsById`` with each key through JavaScript's ``String(k)``
+    (``true``, ``1e+21``, ``[object Object]``, ``1,,x``), so the target's own value is needed, not its
+    map key (which stands for a boolean or an object by identity)."""
+    targets = {
+        mkey(target): target
+        for e in entries
+        if type(e) is dict and e.get("type") == "label"
+        for target in (e.get("targetId", UNDEFINED),)
+    }
+    return {
+        js_to_string(targets[k]): {"label": label, "timestamp": timestamp}
+        for k, (label, timestamp) in labels_by_id(entries).items()
+    }
 
 
 def _tree_loops(roots: list[Any]) -> bool:

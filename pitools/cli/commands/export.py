@@ -4,6 +4,7 @@ OpenTelemetry traces (OTLP) or ATIF trajectories."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import click
 
@@ -22,6 +23,17 @@ def _check_endpoint(value: str | None) -> str | None:
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from None
     return value
+
+
+class _Request(NamedTuple):
+    """What to export and where, as the options gave it (the same whether or not it is redacted first)."""
+
+    leaf_ref: str | None
+    all_: bool
+    format_: str
+    images: str | None
+    output: str | None
+    endpoint: str | None
 
 
 @click.command("export")
@@ -104,10 +116,11 @@ def command(
         from pitools.render.export_otlp import require_otlp
 
         require_otlp()  # one line and exit 1 before anything is read, redacted or written
+    request = _Request(leaf_ref, all_, format_, images, output, endpoint)
     if not redact:
         if given or values_file or env_names or no_pi_keys or no_entropy:
             raise click.UsageError("--value, --values-file, --env, --no-pi-keys and --no-entropy go with --redact")
-        return _export(out, file, leaf_ref, all_, format_, images, output, endpoint)
+        return _export(out, file, request)
     from pitools.cli.commands._secrets_options import build_detector
     from pitools.core.secrets.redact import RedactOptions
     from pitools.ops.redact import redacted_copy, run_key
@@ -116,20 +129,13 @@ def command(
     detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
     with redacted_copy(file, detector=detector, options=RedactOptions(key=run_key(None))) as (copy, stats):
         out.message(export_redact_note(stats))
-        return _export(out, copy, leaf_ref, all_, format_, images, output, endpoint)
+        return _export(out, copy, request)
 
 
-def _export(
-    out: Output,
-    file: str,
-    leaf_ref: str | None,
-    all_: bool,
-    format_: str,
-    images: str | None,
-    output: str | None,
-    endpoint: str | None,
-) -> int:
+def _export(out: Output, file: str, request: _Request) -> int:
     from pitools.core.session.api import load
+
+    leaf_ref, all_, format_, images, output, endpoint = request
 
     if format_ == "html":
         from pitools.ops.viewer import viewer_page
