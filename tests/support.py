@@ -11,7 +11,8 @@ import lzma
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -204,3 +205,22 @@ def fast_sample(items: list[Any], keep: int) -> list[Any]:
         return list(items)
     chosen = {round(i * (len(items) - 1) / (keep - 1)) for i in range(keep)} if keep > 1 else {0}
     return [item if i in chosen else pytest.param(item, marks=pytest.mark.slow) for i, item in enumerate(items)]
+
+
+@contextmanager
+def serving(session_dir: Path) -> Iterator[Any]:
+    """``pitools serve``'s app over ``session_dir`` on a free loopback port, in a thread; yields
+    the app (its ``port`` and ``token``)."""
+    import threading
+
+    from pitools.cli.serve_app import App, make_server
+
+    app = App(session_dir=str(session_dir))
+    srv = make_server(app, 0)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield app
+    finally:
+        srv.shutdown()
+        srv.server_close()

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -36,17 +35,8 @@ def archive(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(archive: Path) -> Iterator[Any]:
-    from pitools.cli.serve_app import App, make_server
-
-    app = App(session_dir=str(archive))
-    srv = make_server(app, 0)
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with support.serving(archive) as app:
         yield app
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -32,17 +32,8 @@ def archive(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def server(archive: Path) -> Iterator[Any]:
-    from pitools.cli.serve_app import App, make_server
-
-    app = App(session_dir=str(archive))
-    srv = make_server(app, 0)
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with support.serving(archive) as app:
         yield app
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def fetch(app: Any, path: str) -> bytes:
