@@ -340,6 +340,18 @@ def env_for(agent: Path, cache: Path, home: Path) -> dict[str, str]:
     }
 
 
+def archive_in(tmp_path: Path, monkeypatch: Any, seed: int) -> Archive:
+    """An empty archive under ``tmp_path`` with the environment pitools sees pointed at it (agent
+    dir, cache, home), a fixed width and time zone, and ``tmp_path`` as the working directory."""
+    for k, v in env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home").items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.setenv("PITOOLS_WIDTH", "140")
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.chdir(tmp_path)
+    return Archive(tmp_path / "agent", seed=seed)
+
+
 def _settle(path: Path) -> None:
     """Date a written file 10 s back (order kept: every write is dated the same distance back),
     as a file Pi wrote a moment ago. A file written in the same clock tick as an index update

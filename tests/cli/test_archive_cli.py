@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from tests.archive_gen import Archive, env_for
+from tests.archive_gen import Archive, archive_in
 
 ROOT = Path(__file__).resolve().parents[2]
 Run = Callable[..., Result]
@@ -30,14 +30,7 @@ def _validate(name: str, data: Any) -> None:
 
 @pytest.fixture
 def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Archive:
-    env = env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    monkeypatch.setenv("PITOOLS_WIDTH", "140")
-    monkeypatch.setenv("TZ", "UTC")
-    monkeypatch.chdir(tmp_path)
-    ar = Archive(tmp_path / "agent", seed=3)
+    ar = archive_in(tmp_path, monkeypatch, seed=3)
     p = ar.new("/work/app")
     p.conversation(2)
     p.user("hostile \x1b[31mred\x1b[0m \u202eevil text")

@@ -11,21 +11,14 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from tests.archive_gen import Archive, env_for
+from tests.archive_gen import Archive, archive_in
 
 Run = Callable[..., Result]
 
 
 @pytest.fixture
 def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Archive:
-    env = env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    monkeypatch.setenv("PITOOLS_WIDTH", "140")
-    monkeypatch.setenv("TZ", "UTC")
-    monkeypatch.chdir(tmp_path)
-    return Archive(tmp_path / "agent", seed=27)
+    return archive_in(tmp_path, monkeypatch, seed=27)
 
 
 # -- search --regex: no catastrophic backtracking ------------------------------------------------
