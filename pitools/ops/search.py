@@ -15,8 +15,8 @@ head and the tail).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypedDict, cast
 
 from pitools.ops import search_core
 from pitools.ops.archive import Scope, _session_filters, time_range
@@ -26,7 +26,7 @@ from pitools.ops.search_core import SNIPPET_CONTEXT, Term, find, snippet
 
 assert ROWID_SHIFT == search_core.ROWID_SHIFT  # search decodes the row ids the index writes
 
-__all__ = ["SNIPPET_CONTEXT", "Hit", "Query", "SearchResult", "parse_query", "search", "session_label"]
+__all__ = ["SNIPPET_CONTEXT", "Hit", "HitSession", "Query", "SearchResult", "parse_query", "search", "session_label"]
 
 
 @dataclass(slots=True)
@@ -47,68 +47,32 @@ def parse_query(text: str, *, regex: bool = False, ignore_case: bool = True) -> 
     return Query([t.text for t in terms], list(terms), search_core.fts_query([t.text for t in terms]))
 
 
-@dataclass(slots=True)
-class Hit:
+class HitSession(TypedDict):
     path: str
-    session_id: str | None
+    id: str | None
     name: str | None
     cwd: str | None
-    entry_id: str | None
+
+
+class Hit(TypedDict):
+    """One search hit, in the JSON shape ``search --format json`` prints; made once, by
+    :func:`pitools.ops.search_core.check_row`, for both the click path and the click-free one."""
+
+    session: HitSession
+    entryId: str | None
     timestamp: str | None
     role: str | None
     tools: list[str]
     snippet: str
-    highlights: list[tuple[int, int]]
+    highlights: list[list[int]]
     leaves: list[str]
-    in_context: bool
-    summarized_away: bool
-    on_current_branch: bool
+    onCurrentBranch: bool
+    inContext: bool
+    summarizedAway: bool
     copied: bool
-    in_thinking: bool
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Hit:
-        s = d["session"]
-        return cls(
-            path=s["path"],
-            session_id=s["id"],
-            name=s["name"],
-            cwd=s["cwd"],
-            entry_id=d["entryId"],
-            timestamp=d["timestamp"],
-            role=d["role"],
-            tools=d["tools"],
-            snippet=d["snippet"],
-            highlights=[(a, b) for a, b in d["highlights"]],
-            leaves=d["leaves"],
-            in_context=d["inContext"],
-            summarized_away=d["summarizedAway"],
-            on_current_branch=d["onCurrentBranch"],
-            copied=d["copied"],
-            in_thinking=d["inThinking"],
-        )
-
-    def commands(self) -> list[str]:
-        return search_core.commands(self.path, self.entry_id)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": {"path": self.path, "id": self.session_id, "name": self.name, "cwd": self.cwd},
-            "entryId": self.entry_id,
-            "timestamp": self.timestamp,
-            "role": self.role,
-            "tools": self.tools,
-            "snippet": self.snippet,
-            "highlights": [list(h) for h in self.highlights],
-            "leaves": self.leaves,
-            "onCurrentBranch": self.on_current_branch,
-            "inContext": self.in_context,
-            "summarizedAway": self.summarized_away,
-            "copied": self.copied,
-            "inThinking": self.in_thinking,
-            "commands": self.commands(),
-        }
+    inThinking: bool
+    #: ``pitools context`` and ``pi --session`` command lines that open the hit.
+    commands: list[str]
 
 
 @dataclass(slots=True)
@@ -120,7 +84,7 @@ class SearchResult:
     candidates: int
 
     def to_json(self) -> dict[str, Any]:
-        return search_core.result_json(self.query, self.mode, [h.to_json() for h in self.hits], self.truncated)
+        return search_core.result_json(self.query, self.mode, self.hits, self.truncated)
 
 
 def search(
@@ -170,7 +134,7 @@ def search(
         cursor = index.conn.execute(search_core.scan_sql(where), params)
     hits, truncated, candidates = search_core.collect(cursor, query.patterns, thinking, limit)
     mode = "regex" if regex else ("fts" if use_fts else "scan")
-    return SearchResult(text, mode, [Hit.from_json(h) for h in hits], truncated, candidates)
+    return SearchResult(text, mode, cast(list[Hit], hits), truncated, candidates)
 
 
 def session_label(path: str) -> str:

@@ -25,7 +25,7 @@ from pitools.core.js.json.lean import loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 SNIPPET_CONTEXT = 80
@@ -460,7 +460,7 @@ def collect(rows: Any, terms: Sequence[Any], thinking: bool, limit: int) -> tupl
     return hits, truncated, candidates
 
 
-def result_json(query: str, mode: str, hits: list[dict[str, Any]], truncated: bool) -> dict[str, Any]:
+def result_json(query: str, mode: str, hits: Sequence[Mapping[str, Any]], truncated: bool) -> dict[str, Any]:
     return {"query": query, "mode": mode, "count": len(hits), "truncated": truncated, "hits": hits}
 
 

@@ -343,7 +343,7 @@ def test_parallel_cold_build_equals_serial(
     index.close()
     assert stats.added == len(ar.present())
     _check_totals(parallel, ar.truth())
-    assert [h.entry_id for h in hits.hits] == [h.entry_id for h in _search(home["env"], "narwhal teapot").hits]
+    assert [h["entryId"] for h in hits.hits] == [h["entryId"] for h in _search(home["env"], "narwhal teapot").hits]
 
 
 def _search(env: dict[str, str], text: str, **kw: Any) -> Any:
@@ -407,58 +407,58 @@ def test_search_finds_planted_phrases_with_their_place(home: dict[str, Any]) -> 
     }
     # In the current context of the parent (and copied into nothing: it came after the fork point).
     res = _search(env, '"narwhal teapot"')
-    assert [(h.path, h.entry_id) for h in res.hits] == [
+    assert [(h["session"]["path"], h["entryId"]) for h in res.hits] == [
         (str(p.path), by_text["narwhal teapot in the current context"]["id"])
     ]
     hit = res.hits[0]
-    assert hit.in_context and not hit.summarized_away and hit.on_current_branch and hit.leaves == [p.leaf]
-    assert hit.commands()[0].startswith("pitools context ") and hit.commands()[1].startswith("pi --session ")
+    assert hit["inContext"] and not hit["summarizedAway"] and hit["onCurrentBranch"] and hit["leaves"] == [p.leaf]
+    assert hit["commands"][0].startswith("pitools context ") and hit["commands"][1].startswith("pi --session ")
     # Only on an abandoned branch: reported as such, with that branch's leaf.
     res = _search(env, "platypus lighthouse")
     assert len(res.hits) == 1
     hit = res.hits[0]
     abandoned_user = by_text["platypus lighthouse only on an abandoned branch"]
-    assert hit.entry_id == abandoned_user["id"]
-    assert not hit.in_context and not hit.on_current_branch and not hit.summarized_away
+    assert hit["entryId"] == abandoned_user["id"]
+    assert not hit["inContext"] and not hit["onCurrentBranch"] and not hit["summarizedAway"]
     leaf_of_branch = next(e["id"] for e in p.entries if e["parentId"] == abandoned_user["id"])
-    assert hit.leaves == [leaf_of_branch]
+    assert hit["leaves"] == [leaf_of_branch]
     assert _search(env, "platypus lighthouse", branch="current").hits == []
     assert _search(env, "platypus lighthouse", in_context=True).hits == []
     # Compacted away on the current path; copied into the clone and the grandchild.
     res = _search(env, '"zebra quantum marmalade"')
-    places = {h.path: h for h in res.hits}
+    places = {h["session"]["path"]: h for h in res.hits}
     assert set(places) == {str(p.path), str(w["clone"].path), str(w["grandchild"].path)}
-    assert places[str(p.path)].summarized_away and not places[str(p.path)].in_context
-    assert not places[str(p.path)].copied and places[str(w["clone"].path)].copied
-    assert all(h.entry_id == w["keep_id"] for h in res.hits)  # type: ignore[comparison-overlap]
+    assert places[str(p.path)]["summarizedAway"] and not places[str(p.path)]["inContext"]
+    assert not places[str(p.path)]["copied"] and places[str(w["clone"].path)]["copied"]
+    assert all(h["entryId"] == w["keep_id"] for h in res.hits)  # type: ignore[comparison-overlap]
     # Thinking only with --thinking; tool calls by name and arguments.
     assert _search(env, "pelican").hits == []
     assert len(_search(env, "pelican", thinking=True).hits) == 1
     res = _search(env, "otter_config", tools=["edit"])
-    assert len(res.hits) == 1 and res.hits[0].role == "assistant" and res.hits[0].tools == ["edit"]
+    assert len(res.hits) == 1 and res.hits[0]["role"] == "assistant" and res.hits[0]["tools"] == ["edit"]
     assert _search(env, "otter_config", tools=["bash"]).hits == []
     assert _search(env, "otter_config", roles=["user"]).hits == []
     # Regex scans the files instead of the index, with the same places.
     res = _search(env, r"platypus\s+light", regex=True)
-    assert [h.entry_id for h in res.hits] == [abandoned_user["id"]]
+    assert [h["entryId"] for h in res.hits] == [abandoned_user["id"]]
 
 
 def test_search_filters_and_order(home: dict[str, Any]) -> None:
     _ar, w = _build(home["agent"])
     env = home["env"]
     everything = _search(env, "index", limit=0)
-    stamps = [h.timestamp for h in everything.hits]
+    stamps = [h["timestamp"] for h in everything.hits]
     # Grouped by session; inside a session, newest first.
     seen: list[str] = []
     for h in everything.hits:
-        if not seen or seen[-1] != h.path:
-            assert h.path not in seen
-            seen.append(h.path)
+        if not seen or seen[-1] != h["session"]["path"]:
+            assert h["session"]["path"] not in seen
+            seen.append(h["session"]["path"])
     assert len(seen) > 2 and all(isinstance(s, str) for s in stamps)
     only = _search(env, "index", project="twins", limit=0)
-    assert {h.cwd for h in only.hits} == {"/work/twins"}
+    assert {h["session"]["cwd"] for h in only.hits} == {"/work/twins"}
     one = _search(env, "index", session=str(w["clone"].path), limit=0)
-    assert {h.path for h in one.hits} == {str(w["clone"].path)}
+    assert {h["session"]["path"] for h in one.hits} == {str(w["clone"].path)}
     limited = _search(env, "index", limit=3)
     assert len(limited.hits) == 3 and limited.truncated
 
@@ -518,10 +518,10 @@ def test_without_fts5_search_scans(home: dict[str, Any], monkeypatch: pytest.Mon
     finally:
         index.close()
     assert result.mode == "scan"
-    assert [(h.path, h.entry_id, h.leaves) for h in result.hits] == [
-        (h.path, h.entry_id, h.leaves) for h in with_fts.hits
+    assert [(h["session"]["path"], h["entryId"], h["leaves"]) for h in result.hits] == [
+        (h["session"]["path"], h["entryId"], h["leaves"]) for h in with_fts.hits
     ]
-    assert with_fts.mode == "fts" and result.hits and result.hits[0].path == str(w["parent"].path)
+    assert with_fts.mode == "fts" and result.hits and result.hits[0]["session"]["path"] == str(w["parent"].path)
 
 
 def _long_output(word: str) -> str:
@@ -572,7 +572,7 @@ def test_repeated_long_texts_are_indexed_once_and_all_found(
         index.close()
     # Five entries hold the text; each shard holding any of them indexes it once.
     assert 1 <= rows <= shards and shared == 5 - rows
-    places = sorted((h.path, h.entry_id, h.copied) for h in found.hits)
+    places = sorted((h["session"]["path"], h["entryId"], h["copied"]) for h in found.hits)
     assert places == sorted(
         [
             (str(a.path), first, False),
@@ -585,7 +585,7 @@ def test_repeated_long_texts_are_indexed_once_and_all_found(
     # The session whose entry owns the shared row goes: the others are still found.
     a.path.unlink()
     left = _search(env, "quokkaunique", limit=0)
-    assert sorted((h.path, h.entry_id) for h in left.hits) == sorted(
+    assert sorted((h["session"]["path"], h["entryId"]) for h in left.hits) == sorted(
         [(str(b.path), other), (str(clone.path), first), (str(clone.path), again)]
     )
     # Appended to a session: a repeated text there joins the existing row.
@@ -770,7 +770,7 @@ def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
     index, stats = updated_index(scope, env=env, jobs=2)
     try:
         assert not stats.in_memory and stats.unchanged == len(stored)  # only committed files look indexed
-        found = {h.path for h in search(index, scope, "marker", limit=0).hits}
+        found = {h["session"]["path"] for h in search(index, scope, "marker", limit=0).hits}
     finally:
         index.close()
     assert found == {str(w.path) for w in ar.present()}

@@ -72,8 +72,8 @@ def test_texts_colliding_under_a_weak_hash_are_all_found(
         w.append(start)
     else:
         w.write()
-    assert [h.entry_id for h in _hits(env, "aardvarkword")] == [a_id]
-    assert [h.entry_id for h in _hits(env, "bumblebeeword")] == [b_id]
+    assert [h["entryId"] for h in _hits(env, "aardvarkword")] == [a_id]
+    assert [h["entryId"] for h in _hits(env, "bumblebeeword")] == [b_id]
 
 
 def _hits(env: dict[str, str], word: str) -> list[Any]:
