@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.json.parse import UnparsedLineError, gc_paused, parse_json_line
-from pitools.core.js.json.record import record_json
 from pitools.core.js.value import JS_WHITESPACE
+from pitools.core.session.findings import ERROR, INFO, WARNING, Diagnostic
 from pitools.errors import SessionParseError
 
 #: Lines longer than this are reported (Pi itself has no limit and still reads them).
@@ -28,26 +28,6 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: parsing them (each long line is read in pieces and joined); with 1 MiB it costs a fifth.
 _READ_CHUNK = 1 << 20
 _BOM = b"\xef\xbb\xbf"
-
-
-ERROR = "error"
-WARNING = "warning"
-INFO = "info"
-
-
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
-    """One finding about the file: a stable kebab-case code, a severity and where it is."""
-
-    code: str
-    severity: str
-    message: str
-    line: int | None = None
-    offset: int | None = None
-    entry_id: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return record_json(self)
 
 
 @dataclass(slots=True)
@@ -291,7 +271,7 @@ def scan_lines(
                     INFO,
                     f"line is {size} bytes, over the {max_line_bytes}-byte limit",
                     lineno,
-                    offset,
+                    offset=offset,
                 )
             )
         if lineno == 1 and not later_part and line.startswith(_BOM):
@@ -301,14 +281,16 @@ def scan_lines(
                     ERROR,
                     "file starts with a UTF-8 byte order mark; Pi cannot parse that line",
                     lineno,
-                    offset,
+                    offset=offset,
                 )
             )
         try:
             value, replaced = parse_json_line(line)
         except UnparsedLineError as exc:
             diags.append(
-                Diagnostic("unparsed-line", ERROR, f"Pi reads this line, pitools could not ({exc})", lineno, offset)
+                Diagnostic(
+                    "unparsed-line", ERROR, f"Pi reads this line, pitools could not ({exc})", lineno, offset=offset
+                )
             )
             if not header_seen:
                 skipped_before_header.append(lineno)
@@ -316,17 +298,13 @@ def scan_lines(
         except ValueError as exc:
             text = line.decode("utf-8", "replace")
             if _js_blank(text):
-                diags.append(Diagnostic("blank-line", INFO, "blank line (skipped)", lineno, offset))
+                diags.append(Diagnostic("blank-line", INFO, "blank line (skipped)", lineno, offset=offset))
                 if not header_seen:
                     skipped_before_header.append(lineno)
                 continue
             diags.append(
                 Diagnostic(
-                    "malformed-json",
-                    ERROR,
-                    f"not valid JSON ({_short(str(exc))}); Pi skips it",
-                    lineno,
-                    offset,
+                    "malformed-json", ERROR, f"not valid JSON ({_short(str(exc))}); Pi skips it", lineno, offset=offset
                 )
             )
             if not header_seen:
@@ -334,12 +312,16 @@ def scan_lines(
             continue
         if replaced:
             diags.append(
-                Diagnostic("invalid-utf8", WARNING, "invalid UTF-8 replaced by U+FFFD (as Pi does)", lineno, offset)
+                Diagnostic(
+                    "invalid-utf8", WARNING, "invalid UTF-8 replaced by U+FFFD (as Pi does)", lineno, offset=offset
+                )
             )
         if type(value) is not dict:
             if not _truthy_json(value):
                 diags.append(
-                    Diagnostic("falsy-line", INFO, f"line parses to {_js_repr(value)}, which Pi skips", lineno, offset)
+                    Diagnostic(
+                        "falsy-line", INFO, f"line parses to {_js_repr(value)}, which Pi skips", lineno, offset=offset
+                    )
                 )
                 continue
             diags.append(
@@ -348,7 +330,7 @@ def scan_lines(
                     ERROR,
                     f"line is a JSON {_json_kind(value)}, not an object; Pi keeps it as a broken entry",
                     lineno,
-                    offset,
+                    offset=offset,
                 )
             )
         item = (value, lineno, offset, size)
@@ -369,8 +351,8 @@ def extra_header(value: dict[str, Any], line: int, offset: int) -> Diagnostic:
         WARNING,
         "a second session header; Pi ignores it",
         line,
-        offset,
-        eid if isinstance(eid, str) else None,
+        offset=offset,
+        entry_id=eid if isinstance(eid, str) else None,
     )
 
 
@@ -385,12 +367,12 @@ def finish_raw(raw: RawSession) -> None:
     head_item = raw.head
     skipped_before_header = raw.skipped_before_header
     if raw.size == 0:
-        diags.append(Diagnostic("empty-file", INFO, "file is empty; Pi would start a new session in it", None, 0))
+        diags.append(
+            Diagnostic("empty-file", INFO, "file is empty; Pi would start a new session in it", None, offset=0)
+        )
         return
     if head_item is None:
-        diags.append(
-            Diagnostic("missing-header", ERROR, "no JSON value in the file; it is not a Pi session", None, None)
-        )
+        diags.append(Diagnostic("missing-header", ERROR, "no JSON value in the file; it is not a Pi session", None))
         return
     head, head_line, head_offset, _ = head_item
     if type(head) is not dict or head.get("type") != "session":
@@ -400,7 +382,7 @@ def finish_raw(raw: RawSession) -> None:
                 ERROR,
                 "first parsed line is not a session header; Pi rejects the whole file",
                 head_line,
-                head_offset,
+                offset=head_offset,
             )
         )
         return
@@ -411,7 +393,7 @@ def finish_raw(raw: RawSession) -> None:
                 ERROR,
                 "session header has no string id; Pi rejects the whole file",
                 head_line,
-                head_offset,
+                offset=head_offset,
             )
         )
         return
@@ -423,7 +405,7 @@ def finish_raw(raw: RawSession) -> None:
                 INFO,
                 f"the header is on line {head_line}; {len(skipped_before_header)} line(s) before it are skipped",
                 head_line,
-                head_offset,
+                offset=head_offset,
             )
         )
     if raw.crlf_lines:
@@ -432,8 +414,6 @@ def finish_raw(raw: RawSession) -> None:
                 "crlf-line-endings",
                 INFO,
                 f"{raw.crlf_lines} line(s) end in CRLF; Pi reads them, other tools may not",
-                None,
-                None,
             )
         )
     if not raw.ends_with_newline:
@@ -443,7 +423,6 @@ def finish_raw(raw: RawSession) -> None:
                 INFO,
                 "the last line has no newline (torn write?); Pi would append one when it opens the file",
                 raw.line_count,
-                None,
             )
         )
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pitools.core.js.json.record import record_json
-from pitools.core.session.load import ERROR, INFO, WARNING
+from pitools.core.session.findings import ERROR, INFO, WARNING, Finding
 
 #: Severities from least to most serious.
 SEVERITIES: tuple[str, ...] = (INFO, WARNING, ERROR)
@@ -301,20 +300,6 @@ def explain(code: str) -> dict[str, str]:
         "grading": GRADING[info.severity],
         "fix": FIXES.get(code, DEFAULT_FIX),
     }
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One problem: a code from :data:`CODES`, its severity, a message and where it is."""
-
-    code: str
-    severity: str
-    message: str
-    line: int | None = None
-    entry_id: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return record_json(self)
 
 
 @dataclass(frozen=True, slots=True)
