@@ -28,6 +28,7 @@ from pitools.core.js.json.encode import short_json, to_json_bytes
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_truthy
+from pitools.core.session.load import line_spans
 
 _BOM = b"\xef\xbb\xbf"
 #: Content-block types: an object with one of these is part of a message, never an entry.
@@ -250,18 +251,11 @@ def _truthy_json(value: Any) -> bool:
 
 
 def _byte_lines(data: bytes) -> Iterator[tuple[memoryview, bool]]:
-    """Each line of ``data`` without its ``\\n`` (a view: no copy), and whether it had one."""
+    """Each line of ``data`` without its ``\n`` (a view: no copy), and whether it had one."""
     view = memoryview(data)
-    start = 0
     size = len(data)
-    find = data.find
-    while start < size:
-        end = find(b"\n", start)
-        if end < 0:
-            yield view[start:], False
-            return
-        yield view[start:end], True
-        start = end + 1
+    for start, end in line_spans(data):
+        yield view[start:end], end < size
 
 
 def _parse(line: bytes | memoryview) -> Any:

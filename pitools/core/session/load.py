@@ -195,18 +195,25 @@ def consume_values(raw: RawSession, scanned: Iterator[ScannedValue]) -> None:
     _consume(raw, scanned)
 
 
-def iter_byte_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """``(offset, line)`` for in-memory bytes, split on ``\n`` only (each line keeps its ``\n``)."""
+def line_spans(data: bytes) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each line of in-memory bytes, split on ``\n`` only: ``data[start:end]``
+    is the line without its ``\n``; ``end == len(data)`` only for a last line with none."""
     start = 0
     size = len(data)
     find = data.find
     while start < size:
         end = find(b"\n", start)
         if end < 0:
-            yield start, data[start:]
+            yield start, size
             return
-        yield start, data[start : end + 1]
+        yield start, end
         start = end + 1
+
+
+def iter_byte_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for in-memory bytes, split on ``\n`` only (each line keeps its ``\n``)."""
+    for start, end in line_spans(data):
+        yield start, data[start : end + 1]
 
 
 def read_session_bytes(data: bytes, path: str = "<bytes>", *, shape: Callable[[Any], Any] | None = None) -> RawSession:
@@ -253,8 +260,16 @@ def scan_lines(
     """
     diags = raw.diagnostics
     header_seen = later_part
-    lineno = 0
+    lineno = offset = 0
     skipped_before_header = raw.skipped_before_header
+
+    def flag(code: str, severity: str, message: str, *, skipped: bool = False) -> None:
+        """A diagnostic on the current line; ``skipped``: Pi drops the line (noted when it comes
+        before the header, for ``header-not-first``)."""
+        diags.append(Diagnostic(code, severity, message, lineno, offset=offset))
+        if skipped and not header_seen:
+            skipped_before_header.append(lineno)
+
     for offset, line in lines_iter:
         lineno += 1
         # orjson ignores the trailing newline, so the line is parsed without copying it.
@@ -265,73 +280,30 @@ def scan_lines(
         elif line.endswith(b"\r\n"):
             raw.crlf_lines += 1
         if size > max_line_bytes:
-            diags.append(
-                Diagnostic(
-                    "line-too-long",
-                    INFO,
-                    f"line is {size} bytes, over the {max_line_bytes}-byte limit",
-                    lineno,
-                    offset=offset,
-                )
-            )
+            flag("line-too-long", INFO, f"line is {size} bytes, over the {max_line_bytes}-byte limit")
         if lineno == 1 and not later_part and line.startswith(_BOM):
-            diags.append(
-                Diagnostic(
-                    "utf8-bom",
-                    ERROR,
-                    "file starts with a UTF-8 byte order mark; Pi cannot parse that line",
-                    lineno,
-                    offset=offset,
-                )
-            )
+            flag("utf8-bom", ERROR, "file starts with a UTF-8 byte order mark; Pi cannot parse that line")
         try:
             value, replaced = parse_json_line(line)
         except UnparsedLineError as exc:
-            diags.append(
-                Diagnostic(
-                    "unparsed-line", ERROR, f"Pi reads this line, pitools could not ({exc})", lineno, offset=offset
-                )
-            )
-            if not header_seen:
-                skipped_before_header.append(lineno)
+            flag("unparsed-line", ERROR, f"Pi reads this line, pitools could not ({exc})", skipped=True)
             continue
         except ValueError as exc:
-            text = line.decode("utf-8", "replace")
-            if _js_blank(text):
-                diags.append(Diagnostic("blank-line", INFO, "blank line (skipped)", lineno, offset=offset))
-                if not header_seen:
-                    skipped_before_header.append(lineno)
-                continue
-            diags.append(
-                Diagnostic(
-                    "malformed-json", ERROR, f"not valid JSON ({_short(str(exc))}); Pi skips it", lineno, offset=offset
-                )
-            )
-            if not header_seen:
-                skipped_before_header.append(lineno)
+            if _js_blank(line.decode("utf-8", "replace")):
+                flag("blank-line", INFO, "blank line (skipped)", skipped=True)
+            else:
+                flag("malformed-json", ERROR, f"not valid JSON ({_short(str(exc))}); Pi skips it", skipped=True)
             continue
         if replaced:
-            diags.append(
-                Diagnostic(
-                    "invalid-utf8", WARNING, "invalid UTF-8 replaced by U+FFFD (as Pi does)", lineno, offset=offset
-                )
-            )
+            flag("invalid-utf8", WARNING, "invalid UTF-8 replaced by U+FFFD (as Pi does)")
         if type(value) is not dict:
             if not _truthy_json(value):
-                diags.append(
-                    Diagnostic(
-                        "falsy-line", INFO, f"line parses to {_js_repr(value)}, which Pi skips", lineno, offset=offset
-                    )
-                )
+                flag("falsy-line", INFO, f"line parses to {_js_repr(value)}, which Pi skips")
                 continue
-            diags.append(
-                Diagnostic(
-                    "non-object-line",
-                    ERROR,
-                    f"line is a JSON {_json_kind(value)}, not an object; Pi keeps it as a broken entry",
-                    lineno,
-                    offset=offset,
-                )
+            flag(
+                "non-object-line",
+                ERROR,
+                f"line is a JSON {_json_kind(value)}, not an object; Pi keeps it as a broken entry",
             )
         item = (value, lineno, offset, size)
         if not header_seen:
