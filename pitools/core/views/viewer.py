@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pitools.core.js.value import UNDEFINED
+from pitools.core.js.value import UNDEFINED, js_to_string
 from pitools.core.session.loaded import entry_id
 from pitools.core.session.tree import js_truthy_id, labels_by_id, mkey, parent_of
 
@@ -116,18 +116,13 @@ def _has_text(content: Any) -> bool:
 
 
 def _js_string(value: Any) -> str:
-    """``String(value)`` for the values a kind can be (others: their JSON text)."""
-    if type(value) is str:
-        return value
-    if value is None:
-        return "null"
-    if value is UNDEFINED:
-        return "undefined"
-    if value is True or value is False:
-        return "true" if value else "false"
-    from pitools.core.js.json.encode import to_json_bytes
+    """JavaScript's ``String(value)`` for a scalar; an array or object as its JSON text (which
+    tells them apart, where ``String`` gives ``[object Object]`` or a bare join)."""
+    if type(value) is dict or type(value) is list:
+        from pitools.core.js.json.encode import to_json_bytes
 
-    return to_json_bytes(value).decode("utf-8", "replace")
+        return to_json_bytes(value).decode("utf-8", "replace")
+    return js_to_string(value)
 
 
 def _number(value: Any) -> float | int:
