@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pitools.core.js.json.record import record_json
+
 #: SQLite's busy timeout for every connection to the index.
 BUSY_TIMEOUT_MS = 30_000
 #: Fewer files than this (or fewer bytes) are indexed in this process.
@@ -41,6 +43,10 @@ ROWID_SHIFT = 24
 Changed = tuple[str, str, os.stat_result, "tuple[Any, ...] | None"]
 
 
+#: What ``index --format json`` reports of an update (its warnings are printed apart).
+_UPDATE_KEYS = ("files", "unchanged", "added", "appended", "reindexed", "removed", "bytes_read", "in_memory", "rebuilt")
+
+
 @dataclass(slots=True)
 class UpdateStats:
     files: int = 0
@@ -55,14 +61,4 @@ class UpdateStats:
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "files": self.files,
-            "unchanged": self.unchanged,
-            "added": self.added,
-            "appended": self.appended,
-            "reindexed": self.reindexed,
-            "removed": self.removed,
-            "bytesRead": self.bytes_read,
-            "inMemory": self.in_memory,
-            "rebuilt": self.rebuilt,
-        }
+        return record_json(self, _UPDATE_KEYS)

@@ -17,6 +17,7 @@ import orjson
 from pitools.core.js import ops as jsops
 from pitools.core.js.json.encode import js_stringify, js_stringify_len
 from pitools.core.js.json.encode import utf8_as_utf16_len as _utf8_as_utf16_len
+from pitools.core.js.json.record import record_json
 from pitools.core.js.ops import NAN, prop, truthy
 from pitools.core.js.value import UNDEFINED, utf16_len
 
@@ -202,12 +203,7 @@ class ContextEstimate:
     last_usage_index: int | None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "tokens": self.tokens,
-            "usageTokens": self.usage_tokens,
-            "trailingTokens": self.trailing_tokens,
-            "lastUsageIndex": self.last_usage_index,
-        }
+        return record_json(self)
 
 
 def estimate_context_tokens(messages: list[Any], estimates: list[Any] | None = None) -> ContextEstimate:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pitools.core.context.build import Projection, build_projection
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession, kept_whole, load_bytes
 from pitools.core.session.index import fold_paths
@@ -45,14 +46,7 @@ class InvariantReport:
         return not self.violations
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "holds": self.holds,
-            "entriesBefore": self.entries_before,
-            "entriesAfter": self.entries_after,
-            "leavesCompared": self.leaves_compared,
-            "leavesRestored": self.leaves_restored,
-            "violations": self.violations,
-        }
+        return {"holds": self.holds, **record_json(self)}
 
 
 def _load(data: bytes, path: str, keep: Literal["all", "skeleton"] = "all") -> LoadedSession | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.tree import SessionIndex, js_truthy_id, mkey
 
@@ -58,12 +59,7 @@ class CategoryTotals:
     kept_in_context: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "count": self.count,
-            "entries": self.entries,
-            "bytesSaved": self.bytes_saved,
-            "keptInContext": self.kept_in_context,
-        }
+        return record_json(self)
 
 
 @dataclass(slots=True)

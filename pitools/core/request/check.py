@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.json.record import record_json
 from pitools.core.js.value import utf16_len
 from pitools.core.request.common import estimate_context_tokens, get
 
@@ -141,14 +142,7 @@ class RequestFinding:
         return RULES[self.code][2]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "index": self.index,
-            "path": self.path,
-            "source": self.source,
-        }
+        return record_json(self, ("code", "severity", "message", "index", "path", "source"))
 
 
 def _decoded_size(data: Any) -> int:

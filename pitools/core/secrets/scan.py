@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from pitools.core.js.json.record import record_json
 from pitools.core.secrets.detect import Detector, Hit
 
 #: Keys whose strings are random by design: pattern-checked, never entropy-checked.
@@ -118,15 +119,7 @@ class Finding:
         return fingerprint(self.kind, self.secret.value)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "entryId": self.entry_id,
-            "field": self.field,
-            "kind": self.kind,
-            "preview": self.preview,
-            "fingerprint": self.fingerprint,
-        }
+        return record_json(self, ("file", "line", "entry_id", "field", "kind", "preview", "fingerprint"))
 
 
 def field_path(parts: Iterable[str | int]) -> str:
