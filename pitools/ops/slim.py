@@ -25,6 +25,7 @@ from typing import Any
 
 from pitools import store
 from pitools.core.js.json.parse import gc_paused, parse_json_line
+from pitools.core.js.json.record import record_json
 from pitools.core.repair.slim import Candidate, SlimOptions, SlimPlan, plan_from_candidates, skeleton, slim_candidate
 from pitools.core.repair.slim_check import check_slim
 from pitools.core.session.load import RawSession, scan_lines
@@ -99,12 +100,7 @@ class SlimResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "path": self.path,
-            "dryRun": self.dry_run,
-            "written": self.written,
-            "backup": self.backup,
-            "bytesBefore": self.bytes_before,
-            "bytesAfter": self.bytes_after,
+            **record_json(self, ("path", "dry_run", "written", "backup", "bytes_before", "bytes_after")),
             "bytesSaved": self.bytes_before - self.bytes_after,
             "entriesChanged": len(self.plan.replacements),
             "compactedEntries": self.plan.compacted_entries,

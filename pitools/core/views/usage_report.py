@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pitools.core.js.json.record import record_json
 from pitools.core.views.usage import UsageSum
 
 BY_CHOICES = ("day", "week", "month", "model", "provider", "project", "session")
@@ -83,11 +84,7 @@ class UsageReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "by": self.by,
-            "timezone": self.timezone,
-            "since": self.since,
-            "until": self.until,
-            "sessions": self.sessions,
+            **record_json(self, ("by", "timezone", "since", "until", "sessions")),
             "rows": [r.to_json(self.breakdown) for r in self.rows],
             "totals": self.totals.to_json(),
             "copiedHistory": self.copied_excluded.to_json(),

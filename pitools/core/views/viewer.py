@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED, js_to_string
 from pitools.core.session.loaded import entry_id
 from pitools.core.session.tree import js_truthy_id, labels_by_id, mkey, parent_of
@@ -32,6 +33,13 @@ LEAN_BUDGET_DIVISOR = 10
 
 #: ``(provider, modelId) or None`` → ``(compaction settings, context window)``.
 SettingsFor = Callable[[Any], "tuple[CompactionSettings, int]"]
+
+
+#: The read model's columns as the page's data names them (camelCase), after its header and file.
+_META_FIELDS = (
+    "parent", "order", "indent", "tokens", "usage_tokens", "labels", "ids", "kinds", "flags", "cost",
+    "usage_total", "calls", "exact", "default_leaf", "initial_leaf", "leaves", "replays",
+)  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -65,27 +73,10 @@ class ViewerModel:
 
     def meta_json(self) -> dict[str, Any]:
         """The part of the page's data that is not the entries themselves."""
-        return {
-            "header": self.header,
-            "file": self.path,
-            "parent": self.parent,
-            "order": self.order,
-            "indent": self.indent,
-            "tokens": self.tokens,
-            "usageTokens": self.usage_tokens,
-            "labels": {str(k): v for k, v in self.labels.items()},
-            "ids": self.ids,
-            "kinds": self.kinds,
-            "flags": self.flags,
-            "cost": self.cost,
-            "usageTotal": self.usage_total,
-            "calls": self.calls,
-            "exact": {str(k): v for k, v in self.exact.items()},
-            "defaultLeaf": self.default_leaf,
-            "initialLeaf": self.initial_leaf,
-            "leaves": self.leaves,
-            "replays": {str(k): v for k, v in self.replays.items()},
-        }
+        meta = {"header": self.header, "file": self.path, **record_json(self, _META_FIELDS)}
+        for name in ("labels", "exact", "replays"):  # maps by position: JSON keys are text
+            meta[name] = {str(k): v for k, v in meta[name].items()}
+        return meta
 
 
 #: ``flags`` bits: the entry is a message (``type: "message"`` with an object ``message``); an
