@@ -11,6 +11,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PI_PACKAGE = Path("node_modules") / "@earendil-works" / "pi-coding-agent"
+#: Where the reference oracle sits under a shared folder (``/work/shared/reference/oracle.mjs``).
+ORACLE = Path("shared") / "reference" / "oracle.mjs"
 
 
 def pi_ref_dir(root: Path = ROOT) -> Path | None:
@@ -36,3 +38,23 @@ def pi_ai_dir(root: Path = ROOT) -> Path | None:
         if (path / "package.json").is_file():
             return path
     return None
+
+
+def oracle_candidates(root: Path = ROOT) -> list[Path]:
+    """Where :func:`oracle_path` looks, in order: ``$PI_ORACLE``, else ``shared/reference/oracle.mjs``
+    beside the checkout (``/work/main`` -> ``/work/shared``) or beside the worktrees' folder
+    (``/work/wt/NAME`` -> ``/work/shared``), then beside the folder the checkout's ``.pi-ref`` link
+    points to (``.pi-ref`` -> ``/work/ref``), so a checkout anywhere with the reference link finds it."""
+    if os.environ.get("PI_ORACLE"):
+        return [Path(os.environ["PI_ORACLE"])]
+    root = root.resolve()
+    bases = [root.parent, root.parent.parent]
+    link = root / ".pi-ref"
+    if link.exists():
+        bases.append(link.resolve().parent)
+    return [base / ORACLE for base in dict.fromkeys(bases)]
+
+
+def oracle_path(root: Path = ROOT) -> Path | None:
+    """Pi's reference oracle (``oracle.mjs``), found as :func:`oracle_candidates` says; None when absent."""
+    return next((path for path in oracle_candidates(root) if path.is_file()), None)

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Record Pi 1.6.0's results for every golden session (``make golden``).
 
-For each ``golden/<case>/session.jsonl`` this runs the reference oracle
-(``../shared/reference/oracle.mjs``) at every leaf, once per ``keepRecentTokens`` value, and
-stores its JSON as ``golden/<case>/pi.krt<N>.json.xz``. The tests read those recordings; they
-never need node. Needs node and the reference package: set ``PI_REF_DIR``, or let this script
-install ``@earendil-works/pi-coding-agent@1.6.0`` into ``.pi-ref/`` (npm registry access).
+For each ``golden/<case>/session.jsonl`` this runs the reference oracle (``$PI_ORACLE``, else
+``shared/reference/oracle.mjs`` above the checkout or above its ``.pi-ref`` link) at every leaf,
+once per ``keepRecentTokens`` value, and stores its JSON as ``golden/<case>/pi.krt<N>.json.xz``.
+The tests read those recordings; they never need node. Needs node and the reference package:
+``$PI_REF_DIR`` or a ``.pi-ref`` install (found as ``scripts/pi_reference.py`` finds it), else this
+script installs ``@earendil-works/pi-coding-agent@1.6.0`` into ``.pi-ref/`` (npm registry access).
 
 Usage: scripts/record_golden.py [CASE ...]   (default: every case)
 """
@@ -13,12 +14,30 @@ Usage: scripts/record_golden.py [CASE ...]   (default: every case)
 from __future__ import annotations
 
 import concurrent.futures
+import importlib.util
 import json
 import lzma
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+
+def _pi_reference() -> Any:
+    """``scripts/pi_reference.py``, the one lookup of the reference, loaded by path (the tests load
+    this script by path too, without ``scripts/`` on ``sys.path``)."""
+    module = sys.modules.get("pi_reference")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("pi_reference", Path(__file__).with_name("pi_reference.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["pi_reference"] = module
+        spec.loader.exec_module(module)
+    return module
+
+
+pi_reference = _pi_reference()
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
@@ -26,18 +45,27 @@ KEEP_RECENT = (20000, 2000, 300)
 PI_PACKAGE = "@earendil-works/pi-coding-agent@1.6.0"
 
 
-def oracle_script() -> Path:
-    candidates = [os.environ.get("PI_ORACLE", ""), str(ROOT.parent / "shared" / "reference" / "oracle.mjs")]
-    for c in candidates:
-        if c and Path(c).is_file():
-            return Path(c)
-    sys.exit("record_golden: oracle.mjs not found (set PI_ORACLE or keep ../shared/reference beside the repo)")
+def oracle_script(root: Path = ROOT) -> Path:
+    """The reference oracle, found as the tests find the reference (``scripts/pi_reference.py``):
+    ``$PI_ORACLE``, else ``shared/reference/oracle.mjs`` above the checkout or above its ``.pi-ref``
+    link, so a worktree finds it too. Exits with one line when it is nowhere."""
+    found: Path | None = pi_reference.oracle_path(root)
+    if found is not None:
+        return found
+    if os.environ.get("PI_ORACLE"):
+        sys.exit(f"record_golden: PI_ORACLE={os.environ['PI_ORACLE']} is not a file")
+    sys.exit(
+        f"record_golden: Pi's oracle ({pi_reference.ORACLE}) is not above {root} nor above its .pi-ref link; "
+        "set PI_ORACLE to its path"
+    )
 
 
 def reference_dir() -> Path:
-    env = os.environ.get("PI_REF_DIR")
-    if env:
-        return Path(env)
+    """Pi's package: ``$PI_REF_DIR`` or an existing ``.pi-ref`` install (``pi_reference.pi_ref_dir``),
+    else installed into ``.pi-ref/`` from npm."""
+    found = pi_reference.pi_ref_dir()
+    if found is not None:
+        return Path(found)
     scratch = ROOT / ".pi-ref"
     pkg = scratch / "node_modules" / "@earendil-works" / "pi-coding-agent"
     if not pkg.is_dir():
@@ -69,6 +97,7 @@ def record(case: Path, oracle: Path, ref: Path) -> str:
 
 def main(argv: list[str]) -> int:
     oracle = oracle_script()
+    os.environ.setdefault("PI_ORACLE", str(oracle))  # the case modules that run it (fork_cases) find it too
     ref = reference_dir()
     # Sessions compacted by pitools (builtin and a local HTTP model) are golden cases too.
     sys.path.insert(0, str(ROOT))

@@ -30,7 +30,6 @@ Rules it enforces for every command:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import sys
@@ -172,7 +171,10 @@ class Output:
     err_width: int | None = None
     colors: str = "standard"
     term_dumb: bool = False
+    #: Seconds a command works before its spinner shows (``PITOOLS_PROGRESS_DELAY``; tests use 0).
+    progress_delay: float = 1.0
     _consoles: dict[bool, Any] = field(default_factory=dict, repr=False)
+    _spinner: Any = field(default=None, repr=False)
 
     @classmethod
     def from_environment(
@@ -208,13 +210,14 @@ class Output:
             err_width=width if width is not None else (terminal_width(stderr, env) if err_tty else None),
             colors=color_system(env),
             term_dumb=env.get("TERM") == "dumb",
+            progress_delay=_progress_delay(env),
         )
 
     # -- rich ----------------------------------------------------------------------------------
 
     def console(self, err: bool = False) -> Any:
         """The rich console for stdout (or stderr): safe text, our colour and width decisions."""
-        stop_progress()
+        self.stop_progress()
         cached = self._consoles.get(err)
         if cached is None:
             cached = self._consoles[err] = _make_console(self, err)
@@ -223,7 +226,7 @@ class Output:
     def line_console(self, err: bool = False) -> Any:
         """What the fast line writer (``render.tree.LineWriter``) needs: the rich console when
         there is colour, else a light stand-in, so plain output never imports rich."""
-        stop_progress()
+        self.stop_progress()
         if self.err_color if err else self.color:
             return self.console(err)
         width = self.err_width if err else self.width
@@ -238,11 +241,29 @@ class Output:
         """Whether live progress may be drawn on stderr: a real terminal only, never a pipe."""
         return self.stderr_isatty and not self.term_dumb
 
+    def start_progress(self, label: str) -> None:
+        """Show ``label`` (made safe, one line) with a spinner on this run's stderr once the
+        command has worked :attr:`progress_delay` seconds; only where :attr:`progress` allows.
+        Erased by any output through this object and by :meth:`stop_progress`."""
+        self.stop_progress()
+        if not self.progress:
+            return
+        from pitools.cli.progress import Spinner
+
+        self._spinner = Spinner(self.stderr, safe_text(label, one_line=True), self.progress_delay)
+        self._spinner.start()
+
+    def stop_progress(self) -> None:
+        """Erase this run's spinner, if one is drawing (before output, and when the run ends)."""
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
+
     # -- plain text ----------------------------------------------------------------------------
 
     def echo(self, text: str = "", *, err: bool = False, nl: bool = True, one_line: bool = False) -> None:
         """Write ``text`` (session data allowed: it is made safe) and a newline."""
-        stop_progress()
+        self.stop_progress()
         stream = self.stderr if err else self.stdout
         stream.write(safe_text(text, one_line=one_line) + ("\n" if nl else ""))
         stream.flush()
@@ -266,7 +287,7 @@ class Output:
 
     def write_bytes(self, data: bytes) -> None:
         """Bytes on stdout, unchanged (session lines, JSON)."""
-        stop_progress()
+        self.stop_progress()
         self.stdout.flush()
         buffer = getattr(self.stdout, "buffer", None)
         if buffer is None:  # a text-only stream (tests): decode back
@@ -278,7 +299,7 @@ class Output:
 
     def write_chunks(self, chunks: Iterable[bytes]) -> None:
         """Many byte chunks on stdout, unchanged, without joining them first."""
-        stop_progress()
+        self.stop_progress()
         self.stdout.flush()
         buffer = getattr(self.stdout, "buffer", None)
         for chunk in chunks:
@@ -306,7 +327,7 @@ class Output:
         from pitools.core.js.json.encode import to_json_bytes
         from pitools.core.js.json.stream import write_json_to
 
-        stop_progress()
+        self.stop_progress()
         buffer = getattr(self.stdout, "buffer", None)
         if buffer is not None:
             self.stdout.flush()
@@ -429,6 +450,13 @@ def _make_console(out: Output, err: bool) -> Any:
     )
 
 
+def _progress_delay(env: Mapping[str, str]) -> float:
+    try:
+        return float(env.get("PITOOLS_PROGRESS_DELAY", "1"))
+    except ValueError:
+        return 1.0
+
+
 def output_for(env: Environment, color: str | None = None, width: int | None = None) -> Output:
     """The :class:`Output` of a run on ``env`` (its streams and variables), with ``--color``/``--width``."""
     return Output.from_environment(
@@ -452,6 +480,7 @@ def _run_output() -> Output:
     if existing is None:
         env = root.obj if isinstance(root.obj, Environment) else Environment()
         existing = root.meta[META_OUTPUT] = output_for(env, root.meta.get(META_COLOR), root.meta.get(META_WIDTH))
+        root.call_on_close(existing.stop_progress)  # the run ends (or its options fail): erase
     assert isinstance(existing, Output)
     return existing
 
@@ -467,83 +496,15 @@ def pass_output(f: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-class Spinner:
-    """A one-line "still working" indicator on a terminal's stderr, drawn only after ``delay`` s.
-
-    Single-file commands start one while they read and compute; it is erased as soon as output
-    starts (any :class:`Output` write or console) or the command ends, so it never mixes with
-    data and never appears in a pipe (the caller checks :attr:`Output.progress`).
-    """
-
-    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-
-    def __init__(self, stream: Any, label: str, delay: float) -> None:
-        import threading
-
-        self.stream = stream
-        self.label = safe_text(label, one_line=True)
-        self.delay = delay
-        self.drawn = False
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name="pitools-progress", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        import time
-
-        if self._stop.wait(self.delay):
-            return
-        started = time.monotonic() - self.delay
-        frame = 0
-        while True:
-            with self._lock:
-                if self._stop.is_set():
-                    return
-                elapsed = time.monotonic() - started
-                with contextlib.suppress(OSError, ValueError):
-                    self.stream.write(f"\r{self.FRAMES[frame % len(self.FRAMES)]} {self.label} ({elapsed:.0f} s)\x1b[K")
-                    self.stream.flush()
-                    self.drawn = True
-            frame += 1
-            if self._stop.wait(0.1):
-                return
-
-    def stop(self) -> None:
-        self._stop.set()
-        with self._lock:  # a frame being drawn finishes first
-            if self.drawn:
-                with contextlib.suppress(OSError, ValueError):
-                    self.stream.write("\r\x1b[K")
-                    self.stream.flush()
-                self.drawn = False
-
-
-_spinner: Spinner | None = None
-
-
 def start_progress(label: str) -> None:
-    """Show ``label`` with a spinner on stderr if the run takes over a second (terminal only).
-
-    ``PITOOLS_PROGRESS_DELAY`` overrides the one-second delay (tests use 0).
-    """
-    global _spinner
-    stop_progress()
-    if not (_isatty(sys.stderr) and os.environ.get("TERM") != "dumb"):
-        return
-    try:
-        delay = float(os.environ.get("PITOOLS_PROGRESS_DELAY", "1"))
-    except ValueError:
-        delay = 1.0
-    _spinner = Spinner(sys.stderr, label, delay)
-    _spinner.start()
+    """Show ``label`` with a spinner on the run's stderr if the run takes over a second
+    (:meth:`Output.start_progress`). For the option callbacks that read a session before the
+    command runs; the run's Output erases it before any output and when the run ends."""
+    _run_output().start_progress(label)
 
 
 def stop_progress() -> None:
-    """Erase the spinner, if any (before any output, and when the command ends)."""
-    global _spinner
-    if _spinner is not None:
-        _spinner.stop()
-        _spinner = None
+    """Erase every spinner still drawing (the error handler's last word on a run)."""
+    from pitools.cli.progress import stop_spinners
+
+    stop_spinners()

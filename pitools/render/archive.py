@@ -60,19 +60,29 @@ def render_usage(console: Any, report: dict[str, Any]) -> None:
     from pitools.render.ls import _fit
 
     period = report["by"] in ("day", "week", "month")
+    # By session: a fork's or clone's copied history in its own column (counted in the parent).
+    copied_column = report["by"] == "session"
     headers = [report["by"], "input", "output", "cache read", "cache write", "total", "cost"]
+    headers += ["copied"] if copied_column else []
+
+    def row_cells(key: str, sums: dict[str, Any], copied: Any = None) -> list[str]:
+        out = _cells(key, sums)
+        if copied_column:
+            out.append(_money(copied["cost"]) if copied and copied.get("records") else "")
+        return out
+
     body: list[tuple[list[str], str, Any]] = []
     for row in report["rows"]:
         key = row["key"]
         if report["by"] == "session" and row.get("session"):
             s = row["session"]
             key = f"{(s.get('id') or '')[:8]} {s.get('name') or s.get('cwd') or ''}".strip() or key
-        body.append((_cells(safe_text(key), row), "", row["cost"]))
+        body.append((row_cells(safe_text(key), row, row.get("copied")), "", row["cost"]))
         for m in row.get("models", []):
-            body.append((_cells("  " + safe_text(m["model"]), m), "dim", None))
+            body.append((row_cells("  " + safe_text(m["model"]), m), "dim", None))
     total = report["totals"]
     widths = [max(cell_len(h), *(cell_len(r[0][i]) for r in body), 0) for i, h in enumerate(headers)]
-    widths = [max(w, cell_len(c)) for w, c in zip(widths, _cells("total", total), strict=True)]
+    widths = [max(w, cell_len(c)) for w, c in zip(widths, row_cells("total", total), strict=True)]
     widths[0] = min(widths[0], 48)
     max_cost = max((r["cost"] for r in report["rows"] if type(r["cost"]) in (int, float)), default=0) or 0
     used = sum(widths) + len(widths) - 1
@@ -87,12 +97,14 @@ def render_usage(console: Any, report: dict[str, Any]) -> None:
             n = round(bar_width * cost / max_cost)
             out.append("  " + "█" * n, "green")
         out.append("\n")
-    line = " ".join(_fit(c, w, i > 0) for i, (c, w) in enumerate(zip(_cells("total", total), widths, strict=True)))
+    line = " ".join(_fit(c, w, i > 0) for i, (c, w) in enumerate(zip(row_cells("total", total), widths, strict=True)))
     out.append(line, "bold")
     out.append("\n")
     copied = report.get("copiedHistory") or {}
     count = report["sessions"]
     note = f"{count} {'session' if count == 1 else 'sessions'}; times in {report['timezone']}"
+    if copied_column and len(report["rows"]) != count:  # forks with nothing of their own
+        note = f"{len(report['rows']):,} sessions, {count:,} with usage of their own; times in {report['timezone']}"
     if copied.get("records"):
         note += (
             f"; history copied from a parent counted once, in the parent: {copied['records']:,} usage records "
@@ -115,16 +127,22 @@ def _cells(key: str, sums: dict[str, Any]) -> list[str]:
 
 
 def usage_csv(report: dict[str, Any]) -> str:
-    """One CSV row per key (and per model inside it with --breakdown), then the totals row."""
+    """One CSV row per key (and per model inside it with --breakdown), then the totals row; by
+    session also the cost each row copied from its parent (the totals row: all copied history)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     breakdown = any("models" in r for r in report["rows"])
-    writer.writerow(["key", *(["model"] if breakdown else []), *_COLUMNS])
+    # By session: the cost a fork or clone copied from its parent (counted in the parent's row).
+    copied = report["by"] == "session"
+    writer.writerow(["key", *(["model"] if breakdown else []), *_COLUMNS, *(["copiedCost"] if copied else [])])
     for row in report["rows"]:
-        writer.writerow([_csv_safe(row["key"]), *([""] if breakdown else []), *(row[c] for c in _COLUMNS)])
+        extra = [row["copied"]["cost"]] if copied else []
+        writer.writerow([_csv_safe(row["key"]), *([""] if breakdown else []), *(row[c] for c in _COLUMNS), *extra])
         for m in row.get("models", []):
-            writer.writerow([_csv_safe(row["key"]), _csv_safe(m["model"]), *(m[c] for c in _COLUMNS)])
-    writer.writerow(["total", *([""] if breakdown else []), *(report["totals"][c] for c in _COLUMNS)])
+            extra = [""] if copied else []
+            writer.writerow([_csv_safe(row["key"]), _csv_safe(m["model"]), *(m[c] for c in _COLUMNS), *extra])
+    extra = [report["copiedHistory"]["cost"]] if copied else []
+    writer.writerow(["total", *([""] if breakdown else []), *(report["totals"][c] for c in _COLUMNS), *extra])
     return buf.getvalue()
 
 

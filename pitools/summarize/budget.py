@@ -1,63 +1,37 @@
 """How many output tokens (and thinking tokens) a summary request may ask for.
 
-Mirrors pi-ai's ``simple-options.ts``: the output cap is the model's ``maxTokens`` (Pi's
-summaries pass no explicit cap, #9512), reduced so that the estimated input plus a safety
-margin plus the output fit the context window (``clampMaxTokensToContext``); thinking
-budgets follow ``adjustMaxTokensForThinking`` and the Anthropic provider's
-``streamSimple``.
+Pi sends a summary as ``completeSimple(model, {systemPrompt, messages: [one user message]})``,
+so pi-ai's ``simple-options.ts`` decides the budget: the output cap is the model's
+``maxTokens`` (Pi's summaries pass no explicit cap, #9512), reduced so that the estimated
+input plus a safety margin plus the output fit the context window
+(``clampMaxTokensToContext``); thinking budgets follow ``adjustMaxTokensForThinking`` and the
+Anthropic provider's ``streamSimple``.
 
-Like Pi, only the user message is estimated (``ceil(UTF-16 length / 3.5)``); the system
+The arithmetic is the request mirror's (:mod:`pitools.core.request.common`), the one copy of
+pi-ai's rules: this module only builds the model and the message list it reads. Like Pi, only
+the messages are estimated (the user message: ``ceil(UTF-16 length / 3.5)``); the system
 prompt is covered by the fixed safety margin.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pitools.core.request import common
 from pitools.summarize.types import ModelSpec, SummaryRequest
-
-CHARS_PER_TOKEN = 3.5
-CONTEXT_SAFETY_TOKENS = 4096
-CONTEXT_SAFETY_RATIO = 0.15
-MIN_OUTPUT_WITH_RATIO_MARGIN = 32768
-MIN_MAX_TOKENS = 1
-MIN_ANSWER_TOKENS = 1024
-THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 
 ThinkingMode = Literal["none", "disabled", "adaptive", "budget"]
 
 
-def utf16_length(text: str) -> int:
-    """JavaScript's ``string.length``."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def estimate_text_tokens(text: str) -> int:
-    """pi-ai's ``estimateTextTokens``: ceil(UTF-16 length / 3.5)."""
-    return math.ceil(utf16_length(text) / CHARS_PER_TOKEN)
-
-
-def clamp_max_tokens_to_context(context_window: int, input_tokens: int, max_tokens: int) -> int:
-    """Fit ``max_tokens`` into the window, leaving room for the input being undercounted.
-
-    The margin is 15% of the input (at least 4096 tokens); when that would leave less than
-    32768 tokens of output, only the fixed 4096 margin is kept and the output is capped at
-    32768. Never below 1 (``clampMaxTokensToContext``).
-    """
-    if context_window <= 0:
-        return max(MIN_MAX_TOKENS, max_tokens)
-    margin = max(CONTEXT_SAFETY_TOKENS, math.ceil(input_tokens * CONTEXT_SAFETY_RATIO))
-    room = context_window - input_tokens - margin
-    if room < MIN_OUTPUT_WITH_RATIO_MARGIN:
-        room = min(MIN_OUTPUT_WITH_RATIO_MARGIN, context_window - input_tokens - CONTEXT_SAFETY_TOKENS)
-    return min(max_tokens, max(MIN_MAX_TOKENS, room))
+def summary_messages(request: SummaryRequest) -> list[dict[str, Any]]:
+    """The message list Pi passes for a summary: the prompt as one user text message."""
+    return [{"role": "user", "content": [{"type": "text", "text": request.prompt}], "timestamp": 0}]
 
 
 def _pi_ai_model(spec: ModelSpec) -> dict[str, Any]:
-    """The fields of pi-ai's model object the thinking-level rules read."""
-    model: dict[str, Any] = {"reasoning": spec.reasoning}
+    """The fields of pi-ai's model object the budget and thinking-level rules read."""
+    model: dict[str, Any] = {"reasoning": spec.reasoning, "contextWindow": spec.context_window}
     if spec.thinking_level_map is not None:
         model["thinkingLevelMap"] = spec.thinking_level_map
     return model
@@ -66,17 +40,13 @@ def _pi_ai_model(spec: ModelSpec) -> dict[str, Any]:
 def supported_thinking_levels(spec: ModelSpec) -> list[str]:
     """pi-ai ``getSupportedThinkingLevels``: xhigh/max only when the model maps them (the one
     implementation, :func:`pitools.core.request.common.supported_thinking_levels`)."""
-    from pitools.core.request.common import supported_thinking_levels as levels
-
-    return levels(_pi_ai_model(spec))
+    return common.supported_thinking_levels(_pi_ai_model(spec))
 
 
 def clamp_thinking_level(spec: ModelSpec, level: str) -> str:
     """pi-ai ``clampThinkingLevel``: the nearest supported level, preferring higher ones (the
     one implementation, :func:`pitools.core.request.common.clamp_thinking_level`)."""
-    from pitools.core.request.common import clamp_thinking_level as clamp
-
-    return clamp(_pi_ai_model(spec), level)
+    return common.clamp_thinking_level(_pi_ai_model(spec), level)
 
 
 def requested_reasoning(spec: ModelSpec, request: SummaryRequest) -> str | None:
@@ -85,10 +55,6 @@ def requested_reasoning(spec: ModelSpec, request: SummaryRequest) -> str | None:
     if spec.reasoning and level and level != "off":
         return level
     return None
-
-
-def _thinking_budget(level: str) -> int:
-    return THINKING_BUDGETS["high" if level in ("xhigh", "max") else level]
 
 
 def _anthropic_effort(spec: ModelSpec, level: str) -> str:
@@ -114,9 +80,11 @@ class OutputBudget:
 
 def output_budget(spec: ModelSpec, request: SummaryRequest) -> OutputBudget:
     """Output cap and thinking settings for ``request`` sent to ``spec``."""
-    input_tokens = estimate_text_tokens(request.prompt)
+    model = _pi_ai_model(spec)
+    messages = summary_messages(request)
+    input_tokens = int(common.estimate_context_tokens(messages))
     cap = request.max_tokens if request.max_tokens is not None else spec.max_tokens
-    base = clamp_max_tokens_to_context(spec.context_window, input_tokens, cap)
+    base = int(common.clamp_max_tokens_to_context(model, messages, cap))
     level = requested_reasoning(spec, request)
     if spec.api != "anthropic-messages":
         clamped = clamp_thinking_level(spec, level) if level else None
@@ -134,16 +102,13 @@ def output_budget(spec: ModelSpec, request: SummaryRequest) -> OutputBudget:
             thinking="adaptive",
             effort=_anthropic_effort(spec, level),
         )
-    budget = _thinking_budget(level)
-    widened = min(base + budget, spec.max_tokens)
-    if widened <= budget:
-        budget = min(budget, max(0, widened - MIN_ANSWER_TOKENS))
-    max_tokens = clamp_max_tokens_to_context(spec.context_window, input_tokens, widened)
-    thinking_budget = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
+    widened, budget = common.adjust_max_tokens_for_thinking(base, spec.max_tokens, level)
+    max_tokens = int(common.clamp_max_tokens_to_context(model, messages, widened))
+    thinking_budget = int(min(budget, max(0, max_tokens - common.MIN_ANSWER_TOKENS)))
     return OutputBudget(
         max_tokens=max_tokens,
         input_tokens=input_tokens,
         thinking="budget",
         # Anthropic rejects budgets under 1024; Pi sends 1024 when the clamp left nothing.
-        thinking_budget=thinking_budget or MIN_ANSWER_TOKENS,
+        thinking_budget=thinking_budget or common.MIN_ANSWER_TOKENS,
     )

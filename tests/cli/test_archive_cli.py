@@ -77,6 +77,29 @@ def test_usage_formats(run: Run, archive: Archive) -> None:
     run("usage", "--by", "year", exit_code=2)
 
 
+def test_usage_by_session_shows_a_fork_without_usage_of_its_own(run: Run, archive: Archive) -> None:
+    parent, clone = archive.writers[0], archive.writers[1]
+    bare = archive.fork(clone, clone.leaf)  # type: ignore[arg-type]  # cloned, nothing added
+    bare.write()
+    data = json.loads(run("usage", "--by", "session", "--format", "json").stdout)
+    _validate("usage", data)
+    rows = {r["key"]: r for r in data["rows"]}
+    assert set(rows) == {str(parent.path), str(clone.path), str(bare.path)}
+    row = rows[str(bare.path)]
+    assert (row["records"], row["cost"], row["copied"]["records"]) == (0, 0, len(bare.origins))
+    assert rows[str(parent.path)]["copied"]["records"] == 0
+    assert data["sessions"] == 2 and data["totals"]["records"] == archive.truth()["records"]
+    human = run("usage", "--by", "session").stdout
+    header, *lines = human.splitlines()
+    assert header.split()[-2:] == ["cost", "copied"]
+    bare_line = next(line for line in lines if line.startswith(bare.header["id"][:8]))
+    assert bare_line.split()[-2:] == ["$0.00", f"${row['copied']['cost']:.2f}"]
+    assert "\n3 sessions, 2 with usage of their own; times in" in human
+    table = list(csv.reader(io.StringIO(run("usage", "--by", "session", "--format", "csv").stdout)))
+    assert table[0][-1] == "copiedCost" and table[-1][0] == "total"
+    assert float(table[-1][-1]) == pytest.approx(data["copiedHistory"]["cost"])
+
+
 def test_search_json_and_safe_human_output(run: Run, archive: Archive) -> None:
     data = json.loads(run("search", "otter answer", "--format", "json").stdout)
     _validate("search", data)

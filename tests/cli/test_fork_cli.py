@@ -121,12 +121,12 @@ def _finding_codes(run: Run, path: Path) -> set[str]:
 
 #: Findings a one-branch copy may add, exactly as Pi's own /fork and /clone would: references into
 #: branches that were left behind (a branch summary's fromId, a context edit's target, a tool call
-#: answered only on another branch) and re-created labels keeping their older timestamps.
+#: answered only on another branch). Re-created labels keep their older timestamps, as Pi writes
+#: them, and validate does not flag that (test_clone_of_the_sample_is_what_pi_writes).
 ONE_BRANCH_FINDINGS = {
     "branch-summary-missing-from",
     "context-edit-missing-target",
     "tool-call-unanswered",
-    "timestamp-backwards",
 }
 
 
@@ -168,3 +168,53 @@ def test_trusted_project_session_dir_is_used_but_never_created(
     assert "does not exist" in result.stderr and not shared.exists()
     shared.mkdir()
     assert _new_file(run("clone", str(pi_home["source"]))).parent == shared
+
+
+def _without_new_ids(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries with what each run makes afresh left out: the header, and the label ids (and
+    the parentId of a label that follows another)."""
+    labels = {e["id"] for e in lines if e.get("type") == "label"}
+    out = []
+    for entry in lines[1:]:
+        entry = dict(entry)
+        if entry.get("type") == "label":
+            entry.pop("id")
+        if entry.get("parentId") in labels:
+            entry["parentId"] = "<label>"
+        out.append(entry)
+    return out
+
+
+def test_clone_of_the_sample_is_what_pi_writes(run: Run, tmp_path: Path) -> None:
+    """The sample's label is re-created after the copied path with the time it was set, as Pi's
+    createBranchedSession writes it; validate finds nothing in the clone (it used to report
+    timestamp-backwards for that label), nor in the file Pi itself writes."""
+    import subprocess
+
+    sample = support.ROOT / "examples" / "sample-session.jsonl"
+    clone = tmp_path / "clone.jsonl"
+    run("clone", sample, "-o", clone)
+    ours = [json.loads(line) for line in clone.read_text(encoding="utf-8").splitlines()]
+    source = {e["id"]: e for e in map(json.loads, sample.read_text(encoding="utf-8").splitlines()[1:])}
+    label = ours[-1]
+    assert label["type"] == "label" and label["parentId"] == ours[-2]["id"]
+    original = next(e for e in source.values() if e["type"] == "label" and e["targetId"] == label["targetId"])
+    assert label["timestamp"] == original["timestamp"] < ours[-2]["timestamp"]
+    assert _finding_codes(run, clone) == set()
+    assert _finding_codes(run, sample) == set()
+
+    node, pi = support.node(), support.pi_ref_dir()
+    if node is None or pi is None:
+        pytest.skip("needs node and the Pi reference for Pi's own clone")
+    pi_clone = tmp_path / "pi-clone.jsonl"
+    written = subprocess.run(
+        [node, str(support.ROOT / "scripts" / "pi_clone.mjs"), str(sample)],
+        capture_output=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "PI_REF_DIR": str(pi)},
+    )
+    pi_clone.write_bytes(written.stdout)
+    theirs = [json.loads(line) for line in written.stdout.decode("utf-8").splitlines()]
+    assert _without_new_ids(theirs) == _without_new_ids(ours)
+    assert _finding_codes(run, pi_clone) == set()

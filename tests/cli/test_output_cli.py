@@ -8,6 +8,7 @@ with escape sequences and bidi characters in every printed field.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -15,6 +16,7 @@ import re
 import select
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -148,6 +150,44 @@ def test_progress_on_a_terminal_only_and_erased_before_output() -> None:
     assert before.endswith(b"\r\x1b[K") and json.loads(b"{" + data.replace(b"\r\n", b"\n"))
     piped = pitools("inspect", GEN, env={"PITOOLS_PROGRESS_DELAY": "0"})
     assert b"working on" not in piped.stderr and piped.stderr == b""
+
+
+class _TerminalStream(io.StringIO):
+    """A captured stream that says it is a terminal (as a run's stderr on a tty would)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_goes_to_the_runs_stderr_not_the_process(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The spinner draws on the Output's stderr (its terminal flag, its safe text), so a run
+    with its own streams (a test, a program embedding pitools) gets it and the process's
+    stderr never sees it; a hostile file name shows up escaped."""
+    from pitools.cli import Environment, main
+
+    hostile = tmp_path / "evil\x1b]0;owned\x07\u202ename.jsonl"
+    hostile.write_bytes(GEN.read_bytes())
+    err = _TerminalStream()
+    env = Environment(
+        stdout=io.StringIO(),
+        stderr=err,
+        stdin=io.StringIO(),
+        environ={"TERM": "xterm", "PITOOLS_PROGRESS_DELAY": "0", "PI_CODING_AGENT_DIR": str(tmp_path / "agent")},
+    )
+    assert main(["inspect", str(hostile), "--format", "json"], env) == 0
+    shown = err.getvalue()
+    assert "pitools inspect: working on evil" in shown
+    assert shown.endswith("\r\x1b[K")  # erased before the data
+    assert "\x1b" not in shown.replace("\x1b[K", "") and "\x07" not in shown and "\u202e" not in shown
+    assert json.loads(env.stdout.getvalue())["lineCount"] == 579
+    real = capfd.readouterr()
+    assert real.err == "" and real.out == ""
+    # TERM=dumb (the run's variables, not the process's) draws nothing
+    dumb = _TerminalStream()
+    env = Environment(stdout=io.StringIO(), stderr=dumb, environ={"TERM": "dumb", "PITOOLS_PROGRESS_DELAY": "0"})
+    assert main(["inspect", str(GEN)], env) == 0 and dumb.getvalue() == ""
+    assert capfd.readouterr().err == ""
+    assert not [t for t in threading.enumerate() if t.name == "pitools-progress"]
 
 
 # -- width ----------------------------------------------------------------------------------------

@@ -214,8 +214,8 @@ def build(case: Case, out: Path) -> None:
 
 
 def _oracle() -> tuple[Path, dict[str, str]] | None:
-    script = Path(os.environ.get("PI_ORACLE") or ROOT.parent / "shared" / "reference" / "oracle.mjs")
-    if not script.is_file() or shutil.which("node") is None:
+    script = support.load_script("pi_reference").oracle_path(ROOT)  # as record_golden finds it
+    if script is None or shutil.which("node") is None:
         return None
     env = dict(os.environ, TZ="UTC")
     local = ROOT / ".pi-ref" / "node_modules" / "@earendil-works" / "pi-coding-agent"

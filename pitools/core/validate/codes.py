@@ -92,7 +92,10 @@ CODES: dict[str, CodeInfo] = {
     "tool-call-unanswered": CodeInfo(
         INFO, "a tool call gets no result although the conversation goes on; Pi inserts a synthetic error"
     ),
-    "timestamp-backwards": CodeInfo(INFO, "an entry's timestamp is earlier than its parent's"),
+    "timestamp-backwards": CodeInfo(
+        INFO,
+        "an entry's timestamp is earlier than its parent's (labels excepted: /clone re-creates them with old times)",
+    ),
     "pi-would-crash": CodeInfo(ERROR, "Pi 1.6.0 itself throws on this data"),
     "internal-check-error": CodeInfo(ERROR, "a pitools check failed (a bug; please report it)"),
 }

@@ -168,13 +168,14 @@ class Structure:
         rec = self.rec
         n = len(rec)
         parents, roles, calls, results, time_keys = self.parents, rec.roles, rec.calls, rec.results, rec.time_keys
+        types = rec.types
         held = self.held()
         budget = budget_per_entry * n + 64
         out: list[Finding] = []
         answered: set[tuple[int, int]] = set()  # (assistant position, index of the call in it)
         for pos in held:
             parent = parents[pos]
-            if parent is not None and _earlier(time_keys[pos], time_keys[parent]):
+            if parent is not None and _earlier(time_keys[pos], time_keys[parent]) and types[pos] != "label":
                 out.append(self._backwards(pos, parent))
             result_id = results.get(pos)
             if result_id is None or pos in calls:
@@ -216,6 +217,9 @@ class Structure:
         return out
 
     def _backwards(self, pos: int, parent: int) -> Finding:
+        """``timestamp-backwards``. Never for a ``label`` entry: its timestamp is when the label was
+        set, and Pi's createBranchedSession (/clone, /fork) re-creates the labels after the copied
+        path with those times, so a label older than its parent is how Pi writes them."""
         rec = self.rec
         return self.finding(
             "timestamp-backwards",
@@ -289,7 +293,7 @@ class Structure:
             timer += 1
             stack.append(~pos)
             parent = up[pos]
-            if parent >= 0 and _earlier(time_keys[pos], time_keys[parent]):
+            if parent >= 0 and _earlier(time_keys[pos], time_keys[parent]) and rec.types[pos] != "label":
                 out.append(self._backwards(pos, parent))
             made = calls.get(pos)
             if made is not None:

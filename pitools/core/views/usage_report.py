@@ -52,6 +52,9 @@ class ReportRow:
     sums: UsageSum = field(default_factory=UsageSum)
     models: dict[str, UsageSum] = field(default_factory=dict)
     session: SessionInfo | None = None
+    #: ``--by session``: what this session copied from its parent by fork/clone. Shown beside its
+    #: own usage (``sums``) and counted in the parent's row, not in this row or the totals.
+    copied: UsageSum | None = None
 
     def to_json(self, breakdown: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"key": self.key, **self.sums.to_json()}
@@ -62,6 +65,8 @@ class ReportRow:
                 "name": self.session.name,
                 "cwd": self.session.cwd,
             }
+        if self.copied is not None:
+            out["copied"] = self.copied.to_json()
         if breakdown:
             out["models"] = [
                 {"model": name, **sums.to_json()}
@@ -138,6 +143,12 @@ def model_name(provider: str, model: str) -> str:
     return f"{provider}/{model}"
 
 
+def _new_row(key: str, group: UsageGroup, by: str) -> ReportRow:
+    if by != "session":
+        return ReportRow(key)
+    return ReportRow(key, session=group.session, copied=UsageSum())
+
+
 def build_report(
     groups: Iterable[UsageGroup],
     *,
@@ -167,17 +178,25 @@ def build_report(
             key = g.key or ""
         row = rows.get(key)
         if row is None:
-            row = rows[key] = ReportRow(key, session=g.session if by == "session" else None)
+            row = rows[key] = _new_row(key, g, by)
         row.sums.merge(g.sums)
         if breakdown:
             row.models.setdefault(model_name(g.provider, g.model), UsageSum()).merge(g.sums)
         totals.merge(g.sums)
+    excluded = UsageSum()
+    for g in copied:
+        excluded.merge(g.sums)
+        if by == "session":  # a fork gets its row even with no usage of its own
+            key = g.key or ""
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = _new_row(key, g, by)
+            if row.copied is None:
+                row.copied = UsageSum()
+            row.copied.merge(g.sums)
     ordered = list(rows.values())
     if by in PERIODS:
         ordered.sort(key=lambda r: (r.key == NO_DATE, r.key))
     else:
         ordered.sort(key=lambda r: (-r.sums.cost, -r.sums.total_tokens, r.key))
-    excluded = UsageSum()
-    for g in copied:
-        excluded.merge(g.sums)
     return UsageReport(by, tz_name, since, until, breakdown, ordered, totals, sessions, excluded)

@@ -82,7 +82,7 @@
         var v = useTokens ? tokensOf(r) : r.cost, w = max ? (v / max * 100) : 0;
         var label = r.session ? (r.session.name || r.session.id) : r.key;
         return '<div class="barrow"><span class="k" title="' + esc(label) + '">' + esc(label) + '</span><div><div class="b" style="width:' + w.toFixed(2) + '%"></div></div><span class="v">' +
-          esc(money(r.cost) + " · " + fmt(tokensOf(r)) + " tok") + "</span></div>";
+          esc(money(r.cost) + " · " + fmt(tokensOf(r)) + " tok" + (r.copied && r.copied.records ? " · copied " + money(r.copied.cost) : "")) + "</span></div>";
       }).join("") + '<p class="muted">Total: ' + esc(money((d.totals || {}).cost) + " · " + fmt(tokensOf(d.totals)) + " tokens") + "</p>";
     }).catch(function (e) { box.innerHTML = '<p class="error">' + esc(e.message) + "</p>"; });
   }

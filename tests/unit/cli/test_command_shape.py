@@ -171,6 +171,33 @@ def test_only_the_output_layer_builds_the_output() -> None:
     assert offenders == []
 
 
+#: Where the process's own stdout/stderr may be named: the output layer, the Environment that
+#: defaults to them, the entry point's exit-time flush and the error handler's broken-pipe fix.
+PROCESS_STREAM_MODULES = {"cli/output.py", "cli/environment.py", "cli/__init__.py", "cli/errors.py"}
+
+
+def test_nothing_writes_to_the_process_streams_behind_the_output() -> None:
+    """Progress, warnings and messages go to the run's Output (a test or an embedding program
+    passes its own streams): no module outside the output layer names ``sys.stdout``/
+    ``sys.stderr`` or calls the bare ``print``."""
+    import ast
+
+    offenders = []
+    for path in sorted((ROOT / "pitools").rglob("*.py")):
+        where = path.relative_to(ROOT / "pitools").as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "sys"
+                and node.attr in ("stdout", "stderr", "__stdout__", "__stderr__")
+            )
+            printed = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+            if (named and where not in PROCESS_STREAM_MODULES) or printed:
+                offenders.append(f"{where}:{getattr(node, 'lineno', 0)}")
+    assert offenders == []
+
+
 def test_write_chunks_to_writes_a_new_file_or_stdout(tmp_path: Path) -> None:
     from pitools.cli.output import Output
 

@@ -148,6 +148,36 @@ def test_groupings_keep_the_totals(home: dict[str, Any]) -> None:
     assert 0 < since.totals.records < truth["records"]
 
 
+def test_by_session_every_fork_has_a_row_with_its_own_and_copied_usage(home: dict[str, Any]) -> None:
+    """A fork with no usage of its own still gets a row: zeros, and what it copied from its parent.
+    Each row's own + copied usage is the file's getSessionStats (what `pitools inspect` shows)."""
+    ar, w = _build(home["agent"])
+    bare = ar.fork(w["clone"], w["clone"].leaf)  # type: ignore[arg-type]  # /clone, then nothing
+    bare.write()
+    report = _usage(home["env"], by="session")
+    _check_totals(report, ar.truth())  # the copied history still counts once
+    rows = {r.key: r for r in report.rows}
+    assert set(rows) == {str(x.path) for x in ar.present()}
+    row = rows[str(bare.path)]
+    assert row.sums.records == 0 and row.sums.cost == 0 and row.copied is not None
+    assert row.copied.records == len(bare.origins) > 0
+    assert report.rows[-1] is row  # no cost of its own: last
+    for x in ar.present():
+        r = rows[str(x.path)]
+        stats = session_stats(open_session(x.path).entries).totals
+        assert r.copied is not None
+        both = (r.sums.input + r.copied.input, r.sums.output + r.copied.output, r.sums.cost + r.copied.cost)
+        assert both[:2] == (stats.input, stats.output) and _close(both[2], stats.cost), x.path
+    assert {str(x.path) for x in ar.present() if rows[str(x.path)].copied.records} == {  # type: ignore[union-attr]
+        str(w["clone"].path),
+        str(w["grandchild"].path),
+        str(bare.path),
+    }
+    assert report.sessions == len(ar.present()) - 1  # sessions with usage of their own
+    # Other groupings have no per-row copied part.
+    assert all(r.copied is None for r in _usage(home["env"], by="model").rows)
+
+
 def _settled(*paths: Any) -> None:
     """Date files 10 s back, as files Pi wrote a moment ago: one written in the clock tick an update
     starts is read again by the next update too (pitools.ops.index.racy), which these counts exclude."""

@@ -1,7 +1,8 @@
-"""Output budget: Pi's clampMaxTokensToContext and thinking budgets.
+"""Output budget: Pi's clampMaxTokensToContext and thinking budgets, as the summarizer uses them.
 
 Expected numbers were computed by running pi-ai 1.6.0's own ``simple-options.js`` in Node
-on the same inputs.
+on the same inputs. The arithmetic itself is the request mirror's
+(``tests/unit/request/test_budget_parity.py`` checks it on a grid recorded from pi-ai).
 """
 
 from __future__ import annotations
@@ -10,12 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pitools.summarize.budget import (
-    clamp_max_tokens_to_context,
-    clamp_thinking_level,
-    estimate_text_tokens,
-    output_budget,
-)
+from pitools.core.request.common import clamp_max_tokens_to_context
+from pitools.summarize.budget import clamp_thinking_level, output_budget
 from pitools.summarize.types import ModelSpec, SummaryRequest
 
 
@@ -29,11 +26,15 @@ def request(chars: int, level: str | None = None, max_tokens: int | None = None)
     return SummaryRequest(system_prompt="s" * 5000, prompt="x" * chars, reasoning_level=level, max_tokens=max_tokens)  # type: ignore[arg-type]
 
 
+def _input_tokens(prompt: str) -> int:
+    return output_budget(spec(), SummaryRequest(system_prompt="s", prompt=prompt)).input_tokens  # type: ignore[call-arg]
+
+
 def test_estimate_counts_utf16_units() -> None:
-    assert estimate_text_tokens("") == 0
-    assert estimate_text_tokens("abcdefg") == 2  # 7 / 3.5
-    assert estimate_text_tokens("abcdefgh") == 3
-    assert estimate_text_tokens("😀" * 7) == 4  # 14 UTF-16 units
+    assert _input_tokens("") == 0
+    assert _input_tokens("abcdefg") == 2  # 7 / 3.5
+    assert _input_tokens("abcdefgh") == 3
+    assert _input_tokens("😀" * 7) == 4  # 14 UTF-16 units
 
 
 @pytest.mark.parametrize(
@@ -48,7 +49,6 @@ def test_estimate_counts_utf16_units() -> None:
     ],
 )
 def test_clamp_matches_pi(window: int, cap: int, chars: int, expected: int) -> None:
-    assert clamp_max_tokens_to_context(window, estimate_text_tokens("x" * chars), cap) == expected
     # The system prompt is not part of the estimate, as in Pi.
     budget = output_budget(spec(api="openai-completions", context_window=window, max_tokens=cap), request(chars))
     assert budget.max_tokens == expected
@@ -60,7 +60,10 @@ def test_clamp_matches_pi(window: int, cap: int, chars: int, expected: int) -> N
     cap=st.integers(min_value=1, max_value=200_000),
 )
 def test_clamp_never_exceeds_cap_or_goes_below_one(window: int, tokens: int, cap: int) -> None:
-    out = clamp_max_tokens_to_context(window, tokens, cap)
+    # One assistant message whose usage the estimate takes as the input size.
+    usage = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens}
+    messages = [{"role": "assistant", "content": [], "usage": usage, "stopReason": "stop", "timestamp": 0}]
+    out = clamp_max_tokens_to_context({"contextWindow": window}, messages, cap)
     assert 1 <= out <= max(cap, 1)
 
 

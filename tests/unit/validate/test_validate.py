@@ -508,6 +508,20 @@ def test_timestamp_backwards(tmp_path: Path) -> None:
     assert all(f.severity == "info" for f in findings(b.write(tmp_path)))
 
 
+@pytest.mark.parametrize("parents_first", [True, False], ids=["file-order-walk", "depth-first-walk"])
+def test_a_label_older_than_its_parent_is_how_pi_clones_write_it(tmp_path: Path, parents_first: bool) -> None:
+    """Pi's createBranchedSession re-creates labels after the copied path with the time each was
+    set: not timestamp-backwards. A message older than its parent still is."""
+    b = conversation()
+    b.add("label", "l1", targetId="u1", label="start")["timestamp"] = "2024-06-01T00:00:00.000Z"
+    b.user("u2")
+    b.user("u3")["timestamp"] = "2024-06-01T00:00:00.000Z"  # a message: still reported
+    if not parents_first:  # a child before its parent in the file: the depth-first walk
+        b.lines.insert(1, b.lines.pop())
+    found = [(f.code, f.entry_id) for f in findings(b.write(tmp_path))]
+    assert found == [("timestamp-backwards", "u3")]
+
+
 # -- Pi crashes -----------------------------------------------------------------------------------
 
 
