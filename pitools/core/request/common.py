@@ -482,6 +482,20 @@ def supported_thinking_levels(model: dict[str, Any]) -> list[str]:
     return out
 
 
+def map_thinking_level(level_map: dict[str, Any], level: str) -> Any:
+    """``thinkingLevelMap[level] ?? level``: the provider's value for a thinking level (the level
+    itself when the map leaves it out or maps it to null)."""
+    value = level_map.get(level, UNDEFINED)
+    return level if value is None or value is UNDEFINED else value
+
+
+def off_effort(level_map: dict[str, Any]) -> Any:
+    """The effort sent to turn reasoning off: ``thinkingLevelMap.off``, or ``"none"`` when unset
+    (callers first check that the map does not say null, which means "send nothing")."""
+    off = level_map.get("off", UNDEFINED)
+    return "none" if off is UNDEFINED else off
+
+
 def clamp_thinking_level(model: dict[str, Any], level: str) -> str:
     """pi-ai ``clampThinkingLevel``: the nearest supported level, searching upwards first."""
     return nearest_thinking_level(supported_thinking_levels(model), level)

@@ -413,8 +413,7 @@ def _thinking(model: dict[str, Any], c: dict[str, Any], effort: str | None, para
     reasoning = bool(model.get("reasoning"))
 
     def mapped(level: str) -> Any:
-        v = level_map.get(level, UNDEFINED)
-        return level if v is None or v is UNDEFINED else v
+        return common.map_thinking_level(level_map, level)
 
     if fmt in ("chat-template", "baseten", "qwen-chat-template") and reasoning:
         raise RequestError(f"the {fmt} thinking format is not replayed by pitools")
@@ -442,8 +441,7 @@ def _thinking(model: dict[str, Any], c: dict[str, Any], effort: str | None, para
         if effort:
             params["reasoning"] = {"effort": mapped(effort)}
         elif level_map.get("off", UNDEFINED) is not None:
-            off = level_map.get("off", UNDEFINED)
-            params["reasoning"] = {"effort": "none" if off is UNDEFINED else off}
+            params["reasoning"] = {"effort": common.off_effort(level_map)}
     elif fmt == "ant-ling" and reasoning and effort:
         value = level_map.get(effort)
         if type(value) is str:
@@ -456,8 +454,7 @@ def _thinking(model: dict[str, Any], c: dict[str, Any], effort: str | None, para
         if effort:
             params["thinking"] = mapped(effort)
         elif level_map.get("off", UNDEFINED) is not None:
-            off = level_map.get("off", UNDEFINED)
-            params["thinking"] = "none" if off is UNDEFINED else off
+            params["thinking"] = common.off_effort(level_map)
     elif effort and reasoning and c.get("supportsReasoningEffort"):
         params["reasoning_effort"] = mapped(effort)
     elif not effort and reasoning and c.get("supportsReasoningEffort"):

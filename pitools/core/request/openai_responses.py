@@ -343,8 +343,7 @@ def build(
     level_map = model.get("thinkingLevelMap") or {}
     config_effort: Any = None
     if c["supportsMidConvoEffort"] and effort:
-        mapped = level_map.get(effort, UNDEFINED)
-        config_effort = effort if mapped is None or mapped is UNDEFINED else mapped
+        config_effort = common.map_thinking_level(level_map, effort)
     context = common.resolve_transcript(messages, c["supportsMidConvoSystemMessages"], notes)
     common.refuse_grammar_tools(common.current_tools(context), c["supportsOpenAIGrammarTools"])
     request_tools, _ = resolve_transcript_tools(context, tool_support(c))
@@ -365,16 +364,15 @@ def build(
         params["tools"] = convert_tools(request_tools, bool(c["supportsStrictMode"]))
     if model.get("reasoning"):
         if effort:
-            requested = level_map.get(effort, UNDEFINED)
-            requested = effort if requested is None or requested is UNDEFINED else requested
             params["reasoning"] = {
-                "effort": requested if config_effort is None else CONFIGURATION_UPDATE_REQUEST_EFFORT,
+                "effort": common.map_thinking_level(level_map, effort)
+                if config_effort is None
+                else CONFIGURATION_UPDATE_REQUEST_EFFORT,
                 "summary": "auto",
             }
             params["include"] = ["reasoning.encrypted_content"]
         elif model["provider"] != "github-copilot" and level_map.get("off", UNDEFINED) is not None:
-            off = level_map.get("off", UNDEFINED)
-            params["reasoning"] = {"effort": "none" if off is UNDEFINED else off}
+            params["reasoning"] = {"effort": common.off_effort(level_map)}
         if model["provider"] == "xai":
             params["include"] = ["reasoning.encrypted_content"]
     sampling = common.resolve_sampling_params(model, effort or "off")
