@@ -233,10 +233,6 @@ class Output:
         return PlainConsole(StripTrailing(self.stderr if err else self.stdout), UNLIMITED if width is None else width)
 
     @property
-    def err_console(self) -> Any:
-        return self.console(err=True)
-
-    @property
     def progress(self) -> bool:
         """Whether live progress may be drawn on stderr: a real terminal only, never a pipe."""
         return self.stderr_isatty and not self.term_dumb

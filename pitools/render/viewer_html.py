@@ -147,11 +147,6 @@ def entry_texts(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] 
             yield _entry_json(entry)
 
 
-def entries_json(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] | None = None) -> bytes:
-    """The entries as one JSON array (``pitools serve`` sends it when a session grows)."""
-    return b"[" + b",".join(entry_texts(entries, raw_line)) + b"]"
-
-
 @cache
 def home_hash() -> str:
     digest = hashlib.sha256(asset("home.js").encode("utf-8")).digest()

@@ -654,11 +654,6 @@ def make_strict_json_schema(schema: Any, unsupported: Callable[[str, Any], bool]
     return cloned
 
 
-def prefers_strict(tool: Any) -> bool:
-    config = get(tool, "constrainedSampling")
-    return type(config) is dict and config.get("type") == "json_schema" and config.get("strict") == "prefer"
-
-
 def resolve_strict(
     tool: Any, supports_strict: bool, unsupported: Callable[[str, Any], bool] | None = None
 ) -> bool | None:

@@ -190,11 +190,6 @@ def iter_file_lines(path: str, start: int = 0, stop: int | None = None) -> Itera
     return _iter_raw_lines(path, start, stop)
 
 
-def consume_values(raw: RawSession, scanned: Iterator[ScannedValue]) -> None:
-    """Keep every value :func:`scan_lines` yields in ``raw`` (what :func:`read_session` does)."""
-    _consume(raw, scanned)
-
-
 def line_spans(data: bytes) -> Iterator[tuple[int, int]]:
     """``(start, end)`` of each line of in-memory bytes, split on ``\n`` only: ``data[start:end]``
     is the line without its ``\n``; ``end == len(data)`` only for a last line with none."""
