@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pitools.core.request import common
+from pitools.core.request.anthropic import adaptive_effort
 from pitools.summarize.types import ModelSpec, SummaryRequest
 
 ThinkingMode = Literal["none", "disabled", "adaptive", "budget"]
@@ -57,13 +58,6 @@ def requested_reasoning(spec: ModelSpec, request: SummaryRequest) -> str | None:
     return None
 
 
-def _anthropic_effort(spec: ModelSpec, level: str) -> str:
-    mapped = (spec.thinking_level_map or {}).get(level)
-    if isinstance(mapped, str):
-        return mapped
-    return {"minimal": "low", "low": "low", "medium": "medium"}.get(level, "high")
-
-
 @dataclass(frozen=True)
 class OutputBudget:
     """The output cap to send and how to ask for thinking."""
@@ -100,7 +94,7 @@ def output_budget(spec: ModelSpec, request: SummaryRequest) -> OutputBudget:
             max_tokens=base,
             input_tokens=input_tokens,
             thinking="adaptive",
-            effort=_anthropic_effort(spec, level),
+            effort=adaptive_effort(model, level),
         )
     widened, budget = common.adjust_max_tokens_for_thinking(base, spec.max_tokens, level)
     max_tokens = int(common.clamp_max_tokens_to_context(model, messages, widened))

@@ -143,7 +143,9 @@ def _or(v: Any, default: Any) -> Any:
     return default if v is None or v is UNDEFINED else v
 
 
-def _effort_for(model: dict[str, Any], level: str) -> str:
+def adaptive_effort(model: dict[str, Any], level: str) -> str:
+    """The ``effort`` pi-ai sends with adaptive thinking: the model's own name for the level
+    (``thinkingLevelMap``), else low/medium/high (minimal counts as low, anything above as high)."""
     mapped = (model.get("thinkingLevelMap") or {}).get(level)
     if type(mapped) is str:
         return mapped
@@ -163,7 +165,7 @@ def build(
         options["thinkingEnabled"] = False
     elif common.compat(model).get("forceAdaptiveThinking") is True:
         options["thinkingEnabled"] = True
-        options["effort"] = _effort_for(model, reasoning)
+        options["effort"] = adaptive_effort(model, reasoning)
     else:
         adjusted, budget = common.adjust_max_tokens_for_thinking(base_max, model["maxTokens"], reasoning)
         max_tokens = common.clamp_max_tokens_to_context(model, messages, adjusted)
