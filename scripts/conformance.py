@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_reference import oracle_candidates, oracle_path
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
 PACKAGE = "@earendil-works/pi-coding-agent"
@@ -198,12 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     if not re.fullmatch(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?", opts.pi):
         parser.error(f"--pi takes a version such as 1.6.0, not {opts.pi!r}")
 
-    # The oracle ships in shared/reference beside the checkout (or beside the worktrees' folder).
-    candidates = [Path(os.environ["PI_ORACLE"])] if os.environ.get("PI_ORACLE") else []
-    candidates += [base / "shared" / "reference" / "oracle.mjs" for base in (ROOT.parent, ROOT.parent.parent)]
-    oracle = next((c for c in candidates if c.is_file()), None)
+    oracle = oracle_path()
     if oracle is None:
-        print(f"conformance: the oracle is not at {candidates[0]} (set PI_ORACLE)", file=sys.stderr)
+        print(f"conformance: the oracle is not at {oracle_candidates()[0]} (set PI_ORACLE)", file=sys.stderr)
         return 2
     ref = install(opts.pi)
     todo = recordings(opts.cases)

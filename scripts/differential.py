@@ -22,12 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from pi_reference import oracle_candidates, oracle_path  # noqa: E402
 from record_golden import reference_dir  # noqa: E402
 
 from pitools.core.compaction.prepare import CompactionSettings  # noqa: E402
 from pitools.core.parity import diff_values, oracle_view  # noqa: E402
-
-SHARED = ROOT.parent / "shared" / "reference"
 
 
 def main(argv: list[str]) -> int:
@@ -36,13 +35,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--count", type=int, default=250)
     parser.add_argument("--work", type=Path, default=ROOT / "bench" / "differential")
     args = parser.parse_args(argv)
+    oracle = oracle_path()
+    if oracle is None:
+        print(
+            f"differential: Pi's reference oracle is not at {oracle_candidates()[0]} (set PI_ORACLE)", file=sys.stderr
+        )
+        return 2
+    shared = oracle.parent  # the oracle's folder also holds the session generator and its runner
     sessions = args.work / f"gen-{args.seed}"
     outputs = args.work / f"oracle-{args.seed}"
     if not sessions.is_dir():
         subprocess.run(
             [
                 sys.executable,
-                str(SHARED / "gen.py"),
+                str(shared / "gen.py"),
                 "--seed",
                 str(args.seed),
                 "--out",
@@ -54,7 +60,7 @@ def main(argv: list[str]) -> int:
         )
     if not outputs.is_dir():
         env = dict(os.environ, PI_REF_DIR=str(reference_dir()))
-        subprocess.run(["bash", str(SHARED / "run_oracle_all.sh"), str(sessions), str(outputs)], check=True, env=env)
+        subprocess.run(["bash", str(shared / "run_oracle_all.sh"), str(sessions), str(outputs)], check=True, env=env)
     compared = leaves = differing = 0
     for path in sorted(sessions.glob("*.jsonl")):
         for variant, krt in (("", 20000), (".krt300", 300)):
