@@ -36,8 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_reference import oracle_candidates, oracle_path
-
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
 PACKAGE = "@earendil-works/pi-coding-agent"
@@ -199,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     if not re.fullmatch(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?", opts.pi):
         parser.error(f"--pi takes a version such as 1.6.0, not {opts.pi!r}")
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from pi_reference import oracle_candidates, oracle_path
 
     oracle = oracle_path()
     if oracle is None:
