@@ -101,7 +101,7 @@ def _valid_view(
     out["entries"] = entries
     out["sessionId"] = session.header.get("id") if session.header else None
     out["sessionName"] = _attempt(lambda: session_name(entries))
-    out["entryCount"] = len(index.by_id)
+    out["entryCount"] = len(index.pos_by_id)
     default_leaf = index.leaf_id
     out["leafId"] = None if default_leaf is UNDEFINED else default_leaf
     out["labels"] = _labels(entries)
@@ -159,7 +159,8 @@ def navigate_view(index: SessionIndex, leaf: Any, target: Any, context_window: i
         token_budget,
     )
 
-    index.walk_to_root(index.get(target))  # the oracle's cycle guard on the target's path
+    if (at := index.position_of(target)) is not None:
+        index.walk_positions(at)  # the oracle's cycle guard on the target's path
     entries, common = collect_entries_for_branch_summary(index, leaf, target)
     budget = token_budget(context_window, 16384)
     nav: dict[str, Any] = {"targetId": target, "commonAncestorId": common}
@@ -214,12 +215,12 @@ def leaf_view(index: SessionIndex, leaf: Any, settings: CompactionSettings, cont
     """One ``byLeaf`` record of the oracle."""
     r: dict[str, Any] = {"leafExists": leaf is not None and leaf is not UNDEFINED and index.has(leaf)}
     try:
-        start = None if leaf is None else index.get(leaf) if index.has(leaf) and leaf else None
+        start = None if leaf is None else index.position_of(leaf) if index.has(leaf) and leaf else None
         if leaf is not None:
             if start is None and index.entries:
-                start = index.entries[-1]
+                start = len(index.entries) - 1
             if start is not None:
-                index.walk_to_root(start)
+                index.walk_positions(start)
     except CycleError as exc:
         return {"leafExists": r["leafExists"], "error": "cycle", "detail": exc.message}
     r["path"] = [] if leaf is None else _attempt(lambda: [entry_id(e) for e in index.get_branch(leaf)])

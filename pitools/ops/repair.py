@@ -141,11 +141,10 @@ def repair_file(
         # No fix: the output would be the file itself, byte for byte (the sizes agree, and every
         # line was kept as it is), so Pi reads exactly what it reads today. Building it and
         # replaying every leaf on two copies would cost 4x the file in memory on 1 GB sessions.
-        from pitools.core.repair.invariant import leaf_entries
         from pitools.core.session.tree import SessionIndex
 
         entries = [v for line in plan.lines[1:] if not (type(v := line.value) is dict and v.get("type") == "session")]
-        leaves = len(leaf_entries(SessionIndex.build(entries)))
+        leaves = len(SessionIndex.build(entries).leaf_positions())
         result.invariant = InvariantReport(len(entries), len(entries), leaves_compared=leaves)
         result.bytes_after = len(data)
         result.lines_after = len(plan.lines)

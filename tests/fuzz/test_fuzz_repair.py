@@ -24,7 +24,7 @@ SEED_NAMES = [name for name, _ in SEEDS]
 
 
 def _pi_view(data: bytes) -> tuple[int, dict[str, Any], Any]:
-    """(object entries Pi reads, {entry JSON: entry}, index) as pitools' core loads them."""
+    """(object entries Pi reads, {entry JSON: its position}, index) as pitools' core loads them."""
     from pitools.core.session.load import read_session_bytes
     from pitools.core.session.loaded import session_from_raw
     from pitools.core.session.migrate import MigrationError
@@ -37,13 +37,12 @@ def _pi_view(data: bytes) -> tuple[int, dict[str, Any], Any]:
         session = session_from_raw(raw)
     except MigrationError:
         return 0, {}, None
-    entries = [e for e in session.entries if type(e) is dict]
-    by_json = {json.dumps(e, sort_keys=True, default=str): e for e in entries}
-    return len(entries), by_json, SessionIndex.build(session.entries)
+    by_json = {json.dumps(e, sort_keys=True, default=str): i for i, e in enumerate(session.entries) if type(e) is dict}
+    return sum(type(e) is dict for e in session.entries), by_json, SessionIndex.build(session.entries)
 
 
 def assert_not_worse(before: bytes, after: bytes) -> None:
-    from pitools.core.repair.invariant import context_fingerprint, leaf_entries
+    from pitools.core.repair.invariant import context_fingerprint
     from pitools.core.session.loaded import entry_id
 
     n_before, _, idx_before = _pi_view(before)
@@ -52,12 +51,13 @@ def assert_not_worse(before: bytes, after: bytes) -> None:
     assert n_after >= n_before, f"Pi reads {n_after} entries after the repair, {n_before} before"
     if idx_before is None:
         return
-    for leaf in leaf_entries(idx_before):
-        if type(leaf) is not dict or context_fingerprint(idx_before, leaf).startswith(b"!"):
+    for at in idx_before.leaf_positions():
+        leaf = idx_before.entries[at]
+        if type(leaf) is not dict or context_fingerprint(idx_before, at).startswith(b"!"):
             continue
         same = by_json.get(json.dumps(leaf, sort_keys=True, default=str))
-        if same is None and idx_after.has(entry_id(leaf)):
-            same = idx_after.get(entry_id(leaf))
+        if same is None:
+            same = idx_after.position_of(entry_id(leaf))
         assert same is not None, f"leaf {entry_id(leaf)!r} is gone after the repair"
         assert not context_fingerprint(idx_after, same).startswith(b"!"), f"Pi cannot build leaf {entry_id(leaf)!r}"
 

@@ -195,7 +195,7 @@ def session_rows(session: Session, index: SessionIndex, meta: SessionMeta) -> It
                 "timestamp": ts,
                 "line": session.lines[i],
                 "bytes": max(0, end - session.offsets[i]),
-                "depth": depths.get(id(entry)),
+                "depth": depths.get(i),
                 "on_default_branch": on_default,
                 "in_context": id(entry) in in_context,
                 "compacted": on_default and id(entry) not in in_context,

@@ -22,9 +22,8 @@ from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import LoadedSession, kept_whole, load_bytes
-from pitools.core.session.index import fold_paths
 from pitools.core.session.load import RawSession
-from pitools.core.session.loaded import Session, entry_id
+from pitools.core.session.loaded import Session
 from pitools.core.session.tree import SessionIndex
 from pitools.errors import CycleError, PiCrashError, PitoolsError
 
@@ -69,30 +68,16 @@ def _fingerprint(projection: Callable[[], Projection]) -> bytes:
         return b"!crash " + exc.message.encode("utf-8", "replace")
 
 
-def context_fingerprint(index: SessionIndex, start: Any) -> bytes:
-    """Pi's context (messages, thinking level, model) at an entry, as bytes; or why it fails."""
+def context_fingerprint(index: SessionIndex, start: int) -> bytes:
+    """Pi's context (messages, thinking level, model) at the entry at position ``start``, as
+    bytes; or why it fails."""
 
     def projection() -> Projection:
-        path = index.walk_to_root(start)
+        path = index.walk_positions(start)
         path.reverse()
-        return build_projection(path)
+        return build_projection(index.entries_at(path))
 
     return _fingerprint(projection)
-
-
-def leaf_entries(index: SessionIndex) -> list[Any]:
-    """The entries at every leaf (``getTree`` leaves with string ids), plus Pi's default leaf."""
-    out = [index.get(leaf) for leaf in index.leaves()]
-    if index.entries:
-        default = index.get(index.leaf_id) if index.has(index.leaf_id) else None
-        out.append(default if default is not None else index.entries[-1])
-    seen: set[int] = set()
-    unique = []
-    for e in out:
-        if e is not None and id(e) not in seen:
-            seen.add(id(e))
-            unique.append(e)
-    return unique
 
 
 def _normalized_line(data: bytes, offset: int, length: int, first: bool) -> bytes:
@@ -128,10 +113,10 @@ def check_invariant(
     old = _load(before, path, keep)
     if old is None:
         # Pi reads nothing from the damaged file today: every leaf is restored; each must build.
-        for leaf in leaf_entries(new.index):
+        for leaf in new.index.leaf_positions():
             report.leaves_restored += 1
             if _loops(new.index, leaf):
-                report.violations.append(f"the repaired file still loops at leaf {entry_id(leaf)!r}")
+                report.violations.append(f"the repaired file still loops at leaf {new.index.ids[leaf]!r}")
         return report
     o_sess, n_sess = old.session, new.session
     report.entries_before = len(o_sess.entries)
@@ -166,17 +151,17 @@ def _compare_parsed(
         before_fp = context_fingerprint(o_idx, leaf)
         after_fp = context_fingerprint(n_idx, target)
         try:
-            path_lines = {o_sess.lines[o_idx.position(e)] for e in o_idx.walk_to_root(leaf) if o_idx.has(entry_id(e))}
+            path_lines = {o_sess.lines[p] for p in o_idx.walk_positions(leaf)}  # a leaf is held by byId
         except CycleError:
             path_lines = None
         # An entry on the new path that Pi did not read before (a split line's piece, an entry
         # now reachable) or that a fix changed makes this a restored leaf, not an unchanged one.
         new_path_ok = _only_old_entries(n_idx, n_sess, target, origins, old_lines, touched)
         untouched = path_lines is not None and not (path_lines & touched)
-        _judge_leaf(report, line, leaf, untouched and new_path_ok, before_fp, after_fp)
-    for leaf in leaf_entries(n_idx):
+        _judge_leaf(report, line, o_idx.ids[leaf], untouched and new_path_ok, before_fp, after_fp)
+    for leaf in n_idx.leaf_positions():
         if context_fingerprint(n_idx, leaf) == b"!cycle":
-            report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
+            report.violations.append(f"the repaired file still loops at leaf {_show(n_idx.ids[leaf])}")
 
 
 def _leaf_targets(
@@ -186,31 +171,34 @@ def _leaf_targets(
     n_sess: Session,
     after_pos: dict[Origin, int],
     removed: set[int],
-) -> Iterator[tuple[Any, int, Any]]:
-    """Each leaf Pi has today, its line, and the entry it became in the repaired file; a leaf
-    that is gone without the repair removing its line is a violation (and is skipped)."""
-    for leaf in leaf_entries(o_idx):
-        k = o_idx.position(leaf) if o_idx.has(entry_id(leaf)) else len(o_sess.entries) - 1
-        line = o_sess.lines[k]
+) -> Iterator[tuple[int, int, int]]:
+    """Each leaf Pi has today (its position), its line, and the position of the entry it became
+    in the repaired file; a leaf that is gone without the repair removing its line is a
+    violation (and is skipped)."""
+    for leaf in o_idx.leaf_positions():
+        line = o_sess.lines[leaf]
         j = after_pos.get((line, 0))
         if j is None:
             if line not in removed:
                 report.violations.append(f"line {line}: the leaf is missing from the repaired file")
             continue
-        yield leaf, line, n_sess.entries[j]
+        yield leaf, line, j
 
 
 def _only_old_entries(
-    index: SessionIndex, session: Session, start: Any, origins: Sequence[Origin], old_lines: set[int], touched: set[int]
+    index: SessionIndex, session: Session, start: int, origins: Sequence[Origin], old_lines: set[int], touched: set[int]
 ) -> bool:
     try:
-        path = index.walk_to_root(start)
+        path = index.walk_positions(start)
     except CycleError:
         return False
-    for e in path:
-        if not index.has(entry_id(e)):
+    ids = index.ids
+    for p in path:
+        # The entry byId holds for the id (``start`` may be an earlier duplicate of it).
+        held = index.position_of(ids[p])
+        if held is None:
             return False
-        origin = origins[session.lines[index.position(e)] - 1]
+        origin = origins[session.lines[held] - 1]
         if origin[1] != 0 or origin[0] is None or origin[0] not in old_lines or origin[0] in touched:
             return False
     return True
@@ -281,8 +269,6 @@ class _Lean:
     raw: RawSession
     session: Session
     index: SessionIndex
-    #: ``id(skeleton)`` → its position in ``raw`` (offsets/lengths).
-    where: dict[int, int]
     #: A v1 or v2 file: an entry parsed again gets Pi's v2 → v3 migration (``hookMessage`` → ``custom``).
     v2: bool = False
     #: A v1 file: an entry parsed again also takes the id and parentId the migration gave its skeleton.
@@ -300,14 +286,11 @@ def _lean(data: bytes, loaded: LoadedSession) -> _Lean:
 
     session = loaded.session
     version = effective_version(session.migration.version_before)
-    # The migration copies the entries it changes (every one, for a v1 file): map the session's
-    # own entry objects to their lines.
-    where = {id(e): pos for e, pos in zip(session.entries, session.positions, strict=True)}
-    return _Lean(data, session.raw, session, loaded.index, where, v2=version < 3, v1=version < 2)
+    return _Lean(data, session.raw, session, loaded.index, v2=version < 3, v1=version < 2)
 
 
 def _judge_leaf(
-    report: InvariantReport, line: Any, leaf: Any, comparable: bool, before_fp: bytes, after_fp: bytes
+    report: InvariantReport, line: Any, leaf_id: Any, comparable: bool, before_fp: bytes, after_fp: bytes
 ) -> None:
     """One leaf's verdict, for the full and the lean check alike.
 
@@ -319,24 +302,24 @@ def _judge_leaf(
         report.leaves_compared += 1
         if before_fp != after_fp:
             report.violations.append(
-                f"line {line}: Pi's context at leaf {_show(entry_id(leaf))} would change, "
-                "though no fix touches its path"
+                f"line {line}: Pi's context at leaf {_show(leaf_id)} would change, though no fix touches its path"
             )
     else:
         report.leaves_restored += 1
         if after_fp == b"!cycle" or (after_fp.startswith(b"!crash") and not before_fp.startswith(b"!")):
             report.violations.append(
-                f"line {line}: Pi cannot build the context at leaf {_show(entry_id(leaf))} after the repair"
+                f"line {line}: Pi cannot build the context at leaf {_show(leaf_id)} after the repair"
             )
 
 
-def _whole(lo: _Lean, entry: Any) -> Any:
-    """An entry's full value, parsed again from its line."""
+def _whole(lo: _Lean, at: int) -> Any:
+    """The full value of the entry at position ``at``, parsed again from its line."""
     from pitools.core.js.json.parse import parse_json_line
 
-    pos = lo.where.get(id(entry))
-    if pos is None or type(entry) is not dict or kept_whole(entry.get("type")):
+    entry = lo.session.entries[at]
+    if type(entry) is not dict or kept_whole(entry.get("type")):
         return entry
+    pos = lo.session.positions[at]
     start = lo.raw.offsets[pos]
     value = parse_json_line(lo.data[start : start + lo.raw.lengths[pos]])[0]
     if lo.v1 and type(value) is dict:
@@ -349,16 +332,17 @@ def _whole(lo: _Lean, entry: Any) -> Any:
     return value
 
 
-def _lean_fingerprint(lo: _Lean, start: Any) -> bytes:
+def _lean_fingerprint(lo: _Lean, start: int) -> bytes:
     """:func:`context_fingerprint` on skeletons: only the entries the context holds are parsed at once."""
     from pitools.core.context.build import context_entries_from_path, latest_compaction_on
     from pitools.core.js import ops as jsops
 
     try:
-        path = lo.index.walk_to_root(start)
+        at = lo.index.walk_positions(start)
     except CycleError:
         return b"!cycle"
-    path.reverse()
+    at.reverse()
+    path = lo.index.entries_at(at)
     # Where the context starts: the newest compaction's first kept entry (or the compaction),
     # found on the skeletons exactly as buildContextEntries finds it; everything from there on
     # is parsed whole, the entries before stay skeletons (only their ids are read).
@@ -370,35 +354,35 @@ def _lean_fingerprint(lo: _Lean, start: Any) -> bytes:
         if comp_idx >= 0:
             kept = compaction.get("firstKeptEntryId", UNDEFINED)
             first = next((i for i in range(comp_idx) if jsops.strict_equal(_eid(path[i]), kept)), comp_idx)
-    mixed = path[:first] + [_whole(lo, e) for e in path[first:]]
+    mixed = path[:first] + [_whole(lo, p) for p in at[first:]]
     context = context_entries_from_path(mixed)
     # The thinking level and model come from the whole path: stream it, one entry at a time.
-    settings_path: Any = (mixed[i] if i >= first else _whole(lo, path[i]) for i in range(len(path)))
+    settings_path: Any = (mixed[i] if i >= first else _whole(lo, at[i]) for i in range(len(at)))
     return _fingerprint(lambda: build_projection(settings_path, context))
 
 
-def _chains(lo: _Lean, key_of: Any, intern: dict[tuple[Any, int], int]) -> Callable[[Any], tuple[bool, int] | None]:
-    """Per entry: ``(flag, chain)``, or None when its walk loops (one walk per entry in all).
+def _chains(lo: _Lean, key_of: Any, intern: dict[tuple[Any, int], int]) -> Callable[[int], tuple[bool, int] | None]:
+    """Per entry position: ``(flag, chain)``, or None when its walk loops (one walk per entry in all).
 
     ``flag`` is true when ``key_of`` flags any entry of its path; ``chain`` is a number equal for
     two entries exactly when their paths have the same keys in the same order (hash-consed in
     ``intern``, shared by both files).
     """
 
-    def step(base: tuple[bool, int], entry: Any) -> tuple[bool, int]:
-        flagged, key = key_of(entry)
+    def step(base: tuple[bool, int], pos: int) -> tuple[bool, int]:
+        flagged, key = key_of(pos)
         return base[0] or flagged, intern.setdefault((key, base[1]), len(intern) + 1)
 
-    return fold_paths(lo.index.by_id, step, (False, 0))
+    return lo.index.fold_positions(step, (False, 0))
 
 
 def _eid(entry: Any) -> Any:
     return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
 
 
-def _loops(index: SessionIndex, start: Any) -> bool:
+def _loops(index: SessionIndex, start: int) -> bool:
     try:
-        index.walk_to_root(start)
+        index.walk_positions(start)
     except CycleError:
         return True
     return False
@@ -426,15 +410,14 @@ def _compare_skeletons(
     """
     o_sess, o_idx, n_sess, n_idx = old.session, old.index, new.session, new.index
     old_lines = set(o_sess.lines)
-    o_raw_lines, n_raw_lines = old.raw.lines, new.raw.lines
-    o_where, n_where = old.where, new.where
+    o_lines, n_lines = o_sess.lines, n_sess.lines
 
-    def old_key(e: Any) -> tuple[bool, Any]:
-        line = o_raw_lines[o_where[id(e)]]
+    def old_key(p: int) -> tuple[bool, Any]:
+        line = o_lines[p]
         return line in touched, line
 
-    def new_key(e: Any) -> tuple[bool, Any]:
-        origin = origins[n_raw_lines[n_where[id(e)]] - 1]
+    def new_key(p: int) -> tuple[bool, Any]:
+        origin = origins[n_lines[p] - 1]
         src = origin[0]
         return origin[1] != 0 or src is None or src not in old_lines or src in touched, src
 
@@ -450,7 +433,7 @@ def _compare_skeletons(
             continue
         before_fp = _lean_fingerprint(old, leaf)
         after_fp = _lean_fingerprint(new, target)
-        _judge_leaf(report, line, leaf, untouched and new_path_ok, before_fp, after_fp)
-    for leaf in leaf_entries(n_idx):
+        _judge_leaf(report, line, o_idx.ids[leaf], untouched and new_path_ok, before_fp, after_fp)
+    for leaf in n_idx.leaf_positions():
         if new_chain(leaf) is None:
-            report.violations.append(f"the repaired file still loops at leaf {_show(entry_id(leaf))}")
+            report.violations.append(f"the repaired file still loops at leaf {_show(n_idx.ids[leaf])}")

@@ -694,11 +694,9 @@ def _fix_cycles(entries: list[OutLine], plan: RepairPlan) -> None:
     cycles = index.find_cycles()
     if not cycles:
         return
-    pos_of = {id(line.value): i for i, line in enumerate(entries)}
-    children = index.children_map()
+    children = index.children_positions()
     for loop_ids in cycles:
-        members = [index.get(i) for i in loop_ids]
-        positions = [pos_of[id(m)] for m in members if m is not None and id(m) in pos_of]
+        positions = [p for i in loop_ids if (p := index.position_of(i)) is not None]
         if not positions:
             continue
         cut = _choose_cut(positions, entries, children)
@@ -725,7 +723,7 @@ def _loop_text(ids: list[str], limit: int = 8) -> str:
     return " -> ".join(ids[:limit]) + f" -> … ({len(ids)} entries) -> {ids[0]}"
 
 
-def _choose_cut(positions: list[int], entries: list[OutLine], children: dict[Any, list[Any]]) -> int:
+def _choose_cut(positions: list[int], entries: list[OutLine], children: dict[Any, list[int]]) -> int:
     """The loop member that, made a root, leaves the deepest tree (ties: earliest in the file)."""
     from pitools.core.session.tree import mkey
 
@@ -733,16 +731,15 @@ def _choose_cut(positions: list[int], entries: list[OutLine], children: dict[Any
         return min(positions)
     best: tuple[int, int] | None = None
     for pos in sorted(positions):
-        root = entries[pos].value
         depth = 0
-        seen = {id(root)}
-        frontier = [root]
+        seen = {pos}
+        frontier = [pos]
         while frontier:
             nxt = []
             for node in frontier:
-                for child in children.get(mkey(node.get("id")), ()):
-                    if id(child) not in seen:
-                        seen.add(id(child))
+                for child in children.get(mkey(entries[node].value.get("id")), ()):
+                    if child not in seen:
+                        seen.add(child)
                         nxt.append(child)
             if nxt:
                 depth += 1

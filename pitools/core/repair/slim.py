@@ -25,7 +25,7 @@ from typing import Any
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.tree import SessionIndex, js_truthy_id, mkey
+from pitools.core.session.tree import SessionIndex
 
 IMAGES = "images"
 TOOL_OUTPUT = "toolOutput"
@@ -221,13 +221,6 @@ def skeleton(entry: Any, *, in_place: bool = False) -> Any:
 # -- which entries some leaf's context holds ---------------------------------------------------------
 
 
-def leaf_entries(index: SessionIndex) -> list[Any]:
-    """Entries at every leaf (string ids no parentId points to) plus Pi's default leaf."""
-    from pitools.core.repair.invariant import leaf_entries as _leaves
-
-    return _leaves(index)
-
-
 def _is_system_message(entry: Any) -> bool:
     if type(entry) is not dict or entry.get("type") != "message":
         return False
@@ -235,19 +228,11 @@ def _is_system_message(entry: Any) -> bool:
     return type(message) is dict and message.get("role") == "system"
 
 
-def _parent(entry: Any, by_id: dict[Any, Any]) -> Any:
-    """The entry Pi's path walk goes to from ``entry`` (``SessionIndex.walk_to_root``'s step)."""
-    pid = entry.get("parentId", UNDEFINED) if type(entry) is dict else UNDEFINED
-    if type(pid) is str:
-        return by_id.get(pid) if pid else None
-    return by_id.get(mkey(pid)) if js_truthy_id(pid) else None
-
-
 def _simple_ids(index: SessionIndex) -> bool:
     """Every entry has its own non-empty string id (then a path's ids are distinct, and ``===`` is
     ``==``). An id "" is falsy for getBranch, so its children start paths of their own, yet it is
     no leaf (Pi's getChildren finds them): the fast walk's leaves would differ from Pi's."""
-    by_id = index.by_id
+    by_id = index.pos_by_id
     return len(by_id) == len(index.entries) and all(type(k) is str and k for k in by_id)
 
 
@@ -257,7 +242,7 @@ class ContextUnion:
 
     on_path: set[int]
     in_context: set[int]
-    #: Positions of the leaf entries (:func:`leaf_entries`), those whose path loops included.
+    #: Positions of the leaf entries (the index's ``leaf_positions()``), those whose path loops included.
     leaves: list[int]
 
 
@@ -334,18 +319,18 @@ def _context_union_per_leaf(index: SessionIndex) -> ContextUnion:
     from pitools.errors import CycleError
 
     pos = {id(e): i for i, e in enumerate(index.entries)}
-    leaves = leaf_entries(index)
+    leaves = index.leaf_positions()
     on_path: set[int] = set()
     in_context: set[int] = set()
     for leaf in leaves:
         try:
-            path = index.walk_to_root(leaf)
+            at = index.walk_positions(leaf)
         except CycleError:
             continue
-        path.reverse()
-        on_path.update(pos[id(e)] for e in path)
-        in_context.update(pos[id(e)] for e in context_entries_from_path(path))
-    return ContextUnion(on_path, in_context, [pos[id(e)] for e in leaves])
+        at.reverse()
+        on_path.update(at)
+        in_context.update(pos[id(e)] for e in context_entries_from_path(index.entries_at(at)))
+    return ContextUnion(on_path, in_context, leaves)
 
 
 def compacted_away(index: SessionIndex, union: ContextUnion | None = None) -> tuple[set[int], int]:

@@ -39,7 +39,7 @@ from typing import Any
 
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.value import UNDEFINED
-from pitools.core.repair.slim import ContextUnion, SlimPlan, context_union, leaf_entries, skeleton
+from pitools.core.repair.slim import ContextUnion, SlimPlan, context_union, skeleton
 from pitools.core.session.loaded import entry_id
 from pitools.core.session.tree import SessionIndex, id_text
 
@@ -158,13 +158,14 @@ def slim_fingerprints(session: Any, index: SessionIndex, hashes: MessageHashes |
     settings = CompactionSettings()
     # prepareCompaction re-projects the path by id; with unique ids that is the path itself, so
     # the projection built for the context can be reused.
-    unique_ids = len(index.by_id) == len(index.entries)
+    unique_ids = len(index.pos_by_id) == len(index.entries)
     leaves: dict[str, str] = {}
-    for leaf in leaf_entries(index):
+    for leaf in index.leaf_positions():
         h = hashlib.sha256()
         try:
-            branch = index.walk_to_root(leaf)
-            branch.reverse()
+            at = index.walk_positions(leaf)
+            at.reverse()
+            branch = index.entries_at(at)
             projection = build_projection(branch, context_entries_from_path(branch))
             h.update(to_json_bytes([projection.thinking_level, projection.model]))
             for message in projection.messages:
@@ -192,8 +193,8 @@ def slim_fingerprints(session: Any, index: SessionIndex, hashes: MessageHashes |
                     h.update(hashes(message))
         except (CycleError, PiCrashError) as exc:
             h.update(type(exc).__name__.encode())
-        eid = entry_id(leaf)
-        leaves[eid if type(eid) is str else f"#{index.position(leaf)}"] = h.hexdigest()
+        eid = index.ids[leaf]
+        leaves[eid if type(eid) is str else f"#{leaf}"] = h.hexdigest()
     tree = _digest(flatten_tree(get_tree(index)))
     data = inspect_session(session, index, first_crash)
     for key in ("fileBytes", "path", "diagnostics"):

@@ -12,7 +12,11 @@ the recent context and re-read the rest by byte offset), the index offers the sa
   the policy dropped them), ``entries_seq(positions)``: a sequence of them for a long path,
   ``forget_values()``: let go of parsed values a caller no longer needs (a no-op when
   everything is kept, as the entries are the session's own);
-* the walks (:class:`PositionWalks`): Pi's ``getBranch`` and ``buildSessionPath`` as positions.
+* the walks and structure (:class:`PositionWalks`), each Pi rule written once on positions:
+  the parent walk (``walk_positions``, with a :class:`~pitools.errors.CycleError` where Pi
+  would loop forever), ``getBranch`` and ``buildSessionPath``, the leaves (``getTree``'s, and
+  those plus the default leaf), children, depths, parentId loops, and a memoised fold over
+  every path (``fold_positions``).
 
 :class:`~pitools.core.session.tree.SessionIndex` (keep everything) and
 :class:`~pitools.core.session.lean.LeanIndex` (keep the recent context) both implement it;
@@ -21,7 +25,7 @@ the recent context and re-read the rest by byte offset), the index offers the sa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pitools.core.js.value import UNDEFINED, js_truthy
@@ -52,45 +56,6 @@ def id_text(value: Any) -> str:
     if value is None:
         return "null"
     return repr(value)
-
-
-def fold_paths(by_id: Mapping[Any, Any], step: Callable[[T, Any], T], root: T) -> Callable[[Any], T | None]:
-    """``of(entry)``: ``step`` folded over the path from the root down to ``entry`` (starting
-    from ``root``), following Pi's parent walk through ``by_id`` (id key → entry object), or None
-    when the walk from ``entry`` runs into a parentId loop.
-
-    Results are memoised per entry object, so folding every entry of a session walks each link
-    once in all, not once per entry (depths, path summaries of every leaf).
-    """
-    memo: dict[int, T | None] = {}
-
-    def of(start: Any) -> T | None:
-        trail: list[Any] = []
-        on_trail: set[int] = set()
-        current = start
-        base: T | None = root
-        while current is not None:
-            ident = id(current)
-            if ident in memo:
-                base = memo[ident]
-                break
-            if ident in on_trail:
-                base = None
-                break
-            on_trail.add(ident)
-            trail.append(current)
-            pid = current.get("parentId", UNDEFINED) if type(current) is dict else UNDEFINED
-            if type(pid) is str:
-                current = by_id.get(pid) if pid else None
-            else:
-                current = by_id.get(mkey(pid)) if js_truthy(pid) else None
-        for entry in reversed(trail):
-            if base is not None:
-                base = step(base, entry)
-            memo[id(entry)] = base
-        return base
-
-    return of
 
 
 #: ``marks`` values: what an entry means to Pi's ``getSessionContextSettings``.
@@ -141,6 +106,14 @@ class EntryIndex(Protocol):
     def entry(self, pos: int) -> Any: ...
     def entries_seq(self, positions: list[int]) -> Sequence[Any]: ...
     def label_entries(self) -> list[Any]: ...
+    def leaves(self) -> list[str]: ...
+    def leaf_positions(self) -> list[int]: ...
+    def children_positions(self) -> dict[Any, list[int]]: ...
+    def depths(self) -> dict[int, int | None]: ...
+    def find_cycles(self) -> list[list[str]]: ...
+    def fold_positions(self, step: Callable[[T, int], T], root: T) -> Callable[[int], T | None]: ...
+    def walk_positions(self, start: int) -> list[int]: ...
+    def parent_position(self, pos: int) -> int | None: ...
     def forget_values(self) -> None: ...
 
 
@@ -160,7 +133,13 @@ class PositionWalks:
         @property
         def pos_by_id(self) -> dict[Any, int]: ...
         @property
+        def types(self) -> Sequence[Any]: ...
+        @property
         def known_parents(self) -> list[int] | None: ...
+
+        leaf_id: Any
+
+        def entries_at(self, positions: Sequence[int], *, keep: bool = True) -> list[Any]: ...
 
     def has(self, id_value: Any) -> bool:
         return mkey(id_value) in self.pos_by_id
@@ -251,3 +230,109 @@ class PositionWalks:
         path = self.walk_positions(start)
         path.reverse()
         return path
+
+    # -- structure -----------------------------------------------------------------------
+    def leaves(self) -> list[str]:
+        """``getTree``'s leaves with string ids: ids (file order, deduplicated) that no parentId
+        of an entry ``byId`` holds points to."""
+        parents = self.parents
+        pointed = {mkey(parents[p]) for p in self.pos_by_id.values()}
+        out: list[str] = []
+        seen: set[str] = set()
+        for eid in self.ids:
+            if type(eid) is not str or eid in seen:
+                continue
+            seen.add(eid)
+            if eid not in pointed:
+                out.append(eid)
+        return out
+
+    def leaf_positions(self) -> list[int]:
+        """Positions of every leaf (:meth:`leaves`), then of Pi's default leaf (the entry ``byId``
+        holds for ``leaf_id``, else the last entry), each once: every context Pi can open."""
+        by_id = self.pos_by_id
+        out = [by_id[leaf] for leaf in self.leaves()]  # a string id is its own key
+        if self.ids:
+            default = self.position_of(self.leaf_id)
+            out.append(len(self.ids) - 1 if default is None else default)
+        return list(dict.fromkeys(out))
+
+    def children_positions(self) -> dict[Any, list[int]]:
+        """Parent key (:func:`mkey` of a parentId) → positions of the children, over the entries
+        ``byId`` holds (in ``byId``'s order)."""
+        children: dict[Any, list[int]] = {}
+        parents = self.parents
+        for p in self.pos_by_id.values():
+            children.setdefault(mkey(parents[p]), []).append(p)
+        return children
+
+    def label_entries(self) -> list[Any]:
+        """Every ``label`` entry (file order): what ``--leaf LABEL`` is resolved against."""
+        return self.entries_at([i for i, t in enumerate(self.types) if t == "label"], keep=False)
+
+    def fold_positions(self, step: Callable[[T, int], T], root: T) -> Callable[[int], T | None]:
+        """``of(pos)``: ``step`` folded over the path from the root down to ``pos`` (starting
+        from ``root``) along Pi's parent walk, or None when the walk from ``pos`` runs into a
+        parentId loop.
+
+        Results are memoised per position, so folding every entry of a session follows each
+        link once in all, not once per entry (depths, path summaries of every leaf).
+        """
+        memo: dict[int, T | None] = {}
+        by_id = self.pos_by_id
+        parents = self.parents
+
+        def of(start: int) -> T | None:
+            trail: list[int] = []
+            on_trail: set[int] = set()
+            current: int | None = start
+            base: T | None = root
+            while current is not None:
+                if current in memo:
+                    base = memo[current]
+                    break
+                if current in on_trail:
+                    base = None
+                    break
+                on_trail.add(current)
+                trail.append(current)
+                pid = parents[current]
+                if type(pid) is str:
+                    current = by_id.get(pid) if pid else None
+                else:
+                    current = by_id.get(mkey(pid)) if js_truthy(pid) else None
+            for p in reversed(trail):
+                if base is not None:
+                    base = step(base, p)
+                memo[p] = base
+            return base
+
+        return of
+
+    def depths(self) -> dict[int, int | None]:
+        """Depth of every entry ``byId`` holds (position → depth), in one memoised pass: the
+        root has depth 0, entries on or above a parentId loop get None."""
+        of = self.fold_positions(lambda depth, _pos: depth + 1, -1)
+        return {p: of(p) for p in self.pos_by_id.values()}
+
+    def find_cycles(self) -> list[list[str]]:
+        """Every distinct parentId loop among the entries ``byId`` holds, each as its ids."""
+        done = bytearray(len(self.ids))
+        ids = self.ids
+        cycles: list[list[str]] = []
+        for start in self.pos_by_id.values():
+            if done[start]:
+                continue
+            trail: list[int] = []
+            on_trail: set[int] = set()
+            current: int | None = start
+            while current is not None and not done[current]:
+                if current in on_trail:
+                    cycles.append([id_text(ids[p]) for p in trail[trail.index(current) :]])
+                    break
+                on_trail.add(current)
+                trail.append(current)
+                current = self.parent_position(current)
+            for p in trail:
+                done[p] = 1
+        return cycles

@@ -92,10 +92,6 @@ class LeanIndex(PositionWalks):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def label_entries(self) -> list[Any]:
-        """Every ``label`` entry (file order): what ``--leaf LABEL`` is resolved against."""
-        return self.entries_at([i for i, t in enumerate(self.types) if t == "label"], keep=False)
-
     def entries_seq(self, positions: list[int]) -> Sequence[Any]:
         """The entries at ``positions`` as a sequence that parses them when read (:class:`LazyEntries`)."""
         return LazyEntries(self, positions)

@@ -14,7 +14,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from pitools.core.js.value import js_truthy
-from pitools.core.session.index import PositionWalks, entry_mark, fold_paths, id_text, mkey
+from pitools.core.session.index import PositionWalks, entry_mark, id_text, mkey
 from pitools.core.session.loaded import UNDEFINED, entry_id, entry_type
 
 __all__ = ["SessionIndex", "TreeNode", "get_tree", "id_text", "js_truthy_id", "labels_by_id", "mkey", "parent_of"]
@@ -29,13 +29,13 @@ def parent_of(entry: Any) -> Any:
 
 @dataclass(slots=True)
 class SessionIndex(PositionWalks):
-    """Pi's ``byId`` map plus derived structure over ``entries`` (file order): the loader's
-    "keep everything" index (:class:`~pitools.core.session.index.EntryIndex`), whose entries
-    are all parsed and held, plus walks and structure over the entry objects themselves."""
+    """Pi's ``byId`` map over ``entries`` (file order): the loader's "keep everything" index
+    (:class:`~pitools.core.session.index.EntryIndex`), whose entries are all parsed and held.
+    The walks and structure are :class:`~pitools.core.session.index.PositionWalks`'; the few
+    entry-returning methods here map their positions back to entries."""
 
     entries: Sequence[Any]
-    by_id: dict[Any, Any] = field(default_factory=dict)
-    #: Position in ``entries`` of the entry ``by_id`` holds for each key.
+    #: Position in ``entries`` of the entry Pi's ``byId`` holds for each id key.
     pos_by_id: dict[Any, int] = field(default_factory=dict)
     leaf_id: Any = None
     # The EntryIndex lists, made from the entries the first time they are asked for.
@@ -44,19 +44,25 @@ class SessionIndex(PositionWalks):
     _types: list[Any] | None = None
     _marks: bytearray | None = None
     _crashes: int = 0
+    _by_id: dict[Any, Any] | None = None
 
     @classmethod
     def build(cls, entries: Sequence[Any]) -> SessionIndex:
         index = cls(entries=entries)
-        by_id = index.by_id
         pos = index.pos_by_id
         for i, entry in enumerate(entries):
             eid = entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
-            k = eid if type(eid) is str else mkey(eid)  # a string is its own key (the usual case)
-            by_id[k] = entry
-            pos[k] = i
+            pos[eid if type(eid) is str else mkey(eid)] = i  # a string is its own key (the usual case)
         index.leaf_id = entry_id(entries[-1]) if entries else None
         return index
+
+    @property
+    def by_id(self) -> dict[Any, Any]:
+        """Pi's ``byId`` itself: id key → entry (made from ``pos_by_id`` when first asked for)."""
+        if self._by_id is None:
+            entries = self.entries
+            self._by_id = {k: entries[p] for k, p in self.pos_by_id.items()}
+        return self._by_id
 
     # -- the EntryIndex interface --------------------------------------------------------
     def __len__(self) -> int:
@@ -118,106 +124,19 @@ class SessionIndex(PositionWalks):
     def forget_values(self) -> None:
         """Nothing to let go: the entries are the loaded session's own."""
 
+    # -- entry objects, for callers that want them (the walks are PositionWalks') -------
     def get(self, id_value: Any) -> Any:
-        return self.by_id.get(mkey(id_value))
-
-    def label_entries(self) -> list[Any]:
-        """Every ``label`` entry (file order): what ``--leaf LABEL`` is resolved against."""
-        return [e for e in self.entries if type(e) is dict and e.get("type") == "label"]
-
-    def position(self, entry: Any) -> int:
-        """File position of an entry object held by the index."""
-        return self.pos_by_id[mkey(entry_id(entry))]
-
-    # -- walks over entry objects (the position walks, mapped back) ----------------------
-    def walk_to_root(self, start: Any) -> list[Any]:
-        """Entries from ``start`` up through its parents, leaf first; raises on a cycle
-        (:meth:`~pitools.core.session.index.PositionWalks.walk_positions`)."""
-        entries = self.entries
-        pos = self.pos_by_id.get(mkey(entry_id(start)))
-        if pos is not None and entries[pos] is start:
-            return [entries[p] for p in self.walk_positions(pos)]
-        # An entry byId does not hold (an earlier duplicate): the walk leaves it at once.
-        pid = parent_of(start)
-        up = self.pos_by_id.get(mkey(pid)) if js_truthy_id(pid) else None
-        return [start] if up is None else [start, *(entries[p] for p in self.walk_positions(up))]
+        """The entry Pi's ``byId`` holds for ``id_value`` (None when unknown)."""
+        pos = self.position_of(id_value)
+        return None if pos is None else self.entries[pos]
 
     def get_branch(self, leaf_id: Any) -> list[Any]:
         """Pi's ``SessionManager.getBranch(leafId)``: root → leaf; ``[]`` for an unknown leaf."""
         return self.entries_at(self.branch_positions(leaf_id))
 
     def session_path(self, leaf_id: Any) -> list[Any]:
-        """Pi's ``buildSessionPath``: like ``get_branch`` but an unknown leaf means the last entry.
-
-        ``leaf_id=None`` (JSON null) gives ``[]``; ``UNDEFINED`` or an id that matches nothing
-        falls back to the last entry in the file, as Pi does.
-        """
+        """Pi's ``buildSessionPath`` (:meth:`~pitools.core.session.index.PositionWalks.session_path_positions`)."""
         return self.entries_at(self.session_path_positions(leaf_id))
-
-    # -- structure ---------------------------------------------------------------------
-    def leaves(self) -> list[str]:
-        """String ids (file order, deduplicated) that no entry's parentId points to."""
-        parents: set[Any] = set()
-        for entry in self.by_id.values():
-            if type(entry) is dict:
-                parents.add(mkey(entry.get("parentId", UNDEFINED)))
-        out: list[str] = []
-        seen: set[str] = set()
-        for entry in self.entries:
-            eid = entry_id(entry)
-            if type(eid) is not str or eid in seen:
-                continue
-            seen.add(eid)
-            if eid not in parents:
-                out.append(eid)
-        return out
-
-    def depths(self) -> dict[int, int | None]:
-        """Depth of every entry ``by_id`` holds (``id(entry)`` → depth), in one memoised pass.
-
-        The root has depth 0; entries on or above a parentId cycle get ``None``.
-        """
-        of = fold_paths(self.by_id, lambda depth, _entry: depth + 1, -1)
-        return {id(entry): of(entry) for entry in self.by_id.values()}
-
-    def children_map(self) -> dict[Any, list[Any]]:
-        """parent key → child entries (file order), over the entries ``by_id`` holds."""
-        children: dict[Any, list[Any]] = {}
-        for entry in self.by_id.values():
-            children.setdefault(mkey(parent_of(entry)), []).append(entry)
-        return children
-
-    def find_cycles(self) -> list[list[str]]:
-        """Every distinct parentId loop (each as a list of ids), found without recursion."""
-        state: dict[int, int] = {}  # id(entry) -> 1 visiting / 2 done
-        cycles: list[list[str]] = []
-        by_id = self.by_id
-        for start in by_id.values():
-            if state.get(id(start)) == 2:
-                continue
-            trail: list[Any] = []
-            on_trail: set[int] = set()
-            current = start
-            while current is not None and state.get(id(current)) != 2:
-                ident = id(current)
-                if ident in on_trail:
-                    i = _index_of(trail, current)
-                    cycles.append([id_text(entry_id(e)) for e in trail[i:]])
-                    break
-                on_trail.add(ident)
-                trail.append(current)
-                pid = parent_of(current)
-                current = by_id.get(mkey(pid)) if js_truthy_id(pid) else None
-            for e in trail:
-                state[id(e)] = 2
-        return cycles
-
-
-def _index_of(items: list[Any], target: Any) -> int:
-    for i, item in enumerate(items):
-        if item is target:
-            return i
-    return 0
 
 
 # -- getTree ------------------------------------------------------------------------------

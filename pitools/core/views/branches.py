@@ -30,7 +30,7 @@ from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.ops import to_number, to_string, truthy
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_number_to_string, slice_head_utf16, utf16_len
 from pitools.core.session.loaded import entry_id, entry_type
-from pitools.core.session.tree import SessionIndex, TreeNode, get_tree, js_truthy_id, mkey, parent_of
+from pitools.core.session.tree import SessionIndex, TreeNode, get_tree, js_truthy_id, mkey
 from pitools.errors import PitoolsError
 
 #: Pi's filter modes, in the order its cycle key walks them.
@@ -277,11 +277,11 @@ def _active_path(index: SessionIndex, leaf_id: Any) -> set[Any]:
     seen: set[int] = set()
     while js_truthy_id(current):
         keys.add(mkey(current))
-        entry = index.get(current)
-        if entry is None or id(entry) in seen:
+        pos = index.position_of(current)
+        if pos is None or pos in seen:
             break
-        seen.add(id(entry))
-        pid = parent_of(entry)
+        seen.add(pos)
+        pid = index.parents[pos]
         current = None if pid is UNDEFINED else pid
     return keys
 
@@ -591,19 +591,15 @@ def list_branches(index: SessionIndex) -> BranchList:
     if default_is_extra:
         ids.append(default)
         ids.sort(key=lambda i: index.pos_by_id.get(mkey(i), 0))
-    children = index.children_map()
-    labels = labels_by_id(index.entries)
+    children = index.children_positions()
+    labels = labels_by_id(index.label_entries())
     depths = index.depths()
+    entries = index.entries
+    held = [entries[p] for p in index.pos_by_id.values()]
     # Pi reads the whole path for the model and thinking level, and that scan throws on a message
     # entry without a message: then the estimate needs the whole path (broken files only).
-    tails = not any(
-        type(e) is dict and e.get("type") == "message" and (e.get("message") is None) for e in index.by_id.values()
-    )
-    edited = {
-        mkey(e.get("targetId", UNDEFINED))
-        for e in index.by_id.values()
-        if type(e) is dict and e.get("type") == "context_edit"
-    }
+    tails = not any(type(e) is dict and e.get("type") == "message" and (e.get("message") is None) for e in held)
+    edited = {mkey(e.get("targetId", UNDEFINED)) for e in held if type(e) is dict and e.get("type") == "context_edit"}
     with gc_paused():  # only acyclic objects are made here (see gc_paused)
         out = [
             _branch(
@@ -622,18 +618,10 @@ def list_branches(index: SessionIndex) -> BranchList:
     return BranchList(out, default, len(index.entries))
 
 
-def _parent(by_id: dict[Any, Any], entry: Any) -> Any:
-    """The entry ``parentId`` leads to through Pi's ``byId`` map (as ``SessionIndex.walk_to_root``)."""
-    pid = entry.get("parentId", UNDEFINED) if type(entry) is dict else UNDEFINED
-    if type(pid) is str:
-        return by_id.get(pid) if pid else None
-    return by_id.get(mkey(pid)) if js_truthy_id(pid) else None
-
-
 def _branch(
     index: SessionIndex,
     leaf_id: Any,
-    children: dict[Any, list[Any]],
+    children: dict[Any, list[int]],
     labels: dict[Any, tuple[Any, Any]],
     depths: dict[int, int | None],
     tails: bool,
@@ -641,10 +629,12 @@ def _branch(
     is_default: bool,
     is_leaf: bool,
 ) -> Branch:
-    """One leaf's record; ``depths`` is ``SessionIndex.depths()``; ``tails``: see :func:`_context_tokens`."""
+    """One leaf's record; ``children``/``depths``: the index's ``children_positions()``/``depths()``;
+    ``tails``: see :func:`_context_tokens`."""
     from pitools.errors import CycleError
 
-    leaf = index.get(leaf_id)
+    leaf_pos = index.position_of(leaf_id)
+    leaf = None if leaf_pos is None else index.entries[leaf_pos]
     lab = labels.get(mkey(leaf_id))
     base: dict[str, Any] = {
         "leaf_id": leaf_id,
@@ -654,8 +644,8 @@ def _branch(
         "label": lab[0] if lab else None,
         "timestamp": leaf.get("timestamp", None) if type(leaf) is dict else None,
     }
-    depth = depths.get(id(leaf)) if leaf is not None else None
-    if depth is None:  # the path loops, or getBranch stops early: let getBranch say how
+    depth = depths.get(leaf_pos) if leaf_pos is not None else None
+    if leaf_pos is None or depth is None:  # the path loops, or getBranch stops early: let getBranch say how
         try:
             path = index.get_branch(leaf_id)
         except CycleError as exc:
@@ -664,21 +654,21 @@ def _branch(
         # "", which is falsy, above a cycle): the record of the path getBranch does give.
         return _branch_from_path(index, leaf_id, base, path, children)
     # Up from the leaf to its nearest fork (the deepest ancestor with more than one child).
-    by_id = index.by_id
-    segment: list[Any] = [leaf]  # leaf first, then its single-child ancestors
+    ids = index.ids
+    segment = [leaf_pos]  # leaf first, then its single-child ancestors
     fork: Any = None
-    current = _parent(by_id, leaf)
+    current = index.parent_position(leaf_pos)
     while current is not None:
-        if len(children.get(mkey(entry_id(current)), ())) > 1:
-            fork = current
+        if len(children.get(mkey(ids[current]), ())) > 1:
+            fork = index.entries[current]
             break
         segment.append(current)
-        current = _parent(by_id, current)
+        current = index.parent_position(current)
     segment.reverse()
     error: str | None = None
     try:
         if tails:
-            tokens = _context_tokens(index, leaf_id, leaf, depths, edited)
+            tokens = _context_tokens(index, leaf_id, leaf_pos, depths, edited)
         else:
             from pitools.core.context.build import replay_context
 
@@ -690,14 +680,14 @@ def _branch(
         entry_count=depth + 1,
         depth=depth,
         fork=fork,
-        divergent_user=first_user_message(segment),
+        divergent_user=first_user_message(index.entries_at(segment)),
         tokens=tokens,
         error=error,
     )
 
 
 def _branch_from_path(
-    index: SessionIndex, leaf_id: Any, base: dict[str, Any], path: list[Any], children: dict[Any, list[Any]]
+    index: SessionIndex, leaf_id: Any, base: dict[str, Any], path: list[Any], children: dict[Any, list[int]]
 ) -> Branch:
     """A leaf's record from its whole ``getBranch`` path (the rare leaves the depth pass skips)."""
     from pitools.core.context.build import replay_context
@@ -720,7 +710,7 @@ def _branch_from_path(
 
 
 def _context_tokens(
-    index: SessionIndex, leaf_id: Any, leaf: Any, depths: dict[int, int | None], edited: set[Any]
+    index: SessionIndex, leaf_id: Any, leaf_pos: int, depths: dict[int, int | None], edited: set[Any]
 ) -> Any:
     """Pi's ``estimateProjectedContextTokens`` at ``leaf``, from the tail of its path that matters.
 
@@ -744,46 +734,50 @@ def _context_tokens(
     from pitools.core.context.build import replay_context
     from pitools.core.context.tokens import assistant_usage
 
-    by_id = index.by_id
-    tail: list[Any] = []  # leaf first
-    current = leaf
+    entries = index.entries
+    parent_position = index.parent_position
+    tail: list[int] = []  # positions, leaf first
+    current: int | None = leaf_pos
     usable = True  # nothing below invalidates a usage found further up
     while current is not None:
         tail.append(current)
-        if type(current) is dict:
-            etype = current.get("type")
+        entry = entries[current]
+        if type(entry) is dict:
+            etype = entry.get("type")
             if etype == "compaction":
                 break
             if usable:
-                eid = current.get("id", UNDEFINED)
+                eid = entry.get("id", UNDEFINED)
                 if etype == "context_edit" or (eid if type(eid) is str else mkey(eid)) in edited:
                     usable = False
                 elif etype == "message" and type(eid) is str and eid:
-                    message = current.get("message")
+                    message = entry.get("message")
                     try:
                         found = type(message) is dict and assistant_usage(message) is not None
                     except PitoolsError:
                         found, usable = False, False
                     if found:
                         tail.reverse()
-                        return _tail_estimate(tail)
-        current = _parent(by_id, current)
-    if current is None or type(current.get("id", UNDEFINED)) is not str:
+                        return _tail_estimate(index.entries_at(tail))
+        current = parent_position(current)
+    if current is None or type(entries[current].get("id", UNDEFINED)) is not str:
         return replay_context(index, leaf_id).estimate.tokens
     compaction = current
-    kept = index.get(compaction.get("firstKeptEntryId", UNDEFINED))
-    if kept is not None and kept is not compaction:
-        kept_depth, comp_depth = depths.get(id(kept)), depths.get(id(compaction))
+    kept = index.position_of(entries[compaction].get("firstKeptEntryId", UNDEFINED))
+    if kept is not None and kept != compaction:
+        kept_depth, comp_depth = depths.get(kept), depths.get(compaction)
         if kept_depth is not None and comp_depth is not None and kept_depth < comp_depth:
-            above: list[Any] = []
-            current = compaction
+            above: list[int] = []
+            up: int | None = compaction
             for _ in range(comp_depth - kept_depth):
-                current = _parent(by_id, current)
-                above.append(current)
-            if current is kept:  # an ancestor: Pi keeps the entries from it on
+                up = parent_position(up) if up is not None else None
+                if up is None:  # pragma: no cover - the depths say the walk is that long
+                    break
+                above.append(up)
+            if up == kept:  # an ancestor: Pi keeps the entries from it on
                 tail.extend(above)
     tail.reverse()
-    return _tail_estimate(tail)
+    return _tail_estimate(index.entries_at(tail))
 
 
 def _tail_estimate(tail: list[Any]) -> Any:
@@ -798,8 +792,9 @@ def _tail_estimate(tail: list[Any]) -> Any:
     return estimate_projected_context_tokens(projection, tail, message_estimates(projection)).tokens
 
 
-def fork_index(path: Sequence[Any], children: dict[Any, list[Any]]) -> int | None:
-    """Position on ``path`` of the deepest ancestor of the leaf with more than one child."""
+def fork_index(path: Sequence[Any], children: dict[Any, list[int]]) -> int | None:
+    """Position on ``path`` of the deepest ancestor of the leaf with more than one child
+    (``children``: the index's ``children_positions()``)."""
     for i in range(len(path) - 2, -1, -1):
         if len(children.get(mkey(entry_id(path[i])), ())) > 1:
             return i

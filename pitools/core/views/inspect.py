@@ -73,8 +73,9 @@ def inspect_session(
     leaves = []
     depths = index.depths()  # one pass: leaves × path length would be quadratic on big trees
     for leaf in index.leaves():
-        entry = index.get(leaf)
-        depth = depths.get(id(entry))
+        pos = index.pos_by_id[leaf]  # a leaf's id is a string: its own key
+        entry = index.entries[pos]
+        depth = depths.get(pos)
         leaves.append(
             {"id": leaf, "depth": depth, "timestamp": entry.get("timestamp") if type(entry) is dict else None}
         )
@@ -114,7 +115,7 @@ def inspect_session(
         "fileBytes": session.raw.size,
         "lineCount": session.raw.line_count,
         "entryCount": len(entries),
-        "uniqueIds": len(index.by_id),
+        "uniqueIds": len(index.pos_by_id),
         "entryTypes": dict(types.most_common()),
         "messageRoles": dict(roles.most_common()),
         "roots": roots,

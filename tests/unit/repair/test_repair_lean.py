@@ -149,7 +149,7 @@ def test_lean_invariant_catches_a_silent_change_and_a_lost_entry(case: str) -> N
 @pytest.mark.parametrize("path", GOLDEN, ids=[p.parent.name for p in GOLDEN])
 def test_lean_context_fingerprint_equals_the_full_one_at_every_leaf(path: Path) -> None:
     """Skeletons plus entries parsed again (v1 and v2 ones migrated) give Pi's context at every leaf."""
-    from pitools.core.repair.invariant import _lean, _lean_fingerprint, _load, context_fingerprint, leaf_entries
+    from pitools.core.repair.invariant import _lean, _lean_fingerprint, _load, context_fingerprint
 
     data = path.read_bytes()
     # None: Pi's migration refuses the file or Pi rejects it (the check reports it as unloadable)
@@ -159,7 +159,7 @@ def test_lean_context_fingerprint_equals_the_full_one_at_every_leaf(path: Path) 
     if skeletons is None or full is None:
         pytest.skip("Pi's migration refuses the file, or Pi reads nothing")
     lean = _lean(data, skeletons)
-    lean_leaves, full_leaves = leaf_entries(lean.index), leaf_entries(full.index)
+    lean_leaves, full_leaves = lean.index.leaf_positions(), full.index.leaf_positions()
     assert len(lean_leaves) == len(full_leaves)
     for a, b in zip(lean_leaves, full_leaves, strict=True):
         assert _lean_fingerprint(lean, a) == context_fingerprint(full.index, b)

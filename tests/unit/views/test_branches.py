@@ -392,7 +392,7 @@ def test_linear_session_has_no_fork() -> None:
     assert branch.fork is None and branch.divergent_user is not None
     path = index.get_branch(branch.leaf_id)
     assert branch.divergent_user is first_user_message(path)
-    assert fork_index(path, index.children_map()) is None
+    assert fork_index(path, index.children_positions()) is None
 
 
 @pytest.mark.parametrize("case", sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl")))
