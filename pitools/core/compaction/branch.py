@@ -100,27 +100,21 @@ def collect_entries_for_branch_summary(index: SessionIndex, old_leaf_id: Any, ta
     """
     if not truthy(old_leaf_id):
         return [], None
-    old_path = {mkey(entry_id(e)) for e in index.get_branch(old_leaf_id)}
-    target_path = index.get_branch(target_id)
+    ids = index.ids
+    old_branch = index.branch_positions(old_leaf_id)
+    old_path = {mkey(ids[p]) for p in old_branch}
     common: Any = None
-    for entry in reversed(target_path):
-        if mkey(entry_id(entry)) in old_path:
-            common = entry_id(entry)
+    for pos in reversed(index.branch_positions(target_id)):
+        if mkey(ids[pos]) in old_path:
+            common = ids[pos]
             break
-    entries: list[Any] = []
-    current = old_leaf_id
+    # Pi walks up from the old leaf until it reaches the common ancestor (or the root): the part
+    # of the old branch below the ancestor's last occurrence on it.
     common_key = mkey(common)
-    limit = len(index.by_id) + 1
-    while truthy(current) and mkey(current) != common_key:
-        entry = index.get(current)
-        if entry is None:
-            break
-        entries.append(entry)
-        if len(entries) > limit:  # pragma: no cover - get_branch(old_leaf_id) raised first
-            break
-        current = entry.get("parentId", UNDEFINED) if type(entry) is dict else UNDEFINED
-    entries.reverse()
-    return entries, common
+    cut = len(old_branch)
+    while cut and mkey(ids[old_branch[cut - 1]]) != common_key:
+        cut -= 1
+    return index.entries_at(old_branch[cut:]), common
 
 
 # -- prepareBranchEntries ---------------------------------------------------------------------
