@@ -115,15 +115,21 @@ def _stdin_file(ctx: click.Context) -> str:
     stream is spooled once; the session itself is never written anywhere else.
     """
     import shutil
-    import sys
     import tempfile
 
-    if sys.stdin.isatty():
+    from pitools.cli.output import run_output
+
+    run = run_output()
+    if run.stdin_isatty:
         raise click.BadParameter("'-' reads the session from stdin, but stdin is a terminal", ctx=ctx)
     folder = tempfile.mkdtemp(prefix="pitools-stdin-")
     path = os.path.join(folder, "stdin.jsonl")
+    source = getattr(run.stdin, "buffer", None)
     with open(path, "wb") as out:
-        shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        if source is not None:
+            shutil.copyfileobj(source, out, 1 << 20)
+        else:  # a text stream without bytes underneath (a test's StringIO): the text as UTF-8
+            out.write(run.stdin.read().encode("utf-8", "surrogatepass"))
     ctx.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
     ctx.meta[STDIN_META] = True
     return path
@@ -466,9 +472,7 @@ class SummarizerArgs:
 def confirm_at_terminal(out: Output) -> Callable[[str], bool] | None:
     """The question callback of :mod:`pitools.ops.summarizing`: a y/N prompt on stderr when
     both stdin and stderr are terminals, else None (nobody can answer)."""
-    import sys
-
-    if not (sys.stdin.isatty() and out.stderr_isatty):
+    if not (out.stdin_isatty and out.stderr_isatty):
         return None
 
     def ask(question: str) -> bool:

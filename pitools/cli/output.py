@@ -460,7 +460,7 @@ def output_for(env: Environment, color: str | None = None, width: int | None = N
     )
 
 
-def _run_output() -> Output:
+def run_output() -> Output:
     """The run's :class:`Output`, built once from the run's :class:`Environment` (the click
     context's ``obj``, which :func:`pitools.cli.main` sets) and ``--color``/``--width``.
 
@@ -487,7 +487,7 @@ def pass_output(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return f(_run_output(), *args, **kwargs)
+        return f(run_output(), *args, **kwargs)
 
     return wrapper
 
@@ -496,7 +496,7 @@ def start_progress(label: str) -> None:
     """Show ``label`` with a spinner on the run's stderr if the run takes over a second
     (:meth:`Output.start_progress`). For the option callbacks that read a session before the
     command runs; the run's Output erases it before any output and when the run ends."""
-    _run_output().start_progress(label)
+    run_output().start_progress(label)
 
 
 def stop_progress() -> None:

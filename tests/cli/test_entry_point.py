@@ -127,3 +127,15 @@ def test_there_is_one_error_handler() -> None:
         assert "pitools: interrupted" not in text, path
         assert not re.search(r"\bunexpected_error\(|\binternal_error_message\(", text), path
         assert not re.search(r"except KeyboardInterrupt:\n\s++(?!raise\b)", text), path
+
+
+def test_main_reads_a_session_on_dash_from_the_stdin_it_is_given() -> None:
+    # '-' reads the run's stdin (the Environment's), not the process's: an embedding program's
+    # session text, here a golden case with findings, gives the same answer as the file itself.
+    text = SEED.read_text(encoding="utf-8")
+    env = Environment(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO(text), environ={})
+    direct = _env()
+    assert main(["validate", "-", "--format", "json"], env) == main(["validate", str(SEED), "--format", "json"], direct)
+    from_stdin = json.loads(env.stdout.getvalue())["files"][0]
+    from_file = json.loads(direct.stdout.getvalue())["files"][0]
+    assert from_stdin["findings"] == from_file["findings"] != []
