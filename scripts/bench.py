@@ -177,7 +177,10 @@ def ensure_session(data: Path, shape: str, size: str) -> Path:
     data.mkdir(parents=True, exist_ok=True)
     target = data / gen_big.file_name(size, shape)
     if not target.exists():
-        gen_big.main(["--sizes", size, "--shape", shape, "--out", str(data)])
+        # In a child process: generating in this one would grow it by ~100 MB, and Linux counts a
+        # forked child's pre-exec pages in its ru_maxrss, so every later run's peak RSS would read high.
+        gen = [sys.executable, str(Path(gen_big.__file__)), "--sizes", size, "--shape", shape, "--out", str(data)]
+        subprocess.run(gen, check=True)
     return target
 
 
