@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 #: The Pi release whose behaviour pitools reproduces.
 PI_REFERENCE_VERSION = "1.6.0"
