@@ -232,7 +232,6 @@ def plan_compact(
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.context.build import BranchKeys, replay_context
     from pitools.core.session.api import KEEP_ALL, KEEP_CONTEXT
-    from pitools.ops.summarizing import session_model_of
 
     loaded: Any = load(file, keep=KEEP_ALL if keep_all else KEEP_CONTEXT)
     leaf = loaded.leaf(leaf_ref)
@@ -240,7 +239,7 @@ def plan_compact(
     branch: Any = replay.path
     projection = replay.projection
     keys = BranchKeys(replay.path_ids or [], replay.path_types)
-    session_model = session_model_of(projection.model)
+    session_model = projection.model_ref()
     resolved = resolve_session_settings(
         loaded,
         session_model,

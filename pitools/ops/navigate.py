@@ -107,7 +107,7 @@ def setup_navigation(
     from_id = loaded.leaf(leaf_ref)
     target_id = _resolve_target(loaded, target_ref)
     projection = build_projection(loaded.index.session_path(from_id)) if from_id is not None else None
-    session_model = summarizing.session_model_of(projection.model if projection is not None else None)
+    session_model = projection.model_ref() if projection is not None else None
     resolved = resolve_session_settings(
         loaded,
         session_model,

@@ -224,10 +224,3 @@ def authorize_request(
 def build_for(choice: SummarizerChoice, request: SummarizeRequest) -> Summarizer:
     """:func:`build` with ``request``'s timeout and retry report."""
     return build(choice, timeout=request.timeout, on_retry=request.on_retry)
-
-
-def session_model_of(model: Any) -> tuple[str, str] | None:
-    """``(provider, modelId)`` of a replayed context's model record, when it names one."""
-    if isinstance(model, dict) and isinstance(model.get("provider"), str) and isinstance(model.get("modelId"), str):
-        return (model["provider"], model["modelId"])
-    return None

@@ -65,6 +65,13 @@ class Projection:
     model: Any
     messages: list[Any] = field(default_factory=list)
 
+    def model_ref(self) -> tuple[str, str] | None:
+        """``(provider, modelId)`` of the path's model record, when it names one."""
+        model = self.model
+        if type(model) is dict and type(model.get("provider")) is str and type(model.get("modelId")) is str:
+            return (model["provider"], model["modelId"])
+        return None
+
 
 def latest_compaction_on(path: Sequence[Any]) -> Any:
     """The last compaction entry of ``path`` (Pi's ``getLatestCompactionEntry``), or None."""
