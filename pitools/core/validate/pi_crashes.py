@@ -11,11 +11,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from pitools.core.js.nesting import nesting_ok
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id
 from pitools.core.validate.codes import TOLERATED_FIELDS
-from pitools.core.views.branches import nesting_ok
 from pitools.errors import PiCrashError
 
 #: A Python frame limit at which running out of frames while walking a value means it nests far

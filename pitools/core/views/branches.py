@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.nesting import MAX_NESTING, nesting_ok
 from pitools.core.js.ops import to_number, to_string, truthy
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_number_to_string, slice_head_utf16, utf16_len
 from pitools.core.session.loaded import entry_id, entry_type
@@ -38,25 +39,6 @@ FILTERS: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", 
 
 #: Entry types the default view hides (Pi's ``isSettingsEntry``).
 SETTINGS_TYPES = frozenset({"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"})
-
-
-#: Deeper values are shown as a marker: converting them would exhaust Python's recursion limit.
-MAX_NESTING = 100
-
-
-def nesting_ok(value: Any, limit: int = MAX_NESTING) -> bool:
-    """Whether ``value`` nests at most ``limit`` arrays/objects deep (checked without recursion)."""
-    if type(value) is not dict and type(value) is not list:
-        return True
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        current, depth = stack.pop()
-        if depth > limit:
-            return False
-        for child in current.values() if type(current) is dict else current:
-            if type(child) is dict or type(child) is list:
-                stack.append((child, depth + 1))
-    return True
 
 
 def safe_value(value: Any) -> Any:
