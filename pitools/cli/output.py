@@ -501,6 +501,6 @@ def start_progress(label: str) -> None:
 
 def stop_progress() -> None:
     """Erase every spinner still drawing (the error handler's last word on a run)."""
-    from pitools.cli.progress import stop_spinners
-
-    stop_spinners()
+    progress = sys.modules.get("pitools.cli.progress")
+    if progress is not None:  # no spinner can exist before its module is loaded
+        progress.stop_spinners()

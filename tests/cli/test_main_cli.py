@@ -102,6 +102,32 @@ def test_help_imports_no_heavy_module() -> None:
     assert out.strip().splitlines()[-1] == "HEAVY="
 
 
+@pytest.mark.parametrize(
+    ("args", "unneeded"),
+    [
+        # A FILE that is a path is taken as it is: no session finder and no Pi config files.
+        (["context", str(SEED), "--format", "json"], ["pitools.core.session.locate", "pitools.piconfig"]),
+        (["tree", str(SEED)], ["pitools.core.session.locate", "pitools.cli.option_groups"]),
+        # inspect names where Pi would throw, without the branch views that draw trees.
+        (["inspect", str(SEED), "--format", "json"], ["pitools.core.views.branches", "pitools.piconfig"]),
+        # The dry run plans: the model dialog (ops.summarizing) and the progress spinner wait for --apply.
+        (
+            ["compact", str(SEED), "--dry-run", "--no-config", "--format", "json"],
+            ["pitools.ops.summarizing", "pitools.cli.progress", "pitools.core.session.locate"],
+        ),
+        (["validate", str(SEED)], ["pitools.core.session.locate", "pitools.cli.option_groups"]),
+    ],
+)
+def test_a_command_on_a_file_imports_only_what_it_uses(args: list[str], unneeded: list[str]) -> None:
+    """Start-up is most of a run on a small file: each of these modules costs 1-5 ms to import."""
+    code = (
+        f"import sys; from pitools.cli import main\nstatus = main({args!r})\n"
+        f"print('STATUS=%d LOADED=%s' % (status, ','.join(m for m in {unneeded!r} if m in sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] in ("STATUS=0 LOADED=", "STATUS=1 LOADED=")
+
+
 def test_python_dash_m(tmp_path: Path) -> None:
     r = subprocess.run(
         [sys.executable, "-m", "pitools", "context", str(SEED), "--format", "json"],

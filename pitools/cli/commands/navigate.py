@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import PlanArgs, SummarizerArgs, leaf_option, planning_command_options, session_argument
+from pitools.cli.option_groups import PlanArgs, SummarizerArgs, planning_command_options
+from pitools.cli.options import leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
 
 

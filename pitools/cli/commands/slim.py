@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import RewriteArgs, format_option, rewrite_options, session_argument
+from pitools.cli.option_groups import RewriteArgs, rewrite_options
+from pitools.cli.options import format_option, session_argument
 from pitools.cli.output import Output, pass_output
 
 

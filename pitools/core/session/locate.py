@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from pitools import piconfig
+from pitools.core.session.refs import looks_like_path
 from pitools.errors import ConfigError, PitoolsError
 
 ENV_AGENT_DIR = piconfig.ENV_AGENT_DIR
@@ -337,11 +338,6 @@ class LocatedSession:
             kind = "id" if self.how.endswith("id") else "id prefix"
             return f"using session {self.path} (matched by {kind} among {scope})"
         return f"using {self.path}"
-
-
-def looks_like_path(ref: str) -> bool:
-    """Pi's test in ``resolveSessionPath``: a separator, or a ``.jsonl`` ending."""
-    return "/" in ref or "\\" in ref or ref.endswith(".jsonl")
 
 
 def locate_session(

@@ -90,7 +90,7 @@ def test_migrate_use_case_writes_nothing_for_check(tmp_path: Path) -> None:
 
 
 def test_rewrite_args_checks() -> None:
-    from pitools.cli.options import RewriteArgs
+    from pitools.cli.option_groups import RewriteArgs
 
     RewriteArgs(output="o.jsonl", in_place=False, no_backup=False).check()
     RewriteArgs(output=None, in_place=True, no_backup=True).check()
@@ -105,7 +105,7 @@ def test_rewrite_args_checks() -> None:
 
 
 def test_summarizer_args_name_what_was_given() -> None:
-    from pitools.cli.options import SummarizerArgs
+    from pitools.cli.option_groups import SummarizerArgs
 
     given = SummarizerArgs("builtin", None, "focus", "o.jsonl", True, True, 600.0)
     assert given.given() == ["--model", "--instructions", "-o", "--no-backup", "--yes"]
@@ -117,7 +117,7 @@ def test_summarizer_args_name_what_was_given() -> None:
 
 
 def test_plan_view_only_applies_to_the_dry_run() -> None:
-    from pitools.cli.options import PlanArgs
+    from pitools.cli.option_groups import PlanArgs
 
     PlanArgs(None, None, False, show_prompt=True, list_entries=True).check(writes=False, dry_run="--dry-run")
     with pytest.raises(click.UsageError, match=r"^--entries only applies to the dry run$"):
