@@ -71,7 +71,7 @@ TABLES: dict[str, list[Column]] = {
         _c("timestamp", "timestamp", "the entry's timestamp"),
         _c("line", "int64", "1-based line in the file"),
         _c("bytes", "int64", "length of the entry's line in bytes"),
-        _c("depth", "int64", "distance from the root (null on a parentId cycle)"),
+        _c("depth", "int64", "position on the branch Pi walks to it (root = 0; null on or below a parentId loop)"),
         _c("on_default_branch", "bool", "on the path from the root to the default leaf"),
         _c("in_context", "bool", "among the entries Pi builds the default leaf's context from"),
         _c("compacted", "bool", "on the default branch but summarised away by a compaction"),
