@@ -153,9 +153,15 @@ def adaptive_effort(model: dict[str, Any], level: str) -> str:
 
 
 def build(
-    model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
+    model: dict[str, Any],
+    messages: list[Any],
+    level: str,
+    session_id: str | None,
+    notes: Notes,
+    budgets: common.Budgets | None = None,
 ) -> dict[str, Any]:
-    """The payload ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
+    """The payload ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning,
+    sessionId, thinkingBudgets})``."""
     c = _anthropic_compat(model)
     reasoning = None if level == "off" else level
     base_max = common.clamp_max_tokens_to_context(model, messages, model["maxTokens"])
@@ -167,7 +173,7 @@ def build(
         options["thinkingEnabled"] = True
         options["effort"] = adaptive_effort(model, reasoning)
     else:
-        adjusted, budget = common.adjust_max_tokens_for_thinking(base_max, model["maxTokens"], reasoning)
+        adjusted, budget = common.adjust_max_tokens_for_thinking(base_max, model["maxTokens"], reasoning, budgets)
         max_tokens = common.clamp_max_tokens_to_context(model, messages, adjusted)
         options["maxTokens"] = max_tokens
         options["thinkingEnabled"] = True

@@ -6,10 +6,14 @@ prompt and tools live in its system messages) → the adapter's ``streamSimple``
 Pi's agent passes: ``sessionId`` = the session id, ``reasoning`` = the thinking level (``off`` =
 none) clamped to the model as Pi does when it resumes a session or switches model.
 
+The settings that change the body are the caller's to read (``ops/request.py`` reads Pi's
+``settings.json`` files): ``defaultThinkingLevel`` (the level of a session whose branch never set
+one) and ``thinkingBudgets`` (tokens per level where the API takes a budget).
+
 Assumptions, all Pi's defaults: an API key (not an OAuth token), no extension hooks
-(``before_provider_request``, ``context``), ``blockImages`` off, default thinking budgets and cache
-retention, and the live agent's tools equal to those the transcript declares (otherwise Pi adds one
-more system message with the difference before sending).
+(``before_provider_request``, ``context``), ``blockImages`` off, default cache retention, and the
+live agent's tools equal to those the transcript declares (otherwise Pi adds one more system
+message with the difference before sending).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.request.common import Note, Notes, RequestError, clamp_thinking_level
+from pitools.core.request.common import Budgets, Note, Notes, RequestError, clamp_thinking_level
 
 #: APIs whose body pitools builds exactly (each has golden recordings from pi-ai).
 SUPPORTED_APIS = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
@@ -35,16 +39,19 @@ class RequestBuild:
     session_id: Any
     thinking_requested: str
     thinking_level: str  # after clamping to the model
-    thinking_source: str  # "option", "session", "default"
+    thinking_source: str  # "option", "session", "settings", "default"
     llm_messages: list[Any]  # Pi's messages before the adapter (convertToLlm + normalizeContext)
     payload: dict[str, Any]
     notes: list[Note] = field(default_factory=list)
 
 
-def thinking_from_path(path: Sequence[Any], context_level: Any) -> tuple[str, str]:
-    """The level a resumed session starts with (``sdk.js``): the branch's own, else Pi's default."""
+def thinking_from_path(path: Sequence[Any], context_level: Any, default_level: str | None = None) -> tuple[str, str]:
+    """The level a resumed session starts with (``sdk.js``): the branch's own, else the
+    ``defaultThinkingLevel`` setting, else Pi's default."""
     if any(type(e) is dict and e.get("type") == "thinking_level_change" for e in path):
         return (str(context_level), "session")
+    if default_level is not None:
+        return (default_level, "settings")
     return (DEFAULT_THINKING_LEVEL, "default")
 
 
@@ -58,7 +65,12 @@ def check_api(model: dict[str, Any]) -> None:
 
 
 def build_payload(
-    model: dict[str, Any], llm_messages: list[Any], level: str, session_id: Any, notes: Notes
+    model: dict[str, Any],
+    llm_messages: list[Any],
+    level: str,
+    session_id: Any,
+    notes: Notes,
+    budgets: Budgets | None = None,
 ) -> dict[str, Any]:
     """The adapter step alone: Pi's LLM messages → the provider body."""
     check_api(model)
@@ -72,7 +84,7 @@ def build_payload(
     }
     sid = session_id if type(session_id) is str else None
     try:
-        return adapters[model["api"]](model, llm_messages, level, sid, notes)
+        return adapters[model["api"]](model, llm_messages, level, sid, notes, budgets)
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
         # Pi's own sessions never hold these shapes; a hand-edited or damaged one can. pi-ai reads
         # such fields without checks and throws too, so the request would fail in Pi as well.
@@ -83,9 +95,17 @@ def build_payload(
 
 
 def build_request(
-    index: Any, leaf_id: Any, session_id: Any, model: dict[str, Any], thinking: str | None
+    index: Any,
+    leaf_id: Any,
+    session_id: Any,
+    model: dict[str, Any],
+    thinking: str | None,
+    *,
+    default_level: str | None = None,
+    budgets: Budgets | None = None,
 ) -> RequestBuild:
-    """Replay the context at ``leaf_id`` and build the body ``model`` would receive."""
+    """Replay the context at ``leaf_id`` and build the body ``model`` would receive
+    (``default_level`` and ``budgets``: Pi's ``defaultThinkingLevel`` and ``thinkingBudgets``)."""
     from pitools.core.context.build import build_projection, context_entries_from_path
     from pitools.core.context.messages import convert_to_llm
 
@@ -99,12 +119,12 @@ def build_request(
     if thinking is not None:
         requested, source = thinking, "option"
     else:
-        requested, source = thinking_from_path(branch, projection.thinking_level)
+        requested, source = thinking_from_path(branch, projection.thinking_level, default_level)
     level = clamp_thinking_level(model, requested)
     notes = Notes()
     if level != requested:
         notes.add("thinking-clamped", f"thinking level {requested} is not available on this model: {level} is used")
-    payload = build_payload(model, llm, level, session_id, notes)
+    payload = build_payload(model, llm, level, session_id, notes, budgets)
     return RequestBuild(
         model=model,
         leaf_id=leaf_id,

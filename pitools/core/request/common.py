@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -547,13 +547,24 @@ def resolve_sampling_params(model: dict[str, Any], level: str) -> dict[str, Any]
     return None
 
 
-def thinking_budget(level: str) -> int:
-    return DEFAULT_THINKING_BUDGETS["high" if level in ("xhigh", "max") else level]
+#: Pi's ``thinkingBudgets`` setting: tokens per thinking level, over pi-ai's defaults.
+Budgets = Mapping[str, float]
 
 
-def adjust_max_tokens_for_thinking(base_max: float, model_max: float, level: str) -> tuple[float, float]:
-    """pi-ai ``adjustMaxTokensForThinking`` with the default budgets (Pi passes the settings' budgets)."""
-    budget: float = thinking_budget(level)
+def thinking_budget(level: str, budgets: Budgets | None = None) -> float:
+    """pi-ai ``thinkingBudgetForLevel``: the settings' budget for ``level`` (xhigh and max count as
+    high), else pi-ai's default."""
+    key = "high" if level in ("xhigh", "max") else level
+    if budgets is not None and key in budgets:
+        return budgets[key]
+    return DEFAULT_THINKING_BUDGETS[key]
+
+
+def adjust_max_tokens_for_thinking(
+    base_max: float, model_max: float, level: str, budgets: Budgets | None = None
+) -> tuple[float, float]:
+    """pi-ai ``adjustMaxTokensForThinking``: room for the thinking budget on top of the answer."""
+    budget: float = thinking_budget(level, budgets)
     max_tokens = min(base_max + budget, model_max)
     if max_tokens <= budget:
         budget = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))

@@ -60,7 +60,10 @@ def resolve_google_level(model: dict[str, Any], level: str) -> str:
     )
 
 
-def _budget(model: dict[str, Any], level: str) -> int:
+def _budget(model: dict[str, Any], level: str, budgets: common.Budgets | None) -> float:
+    """pi-ai ``getGoogleBudget``: the settings' budget for the level, else the model family's."""
+    if budgets is not None and level in budgets:
+        return budgets[level]
     mid = str(model["id"])
     if "2.5-pro" in mid:
         return {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}[level]
@@ -216,7 +219,12 @@ def rewrite_const_as_enum(schema: Any, name_map: bool = False) -> Any:
 
 
 def build(
-    model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
+    model: dict[str, Any],
+    messages: list[Any],
+    level: str,
+    session_id: str | None,
+    notes: Notes,
+    budgets: common.Budgets | None = None,
 ) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     max_tokens = common.clamp_max_tokens_to_context(model, messages, model["maxTokens"])
@@ -229,7 +237,7 @@ def build(
         if uses_thinking_level(model):
             thinking = {"enabled": True, "level": resolved.upper()}
         else:
-            thinking = {"enabled": True, "budgetTokens": _budget(model, resolved)}
+            thinking = {"enabled": True, "budgetTokens": _budget(model, resolved, budgets)}
 
     context = common.resolve_transcript(messages, False, notes)
     initial = common.initial_system_message(context)

@@ -355,7 +355,12 @@ def _has_tool_history(messages: list[Any]) -> bool:
 
 
 def build(
-    model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
+    model: dict[str, Any],
+    messages: list[Any],
+    level: str,
+    session_id: str | None,
+    notes: Notes,
+    budgets: common.Budgets | None = None,
 ) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     max_tokens, effort = common.openai_budget(model, messages, level)
@@ -394,7 +399,7 @@ def build(
         raise RequestError("OpenRouter's Anthropic cache markers are not replayed by pitools")
     if c.get("vllmPriority") is not None and c.get("vllmPriority") is not UNDEFINED:
         params["priority"] = c["vllmPriority"]
-    _thinking(model, c, effort, params)
+    _thinking(model, c, effort, params, budgets)
     routing = c.get("openRouterRouting")
     if (model.get("compat") or {}).get("openRouterRouting"):
         params["provider"] = routing
@@ -407,7 +412,9 @@ def build(
     return params
 
 
-def _thinking(model: dict[str, Any], c: dict[str, Any], effort: str | None, params: dict[str, Any]) -> None:
+def _thinking(
+    model: dict[str, Any], c: dict[str, Any], effort: str | None, params: dict[str, Any], budgets: common.Budgets | None
+) -> None:
     fmt = c.get("thinkingFormat")
     level_map = model.get("thinkingLevelMap") or {}
     reasoning = bool(model.get("reasoning"))
@@ -466,6 +473,6 @@ def _thinking(model: dict[str, Any], c: dict[str, Any], effort: str | None, para
         field = "thinking_token_budget" if c.get("supportsThinkingTokenBudget") else None
     if field and effort and reasoning:
         ceiling = params.get("max_tokens", params.get("max_completion_tokens", model["maxTokens"]))
-        budget = min(common.thinking_budget(effort), max(0, ceiling - 1024))
+        budget = min(common.thinking_budget(effort, budgets), max(0, ceiling - 1024))
         if budget > 0:
             params[field] = budget

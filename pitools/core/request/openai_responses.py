@@ -335,9 +335,15 @@ def convert_messages(
 
 
 def build(
-    model: dict[str, Any], messages: list[Any], level: str, session_id: str | None, notes: Notes
+    model: dict[str, Any],
+    messages: list[Any],
+    level: str,
+    session_id: str | None,
+    notes: Notes,
+    budgets: common.Budgets | None = None,
 ) -> dict[str, Any]:
-    """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
+    """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``.
+    (``budgets`` is accepted like the other adapters' and unused: this adapter sends no budget.)"""
     max_tokens, effort = common.openai_budget(model, messages, level)
     c = get_compat(model)
     level_map = model.get("thinkingLevelMap") or {}
