@@ -1,7 +1,8 @@
 """``pitools request`` and ``validate --for-model``: the body pi-ai would send a model at a leaf.
 
 The building and the provider rules are core's (:mod:`pitools.core.request`); this module adds
-what reads the user's configuration (the agent folder's ``models.json``) and the files.
+what reads the user's configuration (the agent folder's ``models.json``; ``defaultThinkingLevel``
+and ``thinkingBudgets`` from Pi's settings files, the project's only where Pi trusts it) and the files.
 """
 
 from __future__ import annotations
@@ -11,23 +12,47 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def resolve_model(ref: str) -> dict[str, Any]:
-    """``--model PROVIDER/ID`` → pi-ai's model object: Pi's catalogue, then the agent folder's models.json."""
+def resolve_model(ref: str, use_config: bool = True) -> dict[str, Any]:
+    """``--model PROVIDER/ID`` → pi-ai's model object: Pi's catalogue, then the agent folder's
+    models.json (not read with ``use_config=False``)."""
     from pitools.core.request.models import resolve_request_model
     from pitools.piconfig.catalog import chat_models
     from pitools.summarize.agent_config import agent_dir, read_models
 
-    providers = read_models(agent_dir(os.environ))
+    providers = read_models(agent_dir(os.environ)) if use_config else {}
     return resolve_request_model(ref, chat_models(), {"providers": providers})
 
 
-def build_for(loaded: Any, leaf: Any, ref: str, thinking: str | None) -> Any:
-    """The request pi-ai would send model ``ref`` for the context at ``leaf``."""
+def request_settings(loaded: Any, use_config: bool = True) -> Any:
+    """Pi's ``defaultThinkingLevel`` and ``thinkingBudgets`` for the session (its cwd's project)."""
+    from pitools.core.compaction.settings import resolve_request_settings
+
+    cwd = (loaded.session.header or {}).get("cwd")
+    return resolve_request_settings(session_cwd=cwd if type(cwd) is str else None, use_config=use_config)
+
+
+def build_for(
+    loaded: Any, leaf: Any, ref: str, thinking: str | None, settings: Any = None, use_config: bool = True
+) -> Any:
+    """The request pi-ai would send model ``ref`` for the context at ``leaf``, with the settings
+    Pi would apply (``settings``: a :func:`request_settings` result, read here when None)."""
     from pitools.core.request.build import build_request
 
-    model = resolve_model(ref)
+    model = resolve_model(ref, use_config)
+    if settings is None:
+        settings = request_settings(loaded, use_config)
     header = loaded.session.header or {}
-    return build_request(loaded.index, leaf, header.get("id"), model, thinking)
+    level = settings.default_thinking_level
+    budgets = settings.thinking_budgets
+    return build_request(
+        loaded.index,
+        leaf,
+        header.get("id"),
+        model,
+        thinking,
+        default_level=None if level is None else level.value,
+        budgets=None if budgets is None else budgets.value,
+    )
 
 
 def check_requests(files: Sequence[str], model_ref: str) -> list[dict[str, Any]]:

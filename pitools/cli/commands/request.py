@@ -30,6 +30,11 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 @click.option(
     "--diff-model", "diff_ref", metavar="PROVIDER/ID", default=None, help="Compare with the body this model would get."
 )
+@click.option(
+    "--no-config",
+    is_flag=True,
+    help="Read none of Pi's config files (settings: defaultThinkingLevel, thinkingBudgets; models.json).",
+)
 @format_option("human", "json")
 @pass_output
 def command(
@@ -40,6 +45,7 @@ def command(
     thinking: str | None,
     check: bool,
     diff_ref: str | None,
+    no_config: bool,
     format_: str,
 ) -> int:
     """Print the request body pi-ai 1.6.0 would send to a model for the context at a leaf.
@@ -55,6 +61,11 @@ def command(
     tool results without a call, empty blocks, image and context limits) and exits 1 on an
     error. --diff-model A shows what changes between model A's body and --model's.
 
+    Pi's settings that change the body are read as Pi reads them (the agent folder's
+    settings.json, then the session project's .pi/settings.json if Pi trusts the project):
+    defaultThinkingLevel for a session whose branch never set a level, and thinkingBudgets.
+    --no-config reads none of them (nor models.json).
+
     \b
     Example:
       pitools request session.jsonl --model anthropic/claude-sonnet-4-5 --check
@@ -62,18 +73,21 @@ def command(
       pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
     """
     from pitools.core.session.api import load
-    from pitools.ops.request import build_for
+    from pitools.ops.request import build_for, request_settings
 
     if check and diff_ref:
         raise click.UsageError("--check and --diff-model do not combine; run them one at a time")
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
     note_synthetic_ids(out, loaded)
-    build = build_for(loaded, leaf, model_ref, thinking)
+    settings = request_settings(loaded, not no_config)
+    for warning in settings.warnings:
+        out.message(f"warning: {warning}")
+    build = build_for(loaded, leaf, model_ref, thinking, settings, not no_config)
     if diff_ref:
         from pitools.render.request import diff_human, diff_json
 
-        other = build_for(loaded, leaf, diff_ref, thinking)
+        other = build_for(loaded, leaf, diff_ref, thinking, settings, not no_config)
         diff = diff_json(other, build)
         if format_ == "json":
             out.write_json(diff)

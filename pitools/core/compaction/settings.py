@@ -615,6 +615,44 @@ def _context_window(
 # entry point
 
 
+def _merged_settings(
+    agent: Path,
+    session_cwd: str | None,
+    use_config: bool,
+    env: Mapping[str, str],
+    project_trust: bool | None,
+    warnings: list[str],
+    files_read: list[Path],
+) -> tuple[_Obj, Sourced | None]:
+    """Pi's settings as ``SettingsManager.create`` merges them: the agent folder's
+    ``settings.json``, then the project's ``.pi/settings.json`` where the project is trusted."""
+    merged = _Obj()
+    merged.source, merged.path = SOURCE_DEFAULT, ""
+    trusted: Sourced | None = None
+    if use_config:
+        global_path = agent / "settings.json"
+        global_settings = _load_settings_file(global_path, warnings, files_read)
+        merged = _wrap(global_settings, f"agent settings: {global_path}", str(global_path))
+        if session_cwd is not None:
+            project_path = Path(_resolve_path(session_cwd, env)) / CONFIG_DIR_NAME / "settings.json"
+            if project_path.exists():
+                cwd = str(project_path.parent.parent)
+                trusted = _project_trust(cwd, agent, global_settings, project_trust, warnings, files_read)
+                if trusted.value:
+                    project = _load_settings_file(project_path, warnings, files_read)
+                    layer = _wrap(project, f"project settings: {project_path}", str(project_path))
+                    merged = _merge(merged, layer)
+                elif trusted.source == _ASK:
+                    warnings.append(
+                        f"project settings {project_path} not applied: no trust decision is recorded for "
+                        f"{cwd}; interactive Pi would ask, other modes ignore the file (trust the project "
+                        "in Pi, or pass --approve)"
+                    )
+                elif project_trust is None:
+                    warnings.append(f"project settings {project_path} not applied: {trusted.source} says no")
+    return merged, trusted
+
+
 def resolve_settings(
     *,
     session_cwd: str | None,
@@ -641,30 +679,7 @@ def resolve_settings(
     files_read: list[Path] = []
     model_key = f"{model[0]}/{model[1]}" if model is not None else None
 
-    merged = _Obj()
-    merged.source, merged.path = SOURCE_DEFAULT, ""
-    trusted: Sourced | None = None
-    if use_config:
-        global_path = agent / "settings.json"
-        global_settings = _load_settings_file(global_path, warnings, files_read)
-        merged = _wrap(global_settings, f"agent settings: {global_path}", str(global_path))
-        if session_cwd is not None:
-            project_path = Path(_resolve_path(session_cwd, env)) / CONFIG_DIR_NAME / "settings.json"
-            if project_path.exists():
-                cwd = str(project_path.parent.parent)
-                trusted = _project_trust(cwd, agent, global_settings, project_trust, warnings, files_read)
-                if trusted.value:
-                    project = _load_settings_file(project_path, warnings, files_read)
-                    layer = _wrap(project, f"project settings: {project_path}", str(project_path))
-                    merged = _merge(merged, layer)
-                elif trusted.source == _ASK:
-                    warnings.append(
-                        f"project settings {project_path} not applied: no trust decision is recorded for "
-                        f"{cwd}; interactive Pi would ask, other modes ignore the file (trust the project "
-                        "in Pi, or pass --approve)"
-                    )
-                elif project_trust is None:
-                    warnings.append(f"project settings {project_path} not applied: {trusted.source} says no")
+    merged, trusted = _merged_settings(agent, session_cwd, use_config, env, project_trust, warnings, files_read)
 
     compaction = merged.get("compaction")
     _check_shapes(compaction, warnings)
@@ -683,4 +698,80 @@ def resolve_settings(
         project_trusted=trusted,
         warnings=warnings,
         branch_reserve_tokens=branch_reserve,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# the settings that change a request body (pitools request)
+
+#: The levels Pi's settings schema allows for ``defaultThinkingLevel``.
+_SETTING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+_BUDGET_LEVELS = ("minimal", "low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class RequestSettings:
+    """``defaultThinkingLevel`` and ``thinkingBudgets`` as Pi 1.6.0 would read them for a session
+    (each None when no file sets it), and what was read to learn that."""
+
+    default_thinking_level: Sourced | None
+    thinking_budgets: Sourced | None
+    files_read: list[Path] = field(default_factory=list)
+    project_trusted: Sourced | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _budgets(node: Any, warnings: list[str]) -> Sourced | None:
+    if node is None:
+        return None
+    where = f"{node.source}: thinkingBudgets"
+    if not isinstance(node, _Obj):
+        # pi-ai spreads the value over its defaults: anything but an object adds no level.
+        warnings.append(f"{where} is {_js_string(node)!r}, not an object; Pi uses pi-ai's default budgets")
+        return None
+    budgets: dict[str, float] = {}
+    for level in _BUDGET_LEVELS:
+        if level not in node:
+            continue
+        value = _raw(node[level])
+        if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+            raise ConfigError(
+                f"{where}.{level} is {_js_string(node[level])}; pi-ai would do arithmetic on it and send a "
+                "broken request (set a number of tokens, or remove it)"
+            )
+        budgets[level] = value
+    return Sourced(budgets, node.source) if budgets else None
+
+
+def resolve_request_settings(
+    *,
+    session_cwd: str | None,
+    use_config: bool = True,
+    env: Mapping[str, str] | None = None,
+    project_trust: bool | None = None,
+) -> RequestSettings:
+    """Pi's ``getDefaultThinkingLevel()`` and ``getThinkingBudgets()`` for a session, from the same
+    merged settings files as :func:`resolve_settings`. Raises ConfigError on a value pi-ai would
+    turn into a broken request (a level Pi does not have, a budget that is not a number)."""
+    env = os.environ if env is None else env
+    agent = agent_dir(env)
+    warnings: list[str] = []
+    files_read: list[Path] = []
+    merged, trusted = _merged_settings(agent, session_cwd, use_config, env, project_trust, warnings, files_read)
+    level_node = merged.get("defaultThinkingLevel")
+    level: Sourced | None = None
+    if level_node is not None:
+        value = _raw(level_node)
+        if value not in _SETTING_LEVELS:
+            raise ConfigError(
+                f"{level_node.source}: defaultThinkingLevel is {_js_string(level_node)!r}, not one of "
+                f"{', '.join(_SETTING_LEVELS)} (pass --thinking, or fix the setting)"
+            )
+        level = Sourced(value, level_node.source)
+    return RequestSettings(
+        default_thinking_level=level,
+        thinking_budgets=_budgets(merged.get("thinkingBudgets"), warnings),
+        files_read=files_read,
+        project_trusted=trusted,
+        warnings=warnings,
     )
