@@ -14,6 +14,8 @@
 // JSON.stringify text of the body (kept as text so its exact bytes can be compared), or `error`.
 //
 // usage: node scripts/record_requests.mjs [CASE ...]             (default: every golden case)
+//        node scripts/record_requests.mjs --settings   (golden/<case>/requests-settings.json.gz: the
+//             body under Pi's defaultThinkingLevel / thinkingBudgets settings, SETTINGS_VARIANTS)
 //        node scripts/record_requests.mjs --session FILE --model PROVIDER/ID [--leaf ID] [--thinking L]
 //             (one record, printed as JSON on stdout: for trying things out)
 // Needs the reference: $PI_REF_DIR (pi-ai is found beside it).
@@ -141,9 +143,9 @@ function leavesOf(sm) {
 }
 
 /** The thinking level a resumed session starts with (sdk.js): the branch's level, else the default. */
-function sessionLevel(sm, leaf, ctx) {
+function sessionLevel(sm, leaf, ctx, defaultLevel) {
     const branch = sm.getBranch(leaf);
-    return branch.some((e) => e.type === "thinking_level_change") ? ctx.thinkingLevel : "medium";
+    return branch.some((e) => e.type === "thinking_level_change") ? ctx.thinkingLevel : (defaultLevel ?? "medium");
 }
 
 /** Pi's parent walks never end on a parentId cycle; such leaves are not recorded. */
@@ -158,13 +160,13 @@ function hasCycle(sm, leaf) {
     return false;
 }
 
-async function captureOne(ref, sm, leaf, spec, thinking) {
+async function captureOne(ref, sm, leaf, spec, thinking, settings = {}) {
     if (hasCycle(sm, leaf)) throw new Error("cycle: Pi would never return");
     const model = findModel(ref, spec);
     const ctx = ref.SM.buildSessionContext(sm.getEntries(), leaf, sm.byId);
     const llm = ref.M.convertToLlm(ctx.messages);
     const transcript = ref.T.normalizeContext({ messages: llm });
-    const requested = thinking ?? sessionLevel(sm, leaf, ctx);
+    const requested = thinking ?? sessionLevel(sm, leaf, ctx, settings.defaultThinkingLevel);
     const level = ref.MODELS.clampThinkingLevel(model, requested);
     const api = ref.apis[model.api];
     let payload;
@@ -173,6 +175,8 @@ async function captureOne(ref, sm, leaf, spec, thinking) {
         sessionId: sm.getSessionId(),
         reasoning: level === "off" ? undefined : level,
         transport: "auto",
+        // Pi's agent passes the thinkingBudgets setting with every request (agent.createLoopConfig).
+        thinkingBudgets: settings.thinkingBudgets,
         onPayload: (body) => {
             payload = JSON.stringify(body);
             throw new Captured("captured");
@@ -216,6 +220,46 @@ async function recordCase(ref, name) {
     }
 }
 
+// Settings that change the body (Pi's settings.json): each variant at the default leaf of a few
+// cases, for every model, at the session's level and at explicit levels.
+export const SETTINGS_VARIANTS = [
+    { defaultThinkingLevel: "high" },
+    { defaultThinkingLevel: "off" },
+    { thinkingBudgets: { minimal: 500, low: 3000, medium: 12000, high: 40000 } },
+    { thinkingBudgets: { medium: 0, high: 1000000 } },
+    { defaultThinkingLevel: "minimal", thinkingBudgets: { minimal: 4096.5 } },
+];
+export const SETTINGS_CASES = ["sample-session", "request-wedges", "seed-running-example", "recovery-omission"];
+const SETTINGS_LEVELS = [null, "low", "high", "xhigh"];
+
+async function recordSettings(ref, name) {
+    const file = path.join(GOLDEN, name, "session.jsonl");
+    const { dir, sm } = openSession(ref, file);
+    try {
+        const records = [];
+        const leaf = sm.getLeafId() ?? null;
+        for (const settings of SETTINGS_VARIANTS) {
+            for (const spec of MODELS) {
+                for (const thinking of SETTINGS_LEVELS) {
+                    let rec;
+                    try {
+                        rec = await captureOne(ref, sm, leaf, spec, thinking, settings);
+                    } catch (e) {
+                        rec = { leaf, model: spec, thinking, error: String(e?.message ?? e) };
+                    }
+                    records.push({ settings, ...rec });
+                }
+            }
+        }
+        const out = { piAi: ref.version, case: name, records };
+        const target = path.join(GOLDEN, name, "requests-settings.json.gz");
+        fs.writeFileSync(target, zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+        return records.length;
+    } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
 async function main(argv) {
     const ref = await loadReference();
     const at = (flag) => {
@@ -231,6 +275,13 @@ async function main(argv) {
             process.stdout.write(`${JSON.stringify(rec)}\n`);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
+        }
+        return;
+    }
+    if (argv.includes("--settings")) {
+        for (const name of SETTINGS_CASES) {
+            const n = await recordSettings(ref, name);
+            process.stderr.write(`recorded ${name}: ${n} requests with settings\n`);
         }
         return;
     }

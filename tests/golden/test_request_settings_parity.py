@@ -1,0 +1,151 @@
+"""Parity with pi-ai 1.6.0 under Pi's settings that change a request body.
+
+``scripts/record_requests.mjs --settings`` records, for a few golden sessions at the default leaf,
+every model's body under each of ``SETTINGS_VARIANTS`` (``defaultThinkingLevel``,
+``thinkingBudgets``) at the session's level and at explicit ones, into
+``golden/<case>/requests-settings.json.gz``: the options Pi's agent hands pi-ai's ``streamSimple``.
+pitools must build the same bytes from the same settings, and read them from the settings files
+the way Pi does (``pitools request`` through ``main()``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pitools.cli import Environment, main
+from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.request.build import build_request
+from pitools.core.request.models import resolve_request_model
+from pitools.errors import PitoolsError
+from pitools.piconfig.catalog import chat_models
+from tests import support
+
+CASES = sorted(p.parent.name for p in support.GOLDEN.glob("*/requests-settings.json.gz"))
+
+
+@cache
+def _recording(case: str) -> dict[str, Any]:
+    return json.loads(gzip.decompress((support.GOLDEN / case / "requests-settings.json.gz").read_bytes()))
+
+
+@cache
+def _loaded(case: str) -> Any:
+    from pitools.core.session.api import load
+
+    return load(str(support.golden_session(case)))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bodies_under_settings_match_pi_ai(case: str) -> None:
+    loaded = _loaded(case)
+    leaf = loaded.leaf(None)
+    mismatches: list[str] = []
+    compared = 0
+    for record in _recording(case)["records"]:
+        settings = record["settings"]
+        model = resolve_request_model(record["model"], chat_models())
+        where = f"{case} model={record['model']} thinking={record['thinking']} settings={settings}"
+        try:
+            built = build_request(
+                loaded.index,
+                leaf,
+                (loaded.session.header or {}).get("id"),
+                model,
+                record["thinking"],
+                default_level=settings.get("defaultThinkingLevel"),
+                budgets=settings.get("thinkingBudgets"),
+            )
+        except PitoolsError as exc:
+            if "payload" in record:
+                mismatches.append(f"{where}: pitools failed ({exc}) where pi-ai built a body")
+            continue
+        if "payload" not in record:
+            mismatches.append(f"{where}: pi-ai failed ({record.get('error')}) where pitools built a body")
+            continue
+        assert built.thinking_level == record["level"], where
+        compared += 1
+        if to_json_bytes(built.payload) != record["payload"].encode("utf-8", "surrogatepass"):
+            mismatches.append(f"{where}: body differs")
+    assert not mismatches, "\n".join(mismatches[:20])
+    assert compared > 100
+
+
+def test_the_settings_change_the_bodies() -> None:
+    """Each variant changes some body against Pi's defaults, so the comparison above means something."""
+    variants: set[str] = set()
+    changed: set[str] = set()
+    for case in CASES:
+        defaults = json.loads(gzip.decompress((support.GOLDEN / case / "requests.json.gz").read_bytes()))
+        plain = {
+            r["model"]: r.get("payload") for r in defaults["records"] if r["leafArg"] is None and r["thinking"] is None
+        }
+        for record in _recording(case)["records"]:
+            key = json.dumps(record["settings"], sort_keys=True)
+            variants.add(key)
+            if record["thinking"] is None and record.get("payload") not in (None, plain.get(record["model"])):
+                changed.add(key)
+    assert changed == variants and len(variants) >= 5
+
+
+def _pitools_request(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    env = Environment(
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+        stdin=io.StringIO(),
+        environ={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "TZ": "UTC"},
+    )
+    status = main(["request", *args], env)
+    return status, env.stdout.getvalue(), env.stderr.getvalue()
+
+
+def _with_settings(tmp_path: Path, settings: dict[str, Any]) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir(exist_ok=True)
+    (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_pitools_request_reads_the_settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int) -> None:
+    """The agent folder's settings.json reaches the body exactly as pi-ai built it; --no-config ignores it."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    records = [r for r in _recording("sample-session")["records"] if r["thinking"] is None and "payload" in r]
+    record = records[index * 17 % len(records)]
+    _with_settings(tmp_path, record["settings"])
+    session = str(support.golden_session("sample-session"))
+    status, out, _err = _pitools_request(tmp_path, session, "--model", record["model"], "--format", "json")
+    assert status == 0 and out.rstrip("\n") == record["payload"]
+    status, plain, _err = _pitools_request(
+        tmp_path, session, "--model", record["model"], "--format", "json", "--no-config"
+    )
+    defaults = json.loads(gzip.decompress((support.GOLDEN / "sample-session" / "requests.json.gz").read_bytes()))
+    expected = next(
+        r["payload"]
+        for r in defaults["records"]
+        if r["leafArg"] is None and r["thinking"] is None and r["model"] == record["model"]
+    )
+    assert status == 0 and plain.rstrip("\n") == expected
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"defaultThinkingLevel": "banana"}, "defaultThinkingLevel is 'banana'"),
+        ({"thinkingBudgets": {"high": "lots"}}, "thinkingBudgets.high is lots"),
+        ({"thinkingBudgets": {"low": -5}}, "thinkingBudgets.low is -5"),
+    ],
+)
+def test_a_setting_pi_ai_would_break_on_is_one_line_and_exit_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: dict[str, Any], message: str
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    _with_settings(tmp_path, settings)
+    session = str(support.golden_session("sample-session"))
+    status, out, err = _pitools_request(tmp_path, session, "--model", "anthropic/claude-sonnet-4-5")
+    assert status == 1 and out == "" and err.count("\n") == 1 and message in err and "settings.json" in err
