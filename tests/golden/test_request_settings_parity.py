@@ -149,3 +149,39 @@ def test_a_setting_pi_ai_would_break_on_is_one_line_and_exit_1(
     session = str(support.golden_session("sample-session"))
     status, out, err = _pitools_request(tmp_path, session, "--model", "anthropic/claude-sonnet-4-5")
     assert status == 1 and out == "" and err.count("\n") == 1 and message in err and "settings.json" in err
+
+
+@pytest.mark.parametrize("trusted", [None, False, True])
+def test_a_project_settings_file_applies_only_where_pi_trusts_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusted: bool | None
+) -> None:
+    """A repository can ship .pi/settings.json: like Pi, only a trusted project's file changes the body."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    record = next(
+        r
+        for r in _recording("seed-running-example")["records"]
+        if r["settings"] == {"defaultThinkingLevel": "high"} and r["thinking"] is None and "payload" in r
+    )
+    project = tmp_path / "project"
+    (project / ".pi").mkdir(parents=True)
+    (project / ".pi" / "settings.json").write_text(json.dumps(record["settings"]), encoding="utf-8")
+    (tmp_path / "agent").mkdir()
+    if trusted is not None:
+        (tmp_path / "agent" / "trust.json").write_text(json.dumps({str(project): trusted}), encoding="utf-8")
+    lines = support.golden_session("seed-running-example").read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["cwd"] = str(project)
+    session = tmp_path / "s.jsonl"
+    session.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    status, out, err = _pitools_request(tmp_path, str(session), "--model", record["model"], "--format", "json")
+    assert status == 0
+    if trusted:
+        assert out.rstrip("\n") == record["payload"] and err == ""
+    else:
+        plain = json.loads(gzip.decompress((support.GOLDEN / "seed-running-example" / "requests.json.gz").read_bytes()))
+        expected = next(
+            r["payload"]
+            for r in plain["records"]
+            if r["leafArg"] is None and r["thinking"] is None and r["model"] == record["model"]
+        )
+        assert out.rstrip("\n") == expected != record["payload"] and "not applied" in err
