@@ -30,11 +30,7 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 @click.option(
     "--diff-model", "diff_ref", metavar="PROVIDER/ID", default=None, help="Compare with the body this model would get."
 )
-@click.option(
-    "--no-config",
-    is_flag=True,
-    help="Read none of Pi's config files (settings: defaultThinkingLevel, thinkingBudgets; models.json).",
-)
+@click.option("--no-config", is_flag=True, help="Read none of Pi's config files (settings.json, models.json).")
 @format_option("human", "json")
 @pass_output
 def command(

@@ -152,16 +152,10 @@ def adaptive_effort(model: dict[str, Any], level: str) -> str:
     return {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}.get(level, "high")
 
 
-def build(
-    model: dict[str, Any],
-    messages: list[Any],
-    level: str,
-    session_id: str | None,
-    notes: Notes,
-    budgets: common.Budgets | None = None,
-) -> dict[str, Any]:
+def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
     """The payload ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning,
     sessionId, thinkingBudgets})``."""
+    level, session_id, budgets = call.level, call.session_id, call.budgets
     c = _anthropic_compat(model)
     reasoning = None if level == "off" else level
     base_max = common.clamp_max_tokens_to_context(model, messages, model["maxTokens"])

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.request.common import Budgets, Note, Notes, RequestError, clamp_thinking_level
+from pitools.core.request.common import Budgets, Note, Notes, RequestError, StreamOptions, clamp_thinking_level
 
 #: APIs whose body pitools builds exactly (each has golden recordings from pi-ai).
 SUPPORTED_APIS = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
@@ -84,7 +84,7 @@ def build_payload(
     }
     sid = session_id if type(session_id) is str else None
     try:
-        return adapters[model["api"]](model, llm_messages, level, sid, notes, budgets)
+        return adapters[model["api"]](model, llm_messages, StreamOptions(level, sid, budgets), notes)
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
         # Pi's own sessions never hold these shapes; a hand-edited or damaged one can. pi-ai reads
         # such fields without checks and throws too, so the request would fail in Pi as well.

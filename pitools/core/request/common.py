@@ -551,6 +551,16 @@ def resolve_sampling_params(model: dict[str, Any], level: str) -> dict[str, Any]
 Budgets = Mapping[str, float]
 
 
+@dataclass(frozen=True, slots=True)
+class StreamOptions:
+    """What Pi's agent passes pi-ai's ``streamSimple`` besides the model and messages: the thinking
+    level (``off``: no ``reasoning``), the session id, the ``thinkingBudgets`` setting."""
+
+    level: str
+    session_id: str | None
+    budgets: Budgets | None = None
+
+
 def thinking_budget(level: str, budgets: Budgets | None = None) -> float:
     """pi-ai ``thinkingBudgetForLevel``: the settings' budget for ``level`` (xhigh and max count as
     high), else pi-ai's default."""

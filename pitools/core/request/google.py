@@ -218,15 +218,9 @@ def rewrite_const_as_enum(schema: Any, name_map: bool = False) -> Any:
     return result
 
 
-def build(
-    model: dict[str, Any],
-    messages: list[Any],
-    level: str,
-    session_id: str | None,
-    notes: Notes,
-    budgets: common.Budgets | None = None,
-) -> dict[str, Any]:
+def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
+    level, budgets = call.level, call.budgets
     max_tokens = common.clamp_max_tokens_to_context(model, messages, model["maxTokens"])
     thinking: dict[str, Any]
     reasoning = None if level == "off" else level

@@ -354,15 +354,9 @@ def _has_tool_history(messages: list[Any]) -> bool:
     return False
 
 
-def build(
-    model: dict[str, Any],
-    messages: list[Any],
-    level: str,
-    session_id: str | None,
-    notes: Notes,
-    budgets: common.Budgets | None = None,
-) -> dict[str, Any]:
+def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
+    level, session_id, budgets = call.level, call.session_id, call.budgets
     max_tokens, effort = common.openai_budget(model, messages, level)
     c = get_compat(model)
     context = common.resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")), notes)

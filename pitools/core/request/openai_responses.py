@@ -334,16 +334,10 @@ def convert_messages(
     return out
 
 
-def build(
-    model: dict[str, Any],
-    messages: list[Any],
-    level: str,
-    session_id: str | None,
-    notes: Notes,
-    budgets: common.Budgets | None = None,
-) -> dict[str, Any]:
-    """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``.
-    (``budgets`` is accepted like the other adapters' and unused: this adapter sends no budget.)"""
+def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
+    """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``
+    (the Responses adapter sends no thinking budget)."""
+    level, session_id = call.level, call.session_id
     max_tokens, effort = common.openai_budget(model, messages, level)
     c = get_compat(model)
     level_map = model.get("thinkingLevelMap") or {}
