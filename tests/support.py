@@ -224,3 +224,28 @@ def serving(session_dir: Path) -> Iterator[Any]:
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def request_mismatch(record: dict[str, Any], build: Callable[[], Any], where: str) -> tuple[bool, str | None]:
+    """Compare one pi-ai recording (``payload`` text or ``error``) with pitools' ``build()``.
+
+    Returns (whether a body was compared, what differs or None): pitools must fail where pi-ai
+    failed, reach the same thinking level, and write the same ``JSON.stringify`` bytes."""
+    from pitools.core.js.json.encode import to_json_bytes
+    from pitools.core.js.json.parse import parse_json_line
+    from pitools.errors import PitoolsError
+
+    try:
+        built = build()
+    except PitoolsError as exc:
+        return False, (f"{where}: pitools failed ({exc}) where pi-ai built a body" if "payload" in record else None)
+    if "payload" not in record:
+        return False, f"{where}: pi-ai failed ({record.get('error')}) where pitools built a body"
+    if built.thinking_level != record["level"]:
+        return True, f"{where}: thinking level {built.thinking_level}, pi-ai {record['level']}"
+    got = to_json_bytes(built.payload)
+    expected = record["payload"].encode("utf-8", "surrogatepass")
+    if got == expected:
+        return True, None
+    same_value = parse_json_line(got)[0] == parse_json_line(expected)[0]
+    return True, f"{where}: {'key order/number form differs' if same_value else 'body differs'}"

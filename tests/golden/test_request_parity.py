@@ -14,13 +14,11 @@ import gzip
 import json
 import sys
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import pytest
 
-from pitools.core.js.json.encode import to_json_bytes
-from pitools.core.js.json.parse import parse_json_line
 from pitools.core.request.build import SUPPORTED_APIS, build_request
 from pitools.core.request.models import resolve_request_model
 from pitools.errors import PitoolsError
@@ -87,24 +85,16 @@ def test_request_bodies_match_pi_ai(case: str) -> None:
         leaf = record.get("leafArg")
         leaf = loaded.leaf(None) if leaf is None else leaf
         where = f"{case} leaf={record.get('leafArg')} model={record['model']} thinking={record['thinking']}"
-        try:
-            built = build_request(
-                loaded.index, leaf, (loaded.session.header or {}).get("id"), model, record["thinking"]
-            )
-        except PitoolsError as exc:
-            if "payload" in record:
-                mismatches.append(f"{where}: pitools failed ({exc}) where pi-ai built a body")
-            continue
-        if "payload" not in record:
-            mismatches.append(f"{where}: pi-ai failed ({record.get('error')}) where pitools built a body")
-            continue
-        assert built.thinking_level == record["level"], where
-        got = to_json_bytes(built.payload)
-        expected = record["payload"].encode("utf-8", "surrogatepass")
-        compared += 1
-        if got != expected:
-            same_value = parse_json_line(got)[0] == parse_json_line(expected)[0]
-            mismatches.append(f"{where}: {'key order/number form differs' if same_value else 'body differs'}")
+        seen, problem = support.request_mismatch(
+            record,
+            partial(
+                build_request, loaded.index, leaf, (loaded.session.header or {}).get("id"), model, record["thinking"]
+            ),
+            where,
+        )
+        compared += seen
+        if problem is not None:
+            mismatches.append(problem)
     assert not mismatches, "\n".join(mismatches[:20])
     assert compared or not any("payload" in r for r in records)
 

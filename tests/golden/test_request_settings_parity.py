@@ -13,17 +13,15 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pitools.cli import Environment, main
-from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.request.build import build_request
 from pitools.core.request.models import resolve_request_model
-from pitools.errors import PitoolsError
 from pitools.piconfig.catalog import chat_models
 from tests import support
 
@@ -52,8 +50,10 @@ def test_bodies_under_settings_match_pi_ai(case: str) -> None:
         settings = record["settings"]
         model = resolve_request_model(record["model"], chat_models())
         where = f"{case} model={record['model']} thinking={record['thinking']} settings={settings}"
-        try:
-            built = build_request(
+        seen, problem = support.request_mismatch(
+            record,
+            partial(
+                build_request,
                 loaded.index,
                 leaf,
                 (loaded.session.header or {}).get("id"),
@@ -61,18 +61,12 @@ def test_bodies_under_settings_match_pi_ai(case: str) -> None:
                 record["thinking"],
                 default_level=settings.get("defaultThinkingLevel"),
                 budgets=settings.get("thinkingBudgets"),
-            )
-        except PitoolsError as exc:
-            if "payload" in record:
-                mismatches.append(f"{where}: pitools failed ({exc}) where pi-ai built a body")
-            continue
-        if "payload" not in record:
-            mismatches.append(f"{where}: pi-ai failed ({record.get('error')}) where pitools built a body")
-            continue
-        assert built.thinking_level == record["level"], where
-        compared += 1
-        if to_json_bytes(built.payload) != record["payload"].encode("utf-8", "surrogatepass"):
-            mismatches.append(f"{where}: body differs")
+            ),
+            where,
+        )
+        compared += seen
+        if problem is not None:
+            mismatches.append(problem)
     assert not mismatches, "\n".join(mismatches[:20])
     assert compared > 100
 
