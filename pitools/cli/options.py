@@ -172,16 +172,16 @@ class SessionRef(click.ParamType):
             return value
         from pitools.core.session.refs import looks_like_path
 
-        if looks_like_path(value):  # a path as it is (what locate_session does first, without loading it)
-            if not self.folders and os.path.isdir(value):
+        # A path is taken as it is (locate_session's first rule, without loading the finder); a
+        # folder got here only where folders are not taken.
+        if looks_like_path(value):
+            if os.path.isdir(value):
                 self.fail(f"{value!r} is a directory, not a session file", param, ctx)
             return str(Path(value))
         from pitools.core.session.locate import locate_session
 
         located = locate_session(value, session_dir=ctx.meta.get(SESSION_DIR_META) if ctx is not None else None)
-        if located.how == "path" and os.path.isdir(located.path) and not self.folders:
-            self.fail(f"{value!r} is a directory, not a session file", param, ctx)
-        if located.how not in ("path", "file"):
+        if located.how != "file":
             _say_which(located)
         return str(located.path)
 
