@@ -142,6 +142,9 @@ def test_served_pages_match_pi_and_the_home_page_lists_sessions(browser: Any, se
     browser.open(f"{base}/?token={server.token}")
     ids = browser.eval("Array.from(document.querySelectorAll('[data-session-id]'), r => r.dataset.sessionId).sort()")
     assert ids == sorted(["S1", support.golden_recording(CASES["gen"])["sessionId"]])
+    # Usage opens on the last 30 days (the golden sessions are older): clearing the field shows all time.
+    browser.wait_for("/since 30d/.test(document.querySelector('#chart').textContent)")
+    browser.eval("document.querySelector('#usage [name=since]').value = ''; document.querySelector('#usage button').click()")
     browser.wait_for("document.querySelectorAll('#chart .barrow').length > 0")
     checked = 0
     for sid, case in (("S1", CASES["S1"]), (support.golden_recording(CASES["gen"])["sessionId"], CASES["gen"])):
@@ -180,3 +183,27 @@ def test_an_open_session_follows_appends(browser: Any, server: Any, archive: Pat
     # A reload shows it too.
     browser.open(f"{base}/session/S1?n=2")
     assert browser.state()["transcript"][-1] == "NEW1"
+
+
+@chromium
+def test_the_home_page_says_what_it_shows(browser: Any, server: Any) -> None:
+    """The search hint is one attribute (its quotes escaped for HTML), the usage range it applies is
+    the one its field shows, and chart labels are not coloured as the highlighter's keywords."""
+    browser.open(f"http://127.0.0.1:{server.port}/?token={server.token}")
+    browser.wait_for("document.documentElement.dataset.ready === 'true'")
+    assert browser.eval("document.querySelector('#search [name=q]').placeholder") == 'words, "a phrase", prefix*'
+    assert browser.eval("document.querySelector('#search [name=q]').getAttributeNames().sort().join()") == (
+        "aria-label,name,placeholder,type"
+    )
+    assert browser.eval("document.querySelector('#usage [name=since]').value") == "30d"
+    browser.wait_for("/Total since 30d:/.test(document.querySelector('#chart').textContent)")
+    browser.eval("document.querySelector('#usage [name=since]').value = ''; document.querySelector('#usage button').click()")
+    browser.wait_for("/Total \\(all time\\):/.test(document.querySelector('#chart').textContent)")
+    browser.wait_for("document.querySelectorAll('#chart .barrow').length > 0")
+    label = browser.eval("getComputedStyle(document.querySelector('#chart .barrow span')).color")
+    text = browser.eval("getComputedStyle(document.body).color")
+    keyword = browser.eval(
+        "(() => { const s = document.createElement('span'); s.className = 'k'; document.body.appendChild(s);"
+        " const c = getComputedStyle(s).color; s.remove(); return c; })()"
+    )
+    assert label == text and label != keyword

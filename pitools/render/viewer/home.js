@@ -3,6 +3,7 @@
 "use strict";
 (function () {
   var root = document.getElementById("home");
+  var USAGE_SINCE = "30d";
   function esc(v) {
     return String(v).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#x27;");
   }
@@ -22,16 +23,16 @@
   try { theme = localStorage.getItem("pitools-theme"); } catch (e) { theme = null; }
   document.documentElement.setAttribute("data-theme", theme || (window.matchMedia && matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light"));
   root.innerHTML = '<h1>pi sessions</h1>' +
-    '<h2>Search</h2><form id="search"><input name="q" type="search" placeholder="words, \\"a phrase\\", prefix*" aria-label="Search">' +
+    '<h2>Search</h2><form id="search"><input name="q" type="search" placeholder="words, &quot;a phrase&quot;, prefix*" aria-label="Search">' +
     '<select name="role" aria-label="Role"><option value="">any role</option><option>user</option><option>assistant</option><option>toolResult</option><option>bashExecution</option></select>' +
-    '<input name="project" placeholder="project" size="10" aria-label="Project"><input name="since" placeholder="since (7d)" size="9" aria-label="Since">' +
+    '<input name="project" placeholder="project" size="10" aria-label="Project"><input name="since" placeholder="since, e.g. 7d" size="11" aria-label="Since">' +
     '<input name="until" placeholder="until" size="9" aria-label="Until">' +
     '<label><input type="checkbox" name="in_context" value="1"> in context</label>' +
     '<label><input type="checkbox" name="thinking" value="1"> thinking</label>' +
     '<select name="branch" aria-label="Branch"><option value="all">all branches</option><option value="current">current branch</option></select>' +
     '<button type="submit">Search</button></form><div id="hits"></div>' +
     '<h2>Usage</h2><form id="usage"><select name="by" aria-label="By"><option>day</option><option>week</option><option>month</option><option>model</option><option>provider</option><option>project</option><option>session</option></select>' +
-    '<input name="since" placeholder="since (30d)" size="9" aria-label="Usage since"><button type="submit">Show</button></form><div id="chart" class="chart"></div>' +
+    '<input name="since" value="' + USAGE_SINCE + '" placeholder="since: all time" size="11" aria-label="Usage since" title="the last 30 days unless changed; empty: all time"><button type="submit">Show</button></form><div id="chart" class="chart"></div>' +
     '<h2>Sessions</h2><div id="sessions">Loading…</div>';
 
   function showSessions() {
@@ -71,6 +72,11 @@
       }).join("");
     }).catch(function (e) { box.innerHTML = '<p class="error">' + esc(e.message) + "</p>"; });
   });
+  // Usage opens on the last 30 days (what ccusage users expect); the field shows it and can be cleared.
+  function sinceText(query) {
+    var since = new URLSearchParams(query).get("since");
+    return since ? " since " + since : " (all time)";
+  }
   function showUsage(query) {
     var box = document.getElementById("chart");
     getJSON("/api/usage?" + query).then(function (d) {
@@ -81,12 +87,12 @@
       box.innerHTML = rows.map(function (r) {
         var v = useTokens ? tokensOf(r) : r.cost, w = max ? (v / max * 100) : 0;
         var label = r.session ? (r.session.name || r.session.id) : r.key;
-        return '<div class="barrow"><span class="k" title="' + esc(label) + '">' + esc(label) + '</span><div><div class="b" style="width:' + w.toFixed(2) + '%"></div></div><span class="v">' +
+        return '<div class="barrow"><span class="lbl" title="' + esc(label) + '">' + esc(label) + '</span><div><div class="b" style="width:' + w.toFixed(2) + '%"></div></div><span class="v">' +
           esc(money(r.cost) + " · " + fmt(tokensOf(r)) + " tok" + (r.copied && r.copied.records ? " · copied " + money(r.copied.cost) : "")) + "</span></div>";
-      }).join("") + '<p class="muted">Total: ' + esc(money((d.totals || {}).cost) + " · " + fmt(tokensOf(d.totals)) + " tokens") + "</p>";
+      }).join("") + '<p class="muted">Total' + esc(sinceText(query)) + ': ' + esc(money((d.totals || {}).cost) + " · " + fmt(tokensOf(d.totals)) + " tokens") + "</p>";
     }).catch(function (e) { box.innerHTML = '<p class="error">' + esc(e.message) + "</p>"; });
   }
   document.getElementById("usage").addEventListener("submit", function (ev) { ev.preventDefault(); showUsage(params(ev.target)); });
   showSessions();
-  showUsage("by=day");
+  showUsage("by=day&since=" + USAGE_SINCE);
 })();
