@@ -156,11 +156,9 @@ def viewer_page(
     from pitools.render.viewer_html import page_pieces
 
     model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config))
-    header = loaded.session.header or {}
-    name = header.get("id") if isinstance(header.get("id"), str) else loaded.path
     first = first_view(loaded, model) if embed_images else None
     texts = entry_texts(loaded, embed_images=embed_images)
-    return page_pieces(model.meta_json(), texts, title=f"pi session {name}", live=live, first_view=first)
+    return page_pieces(model.meta_json(), texts, title=f"{model.name} · pi session", live=live, first_view=first)
 
 
 #: The first view: the last entries of the initial path the transcript draws at once (the

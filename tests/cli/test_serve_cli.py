@@ -136,6 +136,12 @@ def browser() -> Iterator[Any]:
         yield b
 
 
+#: Empty the usage form's since field and submit it.
+CLEAR_SINCE = (
+    "document.querySelector('#usage [name=since]').value = ''; document.querySelector('#usage button').click()"
+)
+
+
 @chromium
 def test_served_pages_match_pi_and_the_home_page_lists_sessions(browser: Any, server: Any) -> None:
     base = f"http://127.0.0.1:{server.port}"
@@ -144,7 +150,9 @@ def test_served_pages_match_pi_and_the_home_page_lists_sessions(browser: Any, se
     assert ids == sorted(["S1", support.golden_recording(CASES["gen"])["sessionId"]])
     # Usage opens on the last 30 days (the golden sessions are older): clearing the field shows all time.
     browser.wait_for("/since 30d/.test(document.querySelector('#chart').textContent)")
-    browser.eval("document.querySelector('#usage [name=since]').value = ''; document.querySelector('#usage button').click()")
+    browser.eval(
+        "document.querySelector('#usage [name=since]').value = ''; document.querySelector('#usage button').click()"
+    )
     browser.wait_for("document.querySelectorAll('#chart .barrow').length > 0")
     checked = 0
     for sid, case in (("S1", CASES["S1"]), (support.golden_recording(CASES["gen"])["sessionId"], CASES["gen"])):
@@ -197,7 +205,9 @@ def test_the_home_page_says_what_it_shows(browser: Any, server: Any) -> None:
     )
     assert browser.eval("document.querySelector('#usage [name=since]').value") == "30d"
     browser.wait_for("/Total since 30d:/.test(document.querySelector('#chart').textContent)")
-    browser.eval("document.querySelector('#usage [name=since]').value = ''; document.querySelector('#usage button').click()")
+    browser.eval(
+        "document.querySelector('#usage [name=since]').value = ''; document.querySelector('#usage button').click()"
+    )
     browser.wait_for("/Total \\(all time\\):/.test(document.querySelector('#chart').textContent)")
     browser.wait_for("document.querySelectorAll('#chart .barrow').length > 0")
     label = browser.eval("getComputedStyle(document.querySelector('#chart .barrow span')).color")

@@ -37,7 +37,7 @@ SettingsFor = Callable[[Any], "tuple[CompactionSettings, int]"]
 
 #: The read model's columns as the page's data names them (camelCase), after its header and file.
 _META_FIELDS = (
-    "parent", "order", "indent", "tokens", "usage_tokens", "labels", "ids", "kinds", "flags", "cost",
+    "name", "parent", "order", "tokens", "usage_tokens", "labels", "ids", "kinds", "flags", "cost",
     "usage_total", "calls", "exact", "default_leaf", "initial_leaf", "leaves", "replays",
 )  # fmt: skip
 
@@ -48,9 +48,11 @@ class ViewerModel:
 
     header: dict[str, Any]
     path: str
+    #: What the page is titled: the session's name (its latest ``session_info``), else the first
+    #: user message's first line, else the header's id.
+    name: str
     parent: list[int]
     order: list[int]
-    indent: list[int]
     tokens: list[int | None]
     usage_tokens: list[int | None]
     labels: dict[int, str]
@@ -106,6 +108,34 @@ def _has_text(content: Any) -> bool:
     )
 
 
+def _first_line(content: Any) -> str | None:
+    """A user message's first line of text (None when it has none)."""
+    if type(content) is str:
+        text = content
+    elif type(content) is list:
+        text = " ".join(
+            c["text"] for c in content if type(c) is dict and c.get("type") == "text" and type(c.get("text")) is str
+        )
+    else:
+        return None
+    for line in text.split("\n"):
+        line = line.strip(_JS_SPACE)
+        if line:
+            return line[:100] + ("…" if len(line) > 100 else "")
+    return None
+
+
+def _title(info_name: Any, first_text: str | None, header: dict[str, Any]) -> str:
+    """The page's title: Pi's session name (the latest ``session_info``; an empty one clears it),
+    else the first user message's first line, else the header's id."""
+    if type(info_name) is str and info_name.strip(_JS_SPACE):
+        return info_name.strip(_JS_SPACE)
+    if first_text:
+        return first_text
+    sid = header.get("id")
+    return f"session {sid}" if type(sid) is str else "pi session"
+
+
 def _js_string(value: Any) -> str:
     """JavaScript's ``String(value)`` for a scalar; an array or object as its JSON text (which
     tells them apart, where ``String`` gives ``[object Object]`` or a bare join)."""
@@ -128,10 +158,10 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
-def _tree(times: list[float], parent: list[int]) -> tuple[list[int], list[int]]:
-    """Pi's ``getTree`` as a flat pre-order list of positions, with an indent per position that
-    grows only below a branch point (as Pi's tree view draws single-child chains flush);
-    ``times`` are the entries' timestamps in ms (NaN: none or unreadable)."""
+def _tree(times: list[float], parent: list[int]) -> list[int]:
+    """Pi's ``getTree`` as a flat pre-order list of positions (the page draws the connectors
+    over the rows its filter shows); ``times`` are the entries' timestamps in ms (NaN: none or
+    unreadable)."""
     n = len(times)
     children: list[list[int]] = [[] for _ in range(n)]
     roots: list[int] = []
@@ -143,27 +173,24 @@ def _tree(times: list[float], parent: list[int]) -> tuple[list[int], list[int]]:
         return float("inf") if value != value else value  # NaN sorts last (a stable, total order)
 
     order: list[int] = []
-    indent = [0] * n
     seen = [False] * n
-    stack: list[tuple[int, int]] = [(r, 0) for r in reversed(sorted(roots, key=ts))]
+    stack: list[int] = list(reversed(sorted(roots, key=ts)))
     while True:
         while stack:
-            i, level = stack.pop()
+            i = stack.pop()
             if seen[i]:
                 continue
             seen[i] = True
             order.append(i)
-            indent[i] = level
             kids = children[i]
             if len(kids) > 1:
                 kids.sort(key=ts)
-            nxt = level + 1 if len(kids) > 1 else level
-            stack.extend((k, nxt) for k in reversed(kids))
+            stack.extend(reversed(kids))
         # Entries on a parentId loop are reachable from no root: list them too (every entry has a row).
         rest = next((i for i in range(n) if not seen[i]), -1)
         if rest < 0:
-            return order, indent
-        stack.append((rest, 0))
+            return order
+        stack.append(rest)
 
 
 def _leaves(index: Any) -> list[Any]:
@@ -227,6 +254,8 @@ def build_viewer_model(
     cost: list[float] = []
     usage_total: list[int | float] = []
     calls: list[int] = []
+    info_name: Any = None
+    first_text: str | None = None
     for e in all_entries(loaded):
         pid = parent_of(e)
         p = -1
@@ -256,6 +285,8 @@ def build_viewer_model(
                 flag |= FLAG_MESSAGE
                 role = message.get("role", UNDEFINED)
                 kinds.append(_js_string(role))
+                if role == "user" and first_text is None:
+                    first_text = _first_line(message.get("content"))
                 if role == "assistant":
                     stop = message.get("stopReason")
                     if not _has_text(message.get("content")) and not (
@@ -276,6 +307,8 @@ def build_viewer_model(
                 kinds.append(_js_string(etype))
                 if etype in _SETTINGS_TYPES:
                     flag |= FLAG_SETTINGS
+                elif etype == "session_info":
+                    info_name = e.get("name")
             messages = [message] if type(message) is dict and message.get("content") is not None else None
             for m in messages if messages is not None else project_entry(e, None):
                 total = jsops.add(total, estimate_tokens(m))
@@ -292,7 +325,7 @@ def build_viewer_model(
         usage_total.append(c_usage)
         calls.append(c_calls)
         tokens.append(_int_or_none(total))
-    order, indent = _tree(times, parent)
+    order = _tree(times, parent)
     del times
     labels: dict[int, str] = {}
     found = labels_by_id(label_entries)
@@ -312,12 +345,13 @@ def build_viewer_model(
     if chosen < 0:
         chosen = default_leaf
     leaf_positions = [pos_by_id[leaf] for leaf in _leaves(index) if leaf in pos_by_id]
+    header = dict(loaded.session.header or {})
     model = ViewerModel(
-        header=dict(loaded.session.header or {}),
+        header=header,
         path=loaded.path,
+        name=_title(info_name, first_text, header),
         parent=parent,
         order=order,
-        indent=indent,
         tokens=tokens,
         usage_tokens=usage_tokens,
         labels=labels,

@@ -38,6 +38,15 @@
     }
     return out.join(sep === undefined ? "\n" : sep);
   }
+  // A stored time as the reader's local time (YYYY-MM-DD HH:MM:SS), the stored value on hover; a
+  // value Date cannot read is shown as it is.
+  function pad2(n) { return (n < 10 ? "0" : "") + n; }
+  function localTime(ts) {
+    var d = new Date(ts);
+    if (typeof ts !== "string" || isNaN(d.getTime())) return String(ts);
+    return d.getFullYear() + "-" + pad2(d.getMonth() + 1) + "-" + pad2(d.getDate()) + " " + pad2(d.getHours()) + ":" + pad2(d.getMinutes()) + ":" + pad2(d.getSeconds());
+  }
+  function timeHtml(ts) { return '<time datetime="' + esc(ts) + '" title="' + esc(ts) + '">' + esc(localTime(ts)) + "</time>"; }
   function oneLine(s, n) {
     s = String(s).replace(/\s+/g, " ").trim();
     return s.length > n ? s.slice(0, n - 1) + "…" : s;
@@ -229,16 +238,66 @@
     var k = 0;
     for (var i = 0; i < n; i++) { var p = order[i]; if (passes(p)) { visAt[p] = k; vis[k++] = p; } }
     visLen = k;
+    layout();
     document.getElementById("tree-space").style.height = visLen * ROW_H + "px";
     document.getElementById("tree-status").textContent = fmt(visLen) + " / " + fmt(COUNT) + " entries";
     drawTree(true);
+  }
+  // Connectors as Pi's /tree and HTML export draw them, over the rows the filter shows: an entry
+  // hangs under its nearest shown ancestor; a chain of single children stays flush, forks get
+  // ├─ / └─ and the lines (│) that lead on to later siblings. One pass over the tree order (a
+  // parent comes before its children) and one over the shown rows.
+  var lay = { indent: new Int32Array(0), bits: new Uint8Array(0), gutters: [], multi: false };
+  function layout() {
+    var n = COUNT, order = META.order, parent = META.parent;
+    if (lay.indent.length !== n) { lay.indent = new Int32Array(n); lay.bits = new Uint8Array(n); lay.gutters = new Array(n); }
+    var anc = new Int32Array(n).fill(-1), kids = new Map(), roots = [];
+    for (var i = 0; i < order.length; i++) {
+      var p = order[i], q = parent[p];
+      anc[p] = q < 0 || orderIndex[q] >= i ? -1 : (visAt[q] >= 0 ? q : anc[q]);
+    }
+    for (var j = 0; j < visLen; j++) {
+      var v = vis[j], a = anc[v];
+      if (a < 0) roots.push(v);
+      else { var list = kids.get(a); if (list) list.push(v); else kids.set(a, [v]); }
+    }
+    var multi = roots.length > 1, stack = [];
+    lay.multi = multi;
+    // [position, indent, justBranched, showConnector, isLast, gutters, virtualRootChild]
+    for (var r = roots.length - 1; r >= 0; r--) stack.push([roots[r], multi ? 1 : 0, multi, multi, r === roots.length - 1, [], multi]);
+    while (stack.length) {
+      var it = stack.pop(), pos = it[0], indent = it[1], gut = it[5];
+      lay.indent[pos] = indent;
+      lay.bits[pos] = (it[3] ? 1 : 0) | (it[4] ? 2 : 0) | (it[6] ? 4 : 0);
+      lay.gutters[pos] = gut;
+      var ch = kids.get(pos) || [], forks = ch.length > 1;
+      var childIndent = forks || (it[2] && indent > 0) ? indent + 1 : indent;
+      var childGut = gut;
+      if (it[3] && !it[6]) {
+        var shown = multi ? Math.max(0, indent - 1) : indent;
+        childGut = gut.concat([[Math.max(0, shown - 1), !it[4]]]);
+      }
+      for (var c = ch.length - 1; c >= 0; c--) stack.push([ch[c], childIndent, forks, forks, c === ch.length - 1, childGut, false]);
+    }
+  }
+  function treePrefix(p) {
+    var bits = lay.bits[p], shown = lay.multi ? Math.max(0, lay.indent[p] - 1) : lay.indent[p];
+    var connector = (bits & 1) && !(bits & 4), at = connector ? shown - 1 : -1, gut = lay.gutters[p] || [], out = "";
+    for (var level = 0; level < shown; level++) {
+      var g = null;
+      for (var x = 0; x < gut.length; x++) if (gut[x][0] === level) { g = gut[x]; break; }
+      if (g) out += g[1] ? "│  " : "   ";
+      else if (level === at) out += (bits & 2 ? "└─ " : "├─ ");
+      else out += "   ";
+    }
+    return out;
   }
   function rowHtml(p) {
     var k = kindOf(p), m = mark[p], e = entry(p);
     var cls = "row" + (m ? (m & 2 ? " on-path in-ctx" : " on-path") : "") + (p === selected ? " selected" : "");
     var lab = META.labels[p] !== undefined ? '<span class="label">' + esc(META.labels[p]) + "</span>" : "";
     return '<div class="' + cls + '" role="treeitem" data-tree-id="' + esc(idText(p)) + '" data-pos="' + p +
-      '" style="--d:' + META.indent[p] + '"><span class="kind ' + esc(k[0]) + '">' + esc(k[1]) + "</span>" + lab +
+      '"><span class="gut">' + treePrefix(p) + '</span><span class="kind ' + esc(k[0]) + '">' + esc(k[1]) + "</span>" + lab +
       esc(oneLine(preview(e), 140)) + "</div>";
   }
   function drawTree(force) {
@@ -566,7 +625,7 @@
     }
     if (tok) right.push("~" + fmt(tok) + " tok");
     var lab = META.labels[p] !== undefined ? '<span class="label">' + esc(META.labels[p]) + "</span>" : "";
-    var when = isObj(e) && typeof e.timestamp === "string" ? "<time>" + esc(e.timestamp) + "</time>" : "";
+    var when = isObj(e) && typeof e.timestamp === "string" ? timeHtml(e.timestamp) : "";
     var badge = region ? '<span class="badge region-' + esc(region) + '">' + esc(region) + "</span>" : "";
     return '<header><span class="title">' + esc(title) + "</span><code>" + esc(idText(p)) + "</code>" + when + lab + badge +
       (bits.length ? '<span>' + esc(bits.join(" ")) + "</span>" : "") + '<span class="tok">' + esc(right.join(" · ")) + "</span></header>";
@@ -727,8 +786,11 @@
   }
   function skeleton() {
     var h = META.header || {}, filters = [["default", "Default"], ["no-tools", "No tools"], ["user-only", "User"], ["labeled-only", "Labeled"], ["all", "All"]];
-    app.innerHTML = '<div id="top"><h1>' + esc("Session " + String(h.id)) + '</h1><span class="facts">' +
-      esc([String(h.cwd || ""), String(h.timestamp || ""), META.file].join(" · ")) + '</span><span class="spacer"></span>' +
+    // Served pages lead back to the session list; the title is the session's name (as Pi lists it).
+    var back = META.live ? '<a id="back" href="/" title="all sessions">← sessions</a>' : "";
+    app.innerHTML = '<div id="top">' + back + '<h1 title="' + esc("session " + String(h.id)) + '">' + esc(META.name || "Session " + String(h.id)) + '</h1><span class="facts">' +
+      esc([String(h.cwd || ""), "session " + String(h.id)].join(" · ")) + (typeof h.timestamp === "string" ? " · " + timeHtml(h.timestamp) : "") +
+      " · " + esc(META.file) + '</span><span class="spacer"></span>' +
       '<span class="muted"><kbd>↑</kbd><kbd>↓</kbd> move · <kbd>/</kbd> search · <kbd>t</kbd> theme</span> ' +
       '<button id="theme" type="button">Theme</button></div>' +
       '<nav id="side"><div class="controls">' + filters.map(function (f) {
@@ -819,6 +881,18 @@
     select: function (id) { var p = posOfId(id); if (p < 0) return false; select(p, true); return true; },
     treeOrderIds: function () { return META.order.map(function (p) { return idText(p); }); },
     treeOrderKinds: function () { return META.order.map(function (p) { return META.kinds[p]; }); },
+    // The shown rows' connector prefixes (as Pi's /tree draws them), in row order.
+    rowPrefixes: function () { var out = []; for (var i = 0; i < visLen; i++) out.push(treePrefix(vis[i])); return out; },
+    // Each shown row's nearest shown ancestor (null for a root of the shown tree), in row order.
+    rowParents: function () {
+      var out = [];
+      for (var i = 0; i < visLen; i++) {
+        var q = META.parent[vis[i]];
+        while (q >= 0 && visAt[q] < 0 && orderIndex[q] < orderIndex[vis[i]]) q = META.parent[q];
+        out.push(q >= 0 && visAt[q] >= 0 && orderIndex[q] < orderIndex[vis[i]] ? idText(q) : null);
+      }
+      return out;
+    },
     rowHeight: ROW_H,
   };
   var theme = null;
@@ -853,6 +927,7 @@
           var raw = head.from === COUNT ? RAW : [];
           splitLines(body.slice(nl + 1), raw);
           load(head.meta, raw);
+          if (META.name) { document.title = META.name + " · pi session"; document.querySelector("#top h1").textContent = META.name; }
           var p = keep >= 0 ? posOfId(keepId) : -1;
           selected = -1;
           select(p >= 0 ? p : META.initialLeaf, false);

@@ -1,0 +1,185 @@
+"""The viewer's tree reads like Pi's ``/tree``: connectors over the rows a filter shows, the
+session's name as its title, local times with the stored value on hover, and a way back to the
+list on served pages.
+
+The connectors are checked against pitools' ``tree`` layout (``core.views.branches._layout``,
+which is checked against Pi's ``/tree`` recordings) laid over the same rows in the page's order,
+on a hand-made fork and on golden sessions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import support
+from tests.browser import CHROMIUM, Browser
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with Browser() as b:
+        yield b
+
+
+def write_page(session: Path, out: Path) -> Path:
+    from pitools.core.session.api import load
+    from pitools.ops.viewer import viewer_page
+
+    loaded = load(session)
+    out.write_text("".join(viewer_page(loaded, None, use_config=False)), encoding="utf-8")
+    return out
+
+
+def open_all(browser: Browser, page: Path) -> None:
+    browser.open(page.as_uri())
+    browser.wait_for("document.documentElement.dataset.ready === 'true'")
+    browser.eval("document.querySelector('button.filter[data-filter=all]').click()")
+
+
+def msg(eid: str, parent: str | None, second: int, role: str, content: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": role, "content": content, "timestamp": second}
+    if role == "assistant":
+        message.update(provider="anthropic", model="m", stopReason="stop")
+    return {
+        "type": "message",
+        "id": eid,
+        "parentId": parent,
+        "timestamp": f"2026-05-01T10:00:{second:02d}.000Z",
+        "message": message,
+    }
+
+
+def write_session(path: Path, entries: list[dict[str, Any]]) -> Path:
+    header = {"type": "session", "version": 3, "id": "sess-tree", "timestamp": "2026-05-01T10:00:00.000Z", "cwd": "/w"}
+    path.write_text("".join(json.dumps(x) + "\n" for x in [header, *entries]), encoding="utf-8")
+    return path
+
+
+def python_prefixes(parent_ids: list[str | None], ids: list[str]) -> list[str]:
+    """pitools' /tree layout (checked against Pi) over rows in the given order with the given
+    shown parents, drawn with the HTML export's glyphs."""
+    from pitools.core.views.branches import TreeRow, _layout
+    from pitools.render.tree import _draw_prefix
+
+    rows = [TreeRow(node=None) for _ in ids]  # type: ignore[arg-type]
+    at = {eid: i for i, eid in enumerate(ids)}
+    for i, pid in enumerate(parent_ids):
+        if pid is not None:
+            rows[i].parent = at[pid]
+            rows[at[pid]].children.append(i)
+    multiple = _layout(rows)
+    out = []
+    for row in rows:
+        display = max(0, row.indent - 1) if multiple else row.indent
+        connector = row.show_connector and not row.is_virtual_root_child
+        glyph = ("└" if row.is_last else "├") + "─"
+        out.append(_draw_prefix(row, display, display - 1 if connector else -1, glyph if connector else ""))
+    return out
+
+
+def test_forks_get_connectors_and_chains_stay_flush(browser: Browser, tmp_path: Path) -> None:
+    entries = [msg("r", None, 1, "user", "root")]
+    prev = "r"
+    for i in range(3):
+        entries.append(
+            msg(f"c{i}", prev, 2 + i, "assistant" if i % 2 == 0 else "user", [{"type": "text", "text": f"c{i}"}])
+        )
+        prev = f"c{i}"
+    entries += [
+        msg("x1", "c2", 10, "user", "left"),
+        msg("x2", "x1", 11, "assistant", [{"type": "text", "text": "left reply"}]),
+        msg("y1", "c2", 12, "user", "right"),
+        msg("y2", "y1", 13, "assistant", [{"type": "text", "text": "right reply"}]),
+    ]
+    page = write_page(write_session(tmp_path / "s.jsonl", entries), tmp_path / "s.html")
+    open_all(browser, page)
+    ids = browser.eval("pitoolsViewer.rowIds()")
+    prefixes = browser.eval("pitoolsViewer.rowPrefixes()")
+    assert ids == ["r", "c0", "c1", "c2", "x1", "x2", "y1", "y2"]
+    assert prefixes == ["", "", "", "", "├─ ", "│     ", "└─ ", "      "]
+    # The rows in the DOM show the same prefixes.
+    drawn = browser.eval("Array.from(document.querySelectorAll('#tree .row .gut'), g => g.textContent)")
+    assert drawn == prefixes
+    # A filter that hides the replies re-hangs the rest under their nearest shown ancestor (the
+    # selected leaf y2 stays shown, as in Pi).
+    browser.eval("document.querySelector('button.filter[data-filter=user-only]').click()")
+    assert browser.eval("pitoolsViewer.rowIds()") == ["r", "c1", "x1", "y1", "y2"]
+    assert browser.eval("pitoolsViewer.rowPrefixes()") == ["", "", "├─ ", "└─ ", "      "]
+
+
+@pytest.mark.parametrize(
+    "case", ["seed-running-example", "gen-s0013_broken-orphan+dupids", "branches-compaction-tails"]
+)
+def test_connectors_equal_the_tree_layout_on_golden_sessions(browser: Browser, tmp_path: Path, case: str) -> None:
+    page = write_page(support.golden_session(case), tmp_path / f"{case}.html")
+    open_all(browser, page)
+    rows = browser.eval(
+        "(() => { const ids = pitoolsViewer.rowIds(), pre = pitoolsViewer.rowPrefixes();"
+        " return {ids, pre, parents: pitoolsViewer.rowParents()}; })()"
+    )
+    assert len(rows["ids"]) > 5
+    assert rows["pre"] == python_prefixes(rows["parents"], rows["ids"])
+    assert any("├─" in p for p in rows["pre"])  # each of these sessions forks
+
+
+def test_title_times_and_way_back(browser: Browser, tmp_path: Path) -> None:
+    named = [
+        msg("u1", None, 1, "user", "  \n  Fix the <b>login</b> bug\nsecond line"),
+        msg("a1", "u1", 2, "assistant", [{"type": "text", "text": "ok"}]),
+    ]
+    page = write_page(write_session(tmp_path / "first.jsonl", named), tmp_path / "first.html")
+    browser.open(page.as_uri())
+    browser.wait_for("document.documentElement.dataset.ready === 'true'")
+    # No session_info: the first user message's first line, as text (not markup).
+    assert browser.eval("document.title") == "Fix the <b>login</b> bug · pi session"
+    assert browser.eval("document.querySelector('#top h1').textContent") == "Fix the <b>login</b> bug"
+    assert browser.eval("document.querySelector('#back')") is None  # a file page has no list to go back to
+    # A session_info name wins (the latest one).
+    info = {
+        "type": "session_info",
+        "id": "i1",
+        "parentId": "a1",
+        "timestamp": "2026-05-01T10:00:03.000Z",
+        "name": " Login fix ",
+    }
+    page = write_page(write_session(tmp_path / "named.jsonl", [*named, info]), tmp_path / "named.html")
+    browser.open(page.as_uri())
+    browser.wait_for("document.documentElement.dataset.ready === 'true'")
+    assert browser.eval("document.title") == "Login fix · pi session"
+    # Times: the reader's local time, the stored value on hover (the browser runs in UTC here
+    # unless TZ says otherwise, so compare with the page's own Date).
+    times = browser.eval(
+        "Array.from(document.querySelectorAll('#transcript time'),"
+        " t => [t.textContent, t.title, t.getAttribute('datetime')])"
+    )
+    assert times, "no times shown"
+    for shown, title, value in times:
+        assert title == value and value.startswith("2026-05-01T10:00:")
+        local = browser.eval(
+            f"(() => {{ const d = new Date({json.dumps(value)}); const p = n => String(n).padStart(2, '0');"
+            " return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + ' ' + p(d.getHours()) + ':' +"
+            " p(d.getMinutes()) + ':' + p(d.getSeconds()); })()"
+        )
+        assert shown == local
+
+
+def test_a_served_page_links_back_to_the_list(browser: Browser, tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    shutil.copyfile(support.golden_session("seed-running-example"), folder / "S1.jsonl")
+    with support.serving(folder) as app:
+        base = f"http://127.0.0.1:{app.port}"
+        browser.open(f"{base}/session/S1?token={app.token}")
+        browser.wait_for("document.documentElement.dataset.ready === 'true'")
+        assert browser.eval("document.querySelector('#back').getAttribute('href')") == "/"
+        browser.eval("document.querySelector('#back').click()")
+        browser.wait_for("document.querySelectorAll('[data-session-id]').length === 1")
