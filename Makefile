@@ -11,7 +11,7 @@ JOBS ?= auto
 ## that starts `python -m pitools` would otherwise compile pitools again (~0.1 s each).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal
 
-.PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-compare bench-archive bench-dataset golden conformance differential fuzz stress clean
+.PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-floor bench-compare bench-archive bench-dataset golden conformance differential fuzz stress clean
 
 DEV_STAMP := $(VENV)/.dev-installed
 
@@ -75,6 +75,7 @@ check-dist: dist
 
 bench: $(DEV_STAMP)
 	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/floor_guard.py --check bench/floor-ratios.json
 	$(BIN)/python scripts/bench_scan.py --sizes 1,10,100
 	$(BIN)/python scripts/bench_viewer.py
 	$(MAKE) bench-archive
@@ -82,6 +83,11 @@ bench: $(DEV_STAMP)
 
 ## This tree against an earlier revision in the same run (BASE=commit, tag or branch).
 BASE ?= v0.2.0
+## How far each command on each session shape is from the parse floor (read + split lines), as
+## ratios of CPU time; --record re-records the baseline make check's guard compares against.
+bench-floor: $(DEV_STAMP)
+	$(BIN)/python scripts/floor_guard.py --check bench/floor-ratios.json
+
 bench-compare: $(DEV_STAMP)
 	$(BIN)/python scripts/bench_compare.py --base $(BASE)
 

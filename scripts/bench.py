@@ -107,6 +107,7 @@ class Case:
             "medianSeconds": statistics.median(walls) if walls else None,
             "cpuSeconds": statistics.median(cpus) if cpus else None,
             "minSeconds": min(walls) if walls else None,
+            "bestCpuSeconds": min(cpus) if cpus else None,
             "maxSeconds": max(walls) if walls else None,
             "wallCv": cv(walls),
             "cpuCv": cv(cpus),
@@ -447,6 +448,23 @@ def markdown(results: dict[str, Any]) -> str:
                 f"{fmt_r(ratio(m, o), TARGET_PI_RATIO)} | {fmt_r(ratio(mc, oc), TARGET_PI_RATIO)} | "
                 f"{fmt_s(lo)} / {fmt_s(loc)} | {fmt_r(ratio(m, lo))} / {fmt_r(ratio(mc, loc))} | "
                 f"{fmt_r(ratio(rss, nbytes), TARGET_RSS_RATIO)} |"
+            )
+    out.append("")
+    out.append("Best of the rounds against Pi doing the same work (wall / CPU; the fastest run of each side):")
+    out.append("")
+    out.append("| session | command | pitools best | Pi best | ratio (wall / CPU) |")
+    out.append("| --- | --- | ---: | ---: | ---: |")
+    for sess in sessions:
+        for cmd in ("context", "compact"):
+            mine, same = sess["cases"].get(f"pitools {cmd}", {}), sess["cases"].get(f"pi {cmd}", {})
+            if mine.get("minSeconds") is None or same.get("minSeconds") is None:
+                continue
+            bw, bc = mine["minSeconds"], mine.get("bestCpuSeconds")
+            ow, oc = same["minSeconds"], same.get("bestCpuSeconds")
+            label = f"{sess['shape']} {fmt_mb(sess['bytes'])}"
+            out.append(
+                f"| {label} | {cmd} | {fmt_s(bw)} / {fmt_s(bc)} | {fmt_s(ow)} / {fmt_s(oc)} | "
+                f"{fmt_r(ratio(bw, ow), TARGET_PI_RATIO)} / {fmt_r(ratio(bc, oc), TARGET_PI_RATIO)} |"
             )
     out.append("")
     out.append("Parse floor (a bare orjson parse of every line) and peak memory of Pi:")

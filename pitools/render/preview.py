@@ -10,11 +10,25 @@ ELLIPSIS = "…"
 
 
 def clip(text: str, limit: int) -> str:
-    """One line, at most ``limit`` characters, with a visible marker when cut."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
+    """One line, at most ``limit`` characters, with a visible marker when cut.
+
+    Whitespace runs become one space. The marker counts what is not shown: on the flattened text
+    when the text is short; on a long text only its head is flattened (a human view of a 100 MB
+    session previews thousands of tool results: flattening each whole doubled its time), so the
+    count beyond the head is of the raw characters.
+    """
+    window = 8 * limit + 64
+    if len(text) <= window:
+        flat = " ".join(text.split())
+        rest = 0
+    else:
+        flat = " ".join(text[:window].split())
+        rest = len(text) - window
+        if len(flat) <= limit:  # mostly whitespace: flatten it all after all
+            flat, rest = " ".join(text.split()), 0
+    if len(flat) <= limit and not rest:
         return flat
-    return flat[: max(0, limit - 12)] + f"{ELLIPSIS} [+{len(flat) - limit + 12} chars]"
+    return flat[: max(0, limit - 12)] + f"{ELLIPSIS} [+{len(flat) - limit + 12 + rest} chars]"
 
 
 def block_text(block: Any) -> str:
