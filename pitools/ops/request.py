@@ -31,6 +31,13 @@ def request_settings(loaded: Any, use_config: bool = True) -> Any:
     return resolve_request_settings(session_cwd=cwd if type(cwd) is str else None, use_config=use_config)
 
 
+def leaf_model(loaded: Any, leaf: Any) -> str | None:
+    """``PROVIDER/ID`` of the model Pi resumes ``loaded`` with at ``leaf`` (None: the branch names none)."""
+    from pitools.core.request.build import branch_model
+
+    return branch_model(loaded.index, leaf)
+
+
 def build_for(
     loaded: Any, leaf: Any, ref: str, thinking: str | None, settings: Any = None, use_config: bool = True
 ) -> Any:

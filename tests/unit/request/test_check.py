@@ -7,6 +7,7 @@ from small hand-made message lists, or written directly where pi-ai would never 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -64,6 +65,16 @@ def _call(call_id: str) -> dict[str, Any]:
 def test_every_rule_has_a_severity_and_a_source() -> None:
     for code, (severity, description, source) in RULES.items():
         assert severity in ("error", "warning") and description and source, code
+
+
+def test_the_output_schema_and_the_docs_list_every_rule() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    schema = json.loads((root / "schemas" / "output" / "request.schema.json").read_text())
+    assert schema["$defs"]["finding"]["properties"]["code"]["enum"] == list(RULES)
+    docs = (root / "docs" / "request.md").read_text()
+    assert all(f"| `{code}` | {RULES[code][0]} |" in docs for code in RULES)
 
 
 @pytest.mark.parametrize("model", [SONNET, GPT5, LLAMA, GEMINI], ids=lambda m: m["api"])
