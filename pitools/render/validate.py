@@ -228,11 +228,10 @@ def request_check_lines(checks: RequestChecks, format_: str) -> list[str]:
         for f in check["findings"]:
             if format_ == "github":
                 level = "error" if f["severity"] == "error" else "warning"
-                lines.append(
-                    safe_text(
-                        f"::{level} file={path},title={f['code']}::{f['path'] or ''} {f['message']}", one_line=True
-                    )
-                )
+                # Escaped as github_lines escapes: a ':' or ',' in the path would end the property.
+                props = f"file={_escape_property(path)},title={_escape_property(f['code'])}"
+                message = _escape_data(f"{f['path'] or ''} {f['message']}")
+                lines.append(safe_text(f"::{level} {props}::{message}", one_line=True))
             else:
                 lines.append(
                     safe_text(

@@ -377,3 +377,13 @@ def test_fuzzed_messages_never_traceback(run: Any, tmp_path: Path, junk: list[An
         result = run("request", session, "--model", model, "--check", exit_code=None)
         assert result.exit_code in (0, 1), result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_validate_for_model_github_annotations_escape_the_path(run: Any, tmp_path: Path) -> None:
+    odd = tmp_path / "a,b:c.jsonl"
+    odd.write_bytes(HANDOFF.read_bytes())
+    model = "anthropic/claude-sonnet-4-5"
+    out = run("validate", odd, "--for-model", model, "--format", "github", exit_code=1).stdout
+    annotations = [line for line in out.splitlines() if line.startswith("::error")]
+    assert len(annotations) == 4
+    assert all(line.startswith(f"::error file={tmp_path}/a%2Cb%3Ac.jsonl,title=") for line in annotations)
