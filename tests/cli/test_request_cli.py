@@ -387,3 +387,23 @@ def test_validate_for_model_github_annotations_escape_the_path(run: Any, tmp_pat
     annotations = [line for line in out.splitlines() if line.startswith("::error")]
     assert len(annotations) == 4
     assert all(line.startswith(f"::error file={tmp_path}/a%2Cb%3Ac.jsonl,title=") for line in annotations)
+
+
+def test_validate_for_model_counts_a_request_that_cannot_be_built(run: Any, tmp_path: Path) -> None:
+    session = tmp_path / "odd.jsonl"
+    lines = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/"},
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01Z",
+         "message": {"role": "user", "content": "hi", "timestamp": 1}},
+        {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02Z",
+         "message": {"role": "assistant", "content": 5, "provider": "openai", "api": "openai-responses",
+                     "model": "gpt-5", "stopReason": "stop", "timestamp": 2}},
+    ]  # fmt: skip
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    data = json.loads(
+        run("validate", session, "--for-model", "anthropic/claude-sonnet-4-5", "--format", "json", exit_code=1).stdout
+    )
+    check = data["requestChecks"][0]
+    assert "error" in check and data["status"] == "fail"
+    file_errors = data["files"][0]["counts"]["error"]
+    assert data["counts"]["error"] == file_errors + 1
