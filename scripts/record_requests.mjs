@@ -16,6 +16,9 @@
 // usage: node scripts/record_requests.mjs [CASE ...]             (default: every golden case)
 //        node scripts/record_requests.mjs --settings   (golden/<case>/requests-settings.json.gz: the
 //             body under Pi's defaultThinkingLevel / thinkingBudgets settings, SETTINGS_VARIANTS)
+//        node scripts/record_requests.mjs --check-wedges   (golden/request-wedges/check-requests.json.gz:
+//             the bodies for golden/request-wedges/check-cases.json, written by tests/golden/request_cases.py:
+//             small sessions whose shapes pi-ai passes on and a provider refuses, for `request --check`)
 //        node scripts/record_requests.mjs --session FILE --model PROVIDER/ID [--leaf ID] [--thinking L]
 //             (one record, printed as JSON on stdout: for trying things out)
 // Needs the reference: $PI_REF_DIR (pi-ai is found beside it).
@@ -260,6 +263,36 @@ async function recordSettings(ref, name) {
     }
 }
 
+// The `--check` rule wedges: each case is a session (as text), a model, a level and settings.
+async function recordCheckWedges(ref) {
+    const folder = path.join(GOLDEN, "request-wedges");
+    const { sessions, jobs } = JSON.parse(fs.readFileSync(path.join(folder, "check-cases.json"), "utf8"));
+    const records = [];
+    for (const c of jobs) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pitools-check-"));
+        const file = path.join(dir, "case.jsonl");
+        fs.writeFileSync(file, sessions[c.case]);
+        const { dir: copyDir, sm } = openSession(ref, file);
+        try {
+            if (!sm) throw new Error(`Pi does not load the ${c.case} session`);
+            const leaf = sm.getLeafId() ?? null;
+            let rec;
+            try {
+                rec = await captureOne(ref, sm, leaf, c.model, c.thinking, c.settings);
+            } catch (e) {
+                rec = { leaf, model: c.model, thinking: c.thinking, error: String(e?.message ?? e) };
+            }
+            records.push({ case: c.case, settings: c.settings, ...rec });
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+            fs.rmSync(copyDir, { recursive: true, force: true });
+        }
+    }
+    const out = { piAi: ref.version, records };
+    fs.writeFileSync(path.join(folder, "check-requests.json.gz"), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+    return records.length;
+}
+
 async function main(argv) {
     const ref = await loadReference();
     const at = (flag) => {
@@ -276,6 +309,11 @@ async function main(argv) {
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
+        return;
+    }
+    if (argv.includes("--check-wedges")) {
+        const n = await recordCheckWedges(ref);
+        process.stderr.write(`recorded request-wedges check cases: ${n} requests\n`);
         return;
     }
     if (argv.includes("--settings")) {

@@ -285,3 +285,21 @@ def since_value(value: str | None) -> str | None:
         if when.tzinfo is None:
             when = when.astimezone()  # a date or time without zone is local, as people mean it
     return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def model_reference(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback for ``--model``-like options: ``PROVIDER/ID`` or a usage error (exit 2).
+
+    Only the form is checked here; whether the model exists is the catalogue's to say (exit 1)."""
+    if value is None:
+        return None
+    from pitools.core.request.common import RequestError
+    from pitools.core.request.models import split_reference
+
+    try:
+        split_reference(value)
+    except RequestError:
+        raise click.BadParameter(
+            f"{value!r} is not PROVIDER/ID (e.g. anthropic/claude-sonnet-4-5, openai/gpt-5)"
+        ) from None
+    return value

@@ -58,8 +58,14 @@ def item_summary(item: Any) -> tuple[str, list[str]]:
 
 
 def request_human(
-    build: RequestBuild, findings: list[RequestFinding] | None = None, *, bytes_len: int | None = None
+    build: RequestBuild,
+    findings: list[RequestFinding] | None = None,
+    *,
+    bytes_len: int | None = None,
+    file: str | None = None,
 ) -> str:
+    """The body's outline, its transformations and (``findings`` given) the check, ending with
+    the ``pitools heal`` command for ``file`` when a rule is broken."""
     m = build.model
     payload = build.payload
     key = _list_key(payload)
@@ -99,7 +105,24 @@ def request_human(
     if findings is not None:
         lines.append("")
         lines.extend(findings_human(findings))
+        if findings and file is not None:
+            lines.append("")
+            lines.append(f"fix: {heal_command(file, model_reference(build.model))}")
     return safe_text("\n".join(lines)) + "\n"
+
+
+def model_reference(model: dict[str, Any]) -> str:
+    """``PROVIDER/ID`` of a resolved model."""
+    return f"{model.get('provider')}/{model.get('id')}"
+
+
+def heal_command(file: str, model: str) -> str:
+    """The ``pitools heal`` command line that rewrites ``file`` so ``model`` takes its request
+    (the one place this text is written: request --check and validate --for-model print it).
+    Quoted for a POSIX shell, so it can be pasted whatever the names hold."""
+    import shlex
+
+    return f"pitools heal {shlex.quote(file)} --for-model {shlex.quote(model)}"
 
 
 def findings_human(findings: list[RequestFinding]) -> list[str]:
@@ -122,7 +145,7 @@ def check_json(build: RequestBuild, findings: list[RequestFinding]) -> dict[str,
     from pitools.core.request.check import worst_severity
 
     return {
-        "model": f"{build.model.get('provider')}/{build.model.get('id')}",
+        "model": model_reference(build.model),
         "api": build.model.get("api"),
         "leafId": build.leaf_id,
         "thinkingLevel": build.thinking_level,
@@ -136,7 +159,7 @@ def _side(build: RequestBuild) -> dict[str, Any]:
     payload = build.payload
     key = _list_key(payload)
     return {
-        "model": f"{build.model.get('provider')}/{build.model.get('id')}",
+        "model": model_reference(build.model),
         "api": build.model.get("api"),
         "thinkingLevel": build.thinking_level,
         "bytes": len((js_stringify(payload) or "").encode("utf-8", "surrogatepass")),

@@ -14,44 +14,69 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
-def total_counts(reports: Sequence[ValidationReport]) -> dict[str, int]:
+#: ``--for-model`` request checks (``ops.request.check_requests``): one dict a file.
+RequestChecks = Sequence[dict[str, Any]]
+_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+def request_severities(check: dict[str, Any]) -> list[str]:
+    """The severity of each request finding of one file; a request that cannot be built is an error."""
+    if "error" in check:
+        return ["error"]
+    return [f["severity"] for f in check["findings"]]
+
+
+def total_counts(reports: Sequence[ValidationReport], checks: RequestChecks | None = None) -> dict[str, int]:
+    """Findings per severity over every file, request findings (``--for-model``) included."""
     counts = {"error": 0, "warning": 0, "info": 0}
     for report in reports:
         for severity, n in report.counts.items():
             counts[severity] += n
+    for check in checks or ():
+        for severity in request_severities(check):
+            counts[severity] += 1
     return counts
 
 
-def any_failed(reports: Sequence[ValidationReport], fail_on: str) -> bool:
-    return any(report.failed(fail_on) for report in reports)
+def any_failed(reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None) -> bool:
+    """Whether a finding (a request finding too) reaches ``fail_on``: the exit status 1."""
+    return any(report.failed(fail_on) for report in reports) or any(
+        _RANK[s] >= _RANK[fail_on] for check in checks or () for s in request_severities(check)
+    )
 
 
-def validate_json(reports: Sequence[ValidationReport], fail_on: str) -> dict[str, Any]:
+def validate_json(
+    reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None
+) -> dict[str, Any]:
     """The ``pitools validate --format json`` document (schemas/output/validate.schema.json)."""
-    return {
+    document: dict[str, Any] = {
         "pi": PI_REFERENCE_VERSION,
-        "status": "fail" if any_failed(reports, fail_on) else "ok",
+        "status": "fail" if any_failed(reports, fail_on, checks) else "ok",
         "files": [report.to_json() for report in reports],
-        "counts": total_counts(reports),
+        "counts": total_counts(reports, checks),
     }
+    if checks is not None:
+        document["requestChecks"] = list(checks)
+    return document
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def summary_text(reports: Sequence[ValidationReport], fail_on: str) -> str:
-    """One closing line: files checked, findings per severity, and the verdict."""
-    counts = total_counts(reports)
+def summary_text(reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None) -> str:
+    """One closing line: files checked, findings per severity (request findings included), and the verdict."""
+    counts = total_counts(reports, checks)
     files = _plural(len(reports), "file")
     if not any(counts.values()):
         return f"{files} checked: no problems found"
     found = ", ".join(
         [_plural(counts["error"], "error"), _plural(counts["warning"], "warning"), f"{counts['info']} info"]
     )
-    verdict = "failed" if any_failed(reports, fail_on) else "passed"
-    flagged = sum(1 for r in reports if r.findings)
-    return f"{files} checked, {flagged} with findings: {found} — {verdict}"
+    verdict = "failed" if any_failed(reports, fail_on, checks) else "passed"
+    flagged_paths = {r.path for r in reports if r.findings}
+    flagged_paths.update(c["path"] for c in checks or () if request_severities(c))
+    return f"{files} checked, {len(flagged_paths)} with findings: {found} — {verdict}"
 
 
 def finding_location(path: str, finding: Finding) -> str:
@@ -97,14 +122,18 @@ def repair_hint(reports: Sequence[ValidationReport]) -> str | None:
     return f"hint: `pitools repair FILE --dry-run` shows how it would fix: {', '.join(codes)}"
 
 
-def human_lines(reports: Sequence[ValidationReport], fail_on: str) -> list[str]:
+def human_lines(reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None) -> list[str]:
     """The lines :func:`render_human` prints, without colour (identical findings grouped)."""
     lines = [f"{where}: {severity} {code} {message}" for where, severity, code, message in _rows(reports)]
-    lines.append(summary_text(reports, fail_on))
+    if checks is not None:
+        lines.extend(request_check_lines(checks, "human"))
+    lines.append(summary_text(reports, fail_on, checks))
     return lines
 
 
-def render_human(console: Any, reports: Sequence[ValidationReport], fail_on: str) -> None:
+def render_human(
+    console: Any, reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None
+) -> None:
     """``path:line: severity code message`` per group of identical findings, then the summary.
 
     Messages quote session data (ids, timestamps, field values), so everything is printed as
@@ -123,9 +152,11 @@ def render_human(console: Any, reports: Sequence[ValidationReport], fail_on: str
         line.append(" ")
         line.append(safe_text(message, one_line=True))
         console.print(line, soft_wrap=True)
-    failed = any_failed(reports, fail_on)
+    for text in request_check_lines(checks, "human") if checks is not None else ():
+        console.print(Text(text), soft_wrap=True)
+    failed = any_failed(reports, fail_on, checks)
     style = "bold red" if failed else "bold green"
-    console.print(Text(summary_text(reports, fail_on), style=style), soft_wrap=True)
+    console.print(Text(summary_text(reports, fail_on, checks), style=style), soft_wrap=True)
 
 
 def _escape_data(text: str) -> str:
@@ -173,7 +204,19 @@ def explain_lines(e: dict[str, Any]) -> list[str]:
     ]
 
 
-def request_check_lines(checks: list[dict[str, Any]], format_: str) -> list[str]:
+def heal_hints(checks: RequestChecks) -> list[str]:
+    """``validate --for-model``: for each file whose request breaks a rule, the ``pitools heal``
+    command that fixes it (the text is :func:`pitools.render.request.heal_command`'s)."""
+    from pitools.render.request import heal_command
+
+    return [
+        safe_text(f"hint: {heal_command(c['path'], c['model'])}", one_line=True)
+        for c in checks
+        if "error" not in c and c["findings"]
+    ]
+
+
+def request_check_lines(checks: RequestChecks, format_: str) -> list[str]:
     """``validate --for-model`` in human or GitHub form: one line a request finding, or one a file
     whose request breaks no rule (or cannot be built)."""
     lines = []
@@ -185,11 +228,10 @@ def request_check_lines(checks: list[dict[str, Any]], format_: str) -> list[str]
         for f in check["findings"]:
             if format_ == "github":
                 level = "error" if f["severity"] == "error" else "warning"
-                lines.append(
-                    safe_text(
-                        f"::{level} file={path},title={f['code']}::{f['path'] or ''} {f['message']}", one_line=True
-                    )
-                )
+                # Escaped as github_lines escapes: a ':' or ',' in the path would end the property.
+                props = f"file={_escape_property(path)},title={_escape_property(f['code'])}"
+                message = _escape_data(f"{f['path'] or ''} {f['message']}")
+                lines.append(safe_text(f"::{level} {props}::{message}", one_line=True))
             else:
                 lines.append(
                     safe_text(

@@ -12,6 +12,7 @@ custom messages, bash executions and mid-session system updates that add and rem
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -433,6 +434,118 @@ def handoff() -> str:
     return w.text()
 
 
+SONNET = "anthropic/claude-sonnet-4-5"
+GPT4O = "openai/gpt-4o"  # Responses, image input
+QWEN = "groq/qwen/qwen3.6-27b"  # Chat Completions, image input
+LLAMA = "groq/llama-3.3-70b-versatile"  # Chat Completions
+GEMINI = "google/gemini-2.5-pro"
+GEMINI_LITE = "google/gemini-2.5-flash-lite"
+
+
+def _check_session(
+    n: int, calls: list[Any] | None = None, user: list[Any] | None = None, mcp_tool: bool = False
+) -> str:
+    """A short Claude session (id ending in ``n``): a tool call for each of ``calls``' arguments,
+    or a user turn ``user`` (``mcp_tool``: the tools include an MCP-style ``fs.read``).
+
+    Every line is written with ASCII escapes, so a lone surrogate stays a ``\\udXXX`` escape in
+    the file (as Pi writes it) on both the Python and the node side."""
+    w = _Writer(f"019b0000-0000-7000-8000-00000000c{n:03d}")
+    tools = TOOLS[:2]
+    if mcp_tool:
+        tools = [*tools, {"name": "fs.read", "description": "Read (MCP)", "parameters": TOOLS[0]["parameters"]}]
+    w.msg(
+        {"role": "system", "content": "", "sections": {"preamble": "You are a coding assistant."}, "toolsAdded": tools}
+    )
+    w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    sonnet = ("anthropic", "anthropic-messages", "claude-sonnet-4-5")
+    if user is not None:
+        w.msg({"role": "user", "content": user})
+        w.msg(_assistant(*sonnet, [{"type": "text", "text": "I see."}], "stop"))
+    for k, arguments in enumerate(calls or []):
+        w.msg({"role": "user", "content": f"Step {k + 1}."})
+        call_id = f"toolu_01Check{k}"
+        w.msg(_assistant(*sonnet, [{"type": "toolCall", "id": call_id, "name": "bash", "arguments": arguments}]))
+        result = [{"type": "text", "text": "ok"}]
+        w.msg({"role": "toolResult", "toolCallId": call_id, "toolName": "bash", "content": result, "isError": False})
+    w.msg({"role": "user", "content": "Go on."})
+    return "".join(json.dumps(line, ensure_ascii=True, separators=(",", ":")) + "\n" for line in w.lines)
+
+
+def _image_turn(label: str, data: str, mime: str) -> list[Any]:
+    return [{"type": "text", "text": label}, {"type": "image", "data": data, "mimeType": mime}]
+
+
+def check_wedges() -> dict[str, Any]:
+    """Sessions for the ``--check`` rules that pi-ai 1.6.0 passes to the provider unchanged.
+
+    ``sessions``: name → session text; ``jobs``: per session, the model and options to record
+    (``record_requests.mjs --check-wedges``) and the rule codes the provider's documented behaviour
+    expects on pi-ai's body.
+    """
+    log = base64.b64encode(b"Traceback (most recent call last):").decode()
+    sessions = {
+        "arguments-json-string": _check_session(1, calls=['{"command": "ls -la"}', [1, 2]]),
+        "arguments-lone-surrogate": _check_session(2, calls=[{"command": "echo \ud83d cut", "note": "ok \U0001f600"}]),
+        "image-png-as-jpeg": _check_session(3, user=_image_turn("Screenshot:", PNG, "image/jpeg")),
+        "image-not-an-image": _check_session(4, user=_image_turn("Log:", log, "image/png")),
+        "image-empty-data": _check_session(5, user=_image_turn("Empty:", "", "image/png")),
+        "image-data-url-in-data": _check_session(
+            6, user=_image_turn("Pasted:", f"data:image/png;base64,{PNG}", "image/png")
+        ),
+        "plain": _check_session(7, calls=[{"command": "ls"}]),
+        "mcp-tool-name": _check_session(8, calls=[{"command": "ls"}], mcp_tool=True),
+    }
+    not_object = ["tool-arguments-not-object", "tool-arguments-not-object"]
+    too_small = ["thinking-budget-too-small"]
+    every_api = (SONNET, GPT4O, QWEN, GEMINI)
+    jobs: dict[str, list[dict[str, Any]]] = {
+        "arguments-json-string": [
+            {"model": SONNET, "expect": not_object},
+            {"model": GEMINI, "thinking": "off", "expect": not_object},
+            {"model": LLAMA, "expect": not_object},
+            {"model": GPT4O, "expect": []},  # OpenAI's Responses API takes any arguments text
+        ],
+        "arguments-lone-surrogate": [
+            {"model": SONNET, "expect": ["tool-arguments-lone-surrogate"]},
+            {"model": LLAMA, "expect": []},  # a \\ud83d escape inside the arguments string: valid JSON
+        ],
+        "image-png-as-jpeg": [
+            {"model": SONNET, "expect": ["image-data-mismatch"]},
+            {"model": GPT4O, "expect": []},  # OpenAI reads the PNG whatever the data URL says
+        ],
+        "image-not-an-image": [
+            {"model": SONNET, "expect": ["image-data-mismatch"]},
+            {"model": GPT4O, "expect": ["image-data-mismatch"]},
+            {"model": QWEN, "thinking": "off", "expect": ["image-data-mismatch"]},
+        ],
+        "image-empty-data": [{"model": m, "thinking": "off", "expect": ["image-base64-invalid"]} for m in every_api],
+        "image-data-url-in-data": [
+            {"model": m, "thinking": "off", "expect": ["image-base64-invalid"]} for m in every_api
+        ],
+        "plain": [
+            {"model": SONNET, "thinking": "low", "settings": {"thinkingBudgets": {"low": 500}}, "expect": too_small},
+            {"model": SONNET, "thinking": "low", "settings": {"thinkingBudgets": {"low": 1024}}, "expect": []},
+            {"model": GEMINI, "thinking": "low", "settings": {"thinkingBudgets": {"low": 100}}, "expect": too_small},
+            {
+                "model": GEMINI_LITE,
+                "thinking": "low",
+                "settings": {"thinkingBudgets": {"low": 256}},
+                "expect": too_small,
+            },
+        ],
+        "mcp-tool-name": [
+            # A tool named fs.read (an MCP server's): Gemini takes it, Anthropic and OpenAI do not.
+            {"model": GEMINI, "thinking": "off", "expect": []},
+            {"model": SONNET, "expect": ["tool-name-pattern"]},
+        ],
+    }
+    return {
+        "sessions": sessions,
+        "jobs": [{"case": name, "thinking": None, "settings": {}, **job} for name in sessions for job in jobs[name]],
+    }
+
+
 def write_all() -> list[Path]:
     folders = []
     for name, text in (("request-wedges", wedges()), ("request-handoff", handoff())):
@@ -440,6 +553,8 @@ def write_all() -> list[Path]:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "session.jsonl").write_text(text, encoding="utf-8")
         folders.append(folder)
+    target = GOLDEN / "request-wedges" / "check-cases.json"
+    target.write_text(json.dumps(check_wedges(), ensure_ascii=True, indent=1) + "\n", encoding="utf-8")
     return folders
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
+from pitools.cli.options import format_option, leaf_option, model_reference, note_synthetic_ids, session_argument
 from pitools.cli.output import Output, pass_output
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -17,8 +17,9 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
     "--model",
     "model_ref",
     metavar="PROVIDER/ID",
-    required=True,
-    help="The target model, e.g. anthropic/claude-sonnet-4-5.",
+    default=None,
+    callback=model_reference,
+    help="The target model, e.g. anthropic/claude-sonnet-4-5 (default: the model at the leaf, as Pi resumes it).",
 )
 @click.option(
     "--thinking",
@@ -28,7 +29,12 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 )
 @click.option("--check", is_flag=True, help="Apply the provider's rules to the body; exit 1 on an error.")
 @click.option(
-    "--diff-model", "diff_ref", metavar="PROVIDER/ID", default=None, help="Compare with the body this model would get."
+    "--diff-model",
+    "diff_ref",
+    metavar="PROVIDER/ID",
+    default=None,
+    callback=model_reference,
+    help="Compare with the body this model would get.",
 )
 @click.option("--no-config", is_flag=True, help="Read none of Pi's config files (settings.json, models.json).")
 @format_option("human", "json")
@@ -37,7 +43,7 @@ def command(
     out: Output,
     file: str,
     leaf_ref: str | None,
-    model_ref: str,
+    model_ref: str | None,
     thinking: str | None,
     check: bool,
     diff_ref: str | None,
@@ -53,9 +59,14 @@ def command(
     would; the human view lists roles, block types and sizes and the transformations applied.
     No API key is involved or printed.
 
+    Without --model, the model is the one Pi resumes the session with at the leaf (the
+    branch's last model change or assistant reply); stderr names it.
+
     --check applies known provider rules (tool id patterns, foreign thinking signatures,
-    tool results without a call, empty blocks, image and context limits) and exits 1 on an
-    error. --diff-model A shows what changes between model A's body and --model's.
+    tool results without a call, tool arguments, empty blocks, image data, thinking budgets,
+    image and context limits) and exits 1 on an error; the human view then ends with the
+    `pitools heal` command that fixes the file for that model. --diff-model A shows what
+    changes between model A's body and --model's.
 
     Pi's settings that change the body are read as Pi reads them (the agent folder's
     settings.json, then the session project's .pi/settings.json if Pi trusts the project):
@@ -69,13 +80,18 @@ def command(
       pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
     """
     from pitools.core.session.api import load
-    from pitools.ops.request import build_for, request_settings
+    from pitools.ops.request import build_for, leaf_model, request_settings
 
     if check and diff_ref:
         raise click.UsageError("--check and --diff-model do not combine; run them one at a time")
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
     note_synthetic_ids(out, loaded)
+    if model_ref is None:
+        model_ref = leaf_model(loaded, leaf)
+        if model_ref is None:
+            raise click.UsageError("no model at this leaf (no model change or reply on its branch): give --model")
+        out.message(f"model: {model_ref} (the model at the leaf, as Pi resumes it; --model to choose another)")
     settings = request_settings(loaded, not no_config)
     for warning in settings.warnings:
         out.message(f"warning: {warning}")
@@ -98,7 +114,7 @@ def command(
         if format_ == "json":
             out.write_json(check_json(build, findings))
         else:
-            out.write_text(request_human(build, findings))
+            out.write_text(request_human(build, findings, file=file))
         return 1 if worst_severity(findings) == "error" else 0
     if format_ == "json":
         out.write_json(build.payload)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, jobs_option, session_paths_argument
+from pitools.cli.options import format_option, jobs_option, model_reference, session_paths_argument
 from pitools.cli.output import Output, pass_output
 from pitools.core.validate import CODES, SEVERITIES, ValidationReport
 
@@ -68,6 +68,7 @@ def _unknown_codes(unknown: Sequence[str]) -> str:
     "for_model",
     metavar="PROVIDER/ID",
     default=None,
+    callback=model_reference,
     help="Also check the request pi-ai would send to this model at each file's default leaf "
     "(the rules of `pitools request --check`).",
 )
@@ -140,22 +141,19 @@ def _render(
     fail_on: str,
     request_checks: list[dict[str, Any]] | None,
 ) -> int:
-    request_failed = bool(request_checks) and any(not r["ok"] for r in request_checks or [])
     if format_ == "json":
         from pitools.render.validate import validate_json
 
-        document = validate_json(reports, fail_on)
-        if request_checks is not None:
-            document["requestChecks"] = request_checks
-            if request_failed:
-                document["status"] = "fail"
-        out.write_json(document)
+        out.write_json(validate_json(reports, fail_on, request_checks))
     elif format_ == "github":
-        from pitools.render.validate import github_lines, summary_text
+        from pitools.render.validate import github_lines, request_check_lines, summary_text
 
-        out.echo("\n".join([*github_lines(reports), summary_text(reports, fail_on)]))
+        lines = github_lines(reports)
+        if request_checks is not None:
+            lines.extend(request_check_lines(request_checks, format_))
+        out.echo("\n".join([*lines, summary_text(reports, fail_on, request_checks)]))
     else:
-        from pitools.render.validate import human_lines, render_human
+        from pitools.render.validate import heal_hints, human_lines, render_human, repair_hint
 
         if not out.color:
             # What rich would print without colour; importing it would take a tenth of the run
@@ -163,22 +161,18 @@ def _render(
             from pitools.render.safe import safe_text
 
             # One finding per line, whatever its message holds.
-            lines = human_lines(reports, fail_on)
+            lines = human_lines(reports, fail_on, request_checks)
             out.echo("\n".join(safe_text(line, one_line=True).rstrip(" ") for line in lines))
         else:
-            render_human(out.console(), reports, fail_on)
-        from pitools.render.validate import repair_hint
-
+            render_human(out.console(), reports, fail_on, request_checks)
         hint = repair_hint(reports)
         if hint:
             out.message(hint)
-    if request_checks is not None and format_ != "json":
-        from pitools.render.validate import request_check_lines
-
-        out.echo("\n".join(request_check_lines(request_checks, format_)))
+        for line in heal_hints(request_checks or []):
+            out.message(line)
     from pitools.render.validate import any_failed
 
-    return 1 if any_failed(reports, fail_on) or request_failed else 0
+    return 1 if any_failed(reports, fail_on, request_checks) else 0
 
 
 def _describe_codes(out: Output, format_: str, code: str | None) -> int:

@@ -22,7 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.request.common import Budgets, Note, Notes, RequestError, StreamOptions, clamp_thinking_level
+from pitools.core.request.common import (
+    Budgets,
+    Note,
+    Notes,
+    RequestError,
+    StreamOptions,
+    clamp_thinking_level,
+    get,
+)
 
 #: APIs whose body pitools builds exactly (each has golden recordings from pi-ai).
 SUPPORTED_APIS = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
@@ -94,6 +102,35 @@ def build_payload(
         ) from exc
 
 
+def _leaf_path(index: Any, leaf_id: Any) -> tuple[Any, list[Any]]:
+    """(the branch Pi reads settings from, the path the context is built from) at ``leaf_id``."""
+    branch = index.get_branch(leaf_id)
+    return branch, list(branch) if branch else index.session_path(leaf_id)
+
+
+def branch_model(index: Any, leaf_id: Any) -> str | None:
+    """``PROVIDER/ID`` of the model Pi resumes the session with at ``leaf_id`` (``sdk.js`` with
+    ``getBranchSelection``): the last ``model_change`` or assistant reply on the branch, whichever
+    comes later (replies of an extension's virtual model skipped). None when the branch names none."""
+    _branch, path = _leaf_path(index, leaf_id)
+    for entry in reversed(path):
+        if type(entry) is not dict:
+            continue
+        if entry.get("type") == "model_change":
+            provider, model_id = entry.get("provider"), entry.get("modelId")
+        elif entry.get("type") == "message" and get(entry.get("message"), "role") == "assistant":
+            message = entry["message"]
+            if message.get("api") == "pi-virtual":
+                continue
+            provider, model_id = message.get("provider"), message.get("model")
+        else:
+            continue
+        if type(provider) is str and type(model_id) is str and provider and model_id:
+            return f"{provider}/{model_id}"
+        return None
+    return None
+
+
 def build_request(
     index: Any,
     leaf_id: Any,
@@ -112,8 +149,7 @@ def build_request(
     check_api(model)
     # buildSessionContext alone: no token estimates (Pi computes none before a request, and an
     # estimate can throw on a message the request itself survives).
-    branch = index.get_branch(leaf_id)
-    session_path = list(branch) if branch else index.session_path(leaf_id)
+    branch, session_path = _leaf_path(index, leaf_id)
     projection = build_projection(session_path, context_entries_from_path(session_path))
     llm = convert_to_llm(list(projection.messages))
     if thinking is not None:

@@ -17,14 +17,25 @@ from typing import Any
 
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.json.record import record_json
-from pitools.core.js.value import utf16_len
-from pitools.core.request.common import estimate_context_tokens, get
+from pitools.core.js.value import UNDEFINED, utf16_len
+from pitools.core.request.common import estimate_context_tokens, get, sanitize_surrogates
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
 OPENAI_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+#: Gemini's FunctionDeclaration.name: a letter or underscore first, then also dots, colons and
+#: dashes (MCP-style ``fs.read``, ``server:tool``), at most 64 characters.
+GEMINI_TOOL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
 BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+#: The base64 alphabets, padding left out: the standard one, and Google's (protobuf ``bytes`` in
+#: JSON take the URL-safe letters too).
+BASE64_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+GOOGLE_BASE64_LETTERS = BASE64_LETTERS + b"-_"
 ANTHROPIC_MEDIA = ("image/jpeg", "image/png", "image/gif", "image/webp")
+#: The image formats the OpenAI APIs read (others are refused as "an unsupported image").
+OPENAI_IMAGE_FORMATS = ("image/png", "image/jpeg", "image/gif", "image/webp")
+#: Anthropic's smallest ``budget_tokens``.
+ANTHROPIC_MIN_BUDGET = 1024
 
 ANTHROPIC_TOOL_USE_DOCS = "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use"
 ANTHROPIC_THINKING_DOCS = "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking"
@@ -32,6 +43,9 @@ ANTHROPIC_VISION_DOCS = "https://docs.anthropic.com/en/docs/build-with-claude/vi
 OPENAI_CHAT_DOCS = "https://platform.openai.com/docs/api-reference/chat/create"
 OPENAI_RESPONSES_DOCS = "https://platform.openai.com/docs/api-reference/responses/create"
 GEMINI_FC_DOCS = "https://ai.google.dev/gemini-api/docs/function-calling"
+GEMINI_DECLARATION_DOCS = "https://ai.google.dev/api/caching#FunctionDeclaration"
+GEMINI_THINKING_DOCS = "https://ai.google.dev/gemini-api/docs/thinking#set-budget"
+OPENAI_VISION_DOCS = "https://platform.openai.com/docs/guides/images-vision"
 PI_9048 = 'Pi #9048 "Anthropic handoff still rejects Codex tool IDs and thinking signatures"'
 
 #: code → (severity, one-line description, source). Stable: JSON output and the README use them.
@@ -89,7 +103,45 @@ RULES: dict[str, tuple[str, str, str]] = {
     "tool-name-pattern": (
         "error",
         "a tool name holds characters or a length the API refuses",
-        f"{ANTHROPIC_TOOL_USE_DOCS} (^[a-zA-Z0-9_-]{{1,128}}$); {OPENAI_CHAT_DOCS} (^[a-zA-Z0-9_-]{{1,64}}$)",
+        f"{ANTHROPIC_TOOL_USE_DOCS} (^[a-zA-Z0-9_-]{{1,128}}$); {OPENAI_CHAT_DOCS} (^[a-zA-Z0-9_-]{{1,64}}$); "
+        f"{GEMINI_DECLARATION_DOCS} (a letter or _ first, then letters, digits, _ . : -, at most 64)",
+    ),
+    "tool-arguments-not-object": (
+        "error",
+        "a tool call's arguments are not a JSON object (a JSON string, an array, a number...): pi-ai passes "
+        "them on as they are (Anthropic, Gemini, Chat Completions)",
+        'Anthropic 400 "messages.N.content.M.tool_use.input: Input should be a valid dictionary" '
+        f"({ANTHROPIC_TOOL_USE_DOCS}); Gemini functionCall.args is a google.protobuf.Struct "
+        "(https://ai.google.dev/api/caching#FunctionCall); OpenAI-compatible servers parse function.arguments "
+        "into an object (sgl-project/sglang #28035, router-for-me/CLIProxyAPI #5362)",
+    ),
+    "tool-arguments-lone-surrogate": (
+        "error",
+        "Anthropic: a tool call's arguments hold a lone UTF-16 surrogate; pi-ai removes them from text and "
+        "thinking, not from arguments, and JSON.stringify writes them as \\udXXX escapes",
+        'Anthropic 400 "The request body is not valid JSON: no low surrogate in string" '
+        "(anthropics/claude-code #3277, #8272); pi-ai sanitizeSurrogates",
+    ),
+    "image-data-mismatch": (
+        "error",
+        "an image's bytes are not the format its mimeType names (Anthropic), or no image format the API "
+        "reads at all (OpenAI: PNG, JPEG, GIF, WebP)",
+        f'Anthropic 400 "Image does not match the provided media type" ({ANTHROPIC_VISION_DOCS}); '
+        f'OpenAI 400 "You uploaded an unsupported image" ({OPENAI_VISION_DOCS})',
+    ),
+    "image-base64-invalid": (
+        "error",
+        "an image's data is empty or not base64",
+        f"{ANTHROPIC_VISION_DOCS} (base64 source); OpenAI 400 on a data URL that is not base64 "
+        f'({OPENAI_VISION_DOCS}); Gemini 400 "Base64 decoding failed" on inlineData.data '
+        "(https://ai.google.dev/api/caching#Blob)",
+    ),
+    "thinking-budget-too-small": (
+        "error",
+        "the thinking budget is below the model's minimum (Anthropic 1024 tokens; Gemini 2.5 Pro 128, "
+        "2.5 Flash-Lite 512), e.g. from a small thinkingBudgets setting",
+        f'Anthropic 400 "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024" '
+        f"({ANTHROPIC_THINKING_DOCS}); {GEMINI_THINKING_DOCS}",
     ),
     "image-media-type": (
         "error",
@@ -175,6 +227,9 @@ def check_request(model: dict[str, Any], payload: dict[str, Any], llm_messages: 
         _check_responses(payload, findings)
     elif api == "google-generative-ai":
         _check_google(model, payload, findings)
+    _check_tool_arguments(api, payload, findings)
+    _check_image_data(api, payload, findings)
+    _check_thinking_budget(model, payload, findings)
     _check_size(model, payload, llm_messages, findings)
     return findings
 
@@ -450,7 +505,7 @@ def _check_google(model: dict[str, Any], payload: dict[str, Any], out: list[Requ
     for t, group in enumerate(tools if isinstance(tools, list) else []):
         for d, decl in enumerate(get(group, "functionDeclarations") or []):
             where = f"config.tools.{t}.functionDeclarations.{d}.name"
-            _check_tool_name(get(decl, "name"), OPENAI_TOOL_NAME, where, out, "function")
+            _check_tool_name(get(decl, "name"), GEMINI_TOOL_NAME, where, out, "function")
 
 
 def _check_thought_signatures(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:
@@ -487,6 +542,258 @@ def _check_thought_signatures(model: dict[str, Any], payload: dict[str, Any], ou
                         )
                     )
                 break  # only the first function call of a step carries the signature
+
+
+def _tool_calls(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any]]:
+    """(item index, field path, arguments value) of every tool call in the body: Anthropic's
+    ``input`` and Gemini's ``args`` as objects, Chat Completions' ``arguments`` as JSON text."""
+    calls: list[tuple[int, str, Any]] = []
+    if api == "anthropic-messages":
+        for i, msg in enumerate(payload.get("messages") or []):
+            content = get(msg, "content")
+            for b, block in enumerate(content if isinstance(content, list) else []):
+                if get(block, "type") == "tool_use":
+                    calls.append((i, f"messages.{i}.content.{b}.input", get(block, "input")))
+    elif api == "google-generative-ai":
+        for i, content in enumerate(payload.get("contents") or []):
+            parts = get(content, "parts")
+            for j, part in enumerate(parts if isinstance(parts, list) else []):
+                call = get(part, "functionCall")
+                if call is not UNDEFINED:
+                    calls.append((i, f"contents.{i}.parts.{j}.functionCall.args", get(call, "args")))
+    elif api == "openai-completions":
+        for i, msg in enumerate(payload.get("messages") or []):
+            tool_calls = get(msg, "tool_calls")
+            for c, call in enumerate(tool_calls if isinstance(tool_calls, list) else []):
+                function = get(call, "function")
+                if function is not UNDEFINED:
+                    calls.append((i, f"messages.{i}.tool_calls.{c}.function.arguments", get(function, "arguments")))
+    return calls
+
+
+def _json_kind(value: Any) -> str:
+    if value is UNDEFINED:
+        return "missing"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFinding]) -> None:
+    """Arguments that are no JSON object, and (Anthropic) lone surrogates inside them."""
+    from pitools.core.js.json.parse import parse_json_line
+
+    for i, path, value in _tool_calls(api, payload):
+        if api == "openai-completions":
+            # The body carries JSON.stringify(arguments): a string whose JSON must be an object.
+            if type(value) is not str:
+                out.append(
+                    RequestFinding("tool-arguments-not-object", f"function.arguments is {_json_kind(value)}", path, i)
+                )
+                continue
+            try:
+                parsed = parse_json_line(value.encode("utf-8", "surrogatepass"))[0]
+            except ValueError:
+                parsed = UNDEFINED
+            if not isinstance(parsed, dict):
+                kind = "not JSON" if parsed is UNDEFINED else f"the JSON of {_json_kind(parsed)}"
+                out.append(
+                    RequestFinding(
+                        "tool-arguments-not-object",
+                        f"function.arguments {_q(value)} is {kind}, not of an object"
+                        + (" (the session stored the arguments as a JSON string)" if type(parsed) is str else ""),
+                        path,
+                        i,
+                    )
+                )
+            continue
+        if not isinstance(value, dict):
+            what = "input" if api == "anthropic-messages" else "args"
+            hint = " (the session stored the arguments as a JSON string)" if type(value) is str else ""
+            out.append(
+                RequestFinding(
+                    "tool-arguments-not-object", f"{what} is {_json_kind(value)}, not an object{hint}", path, i
+                )
+            )
+        if api == "anthropic-messages":
+            where = _lone_surrogate_at(value, path)
+            if where is not None:
+                out.append(
+                    RequestFinding(
+                        "tool-arguments-lone-surrogate",
+                        "a string in the tool call's input holds a lone UTF-16 surrogate (a cut emoji or a "
+                        "bad escape); Anthropic refuses the whole body as invalid JSON",
+                        where,
+                        i,
+                    )
+                )
+
+
+def _lone_surrogate_at(value: Any, path: str) -> str | None:
+    """The path of the first key or string under ``value`` with an unpaired surrogate."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if type(node) is str:
+            if sanitize_surrogates(node) != node:
+                return where
+        elif isinstance(node, dict):
+            items = list(node.items())
+            for key, child in reversed(items):
+                if type(key) is str and sanitize_surrogates(key) != key:
+                    return f"{where}.{key}"
+                stack.append((child, f"{where}.{key}"))
+        elif isinstance(node, list):
+            stack.extend((child, f"{where}.{k}") for k, child in reversed(list(enumerate(node))))
+    return None
+
+
+def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]]:
+    """(item index, path of the data, declared type, base64 data) of every inline image in the body."""
+    key = {"openai-responses": "input", "google-generative-ai": "contents"}.get(str(api), "messages")
+    found: list[tuple[int, str, Any, Any]] = []
+    for i, item in enumerate(payload.get(key) or []):
+        stack: list[tuple[Any, str]] = [(item, f"{key}.{i}")]
+        while stack:
+            node, where = stack.pop()
+            if isinstance(node, list):
+                stack.extend(
+                    (child, f"{where}.{k}")
+                    for k, child in reversed(list(enumerate(node)))
+                    if isinstance(child, (dict, list))
+                )
+                continue
+            if not isinstance(node, dict):
+                continue
+            source = node.get("source")
+            if node.get("type") == "image" and get(source, "type") == "base64":
+                found.append((i, f"{where}.source.data", get(source, "media_type"), get(source, "data")))
+                continue
+            inline = node.get("inlineData")
+            if isinstance(inline, dict):
+                found.append((i, f"{where}.inlineData.data", inline.get("mimeType"), inline.get("data", UNDEFINED)))
+                continue
+            url = node.get("image_url")
+            if url is not None:
+                url_path = f"{where}.image_url"
+                if isinstance(url, dict):
+                    url, url_path = url.get("url"), f"{url_path}.url"
+                if type(url) is str and url.startswith("data:"):
+                    head, sep, data = url.partition(",")
+                    if head.endswith(";base64") and sep:
+                        found.append((i, url_path, head[5 : -len(";base64")], data))
+                    continue
+            stack.extend(
+                (child, f"{where}.{k}") for k, child in reversed(list(node.items())) if isinstance(child, (dict, list))
+            )
+    return found
+
+
+def _base64_problem(data: Any, google: bool) -> str | None:
+    """Why ``data`` is no base64 the API decodes (None: it is). Padding may be left out; Google
+    also takes the URL-safe letters."""
+    if type(data) is not str:
+        return f"is {_json_kind(data)}, not base64 text"
+    if not data:
+        return "is empty"
+    body = data.rstrip("=")
+    padding = len(data) - len(body)
+    letters = GOOGLE_BASE64_LETTERS if google else BASE64_LETTERS
+    # bytes.translate runs in C: an image's megabytes are checked in about a millisecond.
+    if not body.isascii() or body.encode("ascii").translate(None, letters):
+        bad = next(c for c in body if not c.isascii() or c.encode("ascii") not in letters)
+        return f"holds {bad!r}, which is not a base64 character" + (
+            " (a data: URL prefix in the data?)" if body.startswith("data:") else ""
+        )
+    if padding > 2 or len(body) % 4 == 1 or (padding and len(data) % 4):
+        return f"has a length ({len(data):,} characters) base64 cannot have"
+    return None
+
+
+def _sniff_image(data: str) -> str | None:
+    """The image type the first bytes of valid base64 ``data`` announce (None: none of the four)."""
+    head = data[:24].replace("-", "+").replace("_", "/")
+    head = head[: len(head) - len(head) % 4]
+    try:
+        raw = base64.b64decode(head)
+    except (binascii.Error, ValueError):
+        return None
+    if raw.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if raw.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if raw.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if raw.startswith(b"RIFF") and raw[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _check_image_data(api: Any, payload: dict[str, Any], out: list[RequestFinding]) -> None:
+    google = api == "google-generative-ai"
+    for i, path, mime, data in _images(api, payload):
+        problem = _base64_problem(data, google)
+        if problem is not None:
+            out.append(RequestFinding("image-base64-invalid", f"the image data {problem}", path, i))
+            continue
+        sniffed = _sniff_image(data)
+        if api == "anthropic-messages" and mime in ANTHROPIC_MEDIA and sniffed != mime:
+            what = f"a {sniffed.split('/')[1].upper()} image" if sniffed else "no JPEG, PNG, GIF or WebP image"
+            out.append(RequestFinding("image-data-mismatch", f"the block says {mime}, the bytes are {what}", path, i))
+        elif api in ("openai-completions", "openai-responses") and sniffed is None:
+            out.append(
+                RequestFinding(
+                    "image-data-mismatch",
+                    f"the data URL says {_q(mime)}, the bytes are no PNG, JPEG, GIF or WebP image",
+                    path,
+                    i,
+                )
+            )
+
+
+def _check_thinking_budget(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:
+    api = model.get("api")
+    if api == "anthropic-messages":
+        thinking = payload.get("thinking")
+        budget = get(thinking, "budget_tokens")
+        if get(thinking, "type") == "enabled" and _number(budget) and budget < ANTHROPIC_MIN_BUDGET:
+            out.append(
+                RequestFinding(
+                    "thinking-budget-too-small",
+                    f"budget_tokens is {budget:,}; Anthropic takes at least {ANTHROPIC_MIN_BUDGET:,} "
+                    "(raise the thinkingBudgets setting for this level)",
+                    "thinking.budget_tokens",
+                )
+            )
+    elif api == "google-generative-ai":
+        config = get(get(payload, "config"), "thinkingConfig")
+        budget = get(config, "thinkingBudget")
+        if get(config, "includeThoughts") is not True or not _number(budget) or budget == -1:
+            return  # thinking off, or a dynamic budget
+        model_id = str(model.get("id"))
+        # 2.5 Pro cannot think less than 128 tokens; 2.5 Flash-Lite takes 0 (no thinking) or 512 and up.
+        least = 128 if "2.5-pro" in model_id else 512 if "2.5-flash-lite" in model_id else 0
+        if budget < least and not (budget == 0 and least == 512):
+            out.append(
+                RequestFinding(
+                    "thinking-budget-too-small",
+                    f"thinkingBudget is {budget:,}; {model_id} thinks with at least {least:,} tokens "
+                    "(raise the thinkingBudgets setting for this level)",
+                    "config.thinkingConfig.thinkingBudget",
+                )
+            )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _check_size(

@@ -7,6 +7,7 @@ from small hand-made message lists, or written directly where pi-ai would never 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -64,6 +65,16 @@ def _call(call_id: str) -> dict[str, Any]:
 def test_every_rule_has_a_severity_and_a_source() -> None:
     for code, (severity, description, source) in RULES.items():
         assert severity in ("error", "warning") and description and source, code
+
+
+def test_the_output_schema_and_the_docs_list_every_rule() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    schema = json.loads((root / "schemas" / "output" / "request.schema.json").read_text())
+    assert schema["$defs"]["finding"]["properties"]["code"]["enum"] == list(RULES)
+    docs = (root / "docs" / "request.md").read_text()
+    assert all(f"| `{code}` | {RULES[code][0]} |" in docs for code in RULES)
 
 
 @pytest.mark.parametrize("model", [SONNET, GPT5, LLAMA, GEMINI], ids=lambda m: m["api"])
@@ -175,3 +186,121 @@ def test_gemini_3_current_turn_needs_thought_signatures() -> None:
     assert _codes(gemini3, own) == set()
     # An earlier turn (before the last user text) is not validated.
     assert "missing-thought-signature" not in _codes(gemini3, [*foreign, _user("thanks")])
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAACAAFUok9dAAAAAElFTkSuQmCC"
+JPEG = base64.b64encode(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01" + b"\x00" * 20).decode()
+GPT4O = resolve_request_model("openai/gpt-4o", chat_models())  # Responses
+QWEN = resolve_request_model("groq/qwen/qwen3.6-27b", chat_models())  # Chat Completions with image input
+
+
+def _findings(model: dict[str, Any], messages: list[Any], level: str = "off", budgets: Any = None) -> list[Any]:
+    payload = build_payload(model, messages, level, "sid", Notes(), budgets)
+    return check_request(model, payload, messages)
+
+
+def _with_arguments(model: dict[str, Any], arguments: Any) -> list[Any]:
+    call = {"type": "toolCall", "id": "call_1", "name": "bash", "arguments": arguments}
+    return [_user("hi"), _assistant(model, [call]), _result("call_1"), _user("next")]
+
+
+@pytest.mark.parametrize("model", [SONNET, LLAMA, GEMINI], ids=lambda m: m["api"])
+def test_arguments_stored_as_a_json_string(model: dict[str, Any]) -> None:
+    # A session that kept the model's raw argument text: pi-ai passes the string on.
+    found = [f for f in _findings(model, _with_arguments(model, '{"command": "ls"}'))]
+    assert [f.code for f in found] == ["tool-arguments-not-object"]
+    assert found[0].index == 1
+    assert "JSON string" in found[0].message
+    for other in ([1, 2], 7):
+        assert "tool-arguments-not-object" in {f.code for f in _findings(model, _with_arguments(model, other))}
+    # null and missing arguments become {} in pi-ai's Anthropic and Gemini bodies.
+    if model is not LLAMA:
+        assert _findings(model, _with_arguments(model, None)) == []
+
+
+def test_arguments_paths_name_the_field() -> None:
+    (anthropic,) = _findings(SONNET, _with_arguments(SONNET, "x"))
+    assert anthropic.path == "messages.1.content.0.input"
+    (chat,) = _findings(LLAMA, _with_arguments(LLAMA, "x"))
+    assert chat.path == "messages.1.tool_calls.0.function.arguments"
+    (gemini,) = _findings(GEMINI, _with_arguments(GEMINI, "x"))
+    assert gemini.path == "contents.1.parts.0.functionCall.args"
+
+
+def test_responses_arguments_are_not_judged() -> None:
+    # OpenAI's own Responses API takes the arguments text as it is.
+    assert _findings(GPT5, _with_arguments(GPT5, '{"command": "ls"}')) == []
+
+
+def test_lone_surrogate_in_arguments_only_for_anthropic() -> None:
+    messages = _with_arguments(SONNET, {"command": "echo \ud83d", "env": {"K\udc00": "v"}})
+    found = _findings(SONNET, messages)
+    where = "messages.1.content.0.input.command"
+    assert [(f.code, f.path) for f in found] == [("tool-arguments-lone-surrogate", where)]
+    paired = _with_arguments(SONNET, {"command": "echo \U0001f600 \ud83d\ude00"})
+    assert _findings(SONNET, paired) == []
+    # Chat Completions carries JSON.stringify(arguments): the escape is text inside a string there.
+    assert _findings(LLAMA, _with_arguments(LLAMA, {"command": "echo \ud83d"})) == []
+
+
+def _image_messages(data: str, mime: str) -> list[Any]:
+    image = {"type": "image", "data": data, "mimeType": mime}
+    return [{"role": "user", "content": [{"type": "text", "text": "look"}, image], "timestamp": 1}]
+
+
+def test_image_bytes_that_do_not_match_the_type() -> None:
+    (found,) = _findings(SONNET, _image_messages(PNG, "image/jpeg"))
+    assert (found.code, found.path) == ("image-data-mismatch", "messages.0.content.1.source.data")
+    assert "PNG" in found.message
+    assert _findings(SONNET, _image_messages(PNG, "image/png")) == []
+    assert _findings(SONNET, _image_messages(JPEG, "image/jpeg")) == []
+    text = base64.b64encode(b"hello, not an image").decode()
+    assert [f.code for f in _findings(SONNET, _image_messages(text, "image/png"))] == ["image-data-mismatch"]
+    # OpenAI reads the bytes whatever the data URL says; it refuses only what is no image at all.
+    assert _findings(GPT4O, _image_messages(PNG, "image/jpeg")) == []
+    (responses,) = _findings(GPT4O, _image_messages(text, "image/png"))
+    assert (responses.code, responses.path) == ("image-data-mismatch", "input.0.content.1.image_url")
+    (chat,) = _findings(QWEN, _image_messages(text, "image/png"))
+    assert (chat.code, chat.path) == ("image-data-mismatch", "messages.0.content.1.image_url.url")
+
+
+@pytest.mark.parametrize("model", [SONNET, GPT4O, QWEN, GEMINI], ids=lambda m: m["api"])
+@pytest.mark.parametrize(
+    "data", ["", "data:image/png;base64," + PNG, "iVBOR w0K", "iVBORw0K=A==", "iVBORw0KG"], ids=repr
+)
+def test_invalid_base64(model: dict[str, Any], data: str) -> None:
+    codes = [f.code for f in _findings(model, _image_messages(data, "image/png"))]
+    assert codes == ["image-base64-invalid"], codes
+
+
+def test_base64_without_padding_and_google_url_safe_letters() -> None:
+    assert _findings(SONNET, _image_messages(PNG.rstrip("="), "image/png")) == []
+    url_safe = PNG.replace("/", "_").replace("+", "-")
+    assert _findings(GEMINI, _image_messages(url_safe, "image/png")) == []
+
+
+def test_thinking_budget_below_the_minimum() -> None:
+    messages = [_user("hi")]
+    (found,) = _findings(SONNET, messages, "low", {"low": 500})
+    assert (found.code, found.path) == ("thinking-budget-too-small", "thinking.budget_tokens")
+    assert _findings(SONNET, messages, "low", {"low": 1024}) == []
+    assert _findings(SONNET, messages, "low", {"low": 0}) == []  # pi-ai sends 1024 for 0
+    (gemini,) = _findings(GEMINI, messages, "low", {"low": 100})
+    assert (gemini.code, gemini.path) == ("thinking-budget-too-small", "config.thinkingConfig.thinkingBudget")
+    assert _findings(GEMINI, messages, "low", {"low": 128}) == []
+    lite = resolve_request_model("google/gemini-2.5-flash-lite", chat_models())
+    assert [f.code for f in _findings(lite, messages, "low", {"low": 300})] == ["thinking-budget-too-small"]
+    assert _findings(lite, messages, "low", {"low": 0}) == []  # 0: no thinking, allowed
+
+
+def test_gemini_takes_dots_and_colons_in_function_names() -> None:
+    def declaration(name: str) -> dict[str, Any]:
+        return {"model": "g", "contents": [], "config": {"tools": [{"functionDeclarations": [{"name": name}]}]}}
+
+    for name in ("fs.read", "mcp:server.tool", "_private-1"):
+        assert check_request(GEMINI, declaration(name), []) == [], name
+    for name in ("1tool", "bad name", "x" * 65, "slash/tool"):
+        assert [f.code for f in check_request(GEMINI, declaration(name), [])] == ["tool-name-pattern"], name
+    # Anthropic and OpenAI still refuse the dot.
+    dotted = {"model": "m", "messages": [], "tools": [{"name": "fs.read"}]}
+    assert [f.code for f in check_request(SONNET, dotted, [])] == ["tool-name-pattern"]
