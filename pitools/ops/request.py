@@ -87,3 +87,29 @@ def check_requests(files: Sequence[str], model_ref: str) -> list[dict[str, Any]]
         findings = check_request(build.model, build.payload, build.llm_messages)
         checks.append({"path": path, **check_json(build, findings)})
     return checks
+
+
+def leaf_check(loaded: Any, leaf: Any, *, use_config: bool = True) -> dict[str, Any]:
+    """The request check at ``leaf`` for the model Pi resumes the session with there (the viewer
+    and ``serve`` show it on the session's page): :func:`check_json`'s record plus ``heal``, the
+    command that fixes what it found; or ``{"leafId", "error"}`` when no body can be built (the
+    branch names no model, the model is unknown, pi-ai would throw)."""
+    from pitools.core.request.build import check_api
+    from pitools.core.request.check import check_request
+    from pitools.errors import PitoolsError
+    from pitools.render.request import check_json, heal_command
+
+    leaf_id = leaf if leaf is not None else loaded.index.leaf_id
+    ref = leaf_model(loaded, leaf_id)
+    if ref is None:
+        return {"leafId": leaf_id, "error": "no model on this branch"}
+    try:
+        check_api(resolve_model(ref, use_config))
+        build = build_for(loaded, leaf_id, ref, None, use_config=use_config)
+    except PitoolsError as exc:
+        return {"leafId": leaf_id, "model": ref, "error": str(exc)}
+    findings = check_request(build.model, build.payload, build.llm_messages)
+    out = check_json(build, findings)
+    if findings:
+        out["heal"] = heal_command(loaded.path, ref)
+    return out

@@ -156,9 +156,13 @@ def viewer_page(
     from pitools.render.viewer_html import page_pieces
 
     model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config))
+    from pitools.ops.request import leaf_check
+
     first = first_view(loaded, model) if embed_images else None
+    meta = model.meta_json()
+    meta["check"] = leaf_check(loaded, leaf, use_config=use_config)
     texts = entry_texts(loaded, embed_images=embed_images)
-    return page_pieces(model.meta_json(), texts, title=f"{model.name} · pi session", live=live, first_view=first)
+    return page_pieces(meta, texts, title=f"{model.name} · pi session", live=live, first_view=first)
 
 
 #: The first view: the last entries of the initial path the transcript draws at once (the

@@ -183,3 +183,70 @@ def test_a_served_page_links_back_to_the_list(browser: Browser, tmp_path: Path) 
         assert browser.eval("document.querySelector('#back').getAttribute('href')") == "/"
         browser.eval("document.querySelector('#back').click()")
         browser.wait_for("document.querySelectorAll('[data-session-id]').length === 1")
+
+
+def handoff_session(path: Path) -> Path:
+    """A Codex turn resumed on Claude: a tool call id Anthropic's pattern refuses."""
+    call = {"type": "toolCall", "id": "call|fc_1.x", "name": "read", "arguments": {"path": "a.py"}}
+    reply = msg("a1", "u1", 2, "assistant", [call])
+    reply["message"].update(provider="openai", model="gpt-5", api="openai-responses", stopReason="toolUse")
+    result = {
+        "type": "message",
+        "id": "t1",
+        "parentId": "a1",
+        "timestamp": "2026-05-01T10:00:03.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "call|fc_1.x",
+            "toolName": "read",
+            "content": [{"type": "text", "text": "print(1)"}],
+            "isError": False,
+            "timestamp": 3,
+        },
+    }
+    change = {
+        "type": "model_change",
+        "id": "m1",
+        "parentId": "t1",
+        "timestamp": "2026-05-01T10:00:04.000Z",
+        "provider": "anthropic",
+        "modelId": "claude-sonnet-4-5",
+    }
+    return write_session(path, [msg("u1", None, 1, "user", "read a.py"), reply, result, change])
+
+
+def test_the_page_shows_the_request_check_of_its_model(browser: Browser, tmp_path: Path, monkeypatch: Any) -> None:
+    """The findings on the page are the ones ``pitools request --check`` reports for the same
+    file and leaf, with the `pitools heal` command that fixes them."""
+    from click.testing import CliRunner
+
+    from pitools.cli.app import cli
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    session = handoff_session(tmp_path / "handoff.jsonl")
+    result = CliRunner().invoke(cli, ["request", str(session), "--check", "--no-config", "--format", "json"])
+    expected = json.loads(result.stdout)
+    assert expected["findings"], result.output  # the case must have findings to show
+    page = write_page(session, tmp_path / "handoff.html")
+    browser.open(page.as_uri())
+    browser.wait_for("document.documentElement.dataset.ready === 'true'")
+    assert browser.eval("document.querySelector('#check').dataset.ok") == "false"
+    shown = browser.eval("Array.from(document.querySelectorAll('#check li code'), c => c.textContent)")
+    assert shown == [f["code"] for f in expected["findings"]]
+    summary = browser.eval("document.querySelector('#check summary').textContent")
+    assert summary.startswith("Request check for anthropic/claude-sonnet-4-5 at m1: ✗ ")
+    heal = browser.eval("document.querySelector('#check code.cmd').textContent")
+    assert heal == f"pitools heal {session} --for-model anthropic/claude-sonnet-4-5"
+    # A session whose model takes its request says so; one whose model pitools cannot know says why.
+    reply = msg("a1", "u1", 2, "assistant", [{"type": "text", "text": "hello"}])
+    reply["message"].update(model="claude-sonnet-4-5", api="anthropic-messages")
+    clean = write_session(tmp_path / "clean.jsonl", [msg("u1", None, 1, "user", "hi"), reply])
+    browser.open(write_page(clean, tmp_path / "clean.html").as_uri())
+    browser.wait_for("document.documentElement.dataset.ready === 'true'")
+    assert browser.eval("document.querySelector('#check').dataset.ok") == "true"
+    reply["message"]["model"] = "no-such-model"
+    unknown = write_session(tmp_path / "unknown.jsonl", [msg("u1", None, 1, "user", "hi"), reply])
+    browser.open(write_page(unknown, tmp_path / "unknown.html").as_uri())
+    browser.wait_for("document.documentElement.dataset.ready === 'true'")
+    assert browser.eval("document.querySelector('#check').dataset.ok") == "unknown"
+    assert "not built" in browser.eval("document.querySelector('#check').textContent")

@@ -102,18 +102,24 @@ def build_payload(
         ) from exc
 
 
-def _leaf_path(index: Any, leaf_id: Any) -> tuple[Any, list[Any]]:
-    """(the branch Pi reads settings from, the path the context is built from) at ``leaf_id``."""
-    branch = index.get_branch(leaf_id)
-    return branch, list(branch) if branch else index.session_path(leaf_id)
+def _leaf_positions(index: Any, leaf_id: Any) -> tuple[list[int], list[int]]:
+    """(the branch Pi reads settings from, the path the context is built from) at ``leaf_id``, as
+    positions: only the entries a step needs are read (under the viewer's lean index, the others
+    stay in the file)."""
+    branch = index.branch_positions(leaf_id)
+    return branch, branch if branch else index.session_path_positions(leaf_id)
 
 
 def branch_model(index: Any, leaf_id: Any) -> str | None:
     """``PROVIDER/ID`` of the model Pi resumes the session with at ``leaf_id`` (``sdk.js`` with
     ``getBranchSelection``): the last ``model_change`` or assistant reply on the branch, whichever
     comes later (replies of an extension's virtual model skipped). None when the branch names none."""
-    _branch, path = _leaf_path(index, leaf_id)
-    for entry in reversed(path):
+    _branch, path = _leaf_positions(index, leaf_id)
+    types = index.types
+    for pos in reversed(path):
+        if types[pos] not in ("model_change", "message"):
+            continue
+        entry = index.entry(pos)
         if type(entry) is not dict:
             continue
         if entry.get("type") == "model_change":
@@ -143,19 +149,24 @@ def build_request(
 ) -> RequestBuild:
     """Replay the context at ``leaf_id`` and build the body ``model`` would receive
     (``default_level`` and ``budgets``: Pi's ``defaultThinkingLevel`` and ``thinkingBudgets``)."""
-    from pitools.core.context.build import build_projection, context_entries_from_path
+    from pitools.core.context.build import build_context_entries, build_projection, path_settings
     from pitools.core.context.messages import convert_to_llm
 
     check_api(model)
     # buildSessionContext alone: no token estimates (Pi computes none before a request, and an
     # estimate can throw on a message the request itself survives).
-    branch, session_path = _leaf_path(index, leaf_id)
-    projection = build_projection(session_path, context_entries_from_path(session_path))
+    branch, session_path = _leaf_positions(index, leaf_id)
+    path_ids = [index.ids[p] for p in session_path]
+    projection = build_projection(
+        [], build_context_entries(index, session_path, path_ids), path_settings(index, session_path)
+    )
     llm = convert_to_llm(list(projection.messages))
     if thinking is not None:
         requested, source = thinking, "option"
     else:
-        requested, source = thinking_from_path(branch, projection.thinking_level, default_level)
+        types = index.types
+        changes = [index.entry(p) for p in branch if types[p] == "thinking_level_change"]
+        requested, source = thinking_from_path(changes, projection.thinking_level, default_level)
     level = clamp_thinking_level(model, requested)
     notes = Notes()
     if level != requested:

@@ -722,6 +722,22 @@
     for (var s = 0; s < path.length; s++) mark[path[s]] = inCtx.has(path[s]) ? 2 : 1;
   }
   var marked = [];
+  // The request check pitools ran when it made the page: the body pi-ai would send the model Pi
+  // resumes with at the page's first leaf, against each provider rule (pitools request --check).
+  function checkHtml() {
+    var c = META.check;
+    if (!isObj(c)) return "";
+    var head = "Request check" + (c.model ? " for " + String(c.model) : "") + " at " + String(c.leafId) + ": ";
+    if (c.error) return '<div id="check" class="muted" data-ok="unknown">' + esc(head + "not built (" + String(c.error) + ")") + "</div>";
+    var list = Array.isArray(c.findings) ? c.findings : [];
+    if (!list.length) return '<div id="check" data-ok="true">' + esc(head) + "✓ no provider rule is broken</div>";
+    var items = list.map(function (f) {
+      return "<li><b>" + esc(f.severity) + "</b> <code>" + esc(f.code) + "</code>" + (f.path ? " at " + esc(f.path) : "") + ": " + esc(f.message) + "</li>";
+    }).join("");
+    var fix = c.heal ? '<div>fix: <code class="cmd">' + esc(c.heal) + "</code></div>" : "";
+    return '<div id="check" data-ok="' + (c.ok ? "true" : "false") + '"><details><summary>' + esc(head + (c.ok ? "" : "✗ ") + list.length + (list.length === 1 ? " finding" : " findings")) +
+      "</summary><ul>" + items + "</ul>" + fix + "</details></div>";
+  }
   function renderSummary(pos, path, ctx, replay) {
     var assistants = cumReplies[pos], calls = cumCalls[pos], tokens = cumTok[pos], cost = cumCost[pos];
     if (path[0] !== undefined && META.parent[path[0]] >= 0) { assistants = 0; calls = 0; tokens = 0; cost = 0; path.forEach(function (p) { assistants += META.kinds[p] === "assistant" && (META.flags[p] & F_MESSAGE) ? 1 : 0; calls += META.calls[p]; tokens += META.usageTotal[p]; cost += META.cost[p]; }); }
@@ -744,6 +760,7 @@
     } else {
       parts.push('<div class="muted">The compaction plan is shown at the leaves (select a branch tip).</div>');
     }
+    parts.push(checkHtml());
     parts.push('<div class="muted">This branch: ' + fmt(assistants) + (assistants === 1 ? " reply, " : " replies, ") + fmt(calls) + (calls === 1 ? " tool call, " : " tool calls, ") + fmt(tokens) + " tokens" +
       (cost ? ", " + money(cost) : "") + "</div>");
     document.getElementById("summary").innerHTML = parts.join("");
