@@ -20,6 +20,7 @@ def export_traces(
     all_: bool,
     output: str | None,
     endpoint: str | None,
+    legacy: bool = False,
 ) -> int:
     """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code."""
     from pitools.ops import traces as ops
@@ -27,7 +28,7 @@ def export_traces(
     if format_ == "otlp":
         from pitools.render.export_otlp import otlp_json_chunks, otlp_request
 
-        traces = ops.build_traces(loaded, leaf_ref, all_)
+        traces = ops.build_traces(loaded, leaf_ref, all_, legacy=legacy)
         spans = sum(len(t.spans) for t in traces)
         if endpoint is not None:
             from pitools.ops.otlp_send import send
@@ -57,7 +58,9 @@ def export_traces(
     return 0
 
 
-def export_every_branch(out: Output, loaded: LoadedSession, format_: str, output: str | None) -> int:
+def export_every_branch(
+    out: Output, loaded: LoadedSession, format_: str, output: str | None, *, legacy: bool = False
+) -> int:
     """``--all --format otlp|atif`` written a branch at a time: each branch's trace or
     trajectory is built only once the previous one is written, so at most one exists at a
     time (building every branch first peaked at 5-7x the file on a 21-branch session)."""
@@ -73,7 +76,7 @@ def export_every_branch(out: Output, loaded: LoadedSession, format_: str, output
         from pitools.core.views.otel import branch_traces
         from pitools.render.export_otlp import otlp_json_chunks
 
-        chunks = otlp_json_chunks(branch_traces(header, branches, copied=copied))
+        chunks = otlp_json_chunks(branch_traces(header, branches, copied=copied, legacy=legacy))
     else:
         from pitools.core.views.atif import branch_trajectories
         from pitools.render.export_atif import atif_chunks

@@ -101,12 +101,12 @@ def _branches(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[l
     return out
 
 
-def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[Any]:
+def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, legacy: bool = False) -> list[Any]:
     from pitools.core.views.otel import branch_trace
 
     header = loaded.session.header or {}
     copied = copied_entry_ids(loaded)
-    return [branch_trace(header, b, copied=copied) for b in _branches(loaded, leaf_ref, all_)]
+    return [branch_trace(header, b, copied=copied, legacy=legacy) for b in _branches(loaded, leaf_ref, all_)]
 
 
 def build_trajectories(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[dict[str, Any]]:
