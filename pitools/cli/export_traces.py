@@ -21,6 +21,7 @@ def export_traces(
     output: str | None,
     endpoint: str | None,
     legacy: bool = False,
+    images: bool = True,
 ) -> int:
     """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code."""
     from pitools.ops import traces as ops
@@ -43,7 +44,7 @@ def export_traces(
     else:
         from pitools.render.export_atif import atif_chunks
 
-        trajectories = ops.build_trajectories(loaded, leaf_ref, all_)
+        trajectories = ops.build_trajectories(loaded, leaf_ref, all_, images=images)
         if not all_ and not trajectories:
             from pitools.errors import PitoolsError
 
@@ -59,7 +60,13 @@ def export_traces(
 
 
 def export_every_branch(
-    out: Output, loaded: LoadedSession, format_: str, output: str | None, *, legacy: bool = False
+    out: Output,
+    loaded: LoadedSession,
+    format_: str,
+    output: str | None,
+    *,
+    legacy: bool = False,
+    images: bool = True,
 ) -> int:
     """``--all --format otlp|atif`` written a branch at a time: each branch's trace or
     trajectory is built only once the previous one is written, so at most one exists at a
@@ -81,6 +88,7 @@ def export_every_branch(
         from pitools.core.views.atif import branch_trajectories
         from pitools.render.export_atif import atif_chunks
 
-        chunks = atif_chunks(branch_trajectories(header, branches, copied=copied), single=False, release=True)
+        trajectories = branch_trajectories(header, branches, copied=copied, images=images)
+        chunks = atif_chunks(trajectories, single=False, release=True)
     out.write_chunks_to(output, chunks)
     return 0

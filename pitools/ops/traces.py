@@ -109,9 +109,11 @@ def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, leg
     return [branch_trace(header, b, copied=copied, legacy=legacy) for b in _branches(loaded, leaf_ref, all_)]
 
 
-def build_trajectories(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[dict[str, Any]]:
+def build_trajectories(
+    loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, images: bool = True
+) -> list[dict[str, Any]]:
     from pitools.core.views.atif import branch_trajectory
 
     header = loaded.session.header or {}
     copied = copied_entry_ids(loaded)
-    return [branch_trajectory(header, b, copied=copied) for b in _branches(loaded, leaf_ref, all_)]
+    return [branch_trajectory(header, b, copied=copied, images=images) for b in _branches(loaded, leaf_ref, all_)]

@@ -54,7 +54,7 @@ class _Request(NamedTuple):
     "--images",
     type=click.Choice(["placeholder", "embed"]),
     default=None,
-    help="Images as placeholders or embedded data URIs (default: embed in html, placeholder in markdown).",
+    help="Images as placeholders or embedded data URIs (default: embed in html and atif, placeholder in markdown).",
 )
 @click.option("-o", "--output", metavar="OUT", default=None, help="Write to OUT (never overwritten) instead of stdout.")
 @click.option(
@@ -161,10 +161,19 @@ def _export(out: Output, file: str, request: _Request) -> int:
     if format_ in ("otlp", "atif"):
         from pitools.cli.export_traces import export_every_branch, export_traces
 
+        parts = images != "placeholder"  # atif: images as content parts unless asked for placeholders
         if all_ and endpoint is None:
-            return export_every_branch(out, loaded, format_, output, legacy=legacy)
+            return export_every_branch(out, loaded, format_, output, legacy=legacy, images=parts)
         return export_traces(
-            out, loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint, legacy=legacy
+            out,
+            loaded,
+            format_,
+            leaf_ref=leaf_ref,
+            all_=all_,
+            output=output,
+            endpoint=endpoint,
+            legacy=legacy,
+            images=parts,
         )
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
