@@ -5,7 +5,8 @@ threshold (``_exceedsCompactionThreshold``: ``estimateProjectedContextTokens`` t
 ``shouldCompact``, i.e. tokens > contextWindow - reserveTokens) and compacts first when it is.
 :func:`reading` is that check on a replayed leaf. :func:`advance` keeps the total current as Pi
 appends, from the new entries alone, where that gives the same number as a replay: message
-entries (user, assistant, tool result) that continue the current leaf. Anything else (a
+entries (user, assistant, tool result) and entries that put nothing in the context (labels,
+extension data, session names, thinking levels) that continue the current leaf. Anything else (a
 compaction, a branch summary, a context edit, a model change, an entry on another branch, a line
 that does not parse) returns None and the caller replays the file.
 
@@ -28,8 +29,11 @@ from pitools.core.js import ops as jsops
 from pitools.core.js.json.record import record_json
 
 #: Message roles whose entry is projected as the message itself (checked against a full replay
-#: on the golden sessions, ``tests/unit/views/test_meter.py``).
+#: on the golden sessions, ``tests/unit/ops/test_watch.py``).
 _PLAIN_ROLES = frozenset({"user", "assistant", "toolResult"})
+#: Entry types that move the leaf but put nothing in the context and change neither the model
+#: nor the compaction settings (a thinking level only changes the request), checked the same way.
+_SILENT_TYPES = frozenset({"label", "custom", "session_info", "thinking_level_change"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +89,16 @@ def advance(current: Reading, entries: Iterable[Any]) -> Reading | None:
     leaf_id = current.leaf_id
     tokens = current.tokens
     for entry in entries:
-        if type(entry) is not dict or entry.get("type") != "message":
-            return None
-        message = entry.get("message")
-        if type(message) is not dict or message.get("role") not in _PLAIN_ROLES:
+        if type(entry) is not dict:
             return None
         entry_id = entry.get("id")
         if type(entry_id) is not str or type(leaf_id) is not str or entry.get("parentId") != leaf_id:
+            return None
+        if entry.get("type") in _SILENT_TYPES:
+            leaf_id = entry_id
+            continue
+        message = entry.get("message")
+        if entry.get("type") != "message" or type(message) is not dict or message.get("role") not in _PLAIN_ROLES:
             return None
         if message.get("role") == "assistant" and _model_of(message) != current.model:
             return None  # an assistant reply sets the session's model (its window is resolved anew)

@@ -17,7 +17,9 @@ from pitools.core.views.meter import advance
 from pitools.ops.watch import Followed, MeterConfig, measure, step
 
 GOLDEN = Path(__file__).resolve().parents[3] / "golden"
-CASES = ["gen-s0001_v3", "gen-s0003_v3", "gen-s0005_v3", "clone-s0022-compactions"]
+# Compactions, branch summaries, context edits, model changes, labels, custom entries, session
+# names and thinking levels among them.
+CASES = ["gen-s0001_v3", "gen-s0003_v3", "gen-s0005_v3", "clone-s0022-compactions", "gen-s0026_v3", "gen-s0041_v3"]
 CONFIG = MeterConfig(use_config=False)
 
 
