@@ -209,3 +209,31 @@ def test_watch_json_lines_while_following(tmp_path: Path) -> None:
     finally:
         code = term.ctrl_c()
     assert code == 0 and "Traceback" not in term.seen
+
+
+def test_stdin_only_with_once(run: Run) -> None:
+    data = golden_session("gen-s0003_v3").read_bytes()
+    once = run("watch", "-", "--once", "--no-config", input=data)
+    assert once.stdout.startswith("context ")
+    follow = run("watch", "-", input=data, exit_code=2)
+    assert "only goes with --once" in follow.stderr
+
+
+def test_ctrl_c_through_main_is_exit_0_for_watch_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one error handler decides: Ctrl-C ends a watch with 0 and no line, any other run with 130."""
+    import io
+
+    from pitools.cli import Environment, main
+    from pitools.ops import watch
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(watch, "follow", interrupted)
+    env = Environment(stdout=io.StringIO(), stderr=io.StringIO(), environ={})
+    assert main(["watch", str(golden_session("gen-s0003_v3"))], env) == 0
+    assert env.stderr.getvalue() == ""
+    monkeypatch.setattr("pitools.core.session.api.load", interrupted)
+    other = Environment(stdout=io.StringIO(), stderr=io.StringIO(), environ={})
+    assert main(["context", str(golden_session("gen-s0003_v3"))], env) == 130
+    assert main(["context", str(golden_session("gen-s0003_v3"))], other) == 130

@@ -53,7 +53,11 @@ def command(
       pitools watch 0190a1b2 --format json
       pitools watch session.jsonl --once
     """
+    from pitools.cli.options import from_stdin
     from pitools.ops.watch import MeterConfig, follow, measure
+
+    if from_stdin() and not once:
+        raise click.UsageError("watch follows a file: a session on stdin ('-') only goes with --once")
     from pitools.render.watch import meter_json, meter_line
 
     config = MeterConfig(reserve_tokens, context_window, not no_config)
@@ -73,9 +77,10 @@ def command(
             out.message(text)
         show(state)
         return 0
-    try:
-        follow(file, config, show, warn=out.message, max_delay=max_interval)
-    except KeyboardInterrupt:
-        out.stop_progress()
-        return 0  # Ctrl-C is how a watch ends: not an error
+    from pitools.cli.environment import Environment
+
+    env = click.get_current_context().find_root().obj
+    if isinstance(env, Environment):
+        env.interrupt_ends_run = True  # Ctrl-C is how a watch ends: exit 0, not 130
+    follow(file, config, show, warn=out.message, max_delay=max_interval)
     return 0
