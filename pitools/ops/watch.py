@@ -12,6 +12,7 @@ file was replaced, truncated or rewritten under the part already read.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,6 +61,10 @@ def measure(path: str, config: MeterConfig) -> Followed:
             before = os.stat(path)
         except OSError as exc:  # the loader's words for it
             raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=path) from None
+        if not stat.S_ISREG(before.st_mode):
+            # A pipe or a device has no end to follow (and reading one twice would block).
+            message = "not a regular file: watch follows a session file ('-' takes a pipe with --once)"
+            raise PitoolsError(message, path=path)
         loaded: Any = load(path, keep=KEEP_CONTEXT)
         try:
             replay: Any = replay_context(loaded.index, loaded.leaf(None))

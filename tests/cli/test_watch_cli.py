@@ -237,3 +237,10 @@ def test_ctrl_c_through_main_is_exit_0_for_watch_only(monkeypatch: pytest.Monkey
     other = Environment(stdout=io.StringIO(), stderr=io.StringIO(), environ={})
     assert main(["context", str(golden_session("gen-s0003_v3"))], env) == 130
     assert main(["context", str(golden_session("gen-s0003_v3"))], other) == 130
+
+
+def test_a_fifo_is_refused_in_one_line(run: Run, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    result = run("watch", fifo, "--once", exit_code=1)
+    assert result.stderr.count("\n") == 1 and "not a regular file" in result.stderr
