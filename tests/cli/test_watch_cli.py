@@ -244,3 +244,13 @@ def test_a_fifo_is_refused_in_one_line(run: Run, tmp_path: Path) -> None:
     os.mkfifo(fifo)
     result = run("watch", fifo, "--once", exit_code=1)
     assert result.stderr.count("\n") == 1 and "not a regular file" in result.stderr
+
+
+def test_a_session_id_prefix_is_found_like_everywhere(run: Run, tmp_path: Path) -> None:
+    source = golden_session("gen-s0003_v3")
+    header = json.loads(source.read_bytes().splitlines()[0])
+    stored = tmp_path / f"2025-03-10T11-35-28-000Z_{header['id']}.jsonl"
+    stored.write_bytes(source.read_bytes())
+    result = run("watch", header["id"][:8], "--session-dir", tmp_path, "--once", "--format", "json", "--no-config")
+    assert json.loads(result.stdout)["file"] == str(stored)
+    assert header["id"][:8] in result.stderr  # the finder names the file it chose
