@@ -70,6 +70,7 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None, *, f
     process; :func:`console_main` does.
     """
     env = Environment() if env is None else env
+    env.interrupt_ends_run = False  # an Environment may serve several runs: only this run's command says
     args = list(sys.argv[1:] if argv is None else argv)
     for stream in (env.stdout, env.stderr):
         # Session text may hold lone surrogates, and the locale may not encode everything

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class Environment:
     """The streams and environment variables of one run (defaults: this process's)."""
 
-    __slots__ = ("debug", "environ", "stderr", "stdin", "stdout")
+    __slots__ = ("debug", "environ", "interrupt_ends_run", "stderr", "stdin", "stdout")
 
     def __init__(
         self,
@@ -40,6 +40,9 @@ class Environment:
         #: ``--debug`` (set while the options are read) or ``PITOOLS_DEBUG=1``: internal errors
         #: show their traceback instead of the one-line report.
         self.debug = debug
+        #: Set by a command that runs until Ctrl-C by design (``watch``): the error handler then
+        #: ends the run with exit 0 and no line instead of its interrupted status (130).
+        self.interrupt_ends_run = False
 
     @property
     def show_tracebacks(self) -> bool:

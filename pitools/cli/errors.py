@@ -6,7 +6,8 @@
 
 * a :class:`~pitools.errors.PitoolsError` (bad input, refused write): its message, its exit code (1; 2 for
   an option value that only the command can read, :class:`~pitools.errors.OptionValueError`);
-* Ctrl-C: ``pitools: interrupted``, exit 130;
+* Ctrl-C: ``pitools: interrupted``, exit 130; nothing and exit 0 for a command that runs until
+  Ctrl-C by design and said so (``Environment.interrupt_ends_run``: ``watch``);
 * a reader that closed the pipe early (``| head -1``): nothing, exit 0;
 * a value nested deeper than Python can walk: one line, exit 1 (bad input Pi copes with);
 * the machine refusing a write (disk full, ``> /dev/full``): one line, exit 1;
@@ -50,6 +51,8 @@ def guarded(body: Callable[[], int], env: Environment) -> int:
         env.stdout.flush()  # a closed pipe shows up here, not in the interpreter's exit flush
         return status
     except KeyboardInterrupt:
+        if env.interrupt_ends_run:
+            return EXIT_OK
         _line(env, "pitools: interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:

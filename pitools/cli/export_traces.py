@@ -20,6 +20,8 @@ def export_traces(
     all_: bool,
     output: str | None,
     endpoint: str | None,
+    legacy: bool = False,
+    images: bool = True,
 ) -> int:
     """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code."""
     from pitools.ops import traces as ops
@@ -27,7 +29,7 @@ def export_traces(
     if format_ == "otlp":
         from pitools.render.export_otlp import otlp_json_chunks, otlp_request
 
-        traces = ops.build_traces(loaded, leaf_ref, all_)
+        traces = ops.build_traces(loaded, leaf_ref, all_, legacy=legacy)
         spans = sum(len(t.spans) for t in traces)
         if endpoint is not None:
             from pitools.ops.otlp_send import send
@@ -42,7 +44,7 @@ def export_traces(
     else:
         from pitools.render.export_atif import atif_chunks
 
-        trajectories = ops.build_trajectories(loaded, leaf_ref, all_)
+        trajectories = ops.build_trajectories(loaded, leaf_ref, all_, images=images)
         if not all_ and not trajectories:
             from pitools.errors import PitoolsError
 
@@ -57,7 +59,15 @@ def export_traces(
     return 0
 
 
-def export_every_branch(out: Output, loaded: LoadedSession, format_: str, output: str | None) -> int:
+def export_every_branch(
+    out: Output,
+    loaded: LoadedSession,
+    format_: str,
+    output: str | None,
+    *,
+    legacy: bool = False,
+    images: bool = True,
+) -> int:
     """``--all --format otlp|atif`` written a branch at a time: each branch's trace or
     trajectory is built only once the previous one is written, so at most one exists at a
     time (building every branch first peaked at 5-7x the file on a 21-branch session)."""
@@ -73,11 +83,12 @@ def export_every_branch(out: Output, loaded: LoadedSession, format_: str, output
         from pitools.core.views.otel import branch_traces
         from pitools.render.export_otlp import otlp_json_chunks
 
-        chunks = otlp_json_chunks(branch_traces(header, branches, copied=copied))
+        chunks = otlp_json_chunks(branch_traces(header, branches, copied=copied, legacy=legacy))
     else:
         from pitools.core.views.atif import branch_trajectories
         from pitools.render.export_atif import atif_chunks
 
-        chunks = atif_chunks(branch_trajectories(header, branches, copied=copied), single=False, release=True)
+        trajectories = branch_trajectories(header, branches, copied=copied, images=images)
+        chunks = atif_chunks(trajectories, single=False, release=True)
     out.write_chunks_to(output, chunks)
     return 0

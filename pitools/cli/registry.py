@@ -16,6 +16,7 @@ request   The body pi-ai would send a provider at a leaf; --check it.
 tree      Draw the session tree as Pi's /tree shows it.
 branches  List the leaves (branches) of a session.
 compact   Plan (--dry-run) or apply (--apply) a compaction like Pi.
+watch     Follow a running session: context tokens vs window and compaction.
 navigate  Leave a branch as Pi's /tree does: show or write the branch summary.
 ls        List sessions where Pi keeps them (this directory, or --all).
 export    Export a branch or the tree as Markdown, HTML, JSONL, OTLP or ATIF.

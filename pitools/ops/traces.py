@@ -101,17 +101,19 @@ def _branches(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[l
     return out
 
 
-def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[Any]:
+def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, legacy: bool = False) -> list[Any]:
     from pitools.core.views.otel import branch_trace
 
     header = loaded.session.header or {}
     copied = copied_entry_ids(loaded)
-    return [branch_trace(header, b, copied=copied) for b in _branches(loaded, leaf_ref, all_)]
+    return [branch_trace(header, b, copied=copied, legacy=legacy) for b in _branches(loaded, leaf_ref, all_)]
 
 
-def build_trajectories(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[dict[str, Any]]:
+def build_trajectories(
+    loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, images: bool = True
+) -> list[dict[str, Any]]:
     from pitools.core.views.atif import branch_trajectory
 
     header = loaded.session.header or {}
     copied = copied_entry_ids(loaded)
-    return [branch_trajectory(header, b, copied=copied) for b in _branches(loaded, leaf_ref, all_)]
+    return [branch_trajectory(header, b, copied=copied, images=images) for b in _branches(loaded, leaf_ref, all_)]

@@ -271,7 +271,7 @@ def _validate_atif(data: dict[str, Any]) -> Any:
 def test_atif_default_branch_validates_and_mirrors_the_file(run: Run) -> None:
     data = json.loads(run("export", str(SESSION), "--format", "atif").stdout)
     trajectory = _validate_atif(data)
-    assert data["schema_version"] == "ATIF-v1.7"
+    assert data["schema_version"] == "ATIF-v1.8"
     values = _lines(SESSION)
     branch = _branch(values, values[-1]["id"])
     assistants = [e for e in branch if e["type"] == "message" and e["message"]["role"] == "assistant"]

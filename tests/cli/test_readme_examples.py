@@ -23,10 +23,11 @@ from tests import support
 README = (support.ROOT / "README.md").read_text(encoding="utf-8")
 SAMPLE = support.ROOT / "examples" / "sample-session.jsonl"
 #: Examples that need the network, a paid model, another program, or the user's shell; and
-#: `pitools serve`, which runs until Ctrl-C (tests/cli/test_serve_cli.py starts and stops it).
+#: `pitools serve`, which runs until Ctrl-C (tests/cli/test_serve_cli.py starts and stops it), as
+#: does `pitools watch` without --once (tests/cli/test_watch_cli.py runs it in a pty).
 SKIP = re.compile(
     r"--apply --model (?!builtin)|--summarize --label|--base-url|--endpoint|\$|\||duckdb|--tokenizer|eval "
-    r"|^pitools help|^pitools serve"
+    r"|^pitools help|^pitools serve|^pitools watch(?!.* --once)"
 )
 
 

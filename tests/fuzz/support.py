@@ -803,6 +803,9 @@ def cli_invocations(file: str) -> list[list[str]]:
         for fmt in _formats(cmds["navigate"]):
             out.append(["navigate", file, "--to", "L2", "--format", fmt, "--no-config"])
         out.append(["navigate", file, "--to", "L3", "--show-prompt", "--entries", "--no-config"])
+    if "watch" in cmds:
+        for fmt in _formats(cmds["watch"]):
+            out.append(["watch", file, "--once", "--format", fmt, "--no-config"])
     return out
 
 

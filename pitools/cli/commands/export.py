@@ -34,6 +34,7 @@ class _Request(NamedTuple):
     images: str | None
     output: str | None
     endpoint: str | None
+    legacy: bool
 
 
 @click.command("export")
@@ -53,7 +54,7 @@ class _Request(NamedTuple):
     "--images",
     type=click.Choice(["placeholder", "embed"]),
     default=None,
-    help="Images as placeholders or embedded data URIs (default: embed in html, placeholder in markdown).",
+    help="Images as placeholders or embedded data URIs (default: embed in html and atif, placeholder in markdown).",
 )
 @click.option("-o", "--output", metavar="OUT", default=None, help="Write to OUT (never overwritten) instead of stdout.")
 @click.option(
@@ -69,6 +70,13 @@ class _Request(NamedTuple):
     default=None,
     callback=lambda _ctx, _param, value: _check_endpoint(value),
     help="otlp only: send the traces to this OTLP/HTTP collector (e.g. http://localhost:4318) instead of writing them.",
+)
+@click.option(
+    "--otel-legacy-names",
+    "legacy",
+    is_flag=True,
+    help="otlp only: the attribute names of the conventions before they moved (gen_ai.system, "
+    "gen_ai.usage.cache_creation.input_tokens), for a backend that still reads them.",
 )
 @pass_output
 def command(
@@ -86,6 +94,7 @@ def command(
     no_pi_keys: bool,
     no_entropy: bool,
     endpoint: str | None,
+    legacy: bool,
 ) -> int:
     """Export a session as a readable transcript, or its branch as a standalone session.
 
@@ -106,6 +115,8 @@ def command(
     """
     if endpoint is not None and format_ != "otlp":
         raise click.UsageError("--endpoint is only for --format otlp")
+    if legacy and format_ != "otlp":
+        raise click.UsageError("--otel-legacy-names is only for --format otlp")
     if endpoint is not None and output is not None:
         raise click.UsageError("--endpoint sends the traces; it cannot be combined with -o")
     if all_ and leaf_ref is not None:
@@ -116,7 +127,7 @@ def command(
         from pitools.render.export_otlp import require_otlp
 
         require_otlp()  # one line and exit 1 before anything is read, redacted or written
-    request = _Request(leaf_ref, all_, format_, images, output, endpoint)
+    request = _Request(leaf_ref, all_, format_, images, output, endpoint, legacy)
     if not redact:
         if given or values_file or env_names or no_pi_keys or no_entropy:
             raise click.UsageError("--value, --values-file, --env, --no-pi-keys and --no-entropy go with --redact")
@@ -135,7 +146,7 @@ def command(
 def _export(out: Output, file: str, request: _Request) -> int:
     from pitools.core.session.api import load
 
-    leaf_ref, all_, format_, images, output, endpoint = request
+    leaf_ref, all_, format_, images, output, endpoint, legacy = request
 
     if format_ == "html":
         from pitools.ops.viewer import viewer_page
@@ -150,9 +161,20 @@ def _export(out: Output, file: str, request: _Request) -> int:
     if format_ in ("otlp", "atif"):
         from pitools.cli.export_traces import export_every_branch, export_traces
 
+        parts = images != "placeholder"  # atif: images as content parts unless asked for placeholders
         if all_ and endpoint is None:
-            return export_every_branch(out, loaded, format_, output)
-        return export_traces(out, loaded, format_, leaf_ref=leaf_ref, all_=all_, output=output, endpoint=endpoint)
+            return export_every_branch(out, loaded, format_, output, legacy=legacy, images=parts)
+        return export_traces(
+            out,
+            loaded,
+            format_,
+            leaf_ref=leaf_ref,
+            all_=all_,
+            output=output,
+            endpoint=endpoint,
+            legacy=legacy,
+            images=parts,
+        )
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
         from pitools.core.session.fork import export_branch

@@ -1,7 +1,7 @@
 """One session branch as an ATIF trajectory (Agent Trajectory Interchange Format, Harbor RFC 0001).
 
-Version implemented: ``ATIF-v1.7`` (the version NVIDIA NeMo Relay and NeMo Gym read; it has
-``trajectory_id`` and ``is_copied_context``). The mapping from Pi's entries:
+Version implemented: ``ATIF-v1.8`` (``trajectory_id``, ``is_copied_context``, multimodal content
+parts). The mapping from Pi's entries:
 
 - user message -> ``user`` step; Pi's ``custom`` messages and ``bashExecution`` (a ``!command``
   the user ran) are user-side input too and become ``user`` steps, their Pi role in ``extra``;
@@ -9,7 +9,11 @@ Version implemented: ``ATIF-v1.7`` (the version NVIDIA NeMo Relay and NeMo Gym r
   tool calls as ``tool_calls``, the matching tool results later on the branch as its
   ``observation``, usage as ``metrics`` (``prompt_tokens`` = input + cache reads + cache writes,
   ``cached_tokens`` = cache reads, since ATIF's prompt count includes cached tokens);
-- system message, compaction and branch summary -> ``system`` step (the summary text);
+- system message, compaction and branch summary -> ``system`` step (the summary text); a
+  compaction step also carries ``extra.compaction`` (see :func:`_compaction_extra`);
+- a message or tool result with images -> a ``ContentPart`` array (text parts and image parts
+  whose ``source.path`` is a ``data:`` URL, since Pi keeps images inline); with ``images=False``,
+  or for an image type ATIF does not list, the image is a short text placeholder instead;
 - a tool result with no matching call earlier on the branch -> ``system`` step with an
   observation whose ``source_call_id`` is left out (ATIF requires it to match a call of the
   same step).
@@ -30,8 +34,58 @@ from pitools.core.js.json.encode import jsonable
 from pitools.core.session.tree import id_text
 from pitools.core.views.branch_common import entry_ms, fnum, str_or, text_of, usage_numbers
 
-ATIF_VERSION = "ATIF-v1.7"
+ATIF_VERSION = "ATIF-v1.8"
 AGENT_NAME = "pi"
+
+#: The image types an ATIF ``ImageSource`` accepts.
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+
+def _content(content: Any, images: bool) -> str | list[dict[str, Any]]:
+    """A message's text, or (when it holds an image ATIF can carry) its ``ContentPart`` array."""
+    if not images or type(content) is not list or not any(_carried_image(b) for b in content):
+        return text_of(content, images=True)
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        if type(block) is not dict:
+            continue
+        if _carried_image(block):
+            uri = f"data:{block['mimeType']};base64,{block['data']}"
+            parts.append({"type": "image", "source": {"media_type": block["mimeType"], "path": uri}})
+        elif block.get("type") in ("text", "image"):
+            text = text_of([block], images=True)
+            if text:
+                parts.append({"type": "text", "text": text})
+    return parts
+
+
+def _carried_image(block: Any) -> bool:
+    return (
+        type(block) is dict
+        and block.get("type") == "image"
+        and block.get("mimeType") in IMAGE_TYPES
+        and type(block.get("data")) is str
+    )
+
+
+def _compaction_extra(entry: dict[str, Any], step_at: dict[str, int]) -> dict[str, Any]:
+    """``extra.compaction`` of a compaction step: what a reader needs to know that the steps
+    before it were replaced by its summary in the model's context from here on.
+
+    ``kept_from_step_id`` is the first step Pi kept verbatim (``firstKeptEntryId``, or the first
+    step after it when that entry is not a step); absent when it is not on this branch.
+    """
+    out: dict[str, Any] = {"summary": True}
+    if type(entry.get("tokensBefore")) in (int, float):
+        out["tokens_before"] = entry["tokensBefore"]
+    kept = entry.get("firstKeptEntryId")
+    if type(kept) is str:
+        out["pi_first_kept_entry_id"] = kept
+        if kept in step_at:
+            out["kept_from_step_id"] = step_at[kept]
+    if entry.get("fromHook") is True:
+        out["pi_from_hook"] = True
+    return out
 
 
 def _iso(ms: int | None) -> str | None:
@@ -57,8 +111,10 @@ def branch_trajectory(
     *,
     copied: Collection[str] = (),
     agent_version: str = "unknown",
+    images: bool = True,
 ) -> dict[str, Any]:
-    """The ATIF trajectory (a JSON-ready dict) of one branch, root → leaf."""
+    """The ATIF trajectory (a JSON-ready dict) of one branch, root → leaf; ``images=False``
+    writes images as text placeholders instead of content parts."""
     session_id = str_or(header.get("id"), "")
     leaf_id = id_text(branch[-1].get("id")) if branch and type(branch[-1]) is dict else ""
     steps: list[dict[str, Any]] = []
@@ -67,6 +123,8 @@ def branch_trajectory(
     totals = {"prompt": 0, "completion": 0, "cached": 0, "cost": 0.0}
     default_model: str | None = None
     copied_steps = 0
+    # entry id -> the id of the first step made at or after it (for a compaction's kept tail)
+    step_at: dict[str, int] = {}
 
     def add(step: dict[str, Any], entry: dict[str, Any], eid: str) -> dict[str, Any]:
         nonlocal copied_steps
@@ -87,6 +145,7 @@ def branch_trajectory(
         if type(entry) is not dict:
             continue
         eid = id_text(entry.get("id"))
+        step_at.setdefault(eid, len(steps) + 1)
         etype = entry.get("type")
         if etype == "message":
             message = entry.get("message")
@@ -94,12 +153,12 @@ def branch_trajectory(
                 continue
             role = message.get("role")
             if role == "user":
-                add({"source": "user", "message": text_of(message.get("content"), images=True)}, entry, eid)
+                add({"source": "user", "message": _content(message.get("content"), images)}, entry, eid)
             elif role == "custom":
                 add(
                     {
                         "source": "user",
-                        "message": text_of(message.get("content"), images=True),
+                        "message": _content(message.get("content"), images),
                         "extra": {"pi_role": "custom", "pi_custom_type": str_or(message.get("customType"))},
                     },
                     entry,
@@ -109,11 +168,11 @@ def branch_trajectory(
                 text = f"$ {str_or(message.get('command'))}\n{str_or(message.get('output'))}"
                 add({"source": "user", "message": text, "extra": {"pi_role": "bashExecution"}}, entry, eid)
             elif role == "system":
-                add({"source": "system", "message": text_of(message.get("content"), images=True)}, entry, eid)
+                add({"source": "system", "message": _content(message.get("content"), images)}, entry, eid)
             elif role == "assistant":
                 model = str_or(message.get("model"))
                 default_model = default_model or (model or None)
-                step: dict[str, Any] = {"source": "agent", "message": text_of(message.get("content"), images=True)}
+                step: dict[str, Any] = {"source": "agent", "message": _content(message.get("content"), images)}
                 if model:
                     step["model_name"] = model
                 reasoning = text_of(message.get("content"), ("thinking",))
@@ -157,7 +216,7 @@ def branch_trajectory(
                     calls[call["tool_call_id"]] = made
             elif role == "toolResult":
                 call_id = str_or(message.get("toolCallId"))
-                result: dict[str, Any] = {"content": text_of(message.get("content"), images=True)}
+                result: dict[str, Any] = {"content": _content(message.get("content"), images)}
                 result_extra = {
                     "pi_entry_id": eid,
                     "pi_tool_name": str_or(message.get("toolName")),
@@ -173,8 +232,10 @@ def branch_trajectory(
                     add({"source": "system", "message": "", "observation": {"results": [result]}}, entry, eid)
         elif etype in ("compaction", "branch_summary"):
             extra = {"pi_entry_type": etype}
-            if etype == "compaction" and type(entry.get("tokensBefore")) in (int, float):
-                extra["pi_tokens_before"] = entry["tokensBefore"]
+            if etype == "compaction":
+                if type(entry.get("tokensBefore")) in (int, float):
+                    extra["pi_tokens_before"] = entry["tokensBefore"]
+                extra["compaction"] = _compaction_extra(entry, step_at)
             add({"source": "system", "message": str_or(entry.get("summary")), "extra": extra}, entry, eid)
 
     trajectory: dict[str, Any] = {
@@ -212,8 +273,9 @@ def branch_trajectories(
     *,
     copied: Collection[str] = (),
     agent_version: str = "unknown",
+    images: bool = True,
 ) -> Iterator[dict[str, Any]]:
     """:func:`branch_trajectory` of each branch, made only when asked for: with ``branches``
     itself lazy, one trajectory exists at a time (``export --all`` writes each before the next)."""
     for branch in branches:
-        yield branch_trajectory(header, branch, copied=copied, agent_version=agent_version)
+        yield branch_trajectory(header, branch, copied=copied, agent_version=agent_version, images=images)

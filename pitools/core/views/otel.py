@@ -16,6 +16,10 @@ Convention implemented: the OpenTelemetry GenAI semantic conventions as publishe
 ("SHOULD include all types of input tokens, including cached tokens"): Pi's ``usage.input``
 counts only the uncached part, so the exporter adds them; Pi's own fields stay available as
 ``pi.usage.*`` attributes.
+
+Older backends read the names the conventions used before they moved to their own repository
+(``gen_ai.system`` for the provider, ``gen_ai.usage.cache_creation.input_tokens`` for cache
+writes): ``legacy=True`` (``export --otel-legacy-names``) writes those instead, same values.
 """
 
 from __future__ import annotations
@@ -33,6 +37,12 @@ SEMCONV_VERSION = "0.1.0"
 AGENT_NAME = "pi"
 
 AttrValue = str | int | float | bool | list[str]
+
+#: Current attribute name -> the name the pre-move semantic conventions used for it.
+LEGACY_NAMES: dict[str, str] = {
+    "gen_ai.provider.name": "gen_ai.system",
+    "gen_ai.usage.cache_write.input_tokens": "gen_ai.usage.cache_creation.input_tokens",
+}
 
 #: Pi provider names -> the convention's well-known ``gen_ai.provider.name`` values.
 PROVIDER_NAMES: dict[str, str] = {
@@ -125,11 +135,13 @@ def branch_trace(
     branch: Sequence[Any],
     *,
     copied: Collection[str] = (),
+    legacy: bool = False,
 ) -> TraceData:
     """The spans of one branch (root → leaf entries, as ``SessionIndex.get_branch`` returns them).
 
     ``copied`` holds the ids of entries copied from a parent session by a fork or clone: their
     spans carry ``pi.copied_context = true`` so a backend can leave them out of totals.
+    ``legacy`` renames the attributes of :data:`LEGACY_NAMES` to their old names.
     """
     session_id = str_or(header.get("id"), "")
     leaf_id = id_text(branch[-1].get("id")) if branch and type(branch[-1]) is dict else ""
@@ -297,6 +309,9 @@ def branch_trace(
     if type(header.get("parentSession")) is str:
         root_attrs["pi.session.parent"] = header["parentSession"]
     root = SpanData(root_id, None, f"invoke_agent {AGENT_NAME}", "internal", start_ms, end_ms, leaf_id, root_attrs)
+    if legacy:
+        for span in (root, *spans):
+            span.attributes = {LEGACY_NAMES.get(k, k): v for k, v in span.attributes.items()}
     return TraceData(trace_id, session_id, leaf_id, [root, *spans])
 
 
@@ -305,8 +320,9 @@ def branch_traces(
     branches: Iterable[Sequence[Any]],
     *,
     copied: Collection[str] = (),
+    legacy: bool = False,
 ) -> Iterator[TraceData]:
     """:func:`branch_trace` of each branch, made only when asked for: with ``branches`` itself
     lazy, one branch's spans exist at a time (``export --all`` writes each trace before the next)."""
     for branch in branches:
-        yield branch_trace(header, branch, copied=copied)
+        yield branch_trace(header, branch, copied=copied, legacy=legacy)
