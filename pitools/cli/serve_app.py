@@ -18,7 +18,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable, Iterator
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -142,38 +142,80 @@ class App:
         st = os.stat(path)
         return f"{st.st_size}-{st.st_mtime_ns}"
 
-    def session_page(self, session_id: str, leaf: str | None) -> bytes:
+    def _load(self, path: str) -> tuple[Any, str]:
+        """The session loaded lean, and the stamp of the file it was read from."""
         from pitools.core.session.api import load
-        from pitools.ops.viewer import viewer_page
+
+        stamp = self.stamp(path)
+        return load(path, keep="context"), stamp
+
+    def _prefix(self, path: str, loaded: Any, stamp: str) -> dict[str, Any] | None:
+        """The page's prefix (:func:`~pitools.ops.viewer.session_prefix`); None if the file
+        changed while it was read (its entries may mix two versions: the next poll, seeing a
+        new stamp, then gets them all again)."""
+        from pitools.ops.viewer import session_prefix
+
+        prefix = session_prefix(loaded)
+        try:
+            same = self.stamp(path) == stamp
+        except OSError:
+            same = False
+        return prefix if same else None
+
+    def session_page(self, session_id: str, leaf: str | None) -> Iterator[bytes]:
+        """The viewer page, in pieces as they are serialized (a 40 MB session is never held as
+        one string); the session is read and its read model built before the first piece."""
+        from pitools.ops.viewer import close_loaded, viewer_page
 
         path = self.session_path(session_id)
-        stamp = self.stamp(path)
-        loaded = load(path, keep="context")
-        base = "/session/" + quote(session_id, safe="")
-        live = {"stamp": stamp, "stampUrl": base + "/stamp", "dataUrl": base + "/data"}
-        return "".join(viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)).encode("utf-8")
+        loaded, stamp = self._load(path)
+        try:
+            base = "/session/" + quote(session_id, safe="")
+            live = {
+                "stamp": stamp,
+                "stampUrl": base + "/stamp",
+                "dataUrl": base + "/data",
+                "prefix": self._prefix(path, loaded, stamp),
+            }
+            pieces = viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)
+        except BaseException:
+            close_loaded(loaded)
+            raise
+        return _encoded(pieces, lambda: close_loaded(loaded))
 
-    def session_data(self, session_id: str, have: int = 0, last: str | None = None) -> bytes:
-        """What a page whose session grew needs: a first line ``{"stamp", "from", "meta"}`` (the
-        read model again), then one entry per line from position ``from``. A page that holds
-        ``have`` entries, the last with id ``last``, gets only the entries after them when the
-        file still starts with those (Pi appends); otherwise ``from`` is 0 and it gets them all."""
+    def session_data(self, session_id: str, have: int = 0, upto: int = 0, sha: str = "") -> bytes:
+        """What a page whose session changed needs: a first line ``{"stamp", "from", "meta",
+        "prefix"}`` (the read model again, and the prefix to send next time), a newline, then
+        one entry per line from position ``from``. A page that holds ``have`` entries read from
+        the file's first ``upto`` bytes, whose SHA-256 is ``sha``, gets only the entries after
+        them when the file still starts with those very bytes (Pi appends); otherwise (an
+        in-place rewrite) ``from`` is 0 and it gets them all. The first line always ends with
+        a newline, also when no entry follows (a ``touch``)."""
         from pitools.core.js.json.encode import to_json_bytes
-        from pitools.core.session.api import load
         from pitools.core.views.viewer import build_viewer_model
-        from pitools.ops.viewer import entry_texts, settings_resolver
+        from pitools.ops.viewer import close_loaded, entry_texts, settings_resolver, unchanged_prefix
+        from pitools.render.viewer_html import embed_json
 
         path = self.session_path(session_id)
-        stamp = self.stamp(path)
-        loaded = load(path, keep="context")
-        model = build_viewer_model(loaded, None, settings_resolver(loaded))
-        start = 0
-        if 0 < have <= len(model.ids) and last is not None and model.ids[have - 1] == last:
-            start = have
-        head = to_json_bytes({"stamp": stamp, "from": start, "meta": model.meta_json()})
-        lines = [head]
-        lines.extend(text.replace(b"\n", b"") for text in entry_texts(loaded, start=start))
-        return b"\n".join(lines)
+        loaded, stamp = self._load(path)
+        try:
+            model = build_viewer_model(loaded, None, settings_resolver(loaded))
+            start = have if have and sha and unchanged_prefix(loaded, have, upto, sha) else 0
+            prefix = self._prefix(path, loaded, stamp)
+            head = to_json_bytes({"stamp": stamp, "from": start, "meta": model.meta_json(), "prefix": prefix})
+            lines = [head + b"\n"]
+            lines.extend(embed_json(text) + b"\n" for text in entry_texts(loaded, start=start))
+            return b"".join(lines)
+        finally:
+            close_loaded(loaded)
+
+
+def _encoded(pieces: Iterable[str], done: Callable[[], None]) -> Iterator[bytes]:
+    try:
+        for piece in pieces:
+            yield piece.encode("utf-8")
+    finally:
+        done()
 
 
 def _one(q: dict[str, list[str]], key: str) -> str | None:
@@ -217,6 +259,16 @@ def _int(q: dict[str, list[str]], key: str, default: int | None, *, minimum: int
     return n
 
 
+#: Sent with every answer.
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+
 class Handler(BaseHTTPRequestHandler):
     server_version = "pitools"
     sys_version = ""
@@ -229,16 +281,33 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("X-Frame-Options", "DENY")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
-        for k, v in (extra or {}).items():
+        for k, v in {**_HEADERS, **(extra or {})}.items():
             self.send_header(k, v)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def _send_stream(self, pieces: Iterator[bytes], ctype: str) -> None:
+        """A 200 whose body is written piece by piece as it is made; with no length known, the
+        end of the connection ends it (HTTP/1.0). The pieces' generator is always closed."""
+        try:
+            self.send_response(HTTPStatus.OK)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Connection", "close")
+            for k, v in _HEADERS.items():
+                self.send_header(k, v)
+            self.end_headers()
+            if self.command != "HEAD":
+                try:
+                    for piece in pieces:
+                        self.wfile.write(piece)
+                except Exception:  # the status is sent: a failure can only cut the page short
+                    pass
+        finally:
+            close = getattr(pieces, "close", None)
+            if close is not None:
+                close()
+        self.close_connection = True
 
     def _refuse(self, status: int, message: str) -> None:
         self._send(status, (message + "\n").encode("utf-8"), "text/plain; charset=utf-8")
@@ -320,13 +389,15 @@ class Handler(BaseHTTPRequestHandler):
             sid, _, tail = rest.partition("/")
             sid = unquote(sid)
             if tail == "":
-                self._send(HTTPStatus.OK, app.session_page(sid, _one(q, "leaf")), "text/html; charset=utf-8")
+                self._send_stream(app.session_page(sid, _one(q, "leaf")), "text/html; charset=utf-8")
             elif tail == "stamp":
                 body = ('{"stamp":"' + app.stamp(app.session_path(sid)) + '"}').encode()
                 self._send(HTTPStatus.OK, body, json_type)
             elif tail == "data":
                 have = _int(q, "have", 0, minimum=0) or 0
-                self._send(HTTPStatus.OK, app.session_data(sid, have, _one(q, "last")), "text/plain; charset=utf-8")
+                upto = _int(q, "bytes", 0, minimum=0) or 0
+                body = app.session_data(sid, have, upto, _one(q, "sha") or "")
+                self._send(HTTPStatus.OK, body, "text/plain; charset=utf-8")
             else:
                 raise ApiError(404, "not found")
         else:

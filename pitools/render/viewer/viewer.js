@@ -834,24 +834,31 @@
 
   // -- live updates (pitools serve) ---------------------------------------------------------
   // The page polls its session's stamp (size and time of change); when it moves, it asks for
-  // the entries after the ones it has (the server checks they are still the file's first
-  // ones, else it sends them all) and the read model again.
+  // the entries after the ones it has, naming the bytes they came from (their length and
+  // SHA-256, from the server): the server sends only the rest when the file still starts with
+  // those bytes, else everything again (an in-place rewrite). Always with the read model.
   if (meta.live && window.fetch) {
-    var stamp = meta.live.stamp;
+    var stamp = meta.live.stamp, prefix = meta.live.prefix || null, delay = 1000;
     var poll = function () {
       fetch(meta.live.stampUrl, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; })
         .then(function (s) {
           if (!s || s.stamp === stamp) return null;
-          var n = COUNT, url = meta.live.dataUrl + "?have=" + n + "&last=" + encodeURIComponent(n ? idText(n - 1) : "");
+          var url = meta.live.dataUrl;
+          if (prefix && prefix.have === COUNT) url += "?have=" + prefix.have + "&bytes=" + prefix.bytes + "&sha=" + encodeURIComponent(prefix.sha);
           return fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.text() : null; });
         })
         .then(function (body) {
           if (!body) return;
-          var nl = body.indexOf("\n"), head = JSON.parse(body.slice(0, nl));
-          stamp = head.stamp;
+          // The first line is the head; no entry may follow it (a touch, a same-size rewrite).
+          var nl = body.indexOf("\n");
+          if (nl < 0) nl = body.length;
+          var head = JSON.parse(body.slice(0, nl));
           var keep = followDefault ? -1 : selected, keepId = keep >= 0 ? idText(keep) : undefined;
-          var raw = head.from === COUNT ? RAW : [];
+          var raw = head.from > 0 && head.from === COUNT ? RAW : [], had = raw.length;
           splitLines(body.slice(nl + 1), raw);
+          if (raw.length !== head.meta.ids.length) { raw.length = had; throw new Error("the update does not match its read model"); }
+          stamp = head.stamp;
+          prefix = head.prefix || null;
           load(head.meta, raw);
           var p = keep >= 0 ? posOfId(keepId) : -1;
           selected = -1;
@@ -859,10 +866,12 @@
           applyFilter();
           document.documentElement.setAttribute("data-updated", String(stamp));
           document.documentElement.setAttribute("data-update-from", String(head.from));
+          delay = 1000;
         })
-        .catch(function () { /* the server went away: try again later */ })
-        .then(function () { setTimeout(poll, 1000); });
+        // The server went away or sent what cannot be used: try again, less and less often.
+        .catch(function () { delay = Math.min(delay * 2, 30000); })
+        .then(function () { setTimeout(poll, delay); });
     };
-    setTimeout(poll, 1000);
+    setTimeout(poll, delay);
   }
 })();
