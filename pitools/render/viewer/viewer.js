@@ -820,6 +820,8 @@
     treeOrderIds: function () { return META.order.map(function (p) { return idText(p); }); },
     treeOrderKinds: function () { return META.order.map(function (p) { return META.kinds[p]; }); },
     rowHeight: ROW_H,
+    // Every entry as the page parsed it (a test compares them with the file's values).
+    entries: function () { var out = []; for (var i = 0; i < COUNT; i++) out.push(entry(i)); return out; },
   };
   var theme = null;
   try { theme = localStorage.getItem("pitools-theme"); } catch (err) { theme = null; }
