@@ -57,7 +57,8 @@ class App:
         self.token = token or secrets.token_urlsafe(24)
         self.port = 0
         self._lock = threading.Lock()
-        self._paths: dict[str, str] = {}
+        #: session id → {the file's path as listed → that path with ~ expanded}
+        self._paths: dict[str, dict[str, str]] = {}
         self._paths_at = -LIST_TTL
 
     # -- the JSON endpoints (the commands' own code) ---------------------------------------------
@@ -115,27 +116,27 @@ class App:
         )
 
     # -- sessions ---------------------------------------------------------------------------------
-    def session_path(self, session_id: str) -> str:
-        """The file of the session with this id (from the listing ``ls --all`` gives)."""
+    def session_path(self, session_id: str, listed: str | None = None) -> str:
+        """The file of the session with this id (from the listing ``ls --all`` gives). Two files
+        may hold the same id (a copied session): ``listed``, the file's path as the listing
+        gives it, picks one of them; without it such an id is refused, never guessed."""
         with self._lock:
             known = self._paths.get(session_id)
-            if known is not None and os.path.isfile(known):
-                return known  # the poll of an open page must not list the archive every second
-            if known is None and time.monotonic() - self._paths_at < LIST_TTL:
-                raise ApiError(404, "no session with this id in the archive")
+            path = _pick(known, listed)
+            if path is not None and os.path.isfile(path):
+                return path  # the poll of an open page must not list the archive every second
+            if path is None and time.monotonic() - self._paths_at < LIST_TTL:
+                return _chosen(known, listed)  # refused: an unknown id lists again at most every LIST_TTL
             from pitools.ops.listing import list_sessions
 
             listing = list_sessions(session_dir=self.session_dir, all_=True).to_json()
-            self._paths = {
-                s["id"]: os.path.expanduser(s["path"])
-                for s in listing.get("sessions", [])
-                if isinstance(s.get("id"), str) and isinstance(s.get("path"), str)
-            }
+            paths: dict[str, dict[str, str]] = {}
+            for s in listing.get("sessions", []):
+                if isinstance(s.get("id"), str) and isinstance(s.get("path"), str):
+                    paths.setdefault(s["id"], {})[s["path"]] = os.path.expanduser(s["path"])
+            self._paths = paths
             self._paths_at = time.monotonic()
-            path = self._paths.get(session_id)
-        if path is None:
-            raise ApiError(404, "no session with this id in the archive")
-        return path
+            return _chosen(paths.get(session_id), listed)
 
     @staticmethod
     def stamp(path: str) -> str:
@@ -162,19 +163,20 @@ class App:
             same = False
         return prefix if same else None
 
-    def session_page(self, session_id: str, leaf: str | None) -> Iterator[bytes]:
+    def session_page(self, session_id: str, leaf: str | None, listed: str | None = None) -> Iterator[bytes]:
         """The viewer page, in pieces as they are serialized (a 40 MB session is never held as
         one string); the session is read and its read model built before the first piece."""
         from pitools.ops.viewer import close_loaded, viewer_page
 
-        path = self.session_path(session_id)
+        path = self.session_path(session_id, listed)
         loaded, stamp = self._load(path)
         try:
             base = "/session/" + quote(session_id, safe="")
+            query = "" if listed is None else "?path=" + quote(listed, safe="")
             live = {
                 "stamp": stamp,
-                "stampUrl": base + "/stamp",
-                "dataUrl": base + "/data",
+                "stampUrl": base + "/stamp" + query,
+                "dataUrl": base + "/data" + query,
                 "prefix": self._prefix(path, loaded, stamp),
             }
             pieces = viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)
@@ -183,7 +185,9 @@ class App:
             raise
         return _encoded(pieces, lambda: close_loaded(loaded))
 
-    def session_data(self, session_id: str, have: int = 0, upto: int = 0, sha: str = "") -> bytes:
+    def session_data(
+        self, session_id: str, have: int = 0, upto: int = 0, sha: str = "", listed: str | None = None
+    ) -> bytes:
         """What a page whose session changed needs: a first line ``{"stamp", "from", "meta",
         "prefix"}`` (the read model again, and the prefix to send next time), a newline, then
         one entry per line from position ``from``. A page that holds ``have`` entries read from
@@ -196,7 +200,7 @@ class App:
         from pitools.ops.viewer import close_loaded, entry_texts, settings_resolver, unchanged_prefix
         from pitools.render.viewer_html import embed_json
 
-        path = self.session_path(session_id)
+        path = self.session_path(session_id, listed)
         loaded, stamp = self._load(path)
         try:
             model = build_viewer_model(loaded, None, settings_resolver(loaded))
@@ -216,6 +220,24 @@ def _encoded(pieces: Iterable[str], done: Callable[[], None]) -> Iterator[bytes]
             yield piece.encode("utf-8")
     finally:
         done()
+
+
+def _pick(files: dict[str, str] | None, listed: str | None) -> str | None:
+    """The file among ``files`` (listed path → path) that ``listed`` names, or the only one."""
+    if not files:
+        return None
+    if listed is not None:
+        return files.get(listed)
+    return next(iter(files.values())) if len(files) == 1 else None
+
+
+def _chosen(files: dict[str, str] | None, listed: str | None) -> str:
+    path = _pick(files, listed)
+    if path is not None:
+        return path
+    if files and listed is None:
+        raise ApiError(409, "two or more session files have this id: open the session from the list")
+    raise ApiError(404, "no session with this id in the archive")
 
 
 def _one(q: dict[str, list[str]], key: str) -> str | None:
@@ -389,14 +411,15 @@ class Handler(BaseHTTPRequestHandler):
             sid, _, tail = rest.partition("/")
             sid = unquote(sid)
             if tail == "":
-                self._send_stream(app.session_page(sid, _one(q, "leaf")), "text/html; charset=utf-8")
+                page = app.session_page(sid, _one(q, "leaf"), _one(q, "path"))
+                self._send_stream(page, "text/html; charset=utf-8")
             elif tail == "stamp":
-                body = ('{"stamp":"' + app.stamp(app.session_path(sid)) + '"}').encode()
+                body = ('{"stamp":"' + app.stamp(app.session_path(sid, _one(q, "path"))) + '"}').encode()
                 self._send(HTTPStatus.OK, body, json_type)
             elif tail == "data":
                 have = _int(q, "have", 0, minimum=0) or 0
                 upto = _int(q, "bytes", 0, minimum=0) or 0
-                body = app.session_data(sid, have, upto, _one(q, "sha") or "")
+                body = app.session_data(sid, have, upto, _one(q, "sha") or "", _one(q, "path"))
                 self._send(HTTPStatus.OK, body, "text/plain; charset=utf-8")
             else:
                 raise ApiError(404, "not found")

@@ -180,3 +180,53 @@ def test_an_open_session_follows_appends(browser: Any, server: Any, archive: Pat
     # A reload shows it too.
     browser.open(f"{base}/session/S1?n=2")
     assert browser.state()["transcript"][-1] == "NEW1"
+
+
+def _two_files_one_id(folder: Path) -> tuple[Path, Path]:
+    """Two session files with the same id (a copy that went on differently)."""
+    first, second = folder / "a.jsonl", folder / "b.jsonl"
+    shutil.copyfile(support.golden_session(CASES["S1"]), first)
+    text = support.golden_session(CASES["S1"]).read_text(encoding="utf-8")
+    last = json.loads(text.splitlines()[-1])["id"]
+    extra = {"type": "message", "id": "ONLY-B", "parentId": last, "timestamp": "2026-07-29T10:00:00.000Z",
+             "message": {"role": "user", "content": "only in b", "timestamp": 2}}  # fmt: skip
+    second.write_text(text + json.dumps(extra) + "\n", encoding="utf-8")
+    return first, second
+
+
+def test_two_files_with_one_id_are_told_apart_by_path(tmp_path: Path) -> None:
+    """Issue 36 item 11: both rows opened the same file; now each row names its file, and the
+    bare id, which no longer says which, is refused rather than guessed."""
+    folder = tmp_path / "dup"
+    folder.mkdir()
+    first, second = _two_files_one_id(folder)
+    with support.serving(folder) as app:
+        listed = {s["path"]: s for s in json.loads(get(app, "/api/ls")[2])["sessions"]}
+        assert sorted(listed) == sorted([str(first), str(second)])
+        assert get(app, "/session/S1")[0] == 409
+        assert get(app, "/session/S1?path=" + urllib.request.quote(str(tmp_path / "other.jsonl"), safe=""))[0] == 404
+        for path, wanted in ((first, False), (second, True)):
+            q = "?path=" + urllib.request.quote(str(path), safe="")
+            status, _, page = get(app, "/session/S1" + q)
+            assert status == 200 and (b"ONLY-B" in page) is wanted
+            stamp = json.loads(get(app, "/session/S1/stamp" + q)[2])["stamp"]
+            assert stamp == app.stamp(str(path))
+            data = get(app, "/session/S1/data" + q)[2]
+            assert (b"ONLY-B" in data) is wanted
+
+
+@chromium
+def test_the_home_page_opens_each_of_two_files_with_one_id(browser: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "dup"
+    folder.mkdir()
+    _two_files_one_id(folder)
+    with support.serving(folder) as app:
+        base = f"http://127.0.0.1:{app.port}"
+        browser.open(f"{base}/?token={app.token}")
+        hrefs = browser.eval("Array.from(document.querySelectorAll('[data-session-id] a'), a => a.href)")
+        assert len(hrefs) == 2
+        ends = []
+        for href in hrefs:
+            browser.open(href)
+            ends.append(browser.state()["transcript"][-1])
+        assert sorted(ends) == ["C1", "ONLY-B"]

@@ -949,7 +949,7 @@
         .then(function (s) {
           if (!s || s.stamp === stamp) return null;
           var url = meta.live.dataUrl;
-          if (prefix && prefix.have === COUNT) url += "?have=" + prefix.have + "&bytes=" + prefix.bytes + "&sha=" + encodeURIComponent(prefix.sha);
+          if (prefix && prefix.have === COUNT) url += (url.indexOf("?") < 0 ? "?" : "&") + "have=" + prefix.have + "&bytes=" + prefix.bytes + "&sha=" + encodeURIComponent(prefix.sha);
           return fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.text() : null; });
         })
         .then(function (body) {
