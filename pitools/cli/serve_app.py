@@ -5,7 +5,12 @@ a thread per request is enough, and it adds no dependency. Every route is read-o
 
 Safety: the server binds to 127.0.0.1 only; every request must carry the access token (the
 ``token`` query parameter, which sets an HttpOnly, SameSite=Strict cookie) and a Host header
-naming this loopback address and port (a DNS-rebinding page has another Host). The JSON
+naming this loopback address and port (a DNS-rebinding page has another Host). Every route
+lives under a random root path, and the cookie (named per port) is bound to it: browsers send
+cookies to every port of a host, so other local servers never see it. The browser ``serve``
+opens gets a one-time code instead of the token (a command line is readable by other local
+users); the server swaps it for the cookie once. Connections are capped, and a client that
+stops sending or reading is dropped after a timeout. The JSON
 endpoints run the very functions ``ls``, ``search`` and ``usage`` run for ``--format json``,
 writing into a buffer instead of stdout, so their bytes are the commands' bytes.
 """
@@ -26,7 +31,6 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from pitools.cli.output import Output
 
-COOKIE = "pitools_token"
 #: An unknown session id lists the archive again at most this often (seconds).
 LIST_TTL = 2.0
 
@@ -55,11 +59,39 @@ class App:
     def __init__(self, *, session_dir: str | None, token: str | None = None) -> None:
         self.session_dir = session_dir
         self.token = token or secrets.token_urlsafe(24)
+        #: The path every page and endpoint lives under, and the access cookie's Path.
+        self.root = "/pitools-" + secrets.token_urlsafe(12)
         self.port = 0
+        #: One-time codes for the URL a browser is opened on (its command line is readable by
+        #: other local users: /proc/PID/cmdline); each is swapped for the cookie once.
+        self._codes: set[str] = set()
         self._lock = threading.Lock()
         #: session id → {the file's path as listed → that path with ~ expanded}
         self._paths: dict[str, dict[str, str]] = {}
         self._paths_at = -LIST_TTL
+
+    @property
+    def cookie(self) -> str:
+        """The access cookie's name: one per port (two servers never overwrite each other's)."""
+        return f"pitools_token_{self.port}"
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}{self.root}{path}"
+
+    def one_time_code(self) -> str:
+        code = secrets.token_urlsafe(24)
+        with self._lock:
+            self._codes.add(code)
+        return code
+
+    def redeem(self, code: str) -> bool:
+        """Whether ``code`` is a one-time code not used yet; it is used now."""
+        with self._lock:
+            for known in self._codes:
+                if _same(code, known):
+                    self._codes.discard(known)
+                    return True
+        return False
 
     # -- the JSON endpoints (the commands' own code) ---------------------------------------------
     def api_ls(self, q: dict[str, list[str]]) -> bytes:
@@ -171,7 +203,7 @@ class App:
         path = self.session_path(session_id, listed)
         loaded, stamp = self._load(path)
         try:
-            base = "/session/" + quote(session_id, safe="")
+            base = self.root + "/session/" + quote(session_id, safe="")
             query = "" if listed is None else "?path=" + quote(listed, safe="")
             live = {
                 "stamp": stamp,
@@ -220,6 +252,11 @@ def _encoded(pieces: Iterable[str], done: Callable[[], None]) -> Iterator[bytes]
             yield piece.encode("utf-8")
     finally:
         done()
+
+
+def _same(given: str, secret: str) -> bool:
+    """A constant-time comparison of a presented secret with the real one."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), secret.encode("utf-8"))
 
 
 def _pick(files: dict[str, str] | None, listed: str | None) -> str | None:
@@ -349,7 +386,7 @@ class Handler(BaseHTTPRequestHandler):
             jar = SimpleCookie(raw)
         except CookieError:
             return None
-        morsel = jar.get(COOKIE)
+        morsel = jar.get(self.app.cookie)
         return morsel.value if morsel is not None else None
 
     def do_POST(self) -> None:
@@ -365,22 +402,32 @@ class Handler(BaseHTTPRequestHandler):
             self._refuse(HTTPStatus.FORBIDDEN, "refused: the Host header is not this server's loopback address")
             return
         parts = urlsplit(self.path)
+        app = self.app
+        # Everything lives under the server's own random root, and the cookie is bound to it:
+        # cookies ignore ports, so with Path=/ every other server on 127.0.0.1 would get it.
+        if not (parts.path + "/").startswith(app.root + "/"):
+            self._refuse(HTTPStatus.NOT_FOUND, "not found: open the URL pitools serve printed")
+            return
+        if parts.path == app.root:  # the home page's links are relative to root + "/"
+            location = app.root + "/" + ("?" + parts.query if parts.query else "")
+            self._send(HTTPStatus.PERMANENT_REDIRECT, b"", "text/plain", {"Location": location})
+            return
+        path = parts.path[len(app.root) :]
         q = parse_qs(parts.query, keep_blank_values=True)
-        given = _one(q, "token")
-        token = self.app.token
-        if given is not None and hmac.compare_digest(given.encode(), token.encode()):
+        given, once = _one(q, "token"), _one(q, "login")
+        if (given is not None and _same(given, app.token)) or (once is not None and app.redeem(once)):
             # The token moves into a cookie, and the address loses it (history, screenshots).
-            rest = "&".join(f"{quote(k)}={quote(v)}" for k, vs in q.items() if k != "token" for v in vs)
-            location = (parts.path or "/") + ("?" + rest if rest else "")
-            cookie = f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/"
+            rest = "&".join(f"{quote(k)}={quote(v)}" for k, vs in q.items() if k not in ("token", "login") for v in vs)
+            location = app.root + path + ("?" + rest if rest else "")
+            cookie = f"{app.cookie}={app.token}; HttpOnly; SameSite=Strict; Path={app.root}/"
             self._send(HTTPStatus.SEE_OTHER, b"", "text/plain", {"Location": location, "Set-Cookie": cookie})
             return
         cookie_token = self._cookie_token()
-        if cookie_token is None or not hmac.compare_digest(cookie_token.encode(), token.encode()):
+        if cookie_token is None or not _same(cookie_token, app.token):
             self._refuse(HTTPStatus.UNAUTHORIZED, "refused: open the URL pitools serve printed (it carries the token)")
             return
         try:
-            self._route(parts.path, q)
+            self._route(path, q)
         except ApiError as exc:
             self._refuse(exc.status, str(exc))
         except BrokenPipeError:
@@ -443,14 +490,17 @@ def serve(out: Output, *, port: int, open_browser: bool, session_dir: str | None
         from pitools.errors import PitoolsError
 
         raise PitoolsError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
-    url = f"http://127.0.0.1:{app.port}/?token={app.token}"
+    url = app.url(f"/?token={app.token}")
     out.stdout.write(url + "\n")
     out.stdout.flush()
     out.message("serving read-only; press Ctrl-C to stop")
     if open_browser:
         import webbrowser
 
-        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        # Not the token: a browser's command line is visible to every local user; the server
+        # swaps this code for the cookie once, then refuses it.
+        once = app.url(f"/?login={app.one_time_code()}")
+        threading.Thread(target=webbrowser.open, args=(once,), daemon=True).start()
     try:
         # Ctrl-C ends the loop: the one error handler (cli/errors.py) reports it, exit 130.
         server.serve_forever(poll_interval=0.25)

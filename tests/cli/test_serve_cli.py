@@ -48,11 +48,13 @@ _RAW = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect(
 
 
 def get(
-    app: Any, path: str, *, cookie: bool = True, host: str | None = None, method: str = "GET"
+    app: Any, path: str, *, cookie: bool = True, host: str | None = None, method: str = "GET", root: bool = True
 ) -> tuple[int, dict[str, str], bytes]:
-    req = urllib.request.Request(f"http://127.0.0.1:{app.port}{path}", method=method)
+    """One request to the app (``path`` under its root unless ``root`` is False)."""
+    url = app.url(path) if root else f"http://127.0.0.1:{app.port}{path}"
+    req = urllib.request.Request(url, method=method)
     if cookie:
-        req.add_header("Cookie", f"pitools_token={app.token}")
+        req.add_header("Cookie", f"{app.cookie}={app.token}")
     if host is not None:
         req.add_header("Host", host)
     try:
@@ -71,12 +73,59 @@ def test_requests_without_the_token_or_with_a_foreign_host_are_refused(server: A
     assert get(server, "/api/ls", host=f"attacker.test:{server.port}")[0] == 403
     assert get(server, "/api/ls", host="127.0.0.1:1")[0] == 403
     status, headers, _ = get(server, f"/?token={server.token}", cookie=False)
-    assert status == 303 and headers["Location"] == "/"
-    assert f"pitools_token={server.token}" in headers["Set-Cookie"] and "HttpOnly" in headers["Set-Cookie"]
+    assert status == 303 and headers["Location"] == server.root + "/"
+    assert f"{server.cookie}={server.token}" in headers["Set-Cookie"] and "HttpOnly" in headers["Set-Cookie"]
+    assert f"Path={server.root}/" in headers["Set-Cookie"]
     assert "SameSite=Strict" in headers["Set-Cookie"]
     assert get(server, "/api/ls")[0] == 200
     assert get(server, "/api/ls", method="POST")[0] == 405
     assert get(server, "/session/nope")[0] == 404
+    # Outside its root the app answers nothing, the cookie notwithstanding.
+    for outside in ("/", "/api/ls", f"/?token={server.token}", server.root + "x/api/ls"):
+        assert get(server, outside, root=False)[0] == 404, outside
+    assert get(server, server.root, root=False)[0] == 308  # to root + "/", where relative links work
+
+
+def test_a_one_time_code_is_swapped_for_the_cookie_once(server: Any) -> None:
+    """Issue 36 item 8: the browser serve opens gets a code, not the token (its command line is
+    readable by other local users); the code works once."""
+    code = server.one_time_code()
+    status, headers, _ = get(server, f"/session/S1?login={code}", cookie=False)
+    assert status == 303 and headers["Location"] == server.root + "/session/S1"
+    assert f"{server.cookie}={server.token}" in headers["Set-Cookie"]
+    assert get(server, f"/session/S1?login={code}", cookie=False)[0] == 401  # used up
+    assert get(server, "/?login=made-up", cookie=False)[0] == 401
+
+
+@pytest.fixture
+def other_server() -> Iterator[tuple[int, list[str]]]:
+    """Another web server on 127.0.0.1 (another port): records the Cookie header of each request."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class Recorder(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Cookie") or "")
+            body = b"<!DOCTYPE html><title>other</title><p>other server</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield srv.server_address[1], seen
+    finally:
+        srv.shutdown()
+        srv.server_close()
 
 
 def test_json_endpoints_equal_the_commands_json(run: Run, server: Any, archive: Path) -> None:
@@ -138,7 +187,7 @@ def browser() -> Iterator[Any]:
 
 @chromium
 def test_served_pages_match_pi_and_the_home_page_lists_sessions(browser: Any, server: Any) -> None:
-    base = f"http://127.0.0.1:{server.port}"
+    base = server.url("")
     browser.open(f"{base}/?token={server.token}")
     ids = browser.eval("Array.from(document.querySelectorAll('[data-session-id]'), r => r.dataset.sessionId).sort()")
     assert ids == sorted(["S1", support.golden_recording(CASES["gen"])["sessionId"]])
@@ -159,7 +208,7 @@ def test_served_pages_match_pi_and_the_home_page_lists_sessions(browser: Any, se
 
 @chromium
 def test_an_open_session_follows_appends(browser: Any, server: Any, archive: Path) -> None:
-    base = f"http://127.0.0.1:{server.port}"
+    base = server.url("")
     browser.open(f"{base}/session/S1?token={server.token}")
     assert browser.state()["transcript"][-1] == "C1"
     entry = {
@@ -180,6 +229,22 @@ def test_an_open_session_follows_appends(browser: Any, server: Any, archive: Pat
     # A reload shows it too.
     browser.open(f"{base}/session/S1?n=2")
     assert browser.state()["transcript"][-1] == "NEW1"
+
+
+@chromium
+def test_other_local_servers_never_get_the_cookie(browser: Any, server: Any, other_server: Any) -> None:
+    """Issue 36 item 8: cookies ignore ports; with Path=/ a browser sent the token to every
+    other server on 127.0.0.1. Bound to the app's random root, it goes to this app only."""
+    port, seen = other_server
+    browser.open(server.url(f"/?token={server.token}"))
+    assert browser.eval("document.querySelectorAll('[data-session-id]').length") == 2  # signed in
+    # (Only a server asked for the app's own random root would get it: the browser cannot tell
+    # ports apart, and the root is not told to anyone but the user.)
+    for path in ("/", "/api/ls", "/session/S1", "/pitools-other/", "/favicon.ico"):
+        browser.call("Page.navigate", {"url": f"http://127.0.0.1:{port}{path}"}, session=True)
+        browser.wait_for("document.title === 'other'", timeout=30)
+    assert len(seen) >= 5
+    assert not any(server.token in cookie for cookie in seen), seen
 
 
 def _two_files_one_id(folder: Path) -> tuple[Path, Path]:
@@ -221,7 +286,7 @@ def test_the_home_page_opens_each_of_two_files_with_one_id(browser: Any, tmp_pat
     folder.mkdir()
     _two_files_one_id(folder)
     with support.serving(folder) as app:
-        base = f"http://127.0.0.1:{app.port}"
+        base = app.url("")
         browser.open(f"{base}/?token={app.token}")
         hrefs = browser.eval("Array.from(document.querySelectorAll('[data-session-id] a'), a => a.href)")
         assert len(hrefs) == 2

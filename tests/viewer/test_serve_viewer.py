@@ -38,8 +38,8 @@ def server(archive: Path) -> Iterator[Any]:
 
 
 def fetch(app: Any, path: str) -> bytes:
-    req = urllib.request.Request(f"http://127.0.0.1:{app.port}{path}")
-    req.add_header("Cookie", f"pitools_token={app.token}")
+    req = urllib.request.Request(app.url(path))
+    req.add_header("Cookie", f"{app.cookie}={app.token}")
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(req, timeout=30) as resp:
         body: bytes = resp.read()
@@ -136,7 +136,7 @@ def test_an_open_page_takes_only_the_new_entries(server: Any, archive: Path) -> 
     lines = session.read_bytes().splitlines()
     have, last = len(lines) - 1, json.loads(lines[-1])["id"]
     with Browser() as b:
-        b.open(f"http://127.0.0.1:{server.port}/session/S1?token={server.token}")
+        b.open(server.url(f"/session/S1?token={server.token}"))
         before = b.state()
         with open(session, "a", encoding="utf-8") as f:
             for e in appended(3, last):
@@ -162,7 +162,7 @@ def test_an_open_page_follows_a_touch_then_an_in_place_rewrite(server: Any, arch
     text = session.read_text(encoding="utf-8")
     last = json.loads(text.splitlines()[-1])["id"]
     with Browser() as b:
-        b.open(f"http://127.0.0.1:{server.port}/session/S1?token={server.token}")
+        b.open(server.url(f"/session/S1?token={server.token}"))
         assert "JWT" in b.state()["text"]
         os.utime(session, ns=(time.time_ns(), time.time_ns() + 5_000_000_000))
         b.wait_for("document.documentElement.dataset.updated !== undefined", timeout=15)
@@ -215,7 +215,11 @@ def test_serve_opens_the_browser_on_its_url(monkeypatch: pytest.MonkeyPatch, arc
     assert result.exit_code == 0, result.stderr
     url = result.stdout.splitlines()[0]
     assert url.startswith("http://127.0.0.1:") and "/?token=" in url
-    assert opened == [url]  # the very URL printed, token included
+    # The browser gets the same address with a one-time code: never the token, which its
+    # command line would show to every local user.
+    assert len(opened) == 1 and opened[0].split("?")[0] == url.split("?")[0]
+    token = url.split("token=", 1)[1]
+    assert "?login=" in opened[0] and token not in opened[0]
 
 
 def test_no_browser_opens_nothing(monkeypatch: pytest.MonkeyPatch, archive: Path, tmp_path: Path) -> None:

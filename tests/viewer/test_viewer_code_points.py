@@ -136,7 +136,7 @@ def test_export_html_keeps_every_code_point(browser: Browser, session: Path, tmp
 
 def test_a_served_page_and_its_live_update_keep_every_code_point(browser: Browser, session: Path) -> None:
     with support.serving(session.parent) as app:
-        browser.open(f"http://127.0.0.1:{app.port}/session/cp?token={app.token}")
+        browser.open(app.url(f"/session/cp?token={app.token}"))
         assert _page_entries(browser) == _expected(session)
         extra = {"type": "message", "id": "u3", "parentId": "u2", "timestamp": "2026-07-29T10:00:09.000Z",
                  "message": {"role": "user", "content": "appended " + TEXT, "timestamp": 4}}  # fmt: skip
