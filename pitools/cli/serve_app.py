@@ -17,6 +17,7 @@ writing into a buffer instead of stdout, so their bytes are the commands' bytes.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import io
 import os
@@ -219,14 +220,14 @@ class App:
 
     def session_data(
         self, session_id: str, have: int = 0, upto: int = 0, sha: str = "", listed: str | None = None
-    ) -> bytes:
+    ) -> Iterator[bytes]:
         """What a page whose session changed needs: a first line ``{"stamp", "from", "meta",
         "prefix"}`` (the read model again, and the prefix to send next time), a newline, then
         one entry per line from position ``from``. A page that holds ``have`` entries read from
         the file's first ``upto`` bytes, whose SHA-256 is ``sha``, gets only the entries after
         them when the file still starts with those very bytes (Pi appends); otherwise (an
         in-place rewrite) ``from`` is 0 and it gets them all. The first line always ends with
-        a newline, also when no entry follows (a ``touch``)."""
+        a newline, also when no entry follows (a ``touch``). In pieces, as for the page."""
         from pitools.core.js.json.encode import to_json_bytes
         from pitools.core.views.viewer import build_viewer_model
         from pitools.ops.viewer import close_loaded, entry_texts, settings_resolver, unchanged_prefix
@@ -239,11 +240,26 @@ class App:
             start = have if have and sha and unchanged_prefix(loaded, have, upto, sha) else 0
             prefix = self._prefix(path, loaded, stamp)
             head = to_json_bytes({"stamp": stamp, "from": start, "meta": model.meta_json(), "prefix": prefix})
-            lines = [head + b"\n"]
-            lines.extend(embed_json(text) + b"\n" for text in entry_texts(loaded, start=start))
-            return b"".join(lines)
-        finally:
+        except BaseException:
             close_loaded(loaded)
+            raise
+        del model
+
+        def pieces() -> Iterator[bytes]:
+            try:
+                yield head + b"\n"
+                batch: list[bytes] = []
+                for text in entry_texts(loaded, start=start):
+                    batch.append(embed_json(text))
+                    if len(batch) >= 256:
+                        yield b"\n".join(batch) + b"\n"
+                        batch = []
+                if batch:
+                    yield b"\n".join(batch) + b"\n"
+            finally:
+                close_loaded(loaded)
+
+        return pieces()
 
 
 def _encoded(pieces: Iterable[str], done: Callable[[], None]) -> Iterator[bytes]:
@@ -466,18 +482,56 @@ class Handler(BaseHTTPRequestHandler):
             elif tail == "data":
                 have = _int(q, "have", 0, minimum=0) or 0
                 upto = _int(q, "bytes", 0, minimum=0) or 0
-                body = app.session_data(sid, have, upto, _one(q, "sha") or "", _one(q, "path"))
-                self._send(HTTPStatus.OK, body, "text/plain; charset=utf-8")
+                data = app.session_data(sid, have, upto, _one(q, "sha") or "", _one(q, "path"))
+                self._send_stream(data, "text/plain; charset=utf-8")
             else:
                 raise ApiError(404, "not found")
         else:
             raise ApiError(404, "not found")
 
 
-def make_server(app: App, port: int) -> ThreadingHTTPServer:
-    handler = type("BoundHandler", (Handler,), {"app": app})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
+#: Seconds a connection may stay silent (while sending its request, or not reading the answer)
+#: before it is dropped: a half-sent or idle request must not hold a thread forever.
+TIMEOUT = 30.0
+#: Connections served at once; more are answered 503 and closed at once (every connection
+#: costs a thread).
+MAX_CONNECTIONS = 32
+
+
+class Server(ThreadingHTTPServer):
+    """A thread per connection, at most ``max_connections`` of them."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[Handler], max_connections: int) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(max_connections)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
+def make_server(
+    app: App, port: int, *, timeout: float = TIMEOUT, max_connections: int = MAX_CONNECTIONS
+) -> ThreadingHTTPServer:
+    # ``timeout`` is the socket timeout StreamRequestHandler sets on each connection.
+    handler = type("BoundHandler", (Handler,), {"app": app, "timeout": timeout})
+    server = Server(("127.0.0.1", port), handler, max_connections)
     app.port = server.server_address[1]
     return server
 

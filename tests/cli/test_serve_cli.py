@@ -295,3 +295,72 @@ def test_the_home_page_opens_each_of_two_files_with_one_id(browser: Any, tmp_pat
             browser.open(href)
             ends.append(browser.state()["transcript"][-1])
         assert sorted(ends) == ["C1", "ONLY-B"]
+
+
+def test_idle_and_half_sent_connections_are_dropped_and_capped(archive: Path) -> None:
+    """Issue 36 item 9: 300 idle or half-sent connections held 302 threads. Now a connection
+    silent for the timeout is closed, and past the cap a new one gets 503 at once."""
+    import socket
+    import threading
+
+    from pitools.cli.serve_app import App, make_server
+
+    app = App(session_dir=str(archive))
+    srv = make_server(app, 0, timeout=1.0, max_connections=4)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    held: list[socket.socket] = []
+    try:
+        baseline = threading.active_count()
+        for i in range(4):  # two idle, two half-sent
+            conn = socket.create_connection(("127.0.0.1", app.port), timeout=10)
+            if i % 2:
+                conn.sendall(b"GET " + app.root.encode() + b"/api/ls HTTP/1.1\r\nHost: 127.0.0.1")
+            held.append(conn)
+        time.sleep(0.3)
+        assert threading.active_count() <= baseline + 4
+        extra = socket.create_connection(("127.0.0.1", app.port), timeout=10)
+        assert extra.recv(100).startswith(b"HTTP/1.0 503")
+        extra.close()
+        started = time.monotonic()
+        for conn in held:  # each is closed by the server after its timeout
+            conn.settimeout(10)
+            while conn.recv(4096):
+                pass
+        assert time.monotonic() - started < 5
+        deadline = time.monotonic() + 5
+        while threading.active_count() > baseline and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert threading.active_count() <= baseline
+        assert get(app, "/api/ls")[0] == 200  # the slots are free again
+    finally:
+        for conn in held:
+            conn.close()
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_a_session_page_is_streamed_not_built_whole(tmp_path: Path) -> None:
+    """Issue 36 item 9: a 40 MB session's page peaked at 411 MB in the server (the page joined
+    into one string, then encoded). It is now written piece by piece from the lean load: no
+    piece holds more than a small part of it, and no length is known ahead."""
+    folder = tmp_path / "big"
+    folder.mkdir()
+    header = {"type": "session", "version": 3, "id": "BIG", "timestamp": "2026-07-29T10:00:00.000Z", "cwd": "/w"}
+    lines, parent = [json.dumps(header)], None
+    for i in range(3000):
+        entry = {"type": "message", "id": f"E{i}", "parentId": parent, "timestamp": "2026-07-29T10:00:01.000Z",
+                 "message": {"role": "user", "content": f"message {i} " + "x" * 200, "timestamp": 1}}  # fmt: skip
+        lines.append(json.dumps(entry))
+        parent = f"E{i}"
+    (folder / "big.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with support.serving(folder) as app:
+        for route in ("/session/BIG", "/session/BIG/data"):
+            status, headers, body = get(app, route)
+            assert status == 200 and "Content-Length" not in headers, route
+            assert body.count(b"message 2999 ") >= 1
+        pieces = list(app.session_page("BIG", None))
+        data = list(app.session_data("BIG"))
+    for made in (pieces, data):
+        total = sum(len(p) for p in made)
+        assert len(made) > 5 and max(len(p) for p in made) < total / 4
