@@ -196,7 +196,7 @@ class App:
             same = False
         return prefix if same else None
 
-    def session_page(self, session_id: str, leaf: str | None, listed: str | None = None) -> Iterator[bytes]:
+    def session_page(self, session_id: str, leaf: str | None, listed: str | None = None) -> Stream:
         """The viewer page, in pieces as they are serialized (a 40 MB session is never held as
         one string); the session is read and its read model built before the first piece."""
         from pitools.ops.viewer import close_loaded, viewer_page
@@ -216,11 +216,11 @@ class App:
         except BaseException:
             close_loaded(loaded)
             raise
-        return _encoded(pieces, lambda: close_loaded(loaded))
+        return Stream((piece.encode("utf-8") for piece in pieces), lambda: close_loaded(loaded))
 
     def session_data(
         self, session_id: str, have: int = 0, upto: int = 0, sha: str = "", listed: str | None = None
-    ) -> Iterator[bytes]:
+    ) -> Stream:
         """What a page whose session changed needs: a first line ``{"stamp", "from", "meta",
         "prefix"}`` (the read model again, and the prefix to send next time), a newline, then
         one entry per line from position ``from``. A page that holds ``have`` entries read from
@@ -246,28 +246,41 @@ class App:
         del model
 
         def pieces() -> Iterator[bytes]:
-            try:
-                yield head + b"\n"
-                batch: list[bytes] = []
-                for text in entry_texts(loaded, start=start):
-                    batch.append(embed_json(text))
-                    if len(batch) >= 256:
-                        yield b"\n".join(batch) + b"\n"
-                        batch = []
-                if batch:
+            yield head + b"\n"
+            batch: list[bytes] = []
+            for text in entry_texts(loaded, start=start):
+                batch.append(embed_json(text))
+                if len(batch) >= 256:
                     yield b"\n".join(batch) + b"\n"
-            finally:
-                close_loaded(loaded)
+                    batch = []
+            if batch:
+                yield b"\n".join(batch) + b"\n"
 
-        return pieces()
+        return Stream(pieces(), lambda: close_loaded(loaded))
 
 
-def _encoded(pieces: Iterable[str], done: Callable[[], None]) -> Iterator[bytes]:
-    try:
-        for piece in pieces:
-            yield piece.encode("utf-8")
-    finally:
-        done()
+class Stream:
+    """Byte pieces to send, and what to release once they are sent, or not (a HEAD request, a
+    client gone): :meth:`close` always runs ``done``, once, even if iteration never started
+    (a generator's own ``finally`` would not run then)."""
+
+    def __init__(self, pieces: Iterable[bytes], done: Callable[[], None]) -> None:
+        self._pieces = pieces
+        self._done: Callable[[], None] | None = done
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._pieces)
+
+    def close(self) -> None:
+        done, self._done = self._done, None
+        if done is None:
+            return
+        try:
+            close = getattr(self._pieces, "close", None)
+            if close is not None:
+                close()
+        finally:
+            done()
 
 
 def _same(given: str, secret: str) -> bool:
@@ -362,7 +375,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _send_stream(self, pieces: Iterator[bytes], ctype: str) -> None:
+    def _send_stream(self, pieces: Stream, ctype: str) -> None:
         """A 200 whose body is written piece by piece as it is made; with no length known, the
         end of the connection ends it (HTTP/1.0). The pieces' generator is always closed."""
         try:
@@ -379,9 +392,7 @@ class Handler(BaseHTTPRequestHandler):
                 except Exception:  # the status is sent: a failure can only cut the page short
                     pass
         finally:
-            close = getattr(pieces, "close", None)
-            if close is not None:
-                close()
+            pieces.close()
         self.close_connection = True
 
     def _refuse(self, status: int, message: str) -> None:

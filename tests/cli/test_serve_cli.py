@@ -361,6 +361,13 @@ def test_a_session_page_is_streamed_not_built_whole(tmp_path: Path) -> None:
             assert body.count(b"message 2999 ") >= 1
         pieces = list(app.session_page("BIG", None))
         data = list(app.session_data("BIG"))
+        # Each request closes the file its lean load opened, a HEAD (nothing sent) too.
+        fds = len(os.listdir("/proc/self/fd"))
+        for _ in range(4):
+            for method in ("GET", "HEAD"):
+                assert get(app, "/session/BIG", method=method)[0] == 200
+                assert get(app, "/session/BIG/data", method=method)[0] == 200
+        assert len(os.listdir("/proc/self/fd")) <= fds + 2
     for made in (pieces, data):
         total = sum(len(p) for p in made)
         assert len(made) > 5 and max(len(p) for p in made) < total / 4
