@@ -271,7 +271,8 @@ def unchanged_prefix(loaded: Loaded, have: int, upto: int, sha: str) -> bool:
     if index.offsets[have - 1] + index.lengths[have - 1] != upto:
         return False
     digest = hashlib.sha256()
-    return _hash_upto(index, upto, digest) and hmac.compare_digest(digest.hexdigest(), sha)
+    given = sha.encode("utf-8", "surrogatepass")  # any text a client sends (compare_digest wants ASCII str)
+    return _hash_upto(index, upto, digest) and hmac.compare_digest(digest.hexdigest().encode("ascii"), given)
 
 
 def close_loaded(loaded: Loaded) -> None:

@@ -96,6 +96,11 @@ def test_the_data_endpoint_sends_only_what_was_appended(server: Any, archive: Pa
     assert info["from"] == 0 and len(rest) == have + 2
     info, rest = _data(server)
     assert info["from"] == 0 and len(rest) == have + 2
+    # Whatever a client sends as the prefix is only compared, never trusted.
+    held = info["prefix"]
+    for odd in ("%C3%A9", "%00", "x" * 200):
+        body = fetch(server, f"/session/S1/data?have={held['have']}&bytes={held['bytes']}&sha={odd}")
+        assert json.loads(body.split(b"\n", 1)[0])["from"] == 0
 
 
 def test_a_change_that_adds_no_entry_sends_the_head_and_its_newline(server: Any, archive: Path) -> None:
