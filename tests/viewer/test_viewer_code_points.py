@@ -62,7 +62,7 @@ def _entries() -> list[tuple[dict[str, Any], tuple[str, str]]]:
                       "provider": "p", "model": "m", "stopReason": "stop", "timestamp": 2,
                       "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
                                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}},
-         (",", ":")),
+         (", \t", ": \t")),  # the other JSON whitespace, raw
         ({**base, "type": "session_info", "id": "i\x7f\x85\u202e", "parentId": "a1", "name": TEXT}, CR),
         ({**base, "type": "message", "id": "u2", "parentId": "i\x7f\x85\u202e",
           "message": {"role": "user", "content": "last " + TEXT, "timestamp": 3}}, (",", ":")),
