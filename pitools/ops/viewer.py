@@ -211,3 +211,74 @@ def all_entries_at(loaded: Loaded, pos: int) -> list[Any]:
         return [loaded.session.entries[pos]]
     index: Any = loaded.index
     return list(index.entries_at([pos], keep=False))
+
+
+#: Bytes hashed per read when checking a session's prefix.
+_HASH_CHUNK = 1 << 20
+
+
+def _lean_index(loaded: Loaded) -> Any:
+    """The lean loader's index (its open file and byte offsets), or None for a file loaded whole
+    (a v1/v2 file Pi migrates: its entries are not the file's lines)."""
+    from pitools.core.session.api import LoadedSession
+
+    if isinstance(loaded, LoadedSession):
+        return None
+    index: Any = loaded.index
+    return index if getattr(index, "fd", None) is not None else None
+
+
+def _hash_upto(index: Any, end: int, digest: Any, start: int = 0) -> bool:
+    """Feed bytes ``start``..``end`` of the loader's open file (the very content its entries came
+    from, even if the path was replaced since) into ``digest``; False if the file is shorter."""
+    import os
+
+    at = start
+    while at < end:
+        chunk = os.pread(index.fd, min(_HASH_CHUNK, end - at), at)
+        if not chunk:
+            return False
+        digest.update(chunk)
+        at += len(chunk)
+    return True
+
+
+def session_prefix(loaded: Loaded) -> dict[str, Any] | None:
+    """What a page holding all of ``loaded``'s entries sends back to ask for what came after
+    them: ``{"have": entries, "bytes": where the last one's line ends, "sha": SHA-256 of the
+    file up to there}``; None when it cannot be told (no entries, a migrated file)."""
+    import hashlib
+
+    index = _lean_index(loaded)
+    if index is None or len(index) == 0:
+        return None
+    end = index.offsets[-1] + index.lengths[-1]
+    digest = hashlib.sha256()
+    if not _hash_upto(index, end, digest):
+        return None
+    return {"have": len(index), "bytes": end, "sha": digest.hexdigest()}
+
+
+def unchanged_prefix(loaded: Loaded, have: int, upto: int, sha: str) -> bool:
+    """Whether the file still starts with the bytes a page's entries came from: the same
+    ``upto`` bytes (by content, not by count or id: an in-place redact keeps both), with its
+    ``have``-th entry's line ending where it ended. Then the first ``have`` entries are the
+    same ones (a v3 file's lines parse independently) and the page needs only the rest."""
+    import hashlib
+    import hmac
+
+    index = _lean_index(loaded)
+    if index is None or not 0 < have <= len(index):
+        return False
+    if index.offsets[have - 1] + index.lengths[have - 1] != upto:
+        return False
+    digest = hashlib.sha256()
+    given = sha.encode("utf-8", "surrogatepass")  # any text a client sends (compare_digest wants ASCII str)
+    return _hash_upto(index, upto, digest) and hmac.compare_digest(digest.hexdigest().encode("ascii"), given)
+
+
+def close_loaded(loaded: Loaded) -> None:
+    """Close the file a lean load keeps open (a long-running server loads sessions many times)."""
+    index = _lean_index(loaded)
+    if index is not None:
+        index.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from importlib import resources
@@ -42,10 +43,32 @@ def csp(*, live: bool = False) -> str:
     return f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '{script_hash()}'{connect}"
 
 
+#: What HTML parsing or a file writer would change in JSON text embedded in the page: a bare CR
+#: (the HTML parser turns it and CRLF into LF, which moves the page's one-entry-per-line split),
+#: DEL and C1 controls and the bidi marks (the file writer shows those escaped, ``\\x7f``, which
+#: is no JSON escape). In valid JSON a raw CR can only be whitespace and the others only occur
+#: inside strings, so a space and ``\\uXXXX`` escapes read back as the same value.
+_UNSAFE_IN_PAGE = re.compile(rb"\r|\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def _escape_unsafe(m: re.Match[bytes]) -> bytes:
+    raw = m.group()
+    return b" " if raw == b"\r" else b"\\u%04x" % ord(raw.decode("utf-8"))
+
+
+def embed_json(data: bytes) -> bytes:
+    """JSON text (valid JSON, UTF-8) in the form the page embeds: ``<`` as ``\\u003c`` (it only
+    occurs inside strings, and then no text can close the ``<script>`` element) and what
+    :data:`_UNSAFE_IN_PAGE` names made safe; JSON.parse reads back the same value."""
+    data = data.replace(b"<", b"\\u003c")
+    if b"\r" in data or b"\x7f" in data or b"\xc2" in data or b"\xd8" in data or b"\xe2" in data:
+        data = _UNSAFE_IN_PAGE.sub(_escape_unsafe, data)
+    return data
+
+
 def script_json(data: bytes) -> str:
-    """JSON bytes made safe inside a ``<script>`` element: ``<`` only occurs inside strings
-    there, where ``\\u003c`` reads back as the same character."""
-    return data.replace(b"<", b"\\u003c").decode("utf-8")
+    """JSON bytes made safe inside a ``<script>`` element (:func:`embed_json`)."""
+    return embed_json(data).decode("utf-8")
 
 
 def _entry_json(entry: Any) -> bytes:

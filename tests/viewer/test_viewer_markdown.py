@@ -100,3 +100,48 @@ def test_markdown_renders_and_hostile_text_stays_inert(tmp_path: Path) -> None:
     for shown in ('<img src=x onerror="alert(1)">', "<script>alert(2)</script>", "javascript:alert(3)",
                   "[image: tracker https://evil.example/p.png]", '<a href="https://evil.example"'):  # fmt: skip
         assert shown in found["text"], shown
+
+
+#: Text at the renderer's size cap (longer text is shown plain), in shapes whose delimiters never
+#: close or nest deeply: a search for each closer from each opener was quadratic (issue 36 item
+#: 10: ``*a*a…`` took 2 s at 20,000 characters, 19.5 s at 60,000, minutes at the cap).
+CAP = 200_000
+HOSTILE = {
+    "emphasis": "*a",
+    "underscore": "_a",
+    "strong": "**a",
+    "nested": "*_",
+    "links": "[a",
+    "images": "![a",
+    "code runs": "`a``",
+    "quotes": "> ",
+    "list continuation": "- a\n  b\n",
+    "fence strings": '```\n"\\"\\"',
+    "fence comments": "```\n/*a",
+}
+
+
+def test_markdown_at_its_size_cap_is_linear(tmp_path: Path) -> None:
+    session = tmp_path / "cap.jsonl"
+    header = {"type": "session", "version": 3, "id": "cap", "timestamp": "2026-05-01T10:00:00.000Z", "cwd": "/w"}
+    text = ("*a" * CAP)[:CAP]
+    user = {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-05-01T10:00:01.000Z",
+            "message": {"role": "user", "content": text, "timestamp": 1}}  # fmt: skip
+    session.write_text(json.dumps(header) + "\n" + json.dumps(user) + "\n", encoding="utf-8")
+    page = write_page(session, tmp_path / "cap.html")
+    with Browser() as b:
+        b.open(page.as_uri())  # the entry itself is drawn, as Markdown
+        md = "document.querySelector('#transcript article[data-entry-id=\"u1\"] .md')"
+        assert b.eval(f"{md}.textContent") == text
+        for name, unit in HOSTILE.items():
+            sample = (unit * (CAP // len(unit) + 1))[:CAP]
+            took = b.eval(
+                "(() => { const t = performance.now(); const html = window.pitoolsViewer.markdown("
+                + json.dumps(sample)
+                + "); return [performance.now() - t, html.length]; })()",
+                timeout=120,
+            )
+            # Linear: tens of milliseconds here; the quadratic rules took minutes. The bound is
+            # loose for a loaded machine, and still far below what a quadratic pass needs.
+            assert took[0] < 5000, (name, took)
+            assert took[1] >= CAP // 2, name  # the text is all there (escaped or marked up)

@@ -177,10 +177,9 @@ def test_a_served_page_links_back_to_the_list(browser: Browser, tmp_path: Path) 
     folder.mkdir()
     shutil.copyfile(support.golden_session("seed-running-example"), folder / "S1.jsonl")
     with support.serving(folder) as app:
-        base = f"http://127.0.0.1:{app.port}"
-        browser.open(f"{base}/session/S1?token={app.token}")
+        browser.open(app.url(f"/session/S1?token={app.token}"))
         browser.wait_for("document.documentElement.dataset.ready === 'true'")
-        assert browser.eval("document.querySelector('#back').getAttribute('href')") == "/"
+        assert browser.eval("document.querySelector('#back').href") == app.url("/")
         browser.eval("document.querySelector('#back').click()")
         browser.wait_for("document.querySelectorAll('[data-session-id]').length === 1")
 

@@ -17,11 +17,13 @@ from pitools.cli.output import Output, pass_output
 def command(out: Output, port: int, no_browser: bool, session_dir: str | None) -> int:
     """Serve the session list, search, usage charts and the session viewer on 127.0.0.1.
 
-    The first line on stdout is the URL, with a random access token: requests without it (or
-    the cookie it sets) are refused, as are requests whose Host is not this loopback address
-    (DNS rebinding). The app only reads: nothing it does writes to a session. A session page
-    follows the file as Pi appends to it. JSON endpoints give what the commands print with
-    --format json: /api/ls, /api/search?q=..., /api/usage?by=...; stop with Ctrl-C.
+    The first line on stdout is the URL: a random root path and access token. Requests without
+    the token (or the cookie it sets, which only this app's root path receives) are refused, as
+    are requests whose Host is not this loopback address (DNS rebinding). The browser opened
+    gets a one-time code instead of the token. The app only reads: nothing it does writes to a
+    session. A session page follows the file as Pi appends to it. JSON endpoints under the root
+    give what the commands print with --format json: api/ls, api/search?q=...,
+    api/usage?by=...; stop with Ctrl-C.
 
     \b
     Examples:

@@ -16,8 +16,11 @@
       return r.json();
     });
   }
-  function sessionLink(id, label, leaf) {
-    return '<a href="/session/' + encodeURIComponent(id) + (leaf ? "#leaf=" + encodeURIComponent(leaf) : "") + '">' + esc(label) + "</a>";
+  // A session is opened by its id and its file's path (two files may hold the same id).
+  // Addresses are relative: the app lives under the server's random root path.
+  function sessionLink(s, label, leaf) {
+    var path = typeof s.path === "string" ? "?path=" + encodeURIComponent(s.path) : "";
+    return '<a href="session/' + encodeURIComponent(s.id) + path + (leaf ? "#leaf=" + encodeURIComponent(leaf) : "") + '">' + esc(label) + "</a>";
   }
   var theme = null;
   try { theme = localStorage.getItem("pitools-theme"); } catch (e) { theme = null; }
@@ -36,10 +39,10 @@
     '<h2>Sessions</h2><div id="sessions">Loading…</div>';
 
   function showSessions() {
-    getJSON("/api/ls").then(function (d) {
+    getJSON("api/ls").then(function (d) {
       var rows = (d.sessions || []).map(function (s) {
         var label = s.name || s.firstMessage || s.id;
-        return "<tr data-session-id=\"" + esc(s.id) + "\"><td>" + sessionLink(s.id, String(label).slice(0, 120)) + '<div class="muted">' + esc(s.cwd || "") + "</div></td>" +
+        return "<tr data-session-id=\"" + esc(s.id) + "\"><td>" + sessionLink(s, String(label).slice(0, 120)) + '<div class="muted">' + esc(s.cwd || "") + "</div></td>" +
           "<td>" + esc(String(s.modified || "").slice(0, 16).replace("T", " ")) + '</td><td class="num">' + fmt(s.messageCount) + '</td><td class="num">' +
           fmt(tokensOf(s)) + '</td><td class="num">' + money(s.cost) + "</td></tr>";
       });
@@ -64,10 +67,10 @@
     ev.preventDefault();
     var box = document.getElementById("hits");
     box.textContent = "Searching…";
-    getJSON("/api/search?" + params(ev.target)).then(function (d) {
+    getJSON("api/search?" + params(ev.target)).then(function (d) {
       box.innerHTML = '<p class="muted">' + fmt(d.count) + " hit(s)" + (d.truncated ? " (more not shown)" : "") + "</p>" + (d.hits || []).map(function (h) {
         var s = h.session || {};
-        return '<div class="hit">' + sessionLink(s.id, s.name || s.id, h.entryId) + ' <span class="muted">' + esc(h.role || "") + " · " + esc(String(h.timestamp || "").slice(0, 16)) +
+        return '<div class="hit">' + sessionLink(s, s.name || s.id, h.entryId) + ' <span class="muted">' + esc(h.role || "") + " · " + esc(String(h.timestamp || "").slice(0, 16)) +
           (h.inContext ? " · in context" : h.summarizedAway ? " · summarized away" : "") + '</span><div class="text">' + highlight(String(h.snippet || ""), h.highlights) + "</div></div>";
       }).join("");
     }).catch(function (e) { box.innerHTML = '<p class="error">' + esc(e.message) + "</p>"; });
@@ -79,7 +82,7 @@
   }
   function showUsage(query) {
     var box = document.getElementById("chart");
-    getJSON("/api/usage?" + query).then(function (d) {
+    getJSON("api/usage?" + query).then(function (d) {
       var rows = d.rows || [], max = 0;
       rows.forEach(function (r) { if (r.cost > max) max = r.cost; });
       var useTokens = max === 0;

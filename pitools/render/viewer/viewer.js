@@ -336,28 +336,125 @@
   // inline code, emphasis and links. Every piece of text goes through esc(); a link becomes an
   // <a> only for http(s) addresses (rel="noopener noreferrer"), and images are never fetched
   // (their alt text and address are shown instead).
-  function mdInline(s) {
-    var out = [], re = /(`+)([\s\S]*?[^`])\1(?!`)|!\[([^\]\n]*)\]\(([^)\s]*)\)|\[([^\]\n]+)\]\(([^)\s]+)\)|(\*\*|__)(?=\S)([\s\S]*?\S)\7|(\*|_)(?=\S)([\s\S]*?\S)\9(?![\w*])/g;
-    var last = 0, m;
-    while ((m = re.exec(s)) !== null) {
-      out.push(esc(s.slice(last, m.index)));
-      if (m[1]) out.push("<code>" + esc(m[2]) + "</code>");
-      else if (m[4] !== undefined) out.push('<span class="md-img">[image: ' + esc(m[3]) + " " + esc(m[4]) + "]</span>");
-      else if (m[5] !== undefined) {
-        if (/^https?:\/\//i.test(m[6])) out.push('<a href="' + esc(m[6]) + '" rel="noopener noreferrer" target="_blank">' + mdInline(m[5]) + "</a>");
-        else out.push(mdInline(m[5]) + " (" + esc(m[6]) + ")");
-      } else if (m[7]) out.push("<strong>" + mdInline(m[8]) + "</strong>");
-      else out.push("<em>" + mdInline(m[10]) + "</em>");
-      last = re.lastIndex;
+  // One left-to-right pass: at each position the first construct that matches wins (code,
+  // image, link, strong, emphasis), as a regex alternation would; where each construct closes
+  // is looked up in tables made by one right-to-left pass, and nested text (a link's words,
+  // emphasis) is scanned once, inside its range, with an explicit stack: linear in the text,
+  // however many delimiters never close (a regex search for each closer was quadratic).
+  function isSpace(c) {
+    return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+      c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  }
+  function isWord(c) { return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95; }
+  function inlineTables(s) {
+    var n = s.length, t = {
+      em42: new Int32Array(n + 1), em95: new Int32Array(n + 1), strong42: new Int32Array(n + 1), strong95: new Int32Array(n + 1),
+      bracket: new Int32Array(n + 1), paren: new Int32Array(n + 1), run: new Int32Array(n + 1), sameRun: new Int32Array(n + 1),
+    };
+    var em42 = n, em95 = n, st42 = n, st95 = n, br = n, pa = n, runs = new Map();
+    t.em42[n] = t.em95[n] = t.strong42[n] = t.strong95[n] = t.bracket[n] = t.paren[n] = n;
+    for (var j = n - 1; j >= 0; j--) {
+      var c = s.charCodeAt(j), before = j > 0 && !isSpace(s.charCodeAt(j - 1)), next = j + 1 < n ? s.charCodeAt(j + 1) : -1;
+      if ((c === 42 || c === 95) && before) {
+        // An emphasis closer: not followed by a word character or '*'; a strong one: doubled.
+        if (!(next >= 0 && (isWord(next) || next === 42))) { if (c === 42) em42 = j; else em95 = j; }
+        if (next === c) { if (c === 42) st42 = j; else st95 = j; }
+      }
+      if (c === 93 || c === 10) br = j;
+      if (c === 41 || isSpace(c)) pa = j;
+      t.em42[j] = em42; t.em95[j] = em95; t.strong42[j] = st42; t.strong95[j] = st95; t.bracket[j] = br; t.paren[j] = pa;
+      // Backtick runs: at a run's first backtick, its length and where the next run as long starts.
+      if (c === 96 && (j === 0 || s.charCodeAt(j - 1) !== 96)) {
+        var len = 1;
+        while (j + len < n && s.charCodeAt(j + len) === 96) len++;
+        t.run[j] = len;
+        var later = runs.get(len);
+        t.sameRun[j] = later === undefined ? -1 : later;
+        runs.set(len, j);
+      }
     }
-    out.push(esc(s.slice(last)));
+    return t;
+  }
+  function mdInline(s) {
+    var n = s.length;
+    if (!/[`!\[*_]/.test(s)) return esc(s);
+    var t = inlineTables(s), out = [], stack = [], i = 0, to = n, last = 0;
+    // Enter the range [a, b) wrapped in open/close; go on at r (in the range that ends at to).
+    function enter(open, a, b, close, r) {
+      out.push(esc(s.slice(last, i)), open);
+      stack.push([to, close, r]);
+      i = last = a; to = b;
+    }
+    for (;;) {
+      if (i >= to) {
+        out.push(esc(s.slice(last, to)));
+        if (!stack.length) break;
+        var f = stack.pop();
+        out.push(f[1]);
+        to = f[0]; i = last = f[2];
+        continue;
+      }
+      var c = s.charCodeAt(i), j, u;
+      if (c === 96 && t.run[i]) {  // `code`: closed by the next run of as many backticks
+        var len = t.run[i], k = t.sameRun[i];
+        if (k >= 0 && k + len <= to) {
+          out.push(esc(s.slice(last, i)), "<code>" + esc(s.slice(i + len, k)) + "</code>");
+          i = last = k + len;
+        } else i += len;  // a run that never closes is text
+        continue;
+      }
+      if (c === 33 && s.charCodeAt(i + 1) === 91 && i + 1 < to) {  // ![alt](address): never fetched
+        j = t.bracket[i + 2];
+        if (j < to && s.charCodeAt(j) === 93 && s.charCodeAt(j + 1) === 40 && j + 1 < to) {
+          u = t.paren[j + 2];
+          if (u < to && s.charCodeAt(u) === 41) {
+            out.push(esc(s.slice(last, i)), '<span class="md-img">[image: ' + esc(s.slice(i + 2, j)) + " " + esc(s.slice(j + 2, u)) + "]</span>");
+            i = last = u + 1;
+            continue;
+          }
+        }
+      }
+      if (c === 91) {  // [words](address): a link only to http(s)
+        j = t.bracket[i + 1];
+        if (j > i + 1 && j < to && s.charCodeAt(j) === 93 && s.charCodeAt(j + 1) === 40 && j + 1 < to) {
+          u = t.paren[j + 2];
+          if (u > j + 2 && u < to && s.charCodeAt(u) === 41) {
+            var href = s.slice(j + 2, u);
+            if (/^https?:\/\//i.test(href)) enter('<a href="' + esc(href) + '" rel="noopener noreferrer" target="_blank">', i + 1, j, "</a>", u + 1);
+            else enter("", i + 1, j, " (" + esc(href) + ")", u + 1);
+            continue;
+          }
+        }
+      }
+      if ((c === 42 || c === 95) && i + 1 < to && !isSpace(s.charCodeAt(i + 1))) {
+        var d = s.charCodeAt(i + 1);
+        if (d === c && i + 2 < to && !isSpace(s.charCodeAt(i + 2))) {  // **strong** or __strong__
+          j = (c === 42 ? t.strong42 : t.strong95)[Math.min(i + 3, n)];
+          if (j + 1 < to) { enter("<strong>", i + 2, j, "</strong>", j + 2); continue; }
+        }
+        // *emphasis* or _emphasis_: the closer may not be followed by a word character or '*'
+        // (the end of the enclosing range counts as nothing following).
+        j = (c === 42 ? t.em42 : t.em95)[Math.min(i + 2, n)];
+        if (j >= to - 1) j = to - 1 >= i + 2 && s.charCodeAt(to - 1) === c && !isSpace(s.charCodeAt(to - 2)) ? to - 1 : -1;
+        if (j >= 0) { enter("<em>", i + 1, j, "</em>", j + 1); continue; }
+      }
+      i++;
+    }
     return out.join("");
   }
-  function markdown(text) {
+  // Quotes nest at most this deep; deeper ones are shown as their text (each level reads its
+  // lines again: a bound keeps a line of many '>' linear, and the stack small).
+  var QUOTE_DEPTH = 16;
+  function markdown(text, depth) {
     text = String(text);
-    if (text.length > 200000) return '<div class="text">' + esc(text) + "</div>";
-    var lines = text.split("\n"), out = [], para = [], list = null, i = 0;
+    depth = depth || 0;
+    if (text.length > 200000 || depth > QUOTE_DEPTH) return '<div class="text">' + esc(text) + "</div>";
+    var lines = text.split("\n"), out = [], para = [], list = null, item = null, i = 0;
+    // The open list item's pieces (its continuation lines are added to it, not to a string
+    // rebuilt per line).
+    function closeItem() { if (item) { out.push("<li>" + item.join(" ") + "</li>"); item = null; } }
     function flush() {
+      closeItem();
       if (para.length) { out.push("<p>" + mdInline(para.join("\n")) + "</p>"); para = []; }
       if (list) { out.push("</" + list + ">"); list = null; }
     }
@@ -382,16 +479,17 @@
         flush();
         var quote = [];
         for (; i < lines.length && (m = /^\s{0,3}>\s?(.*)$/.exec(lines[i])); i++) quote.push(m[1]);
-        out.push("<blockquote>" + markdown(quote.join("\n")) + "</blockquote>");
+        out.push("<blockquote>" + markdown(quote.join("\n"), depth + 1) + "</blockquote>");
         continue;
       }
       if ((m = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/.exec(line))) {
         var kind = /\d/.test(m[1]) ? "ol" : "ul";
         if (para.length || list !== kind) { flush(); out.push("<" + kind + ">"); list = kind; }
-        out.push("<li>" + mdInline(m[2]) + "</li>");
+        closeItem();
+        item = [mdInline(m[2])];
         i++; continue;
       }
-      if (list && /^\s{2,}\S/.test(line)) { out[out.length - 1] = out[out.length - 1].replace(/<\/li>$/, " " + mdInline(line.trim()) + "</li>"); i++; continue; }
+      if (list && /^\s{2,}\S/.test(line)) { item.push(mdInline(line.trim())); i++; continue; }
       if (list) flush();
       para.push(line);
       i++;
@@ -402,9 +500,12 @@
   var KEYWORDS = /^(?:function|return|const|let|var|if|else|for|while|do|switch|case|break|continue|class|def|import|from|export|as|new|try|catch|finally|throw|raise|async|await|yield|with|in|of|is|not|and|or|None|True|False|null|true|false|undefined|this|self|public|private|static|fn|pub|impl|struct|enum|type|interface|package|func|go|defer|lambda|elif|except|pass)$/;
   function highlight(code, path) {
     var hash = /\.(py|sh|bash|zsh|rb|pl|toml|ya?ml|r)$/i.test(path || "") || /^(Makefile|Dockerfile)$/.test(String(path || "").split("/").pop());
+    // A block comment or template string that never closes runs to the end of the code (as in
+    // an editor); a quoted string must close on its line within 500 characters. Either way each
+    // opener is searched from at most once, or a bounded distance: no quadratic rescans.
     var re = hash
-      ? /(#[^\n]*)|("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|(\b\d+(?:\.\d+)?\b)|([A-Za-z_$][\w$]*)/g
-      : /(\/\/[^\n]*|\/\*[\s\S]*?\*\/)|("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|(\b\d+(?:\.\d+)?\b)|([A-Za-z_$][\w$]*)/g;
+      ? /(#[^\n]*)|("(?:[^"\\\n]|\\.){0,500}"|'(?:[^'\\\n]|\\.){0,500}')|(\b\d+(?:\.\d+)?\b)|([A-Za-z_$][\w$]*)/g
+      : /(\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|$))|("(?:[^"\\\n]|\\.){0,500}"|'(?:[^'\\\n]|\\.){0,500}'|`(?:[^`\\]|\\[\s\S])*(?:`|$))|(\b\d+(?:\.\d+)?\b)|([A-Za-z_$][\w$]*)/g;
     var out = [], last = 0, m;
     if (code.length > 200000) return esc(code);
     while ((m = re.exec(code)) !== null) {
@@ -804,7 +905,7 @@
   function skeleton() {
     var h = META.header || {}, filters = [["default", "Default"], ["no-tools", "No tools"], ["user-only", "User"], ["labeled-only", "Labeled"], ["all", "All"]];
     // Served pages lead back to the session list; the title is the session's name (as Pi lists it).
-    var back = META.live ? '<a id="back" href="/" title="all sessions">← sessions</a>' : "";
+    var back = META.live && META.live.home ? '<a id="back" href="' + esc(META.live.home) + '" title="all sessions">← sessions</a>' : "";
     app.innerHTML = '<div id="top">' + back + '<h1 title="' + esc("session " + String(h.id)) + '">' + esc(META.name || "Session " + String(h.id)) + '</h1><span class="facts">' +
       esc([String(h.cwd || ""), "session " + String(h.id)].join(" · ")) + (typeof h.timestamp === "string" ? " · " + timeHtml(h.timestamp) : "") +
       " · " + esc(META.file) + '</span><span class="spacer"></span>' +
@@ -911,6 +1012,10 @@
       return out;
     },
     rowHeight: ROW_H,
+    // The Markdown renderer, for tests at its size cap.
+    markdown: function (text) { return markdown(text); },
+    // Every entry as the page parsed it (a test compares them with the file's values).
+    entries: function () { var out = []; for (var i = 0; i < COUNT; i++) out.push(entry(i)); return out; },
   };
   var theme = null;
   try { theme = localStorage.getItem("pitools-theme"); } catch (err) { theme = null; }
@@ -925,24 +1030,31 @@
 
   // -- live updates (pitools serve) ---------------------------------------------------------
   // The page polls its session's stamp (size and time of change); when it moves, it asks for
-  // the entries after the ones it has (the server checks they are still the file's first
-  // ones, else it sends them all) and the read model again.
+  // the entries after the ones it has, naming the bytes they came from (their length and
+  // SHA-256, from the server): the server sends only the rest when the file still starts with
+  // those bytes, else everything again (an in-place rewrite). Always with the read model.
   if (meta.live && window.fetch) {
-    var stamp = meta.live.stamp;
+    var stamp = meta.live.stamp, prefix = meta.live.prefix || null, delay = 1000;
     var poll = function () {
       fetch(meta.live.stampUrl, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; })
         .then(function (s) {
           if (!s || s.stamp === stamp) return null;
-          var n = COUNT, url = meta.live.dataUrl + "?have=" + n + "&last=" + encodeURIComponent(n ? idText(n - 1) : "");
+          var url = meta.live.dataUrl;
+          if (prefix && prefix.have === COUNT) url += (url.indexOf("?") < 0 ? "?" : "&") + "have=" + prefix.have + "&bytes=" + prefix.bytes + "&sha=" + encodeURIComponent(prefix.sha);
           return fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (r) { return r.ok ? r.text() : null; });
         })
         .then(function (body) {
           if (!body) return;
-          var nl = body.indexOf("\n"), head = JSON.parse(body.slice(0, nl));
-          stamp = head.stamp;
+          // The first line is the head; no entry may follow it (a touch, a same-size rewrite).
+          var nl = body.indexOf("\n");
+          if (nl < 0) nl = body.length;
+          var head = JSON.parse(body.slice(0, nl));
           var keep = followDefault ? -1 : selected, keepId = keep >= 0 ? idText(keep) : undefined;
-          var raw = head.from === COUNT ? RAW : [];
+          var raw = head.from > 0 && head.from === COUNT ? RAW : [], had = raw.length;
           splitLines(body.slice(nl + 1), raw);
+          if (raw.length !== head.meta.ids.length) { raw.length = had; throw new Error("the update does not match its read model"); }
+          stamp = head.stamp;
+          prefix = head.prefix || null;
           load(head.meta, raw);
           if (META.name) { document.title = META.name + " · pi session"; document.querySelector("#top h1").textContent = META.name; }
           var p = keep >= 0 ? posOfId(keepId) : -1;
@@ -951,10 +1063,12 @@
           applyFilter();
           document.documentElement.setAttribute("data-updated", String(stamp));
           document.documentElement.setAttribute("data-update-from", String(head.from));
+          delay = 1000;
         })
-        .catch(function () { /* the server went away: try again later */ })
-        .then(function () { setTimeout(poll, 1000); });
+        // The server went away or sent what cannot be used: try again, less and less often.
+        .catch(function () { delay = Math.min(delay * 2, 30000); })
+        .then(function () { setTimeout(poll, delay); });
     };
-    setTimeout(poll, 1000);
+    setTimeout(poll, delay);
   }
 })();
