@@ -1,0 +1,57 @@
+"""``pitools heal``: the plan (and what was written) as text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pitools.render.request import findings_human
+from pitools.render.safe import safe_text
+
+
+def heal_human(outcome: Any, *, file: str, model_ref: str, mode: str) -> str:
+    """``mode``: "dry-run", "apply" or "new"."""
+    plan = outcome.plan
+    lines = [f"model     {model_ref}", f"leaf      {plan.leaf_id}"]
+    lines += ["", "before healing:", *findings_human(plan.before)]
+    if outcome.rewrites:
+        lines += ["", f"tool call ids rewritten in the new session ({len(outcome.rewrites)}):"]
+        for rw in outcome.rewrites:
+            answered = f", result(s) {', '.join(map(str, rw.results))}" if rw.results else ""
+            lines.append(f"  {rw.entry_id}  {_short(rw.old)} -> {rw.new}  ({rw.why}{answered})")
+    if plan.remedies:
+        lines += ["", f"remedies ({len(plan.entries)} context_edit entr{'y' if len(plan.entries) == 1 else 'ies'}):"]
+        for r in plan.remedies:
+            lines.append(f"  {r.entry_id}  {r.role}: {r.change}  [{', '.join(r.why)}]")
+            lines.append(f"      the model no longer sees: {r.loses}")
+    if plan.unhealed:
+        lines += ["", "not healable by a context edit:"]
+        for u in plan.unhealed:
+            lines.append(f"  {u.code} at {u.path or '-'}: {u.advice}")
+    lines.append("")
+    needed = bool(plan.entries or outcome.rewrites)
+    if not needed:
+        lines.append("nothing to heal" if not plan.unhealed else "nothing pitools can heal")
+    elif mode == "dry-run":
+        after = "clean" if not any(f.severity == "error" for f in plan.after) else f"{len(plan.after)} finding(s) left"
+        lines.append(f"after healing: {after}; dry run, nothing written.")
+        lines.append(
+            f"apply: pitools heal {_arg(file)} --for-model {_arg(model_ref)} --apply   (or -o NEW for a new session)"
+        )
+    else:
+        after = "clean" if not any(f.severity == "error" for f in plan.after) else f"{len(plan.after)} finding(s) left"
+        lines.append(f"after healing: {after}; written to {outcome.written_to}")
+        if outcome.backup:
+            lines.append(f"backup: {outcome.backup}")
+        lines.append(f"Pi's leaf: {plan.new_leaf_id}")
+    return safe_text("\n".join(lines)) + "\n"
+
+
+def _short(value: Any) -> str:
+    text = value if type(value) is str else repr(value)
+    return repr(text[:45] + "..." if len(text) > 48 else text)
+
+
+def _arg(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
