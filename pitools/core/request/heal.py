@@ -311,6 +311,8 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
         keys = _identifiers(build.payload, f.path)
         if code in EXCHANGE_CODES:
             found = _find_calls(ctx.llm, keys)
+            if code == "duplicate-tool-id" and len(found) > 1:
+                found = found[1:]  # the first call keeps its id; the later ones are the duplicates
             if not found and code == "thinking-missing-in-tool-loop":
                 found = _last_tool_turn(ctx.llm)
             if not found and code == "missing-thought-signature":

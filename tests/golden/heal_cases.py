@@ -1,0 +1,141 @@
+"""Golden cases for ``pitools heal``: a wedged session, healed in place and as a new session.
+
+``write_all()`` writes, for each case, ``golden/heal-<case>/session.jsonl`` (the wedge),
+``healed.jsonl`` (after ``heal --apply``) and ``healed-new.jsonl`` (after ``heal -o``), with fixed
+ids and times so the files are reproducible; ``scripts/record_requests.mjs --heal`` then records,
+for each file, Pi 1.6.0's default leaf, Pi's LLM messages there and pi-ai's body for the target.
+The oracle's view of each healed file (every leaf) is ``healed.pi.json.xz`` /
+``healed-new.pi.json.xz``. Run: ``python -m tests.golden.heal_cases --record`` (from the project
+root; needs node and the reference), then ``node scripts/record_requests.mjs --heal``;
+``make golden`` runs both.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.golden.request_cases import GOLDEN, PNG, USAGE, TOOLS, _Writer
+
+NOW = _dt.datetime(2026, 11, 3, 10, 0, 0, tzinfo=_dt.UTC)
+SESSION_ID = "019a5f60-0000-7000-8000-0000000000a1"
+#: case -> (target model, how the wedge is made).
+CASES: dict[str, str] = {"heal-handoff": "anthropic/claude-sonnet-4-5", "heal-wedges": "anthropic/claude-sonnet-4-5"}
+
+
+def _assistant(content: list[Any], model: str = "claude-sonnet-4-5", stop: str = "toolUse") -> dict[str, Any]:
+    return {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
+            "model": model, "usage": USAGE, "stopReason": stop}  # fmt: skip
+
+
+def wedges() -> str:
+    """One session with each shape an edit heals: an image type Anthropic refuses, a duplicate
+    tool call id, a tool result whose call is gone, empty text blocks, and a turn of nothing but
+    another provider's thinking."""
+    w = _Writer("019a5f60-1111-7222-8333-444455556666")
+    w.msg({"role": "system", "content": "", "sections": {"preamble": "You are an expert coding assistant."},
+           "toolsAdded": TOOLS[:2]})  # fmt: skip
+    w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    w.add({"type": "thinking_level_change", "thinkingLevel": "off"})
+    w.msg(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is in this screenshot?"},
+                {"type": "image", "data": PNG, "mimeType": "image/bmp"},
+            ],
+        }
+    )
+    w.msg(_assistant([{"type": "text", "text": "A login form."}], stop="stop"))
+    w.msg({"role": "user", "content": "Read the config twice."})
+    w.msg(_assistant([{"type": "toolCall", "id": "toolu_dup", "name": "read", "arguments": {"path": "a.json"}}]))
+    w.msg({"role": "toolResult", "toolCallId": "toolu_dup", "toolName": "read",
+           "content": [{"type": "text", "text": "{\"a\": 1}"}], "isError": False})  # fmt: skip
+    w.msg(_assistant([{"type": "toolCall", "id": "toolu_dup", "name": "read", "arguments": {"path": "b.json"}}]))
+    w.msg({"role": "toolResult", "toolCallId": "toolu_dup", "toolName": "read",
+           "content": [{"type": "text", "text": "{\"b\": 2}"}], "isError": False})  # fmt: skip
+    w.msg(_assistant([{"type": "text", "text": ""}, {"type": "text", "text": "Both read."}], stop="stop"))
+    w.msg({"role": "user", "content": "And the log?"})
+    w.msg({"role": "toolResult", "toolCallId": "toolu_gone", "toolName": "bash",
+           "content": [{"type": "text", "text": "log line"}], "isError": False})  # fmt: skip
+    w.msg(_assistant([{"type": "text", "text": "The log has one line."}], stop="stop"))
+    w.msg({"role": "user", "content": "Thanks."})
+    return w.text()
+
+
+def _ids(prefix: str) -> Callable[[Callable[[str], bool]], str]:
+    count = 0
+
+    def make(taken: Callable[[str], bool]) -> str:
+        nonlocal count
+        count += 1
+        return f"{prefix}{count:04x}"
+
+    return make
+
+
+def heal_files(folder: Path, model_ref: str) -> None:
+    """``healed.jsonl`` and ``healed-new.jsonl`` beside ``folder/session.jsonl``, reproducibly."""
+    from pitools.core.compaction.plan import compaction_line
+    from pitools.core.request.heal import plan_heal, rewrite_tool_ids
+    from pitools.core.session.api import load
+    from pitools.core.session.fork import NewSessionOptions, clone_session
+    from pitools.ops.request import resolve_model
+
+    source = folder / "session.jsonl"
+    loaded = load(str(source))
+    model = resolve_model(model_ref, use_config=False)
+    sid = (loaded.session.header or {}).get("id")
+    plan = plan_heal(loaded.session.entries, loaded.leaf(None), sid, model, None, now=NOW, new_id=_ids("hea1"))
+    lines = b"".join(compaction_line(e) for e in plan.entries)  # the bytes --apply appends
+    (folder / "healed.jsonl").write_bytes(source.read_bytes() + lines)
+    opts = NewSessionOptions(now=NOW, session_id=SESSION_ID, parent_session=str(source.name), process_cwd="/work/app")
+    new = clone_session(loaded, loaded.leaf(None), opts)
+    entries, _ = rewrite_tool_ids(new.entries)
+    new_plan = plan_heal(entries, new.leaf_id, SESSION_ID, model, None, now=NOW, new_id=_ids("hea2"))
+    new.entries = [*entries, *new_plan.entries]
+    (folder / "healed-new.jsonl").write_bytes(b"".join(new.lines()))
+
+
+def record_extra(folder: Path, oracle: Path, ref: Path) -> None:
+    """Pi's results (the oracle, every leaf) on ``healed.jsonl`` and ``healed-new.jsonl``."""
+    import lzma
+    import os
+    import subprocess
+
+    env = dict(os.environ, PI_REF_DIR=str(ref), TZ="UTC")
+    for name in ("healed", "healed-new"):
+        cmd = ["node", str(oracle), str(folder / f"{name}.jsonl"), "--all-leaves"]
+        proc = subprocess.run(cmd, capture_output=True, env=env, timeout=300, check=False)
+        blob = proc.stdout if proc.returncode == 0 else b'{"error": "crash"}'
+        (folder / f"{name}.pi.json.xz").write_bytes(lzma.compress(blob, preset=9 | lzma.PRESET_EXTREME))
+
+
+def write_all() -> list[Path]:
+    folders = []
+    for name, model_ref in CASES.items():
+        folder = GOLDEN / name
+        folder.mkdir(parents=True, exist_ok=True)
+        if name == "heal-handoff":
+            shutil.copyfile(GOLDEN / "request-handoff" / "session.jsonl", folder / "session.jsonl")
+        else:
+            (folder / "session.jsonl").write_text(wedges(), encoding="utf-8")
+        (folder / "target.txt").write_text(model_ref + "\n", encoding="utf-8")
+        heal_files(folder, model_ref)
+        folders.append(folder)
+    return folders
+
+
+if __name__ == "__main__":
+    import sys
+
+    from tests.support import load_script
+
+    record_golden = load_script("record_golden")
+    for path in write_all():
+        if "--record" in sys.argv:
+            record_extra(path, record_golden.oracle_script(), record_golden.reference_dir())
+        print(path)
