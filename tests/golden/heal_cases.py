@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.golden.request_cases import GOLDEN, PNG, USAGE, TOOLS, _Writer
+from tests.golden.request_cases import GOLDEN, PNG, TOOLS, USAGE, _Writer
 
 NOW = _dt.datetime(2026, 11, 3, 10, 0, 0, tzinfo=_dt.UTC)
 SESSION_ID = "019a5f60-0000-7000-8000-0000000000a1"
