@@ -1,0 +1,150 @@
+"""``pitools heal``: the dry run, ``--apply`` and ``-o`` around the core plan.
+
+What Pi and pi-ai make of the healed files is proven in tests/golden/test_heal.py; these tests
+cover the command: exit codes, what is (and is not) written, consent, usage errors, hostile text.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tests import support
+
+GOLDEN = support.ROOT / "golden"
+HANDOFF = GOLDEN / "request-handoff" / "session.jsonl"
+SCHEMA = json.loads((support.ROOT / "schemas" / "output" / "heal.schema.json").read_text())
+MODEL = "anthropic/claude-sonnet-4-5"
+
+
+def _schema_ok(data: Any) -> None:
+    Draft202012Validator.check_schema(SCHEMA)
+    errors = list(Draft202012Validator(SCHEMA).iter_errors(data))
+    assert not errors, errors[0].message
+
+
+@pytest.fixture
+def wedged(tmp_path: Path) -> Path:
+    p = tmp_path / "run.jsonl"
+    shutil.copy(HANDOFF, p)
+    return p
+
+
+def test_dry_run_lists_the_remedies_and_writes_nothing(run: Any, wedged: Path) -> None:
+    before = wedged.read_bytes()
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--format", "json", exit_code=1)
+    data = json.loads(result.stdout)
+    _schema_ok(data)
+    assert [r["entryId"] for r in data["remedies"]] == ["e005", "e006", "e009", "e010"]
+    assert {c for r in data["remedies"] for c in r["why"]} == {
+        "foreign-thinking-signature",
+        "tool-id-pattern",
+        "thinking-missing-in-tool-loop",
+    }
+    assert data["ok"] is True and data["after"] == [] and data["written"] is False
+    assert len(data["before"]) == 4
+    assert wedged.read_bytes() == before
+    assert sorted(p.name for p in wedged.parent.iterdir()) == ["run.jsonl"]
+    human = run("heal", wedged, "--for-model", MODEL, "--no-config", exit_code=1).stdout
+    assert "the model no longer sees" in human and "--apply" in human
+
+
+def test_apply_appends_context_edits_and_the_check_passes(run: Any, wedged: Path) -> None:
+    before = wedged.read_bytes()
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--apply", "--yes", "--format", "json")
+    data = json.loads(result.stdout)
+    _schema_ok(data)
+    after = wedged.read_bytes()
+    assert after.startswith(before)
+    added = [json.loads(line) for line in after[len(before) :].splitlines()]
+    assert added == data["entries"] and all(e["type"] == "context_edit" for e in added)
+    assert added[0]["parentId"] == "e011"
+    assert [e["parentId"] for e in added[1:]] == [e["id"] for e in added[:-1]]
+    assert data["backup"] and Path(data["backup"]).read_bytes() == before
+    run("request", wedged, "--model", MODEL, "--check", "--no-config")
+    again = run("heal", wedged, "--for-model", MODEL, "--no-config")
+    assert "nothing to heal" in again.stdout
+
+
+def test_apply_without_backup(run: Any, wedged: Path) -> None:
+    run("heal", wedged, "--for-model", MODEL, "--no-config", "--apply", "--yes", "--no-backup")
+    assert sorted(p.name for p in wedged.parent.iterdir()) == ["run.jsonl"]
+
+
+def test_output_writes_a_clone_with_ids_rewritten(run: Any, wedged: Path, tmp_path: Path) -> None:
+    before = wedged.read_bytes()
+    new = tmp_path / "healed.jsonl"
+    data = json.loads(run("heal", wedged, "--for-model", MODEL, "--no-config", "-o", new, "--format", "json").stdout)
+    _schema_ok(data)
+    assert wedged.read_bytes() == before
+    lines = [json.loads(line) for line in new.read_text().splitlines()]
+    assert lines[0]["parentSession"] == str(wedged)
+    assert {r["entryId"] for r in data["idRewrites"]} == {"e005", "e009"}
+    ids = {b["id"] for e in lines[1:] if e.get("type") == "message" for b in e["message"].get("content") or []
+           if isinstance(b, dict) and b.get("type") == "toolCall"}  # fmt: skip
+    answered = {e["message"]["toolCallId"] for e in lines[1:] if e.get("type") == "message"
+                and e["message"]["role"] == "toolResult"}  # fmt: skip
+    assert answered <= ids and all("|" not in i for i in ids)
+    run("request", new, "--model", MODEL, "--check", "--no-config")
+    assert "nothing to heal" in run("heal", new, "--for-model", MODEL, "--no-config").stdout
+
+
+def test_nothing_to_heal_exits_0(run: Any) -> None:
+    result = run("heal", GOLDEN / "request-wedges" / "session.jsonl", "--for-model", MODEL, "--no-config")
+    assert "nothing to heal" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--apply", "-o", "x.jsonl"],
+        ["--dry-run", "--apply"],
+        ["--no-backup"],
+        ["--yes"],
+    ],
+)
+def test_usage_errors_exit_2(run: Any, wedged: Path, args: list[str]) -> None:
+    run("heal", wedged, "--for-model", MODEL, *args, exit_code=2)
+
+
+def test_a_malformed_model_is_a_usage_error_and_an_unknown_one_a_one_line_error(run: Any, wedged: Path) -> None:
+    run("heal", wedged, "--for-model", "claude", exit_code=2)
+    result = run("heal", wedged, "--for-model", "anthropic/no-such-model", "--no-config", exit_code=1)
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_a_v1_session_is_refused_before_appending(run: Any, tmp_path: Path) -> None:
+    p = tmp_path / "old.jsonl"
+    shutil.copy(GOLDEN / "gen-s0002_v1" / "session.jsonl", p)  # a v1 file with something to heal
+    before = p.read_bytes()
+    run("heal", p, "--for-model", MODEL, "--no-config", exit_code=1)
+    result = run("heal", p, "--for-model", MODEL, "--no-config", "--apply", "--yes", exit_code=1)
+    assert "migrate" in result.stderr and "Traceback" not in result.stderr
+    assert p.read_bytes() == before and sorted(x.name for x in tmp_path.iterdir()) == ["old.jsonl"]
+
+
+def test_hostile_text_never_reaches_the_terminal_raw(run: Any, tmp_path: Path) -> None:
+    p = tmp_path / "evil.jsonl"
+    lines = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"},
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "hi", "timestamp": 1}},
+        {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
+         "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "x\x1b]52;c;AAAA\x07",
+                     "name": "bash\u202e", "arguments": {"c": "\x1b[2J"}}],
+                     "provider": "anthropic", "api": "anthropic-messages", "model": "claude-sonnet-4-5",
+                     "stopReason": "toolUse"}},
+        {"type": "message", "id": "a3", "parentId": "a2", "timestamp": "2026-01-01T00:00:03.000Z",
+         "message": {"role": "toolResult", "toolCallId": "x\x1b]52;c;AAAA\x07", "toolName": "bash",
+                     "content": [{"type": "text", "text": "\x1b[31mred"}], "isError": False, "timestamp": 3}},
+    ]  # fmt: skip
+    p.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = run("heal", p, "--for-model", MODEL, "--no-config", exit_code=1)
+    assert "a2" in result.stdout  # the exchange is healed, its id and name shown made safe
+    for bad in ("\x1b", "\u202e", "\x07"):
+        assert bad not in result.stdout
