@@ -157,6 +157,13 @@ class _Context:
 
     llm: list[Any]
     owners: list[Any]
+    #: How many context entries carry each id (an edit targets an id: every entry with it).
+    id_counts: dict[Any, int] = field(default_factory=dict)
+
+
+def _targetable(entry_id: Any, ctx: _Context) -> bool:
+    """Pi's edits are keyed by id: an entry without a usable id of its own cannot be targeted alone."""
+    return type(entry_id) is str and entry_id != "" and ctx.id_counts.get(entry_id, 0) == 1
 
 
 def plan_heal(
@@ -176,7 +183,12 @@ def plan_heal(
     from pitools.core.request.build import build_request
     from pitools.core.request.check import check_request
     from pitools.core.session.tree import SessionIndex
+    from pitools.errors import PitoolsError
 
+    if type(leaf_id) is not str or leaf_id == "":
+        # Pi would append with that parentId, and a falsy one ends every walk: the edits would
+        # start a new tree without the conversation they edit.
+        raise PitoolsError("the leaf has no usable id; Pi cannot append after it (run `pitools repair` first)")
     base = list(entries)
     added: list[dict[str, Any]] = []
     merged: dict[Any, Remedy] = {}
@@ -254,11 +266,14 @@ def _context(index: Any, leaf: Any, llm: list[Any]) -> _Context:
     path = list(branch) if branch else index.session_path(leaf)
     projection = build_projection(path, context_entries_from_path(path))
     owners: list[Any] = []
+    counts: dict[Any, int] = {}
     for pe in projection.entries:
         owners.extend(pe for _ in convert_to_llm(list(pe.messages)))
+        if type(pe.source_id) is str:
+            counts[pe.source_id] = counts.get(pe.source_id, 0) + 1
     if len(owners) != len(llm):  # cannot happen while convertToLlm maps message by message
         owners = [None] * len(llm)
-    return _Context(llm, owners)
+    return _Context(llm, owners, counts)
 
 
 def _context_edit(
@@ -297,7 +312,7 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
 
     def edit_of(i: int) -> _Edit | None:
         owner = ctx.owners[i]
-        if owner is None or not _editable(owner):
+        if owner is None or not _editable(owner) or not _targetable(owner.source_id, ctx):
             return None
         key = id(owner)
         if key not in edits:
