@@ -23,7 +23,12 @@ from tests.golden.request_cases import GOLDEN, PNG, TOOLS, USAGE, _Writer
 NOW = _dt.datetime(2026, 11, 3, 10, 0, 0, tzinfo=_dt.UTC)
 SESSION_ID = "019a5f60-0000-7000-8000-0000000000a1"
 #: case -> (target model, how the wedge is made).
-CASES: dict[str, str] = {"heal-handoff": "anthropic/claude-sonnet-4-5", "heal-wedges": "anthropic/claude-sonnet-4-5"}
+CASES: dict[str, str] = {
+    "heal-handoff": "anthropic/claude-sonnet-4-5",
+    "heal-wedges": "anthropic/claude-sonnet-4-5",
+    "heal-gemini": "google/gemini-3.5-flash",
+    "heal-images": "anthropic/claude-haiku-4-5",
+}
 
 
 def _assistant(content: list[Any], model: str = "claude-sonnet-4-5", stop: str = "toolUse") -> dict[str, Any]:
@@ -63,6 +68,37 @@ def wedges() -> str:
            "content": [{"type": "text", "text": "log line"}], "isError": False})  # fmt: skip
     w.msg(_assistant([{"type": "text", "text": "The log has one line."}], stop="stop"))
     w.msg({"role": "user", "content": "Thanks."})
+    return w.text()
+
+
+def gemini() -> str:
+    """A Claude tool loop switched to Gemini 3 mid-loop: the open call has no thought signature."""
+    w = _Writer("019a5f60-2222-7333-8444-555566667777")
+    w.msg({"role": "system", "content": "", "sections": {"preamble": "You are an expert coding assistant."},
+           "toolsAdded": TOOLS[:2]})  # fmt: skip
+    w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    w.msg({"role": "user", "content": "Run the tests."})
+    thinking = {"type": "thinking", "thinking": "Run them.", "thinkingSignature": "EqQBCkYIBxgCKkA" + "x" * 60}
+    call = {"type": "toolCall", "id": "toolu_01A", "name": "bash", "arguments": {"command": "npm test"}}
+    w.msg(_assistant([thinking, call]))
+    w.msg({"role": "toolResult", "toolCallId": "toolu_01A", "toolName": "bash",
+           "content": [{"type": "text", "text": "2 failing"}], "isError": False})  # fmt: skip
+    w.add({"type": "model_change", "provider": "google", "modelId": "gemini-3.5-flash"})
+    return w.text()
+
+
+def images() -> str:
+    """104 screenshots over four turns for a model that takes 100 per request."""
+    w = _Writer("019a5f60-3333-7444-8555-666677778888")
+    w.msg({"role": "system", "content": "", "sections": {"preamble": "You are an expert coding assistant."},
+           "toolsAdded": TOOLS[:2]})  # fmt: skip
+    w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-haiku-4-5"})
+    w.add({"type": "thinking_level_change", "thinkingLevel": "off"})
+    for k in range(4):
+        shots = [{"type": "image", "data": PNG, "mimeType": "image/png"}] * 26
+        w.msg({"role": "user", "content": [{"type": "text", "text": f"Batch {k} of screenshots."}, *shots]})
+        w.msg(_assistant([{"type": "text", "text": f"Seen batch {k}."}], model="claude-haiku-4-5", stop="stop"))
+    w.msg({"role": "user", "content": "Compare them."})
     return w.text()
 
 
@@ -122,7 +158,8 @@ def write_all() -> list[Path]:
         if name == "heal-handoff":
             shutil.copyfile(GOLDEN / "request-handoff" / "session.jsonl", folder / "session.jsonl")
         else:
-            (folder / "session.jsonl").write_text(wedges(), encoding="utf-8")
+            make = {"heal-wedges": wedges, "heal-gemini": gemini, "heal-images": images}[name]
+            (folder / "session.jsonl").write_text(make(), encoding="utf-8")
         (folder / "target.txt").write_text(model_ref + "\n", encoding="utf-8")
         heal_files(folder, model_ref)
         folders.append(folder)

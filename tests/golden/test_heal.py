@@ -126,3 +126,19 @@ def test_messages_no_remedy_names_are_unchanged(case: str) -> None:
             assert new.get(eid) == messages, eid
     for eid in named:
         assert new.get(eid) != old[eid], eid
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("file", ("session.jsonl", *HEALED))
+def test_pitools_builds_pi_ais_body_for_every_file(case: str, file: str) -> None:
+    """The body the dry run checks is pi-ai's, byte for byte (so its findings are the provider's)."""
+    from pitools.core.request.build import build_request
+    from tests import support
+
+    record = _records(case)[file]
+    loaded = load(str(GOLDEN / case / file))
+    sid = (loaded.session.header or {}).get("id")
+    compared, problem = support.request_mismatch(
+        record, lambda: build_request(loaded.index, record["leaf"], sid, _model(case), None), f"{case}/{file}"
+    )
+    assert compared and problem is None, problem

@@ -593,21 +593,40 @@ def _replace_images(e: _Edit, data: set[Any], code: str, why: str) -> None:
 
 
 def _trim_images(llm: list[Any], model: dict[str, Any], edit_of: Callable[[int], _Edit | None], code: str) -> None:
-    """Keep the newest images the model takes; the older ones become notes."""
+    """Keep the newest images the model takes; the older ones (by position) become notes."""
     most = ((model.get("inputLimits") or {}).get("images") or {}).get("maxPerRequest")
     if not most:
         return
     places = [
-        (i, b.get("data"))
+        (i, k)
         for i, m in enumerate(llm)
-        for b in _blocks(m)
+        for k, b in enumerate(_blocks(m))
         if type(b) is dict and b.get("type") == "image"
     ]
-    extra = len(places) - most
-    for i, data in places[: max(extra, 0)]:
+    oldest: dict[int, set[int]] = {}
+    for i, k in places[: max(len(places) - most, 0)]:
+        oldest.setdefault(i, set()).add(k)
+    why = f"one of the oldest images; the model takes at most {most} per request"
+    for i, positions in oldest.items():
         e = edit_of(i)
-        if e is not None:
-            _replace_images(e, {data}, code, f"one of the oldest images; the model takes at most {most} per request")
+        if e is None:
+            continue
+        content = e.content if isinstance(e.content, list) else []
+        if len(content) != len(_blocks(llm[i])):
+            continue  # reshaped by another remedy of this round: the next round counts again
+        count = 0
+        new = []
+        for k, b in enumerate(content):
+            if k in positions and type(b) is dict and b.get("type") == "image":
+                count += 1
+                new.append({"type": "text", "text": IMAGE_NOTE.format(why=why)})
+            else:
+                new.append(b)
+        if count:
+            e.content = new
+            e.why.append(code)
+            e.changes.append(f"{count} image(s) replaced by a one-line note")
+            e.losses.append("the image itself (a note says one was there and why it was removed)")
 
 
 def _is_empty_text(b: Any) -> bool:
