@@ -148,3 +148,60 @@ def test_hostile_text_never_reaches_the_terminal_raw(run: Any, tmp_path: Path) -
     assert "a2" in result.stdout  # the exchange is healed, its id and name shown made safe
     for bad in ("\x1b", "\u202e", "\x07"):
         assert bad not in result.stdout
+
+
+def test_a_no_at_the_terminal_writes_nothing(run: Any, wedged: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitools.cli import option_groups
+
+    asked: list[str] = []
+
+    def no(question: str) -> bool:
+        asked.append(question)
+        return False
+
+    monkeypatch.setattr(option_groups, "confirm_at_terminal", lambda out: no)
+    before = wedged.read_bytes()
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--apply", exit_code=1)
+    assert asked and "4 context_edit entries" in asked[0]
+    assert "nothing written" in result.stderr
+    assert wedged.read_bytes() == before and sorted(p.name for p in wedged.parent.iterdir()) == ["run.jsonl"]
+
+
+def test_a_file_changed_after_reading_is_not_written(run: Any, wedged: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitools.ops import heal
+
+    planned = heal.plan_for
+
+    def plan_then_pi_appends(*args: Any, **kwargs: Any) -> Any:
+        plan = planned(*args, **kwargs)
+        with wedged.open("ab") as fh:  # Pi appends a line while pitools was planning
+            fh.write(
+                b'{"type":"label","id":"zz1","parentId":"e011","timestamp":"2026-11-02T09:01:00.000Z","targetId":"e011","label":"x"}\n'
+            )
+        return plan
+
+    monkeypatch.setattr(heal, "plan_for", plan_then_pi_appends)
+    before = wedged.read_bytes()
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--apply", "--yes", exit_code=1)
+    assert "changed" in result.stderr and "Traceback" not in result.stderr
+    after = wedged.read_bytes()
+    assert after.startswith(before) and b"context_edit" not in after
+
+
+def test_apply_at_another_leaf_makes_it_pis_leaf(run: Any, tmp_path: Path) -> None:
+    """--leaf on a branch that is not the last: the edits chain from it, so they are the last
+    entries and Pi resumes the healed branch; the other branch is untouched."""
+    p = tmp_path / "two.jsonl"
+    lines = HANDOFF.read_bytes().splitlines(keepends=True)
+    side = b'{"type":"message","id":"s01","parentId":"e004","timestamp":"2026-11-02T09:05:00.000Z","message":{"role":"user","content":"other branch","timestamp":1}}\n'  # noqa: E501
+    p.write_bytes(b"".join(lines) + side)
+    other = run("context", p, "--leaf", "s01", "--format", "json").stdout
+    data = json.loads(
+        run("heal", p, "--leaf", "e011", "--for-model", MODEL, "--no-config", "--apply", "--yes", "--no-backup",
+            "--format", "json").stdout
+    )  # fmt: skip
+    assert data["entries"][0]["parentId"] == "e011"
+    inspect = json.loads(run("context", p, "--format", "json").stdout)
+    assert inspect["leafId"] == data["newLeafId"]
+    run("request", p, "--model", MODEL, "--check", "--no-config")
+    assert run("context", p, "--leaf", "s01", "--format", "json").stdout == other
