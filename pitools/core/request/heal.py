@@ -37,12 +37,12 @@ EXCHANGE_CODES = frozenset(
         "tool-id-pattern",
         "tool-id-length",
         "duplicate-tool-id",
-        "tool-arguments-not-object",
-        "tool-arguments-lone-surrogate",
         "missing-thought-signature",
         "thinking-missing-in-tool-loop",
     }
 )
+#: Codes whose remedy repairs the call's arguments in place when it can (else: the exchange as text).
+ARGUMENT_CODES = frozenset({"tool-arguments-not-object", "tool-arguments-lone-surrogate"})
 #: Codes whose remedy replaces one image with a short text note.
 IMAGE_CODES = frozenset({"image-media-type", "image-too-large", "image-base64-invalid", "image-data-mismatch"})
 #: Codes no context edit can fix, and what to do instead.
@@ -324,7 +324,12 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
     for f in errors:
         code = f.code
         keys = _identifiers(build.payload, f.path)
-        if code in EXCHANGE_CODES:
+        if code in ARGUMENT_CODES:
+            for a in _find_calls(ctx.llm, keys):
+                e = edit_of(a)
+                if e is None or not _repair_arguments(e, set(keys.get("id", ())), code):
+                    exchanges.setdefault(a, set()).add(code)  # no faithful repair: the call as text
+        elif code in EXCHANGE_CODES:
             found = _find_calls(ctx.llm, keys)
             if code == "duplicate-tool-id" and len(found) > 1:
                 found = found[1:]  # the first call keeps its id; the later ones are the duplicates
@@ -554,6 +559,60 @@ def _find_images(llm: list[Any], keys: dict[str, list[Any]]) -> list[int]:
 
 
 # --- the edits ---------------------------------------------------------------------------------
+
+
+def _repair_arguments(e: _Edit, ids: set[Any], code: str) -> bool:
+    """Fix the arguments of the calls with ``ids`` in place: a JSON string that holds an object
+    becomes that object; lone surrogates are dropped from every string (what pi-ai does to text).
+    False when some call cannot be repaired that way."""
+    content = e.content if isinstance(e.content, list) else []
+    new = []
+    fixed = 0
+    for b in content:
+        if type(b) is dict and b.get("type") == "toolCall" and _id_forms(b.get("id")) & ids:
+            args = _fixed_arguments(b.get("arguments"), code)
+            if args is None:
+                return False
+            b = {**b, "arguments": args}
+            fixed += 1
+        new.append(b)
+    if not fixed:
+        return False
+    e.content = new
+    e.why.append(code)
+    if code == "tool-arguments-not-object":
+        e.changes.append(f"{fixed} tool call(s): arguments stored as a JSON string given as the object it holds")
+        e.losses.append("nothing (the same arguments, as an object)")
+    else:
+        e.changes.append(f"{fixed} tool call(s): lone UTF-16 surrogates removed from the arguments")
+        e.losses.append("the broken half-characters in the arguments")
+    return True
+
+
+def _fixed_arguments(args: Any, code: str) -> Any:
+    if code == "tool-arguments-not-object":
+        if type(args) is not str:
+            return None
+        from pitools.core.js.json.parse import parse_json_line
+
+        try:
+            value = parse_json_line(args.encode("utf-8", "surrogatepass"))[0]
+        except ValueError:
+            return None
+        return value if type(value) is dict else None
+    return _without_lone_surrogates(args)
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    from pitools.core.request.common import sanitize_surrogates
+
+    if type(value) is str:
+        return sanitize_surrogates(value)
+    if type(value) is list:
+        return [_without_lone_surrogates(v) for v in value]
+    if type(value) is dict:
+        return {sanitize_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _strip_thinking(e: _Edit, signatures: set[Any], code: str) -> None:
