@@ -321,16 +321,17 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
         return edits[key]
 
     exchanges: dict[int, set[str]] = {}
+    look = _Lookup.build(ctx.llm)
     for f in errors:
         code = f.code
         keys = _identifiers(build.payload, f.path)
         if code in ARGUMENT_CODES:
-            for a in _find_calls(ctx.llm, keys):
+            for a in look.find(look.calls, keys.get("id", ())):
                 e = edit_of(a)
                 if e is None or not _repair_arguments(e, set(keys.get("id", ())), code):
                     exchanges.setdefault(a, set()).add(code)  # no faithful repair: the call as text
         elif code in EXCHANGE_CODES:
-            found = _find_calls(ctx.llm, keys)
+            found = look.find(look.calls, keys.get("id", ()))
             if code == "duplicate-tool-id" and len(found) > 1:
                 found = found[1:]  # the first call keeps its id; the later ones are the duplicates
             if not found and code == "thinking-missing-in-tool-loop":
@@ -338,22 +339,22 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
             if not found and code == "missing-thought-signature":
                 found = _unsigned_current_turn(ctx.llm)
             if not found:
-                results = _find_results(ctx.llm, keys)
-                for r in results:
+                for r in look.find(look.results, keys.get("id", ())):
                     _drop(edit_of(r), code, "the tool result (its call is gone)")
             for a in found:
                 exchanges.setdefault(a, set()).add(code)
         elif code == "tool-result-without-call":
-            orphans = [r for r in _find_results(ctx.llm, keys) if _is_orphan(ctx.llm, r)] or _orphans(ctx.llm)
+            named = look.find(look.results, keys.get("id", ()))
+            orphans = [r for r in named if not look.answers.get(r, False)] or _orphans(ctx.llm, look)
             for r in orphans:
                 _drop(edit_of(r), code, "this tool result, which answers no call the model made")
         elif code == "foreign-thinking-signature":
-            for i in _find_signature(ctx.llm, keys):
+            for i in look.find(look.signatures, keys.get("signature", ())):
                 e = edit_of(i)
                 if e is not None:
                     _strip_thinking(e, set(keys.get("signature", ())), code)
         elif code in IMAGE_CODES:
-            for i in _find_images(ctx.llm, keys):
+            for i in look.find(look.images, keys.get("data", ())):
                 e = edit_of(i)
                 if e is not None:
                     _replace_images(e, set(keys.get("data", ())), code, f.message)
@@ -400,6 +401,10 @@ def _copy_content(content: Any) -> Any:
 
 def _drop(e: _Edit | None, code: str, loses: str) -> None:
     if e is None:
+        return
+    if e.drop:  # dropped already by another finding: only the reason adds up
+        if code not in e.why:
+            e.why.append(code)
         return
     e.drop = True
     if code not in e.why:
@@ -452,12 +457,16 @@ def _identifiers(payload: Any, path: str | None) -> dict[str, list[Any]]:
     return keys
 
 
+def _k(value: Any) -> Any:
+    """A value usable as a set member or dict key (a damaged session may hold a list as an id)."""
+    return value if value is None or type(value) in (str, int, float, bool) else ("\0", repr(value))
+
+
 def _id_forms(tool_id: Any) -> set[Any]:
     """The id as stored and the forms pi-ai's adapters rewrite it to (so a body id finds its call)."""
     if type(tool_id) is not str:
-        return {tool_id}
-    forms = {tool_id, _BAD_ID_CHARS.sub("_", tool_id)[:64], tool_id.split("|", 1)[0]}
-    return forms
+        return {_k(tool_id)}
+    return {tool_id, _BAD_ID_CHARS.sub("_", tool_id)[:64], tool_id.split("|", 1)[0]}
 
 
 def _blocks(msg: Any) -> list[Any]:
@@ -465,41 +474,59 @@ def _blocks(msg: Any) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
-def _find_calls(llm: list[Any], keys: dict[str, list[Any]]) -> list[int]:
-    ids = set(keys.get("id", ()))
-    if not ids:
-        return []
-    found = []
-    for i, msg in enumerate(llm):
-        if msg.get("role") != "assistant":
-            continue
-        if any(b.get("type") == "toolCall" and _id_forms(b.get("id")) & ids for b in _blocks(msg) if type(b) is dict):
-            found.append(i)
-    return found
+def _call_ids(msg: Any) -> set[Any]:
+    return {_k(b.get("id")) for b in _blocks(msg) if type(b) is dict and b.get("type") == "toolCall"}
 
 
-def _find_results(llm: list[Any], keys: dict[str, list[Any]]) -> list[int]:
-    ids = set(keys.get("id", ()))
-    return [
-        i for i, m in enumerate(llm) if m.get("role") == "toolResult" and ids and _id_forms(m.get("toolCallId")) & ids
-    ]
+@dataclass(slots=True)
+class _Lookup:
+    """Where each identifying value sits in Pi's LLM messages (built once per round)."""
+
+    calls: dict[Any, list[int]] = field(default_factory=dict)  # id form -> assistant messages
+    results: dict[Any, list[int]] = field(default_factory=dict)  # id form -> tool results
+    signatures: dict[Any, list[int]] = field(default_factory=dict)
+    images: dict[Any, list[int]] = field(default_factory=dict)
+    #: Per tool result: whether it answers a call of the assistant turn before it.
+    answers: dict[int, bool] = field(default_factory=dict)
+
+    @staticmethod
+    def build(llm: list[Any]) -> _Lookup:
+        look = _Lookup()
+
+        def put(table: dict[Any, list[int]], key: Any, i: int) -> None:
+            at = table.setdefault(key, [])
+            if not at or at[-1] != i:
+                at.append(i)
+
+        turn: set[Any] = set()
+        for i, m in enumerate(llm):
+            role = m.get("role") if type(m) is dict else None
+            if role == "assistant":
+                turn = _call_ids(m)
+                for b in _blocks(m):
+                    if type(b) is not dict:
+                        continue
+                    if b.get("type") == "toolCall":
+                        for form in _id_forms(b.get("id")):
+                            put(look.calls, form, i)
+                    elif b.get("type") == "thinking" and type(b.get("thinkingSignature")) is str:
+                        put(look.signatures, b["thinkingSignature"], i)
+            elif role == "toolResult":
+                for form in _id_forms(m.get("toolCallId")):
+                    put(look.results, form, i)
+                look.answers[i] = _k(m.get("toolCallId")) in turn
+            elif role == "user":
+                turn = set()
+            for b in _blocks(m):
+                if type(b) is dict and b.get("type") == "image" and type(b.get("data")) is str:
+                    put(look.images, b["data"], i)
+        return look
+
+    def find(self, table: dict[Any, list[int]], values: Sequence[Any]) -> list[int]:
+        return sorted({i for v in values if type(v) is str for i in table.get(v, ())})
 
 
-def _calls_before(llm: list[Any], r: int) -> set[Any]:
-    """The call ids of the assistant turn a tool result at ``r`` answers (the last assistant before it)."""
-    for j in range(r - 1, -1, -1):
-        if llm[j].get("role") == "assistant":
-            return {b.get("id") for b in _blocks(llm[j]) if type(b) is dict and b.get("type") == "toolCall"}
-        if llm[j].get("role") == "user":
-            return set()
-    return set()
-
-
-def _is_orphan(llm: list[Any], r: int) -> bool:
-    return llm[r].get("toolCallId") not in _calls_before(llm, r)
-
-
-def _orphans(llm: list[Any]) -> list[int]:
+def _orphans(llm: list[Any], look: _Lookup) -> list[int]:
     """Tool results answering no call of their turn, and second answers to the same call."""
     out = []
     answered: set[Any] = set()
@@ -508,8 +535,8 @@ def _orphans(llm: list[Any]) -> list[int]:
         if role == "assistant" or role == "user":
             answered = set()
         elif role == "toolResult":
-            tid = m.get("toolCallId")
-            if _is_orphan(llm, i) or tid in answered:
+            tid = _k(m.get("toolCallId"))
+            if not look.answers.get(i, False) or tid in answered:
                 out.append(i)
             answered.add(tid)
     return out
@@ -534,27 +561,6 @@ def _unsigned_current_turn(llm: list[Any]) -> list[int]:
         for i in range(start, len(llm))
         if llm[i].get("role") == "assistant"
         and any(type(b) is dict and b.get("type") == "toolCall" for b in _blocks(llm[i]))
-    ]
-
-
-def _find_signature(llm: list[Any], keys: dict[str, list[Any]]) -> list[int]:
-    sigs = set(keys.get("signature", ()))
-    return [
-        i
-        for i, m in enumerate(llm)
-        if m.get("role") == "assistant"
-        and any(
-            type(b) is dict and b.get("type") == "thinking" and b.get("thinkingSignature") in sigs for b in _blocks(m)
-        )
-    ]
-
-
-def _find_images(llm: list[Any], keys: dict[str, list[Any]]) -> list[int]:
-    data = set(keys.get("data", ()))
-    return [
-        i
-        for i, m in enumerate(llm)
-        if any(type(b) is dict and b.get("type") == "image" and b.get("data") in data for b in _blocks(m))
     ]
 
 
@@ -736,7 +742,7 @@ def _exchange_as_text(llm: list[Any], a: int, edit_of: Callable[[int], _Edit | N
         if role == "assistant" or role == "user":
             break
         if role == "toolResult":
-            results.setdefault(llm[j].get("toolCallId"), []).append(j)
+            results.setdefault(_k(llm[j].get("toolCallId")), []).append(j)
     content = e.content if isinstance(e.content, list) else []
     new: list[Any] = []
     calls = 0
@@ -744,7 +750,7 @@ def _exchange_as_text(llm: list[Any], a: int, edit_of: Callable[[int], _Edit | N
     for b in content:
         if type(b) is dict and b.get("type") == "toolCall":
             calls += 1
-            answers = [llm[j] for j in results.get(b.get("id"), [])]
+            answers = [llm[j] for j in results.get(_k(b.get("id")), [])]
             images += sum(1 for r in answers for c in _blocks(r) if type(c) is dict and c.get("type") == "image")
             new.append({"type": "text", "text": _render_call(b, answers)})
         else:
@@ -758,11 +764,9 @@ def _exchange_as_text(llm: list[Any], a: int, edit_of: Callable[[int], _Edit | N
     if images:
         lost += f", and {images} image(s) the results held"
     e.losses.append(lost)
+    calls_here = _call_ids(msg)
     for j in (j for js in results.values() for j in js):
-        answered = llm[j].get("toolCallId") in {
-            b.get("id") for b in _blocks(msg) if type(b) is dict and b.get("type") == "toolCall"
-        }
-        if answered:
+        if _k(llm[j].get("toolCallId")) in calls_here:
             r = edit_of(j)
             if r is not None:
                 _drop(r, codes[0], "this tool result as a separate message (its text is in the assistant turn above)")
