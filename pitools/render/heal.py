@@ -29,16 +29,21 @@ def heal_human(outcome: Any, *, file: str, model_ref: str, mode: str) -> str:
             lines.append(f"  {u.code} at {u.path or '-'}: {u.advice}")
     lines.append("")
     needed = bool(plan.entries or outcome.rewrites)
-    if not needed:
+    errors_left = sum(1 for f in plan.after if f.severity == "error")
+    after = "clean" if not errors_left else f"{errors_left} error(s) left"
+    if mode == "new":
+        lines.append(f"after healing: {after}; new session written to {outcome.written_to}")
+        lines.append(f"Pi's leaf: {plan.new_leaf_id}")
+    elif not needed:
         lines.append("nothing to heal" if not plan.unhealed else "nothing pitools can heal")
+        if mode == "apply":
+            lines.append("nothing written")
     elif mode == "dry-run":
-        after = "clean" if not any(f.severity == "error" for f in plan.after) else f"{len(plan.after)} finding(s) left"
         lines.append(f"after healing: {after}; dry run, nothing written.")
         lines.append(
             f"apply: pitools heal {_arg(file)} --for-model {_arg(model_ref)} --apply   (or -o NEW for a new session)"
         )
     else:
-        after = "clean" if not any(f.severity == "error" for f in plan.after) else f"{len(plan.after)} finding(s) left"
         lines.append(f"after healing: {after}; written to {outcome.written_to}")
         if outcome.backup:
             lines.append(f"backup: {outcome.backup}")

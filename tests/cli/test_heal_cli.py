@@ -94,9 +94,14 @@ def test_output_writes_a_clone_with_ids_rewritten(run: Any, wedged: Path, tmp_pa
     assert "nothing to heal" in run("heal", new, "--for-model", MODEL, "--no-config").stdout
 
 
-def test_nothing_to_heal_exits_0(run: Any) -> None:
-    result = run("heal", GOLDEN / "request-wedges" / "session.jsonl", "--for-model", MODEL, "--no-config")
-    assert "nothing to heal" in result.stdout
+def test_nothing_to_heal_exits_0_and_apply_writes_nothing(run: Any, tmp_path: Path) -> None:
+    p = tmp_path / "fine.jsonl"
+    shutil.copy(GOLDEN / "request-wedges" / "session.jsonl", p)
+    before = p.read_bytes()
+    assert "nothing to heal" in run("heal", p, "--for-model", MODEL, "--no-config").stdout
+    applied = run("heal", p, "--for-model", MODEL, "--no-config", "--apply", "--yes").stdout
+    assert "nothing written" in applied
+    assert p.read_bytes() == before and sorted(x.name for x in tmp_path.iterdir()) == ["fine.jsonl"]
 
 
 @pytest.mark.parametrize(

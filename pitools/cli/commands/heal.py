@@ -105,13 +105,12 @@ def command(
     else:
         plan = ops.plan_for(loaded, leaf, model_ref, thinking, settings=settings, use_config=use_config)
         outcome = ops.HealOutcome(plan)
-        mode = "dry-run"
+        mode = "apply" if apply_ else "dry-run"
         if apply_ and stamp is not None and plan.entries:
             if not yes and not _consent(out, file, len(plan.entries)):
                 out.message("nothing written")
                 return 1
             outcome = ops.apply_in_place(file, stamp, loaded, plan, backup=not no_backup)
-            mode = "apply"
     if format_ == "json":
         out.write_json(outcome.to_json())
     else:
