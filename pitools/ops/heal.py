@@ -105,14 +105,16 @@ def write_new(
     leaf: Any,
     model_ref: str,
     thinking: str | None,
-    output: str,
+    output: str | None,
     *,
     settings: Any = None,
     use_config: bool = True,
     now: _dt.datetime | None = None,
     session_id: str | None = None,
+    warn: Any = None,
 ) -> HealOutcome:
-    """``-o NEW``: Pi's ``/clone`` of the leaf's path, tool ids rewritten, then the remaining edits."""
+    """``-o NEW`` (or ``--new``: ``output`` None, written where Pi's ``/clone`` would write it, named
+    as Pi names it): Pi's ``/clone`` of the leaf's path, tool ids rewritten, then the remaining edits."""
     from pitools.core.request.heal import rewrite_tool_ids
     from pitools.core.session.fork import NewSessionOptions, clone_session
     from pitools.ops.newsession import write_where_pi_would
@@ -137,5 +139,5 @@ def write_new(
     original = build_for(loaded, leaf, model_ref, thinking, settings, use_config)
     plan.before = check_request(original.model, original.payload, original.llm_messages)
     new.entries = [*entries, *plan.entries]
-    written = write_where_pi_would(new, loaded.path, output)
+    written = write_where_pi_would(new, loaded.path, output, warn=warn)
     return HealOutcome(plan, written_to=written, rewrites=rewrites, new_session=new)

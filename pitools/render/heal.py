@@ -40,9 +40,11 @@ def heal_human(outcome: Any, *, file: str, model_ref: str, mode: str) -> str:
             lines.append("nothing written")
     elif mode == "dry-run":
         lines.append(f"after healing: {after}; dry run, nothing written.")
-        lines.append(
-            f"apply: pitools heal {_arg(file)} --for-model {_arg(model_ref)} --apply   (or -o NEW for a new session)"
-        )
+        command = f"pitools heal {_arg(file)} --for-model {_arg(model_ref)}"
+        if file == "-":
+            lines.append(f"write: {command} -o NEW")
+        else:
+            lines.append(f"apply: {command} --apply   (or -o NEW / --new for a new session)")
     else:
         lines.append(f"after healing: {after}; written to {outcome.written_to}")
         if outcome.backup:

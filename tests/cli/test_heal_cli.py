@@ -210,3 +210,16 @@ def test_apply_at_another_leaf_makes_it_pis_leaf(run: Any, tmp_path: Path) -> No
     assert inspect["leafId"] == data["newLeafId"]
     run("request", p, "--model", MODEL, "--check", "--no-config")
     assert run("context", p, "--leaf", "s01", "--format", "json").stdout == other
+
+
+def test_new_writes_where_pis_clone_would_and_stdin_cannot_be_written_beside(run: Any, wedged: Path) -> None:
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--new", "--format", "json")
+    written = Path(json.loads(result.stdout)["writtenTo"])
+    assert written.parent == wedged.parent and written.name.endswith(".jsonl") and written != wedged
+    header = json.loads(written.read_text().splitlines()[0])
+    assert written.name == f"{header['timestamp'].replace(':', '-').replace('.', '-')}_{header['id']}.jsonl"
+    data = wedged.read_bytes()
+    run("heal", "-", "--for-model", MODEL, "--no-config", "--apply", input=data, exit_code=2)
+    run("heal", "-", "--for-model", MODEL, "--no-config", "--new", input=data, exit_code=2)
+    dry = run("heal", "-", "--for-model", MODEL, "--no-config", input=data, exit_code=1).stdout
+    assert "pitools heal - --for-model" in dry and "-o NEW" in dry

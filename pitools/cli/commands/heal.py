@@ -27,7 +27,8 @@ from pitools.cli.output import Output, pass_output
 )
 @click.option("--dry-run", "dry_run", is_flag=True, help="Show the findings and remedies; never writes (the default).")
 @click.option("--apply", "apply_", is_flag=True, help="Append Pi's context_edit entries to FILE (keeps a backup).")
-@click.option("-o", "--output", metavar="NEW", default=None, help="Write a new session (like /clone) instead.")
+@click.option("-o", "--output", metavar="NEW", default=None, help="Write a new session (like /clone) to NEW instead.")
+@click.option("--new", "new_", is_flag=True, help="Write the new session where Pi's /clone would, named like Pi's.")
 @click.option("--no-backup", is_flag=True, help="With --apply: do not keep FILE.bak-<time>.")
 @click.option("--yes", is_flag=True, help="With --apply: do not ask before writing.")
 @click.option("--no-config", is_flag=True, help="Read none of Pi's config files (settings.json, models.json).")
@@ -42,6 +43,7 @@ def command(
     dry_run: bool,
     apply_: bool,
     output: str | None,
+    new_: bool,
     no_backup: bool,
     yes: bool,
     no_config: bool,
@@ -63,7 +65,9 @@ def command(
     -o NEW writes a new session instead, like Pi's /clone (the leaf's path, parentSession
     naming FILE, FILE untouched), where tool call ids no API takes (empty, duplicate, foreign
     characters, too long) are rewritten on the call and its results, and the other remedies
-    are context_edit entries. Exit 0 when the healed request passes every rule.
+    are context_edit entries. --new writes it where Pi's /clone would (the configured session
+    folder, else beside FILE), named as Pi names it. Exit 0 when the healed request passes
+    every rule.
 
     \b
     Examples:
@@ -71,13 +75,18 @@ def command(
       pitools heal session.jsonl --for-model anthropic/claude-sonnet-4-5 --apply --yes
       pitools heal session.jsonl --for-model openai/gpt-5 -o healed.jsonl
     """
-    modes = [name for name, on in (("--dry-run", dry_run), ("--apply", apply_), ("-o", output is not None)) if on]
+    chosen = (("--dry-run", dry_run), ("--apply", apply_), ("-o", output is not None), ("--new", new_))
+    modes = [name for name, on in chosen if on]
     if len(modes) > 1:
         raise click.UsageError(f"{' and '.join(modes)} do not combine; choose one")
     if no_backup and not apply_:
         raise click.UsageError("--no-backup only applies to --apply")
     if yes and not apply_:
         raise click.UsageError("--yes only applies to --apply")
+    from pitools.cli.options import from_stdin
+
+    if (apply_ or new_) and from_stdin():
+        raise click.UsageError("a session read from stdin cannot be healed in place or beside itself: use -o NEW")
     if "/" not in model_ref:
         raise click.BadParameter("expected PROVIDER/ID, e.g. anthropic/claude-sonnet-4-5", param_hint="--for-model")
 
@@ -99,8 +108,17 @@ def command(
     settings = request_settings(loaded, use_config)
     for warning in settings.warnings:
         out.message(f"warning: {warning}")
-    if output is not None:
-        outcome = ops.write_new(loaded, leaf, model_ref, thinking, output, settings=settings, use_config=use_config)
+    if output is not None or new_:
+        outcome = ops.write_new(
+            loaded,
+            leaf,
+            model_ref,
+            thinking,
+            output,
+            settings=settings,
+            use_config=use_config,
+            warn=lambda note: out.message(f"warning: {note}"),
+        )
         mode = "new"
     else:
         plan = ops.plan_for(loaded, leaf, model_ref, thinking, settings=settings, use_config=use_config)
@@ -114,7 +132,8 @@ def command(
     if format_ == "json":
         out.write_json(outcome.to_json())
     else:
-        out.write_text(heal_human(outcome, file=file, model_ref=model_ref, mode=mode))
+        shown = "-" if from_stdin() else file  # the temporary copy of stdin is nobody's file
+        out.write_text(heal_human(outcome, file=shown, model_ref=model_ref, mode=mode))
     if mode == "dry-run":
         return 1 if outcome.plan.entries or worst_severity(outcome.plan.before) == "error" else 0
     return 1 if worst_severity(outcome.plan.after) == "error" else 0
