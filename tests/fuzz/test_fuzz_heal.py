@@ -2,7 +2,8 @@
 
 For every session pitools can build a request for, and each of four APIs:
 
-* healing is idempotent: a second plan over the healed session finds nothing more to do;
+* healing is idempotent: a second plan over the healed session finds nothing more to do (in
+  place, and on the branch with its tool ids rewritten as ``-o`` writes it);
 * a user message's text is never removed: each text a user message on the branch had, its
   healed form still has (images may become notes; an empty message may go);
 * nothing off the healed branch is touched: every edit targets an entry of the branch, the new
@@ -109,6 +110,14 @@ def check_heal_properties(data: bytes, model_ref: str) -> None:
                 assert text in after.get(owner.source_id, []), f"user text of {owner.source_id!r} removed"
     # Idempotent: the healed session needs nothing more.
     again = plan_heal([*entries, *plan.entries], plan.new_leaf_id, None, _model(model_ref), None)
+    assert again.entries == [], [r.to_json() for r in again.remedies]
+    # -o: the branch with ids rewritten leaves no id finding, and healing it is idempotent too.
+    from pitools.core.request.heal import rewrite_tool_ids
+
+    branch_entries, _ = rewrite_tool_ids(list(index.get_branch(leaf)))
+    cloned = plan_heal(branch_entries, leaf, None, _model(model_ref), None)
+    assert not {f.code for f in cloned.after} & {"tool-id-pattern", "tool-id-length", "duplicate-tool-id"}
+    again = plan_heal([*branch_entries, *cloned.entries], cloned.new_leaf_id, None, _model(model_ref), None)
     assert again.entries == [], [r.to_json() for r in again.remedies]
 
 
