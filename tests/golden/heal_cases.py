@@ -28,6 +28,7 @@ CASES: dict[str, str] = {
     "heal-wedges": "anthropic/claude-sonnet-4-5",
     "heal-gemini": "google/gemini-3.5-flash",
     "heal-images": "anthropic/claude-haiku-4-5",
+    "heal-ids": "groq/llama-3.3-70b-versatile",
 }
 
 
@@ -102,6 +103,24 @@ def images() -> str:
     return w.text()
 
 
+def long_ids() -> str:
+    """A Chat Completions session whose own tool call id is longer than OpenAI's 40 characters."""
+    w = _Writer("019a5f60-4444-7555-8666-777788889999")
+    w.msg({"role": "system", "content": "", "sections": {"preamble": "You are an expert coding assistant."},
+           "toolsAdded": TOOLS[:2]})  # fmt: skip
+    w.add({"type": "model_change", "provider": "groq", "modelId": "llama-3.3-70b-versatile"})
+    w.msg({"role": "user", "content": "List the files."})
+    long_id = "call_" + "a1B2c3D4e5" * 5
+    groq = {"api": "openai-completions", "provider": "groq", "model": "llama-3.3-70b-versatile", "usage": USAGE}
+    call = {"type": "toolCall", "id": long_id, "name": "bash", "arguments": {"command": "ls"}}
+    w.msg({"role": "assistant", "content": [call], **groq, "stopReason": "toolUse"})
+    w.msg({"role": "toolResult", "toolCallId": long_id, "toolName": "bash",
+           "content": [{"type": "text", "text": "a.ts b.ts"}], "isError": False})  # fmt: skip
+    w.msg({"role": "assistant", "content": [{"type": "text", "text": "Two files."}], **groq, "stopReason": "stop"})
+    w.msg({"role": "user", "content": "Thanks."})
+    return w.text()
+
+
 def _ids(prefix: str) -> Callable[[Callable[[str], bool]], str]:
     count = 0
 
@@ -158,7 +177,7 @@ def write_all() -> list[Path]:
         if name == "heal-handoff":
             shutil.copyfile(GOLDEN / "request-handoff" / "session.jsonl", folder / "session.jsonl")
         else:
-            make = {"heal-wedges": wedges, "heal-gemini": gemini, "heal-images": images}[name]
+            make = {"heal-wedges": wedges, "heal-gemini": gemini, "heal-images": images, "heal-ids": long_ids}[name]
             (folder / "session.jsonl").write_text(make(), encoding="utf-8")
         (folder / "target.txt").write_text(model_ref + "\n", encoding="utf-8")
         heal_files(folder, model_ref)
