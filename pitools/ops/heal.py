@@ -138,6 +138,7 @@ def write_new(
 
     original = build_for(loaded, leaf, model_ref, thinking, settings, use_config)
     plan.before = check_request(original.model, original.payload, original.llm_messages)
+    plan.healed_by = []  # the original's findings: the rewrites and the clone's edits answer them together
     new.entries = [*entries, *plan.entries]
     written = write_where_pi_would(new, loaded.path, output, warn=warn)
     return HealOutcome(plan, written_to=written, rewrites=rewrites, new_session=new)

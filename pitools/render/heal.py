@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.render.request import findings_human
 from pitools.render.safe import safe_text
 
 
@@ -12,7 +11,7 @@ def heal_human(outcome: Any, *, file: str, model_ref: str, mode: str) -> str:
     """``mode``: "dry-run", "apply" or "new"."""
     plan = outcome.plan
     lines = [f"model     {model_ref}", f"leaf      {plan.leaf_id}"]
-    lines += ["", "before healing:", *findings_human(plan.before)]
+    lines += ["", "before healing:", *_findings(plan)]
     if outcome.rewrites:
         lines += ["", f"tool call ids rewritten in the new session ({len(outcome.rewrites)}):"]
         for rw in outcome.rewrites:
@@ -51,6 +50,20 @@ def heal_human(outcome: Any, *, file: str, model_ref: str, mode: str) -> str:
             lines.append(f"backup: {outcome.backup}")
         lines.append(f"Pi's leaf: {plan.new_leaf_id}")
     return safe_text("\n".join(lines)) + "\n"
+
+
+def _findings(plan: Any) -> list[str]:
+    """The check's findings, each with the entries whose edit answers it."""
+    if not plan.before:
+        return ["  no provider rule is broken"]
+    healed_by = plan.healed_by if len(plan.healed_by) == len(plan.before) else [[] for _ in plan.before]
+    out = []
+    for f, ids in zip(plan.before, healed_by, strict=True):
+        where = f" at {f.path}" if f.path else ""
+        out.append(f"  {f.severity:<7} {f.code}{where}: {f.message}")
+        if ids:
+            out.append(f"          healed by editing {', '.join(map(str, ids))}")
+    return out
 
 
 def _short(value: Any) -> str:

@@ -47,7 +47,7 @@ def test_dry_run_lists_the_remedies_and_writes_nothing(run: Any, wedged: Path) -
         "thinking-missing-in-tool-loop",
     }
     assert data["ok"] is True and data["after"] == [] and data["written"] is False
-    assert len(data["before"]) == 4
+    assert [f["healedBy"] for f in data["before"]] == [["e005"], ["e005", "e006"], ["e005", "e006"], ["e009", "e010"]]
     assert wedged.read_bytes() == before
     assert sorted(p.name for p in wedged.parent.iterdir()) == ["run.jsonl"]
     human = run("heal", wedged, "--for-model", MODEL, "--no-config", exit_code=1).stdout

@@ -116,6 +116,11 @@ class HealPlan:
     llm_messages: list[Any] = field(default_factory=list)
     payload: dict[str, Any] = field(default_factory=dict)
     rounds: int = 0
+    #: For each finding of ``before``: the entries whose edit answers it (first round).
+    healed_by: list[list[Any]] = field(default_factory=list)
+
+    def _healed_by(self) -> list[list[Any]]:
+        return self.healed_by if len(self.healed_by) == len(self.before) else [[] for _ in self.before]
 
     @property
     def needed(self) -> bool:
@@ -129,7 +134,7 @@ class HealPlan:
             "leafId": self.leaf_id,
             "newLeafId": self.new_leaf_id,
             "needed": self.needed,
-            "before": [f.to_json() for f in self.before],
+            "before": [{**f.to_json(), "healedBy": ids} for f, ids in zip(self.before, self._healed_by(), strict=True)],
             "remedies": [r.to_json() for r in self.remedies],
             "entries": self.entries,
             "after": [f.to_json() for f in self.after],
@@ -196,6 +201,7 @@ def plan_heal(
     index = SessionIndex.build(base)
     leaf = leaf_id
     before: list[Any] | None = None
+    healed_by: list[list[Any]] = []
     rounds = 0
     while True:
         build = build_request(index, leaf, session_id, model, thinking, default_level=default_level, budgets=budgets)
@@ -206,7 +212,10 @@ def plan_heal(
         if not errors or rounds >= MAX_ROUNDS:
             break
         context = _context(index, leaf, build.llm_messages)
-        edits = _plan_round(errors, build, context)
+        edits, answered = _plan_round(errors, build, context)
+        if rounds == 0:
+            by_finding = {id(f): ids for f, ids in zip(errors, answered, strict=True)}
+            healed_by = [by_finding.get(id(f), []) for f in findings]
         if not edits:
             break
         rounds += 1
@@ -235,6 +244,7 @@ def plan_heal(
         llm_messages=build.llm_messages,
         payload=build.payload,
         rounds=rounds,
+        healed_by=healed_by or [[] for _ in before or []],
     )
 
 
@@ -307,8 +317,11 @@ def _context_edit(
 # --- one round: findings -> edits -------------------------------------------------------------
 
 
-def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
+def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> tuple[list[_Edit], list[list[Any]]]:
+    """This round's edits, and for each finding the entries whose edit answers it."""
     edits: dict[int, _Edit] = {}  # by the owner's position in the LLM messages
+    touched: list[set[Any]] = [set() for _ in errors]
+    current: list[set[Any]] = []  # the findings being remedied now
 
     def edit_of(i: int) -> _Edit | None:
         owner = ctx.owners[i]
@@ -318,11 +331,15 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
         if key not in edits:
             msg = ctx.llm[i]
             edits[key] = _Edit(owner, _role(owner), _copy_content(msg.get("content")))
+        for sink in current:
+            sink.add(owner.source_id)
         return edits[key]
 
     exchanges: dict[int, set[str]] = {}
+    exchange_findings: dict[int, set[int]] = {}
     look = _Lookup.build(ctx.llm)
-    for f in errors:
+    for n, f in enumerate(errors):
+        current[:] = [touched[n]]
         code = f.code
         keys = _identifiers(build.payload, f.path)
         if code in ARGUMENT_CODES:
@@ -330,6 +347,7 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
                 e = edit_of(a)
                 if e is None or not _repair_arguments(e, set(keys.get("id", ())), code):
                     exchanges.setdefault(a, set()).add(code)  # no faithful repair: the call as text
+                    exchange_findings.setdefault(a, set()).add(n)
         elif code in EXCHANGE_CODES:
             found = look.find(look.calls, keys.get("id", ()))
             if code == "duplicate-tool-id" and len(found) > 1:
@@ -343,6 +361,7 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
                     _drop(edit_of(r), code, "the tool result (its call is gone)")
             for a in found:
                 exchanges.setdefault(a, set()).add(code)
+                exchange_findings.setdefault(a, set()).add(n)
         elif code == "tool-result-without-call":
             named = look.find(look.results, keys.get("id", ()))
             orphans = [r for r in named if not look.answers.get(r, False)] or _orphans(ctx.llm, look)
@@ -372,8 +391,11 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> list[_Edit]:
                 if _is_empty_message(msg, build.model):
                     _drop(edit_of(i), code, "an empty message")
     for a, codes in exchanges.items():
+        current[:] = [touched[n] for n in exchange_findings.get(a, ())]
         _exchange_as_text(ctx.llm, a, edit_of, sorted(codes))
-    return [e for e in edits.values() if e.drop or e.changes]
+    made = [e for e in edits.values() if e.drop or e.changes]
+    changed = {e.owner.source_id for e in made}
+    return made, [sorted(t & changed) for t in touched]
 
 
 def _editable(owner: Any) -> bool:
