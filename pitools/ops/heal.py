@@ -112,6 +112,7 @@ def write_new(
     now: _dt.datetime | None = None,
     session_id: str | None = None,
     warn: Any = None,
+    session_dir: Any = None,
 ) -> HealOutcome:
     """``-o NEW`` (or ``--new``: ``output`` None, written where Pi's ``/clone`` would write it, named
     as Pi names it): Pi's ``/clone`` of the leaf's path, tool ids rewritten, then the remaining edits."""
@@ -140,5 +141,5 @@ def write_new(
     plan.before = check_request(original.model, original.payload, original.llm_messages)
     plan.healed_by = []  # the original's findings: the rewrites and the clone's edits answer them together
     new.entries = [*entries, *plan.entries]
-    written = write_where_pi_would(new, loaded.path, output, warn=warn)
+    written = write_where_pi_would(new, loaded.path, output, session_dir=session_dir, warn=warn)
     return HealOutcome(plan, written_to=written, rewrites=rewrites, new_session=new)

@@ -223,3 +223,14 @@ def test_new_writes_where_pis_clone_would_and_stdin_cannot_be_written_beside(run
     run("heal", "-", "--for-model", MODEL, "--no-config", "--new", input=data, exit_code=2)
     dry = run("heal", "-", "--for-model", MODEL, "--no-config", input=data, exit_code=1).stdout
     assert "pitools heal - --for-model" in dry and "-o NEW" in dry
+
+
+def test_new_honours_session_dir(run: Any, wedged: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    data = json.loads(
+        run(
+            "heal", wedged, "--session-dir", folder, "--for-model", MODEL, "--no-config", "--new", "--format", "json"
+        ).stdout
+    )
+    assert Path(data["writtenTo"]).parent == folder

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pitools.cli.commands.fork import _SESSION_DIR_META
 from pitools.cli.commands.request import THINKING_LEVELS
 from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
 from pitools.cli.output import Output, pass_output
@@ -118,6 +119,7 @@ def command(
             settings=settings,
             use_config=use_config,
             warn=lambda note: out.message(f"warning: {note}"),
+            session_dir=None if output else click.get_current_context().meta.get(_SESSION_DIR_META),
         )
         mode = "new"
     else:
