@@ -56,9 +56,8 @@ def _findings(plan: Any) -> list[str]:
     """The check's findings, each with the entries whose edit answers it."""
     if not plan.before:
         return ["  no provider rule is broken"]
-    healed_by = plan.healed_by if len(plan.healed_by) == len(plan.before) else [[] for _ in plan.before]
     out = []
-    for f, ids in zip(plan.before, healed_by, strict=True):
+    for f, ids in zip(plan.before, plan.healed_by_finding(), strict=True):
         where = f" at {f.path}" if f.path else ""
         out.append(f"  {f.severity:<7} {f.code}{where}: {f.message}")
         if ids:

@@ -119,7 +119,8 @@ class HealPlan:
     #: For each finding of ``before``: the entries whose edit answers it (first round).
     healed_by: list[list[Any]] = field(default_factory=list)
 
-    def _healed_by(self) -> list[list[Any]]:
+    def healed_by_finding(self) -> list[list[Any]]:
+        """``healed_by`` aligned with ``before`` (empty lists where it was not computed)."""
         return self.healed_by if len(self.healed_by) == len(self.before) else [[] for _ in self.before]
 
     @property
@@ -134,7 +135,9 @@ class HealPlan:
             "leafId": self.leaf_id,
             "newLeafId": self.new_leaf_id,
             "needed": self.needed,
-            "before": [{**f.to_json(), "healedBy": ids} for f, ids in zip(self.before, self._healed_by(), strict=True)],
+            "before": [
+                {**f.to_json(), "healedBy": ids} for f, ids in zip(self.before, self.healed_by_finding(), strict=True)
+            ],
             "remedies": [r.to_json() for r in self.remedies],
             "entries": self.entries,
             "after": [f.to_json() for f in self.after],
