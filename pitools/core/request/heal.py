@@ -50,7 +50,8 @@ ADVICE = {
     "tool-name-pattern": "the tool list comes from the session's system messages, which Pi does not let an edit "
     "change; rename the tool in the extension that declares it",
     "thinking-budget-too-small": "a settings value, not session content: raise thinkingBudgets in Pi's settings.json",
-    "request-too-large": "shrink the context: `pitools compact` (or Pi's /compact) summarizes older turns",
+    "request-too-large": "what is left after cutting tool output and images is still too large: `pitools compact` "
+    "(or Pi's /compact) summarizes older turns",
     "context-over-window": "shrink the context: `pitools compact` (or Pi's /compact) summarizes older turns",
     "context-near-window": "a warning only; `pitools compact` makes room",
 }
@@ -382,6 +383,8 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> tuple[list[_Edi
                     _replace_images(e, set(keys.get("data", ())), code, f.message)
         elif code == "image-count":
             _trim_images(ctx.llm, build.model, edit_of, code)
+        elif code == "request-too-large":
+            _shrink_body(ctx.llm, build, edit_of, code)
         elif code == "empty-text-block":
             for i, msg in enumerate(ctx.llm):
                 content = msg.get("content")
@@ -716,6 +719,66 @@ def _trim_images(llm: list[Any], model: dict[str, Any], edit_of: Callable[[int],
             e.content = new
             e.why.append(code)
             e.changes.append(f"{count} image(s) replaced by a one-line note")
+            e.losses.append("the image itself (a note says one was there and why it was removed)")
+
+
+#: What a cut tool output keeps (characters), and the margin a cut aims under the limit by.
+KEEP_CHARS = 2000
+SIZE_MARGIN = 1.05
+
+
+def _shrink_body(llm: list[Any], build: Any, edit_of: Callable[[int], _Edit | None], code: str) -> None:
+    """Under pi-ai's ``maxRequestBytes``: cut the largest tool outputs to their first
+    ``KEEP_CHARS`` characters and replace the largest images by notes, biggest first, until the
+    bytes saved cover the excess (with a margin); the next round checks again."""
+    from pitools.core.js.json.encode import js_stringify
+
+    limit = (build.model.get("inputLimits") or {}).get("maxRequestBytes")
+    if not limit:
+        return
+    size = len((js_stringify(build.payload) or "").encode("utf-8", "surrogatepass"))
+    excess = size * SIZE_MARGIN - limit
+    candidates: list[tuple[int, int, int]] = []  # (bytes saved, message, block)
+    for i, m in enumerate(llm):
+        for k, b in enumerate(_blocks(m)):
+            if type(b) is not dict:
+                continue
+            if b.get("type") == "image" and type(b.get("data")) is str:
+                candidates.append((len(b["data"]), i, k))
+            elif m.get("role") == "toolResult" and b.get("type") == "text" and type(b.get("text")) is str:
+                saved = len(b["text"].encode("utf-8", "surrogatepass")) - KEEP_CHARS * 4
+                if saved > 0:
+                    candidates.append((saved, i, k))
+    chosen: dict[int, set[int]] = {}
+    for saved, i, k in sorted(candidates, key=lambda c: -c[0]):
+        if excess <= 0:
+            break
+        chosen.setdefault(i, set()).add(k)
+        excess -= saved
+    for i, positions in chosen.items():
+        e = edit_of(i)
+        if e is None or not isinstance(e.content, list) or len(e.content) != len(_blocks(llm[i])):
+            continue
+        cut_chars = images = 0
+        new = []
+        for k, b in enumerate(e.content):
+            if k in positions and b.get("type") == "image":
+                images += 1
+                new.append({"type": "text", "text": IMAGE_NOTE.format(why="the request was over the API's size limit")})
+            elif k in positions and b.get("type") == "text":
+                text = b["text"]
+                cut_chars += len(text) - KEEP_CHARS
+                note = f"\n[... {len(text) - KEEP_CHARS:,} characters cut by pitools heal: the request was too large]"
+                new.append({**b, "text": text[:KEEP_CHARS] + note})
+            else:
+                new.append(b)
+        e.content = new
+        e.why.append(code)
+        if cut_chars:
+            e.changes.append(f"tool output cut to its first {KEEP_CHARS:,} characters")
+            e.losses.append(f"{cut_chars:,} characters of tool output")
+        if images:
+            e.changes.append(f"{images} image(s) replaced by a one-line note")
             e.losses.append("the image itself (a note says one was there and why it was removed)")
 
 

@@ -145,3 +145,21 @@ def test_rewrite_tool_ids_changes_both_sides_and_only_bad_ids() -> None:
     assert out[4]["message"]["toolCallId"] == out[3]["message"]["content"][0]["id"] == rewrites[1].new
     assert entries[0]["message"]["content"][0]["id"] == bad  # the input is not modified
     assert len({r.new for r in rewrites}) == 3
+
+
+def test_a_body_over_the_size_limit_loses_the_largest_tool_output_first() -> None:
+    model = {**resolve_model(CLAUDE, False), "inputLimits": {"maxRequestBytes": 8000}}
+    big = {"role": "toolResult", "toolCallId": "toolu_1", "toolName": "bash",
+           "content": [{"type": "text", "text": "line\n" * 6000}], "isError": False}  # fmt: skip
+    small = {"role": "toolResult", "toolCallId": "toolu_2", "toolName": "bash",
+             "content": [{"type": "text", "text": "ok"}], "isError": False}  # fmt: skip
+    calls = [{"type": "toolCall", "id": f"toolu_{n}", "name": "bash", "arguments": {"command": "x"}} for n in (1, 2)]
+    data = _session({"role": "user", "content": "go"}, _claude(calls), big, small,
+                    _claude([{"type": "text", "text": "done"}], "stop"))  # fmt: skip
+    loaded = load_bytes(data)
+    plan = plan_heal(list(loaded.session.entries), loaded.leaf(None), "s1", model, None, now=NOW)
+    assert [f.code for f in plan.before] == ["request-too-large"]
+    assert [(r.entry_id, r.action) for r in plan.remedies] == [("m3", "replace")]
+    text = plan.remedies[0].replacement["content"][0]["text"]
+    assert text.startswith("line\n" * 400) and "characters cut by pitools heal" in text
+    assert plan.after == []
