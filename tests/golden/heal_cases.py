@@ -29,6 +29,7 @@ CASES: dict[str, str] = {
     "heal-gemini": "google/gemini-3.5-flash",
     "heal-images": "anthropic/claude-haiku-4-5",
     "heal-ids": "groq/llama-3.3-70b-versatile",
+    "heal-empty-ids": "anthropic/claude-sonnet-4-5",
 }
 
 
@@ -121,6 +122,25 @@ def long_ids() -> str:
     return w.text()
 
 
+def empty_ids() -> str:
+    """A local model's two parallel calls with empty ids (Pi #4854, #6796), then a switch to Claude."""
+    w = _Writer("019a5f60-5555-7666-8777-88889999aaaa")
+    w.msg({"role": "system", "content": "", "sections": {"preamble": "You are an expert coding assistant."},
+           "toolsAdded": TOOLS[:2]})  # fmt: skip
+    w.add({"type": "model_change", "provider": "ollama", "modelId": "qwen3"})
+    w.msg({"role": "user", "content": "Check both files."})
+    local = {"api": "openai-completions", "provider": "ollama", "model": "qwen3", "usage": USAGE}
+    calls = [{"type": "toolCall", "id": "", "name": "read", "arguments": {"path": p}} for p in ("a.ts", "b.ts")]
+    w.msg({"role": "assistant", "content": calls, **local, "stopReason": "toolUse"})
+    for text in ("export const a = 1", "export const b = 2"):
+        w.msg({"role": "toolResult", "toolCallId": "", "toolName": "read",
+               "content": [{"type": "text", "text": text}], "isError": False})  # fmt: skip
+    w.msg({"role": "assistant", "content": [{"type": "text", "text": "Both fine."}], **local, "stopReason": "stop"})
+    w.add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    w.msg({"role": "user", "content": "Now with Claude: add b to a."})
+    return w.text()
+
+
 def _ids(prefix: str) -> Callable[[Callable[[str], bool]], str]:
     count = 0
 
@@ -177,7 +197,8 @@ def write_all() -> list[Path]:
         if name == "heal-handoff":
             shutil.copyfile(GOLDEN / "request-handoff" / "session.jsonl", folder / "session.jsonl")
         else:
-            make = {"heal-wedges": wedges, "heal-gemini": gemini, "heal-images": images, "heal-ids": long_ids}[name]
+            make = {"heal-wedges": wedges, "heal-gemini": gemini, "heal-images": images, "heal-ids": long_ids,
+                    "heal-empty-ids": empty_ids}[name]  # fmt: skip
             (folder / "session.jsonl").write_text(make(), encoding="utf-8")
         (folder / "target.txt").write_text(model_ref + "\n", encoding="utf-8")
         heal_files(folder, model_ref)

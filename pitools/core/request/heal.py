@@ -832,13 +832,22 @@ def _exchange_as_text(llm: list[Any], a: int, edit_of: Callable[[int], _Edit | N
         if role == "toolResult":
             results.setdefault(_k(llm[j].get("toolCallId")), []).append(j)
     content = e.content if isinstance(e.content, list) else []
+    left = {key: len([b for b in content if type(b) is dict and b.get("type") == "toolCall" and _k(b.get("id")) == key])
+            for key in results}  # fmt: skip
+    unclaimed = {key: list(js) for key, js in results.items()}
     new: list[Any] = []
     calls = 0
     images = 0
     for b in content:
         if type(b) is dict and b.get("type") == "toolCall":
             calls += 1
-            answers = [llm[j] for j in results.get(_k(b.get("id")), [])]
+            key = _k(b.get("id"))
+            # Calls sharing an id take its results in order; the last of them takes what is left.
+            queue = unclaimed.get(key, [])
+            left[key] = left.get(key, 1) - 1
+            taken = queue[:] if left.get(key, 0) <= 0 else queue[:1]
+            del queue[: len(taken)]
+            answers = [llm[j] for j in taken]
             images += sum(1 for r in answers for c in _blocks(r) if type(c) is dict and c.get("type") == "image")
             new.append({"type": "text", "text": _render_call(b, answers)})
         else:
@@ -903,21 +912,24 @@ def rewrite_tool_ids(entries: Sequence[Any]) -> tuple[list[Any], list[IdRewrite]
     """``entries`` (a branch, in order) with each tool call id that some API refuses (empty, not
     a string, characters outside ``[a-zA-Z0-9_-]``, longer than 40) or that repeats an earlier
     call's id replaced by a fresh one, and the ``toolCallId`` of the results answering that call
-    changed to match (a result answers the latest call with its id). Entries without a change are
-    returned as they were (the same objects)."""
+    changed to match. A result answers the latest assistant turn that called its id; when that
+    turn called the id more than once, the results pair with its calls in order (the last call
+    takes any extra results). Entries without a change are returned as they were (the same
+    objects)."""
     import hashlib
 
     out: list[Any] = []
     rewrites: list[IdRewrite] = []
     seen: set[Any] = set()
-    current: dict[Any, IdRewrite] = {}  # old id -> its rewrite, for the results that follow
+    #: old id -> the calls of the latest turn with it, in order (None: the call kept its id).
+    pending: dict[Any, list[IdRewrite | None]] = {}
     for entry in entries:
         message: Any = entry.get("message") if type(entry) is dict and entry.get("type") == "message" else None
         role = message.get("role") if type(message) is dict else None
         content = message.get("content") if type(message) is dict else None
         if role == "assistant" and isinstance(content, list):
             new_content = list(content)
-            changed = False
+            turn: dict[Any, list[IdRewrite | None]] = {}
             for k, block in enumerate(content):
                 if type(block) is not dict or block.get("type") != "toolCall":
                     continue
@@ -926,25 +938,26 @@ def rewrite_tool_ids(entries: Sequence[Any]) -> tuple[list[Any], list[IdRewrite]
                 why = _id_problem(old, key in seen)
                 seen.add(key)
                 if why is None:
-                    current.pop(key, None)
+                    turn.setdefault(key, []).append(None)
                     continue
                 digest = hashlib.sha256(f"{entry.get('id')}:{k}:{key}".encode("utf-8", "surrogatepass")).hexdigest()
-                new = f"call_{digest[:24]}"
-                rw = IdRewrite(entry.get("id"), old, new, why)
+                rw = IdRewrite(entry.get("id"), old, f"call_{digest[:24]}", why)
                 rewrites.append(rw)
-                current[key] = rw
-                seen.add(new)
-                new_content[k] = {**block, "id": new}
-                changed = True
-            if changed:
+                turn.setdefault(key, []).append(rw)
+                seen.add(rw.new)
+                new_content[k] = {**block, "id": rw.new}
+            pending.update(turn)
+            if any(rw is not None for calls in turn.values() for rw in calls):
                 entry = {**entry, "message": {**message, "content": new_content}}
         elif role == "toolResult":
             old = message.get("toolCallId")
             key = old if type(old) is str else repr(old)
-            answered = current.get(key)
-            if answered is not None:
-                answered.results.append(entry.get("id"))
-                entry = {**entry, "message": {**message, "toolCallId": answered.new}}
+            calls = pending.get(key)
+            if calls:
+                answered = calls.pop(0) if len(calls) > 1 else calls[0]
+                if answered is not None:
+                    answered.results.append(entry.get("id"))
+                    entry = {**entry, "message": {**message, "toolCallId": answered.new}}
         out.append(entry)
     return out, rewrites
 

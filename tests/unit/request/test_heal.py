@@ -163,3 +163,18 @@ def test_a_body_over_the_size_limit_loses_the_largest_tool_output_first() -> Non
     text = plan.remedies[0].replacement["content"][0]["text"]
     assert text.startswith("line\n" * 400) and "characters cut by pitools heal" in text
     assert plan.after == []
+
+
+def test_calls_sharing_an_id_take_their_results_in_order() -> None:
+    """Two parallel calls with the same (empty) id: as text and with -o's rewrite, each keeps its own result."""
+    calls = [{"type": "toolCall", "id": "", "name": "read", "arguments": {"path": p}} for p in ("a", "b")]
+    results = [{"role": "toolResult", "toolCallId": "", "toolName": "read",
+                "content": [{"type": "text", "text": t}], "isError": False} for t in ("AAA", "BBB")]  # fmt: skip
+    data = _session({"role": "user", "content": "go"}, _claude(calls), *results)
+    plan = _plan(data)
+    texts = [b["text"] for b in plan.remedies[0].replacement["content"]]
+    assert "AAA" in texts[0] and "BBB" not in texts[0] and "BBB" in texts[1] and "AAA" not in texts[1]
+    loaded = load_bytes(data)
+    out, rewrites = rewrite_tool_ids(list(loaded.session.entries))
+    assert [r.results for r in rewrites] == [["m3"], ["m4"]]
+    assert out[3]["message"]["toolCallId"] == rewrites[0].new and out[4]["message"]["toolCallId"] == rewrites[1].new
