@@ -131,6 +131,7 @@ WRITERS_ALLOWED: dict[tuple[str, str], str] = {
     # The output layer: stdout (or the --output file the user named), never a session.
     ("pitools/cli/archive_commands.py", ".write_text()"): "Output.write_text: stdout",
     ("pitools/cli/commands/request.py", ".write_text()"): "Output.write_text: stdout",
+    ("pitools/cli/commands/heal.py", ".write_text()"): "Output.write_text: stdout",
     ("pitools/cli/commands/context.py", ".write_text()"): "Output.write_text: stdout",
     ("pitools/cli/commands/repair.py", ".write_bytes()"): "Output.write_bytes: stdout",
     ("pitools/cli/commands/tree.py", ".write_bytes()"): "Output.write_bytes: stdout",

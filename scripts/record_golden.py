@@ -115,6 +115,11 @@ def main(argv: list[str]) -> int:
     for folder in write_repair_cases():  # golden/{repair,slim}-*: Pi on original.jsonl / repaired.jsonl too
         if not argv or folder.name in argv:
             record_extra(folder, oracle, ref)
+    from tests.golden import heal_cases
+
+    for folder in heal_cases.write_all():  # golden/heal-*: Pi on healed.jsonl / healed-new.jsonl too
+        if not argv or folder.name in argv:
+            heal_cases.record_extra(folder, oracle, ref)
     cases = [GOLDEN / a for a in argv] if argv else sorted(p.parent for p in GOLDEN.glob("*/session.jsonl"))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         for name in pool.map(lambda c: record(c, oracle, ref), cases):

@@ -19,6 +19,8 @@
 //        node scripts/record_requests.mjs --check-wedges   (golden/request-wedges/check-requests.json.gz:
 //             the bodies for golden/request-wedges/check-cases.json, written by tests/golden/request_cases.py:
 //             small sessions whose shapes pi-ai passes on and a provider refuses, for `request --check`)
+//        node scripts/record_requests.mjs --heal   (golden/heal-*/heal.json.gz: Pi's leaf, LLM messages
+//             and pi-ai's body for the wedge and its healed forms, see recordHeal)
 //        node scripts/record_requests.mjs --session FILE --model PROVIDER/ID [--leaf ID] [--thinking L]
 //             (one record, printed as JSON on stdout: for trying things out)
 // Needs the reference: $PI_REF_DIR (pi-ai is found beside it).
@@ -293,6 +295,40 @@ async function recordCheckWedges(ref) {
     return records.length;
 }
 
+// `pitools heal` proof: for golden/heal-*/ the wedge (session.jsonl) and its healed forms
+// (healed.jsonl: context_edit entries appended; healed-new.jsonl: the -o clone), Pi's default leaf,
+// Pi's LLM messages there (convertToLlm of buildSessionContext) and pi-ai's body for the target
+// model (target.txt). Output: golden/<case>/heal.json.gz.
+async function recordHeal(ref, name) {
+    const folder = path.join(GOLDEN, name);
+    const target = fs.readFileSync(path.join(folder, "target.txt"), "utf8").trim();
+    const records = [];
+    for (const file of ["session.jsonl", "healed.jsonl", "healed-new.jsonl"]) {
+        const { dir, sm, openError } = openSession(ref, path.join(folder, file));
+        try {
+            if (!sm) {
+                records.push({ file, error: openError ?? "Pi loads no entries" });
+                continue;
+            }
+            const leaf = sm.getLeafId() ?? null;
+            const ctx = ref.SM.buildSessionContext(sm.getEntries(), leaf, sm.byId);
+            const llm = JSON.stringify(ref.M.convertToLlm(ctx.messages));
+            let rec;
+            try {
+                rec = await captureOne(ref, sm, leaf, target, null);
+            } catch (e) {
+                rec = { leaf, model: target, error: String(e?.message ?? e) };
+            }
+            records.push({ file, llm, ...rec });
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    }
+    const out = { piAi: ref.version, case: name, records };
+    fs.writeFileSync(path.join(folder, "heal.json.gz"), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+    return records.length;
+}
+
 async function main(argv) {
     const ref = await loadReference();
     const at = (flag) => {
@@ -314,6 +350,14 @@ async function main(argv) {
     if (argv.includes("--check-wedges")) {
         const n = await recordCheckWedges(ref);
         process.stderr.write(`recorded request-wedges check cases: ${n} requests\n`);
+        return;
+    }
+    if (argv.includes("--heal")) {
+        const cases = fs.readdirSync(GOLDEN).filter((c) => c.startsWith("heal-") && fs.existsSync(path.join(GOLDEN, c, "target.txt")));
+        for (const name of cases.sort()) {
+            const n = await recordHeal(ref, name);
+            process.stderr.write(`recorded ${name}: ${n} files\n`);
+        }
         return;
     }
     if (argv.includes("--settings")) {

@@ -13,6 +13,7 @@ validate  Check session files; exit 1 when problems are found.
 migrate   Migrate a v1/v2 session to v3 (prints, writes -o, or --in-place).
 context   Replay what Pi sends to the model at a leaf.
 request   The body pi-ai would send a provider at a leaf; --check it.
+heal      Heal a wedged session for a model with Pi's own context edits.
 tree      Draw the session tree as Pi's /tree shows it.
 branches  List the leaves (branches) of a session.
 compact   Plan (--dry-run) or apply (--apply) a compaction like Pi.

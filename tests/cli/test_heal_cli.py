@@ -1,0 +1,236 @@
+"""``pitools heal``: the dry run, ``--apply`` and ``-o`` around the core plan.
+
+What Pi and pi-ai make of the healed files is proven in tests/golden/test_heal.py; these tests
+cover the command: exit codes, what is (and is not) written, consent, usage errors, hostile text.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tests import support
+
+GOLDEN = support.ROOT / "golden"
+HANDOFF = GOLDEN / "request-handoff" / "session.jsonl"
+SCHEMA = json.loads((support.ROOT / "schemas" / "output" / "heal.schema.json").read_text())
+MODEL = "anthropic/claude-sonnet-4-5"
+
+
+def _schema_ok(data: Any) -> None:
+    Draft202012Validator.check_schema(SCHEMA)
+    errors = list(Draft202012Validator(SCHEMA).iter_errors(data))
+    assert not errors, errors[0].message
+
+
+@pytest.fixture
+def wedged(tmp_path: Path) -> Path:
+    p = tmp_path / "run.jsonl"
+    shutil.copy(HANDOFF, p)
+    return p
+
+
+def test_dry_run_lists_the_remedies_and_writes_nothing(run: Any, wedged: Path) -> None:
+    before = wedged.read_bytes()
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--format", "json", exit_code=1)
+    data = json.loads(result.stdout)
+    _schema_ok(data)
+    assert [r["entryId"] for r in data["remedies"]] == ["e005", "e006", "e009", "e010"]
+    assert {c for r in data["remedies"] for c in r["why"]} == {
+        "foreign-thinking-signature",
+        "tool-id-pattern",
+        "thinking-missing-in-tool-loop",
+    }
+    assert data["ok"] is True and data["after"] == [] and data["written"] is False
+    assert [f["healedBy"] for f in data["before"]] == [["e005"], ["e005", "e006"], ["e005", "e006"], ["e009", "e010"]]
+    assert wedged.read_bytes() == before
+    assert sorted(p.name for p in wedged.parent.iterdir()) == ["run.jsonl"]
+    human = run("heal", wedged, "--for-model", MODEL, "--no-config", exit_code=1).stdout
+    assert "the model no longer sees" in human and "--apply" in human
+
+
+def test_apply_appends_context_edits_and_the_check_passes(run: Any, wedged: Path) -> None:
+    before = wedged.read_bytes()
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--apply", "--yes", "--format", "json")
+    data = json.loads(result.stdout)
+    _schema_ok(data)
+    after = wedged.read_bytes()
+    assert after.startswith(before)
+    added = [json.loads(line) for line in after[len(before) :].splitlines()]
+    assert added == data["entries"] and all(e["type"] == "context_edit" for e in added)
+    assert added[0]["parentId"] == "e011"
+    assert [e["parentId"] for e in added[1:]] == [e["id"] for e in added[:-1]]
+    assert data["backup"] and Path(data["backup"]).read_bytes() == before
+    run("request", wedged, "--model", MODEL, "--check", "--no-config")
+    again = run("heal", wedged, "--for-model", MODEL, "--no-config")
+    assert "nothing to heal" in again.stdout
+
+
+def test_apply_without_backup(run: Any, wedged: Path) -> None:
+    run("heal", wedged, "--for-model", MODEL, "--no-config", "--apply", "--yes", "--no-backup")
+    assert sorted(p.name for p in wedged.parent.iterdir()) == ["run.jsonl"]
+
+
+def test_output_writes_a_clone_with_ids_rewritten(run: Any, wedged: Path, tmp_path: Path) -> None:
+    before = wedged.read_bytes()
+    new = tmp_path / "healed.jsonl"
+    data = json.loads(run("heal", wedged, "--for-model", MODEL, "--no-config", "-o", new, "--format", "json").stdout)
+    _schema_ok(data)
+    assert wedged.read_bytes() == before
+    lines = [json.loads(line) for line in new.read_text().splitlines()]
+    assert lines[0]["parentSession"] == str(wedged)
+    assert {r["entryId"] for r in data["idRewrites"]} == {"e005", "e009"}
+    ids = {b["id"] for e in lines[1:] if e.get("type") == "message" for b in e["message"].get("content") or []
+           if isinstance(b, dict) and b.get("type") == "toolCall"}  # fmt: skip
+    answered = {e["message"]["toolCallId"] for e in lines[1:] if e.get("type") == "message"
+                and e["message"]["role"] == "toolResult"}  # fmt: skip
+    assert answered <= ids and all("|" not in i for i in ids)
+    run("request", new, "--model", MODEL, "--check", "--no-config")
+    assert "nothing to heal" in run("heal", new, "--for-model", MODEL, "--no-config").stdout
+
+
+def test_nothing_to_heal_exits_0_and_apply_writes_nothing(run: Any, tmp_path: Path) -> None:
+    p = tmp_path / "fine.jsonl"
+    shutil.copy(GOLDEN / "request-wedges" / "session.jsonl", p)
+    before = p.read_bytes()
+    assert "nothing to heal" in run("heal", p, "--for-model", MODEL, "--no-config").stdout
+    applied = run("heal", p, "--for-model", MODEL, "--no-config", "--apply", "--yes").stdout
+    assert "nothing written" in applied
+    assert p.read_bytes() == before and sorted(x.name for x in tmp_path.iterdir()) == ["fine.jsonl"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--apply", "-o", "x.jsonl"],
+        ["--dry-run", "--apply"],
+        ["--no-backup"],
+        ["--yes"],
+    ],
+)
+def test_usage_errors_exit_2(run: Any, wedged: Path, args: list[str]) -> None:
+    run("heal", wedged, "--for-model", MODEL, *args, exit_code=2)
+
+
+def test_a_malformed_model_is_a_usage_error_and_an_unknown_one_a_one_line_error(run: Any, wedged: Path) -> None:
+    run("heal", wedged, "--for-model", "claude", exit_code=2)
+    result = run("heal", wedged, "--for-model", "anthropic/no-such-model", "--no-config", exit_code=1)
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_a_v1_session_is_refused_before_appending(run: Any, tmp_path: Path) -> None:
+    p = tmp_path / "old.jsonl"
+    shutil.copy(GOLDEN / "gen-s0002_v1" / "session.jsonl", p)  # a v1 file with something to heal
+    before = p.read_bytes()
+    run("heal", p, "--for-model", MODEL, "--no-config", exit_code=1)
+    result = run("heal", p, "--for-model", MODEL, "--no-config", "--apply", "--yes", exit_code=1)
+    assert "migrate" in result.stderr and "Traceback" not in result.stderr
+    assert p.read_bytes() == before and sorted(x.name for x in tmp_path.iterdir()) == ["old.jsonl"]
+
+
+def test_hostile_text_never_reaches_the_terminal_raw(run: Any, tmp_path: Path) -> None:
+    p = tmp_path / "evil.jsonl"
+    lines = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"},
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "hi", "timestamp": 1}},
+        {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
+         "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "x\x1b]52;c;AAAA\x07",
+                     "name": "bash\u202e", "arguments": {"c": "\x1b[2J"}}],
+                     "provider": "anthropic", "api": "anthropic-messages", "model": "claude-sonnet-4-5",
+                     "stopReason": "toolUse"}},
+        {"type": "message", "id": "a3", "parentId": "a2", "timestamp": "2026-01-01T00:00:03.000Z",
+         "message": {"role": "toolResult", "toolCallId": "x\x1b]52;c;AAAA\x07", "toolName": "bash",
+                     "content": [{"type": "text", "text": "\x1b[31mred"}], "isError": False, "timestamp": 3}},
+    ]  # fmt: skip
+    p.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = run("heal", p, "--for-model", MODEL, "--no-config", exit_code=1)
+    assert "a2" in result.stdout  # the exchange is healed, its id and name shown made safe
+    for bad in ("\x1b", "\u202e", "\x07"):
+        assert bad not in result.stdout
+
+
+def test_a_no_at_the_terminal_writes_nothing(run: Any, wedged: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitools.cli import option_groups
+
+    asked: list[str] = []
+
+    def no(question: str) -> bool:
+        asked.append(question)
+        return False
+
+    monkeypatch.setattr(option_groups, "confirm_at_terminal", lambda out: no)
+    before = wedged.read_bytes()
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--apply", exit_code=1)
+    assert asked and "4 context_edit entries" in asked[0]
+    assert "nothing written" in result.stderr
+    assert wedged.read_bytes() == before and sorted(p.name for p in wedged.parent.iterdir()) == ["run.jsonl"]
+
+
+def test_a_file_changed_after_reading_is_not_written(run: Any, wedged: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitools.ops import heal
+
+    planned = heal.plan_for
+
+    def plan_then_pi_appends(*args: Any, **kwargs: Any) -> Any:
+        plan = planned(*args, **kwargs)
+        with wedged.open("ab") as fh:  # Pi appends a line while pitools was planning
+            fh.write(
+                b'{"type":"label","id":"zz1","parentId":"e011","timestamp":"2026-11-02T09:01:00.000Z","targetId":"e011","label":"x"}\n'
+            )
+        return plan
+
+    monkeypatch.setattr(heal, "plan_for", plan_then_pi_appends)
+    before = wedged.read_bytes()
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--apply", "--yes", exit_code=1)
+    assert "changed" in result.stderr and "Traceback" not in result.stderr
+    after = wedged.read_bytes()
+    assert after.startswith(before) and b"context_edit" not in after
+
+
+def test_apply_at_another_leaf_makes_it_pis_leaf(run: Any, tmp_path: Path) -> None:
+    """--leaf on a branch that is not the last: the edits chain from it, so they are the last
+    entries and Pi resumes the healed branch; the other branch is untouched."""
+    p = tmp_path / "two.jsonl"
+    lines = HANDOFF.read_bytes().splitlines(keepends=True)
+    side = b'{"type":"message","id":"s01","parentId":"e004","timestamp":"2026-11-02T09:05:00.000Z","message":{"role":"user","content":"other branch","timestamp":1}}\n'  # noqa: E501
+    p.write_bytes(b"".join(lines) + side)
+    other = run("context", p, "--leaf", "s01", "--format", "json").stdout
+    data = json.loads(
+        run("heal", p, "--leaf", "e011", "--for-model", MODEL, "--no-config", "--apply", "--yes", "--no-backup",
+            "--format", "json").stdout
+    )  # fmt: skip
+    assert data["entries"][0]["parentId"] == "e011"
+    inspect = json.loads(run("context", p, "--format", "json").stdout)
+    assert inspect["leafId"] == data["newLeafId"]
+    run("request", p, "--model", MODEL, "--check", "--no-config")
+    assert run("context", p, "--leaf", "s01", "--format", "json").stdout == other
+
+
+def test_new_writes_where_pis_clone_would_and_stdin_cannot_be_written_beside(run: Any, wedged: Path) -> None:
+    result = run("heal", wedged, "--for-model", MODEL, "--no-config", "--new", "--format", "json")
+    written = Path(json.loads(result.stdout)["writtenTo"])
+    assert written.parent == wedged.parent and written.name.endswith(".jsonl") and written != wedged
+    header = json.loads(written.read_text().splitlines()[0])
+    assert written.name == f"{header['timestamp'].replace(':', '-').replace('.', '-')}_{header['id']}.jsonl"
+    data = wedged.read_bytes()
+    run("heal", "-", "--for-model", MODEL, "--no-config", "--apply", input=data, exit_code=2)
+    run("heal", "-", "--for-model", MODEL, "--no-config", "--new", input=data, exit_code=2)
+    dry = run("heal", "-", "--for-model", MODEL, "--no-config", input=data, exit_code=1).stdout
+    assert "pitools heal - --for-model" in dry and "-o NEW" in dry
+
+
+def test_new_honours_session_dir(run: Any, wedged: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    data = json.loads(
+        run(
+            "heal", wedged, "--session-dir", folder, "--for-model", MODEL, "--no-config", "--new", "--format", "json"
+        ).stdout
+    )
+    assert Path(data["writtenTo"]).parent == folder

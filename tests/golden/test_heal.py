@@ -1,0 +1,144 @@
+"""``pitools heal`` proven against Pi 1.6.0 and pi-ai 1.6.0 (recordings in ``golden/heal-*``).
+
+For each case: the wedge's pi-ai body breaks provider rules; ``healed.jsonl`` (the wedge plus the
+``context_edit`` entries ``--apply`` appends) and ``healed-new.jsonl`` (``-o``) are what pitools
+writes today; Pi loads both (the oracle, every leaf, matches pitools); Pi's default leaf is the
+healed one; Pi's LLM messages there equal pitools' dry-run prediction; pi-ai's body for the target
+passes every ``--check`` rule; and every message of an entry no remedy names is unchanged.
+The expected values are Pi's and pi-ai's recordings (``make golden``); none comes from pitools.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.json.parse import parse_json_line
+from pitools.core.parity import diff_values, oracle_view
+from pitools.core.request.check import check_request
+from pitools.core.request.heal import plan_heal, rewrite_tool_ids
+from pitools.core.session.api import load
+from pitools.ops.request import resolve_model
+from tests.golden.heal_cases import CASES, GOLDEN, NOW, _ids, heal_files
+
+HEALED = ("healed.jsonl", "healed-new.jsonl")
+
+
+def _records(case: str) -> dict[str, Any]:
+    data = json.loads(gzip.decompress((GOLDEN / case / "heal.json.gz").read_bytes()))
+    return {r["file"]: r for r in data["records"]}
+
+
+def _model(case: str) -> dict[str, Any]:
+    return resolve_model(CASES[case], use_config=False)
+
+
+def _plan(case: str, file: str) -> Any:
+    """pitools' dry-run plan for the file that was healed (for -o: the clone with ids rewritten)."""
+    loaded = load(str(GOLDEN / case / "session.jsonl"))
+    entries: list[Any] = list(loaded.session.entries)
+    leaf = loaded.leaf(None)
+    if file == "healed-new.jsonl":
+        new = load(str(GOLDEN / case / file))
+        kept = [e for e in new.session.entries if e.get("type") != "context_edit"]
+        entries, _ = rewrite_tool_ids(kept)
+        leaf = kept[-1]["id"]
+    sid = (loaded.session.header or {}).get("id")
+    prefix = "hea2" if file == "healed-new.jsonl" else "hea1"
+    return plan_heal(entries, leaf, sid, _model(case), None, now=NOW, new_id=_ids(prefix))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_healed_files_are_what_pitools_writes(case: str, tmp_path: Path) -> None:
+    shutil.copyfile(GOLDEN / case / "session.jsonl", tmp_path / "session.jsonl")
+    heal_files(tmp_path, CASES[case])
+    for name in HEALED:
+        assert (tmp_path / name).read_bytes() == (GOLDEN / case / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_wedge_breaks_the_rules_in_pi_ais_own_body(case: str) -> None:
+    record = _records(case)["session.jsonl"]
+    payload = parse_json_line(record["payload"].encode())[0]
+    errors = [f for f in check_request(_model(case), payload, []) if f.severity == "error"]
+    assert errors
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("file", HEALED)
+def test_pi_loads_the_healed_file(case: str, file: str) -> None:
+    expected = json.loads(lzma.decompress((GOLDEN / case / file.replace(".jsonl", ".pi.json.xz")).read_bytes()))
+    assert "error" not in expected and not expected.get("invalid")
+    differences = diff_values(oracle_view(GOLDEN / case / file), expected)
+    assert not differences, "\n".join(differences)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("file", HEALED)
+def test_pi_resumes_where_the_dry_run_said_and_sees_what_it_predicted(case: str, file: str) -> None:
+    record = _records(case)[file]
+    plan = _plan(case, file)
+    assert record["leaf"] == plan.new_leaf_id
+    assert record["llm"] == js_stringify(plan.llm_messages)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("file", HEALED)
+def test_pi_ais_body_after_healing_passes_every_rule(case: str, file: str) -> None:
+    record = _records(case)[file]
+    payload = parse_json_line(record["payload"].encode())[0]
+    llm = parse_json_line(record["llm"].encode())[0]
+    assert [f.code for f in check_request(_model(case), payload, llm)] == []
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_messages_no_remedy_names_are_unchanged(case: str) -> None:
+    """Pi's LLM messages before and after ``--apply``, entry by entry: an entry no remedy names
+    contributes the same bytes (pitools' mapping of messages to entries, proven above to give
+    Pi's very messages)."""
+    from pitools.core.request.heal import _context
+
+    before_pi = parse_json_line(_records(case)["session.jsonl"]["llm"].encode())[0]
+    after_pi = parse_json_line(_records(case)["healed.jsonl"]["llm"].encode())[0]
+    plan = _plan(case, "healed.jsonl")
+    named = {r.entry_id for r in plan.remedies}
+    before = load(str(GOLDEN / case / "session.jsonl"))
+    after = load(str(GOLDEN / case / "healed.jsonl"))
+
+    def by_entry(loaded: Any, llm: list[Any]) -> dict[Any, list[str]]:
+        ctx = _context(loaded.index, loaded.leaf(None), llm)
+        out: dict[Any, list[str]] = {}
+        for owner, message in zip(ctx.owners, llm, strict=True):
+            out.setdefault(owner.source_id, []).append(js_stringify(message) or "")
+        return out
+
+    old, new = by_entry(before, before_pi), by_entry(after, after_pi)
+    assert named and named <= set(old)
+    for eid, messages in old.items():
+        if eid not in named:
+            assert new.get(eid) == messages, eid
+    for eid in named:
+        assert new.get(eid) != old[eid], eid
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("file", ("session.jsonl", *HEALED))
+def test_pitools_builds_pi_ais_body_for_every_file(case: str, file: str) -> None:
+    """The body the dry run checks is pi-ai's, byte for byte (so its findings are the provider's)."""
+    from pitools.core.request.build import build_request
+    from tests import support
+
+    record = _records(case)[file]
+    loaded = load(str(GOLDEN / case / file))
+    sid = (loaded.session.header or {}).get("id")
+    compared, problem = support.request_mismatch(
+        record, lambda: build_request(loaded.index, record["leaf"], sid, _model(case), None), f"{case}/{file}"
+    )
+    assert compared and problem is None, problem
