@@ -266,6 +266,8 @@ def test_the_home_page_says_what_it_shows(browser: Any, server: Any) -> None:
         " const c = getComputedStyle(s).color; s.remove(); return c; })()"
     )
     assert label == text and label != keyword
+
+
 def test_other_local_servers_never_get_the_cookie(browser: Any, server: Any, other_server: Any) -> None:
     """Issue 36 item 8: cookies ignore ports; with Path=/ a browser sent the token to every
     other server on 127.0.0.1. Bound to the app's random root, it goes to this app only."""

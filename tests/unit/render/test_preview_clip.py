@@ -14,7 +14,7 @@ def test_a_cut_text_ends_with_the_count_of_what_is_not_shown() -> None:
     text = "word " * 30  # flattened: 149 characters
     out = clip(text, 50)
     assert len(out.split("…")[0]) == 38 and out.endswith("[+111 chars]")
-    assert 38 + 111 == len(" ".join(text.split()))
+    assert len(" ".join(text.split())) == 38 + 111
 
 
 def test_a_long_text_is_flattened_only_at_its_head_and_the_rest_counted_raw() -> None:

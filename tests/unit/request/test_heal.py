@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from pitools.core.request import check
 from pitools.core.request.heal import plan_heal, rewrite_tool_ids
 from pitools.core.session.api import load_bytes
 from pitools.ops.request import resolve_model
@@ -45,31 +43,7 @@ def _plan(data: bytes, model: str = CLAUDE) -> Any:
     return plan_heal(list(loaded.session.entries), loaded.leaf(None), "s1", resolve_model(model, False), None, now=NOW)
 
 
-@pytest.fixture
-def argument_rules(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A stand-in for the check's argument rules (another branch adds the real ones): a tool_use
-    whose input is not an object, or holds a lone surrogate."""
-    monkeypatch.setitem(check.RULES, "tool-arguments-not-object", ("error", "x", "test"))
-    monkeypatch.setitem(check.RULES, "tool-arguments-lone-surrogate", ("error", "x", "test"))
-    real = check.check_request
-
-    def with_argument_rules(model: Any, payload: Any, llm: Any) -> Any:
-        found = list(real(model, payload, llm))
-        for i, msg in enumerate(payload.get("messages") or []):
-            for b, block in enumerate(msg.get("content") if isinstance(msg.get("content"), list) else []):
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    path = f"messages.{i}.content.{b}.input"
-                    if not isinstance(block.get("input"), dict):
-                        found.append(check.RequestFinding("tool-arguments-not-object", "x", path, i))
-                    elif "\ud800" in json.dumps(block["input"], ensure_ascii=False):
-                        found.append(check.RequestFinding("tool-arguments-lone-surrogate", "x", path, i))
-        return found
-
-    monkeypatch.setattr(check, "check_request", with_argument_rules)
-    yield
-
-
-def test_arguments_stored_as_a_json_string_become_the_object(argument_rules: None) -> None:
+def test_arguments_stored_as_a_json_string_become_the_object() -> None:
     call = {"type": "toolCall", "id": "toolu_1", "name": "read", "arguments": '{"path": "a.ts"}'}
     result = {"role": "toolResult", "toolCallId": "toolu_1", "toolName": "read",
               "content": [{"type": "text", "text": "ok"}], "isError": False}  # fmt: skip
@@ -79,7 +53,7 @@ def test_arguments_stored_as_a_json_string_become_the_object(argument_rules: Non
     assert plan.after == []
 
 
-def test_arguments_that_are_no_object_at_all_become_text(argument_rules: None) -> None:
+def test_arguments_that_are_no_object_at_all_become_text() -> None:
     call = {"type": "toolCall", "id": "toolu_1", "name": "read", "arguments": "[1, 2]"}
     result = {"role": "toolResult", "toolCallId": "toolu_1", "toolName": "read",
               "content": [{"type": "text", "text": "ok"}], "isError": False}  # fmt: skip
@@ -89,7 +63,7 @@ def test_arguments_that_are_no_object_at_all_become_text(argument_rules: None) -
     assert plan.after == []
 
 
-def test_lone_surrogates_leave_the_arguments(argument_rules: None) -> None:
+def test_lone_surrogates_leave_the_arguments() -> None:
     call = {"type": "toolCall", "id": "toolu_1", "name": "bash", "arguments": {"command": "echo \ud800x"}}
     result = {"role": "toolResult", "toolCallId": "toolu_1", "toolName": "bash",
               "content": [{"type": "text", "text": "x"}], "isError": False}  # fmt: skip
