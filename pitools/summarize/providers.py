@@ -31,9 +31,7 @@ BUILTIN_PROVIDERS: dict[str, BuiltinProvider] = {
         ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
         "claude-opus-5-5",
     ),
-    # Pi talks to OpenAI through the Responses API; pitools uses Chat Completions, which the
-    # same models accept for a single tool-less request.
-    "openai": BuiltinProvider(_OPENAI, "https://api.openai.com/v1", ("OPENAI_API_KEY",), "gpt-6.2-sol"),
+    "openai": BuiltinProvider("openai-responses", "https://api.openai.com/v1", ("OPENAI_API_KEY",), "gpt-6.2-sol"),
     "openrouter": BuiltinProvider(
         _OPENAI, "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), "moonshotai/kimi-k2.7-code"
     ),

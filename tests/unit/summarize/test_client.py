@@ -75,13 +75,15 @@ def test_openai_request_and_result(model_server: FakeModelServer, openai_spec: M
     assert req.headers["authorization"] == f"Bearer {SECRET_KEY}"
     assert req.headers["content-type"] == "application/json"
     assert req.body["model"] == "test-model"
+    # pi-ai's messages (the prompt as a text block); pi-ai's stream_options go with its streaming.
     assert req.body["messages"] == [
         {"role": "system", "content": "You summarize."},
-        {"role": "user", "content": "<conversation>hi</conversation>"},
+        {"role": "user", "content": [{"type": "text", "text": "<conversation>hi</conversation>"}]},
     ]
-    assert req.body["stream"] is False
-    # A server Pi does not know gets the classic field; 4096 fits the 32k window.
-    assert req.body["max_tokens"] == 4096
+    assert req.body["stream"] is False and "stream_options" not in req.body
+    # pi-ai's field for a server it does not know (compat.maxTokensField picks the other one);
+    # 4096 fits the 32k window.
+    assert req.body["max_completion_tokens"] == 4096
     assert "tools" not in req.body and "tool_choice" not in req.body
     assert "cache_control" not in json.dumps(req.body)
     assert "reasoning_effort" not in req.body
@@ -158,10 +160,12 @@ def test_anthropic_request_and_result(model_server: FakeModelServer, anthropic_s
     assert req.headers["x-api-key"] == SECRET_KEY
     assert req.headers["anthropic-version"] == "2023-06-01"
     assert "authorization" not in req.headers
+    # pi-ai's body (no cache_control: Pi turns caching off for summaries), not streamed.
     assert req.body == {
         "model": "claude-test",
-        "max_tokens": 64000,
         "messages": [{"role": "user", "content": [{"type": "text", "text": REQUEST.prompt}]}],
+        "max_tokens": 64000,
+        "stream": False,
         "system": [{"type": "text", "text": "You summarize."}],
     }
 
@@ -171,7 +175,7 @@ def test_anthropic_thinking(model_server: FakeModelServer, anthropic_spec: Model
     build_summarizer(spec).summarize(REQUEST.model_copy(update={"reasoning_level": "medium"}))
     build_summarizer(spec).summarize(REQUEST)
     thinking, plain = (r.body for r in model_server.requests)
-    assert thinking["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+    assert thinking["thinking"] == {"type": "enabled", "budget_tokens": 8192, "display": "summarized"}
     assert thinking["max_tokens"] == 64000
     assert plain["thinking"] == {"type": "disabled"}
     assert "cache_control" not in json.dumps(thinking)

@@ -111,7 +111,8 @@ def test_anthropic_with_only_a_key(agent_dir: Path) -> None:
 
 def test_unknown_model_of_known_provider_gets_pi_defaults(agent_dir: Path) -> None:
     spec = resolve("openai/some-future-model", agent_dir, OPENAI_API_KEY="sk-abcdefghijkl")
-    assert spec.api == "openai-completions" and spec.base_url == "https://api.openai.com/v1"
+    # Pi's API for OpenAI, which pitools now calls natively.
+    assert spec.api == "openai-responses" and spec.base_url == "https://api.openai.com/v1"
     assert (spec.context_window, spec.max_tokens, spec.reasoning, spec.cost) == (128000, 16384, False, None)
 
 
@@ -339,7 +340,7 @@ def test_models_json_api_mapping(agent_dir: Path) -> None:
             }
         },
     )
-    assert resolve("resp/m", agent_dir).api == "openai-completions"
+    assert resolve("resp/m", agent_dir).api == "openai-responses"
     with pytest.raises(UnsupportedProviderError, match="google-vertex"):
         resolve("vtx/m", agent_dir)
 
