@@ -146,6 +146,42 @@ def test_openai_not_json(model_server: FakeModelServer, openai_spec: ModelSpec) 
         _summarize(openai_spec)
 
 
+# -- OpenAI Responses -------------------------------------------------------------------
+
+
+def test_responses_request_and_result(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
+    spec = openai_spec.model_copy(update={"api": "openai-responses", "reasoning": True})
+    result = build_summarizer(spec).summarize(REQUEST.model_copy(update={"reasoning_level": "high"}))
+    assert result.text == SUMMARY_TEXT
+    # input_tokens includes the 200 cached ones (pi-ai takes them out of the input).
+    assert (result.usage["input"], result.usage["cacheRead"], result.usage["output"]) == (1000, 200, 300)
+    (req,) = model_server.requests
+    assert req.path == "/v1/responses"
+    assert req.headers["authorization"] == f"Bearer {SECRET_KEY}"
+    assert req.body["stream"] is False
+    assert req.body["input"][0] == {"role": "developer", "content": "You summarize."}
+    assert req.body["reasoning"] == {"effort": "high", "summary": "auto"}
+    # Caching is off for a summary: no prompt_cache_key.
+    assert "prompt_cache_key" not in req.body
+
+
+def test_responses_length_and_tool(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
+    spec = openai_spec.model_copy(update={"api": "openai-responses"})
+    model_server.script(Step("length"), Step("tool"))
+    with pytest.raises(ModelLengthError, match="token cap"):
+        _summarize(spec)
+    with pytest.raises(ModelToolCallError):
+        _summarize(spec)
+
+
+def test_responses_failed_status(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
+    spec = openai_spec.model_copy(update={"api": "openai-responses"})
+    body = {"status": "incomplete", "incomplete_details": {"reason": "content_filter"}, "output": []}
+    model_server.script(Step("raw", status=200, body=body))
+    with pytest.raises(ModelResponseError, match="content_filter"):
+        _summarize(spec)
+
+
 # -- Anthropic --------------------------------------------------------------------------
 
 
