@@ -15,11 +15,7 @@ from pitools.summarize.errors import (
     ModelToolCallError,
 )
 from pitools.summarize.types import ModelSpec
-from pitools.summarize.usage import make_usage
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+from pitools.summarize.usage import make_usage, token_count
 
 
 def parse_usage(spec: ModelSpec, raw: object) -> dict[str, Any]:
@@ -27,10 +23,10 @@ def parse_usage(spec: ModelSpec, raw: object) -> dict[str, Any]:
     if not isinstance(raw, dict):
         return make_usage(0, 0, 0, 0, spec.cost)
     return make_usage(
-        _int(raw.get("input_tokens")),
-        _int(raw.get("output_tokens")),
-        _int(raw.get("cache_read_input_tokens")),
-        _int(raw.get("cache_creation_input_tokens")),
+        token_count(raw.get("input_tokens")),
+        token_count(raw.get("output_tokens")),
+        token_count(raw.get("cache_read_input_tokens")),
+        token_count(raw.get("cache_creation_input_tokens")),
         spec.cost,
     )
 

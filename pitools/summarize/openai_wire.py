@@ -10,7 +10,7 @@ from typing import Any
 
 from pitools.summarize.errors import ModelLengthError, ModelResponseError, ModelToolCallError
 from pitools.summarize.types import ModelSpec
-from pitools.summarize.usage import make_usage
+from pitools.summarize.usage import make_usage, token_count
 
 
 def _content_text(content: object) -> str:
@@ -23,27 +23,23 @@ def _content_text(content: object) -> str:
     return ""
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
 def parse_usage(spec: ModelSpec, raw: object) -> dict[str, Any]:
     """pi-ai ``parseChunkUsage``: cached prompt tokens count as cache reads, not input."""
     if not isinstance(raw, dict):
         return make_usage(0, 0, 0, 0, spec.cost)
     details = raw.get("prompt_tokens_details") if isinstance(raw.get("prompt_tokens_details"), dict) else {}
     assert isinstance(details, dict)
-    prompt = _int(raw.get("prompt_tokens"))
+    prompt = token_count(raw.get("prompt_tokens"))
     if details.get("cached_tokens") is not None:
-        cache_read = _int(details.get("cached_tokens"))
+        cache_read = token_count(details.get("cached_tokens"))
     elif raw.get("prompt_cache_hit_tokens") is not None:
-        cache_read = _int(raw.get("prompt_cache_hit_tokens"))
+        cache_read = token_count(raw.get("prompt_cache_hit_tokens"))
     else:
-        cache_read = _int(raw.get("cached_tokens"))
-    cache_write = _int(details.get("cache_write_tokens"))
+        cache_read = token_count(raw.get("cached_tokens"))
+    cache_write = token_count(details.get("cache_write_tokens"))
     usage = make_usage(
         max(0, prompt - cache_read - cache_write),
-        _int(raw.get("completion_tokens")),
+        token_count(raw.get("completion_tokens")),
         cache_read,
         cache_write,
         spec.cost,

@@ -12,28 +12,17 @@ from typing import Any
 
 from pitools.summarize.errors import ModelLengthError, ModelResponseError, ModelToolCallError
 from pitools.summarize.types import ModelSpec
-from pitools.summarize.usage import make_usage
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+from pitools.summarize.usage import make_usage, token_count
 
 
 def parse_usage(spec: ModelSpec, raw: object) -> dict[str, Any]:
     """pi-ai's Responses usage: ``input_tokens`` includes cached and cache-write tokens."""
-    if not isinstance(raw, dict):
-        return make_usage(0, 0, 0, 0, spec.cost)
-    details = raw.get("input_tokens_details")
+    usage = raw if isinstance(raw, dict) else {}
+    details = usage.get("input_tokens_details")
     details = details if isinstance(details, dict) else {}
-    cache_read = _int(details.get("cached_tokens"))
-    cache_write = _int(details.get("cache_write_tokens"))
-    return make_usage(
-        max(0, _int(raw.get("input_tokens")) - cache_read - cache_write),
-        _int(raw.get("output_tokens")),
-        cache_read,
-        cache_write,
-        spec.cost,
-    )
+    cached = (token_count(details.get("cached_tokens")), token_count(details.get("cache_write_tokens")))
+    uncached = max(0, token_count(usage.get("input_tokens")) - sum(cached))
+    return make_usage(uncached, token_count(usage.get("output_tokens")), *cached, spec.cost)
 
 
 def parse_response(spec: ModelSpec, data: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
