@@ -8,8 +8,10 @@ pi-ai's ``JSON.stringify`` text with the prompt replaced by a token (the prompts
 
 pitools resolves each model the way ``compact --apply`` does (``resolve_model``), builds the body
 with :func:`pitools.summarize.body.build_body` (the request mirror underneath) and must produce
-the same bytes. Google's API is not one the HTTP summarizer calls (it goes through Google's
-OpenAI-compatible endpoint), so for Google only the request mirror is compared.
+the same bytes from Pi's recorded prompts. Google's API is not one the HTTP summarizer calls (it
+goes through Google's OpenAI-compatible endpoint), so for Google only the request mirror is compared.
+End to end, the requests ``compact --apply`` and ``navigate --summarize`` make from the same golden
+sessions give the same bytes but for the prompt wording, which is pitools' own.
 """
 
 from __future__ import annotations
@@ -123,3 +125,57 @@ def test_what_is_sent_is_pi_ais_body_without_streaming(model: str) -> None:
         assert headers["anthropic-beta"] == ",".join(betas)
     suffix = {"anthropic-messages": "/v1/messages", "openai-responses": "/responses"}.get(spec.api, "/chat/completions")
     assert url == spec.base_url.rstrip("/") + suffix
+
+
+def _compaction_requests(name: str, keep: int) -> dict[str, SummaryRequest]:
+    from pitools.core.compaction.plan import summary_inputs
+    from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
+    from pitools.core.session.api import load
+
+    loaded = load(str(support.golden_session(name)))
+    leaf = _case(name)["leaf"]
+    prep = prepare_compaction(loaded.index.get_branch(leaf), CompactionSettings(keep_recent_tokens=keep))
+    assert prep is not None
+    return {r.kind: r for r in summary_inputs(loaded, leaf, prep)}
+
+
+def _branch_request(name: str, target: str, context_window: int) -> SummaryRequest:
+    from pitools.core.compaction.branch import plan_navigation, summary_request, token_budget
+    from pitools.core.session.api import load
+
+    loaded = load(str(support.golden_session(name)))
+    budget = token_budget(context_window, 16384)  # generateBranchSummary's default reserveTokens
+    plan = plan_navigation(loaded.index, _case(name)["leaf"], target, budget)
+    request: SummaryRequest = summary_request(loaded.index, plan)
+    return request
+
+
+def _with_own_wording(case: dict[str, Any], record: dict[str, Any], request: SummaryRequest) -> str:
+    """pi-ai's payload with pitools' prompts in place of Pi's: pitools words its instructions and
+    system prompt itself (the conversation it serializes is Pi's; ``tests/unit/compaction`` checks
+    that part against the oracle), so only those two strings may differ."""
+    payload = record["payload"].replace(_recording()["promptToken"], (js_stringify(request.prompt) or '""')[1:-1])
+    pi_system = (js_stringify(_recording()["systemPrompt"]) or '""')[1:-1]
+    assert payload.count(pi_system) == 1
+    return payload.replace(pi_system, (js_stringify(request.system_prompt) or '""')[1:-1])
+
+
+@pytest.mark.parametrize("name", [c["case"] for c in _recording()["cases"]])
+def test_what_compact_and_navigate_build_is_pi_ais_body(name: str) -> None:
+    """End to end: the request pitools makes from the golden session gives pi-ai's bytes, but for
+    the wording of the instructions and of the system prompt, which are pitools' own."""
+    case = _case(name)
+    checked = 0
+    for record in case["records"]:
+        if record["model"] not in ("anthropic/claude-sonnet-4-5", "openai/gpt-5", "deepseek/deepseek-v4-pro"):
+            continue
+        spec = resolve_model(record["model"], session_model=None, env=ENV, use_config=False)
+        if record["kind"] == "branch":
+            request = _branch_request(name, record["target"], spec.context_window)
+        else:
+            request = _compaction_requests(name, record["keepRecentTokens"])[record["kind"]]
+        level = None if record["requested"] == "off" else record["requested"]
+        request = request.model_copy(update={"reasoning_level": level})
+        assert js_stringify(build_body(spec, request)) == _with_own_wording(case, record, request)
+        checked += 1
+    assert checked >= 9
