@@ -404,6 +404,13 @@ def test_lone_surrogates_are_dropped(model_server: FakeModelServer, anthropic_sp
     assert body["system"][0]["text"] == "sys"
 
 
+def test_a_surrogate_pair_is_sent_as_its_character(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
+    """Session text from JavaScript may hold a pair as two halves: pi-ai keeps the pair, and the
+    UTF-8 body carries the character it encodes."""
+    build_summarizer(openai_spec).summarize(SummaryRequest(prompt="x\ud83d\ude00y"))
+    assert model_server.requests[0].body["messages"][0]["content"][0]["text"] == "x\U0001f600y"
+
+
 def test_importing_the_package_does_not_load_httpx() -> None:
     import subprocess
     import sys
