@@ -116,6 +116,13 @@ def test_unknown_model_of_known_provider_gets_pi_defaults(agent_dir: Path) -> No
     assert (spec.context_window, spec.max_tokens, spec.reasoning, spec.cost) == (128000, 16384, False, None)
 
 
+@pytest.mark.parametrize(("model", "env"), [("openai/gpt-5", "OPENAI_API_KEY"), ("xai/grok-4.3", "XAI_API_KEY")])
+def test_openai_and_xai_use_the_responses_api_as_pi_does(agent_dir: Path, model: str, env: str) -> None:
+    # pi-ai's catalogue gives both the openai-responses API, which pitools now calls natively.
+    spec = resolve(model, agent_dir, **{env: "sk-abcdefghijkl"})
+    assert spec.api == "openai-responses"
+
+
 def test_google_and_mistral_go_through_their_openai_endpoints(agent_dir: Path) -> None:
     google = resolve("google/gemini-x", agent_dir, GEMINI_API_KEY="AIzaSyTEST")
     assert google.base_url == "https://generativelanguage.googleapis.com/v1beta/openai"
