@@ -107,6 +107,7 @@ golden: $(DEV_STAMP)
 	node scripts/record_requests.mjs --settings
 	node scripts/record_requests.mjs --check-wedges
 	node scripts/record_requests.mjs --heal
+	node scripts/record_requests.mjs --summaries
 
 ## Re-record every golden expectation with another Pi release and print what differs from the
 ## committed recordings, per case and per field: `make conformance PI=1.7.0` (needs node and npm).

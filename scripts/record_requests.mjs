@@ -21,6 +21,8 @@
 //             small sessions whose shapes pi-ai passes on and a provider refuses, for `request --check`)
 //        node scripts/record_requests.mjs --heal   (golden/heal-*/heal.json.gz: Pi's leaf, LLM messages
 //             and pi-ai's body for the wedge and its healed forms, see recordHeal)
+//        node scripts/record_requests.mjs --summaries  (golden/summary-requests.json: the bodies of Pi's
+//             summarization calls, SUMMARY_CASES x SUMMARY_MODELS x levels; see recordSummaries)
 //        node scripts/record_requests.mjs --session FILE --model PROVIDER/ID [--leaf ID] [--thinking L]
 //             (one record, printed as JSON on stdout: for trying things out)
 // Needs the reference: $PI_REF_DIR (pi-ai is found beside it).
@@ -105,6 +107,8 @@ async function loadReference() {
         "google-generative-ai": await ai("api/google-generative-ai.js"),
     };
     return {
+        C: await core("compaction/compaction.js"),
+        B: await core("compaction/branch-summarization.js"),
         SM: await core("session-manager.js"),
         M: await core("messages.js"),
         T: await ai("utils/transcript.js"),
@@ -329,6 +333,138 @@ async function recordHeal(ref, name) {
     return records.length;
 }
 
+// Pi's summarization calls (compaction history summary, split-turn prefix summary, branch summary):
+// Pi's own `compact()` and `generateBranchSummary()` run on the golden session with a `streamFn`
+// standing in for the agent's, as Pi passes one: it hands the context and options Pi built
+// (normalizeContext({systemPrompt, messages: [user]}), cacheRetention "none", reasoning = the level)
+// to the real adapter's `streamSimple`, captures the body through `onPayload`, and answers with a
+// canned reply so the compaction goes on to its next call. The agent's own stream function adds
+// only transport settings (timeouts, retries, identity headers), which do not change the body.
+// The prompt text is stored once per call and replaced by PROMPT_TOKEN in each payload (the
+// payload is otherwise byte for byte what pi-ai built): the file stays small and git-friendly.
+export const SUMMARY_CASES = ["sample-session", "request-wedges", "seed-running-example", "recovery-omission"];
+export const SUMMARY_MODELS = [
+    "anthropic/claude-sonnet-4-5",
+    "anthropic/claude-opus-4-7",
+    "openai/gpt-4o",
+    "openai/gpt-5",
+    "groq/llama-3.3-70b-versatile",
+    "groq/openai/gpt-oss-120b",
+    "deepseek/deepseek-v4-pro",
+    "google/gemini-2.5-pro",
+];
+const SUMMARY_LEVELS = ["off", "medium", "high"];
+// keepRecentTokens values: Pi's default keeps everything recent in small sessions, so smaller
+// ones force a cut (and, where a turn is long, a split-turn prefix summary).
+const SUMMARY_KEEP = [2000, 300, 1];
+export const PROMPT_TOKEN = "\u0000PITOOLS_PROMPT\u0000";
+
+async function summaryCalls(ref, sm, leaf, model, level) {
+    const calls = [];
+    const streamFn = async (m, context, options) => {
+        let payload;
+        const stream = ref.apis[m.api].streamSimple(m, context, {
+            ...options,
+            apiKey: DUMMY_KEY,
+            onPayload: (body) => {
+                payload = JSON.stringify(body);
+                throw new Captured("captured");
+            },
+        });
+        const result = await stream.result();
+        const [system, user] = context.messages;
+        calls.push({
+            systemPrompt: system?.role === "system" ? system.content : null,
+            prompt: user?.content?.[0]?.text ?? null,
+            options: { reasoning: options.reasoning ?? null, cacheRetention: options.cacheRetention ?? null },
+            payload,
+            error: payload === undefined ? String(result.errorMessage ?? "no payload") : undefined,
+        });
+        const reply = {
+            role: "assistant",
+            content: [{ type: "text", text: "SUMMARY" }],
+            api: m.api,
+            provider: m.provider,
+            model: m.id,
+            usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+            stopReason: "stop",
+            timestamp: 0,
+        };
+        return { result: async () => reply };
+    };
+    const records = [];
+    const branch = sm.getBranch(leaf);
+    for (const keep of SUMMARY_KEEP) {
+        const settings = { ...ref.C.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: keep };
+        const prep = ref.C.prepareCompaction(branch, settings);
+        if (!prep) continue;
+        calls.length = 0;
+        try {
+            await ref.C.compact(prep, model, DUMMY_KEY, undefined, undefined, undefined, level, streamFn);
+        } catch (e) {
+            records.push({ source: "compact", keepRecentTokens: keep, error: String(e?.message ?? e) });
+            continue;
+        }
+        const kinds = prep.isSplitTurn && prep.turnPrefixMessages.length > 0
+            ? [...(prep.messagesToSummarize.length > 0 ? ["history"] : []), "turnPrefix"]
+            : ["history"];
+        calls.forEach((c, i) => records.push({ source: "compact", keepRecentTokens: keep, kind: kinds[i], ...c }));
+    }
+    // A branch summary: navigating from the leaf back to the middle of its branch.
+    const target = branch[Math.floor(branch.length / 2)];
+    if (target) {
+        const { entries } = ref.B.collectEntriesForBranchSummary(sm, leaf, target.id);
+        calls.length = 0;
+        const out = await ref.B.generateBranchSummary(entries, { model, apiKey: DUMMY_KEY, thinkingLevel: level, streamFn });
+        if (out.error) records.push({ source: "branch", target: target.id, error: out.error });
+        for (const c of calls) records.push({ source: "branch", target: target.id, kind: "branch", ...c });
+    }
+    return records;
+}
+
+async function recordSummaries(ref) {
+    const cases = [];
+    let systemPrompt;
+    for (const name of SUMMARY_CASES) {
+        const { dir, sm } = openSession(ref, path.join(GOLDEN, name, "session.jsonl"));
+        try {
+            const leaf = sm.getLeafId();
+            const prompts = [];
+            const records = [];
+            for (const spec of SUMMARY_MODELS) {
+                const model = findModel(ref, spec);
+                for (const requested of SUMMARY_LEVELS) {
+                    // The agent's level is already clamped to its model when Pi compacts.
+                    const level = ref.MODELS.clampThinkingLevel(model, requested);
+                    for (const rec of await summaryCalls(ref, sm, leaf, model, level)) {
+                        if (rec.payload !== undefined) {
+                            if (rec.payload.includes(DUMMY_KEY)) throw new Error("the API key reached the payload");
+                            let at = prompts.indexOf(rec.prompt);
+                            if (at === -1) at = prompts.push(rec.prompt) - 1;
+                            const escaped = JSON.stringify(rec.prompt).slice(1, -1);
+                            const parts = rec.payload.split(escaped);
+                            if (parts.length === 2) rec.payload = parts.join(PROMPT_TOKEN);
+                            rec.promptIndex = at;
+                            delete rec.prompt;
+                            // Every summary call has Pi's one system prompt: stored once, at the top.
+                            if (systemPrompt !== undefined && rec.systemPrompt !== systemPrompt) throw new Error("two system prompts");
+                            systemPrompt = rec.systemPrompt;
+                            delete rec.systemPrompt;
+                        }
+                        records.push({ model: spec, requested, level, ...rec });
+                    }
+                }
+            }
+            cases.push({ case: name, leaf, prompts, records });
+            process.stderr.write(`recorded ${name}: ${records.length} summary requests\n`);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    }
+    const out = { piAi: ref.version, promptToken: PROMPT_TOKEN, systemPrompt, cases };
+    fs.writeFileSync(path.join(GOLDEN, "summary-requests.json"), `${JSON.stringify(out, null, 1)}\n`);
+}
+
 async function main(argv) {
     const ref = await loadReference();
     const at = (flag) => {
@@ -358,6 +494,10 @@ async function main(argv) {
             const n = await recordHeal(ref, name);
             process.stderr.write(`recorded ${name}: ${n} files\n`);
         }
+        return;
+    }
+    if (argv.includes("--summaries")) {
+        await recordSummaries(ref);
         return;
     }
     if (argv.includes("--settings")) {

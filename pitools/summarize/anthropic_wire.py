@@ -1,61 +1,21 @@
-"""Anthropic Messages: request body and response parsing.
+"""Anthropic Messages: parsing the reply to a summary request.
 
-Mirrors pi-ai's ``anthropic-messages`` provider for a summary: system prompt as a text
-block, one user message, ``max_tokens``, thinking settings from :mod:`budget`, no tools and
-no ``cache_control`` (Pi disables caching for one-off summaries), without streaming.
+The request body is pi-ai's (:mod:`pitools.summarize.body`); the reply is one JSON message
+(``"stream": false``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pitools.summarize.budget import OutputBudget
 from pitools.summarize.errors import (
     ModelLengthError,
     ModelRequestError,
     ModelResponseError,
     ModelToolCallError,
 )
-from pitools.summarize.textutil import sanitize_surrogates
-from pitools.summarize.types import ModelSpec, SummaryRequest
-from pitools.summarize.usage import make_usage
-
-ANTHROPIC_VERSION = "2023-06-01"
-
-
-def build_request(
-    spec: ModelSpec, request: SummaryRequest, budget: OutputBudget
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    """(URL, headers, JSON body) for a summary request."""
-    body: dict[str, Any] = {
-        "model": spec.model_id,
-        "max_tokens": budget.max_tokens,
-        "messages": [{"role": "user", "content": [{"type": "text", "text": sanitize_surrogates(request.prompt)}]}],
-    }
-    if request.system_prompt:
-        body["system"] = [{"type": "text", "text": sanitize_surrogates(request.system_prompt)}]
-    if budget.thinking == "disabled":
-        body["thinking"] = {"type": "disabled"}
-    elif budget.thinking == "adaptive":
-        body["thinking"] = {"type": "adaptive"}
-        if budget.effort:
-            body["output_config"] = {"effort": budget.effort}
-    elif budget.thinking == "budget":
-        body["thinking"] = {"type": "enabled", "budget_tokens": budget.thinking_budget}
-    headers = {
-        "content-type": "application/json",
-        "accept": "application/json",
-        "anthropic-version": ANTHROPIC_VERSION,
-    }
-    if spec.api_key is not None:
-        headers["x-api-key"] = spec.api_key.get_secret_value()
-    headers.update(spec.headers)
-    # The SDK Pi uses appends /v1/messages to the configured base URL.
-    return f"{spec.base_url.rstrip('/')}/v1/messages", headers, body
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+from pitools.summarize.types import ModelSpec
+from pitools.summarize.usage import make_usage, token_count
 
 
 def parse_usage(spec: ModelSpec, raw: object) -> dict[str, Any]:
@@ -63,10 +23,10 @@ def parse_usage(spec: ModelSpec, raw: object) -> dict[str, Any]:
     if not isinstance(raw, dict):
         return make_usage(0, 0, 0, 0, spec.cost)
     return make_usage(
-        _int(raw.get("input_tokens")),
-        _int(raw.get("output_tokens")),
-        _int(raw.get("cache_read_input_tokens")),
-        _int(raw.get("cache_creation_input_tokens")),
+        token_count(raw.get("input_tokens")),
+        token_count(raw.get("output_tokens")),
+        token_count(raw.get("cache_read_input_tokens")),
+        token_count(raw.get("cache_creation_input_tokens")),
         spec.cost,
     )
 

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.summarize.textutil import sanitize_surrogates
+from pitools.core.request.common import join_surrogate_pairs, sanitize_surrogates
 from pitools.summarize.types import SummaryRequest, SummaryResult
 from pitools.summarize.usage import zero_usage
 
@@ -358,8 +358,8 @@ class BuiltinSummarizer:
         """Build the extractive summary; usage and cost are zero."""
         return SummaryResult(
             # Session text may hold lone surrogates (JavaScript strings); keep them out of
-            # the summary so it can be written as UTF-8 JSON.
-            text=sanitize_surrogates(extractive_summary(request)),
+            # the summary, and join the pairs, so it can be written as UTF-8 JSON.
+            text=join_surrogate_pairs(sanitize_surrogates(extractive_summary(request))),
             usage=zero_usage(),
             stop_reason="stop",
             provider=self.provider,

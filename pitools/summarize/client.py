@@ -1,5 +1,11 @@
 """The HTTP summarizer: one synchronous request per summary, with retries for transient failures.
 
+The body is pi-ai's, from the one request builder (:mod:`pitools.summarize.body`); this module
+adds the transport: the URL and headers of each API, and one change to the body: pi-ai streams
+the reply (``"stream": true``, ``stream_options``), pitools asks for a single JSON reply
+(``"stream": false``, no ``stream_options``). Anthropic's ``betas`` field travels as the
+``anthropic-beta`` header, as Anthropic's SDK sends it.
+
 Transient failures (timeouts, refused or dropped connections, HTTP 408/429/5xx including
 Anthropic's 529) are retried with exponential backoff like Pi's ``retryAssistantCall``
 (base 2 s, doubling, at most 60 s; ``Retry-After`` honoured up to the same cap). The base
@@ -22,8 +28,11 @@ from typing import Any
 import httpx
 import orjson
 
-from pitools.summarize import anthropic_wire, openai_wire
-from pitools.summarize.budget import output_budget
+from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.value import UNDEFINED
+from pitools.core.request.common import join_surrogate_pairs
+from pitools.summarize import anthropic_wire, openai_wire, responses_wire
+from pitools.summarize.body import build_body
 from pitools.summarize.errors import (
     ModelAuthError,
     ModelQuotaError,
@@ -37,6 +46,9 @@ from pitools.summarize.types import ModelSpec, SummaryRequest, SummaryResult
 RETRY_BASE_DELAY_ENV = "PITOOLS_RETRY_BASE_DELAY"
 DEFAULT_BASE_DELAY = 2.0
 DEFAULT_MAX_DELAY = 60.0
+ANTHROPIC_VERSION = "2023-06-01"
+#: The APIs the HTTP summarizer calls natively.
+HTTP_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
 
 # Quota and billing exhaustion: not helped by waiting (a subset of pi-ai's
 # NON_RETRYABLE_PROVIDER_LIMIT_ERROR_PATTERN).
@@ -120,8 +132,34 @@ def _error_detail(body: str) -> tuple[str, object]:
     return body, None
 
 
+def http_request(spec: ModelSpec, body: dict[str, Any]) -> tuple[str, dict[str, str], bytes]:
+    """(URL, headers, encoded body) that send pi-ai's ``body`` to ``spec``'s endpoint without streaming."""
+    sent = dict(body)
+    if "stream" in sent:
+        sent["stream"] = False
+    sent.pop("stream_options", None)
+    base = spec.base_url.rstrip("/")
+    key = spec.api_key.get_secret_value() if spec.api_key is not None else None
+    headers = {"content-type": "application/json", "accept": "application/json"}
+    if spec.api == "anthropic-messages":
+        betas = sent.pop("betas", UNDEFINED)
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        if isinstance(betas, list) and betas:
+            headers["anthropic-beta"] = ",".join(str(b) for b in betas)
+        if key is not None:
+            headers["x-api-key"] = key
+        # The SDK Pi uses appends /v1/messages to the configured base URL.
+        url = f"{base}/v1/messages"
+    else:
+        if key is not None:
+            headers["authorization"] = f"Bearer {key}"
+        url = f"{base}/responses" if spec.api == "openai-responses" else f"{base}/chat/completions"
+    headers.update(spec.headers)
+    return url, headers, join_surrogate_pairs(js_stringify(sent) or "{}").encode("utf-8")
+
+
 class HttpSummarizer:
-    """Calls an OpenAI-compatible or Anthropic Messages endpoint to write a summary."""
+    """Calls an OpenAI Chat Completions, OpenAI Responses or Anthropic Messages endpoint to write a summary."""
 
     def __init__(
         self,
@@ -134,7 +172,7 @@ class HttpSummarizer:
         max_delay: float = DEFAULT_MAX_DELAY,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if spec.api not in ("openai-completions", "anthropic-messages"):
+        if spec.api not in HTTP_APIS:
             raise ValueError(f"HttpSummarizer cannot call api {spec.api!r}")
         self.spec = spec
         self.on_retry = on_retry
@@ -161,9 +199,8 @@ class HttpSummarizer:
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         """Send the request, retrying transient failures; see the module docstring."""
         spec = self.spec
-        wire = anthropic_wire if spec.api == "anthropic-messages" else openai_wire
-        url, headers, body = wire.build_request(spec, request, output_budget(spec, request))
-        payload = orjson.dumps(body)
+        wire = {"anthropic-messages": anthropic_wire, "openai-responses": responses_wire}.get(spec.api, openai_wire)
+        url, headers, payload = http_request(spec, build_body(spec, request))
         attempts = 0
         with httpx.Client(timeout=httpx.Timeout(self.timeout), follow_redirects=False) as client:
             while True:
@@ -222,7 +259,7 @@ class HttpSummarizer:
                 ) from None
             if not isinstance(data, dict):
                 raise ModelResponseError(f"{label}: HTTP {status} reply is not a JSON object")
-            if data.get("error") and not data.get("choices") and not data.get("content"):
+            if data.get("error") and not data.get("choices") and not data.get("content") and not data.get("output"):
                 return self._embedded_error(status, response.text)
             return data
         return self._http_error(response)

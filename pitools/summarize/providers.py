@@ -31,9 +31,7 @@ BUILTIN_PROVIDERS: dict[str, BuiltinProvider] = {
         ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
         "claude-opus-5-5",
     ),
-    # Pi talks to OpenAI through the Responses API; pitools uses Chat Completions, which the
-    # same models accept for a single tool-less request.
-    "openai": BuiltinProvider(_OPENAI, "https://api.openai.com/v1", ("OPENAI_API_KEY",), "gpt-6.2-sol"),
+    "openai": BuiltinProvider("openai-responses", "https://api.openai.com/v1", ("OPENAI_API_KEY",), "gpt-6.2-sol"),
     "openrouter": BuiltinProvider(
         _OPENAI, "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), "moonshotai/kimi-k2.7-code"
     ),
@@ -47,8 +45,7 @@ BUILTIN_PROVIDERS: dict[str, BuiltinProvider] = {
     # Pi uses Mistral's conversations API; pitools uses its chat completions endpoint.
     "mistral": BuiltinProvider(_OPENAI, "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "devstral-medium-latest"),
     "groq": BuiltinProvider(_OPENAI, "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "openai/gpt-oss-120b"),
-    # Pi uses xAI's Responses API; chat completions serve the same models.
-    "xai": BuiltinProvider(_OPENAI, "https://api.x.ai/v1", ("XAI_API_KEY",), "grok-4.7"),
+    "xai": BuiltinProvider("openai-responses", "https://api.x.ai/v1", ("XAI_API_KEY",), "grok-4.7"),
     "deepseek": BuiltinProvider(_OPENAI, "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "deepseek-v4-pro"),
     "cerebras": BuiltinProvider(_OPENAI, "https://api.cerebras.ai/v1", ("CEREBRAS_API_KEY",), "gpt-oss-120b"),
     "together": BuiltinProvider(_OPENAI, "https://api.together.ai/v1", ("TOGETHER_API_KEY",), "moonshotai/Kimi-K3"),

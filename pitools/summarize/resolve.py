@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from pydantic import SecretStr, ValidationError
 
@@ -47,8 +47,9 @@ CUSTOM_PROVIDER = "custom"
 DEFAULT_CONTEXT_WINDOW = 128000
 DEFAULT_MAX_TOKENS = 16384
 
-_OPENAI = "openai-completions"
-_ANTHROPIC = "anthropic-messages"
+_OPENAI: Final = "openai-completions"
+_ANTHROPIC: Final = "anthropic-messages"
+_RESPONSES: Final = "openai-responses"
 
 
 def builtin_spec() -> ModelSpec:
@@ -157,11 +158,11 @@ def _settings_default(directory: Path, models: Mapping[str, Any]) -> tuple[str, 
 
 
 def _wire(api: str, base_url: str, provider: str) -> tuple[str, str]:
-    """Map Pi's API id onto one of the two protocols pitools speaks."""
+    """Map Pi's API id onto one of the protocols pitools speaks (Pi's own where it can)."""
     url = base_url.rstrip("/")
-    if api in (_OPENAI, _ANTHROPIC):
+    if api in (_OPENAI, _ANTHROPIC, _RESPONSES):
         return api, url
-    if api in ("openai-responses", "azure-openai-responses"):
+    if api == "azure-openai-responses":
         # Chat Completions serves the same models for a single tool-less request.
         return _OPENAI, url
     if api == "mistral-conversations":
@@ -207,7 +208,8 @@ def _model_metadata(
             "reasoning": entry.get("reasoning", False),
             "cost": entry.get("cost"),
             "thinkingLevelMap": entry.get("thinkingLevelMap"),
-            "compat": _merge(entry.get("compat"), config.get("compat")),
+            # The full compat pi-ai builds requests with (the catalogue's requestCompat).
+            "compat": _merge(entry.get("requestCompat", entry.get("compat")), config.get("compat")),
         }
     else:
         # Unknown to Pi's catalogue and models.json: Pi would refuse it; pitools uses Pi's
@@ -324,7 +326,7 @@ def _build_spec(
     return ModelSpec(
         provider=provider,
         model_id=model_id,
-        api="anthropic-messages" if api == _ANTHROPIC else "openai-completions",
+        api="anthropic-messages" if api == _ANTHROPIC else "openai-responses" if api == _RESPONSES else _OPENAI,
         base_url=url,
         api_key=SecretStr(key) if key is not None else None,
         headers=headers,

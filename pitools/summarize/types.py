@@ -22,7 +22,7 @@ from pitools.core.compaction.summarizer import (
     SummaryResult,
 )
 
-Api = Literal["openai-completions", "anthropic-messages", "builtin"]
+Api = Literal["openai-completions", "openai-responses", "anthropic-messages", "builtin"]
 
 #: Header names whose values are credentials and must never be shown.
 _SENSITIVE_HEADER = re.compile(r"auth|key|token|secret|cookie|signature|session", re.IGNORECASE)

@@ -24,6 +24,11 @@ def _num(value: float) -> float | int:
     return value
 
 
+def token_count(value: object) -> int:
+    """A token count from a provider's usage object: a positive integer, else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def zero_usage() -> dict[str, Any]:
     """Usage of a call that used no tokens (the builtin summarizer)."""
     return make_usage(0, 0, 0, 0, None)

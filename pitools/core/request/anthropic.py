@@ -174,14 +174,20 @@ def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions
         options["thinkingBudgetTokens"] = min(budget, max(0, max_tokens - 1024))
 
     context = common.resolve_transcript(messages, bool(c["supportsMidConvoSystemMessages"]), notes)
-    thread_session = session_id if c["supportsMessageThreads"] else None
-    return _build_params(model, context, options, c, thread_session is not None, notes)
+    thread_session = call.cache_session_id if c["supportsMessageThreads"] else None
+    cache_control = None if call.cache_retention == "none" else {"type": "ephemeral"}
+    return _build_params(model, context, options, c, thread_session is not None, notes, cache_control)
 
 
 def _build_params(
-    model: dict[str, Any], context: list[Any], options: dict[str, Any], c: dict[str, Any], threads: bool, notes: Notes
+    model: dict[str, Any],
+    context: list[Any],
+    options: dict[str, Any],
+    c: dict[str, Any],
+    threads: bool,
+    notes: Notes,
+    cache_control: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    cache_control: dict[str, Any] = {"type": "ephemeral"}
     initial = common.initial_system_message(context)
     initial_text = common.system_message_text(initial) if initial else ""
     transformed = common.transform_messages(context, model, normalize_tool_call_id, notes)
@@ -221,9 +227,10 @@ def _build_params(
     if betas:
         params["betas"] = betas
     if initial_text:
-        params["system"] = [
-            {"type": "text", "text": common.sanitize_surrogates(initial_text), "cache_control": cache_control}
-        ]
+        block: dict[str, Any] = {"type": "text", "text": common.sanitize_surrogates(initial_text)}
+        if cache_control:
+            block["cache_control"] = cache_control
+        params["system"] = [block]
     tool_cc = cache_control if c["supportsCacheControlOnTools"] else None
     if native_tool_changes:
         params["tools"] = [*tool_defs(initial_tools, tool_cc), dict(DEFERRED_TOOL_PLACEHOLDER)]

@@ -79,8 +79,10 @@ def build_payload(
     session_id: Any,
     notes: Notes,
     budgets: Budgets | None = None,
+    cache_retention: str = "short",
 ) -> dict[str, Any]:
-    """The adapter step alone: Pi's LLM messages → the provider body."""
+    """The adapter step alone: Pi's LLM messages → the provider body (``cache_retention``: pi-ai's
+    option; Pi's summaries pass ``none``)."""
     check_api(model)
     from pitools.core.request import anthropic, google, openai_completions, openai_responses
 
@@ -92,7 +94,7 @@ def build_payload(
     }
     sid = session_id if type(session_id) is str else None
     try:
-        return adapters[model["api"]](model, llm_messages, StreamOptions(level, sid, budgets), notes)
+        return adapters[model["api"]](model, llm_messages, StreamOptions(level, sid, budgets, cache_retention), notes)
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
         # Pi's own sessions never hold these shapes; a hand-edited or damaged one can. pi-ai reads
         # such fields without checks and throws too, so the request would fail in Pi as well.

@@ -95,6 +95,14 @@ def sanitize_surrogates(text: str) -> str:
     return "".join(out)
 
 
+def join_surrogate_pairs(text: str) -> str:
+    """``text`` with each paired high/low surrogate joined into the character it encodes, so it
+    can be encoded as UTF-8 (run :func:`sanitize_surrogates` first: lone ones become U+FFFD)."""
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def js_trim_empty(text: Any) -> bool:
     """``text.trim().length === 0`` (JavaScript's whitespace set)."""
     return type(text) is str and _JS_WS.fullmatch(text) is not None
@@ -554,11 +562,18 @@ Budgets = Mapping[str, float]
 @dataclass(frozen=True, slots=True)
 class StreamOptions:
     """What Pi's agent passes pi-ai's ``streamSimple`` besides the model and messages: the thinking
-    level (``off``: no ``reasoning``), the session id, the ``thinkingBudgets`` setting."""
+    level (``off``: no ``reasoning``), the session id, the ``thinkingBudgets`` setting, and the
+    ``cacheRetention`` (``short`` is pi-ai's default; Pi's one-off summaries pass ``none``)."""
 
     level: str
     session_id: str | None
     budgets: Budgets | None = None
+    cache_retention: str = "short"
+
+    @property
+    def cache_session_id(self) -> str | None:
+        """The session id pi-ai caches and routes by: none when caching is off (``cacheSessionId``)."""
+        return None if self.cache_retention == "none" else self.session_id
 
 
 def thinking_budget(level: str, budgets: Budgets | None = None) -> float:

@@ -356,7 +356,7 @@ def _has_tool_history(messages: list[Any]) -> bool:
 
 def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
-    level, session_id, budgets = call.level, call.session_id, call.budgets
+    level, budgets = call.level, call.budgets
     max_tokens, effort = common.openai_budget(model, messages, level)
     c = get_compat(model)
     context = common.resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")), notes)
@@ -374,7 +374,7 @@ def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions
         "model": model["id"],
         "messages": out_messages,
         "stream": True,
-        "prompt_cache_key": clamp_prompt_cache_key(session_id) if supports_key else UNDEFINED,
+        "prompt_cache_key": clamp_prompt_cache_key(call.cache_session_id) if supports_key else UNDEFINED,
         "prompt_cache_retention": UNDEFINED,
     }
     if c.get("supportsUsageInStreaming") is not False:
@@ -389,7 +389,7 @@ def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions
             params["tool_stream"] = True
     elif c.get("requiresToolsWithToolHistory") and _has_tool_history(context):
         params["tools"] = []
-    if c.get("cacheControlFormat") == "anthropic":
+    if c.get("cacheControlFormat") == "anthropic" and call.cache_retention != "none":
         raise RequestError("OpenRouter's Anthropic cache markers are not replayed by pitools")
     if c.get("vllmPriority") is not None and c.get("vllmPriority") is not UNDEFINED:
         params["priority"] = c["vllmPriority"]

@@ -45,6 +45,11 @@ def get_compat(model: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def _prompt_cache_options(c: dict[str, Any], retention: str) -> Any:
+    """pi-ai ``getPromptCacheOptions`` for an API key (short or none retention: pitools never sends long)."""
+    return {"mode": "explicit"} if c["supportsExplicitPromptCacheMode"] and retention == "none" else UNDEFINED
+
+
 def tool_support(c: dict[str, Any]) -> str:
     if c["supportsMidConvoSystemMessages"] and c["supportsAdditionalTools"]:
         return "changes"
@@ -337,7 +342,7 @@ def convert_messages(
 def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``
     (the Responses adapter sends no thinking budget)."""
-    level, session_id = call.level, call.session_id
+    level = call.level
     max_tokens, effort = common.openai_budget(model, messages, level)
     c = get_compat(model)
     level_map = model.get("thinkingLevelMap") or {}
@@ -353,9 +358,9 @@ def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions
         "model": model["id"],
         "input": items,
         "stream": True,
-        "prompt_cache_key": clamp_prompt_cache_key(session_id) if send_key else UNDEFINED,
+        "prompt_cache_key": clamp_prompt_cache_key(call.cache_session_id) if send_key else UNDEFINED,
         "prompt_cache_retention": UNDEFINED,
-        "prompt_cache_options": UNDEFINED,
+        "prompt_cache_options": _prompt_cache_options(c, call.cache_retention),
         "store": False,
     }
     if max_tokens and c["supportsMaxOutputTokens"]:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pitools.core.request.common import adjust_max_tokens_for_thinking, clamp_max_tokens_to_context
-from pitools.summarize.budget import output_budget
+from pitools.summarize.body import build_body
 from pitools.summarize.types import ModelSpec, SummaryRequest
 from tests import support
 
@@ -46,12 +46,12 @@ def test_clamp_equals_pi_ai(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", [c for c in RECORDED["clamp"] if "repeat" in c["context"]], ids=str)
 def test_the_summarizer_budget_is_pi_ais_clamp(case: dict[str, Any]) -> None:
-    """A summary request (the prompt as Pi's one user message) gets pi-ai's cap, whatever the system prompt."""
+    """A summary request (the prompt as Pi's one user message, no system prompt) gets pi-ai's cap."""
     char, n = case["context"]["repeat"]
-    fields = {"provider": "p", "model_id": "m", "api": "openai-completions"}
+    fields = {"provider": "p", "model_id": "m", "api": "anthropic-messages"}
     spec = ModelSpec.model_validate({**fields, "context_window": case["window"], "max_tokens": case["cap"]})
-    request = SummaryRequest(system_prompt="s" * 9000, prompt=char * n)  # type: ignore[call-arg]
-    assert output_budget(spec, request).max_tokens == case["maxTokens"]
+    request = SummaryRequest(prompt=char * n)  # type: ignore[call-arg]
+    assert build_body(spec, request)["max_tokens"] == case["maxTokens"]
 
 
 @pytest.mark.parametrize("case", RECORDED["adjust"], ids=lambda c: f"{c['base']}-{c['modelMax']}-{c['level']}")

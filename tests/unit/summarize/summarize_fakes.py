@@ -1,8 +1,8 @@
 """A scripted local model server for the summarizer tests.
 
 ``FakeModelServer`` is a threaded ``http.server`` on 127.0.0.1 (ephemeral port) that speaks
-both OpenAI Chat Completions (``POST .../chat/completions``) and Anthropic Messages
-(``POST .../v1/messages``). Tests queue behaviours with ``server.script(...)``; each request
+OpenAI Chat Completions (``POST .../chat/completions``), OpenAI Responses (``POST .../responses``)
+and Anthropic Messages (``POST .../v1/messages``). Tests queue behaviours with ``server.script(...)``; each request
 consumes one (a plain good summary when the queue is empty) and is recorded with its path,
 headers and JSON body.
 """
@@ -103,6 +103,42 @@ def _anthropic_reply(step: Step) -> dict[str, Any]:
     }
 
 
+def _responses_reply(step: Step) -> dict[str, Any]:
+    """A Responses API reply in its documented shape (a reasoning item, then the message)."""
+    output: list[dict[str, Any]] = [
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": step.text, "annotations": []}],
+        },
+    ]
+    status, incomplete = "completed", None
+    if step.kind == "length":
+        status, incomplete = "incomplete", {"reason": "max_output_tokens"}
+    elif step.kind == "tool":
+        output = [{"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "read", "arguments": "{}"}]
+    usage = step.usage or {
+        "input_tokens": 1200,
+        "input_tokens_details": {"cached_tokens": 200},
+        "output_tokens": 300,
+        "output_tokens_details": {"reasoning_tokens": 100},
+        "total_tokens": 1500,
+    }
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "status": status,
+        "incomplete_details": incomplete,
+        "error": None,
+        "model": "served-model",
+        "output": output,
+        "usage": usage,
+    }
+
+
 class FakeModelServer:
     """The scripted server; see the module docstring."""
 
@@ -158,8 +194,12 @@ class FakeModelServer:
             status, payload = step.status, step.body
         else:
             status = 200
-            anthropic = handler.path.endswith("/v1/messages")
-            payload = _anthropic_reply(step) if anthropic else _openai_reply(step)
+            if handler.path.endswith("/v1/messages"):
+                payload = _anthropic_reply(step)
+            elif handler.path.endswith("/responses"):
+                payload = _responses_reply(step)
+            else:
+                payload = _openai_reply(step)
         data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
         try:
             handler.send_response(status)

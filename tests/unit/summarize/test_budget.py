@@ -1,18 +1,21 @@
-"""Output budget: Pi's clampMaxTokensToContext and thinking budgets, as the summarizer uses them.
+"""Output budget: Pi's clampMaxTokensToContext and thinking budgets, in the summarizer's body.
 
 Expected numbers were computed by running pi-ai 1.6.0's own ``simple-options.js`` in Node
 on the same inputs. The arithmetic itself is the request mirror's
-(``tests/unit/request/test_budget_parity.py`` checks it on a grid recorded from pi-ai).
+(``tests/unit/request/test_budget_parity.py`` checks it on a grid recorded from pi-ai), and the
+summarizer's body is the request mirror's (``tests/golden/test_summary_request_parity.py``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pitools.core.request.common import clamp_max_tokens_to_context
-from pitools.summarize.budget import clamp_thinking_level, output_budget
+from pitools.core.request.common import clamp_max_tokens_to_context, estimate_context_tokens
+from pitools.summarize.body import build_body, request_model, summary_level, summary_messages
 from pitools.summarize.types import ModelSpec, SummaryRequest
 
 
@@ -23,11 +26,17 @@ def spec(api: str = "anthropic-messages", **fields: object) -> ModelSpec:
 
 
 def request(chars: int, level: str | None = None, max_tokens: int | None = None) -> SummaryRequest:
-    return SummaryRequest(system_prompt="s" * 5000, prompt="x" * chars, reasoning_level=level, max_tokens=max_tokens)  # type: ignore[arg-type]
+    # No system prompt: the recorded pi-ai numbers are for the user message alone (pi-ai counts a
+    # system message too, see test_the_system_prompt_counts).
+    return SummaryRequest(prompt="x" * chars, reasoning_level=level, max_tokens=max_tokens)  # type: ignore[arg-type]
+
+
+def body(model: ModelSpec, req: SummaryRequest) -> dict[str, Any]:
+    return build_body(model, req)
 
 
 def _input_tokens(prompt: str) -> int:
-    return output_budget(spec(), SummaryRequest(system_prompt="s", prompt=prompt)).input_tokens  # type: ignore[call-arg]
+    return int(estimate_context_tokens(summary_messages(SummaryRequest(prompt=prompt))))  # type: ignore[call-arg]
 
 
 def test_estimate_counts_utf16_units() -> None:
@@ -35,6 +44,16 @@ def test_estimate_counts_utf16_units() -> None:
     assert _input_tokens("abcdefg") == 2  # 7 / 3.5
     assert _input_tokens("abcdefgh") == 3
     assert _input_tokens("😀" * 7) == 4  # 14 UTF-16 units
+
+
+def test_the_system_prompt_counts() -> None:
+    """pi-ai estimates the whole normalized context, the system message included
+    (``estimateMessageTokens`` has a branch for it): 7000 characters are 2000 tokens more. The
+    numbers are pi-ai 1.6.0's ``clampMaxTokensToContext`` on ``normalizeContext`` of the same input."""
+    model = spec(context_window=32000, max_tokens=16384)
+    alone = body(model, request(70000))["max_tokens"]
+    with_system = body(model, SummaryRequest(system_prompt="s" * 7000, prompt="x" * 70000))["max_tokens"]  # type: ignore[call-arg]
+    assert (alone, with_system) == (7904, 5904)
 
 
 @pytest.mark.parametrize(
@@ -50,8 +69,7 @@ def test_estimate_counts_utf16_units() -> None:
 )
 def test_clamp_matches_pi(window: int, cap: int, chars: int, expected: int) -> None:
     # The system prompt is not part of the estimate, as in Pi.
-    budget = output_budget(spec(api="openai-completions", context_window=window, max_tokens=cap), request(chars))
-    assert budget.max_tokens == expected
+    assert body(spec(context_window=window, max_tokens=cap), request(chars))["max_tokens"] == expected
 
 
 @given(
@@ -68,8 +86,7 @@ def test_clamp_never_exceeds_cap_or_goes_below_one(window: int, tokens: int, cap
 
 
 def test_request_cap_replaces_model_cap() -> None:
-    budget = output_budget(spec(context_window=200000, max_tokens=64000), request(100, max_tokens=2000))
-    assert budget.max_tokens == 2000
+    assert body(spec(context_window=200000, max_tokens=64000), request(100, max_tokens=2000))["max_tokens"] == 2000
 
 
 @pytest.mark.parametrize(
@@ -85,35 +102,39 @@ def test_request_cap_replaces_model_cap() -> None:
 def test_anthropic_thinking_budget_matches_pi(
     window: int, cap: int, chars: int, level: str, max_tokens: int, thinking: int
 ) -> None:
-    model = spec(context_window=window, max_tokens=cap, reasoning=True)
-    budget = output_budget(model, request(chars, level))
-    assert (budget.thinking, budget.max_tokens, budget.thinking_budget) == ("budget", max_tokens, thinking)
+    got = body(spec(context_window=window, max_tokens=cap, reasoning=True), request(chars, level))
+    thinking_field = got["thinking"]
+    assert (thinking_field["type"], got["max_tokens"], thinking_field["budget_tokens"]) == (
+        "enabled",
+        max_tokens,
+        thinking,
+    )
 
 
 def test_anthropic_thinking_modes() -> None:
     plain = spec(context_window=200000, max_tokens=64000)
-    assert output_budget(plain, request(10, "high")).thinking == "none"  # not a reasoning model
+    assert "thinking" not in body(plain, request(10, "high"))  # not a reasoning model
     reasoning = spec(context_window=200000, max_tokens=64000, reasoning=True)
-    assert output_budget(reasoning, request(10)).thinking == "disabled"
-    assert output_budget(reasoning, request(10, "off")).thinking == "disabled"
+    assert body(reasoning, request(10))["thinking"] == {"type": "disabled"}
+    assert body(reasoning, request(10, "off"))["thinking"] == {"type": "disabled"}
+    # A model that cannot turn thinking off: Pi's agent never holds "off" for it (clamped up).
     always_on = spec(reasoning=True, thinking_level_map={"off": None})
-    assert output_budget(always_on, request(10)).thinking == "none"
+    assert body(always_on, request(10))["thinking"]["type"] == "enabled"
     adaptive = spec(reasoning=True, compat={"forceAdaptiveThinking": True}, thinking_level_map={"xhigh": "xhigh"})
-    assert (
-        output_budget(adaptive, request(10, "minimal")).effort,
-        output_budget(adaptive, request(10, "xhigh")).effort,
-    ) == (
-        "low",
-        "xhigh",
-    )
-    assert output_budget(adaptive, request(10, "high")).thinking == "adaptive"
+    assert body(adaptive, request(10, "minimal"))["output_config"] == {"effort": "low"}
+    assert body(adaptive, request(10, "xhigh"))["output_config"] == {"effort": "xhigh"}
+    assert body(adaptive, request(10, "high"))["thinking"] == {"type": "adaptive", "display": "summarized"}
 
 
 def test_clamp_thinking_level() -> None:
+    def level(model: ModelSpec, wanted: str) -> str:
+        return summary_level(request_model(model), request(10, wanted))
+
     model = spec(reasoning=True, thinking_level_map={"minimal": None, "xhigh": "xhigh"})
-    assert clamp_thinking_level(model, "minimal") == "low"
-    assert clamp_thinking_level(model, "xhigh") == "xhigh"
-    assert clamp_thinking_level(spec(reasoning=True), "xhigh") == "high"
-    assert clamp_thinking_level(spec(), "high") == "off"
-    budget = output_budget(spec(api="openai-completions", reasoning=True), request(10, "xhigh"))
-    assert budget.reasoning_effort == "high"
+    assert level(model, "minimal") == "low"
+    assert level(model, "xhigh") == "xhigh"
+    assert level(spec(reasoning=True), "xhigh") == "high"
+    assert level(spec(), "high") == "off"
+    openai = "https://api.openai.com/v1"
+    completions = spec(api="openai-completions", provider="openai", base_url=openai, reasoning=True)
+    assert body(completions, request(10, "xhigh"))["reasoning_effort"] == "high"

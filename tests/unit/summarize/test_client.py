@@ -75,13 +75,15 @@ def test_openai_request_and_result(model_server: FakeModelServer, openai_spec: M
     assert req.headers["authorization"] == f"Bearer {SECRET_KEY}"
     assert req.headers["content-type"] == "application/json"
     assert req.body["model"] == "test-model"
+    # pi-ai's messages (the prompt as a text block); pi-ai's stream_options go with its streaming.
     assert req.body["messages"] == [
         {"role": "system", "content": "You summarize."},
-        {"role": "user", "content": "<conversation>hi</conversation>"},
+        {"role": "user", "content": [{"type": "text", "text": "<conversation>hi</conversation>"}]},
     ]
-    assert req.body["stream"] is False
-    # A server Pi does not know gets the classic field; 4096 fits the 32k window.
-    assert req.body["max_tokens"] == 4096
+    assert req.body["stream"] is False and "stream_options" not in req.body
+    # pi-ai's field for a server it does not know (compat.maxTokensField picks the other one);
+    # 4096 fits the 32k window.
+    assert req.body["max_completion_tokens"] == 4096
     assert "tools" not in req.body and "tool_choice" not in req.body
     assert "cache_control" not in json.dumps(req.body)
     assert "reasoning_effort" not in req.body
@@ -144,6 +146,42 @@ def test_openai_not_json(model_server: FakeModelServer, openai_spec: ModelSpec) 
         _summarize(openai_spec)
 
 
+# -- OpenAI Responses -------------------------------------------------------------------
+
+
+def test_responses_request_and_result(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
+    spec = openai_spec.model_copy(update={"api": "openai-responses", "reasoning": True})
+    result = build_summarizer(spec).summarize(REQUEST.model_copy(update={"reasoning_level": "high"}))
+    assert result.text == SUMMARY_TEXT
+    # input_tokens includes the 200 cached ones (pi-ai takes them out of the input).
+    assert (result.usage["input"], result.usage["cacheRead"], result.usage["output"]) == (1000, 200, 300)
+    (req,) = model_server.requests
+    assert req.path == "/v1/responses"
+    assert req.headers["authorization"] == f"Bearer {SECRET_KEY}"
+    assert req.body["stream"] is False
+    assert req.body["input"][0] == {"role": "developer", "content": "You summarize."}
+    assert req.body["reasoning"] == {"effort": "high", "summary": "auto"}
+    # Caching is off for a summary: no prompt_cache_key.
+    assert "prompt_cache_key" not in req.body
+
+
+def test_responses_length_and_tool(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
+    spec = openai_spec.model_copy(update={"api": "openai-responses"})
+    model_server.script(Step("length"), Step("tool"))
+    with pytest.raises(ModelLengthError, match="token cap"):
+        _summarize(spec)
+    with pytest.raises(ModelToolCallError):
+        _summarize(spec)
+
+
+def test_responses_failed_status(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
+    spec = openai_spec.model_copy(update={"api": "openai-responses"})
+    body = {"status": "incomplete", "incomplete_details": {"reason": "content_filter"}, "output": []}
+    model_server.script(Step("raw", status=200, body=body))
+    with pytest.raises(ModelResponseError, match="content_filter"):
+        _summarize(spec)
+
+
 # -- Anthropic --------------------------------------------------------------------------
 
 
@@ -158,10 +196,12 @@ def test_anthropic_request_and_result(model_server: FakeModelServer, anthropic_s
     assert req.headers["x-api-key"] == SECRET_KEY
     assert req.headers["anthropic-version"] == "2023-06-01"
     assert "authorization" not in req.headers
+    # pi-ai's body (no cache_control: Pi turns caching off for summaries), not streamed.
     assert req.body == {
         "model": "claude-test",
-        "max_tokens": 64000,
         "messages": [{"role": "user", "content": [{"type": "text", "text": REQUEST.prompt}]}],
+        "max_tokens": 64000,
+        "stream": False,
         "system": [{"type": "text", "text": "You summarize."}],
     }
 
@@ -171,7 +211,7 @@ def test_anthropic_thinking(model_server: FakeModelServer, anthropic_spec: Model
     build_summarizer(spec).summarize(REQUEST.model_copy(update={"reasoning_level": "medium"}))
     build_summarizer(spec).summarize(REQUEST)
     thinking, plain = (r.body for r in model_server.requests)
-    assert thinking["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+    assert thinking["thinking"] == {"type": "enabled", "budget_tokens": 8192, "display": "summarized"}
     assert thinking["max_tokens"] == 64000
     assert plain["thinking"] == {"type": "disabled"}
     assert "cache_control" not in json.dumps(thinking)
@@ -362,6 +402,13 @@ def test_lone_surrogates_are_dropped(model_server: FakeModelServer, anthropic_sp
     body = model_server.requests[0].body
     assert body["messages"][0]["content"][0]["text"] == "a b \U0001f600"
     assert body["system"][0]["text"] == "sys"
+
+
+def test_a_surrogate_pair_is_sent_as_its_character(model_server: FakeModelServer, openai_spec: ModelSpec) -> None:
+    """Session text from JavaScript may hold a pair as two halves: pi-ai keeps the pair, and the
+    UTF-8 body carries the character it encodes."""
+    build_summarizer(openai_spec).summarize(SummaryRequest(prompt="x\ud83d\ude00y"))
+    assert model_server.requests[0].body["messages"][0]["content"][0]["text"] == "x\U0001f600y"
 
 
 def test_importing_the_package_does_not_load_httpx() -> None:

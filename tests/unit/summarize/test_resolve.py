@@ -111,8 +111,16 @@ def test_anthropic_with_only_a_key(agent_dir: Path) -> None:
 
 def test_unknown_model_of_known_provider_gets_pi_defaults(agent_dir: Path) -> None:
     spec = resolve("openai/some-future-model", agent_dir, OPENAI_API_KEY="sk-abcdefghijkl")
-    assert spec.api == "openai-completions" and spec.base_url == "https://api.openai.com/v1"
+    # Pi's API for OpenAI, which pitools now calls natively.
+    assert spec.api == "openai-responses" and spec.base_url == "https://api.openai.com/v1"
     assert (spec.context_window, spec.max_tokens, spec.reasoning, spec.cost) == (128000, 16384, False, None)
+
+
+@pytest.mark.parametrize(("model", "env"), [("openai/gpt-5", "OPENAI_API_KEY"), ("xai/grok-4.3", "XAI_API_KEY")])
+def test_openai_and_xai_use_the_responses_api_as_pi_does(agent_dir: Path, model: str, env: str) -> None:
+    # pi-ai's catalogue gives both the openai-responses API, which pitools now calls natively.
+    spec = resolve(model, agent_dir, **{env: "sk-abcdefghijkl"})
+    assert spec.api == "openai-responses"
 
 
 def test_google_and_mistral_go_through_their_openai_endpoints(agent_dir: Path) -> None:
@@ -339,7 +347,7 @@ def test_models_json_api_mapping(agent_dir: Path) -> None:
             }
         },
     )
-    assert resolve("resp/m", agent_dir).api == "openai-completions"
+    assert resolve("resp/m", agent_dir).api == "openai-responses"
     with pytest.raises(UnsupportedProviderError, match="google-vertex"):
         resolve("vtx/m", agent_dir)
 
