@@ -144,6 +144,17 @@ def run_search(
 # -- ls ----------------------------------------------------------------------------------------------
 
 
+def mask_previews(sessions: list[dict[str, Any]]) -> None:
+    """Mask the secrets ``scan`` detects in each listed session's name and first message (the
+    previews ``ls`` in every format and the serve list show); the files are left alone."""
+    from pitools.core.secrets.scan import mask_secrets
+
+    for s in sessions:
+        for key in ("name", "firstMessage"):
+            if type(s.get(key)) is str:
+                s[key] = mask_secrets(s[key])
+
+
 def select_sessions(
     sessions: list[dict[str, Any]], *, since: str | None, sort: str, limit: int | None
 ) -> list[dict[str, Any]]:
@@ -180,7 +191,16 @@ def run_ls(
     since: str | None,
     sort: str,
 ) -> int:
+    from pitools.core.views.resume import short_ids
     from pitools.ops.listing import list_sessions
+
+    every_id: list[str] = []
+
+    def select(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # Id prefixes unique among every session found (not only those --since/--limit keep),
+        # so the prefix shown names one session wherever pitools looks it up.
+        every_id.extend(str(s["id"]) for s in found if s.get("id"))
+        return select_sessions(found, since=since, sort=sort, limit=limit)
 
     listing = list_sessions(
         cwd=cwd,
@@ -189,9 +209,10 @@ def run_ls(
         use_cache=not no_cache,
         progress=progress_line("reading sessions", out, bar=False),
         warn=warner(out),
-        select=lambda found: select_sessions(found, since=since, sort=sort, limit=limit),
+        select=select,
     )
     data = listing.to_json()
+    mask_previews(data["sessions"])
     if format_ == "json":
         out.write_json(data)
     elif format_ == "tsv":
@@ -202,5 +223,5 @@ def run_ls(
     else:
         from pitools.render.ls import render_ls
 
-        render_ls(out.console(), data)
+        render_ls(out.console(), data, short_ids(every_id))
     return 0
