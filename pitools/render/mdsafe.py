@@ -108,6 +108,9 @@ _FENCE_OPEN = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})[ \t]*(.*)")
 _LANG = re.compile(r"[A-Za-z0-9_+.#-]{1,32}")
 # What opens a block at the start of a line once _SPECIAL's characters are escaped: ATX headings,
 # list items and thematic breaks, setext underlines, ordered list markers (1. 1)).
+# _SPECIAL for prose, without the one "_" between two letters or digits ("snake_case",
+# "ghp_x"): it can neither open nor close emphasis (CommonMark 6.2), and stays readable.
+_PROSE_SPECIAL = re.compile(r"[\\`*\[\]<>&!~|]|(?<![^\W_])_|_(?![^\W_])")
 _LINE_START = re.compile(r"[#+=-]|[0-9]{1,9}(?=[.)])")
 
 
@@ -118,7 +121,7 @@ def _prose_line(line: str) -> str:
     body = line.lstrip(" \t")
     lead = line[: len(line) - len(body)]
     if _SPECIAL.search(body) is not None:
-        body = _SPECIAL.sub(_backslashed, body)
+        body = _PROSE_SPECIAL.sub(_backslashed, body)
     start = _LINE_START.match(body)
     if start is not None:
         end = start.end()

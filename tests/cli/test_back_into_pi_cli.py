@@ -229,3 +229,16 @@ def test_usage_by_session_masks_names_and_tells_ids_apart(run: Run, pi_home: dic
     data = json.loads(run("ls", "--format", "json").stdout)
     names = [s["name"] for s in data["sessions"] if s.get("name")]
     assert names == ["deploy with [perplexity-key pplx… (45 chars)]"]
+
+
+def test_previews_with_a_lone_surrogate_are_masked_too(run: Run, pi_home: dict[str, Any], tmp_path: Path) -> None:
+    """A JSON \\ud83d escape without its pair reaches the detector as a lone surrogate: it used to
+    stop `scan` with an internal error (UTF-8 regular expressions cannot take it)."""
+    odd = pi_home["dir"] / "2026-12-07T07-00-00-000Z_5a000000.jsonl"
+    write_session(odd, "5a000000-eeee-7000-8000-000000000005", f"\ud83d key {PPLX}", "2026-12-07T07:00:00.000Z")
+    data = json.loads(run("ls", "--format", "json").stdout)
+    first = next(s["firstMessage"] for s in data["sessions"] if s["id"].startswith("5a"))
+    assert first == "\ud83d key [perplexity-key pplx… (45 chars)]"
+    assert PPLX not in run("ls").stdout
+    found = run("scan", odd, "--format", "json", exit_code=1).stdout
+    assert '"perplexity-key"' in found and PPLX not in found
