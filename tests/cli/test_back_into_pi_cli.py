@@ -242,3 +242,20 @@ def test_previews_with_a_lone_surrogate_are_masked_too(run: Run, pi_home: dict[s
     assert PPLX not in run("ls").stdout
     found = run("scan", odd, "--format", "json", exit_code=1).stdout
     assert '"perplexity-key"' in found and PPLX not in found
+
+
+def test_serve_list_previews_are_masked(pi_home: dict[str, Any]) -> None:
+    """The serve home page lists what /api/ls gives: the masked first message."""
+    import urllib.request
+
+    from tests import support
+
+    with support.serving(pi_home["dir"]) as app:
+        req = urllib.request.Request(f"http://127.0.0.1:{app.port}/api/ls")
+        req.add_header("Cookie", f"pitools_token={app.token}")
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(req, timeout=30) as resp:
+            body = resp.read().decode("utf-8")
+    assert PPLX not in body and PPLX[5:25] not in body
+    firsts = [s["firstMessage"] for s in json.loads(body)["sessions"]]
+    assert "use [perplexity-key pplx… (45 chars)] please" in firsts
