@@ -54,7 +54,8 @@ SHORT_ID = 8
 def short_ids(ids: list[str], minimum: int = SHORT_ID) -> dict[str, str]:
     """Each id's shortest prefix of at least ``minimum`` characters that no other id in ``ids``
     starts with, so that ``pitools inspect PREFIX`` (and ``pi --session PREFIX``) finds that one
-    session. An id that another id equals or starts with is shown whole."""
+    session. An id that another id starts with is shown whole. Two files with the same id (a
+    copied file) cannot be told apart by any prefix: they share one (the id finder names both)."""
     ordered = sorted(set(ids))
     out: dict[str, str] = {}
     for i, sid in enumerate(ordered):
