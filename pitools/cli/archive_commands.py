@@ -144,17 +144,6 @@ def run_search(
 # -- ls ----------------------------------------------------------------------------------------------
 
 
-def mask_previews(sessions: list[dict[str, Any]]) -> None:
-    """Mask the secrets ``scan`` detects in each listed session's name and first message (the
-    previews ``ls`` in every format and the serve list show); the files are left alone."""
-    from pitools.core.secrets.scan import mask_secrets
-
-    for s in sessions:
-        for key in ("name", "firstMessage"):
-            if type(s.get(key)) is str:
-                s[key] = mask_secrets(s[key])
-
-
 def select_sessions(
     sessions: list[dict[str, Any]], *, since: str | None, sort: str, limit: int | None
 ) -> list[dict[str, Any]]:
@@ -212,7 +201,6 @@ def run_ls(
         select=select,
     )
     data = listing.to_json()
-    mask_previews(data["sessions"])
     if format_ == "json":
         out.write_json(data)
     elif format_ == "tsv":

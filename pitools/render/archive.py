@@ -75,7 +75,6 @@ def render_usage(console: Any, report: dict[str, Any]) -> None:
     body: list[tuple[list[str], str, Any]] = []
     short: dict[str, str] = {}
     if report["by"] == "session":
-        from pitools.core.secrets.scan import mask_secrets
         from pitools.core.views.resume import short_ids
 
         # Id prefixes that tell the rows apart (and name one session to `pitools inspect`).
@@ -85,8 +84,8 @@ def render_usage(console: Any, report: dict[str, Any]) -> None:
         if report["by"] == "session" and row.get("session"):
             s = row["session"]
             sid = str(s.get("id") or "")
-            # The session's name is a preview: secrets scan would report are masked.
-            title = mask_secrets(str(s["name"])) if s.get("name") else s.get("cwd") or ""
+            # The name comes masked from the index (pitools.core.views.listing: a preview).
+            title = str(s["name"]) if s.get("name") else s.get("cwd") or ""
             key = f"{short.get(sid, sid[:8])} {title}".strip() or key
         body.append((row_cells(safe_text(key), row, row.get("copied")), "", row["cost"]))
         for m in row.get("models", []):

@@ -259,3 +259,34 @@ def test_serve_list_previews_are_masked(pi_home: dict[str, Any]) -> None:
     assert PPLX not in body and PPLX[5:25] not in body
     firsts = [s["firstMessage"] for s in json.loads(body)["sessions"]]
     assert "use [perplexity-key pplx… (45 chars)] please" in firsts
+
+
+def test_a_warm_ls_does_not_load_the_detector(pi_home: dict[str, Any]) -> None:
+    """Previews are masked once, when the index summarises a file: listing again reads them
+    masked from the index (the detector's ~80 regular expressions cost ~30 ms of CPU to load)."""
+    import os
+    import sys
+
+    probe = (
+        "import sys; from pitools.cli import main; status = main(sys.argv[1:]); "
+        "print(status, 'pitools.core.secrets.detect' in sys.modules, file=sys.stderr)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PITOOLS_WIDTH"}
+
+    def run_ls(*args: str) -> tuple[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "ls", *args],
+            cwd=pi_home["project"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return done.stdout, done.stderr.strip().splitlines()[-1]
+
+    cold, loaded = run_ls()
+    assert loaded.startswith("0 ") and PPLX not in cold  # the index summarised (and masked) every file
+    warm, loaded = run_ls()
+    assert loaded == "0 False" and warm == cold
+    warm_json, loaded = run_ls("--format", "json")
+    assert loaded == "0 False" and PPLX not in warm_json
