@@ -84,7 +84,7 @@ def _row(s: dict[str, Any], all_: bool, copied_col: bool = False, short: dict[st
     sid = str(s.get("id") or "")
     cost = s.get("cost")
     shown = (short or {}).get(sid) or sid[:8]
-    row = [marker(s), local_time(s.get("modified")), display_path(shown) if sid else "-"]
+    row = [marker(s), local_time(s.get("modified")), _tsv_cell(shown) if sid else "-"]
     if all_:
         row.append(str(s.get("cwd") or ""))
     row += [
@@ -194,6 +194,8 @@ def _fit(text: str, width: int, right: bool, keep_end: bool = False) -> str:
 #: The widest the name / first message column gets in a pipe (a preview: ``--format tsv`` and
 #: ``json`` give it whole), so that rows are not padded to the longest first message.
 PIPE_TITLE = 60
+#: The widest the id column gets: a whole UUID (a hostile megabyte-long id is cut, with an ellipsis).
+MAX_ID = 36
 
 
 def render_ls(console: Any, listing: dict[str, Any], short: dict[str, str] | None = None) -> None:
@@ -226,6 +228,8 @@ def render_ls(console: Any, listing: dict[str, Any], short: dict[str, str] | Non
     title_col = headers.index("name / first message")
     if unlimited(console):  # a pipe: the preview is cut rather than every row padded to the longest
         widths[title_col] = min(widths[title_col], PIPE_TITLE)
+    id_col = headers.index("id")  # Pi's ids are 36 characters; a longer one is cut anywhere
+    widths[id_col] = min(widths[id_col], MAX_ID)
     # On a narrow terminal drop the least useful columns until the title gets some room.
     shown = list(range(len(headers)))
     for drop in ("path", "models", "entries", "leaves", "copied", "cost", "size", "cwd", "tokens", "msgs"):

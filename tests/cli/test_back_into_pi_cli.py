@@ -290,3 +290,19 @@ def test_a_warm_ls_does_not_load_the_detector(pi_home: dict[str, Any]) -> None:
     assert loaded == "0 False" and warm == cold
     warm_json, loaded = run_ls("--format", "json")
     assert loaded == "0 False" and PPLX not in warm_json
+
+
+def test_a_huge_hostile_id_does_not_widen_ls(run: Run, pi_home: dict[str, Any]) -> None:
+    """Two ids that differ only after 5,000 characters: no prefix shorter than that is unique;
+    the column still stops at 36 cells (cut with …) and nothing raw reaches the terminal."""
+    for n, end in enumerate("gh"):
+        huge = pi_home["dir"] / f"2026-12-07T06-00-0{n}-000Z_huge.jsonl"
+        write_session(huge, "\x1b[31m" + "f" * 5000 + end, "hello", f"2026-12-07T06:00:0{n}.000Z")
+    lines = run("ls").stdout.splitlines()
+    rows = [line for line in lines if "hello" in line]
+    assert len(rows) == 2
+    for row in rows:
+        assert "\x1b" not in row
+        cell = row.split()[1]
+        assert cell.startswith("\\x1b[31mfff") and cell.endswith("…") and len(cell) == 36
+    assert all(len(line) < 400 for line in lines[:-1])
