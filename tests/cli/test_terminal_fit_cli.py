@@ -78,6 +78,7 @@ def test_tree_depth(run: Run) -> None:
     hidden = sum(int(line.split("… ")[1].split()[0].replace(",", "")) for line in notes)
     assert shown + hidden == len(whole) - 2
     run("tree", BIG, "--depth", "-1", exit_code=2)
+    assert "--depth shapes the human tree" in run("tree", BIG, "--depth", "1", "--format", "json", exit_code=2).stderr
 
 
 UNSET = "<unset>"

@@ -66,6 +66,8 @@ def command(
     from pitools.core.session.api import load
     from pitools.core.views.branches import tree_view
 
+    if depth is not None and format_ == "json":
+        raise click.UsageError("--depth shapes the human tree; --format json always holds the whole tree")
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
     note_synthetic_ids(out, loaded)
