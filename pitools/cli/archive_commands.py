@@ -180,7 +180,16 @@ def run_ls(
     since: str | None,
     sort: str,
 ) -> int:
+    from pitools.core.views.resume import short_ids
     from pitools.ops.listing import list_sessions
+
+    every_id: list[str] = []
+
+    def select(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # Id prefixes unique among every session found (not only those --since/--limit keep),
+        # so the prefix shown names one session wherever pitools looks it up.
+        every_id.extend(str(s["id"]) for s in found if s.get("id"))
+        return select_sessions(found, since=since, sort=sort, limit=limit)
 
     listing = list_sessions(
         cwd=cwd,
@@ -189,7 +198,7 @@ def run_ls(
         use_cache=not no_cache,
         progress=progress_line("reading sessions", out, bar=False),
         warn=warner(out),
-        select=lambda found: select_sessions(found, since=since, sort=sort, limit=limit),
+        select=select,
     )
     data = listing.to_json()
     if format_ == "json":
@@ -202,5 +211,5 @@ def run_ls(
     else:
         from pitools.render.ls import render_ls
 
-        render_ls(out.console(), data)
+        render_ls(out.console(), data, short_ids(every_id))
     return 0

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from pitools.cli.environment import Environment
 
 #: ``pitools.ops.index.SCHEMA_VERSION`` (a test keeps them equal): this path reads only this version.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: Options this path does not take (the general path does): they need the zone, Pi's path rules
 #: (``--cwd``, ``--session-dir``), or a regular expression.

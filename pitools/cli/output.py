@@ -35,11 +35,15 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
 
 from pitools.cli.colour import wants_color
 from pitools.cli.environment import Environment, make_safe_stream
 from pitools.cli.errors import EXIT_FAILURE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from pitools.cli.pager import pager_command
 from pitools.render.safe import UNLIMITED_WIDTH, safe_text
 
 __all__ = [
@@ -173,6 +177,10 @@ class Output:
     term_dumb: bool = False
     #: Seconds a command works before its spinner shows (``PITOOLS_PROGRESS_DELAY``; tests use 0).
     progress_delay: float = 1.0
+    #: The pager long output may go through (:mod:`pitools.cli.pager`): None unless stdout is a
+    #: terminal; ``environ`` is the run's variables, which the pager gets.
+    pager: str | None = None
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
     _consoles: dict[bool, Any] = field(default_factory=dict, repr=False)
     _spinner: Any = field(default=None, repr=False)
 
@@ -211,6 +219,8 @@ class Output:
             colors=color_system(env),
             term_dumb=env.get("TERM") == "dumb",
             progress_delay=_progress_delay(env),
+            pager=pager_command(env, out_tty, env.get("TERM") == "dumb"),
+            environ=env,
         )
 
     # -- rich ----------------------------------------------------------------------------------
@@ -254,6 +264,22 @@ class Output:
         if self._spinner is not None:
             self._spinner.stop()
             self._spinner = None
+
+    # -- paging --------------------------------------------------------------------------------
+
+    def paged(self, enabled: bool = True) -> AbstractContextManager[None]:
+        """Within the block stdout goes through the pager (git's rules, :mod:`pitools.cli.pager`):
+        only on a terminal, unless ``enabled`` is false (``--no-pager``)."""
+        from pitools.cli.pager import paging
+
+        return paging(self, self.pager if enabled else None, self.environ)
+
+    def use_stdout(self, stream: Any) -> None:
+        """Write stdout to ``stream`` from now on (the pager's pipe, then back)."""
+        self.stop_progress()
+        self.stdout.flush()
+        self.stdout = stream
+        self._consoles.pop(False, None)
 
     # -- plain text ----------------------------------------------------------------------------
 

@@ -55,7 +55,7 @@ from pitools.ops.index_limits import (
     WarnFn,
 )
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
 #: How close to the last update's start a file's mtime may be and the file still have changed

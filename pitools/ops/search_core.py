@@ -22,6 +22,7 @@ import os
 
 from pitools.core.js.isotime import to_iso_string as iso_utc
 from pitools.core.js.json.lean import loads
+from pitools.core.views.resume import resume_command, shell_quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -429,7 +430,7 @@ def check_row(
         "summarizedAway": bool(summarized),
         "copied": bool(copied),
         "inThinking": in_thinking,
-        "commands": commands(path, eid),
+        "commands": commands(path, eid, at_leaf=on_current and hi - lo == 1 and leaves_cache[sid][lo] == eid),
     }
 
 
@@ -466,26 +467,15 @@ def result_json(query: str, mode: str, hits: Sequence[Mapping[str, Any]], trunca
 
 # -- small exact writers --------------------------------------------------------------------------
 
-#: What ``shlex.quote`` leaves unquoted: ``[\w@%+=:,./-]`` in ASCII.
-_SHELL_SAFE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-"
 
-
-def shell_quote(text: str) -> str:
-    """``shlex.quote(text)``."""
-    if not text:
-        return "''"
-    if not text.strip(_SHELL_SAFE):
-        return text
-    return "'" + text.replace("'", "'\"'\"'") + "'"
-
-
-def commands(path: str, entry_id: str | None) -> list[str]:
-    """The commands that go to a hit: its context at the entry, and Pi on the session."""
-    quoted = shell_quote(path)
+def commands(path: str, entry_id: str | None, at_leaf: bool = False) -> list[str]:
+    """The commands that go to a hit: its context at the entry, and the one command that resumes
+    the session in Pi there (:func:`pitools.core.views.resume.resume_command`; ``at_leaf``: the
+    entry is the session's default leaf, so ``pi --session`` alone reaches it)."""
     out = []
     if entry_id:
-        out.append(f"pitools context {quoted} --leaf {shell_quote(entry_id)}")
-    out.append(f"pi --session {quoted}")
+        out.append(f"pitools context {shell_quote(path)} --leaf {shell_quote(entry_id)}")
+    out.append(resume_command(path, entry_id, at_leaf=at_leaf))
     return out
 
 

@@ -38,10 +38,11 @@ def render_search(console: Any, result: dict[str, Any], now: Any = None) -> None
     """The hits through rich (the layout: :func:`pitools.render.search_hits.segments`)."""
     from rich.text import Text
 
+    from pitools.render.safe import unlimited
     from pitools.render.search_hits import segments
 
     out = Text(no_wrap=False, overflow="fold")
-    for text, style in segments(result, now):
+    for text, style in segments(result, now, None if unlimited(console) else console.width):
         out.append(text, style=style or None)
     console.print(out, soft_wrap=True)
 
@@ -72,11 +73,20 @@ def render_usage(console: Any, report: dict[str, Any]) -> None:
         return out
 
     body: list[tuple[list[str], str, Any]] = []
+    short: dict[str, str] = {}
+    if report["by"] == "session":
+        from pitools.core.views.resume import short_ids
+
+        # Id prefixes that tell the rows apart (and name one session to `pitools inspect`).
+        short = short_ids([str(r["session"]["id"]) for r in report["rows"] if (r.get("session") or {}).get("id")])
     for row in report["rows"]:
         key = row["key"]
         if report["by"] == "session" and row.get("session"):
             s = row["session"]
-            key = f"{(s.get('id') or '')[:8]} {s.get('name') or s.get('cwd') or ''}".strip() or key
+            sid = str(s.get("id") or "")
+            # The name comes masked from the index (pitools.core.views.listing: a preview).
+            title = str(s["name"]) if s.get("name") else s.get("cwd") or ""
+            key = f"{short.get(sid, sid[:8])} {title}".strip() or key
         body.append((row_cells(safe_text(key), row, row.get("copied")), "", row["cost"]))
         for m in row.get("models", []):
             body.append((row_cells("  " + safe_text(m["model"]), m), "dim", None))

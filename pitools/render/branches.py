@@ -77,6 +77,10 @@ def _when(value: Any) -> str:
 MAX_ID_CHARS = 40
 MAX_LABEL_CELLS = 16
 _SEP = "  "
+#: The least room the divergent message / leaf column gets beside the others; with less, it goes
+#: on lines of its own under each row (indented by ``_INDENT``).
+MIN_STORY_CELLS = 30
+_INDENT = "    "
 _RIGHT = frozenset({"entries", "depth", "~tokens"})
 _STYLE = {"leaf": "cyan", "~tokens": "yellow", "label": "yellow"}
 
@@ -154,8 +158,11 @@ def render_branches(console: Any, result: BranchList, session_name: Any) -> None
     # In a pipe nothing is cut or padded; on a screen too narrow for the fixed columns rich crops
     # each line (slower, but only then).
     endless = unlimited(console)
+    # Too little room beside the fixed columns (80 columns left 3 cells: "us…"): each story line
+    # goes under its row instead, indented, with the whole width.
+    stacked = not endless and console.width - fixed < MIN_STORY_CELLS
     narrow = not endless and fixed + 8 > console.width
-    last = 10**9 if endless else max(8, console.width - fixed)
+    last = 10**9 if endless else max(8, console.width - (len(_INDENT) if stacked else fixed))
     # One plain string plus style spans for the whole table: no rich object per cell.
     plain: list[str] = []
     spans: list[Span] = []
@@ -213,11 +220,15 @@ def render_branches(console: Any, result: BranchList, session_name: Any) -> None
         pos = 0
 
     put_fixed(headers, "bold")
+    if stacked:
+        put("\n" + _INDENT)
     put_story([("divergent user message / leaf", "bold")])
-    blank = " " * fixed
+    blank = _INDENT if stacked else " " * fixed
     for n, (cells, story) in enumerate(rows, 1):
         put("\n")
         put_fixed(cells)
+        if stacked:
+            put("\n" + blank)
         put_story(story[0])
         for more in story[1:]:
             put("\n" + blank)

@@ -155,7 +155,7 @@ def render_context(
     big sessions); every piece of session text is made safe here.
     """
     from pitools.render.safe import safe_text
-    from pitools.render.tree import LineWriter
+    from pitools.render.tree import LineWriter, pack
     from pitools.render.vocab import plural
 
     def safe(text: str) -> str:
@@ -164,14 +164,14 @@ def render_context(
     out = LineWriter(console)
     p = replay.projection
     leaf = "(last entry: no id)" if replay.leaf_id is UNDEFINED else str(replay.leaf_id)
-    out.line(
-        [
-            ("Context at ", "bold"),
-            (safe(leaf), "bold cyan"),
-            (safe(f"  {_model_phrase(p.model)}  thinking {p.thinking_level}  "), ""),
-            (_estimate_text(replay), "yellow"),
-        ]
-    )
+    header = [
+        [("Context at ", "bold"), (safe(leaf), "bold cyan")],
+        [(safe(_model_phrase(p.model)), "")],
+        [(safe(f"thinking {p.thinking_level}"), "")],
+        [(_estimate_text(replay), "yellow")],
+    ]
+    for line in pack(header, out.width):  # on a narrow terminal, more lines rather than a cut
+        out.line(line)
     out.line(
         [
             (

@@ -21,7 +21,7 @@ import orjson
 
 from pitools.core.js.value import UNDEFINED
 from pitools.render.md_args import arguments_markdown
-from pitools.render.mdsafe import code, fence, fence_ticks, html_text, inline, quote
+from pitools.render.mdsafe import code, fence, fence_ticks, html_text, inline, prose, quote
 from pitools.render.pretty import MAX_CHARS, MAX_INDENT_DEPTH, pretty_json
 
 #: Tool output longer than this (characters or lines) is folded.
@@ -457,9 +457,10 @@ def _tree_items(roots: list[Any], view: Any, shown: Any) -> Iterator[tuple[str, 
 
 
 # -- Markdown ---------------------------------------------------------------------------------
-# Every piece of session text is made inert (pitools.render.mdsafe): message bodies, summaries and
-# JSON go in fences longer than any backtick run inside; names, labels, ids, timestamps and meta
-# lines are escaped onto one line; text inside <summary> is entity-escaped on one line.
+# Every piece of session text is made inert (pitools.render.mdsafe): message text and summaries are
+# literal prose whose own code blocks become fences (mdsafe.prose); tool output and JSON go in
+# fences longer than any backtick run inside; names, labels, ids, timestamps and meta lines are
+# escaped onto one line; text inside <summary> is entity-escaped on one line.
 
 
 def _fenced(out: list[str], text: str, lang: str) -> None:
@@ -480,8 +481,8 @@ def _folded(out: list[str], summary: str, text: str, lang: str) -> None:
 def _part_md(out: list[str], part: Part, embed: bool) -> None:
     """One part appended to ``out`` (pieces that join to its Markdown)."""
     kind = part.kind
-    if kind == "text":
-        _fenced(out, part.text, "markdown")
+    if kind == "text":  # prose as prose; only the code blocks it holds are fenced
+        out.append(prose(part.text))
     elif kind == "thinking":
         _folded(out, part.title or "Thinking", part.text, "text")
     elif kind == "tool-call":
@@ -495,7 +496,7 @@ def _part_md(out: list[str], part: Part, embed: bool) -> None:
         else:
             out.append(f"*\\[{title}\\]*")
     elif kind == "quote":
-        out.append(quote(fence(part.text, "markdown")))
+        out.append(quote(prose(part.text)))
     else:
         lang = "json" if kind == "json" else "text"
         text = part.text
@@ -525,6 +526,8 @@ def _entry_md(out: list[str], view: EntryView, embed: bool) -> None:
     if view.meta:
         out.append("\n\n*" + inline(" · ".join(view.meta)) + "*")
     for part in view.parts:
+        if part.kind == "text" and not part.text.strip():
+            continue  # an empty text block shows nothing (it used to be an empty fence)
         out.append("\n\n")
         _part_md(out, part, embed)
     out.append("\n")

@@ -129,3 +129,12 @@ def render_inspect(console: Any, d: dict[str, Any], *, all_: bool = False) -> No
         ),
     )
     console.print(grid)
+    resume = d.get("resume")
+    if resume:  # not wrapped: a command copied from the terminal must stay whole
+        lines = [f"resume in Pi: {resume['session']}"]
+        others = [(k, v) for k, v in resume["leaves"].items() if k != d["defaultLeaf"]]
+        for leaf, command in others if all_ else others[:1]:
+            lines.append(f"at leaf {leaf}: {command}")
+        if len(others) > 1 and not all_:
+            lines.append(f"  {more(len(others) - 1)}: the same with each leaf's id")
+        console.print(t("\n".join(lines), "dim"), soft_wrap=True)

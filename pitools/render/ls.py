@@ -73,14 +73,18 @@ def title_of(session: dict[str, Any]) -> str:
     """The session's name, else its first user message (one line)."""
     if session.get("status") in ("invalid", "error"):
         return f"({session.get('problem')})"
+    from pitools.render.safe import safe_text
+
     text = session.get("name") or session.get("firstMessage") or ""
-    return " ".join(str(text).split())
+    # Made safe before it is measured: an escaped control is wider than the character.
+    return safe_text(" ".join(str(text).split()), one_line=True)
 
 
-def _row(s: dict[str, Any], all_: bool, copied_col: bool = False) -> list[str]:
+def _row(s: dict[str, Any], all_: bool, copied_col: bool = False, short: dict[str, str] | None = None) -> list[str]:
     sid = str(s.get("id") or "")
     cost = s.get("cost")
-    row = [marker(s), local_time(s.get("modified")), sid[:8] if sid else "-"]
+    shown = (short or {}).get(sid) or sid[:8]
+    row = [marker(s), local_time(s.get("modified")), _tsv_cell(shown) if sid else "-"]
     if all_:
         row.append(str(s.get("cwd") or ""))
     row += [
@@ -187,8 +191,18 @@ def _fit(text: str, width: int, right: bool, keep_end: bool = False) -> str:
     return pad + text if right else text + pad
 
 
-def render_ls(console: Any, listing: dict[str, Any]) -> None:
-    """The table, laid out by hand (a rich Table is slow for thousands of rows), then a summary."""
+#: The widest the name / first message column gets in a pipe (a preview: ``--format tsv`` and
+#: ``json`` give it whole), so that rows are not padded to the longest first message.
+PIPE_TITLE = 60
+#: The widest the id column gets: a whole UUID (a hostile megabyte-long id is cut, with an ellipsis).
+MAX_ID = 36
+
+
+def render_ls(console: Any, listing: dict[str, Any], short: dict[str, str] | None = None) -> None:
+    """The table, laid out by hand (a rich Table is slow for thousands of rows), then a summary.
+
+    ``short``: the id prefix to show for each session id (:func:`pitools.core.views.resume.short_ids`).
+    """
     from rich.cells import cell_len
     from rich.text import Text
 
@@ -202,7 +216,7 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
     copied_col = any("copiedCost" in s for s in sessions)
     headers += ["name / first message", "msgs", "entries", "leaves", "size", "tokens", "cost"]
     headers += ["copied", "models", "path"] if copied_col else ["models", "path"]
-    rows = [_row(s, all_, copied_col) for s in sessions]
+    rows = [_row(s, all_, copied_col, short) for s in sessions]
     totals = listing.get("totals")
     total_row = _total_row(totals, all_, copied_col) if totals and sessions else None
     right = {"msgs", "entries", "leaves", "size", "tokens", "cost", "copied"}
@@ -212,6 +226,10 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
         caps = {"cwd": 28, "models": 28, "path": 60}
         widths = [min(w, caps.get(h, w)) for h, w in zip(headers, widths, strict=True)]
     title_col = headers.index("name / first message")
+    if unlimited(console):  # a pipe: the preview is cut rather than every row padded to the longest
+        widths[title_col] = min(widths[title_col], PIPE_TITLE)
+    id_col = headers.index("id")  # Pi's ids are 36 characters; a longer one is cut anywhere
+    widths[id_col] = min(widths[id_col], MAX_ID)
     # On a narrow terminal drop the least useful columns until the title gets some room.
     shown = list(range(len(headers)))
     for drop in ("path", "models", "entries", "leaves", "copied", "cost", "size", "cwd", "tokens", "msgs"):
@@ -255,16 +273,34 @@ def render_ls(console: Any, listing: dict[str, Any]) -> None:
     if total_row:
         line = " ".join(_fit(total_row[i], widths[i], headers[i] in right) for i in shown)
         out.append(line.rstrip() + "\n", style="bold")
+    out.rstrip()
+    if out.plain:
+        console.print(out, soft_wrap=True)
+    # The summary under the table is prose: wrapped to the width like any text (never in a pipe).
     where = ", ".join(listing["folders"]) if all_ else listing["sessionDir"]
     scope = "all sessions" if all_ else f"sessions for {listing['cwd']}"
     count = len(sessions)
-    out.append(f"{count} {'session' if count == 1 else 'sessions'} ({scope}) in {where or '(nothing)'}", style="dim")
+    foot = Text(style="dim")
+    foot.append(f"{count} {'session' if count == 1 else 'sessions'} ({scope}) in {where or '(nothing)'}")
     if listing.get("sessionDirSource") not in (None, "default"):
-        out.append(f" [{listing['sessionDirSource']}]", style="dim")
+        foot.append(f" [{listing['sessionDirSource']}]")
     note = totals_note(totals, copied_col) if totals and total_row else None
     if note:
-        out.append("\n" + note, style="dim")
+        foot.append("\n" + note)
     for mark, meaning in MARKERS.values():
         if mark in used:
-            out.append(f"\n  {mark}  {meaning}", style="dim")
-    console.print(out, soft_wrap=True)
+            foot.append(f"\n  {mark}  {meaning}")
+    console.print(foot)
+    resume = resume_hint(sessions)
+    if resume:  # not wrapped: a command copied from the terminal must stay whole
+        console.print(Text(resume, style="dim"), soft_wrap=True)
+
+
+def resume_hint(sessions: list[dict[str, Any]]) -> str | None:
+    """How to open a listed session in Pi, with the whole command for the first row."""
+    from pitools.core.views.resume import resume_command
+
+    first = next((s for s in sessions if s.get("path") and s.get("status") not in ("invalid", "error")), None)
+    if first is None:
+        return None
+    return f"resume one in Pi with pi --session PATH; the first row:\n  {resume_command(str(first['path']))}"

@@ -9,7 +9,9 @@ piece of session text goes through one of these:
   literal, so no emphasis, link, code span, HTML or entity can start inside it);
 * :func:`code` — an inline code span longer than any backtick run inside, on one line;
 * :func:`fence` — a fenced block whose fence is longer than any backtick run inside;
-* :func:`html_text` — text inside an HTML block (``<summary>``): entities, one line.
+* :func:`html_text` — text inside an HTML block (``<summary>``): entities, one line;
+* :func:`prose` — a message's text as paragraphs of literal text, its fenced code blocks as
+  fences of their own (the only structure kept from the text).
 """
 
 from __future__ import annotations
@@ -97,3 +99,82 @@ def quote(block: str) -> str:
     """``block`` (already safe Markdown, e.g. a fence) inside a block quote: every line prefixed,
     CR and CRLF line endings included, so no line escapes the quote."""
     return "\n".join("> " + line if line else ">" for line in _LINE_BREAKS.split(block))
+
+
+# A fence line of the text (CommonMark 4.5): up to three spaces, then ``` or ~~~ (three or more);
+# a backtick fence's info string holds no backtick.
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})[ \t]*(.*)")
+# The info string's first word, kept as the language only when it is plainly one.
+_LANG = re.compile(r"[A-Za-z0-9_+.#-]{1,32}")
+# What opens a block at the start of a line once _SPECIAL's characters are escaped: ATX headings,
+# list items and thematic breaks, setext underlines, ordered list markers (1. 1)).
+# _SPECIAL for prose, without the one "_" between two letters or digits ("snake_case",
+# "ghp_x"): it can neither open nor close emphasis (CommonMark 6.2), and stays readable.
+_PROSE_SPECIAL = re.compile(r"[\\`*\[\]<>&!~|]|(?<![^\W_])_|_(?![^\W_])")
+_LINE_START = re.compile(r"[#+=-]|[0-9]{1,9}(?=[.)])")
+
+
+def _prose_line(line: str) -> str:
+    """One line of literal text at the start of a Markdown line: inline markup escaped, leading
+    blanks made no-break spaces (four spaces would start an indented code block), and whatever
+    would open a block (``#``, ``-``, ``1.``...) escaped."""
+    body = line.lstrip(" \t")
+    lead = line[: len(line) - len(body)]
+    if _SPECIAL.search(body) is not None:
+        body = _PROSE_SPECIAL.sub(_backslashed, body)
+    start = _LINE_START.match(body)
+    if start is not None:
+        end = start.end()
+        # "#" "-" "+" "=" escaped themselves; for "12." the "." that makes it a list marker.
+        body = body[:end] + "\\" + body[end:] if body[0].isdigit() else "\\" + body
+    nbsp = "\u00a0"
+    return lead.replace("\t", nbsp * 4).replace(" ", nbsp) + body
+
+
+def _paragraphs(lines: list[str]) -> str:
+    """Literal lines as Markdown: blank lines end paragraphs, other line breaks are kept (a
+    backslash at the end of a line is a hard line break)."""
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if not line.strip(" \t"):
+            out.append("")
+            continue
+        text = _prose_line(line)
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        out.append(text + "\\" if following.strip(" \t") else text)
+    return "\n".join(out)
+
+
+def prose(text: str) -> str:
+    """``text`` (a message, a summary) as Markdown that shows it as written: its paragraphs and
+    line breaks as prose, every character literal (no heading, list, link, emphasis or HTML can
+    come from it), and each fenced code block it holds (``` or ~~~, closed or running to the end,
+    as CommonMark reads them) as a fence of pitools' own, with its language when that is one
+    plain word. The result starts a block and never ends inside one."""
+    blocks: list[str] = []
+    plain: list[str] = []
+    lines = _LINE_BREAKS.split(text)
+    i = 0
+    while i < len(lines):
+        opened = _FENCE_OPEN.fullmatch(lines[i])
+        if opened is None:
+            plain.append(lines[i])
+            i += 1
+            continue
+        marker = opened.group(1)
+        info = opened.group(2).split()
+        lang = info[0] if info and _LANG.fullmatch(info[0]) else ""
+        close = re.compile(" {0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}[ \t]*")
+        body: list[str] = []
+        i += 1
+        while i < len(lines) and close.fullmatch(lines[i]) is None:
+            body.append(lines[i])
+            i += 1
+        i += 1  # the closing fence (or the end of the text)
+        if any(line.strip() for line in plain):
+            blocks.append(_paragraphs(plain))
+        plain = []
+        blocks.append(fence("\n".join(body), lang))
+    if any(line.strip() for line in plain) or not blocks:
+        blocks.append(_paragraphs(plain))
+    return "\n\n".join(b for b in blocks if b)

@@ -100,11 +100,37 @@ def ago(stamp: str, now: datetime.datetime | None = None) -> str:
     return general(stamp, now)
 
 
-def segments(result: dict[str, Any], now: datetime.datetime | None = None) -> list[tuple[str, str]]:
+def _fit_header(parts: list[str], width: int) -> list[str]:
+    """A session's header pieces (path, then "  title", "  cwd") within ``width`` cells: the
+    path keeps its end (the file name), the others are cut with an ellipsis or left out."""
+    from rich.cells import cell_len, set_cell_size
+
+    out: list[str] = []
+    room = width
+    for i, part in enumerate(parts):
+        size = cell_len(part)
+        if size <= room:
+            out.append(part)
+            room -= size
+        elif i == 0:
+            out.append("…" + set_cell_size(part[::-1], max(room - 1, 0))[::-1])
+            room = 0
+        elif room > 4:  # "  " and at least two characters of it
+            out.append(set_cell_size(part, room - 1) + "…")
+            room = 0
+        else:
+            out.append("")
+    return out
+
+
+def segments(
+    result: dict[str, Any], now: datetime.datetime | None = None, width: int | None = None
+) -> list[tuple[str, str]]:
     """The human output of a search result (``SearchResult.to_json()``) as ``(text, style)`` pieces.
 
     Session text is made safe here. The last piece ends without a line break (the printer adds it).
-    ``now`` fixes the relative times (tests); by default the current time.
+    ``now`` fixes the relative times (tests); by default the current time. ``width`` (a terminal
+    or ``--width``): each session's header line is cut to fit; the commands never are.
     """
     out: list[tuple[str, str]] = []
     add = out.append
@@ -116,11 +142,16 @@ def segments(result: dict[str, Any], now: datetime.datetime | None = None) -> li
             if out:
                 add(("\n", ""))
             title = session.get("name") or session.get("id") or ""
-            add((safe_line(session["path"]), "bold cyan"))
-            if title:
-                add(("  " + safe_line(str(title)), "bold"))
-            if session.get("cwd"):
-                add(("  " + safe_line(session["cwd"]), "dim"))
+            header = [
+                safe_line(session["path"]),
+                "  " + safe_line(str(title)) if title else "",
+                "  " + safe_line(session["cwd"]) if session.get("cwd") else "",
+            ]
+            if width is not None:
+                header = _fit_header(header, width)
+            for text, style in zip(header, ("bold cyan", "bold", "dim"), strict=True):
+                if text:
+                    add((text, style))
             add(("\n", ""))
         if hit["inContext"]:
             flags = ["in context"]
@@ -146,7 +177,8 @@ def segments(result: dict[str, Any], now: datetime.datetime | None = None) -> li
         leaves = hit["leaves"]
         shown = ", ".join(leaves[:4]) + (f" (+{len(leaves) - 4})" if len(leaves) > 4 else "")
         add((f"    leaves: {safe_line(shown) or '-'}\n", "dim"))
-        add((f"    {safe_line(hit['commands'][0])}\n", "dim"))
+        for command in hit["commands"]:  # its context, then the one command resuming it in Pi
+            add((f"    {safe_line(command)}\n", "dim"))
     n = result["count"]
     more = " (more not shown: raise --limit)" if result["truncated"] else ""
     add((f"{n} {'hit' if n == 1 else 'hits'}{more}", "dim"))

@@ -287,6 +287,23 @@ def fit(pieces: list[Piece], width: int) -> list[Piece]:
     return out
 
 
+def pack(items: list[list[Piece]], width: int, sep: str = "  ") -> list[list[Piece]]:
+    """Items (each a few pieces, kept together) on as few lines as fit ``width`` cells, ``sep``
+    between items on a line: a header that does not fit breaks between its parts, not inside
+    one (an item wider than the line is cut by :meth:`LineWriter.line`)."""
+    lines: list[list[Piece]] = []
+    used = 0
+    for item in items:
+        size = sum(_cells(text) for text, _ in item)
+        if lines and used + len(sep) + size <= width:
+            lines[-1] += [(sep, ""), *item]
+            used += len(sep) + size
+        else:
+            lines.append(list(item))
+            used = size
+    return lines
+
+
 def _cut(text: str, cells: int) -> str:
     if text.isascii():
         return text[: max(0, cells)]
@@ -300,8 +317,25 @@ def _cut(text: str, cells: int) -> str:
     return text
 
 
-def render_tree(console: Any, view: TreeView, session_name: Any, *, leaf_note: str, show_ids: bool = True) -> None:
-    """Human view: a header, one line per visible entry as Pi draws it, then notes on broken links."""
+def display_level(view: TreeView, row: TreeRow) -> int:
+    """How many levels of forks ``row`` is drawn in (the prefix is three cells per level)."""
+    return max(0, row.indent - 1) if view.multiple_roots else row.indent
+
+
+def render_tree(
+    console: Any,
+    view: TreeView,
+    session_name: Any,
+    *,
+    leaf_note: str,
+    show_ids: bool = True,
+    depth: int | None = None,
+) -> None:
+    """Human view: a header, one line per visible entry as Pi draws it, then notes on broken links.
+
+    ``depth`` (``--depth``): rows more than that many fork levels in are left out; each run of
+    them is one ``… N entries deeper`` line where it starts (a subtree's rows are consecutive).
+    """
     out = LineWriter(console)
     name = (
         ("(no name)", "dim")
@@ -309,14 +343,34 @@ def render_tree(console: Any, view: TreeView, session_name: Any, *, leaf_note: s
         else (_clean(js_text(session_name)), "bold cyan")
     )
     out.line([("Session tree · ", "bold"), name])
-    info = f"{len(view.rows):,} of {view.entry_count:,} entries shown · filter {view.filter} · leaf {leaf_note}"
-    out.line([(_clean(info), "dim")])
+    deep = 0 if depth is None else sum(1 for r in view.rows if display_level(view, r) > depth)
+    info = f"{len(view.rows) - deep:,} of {view.entry_count:,} entries shown · filter {view.filter}"
+    if depth is not None:
+        info += f" · --depth {depth:,} ({deep:,} deeper left out)"
+    out.line([(_clean(info + f" · leaf {leaf_note}"), "dim")])
     if not view.rows:
         out.line([("  No entries found", "dim")])
     id_width = min(12, max((_cells(_clean(_id_text(r.id))) for r in view.rows), default=0)) if show_ids else 0
     cache: PrefixCache = {}
+    deeper: list[int] = []  # the run of rows deeper than --depth being skipped
+
+    def hidden_note() -> None:
+        first = view.rows[deeper[0]]
+        pad = " " * (id_width + 1) if id_width else ""
+        selected = view.selected is not None and deeper[0] <= view.selected <= deeper[-1]
+        note = f"… {plural(len(deeper), 'entry', 'entries')} deeper" + (" (the leaf among them)" if selected else "")
+        out.line([(pad + "  ", ""), (tree_prefix(view, first, cache), "dim"), (note, "dim")])
+        deeper.clear()
+
     for i, row in enumerate(view.rows):
+        if depth is not None and display_level(view, row) > depth:
+            deeper.append(i)
+            continue
+        if deeper:
+            hidden_note()
         out.line(tree_line(view, row, id_width, i == view.selected, cache))
+    if deeper:
+        hidden_note()
     if view.revisits:
         out.line(
             [

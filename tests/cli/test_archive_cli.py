@@ -106,7 +106,13 @@ def test_search_json_and_safe_human_output(run: Run, archive: Archive) -> None:
     assert data["count"] == 2  # in the parent and, copied, in the clone
     assert {h["copied"] for h in data["hits"]} == {True, False}
     for hit in data["hits"]:
-        assert hit["commands"][1] == f"pi --session {hit['session']['path']}"
+        # The one command that resumes the hit in Pi: the file itself when the hit is its
+        # default leaf, else the branch ending at the hit, cloned first.
+        path, eid = hit["session"]["path"], hit["entryId"]
+        at_leaf = hit["onCurrentBranch"] and hit["leaves"] == [eid]
+        assert hit["commands"][1] == (
+            f"pi --session {path}" if at_leaf else f'pi --session "$(pitools clone {path} --leaf {eid})"'
+        )
         a, b = hit["highlights"][0]
         assert hit["snippet"][a:b].lower() == "otter"
     out = run("search", "hostile").stdout

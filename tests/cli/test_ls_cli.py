@@ -76,9 +76,12 @@ def test_human_listing_shows_paths(run: Run, pi_home: dict[str, Any], monkeypatc
     assert tilde.startswith("~/agent/sessions/")
     assert run("ls").stdout.splitlines()[1].endswith(" " + tilde)
     wide = run("ls", "--width", "200").stdout.splitlines()
+    # Every line fits but the command resuming the first row in Pi, which is never cut.
+    assert wide[-1] == "  pi --session " + str(pi_home["files"]["seed"])
+    wide = wide[:-1]
     assert wide[1].endswith("…" + tilde[-59:]) and max(len(line) for line in wide if "jsonl" in line) <= 200
     narrow = run("ls", "--width", "100").stdout.splitlines()
-    assert "path" not in narrow[0] and not any("jsonl" in line for line in narrow)
+    assert "path" not in narrow[0] and not any("jsonl" in line for line in narrow[:-1])
 
 
 def test_path_column_is_safe_text(run: Run, pi_home: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:

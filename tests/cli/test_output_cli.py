@@ -76,8 +76,9 @@ def in_pty(
         stdin=slave,
         stdout=slave,
         stderr=slave,
-        # No progress spinner unless a test asks for one (a loaded machine may pass the 1 s).
-        env=_env({"COLUMNS": "120", "PITOOLS_PROGRESS_DELAY": "3600", **(env or {})}),
+        # No progress spinner unless a test asks for one (a loaded machine may pass the 1 s), and
+        # no pager (tree's, on a terminal): these tests read pitools' own bytes, not less's.
+        env=_env({"COLUMNS": "120", "PITOOLS_PROGRESS_DELAY": "3600", "PITOOLS_PAGER": "cat", **(env or {})}),
         close_fds=True,
     )
     os.close(slave)

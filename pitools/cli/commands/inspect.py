@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from pitools.cli.options import format_option, session_argument
+from pitools.cli.options import format_option, from_stdin, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -37,6 +39,10 @@ def command(out: Output, file: str, format_: str, all_: bool) -> int:
     split = fork_split(loaded)
     if split is not None:
         data["fork"] = split
+    if not from_stdin():  # a session read from stdin has no file for Pi to open
+        # The path as given (relative stays relative, as in "path"): Pi resolves it against the
+        # working directory the command is run in, the same one.
+        data["resume"] = resume_commands(file, data)
     if format_ == "json":
         out.write_json(data)
     else:
@@ -44,3 +50,19 @@ def command(out: Output, file: str, format_: str, all_: bool) -> int:
 
         render_inspect(out.console(), data, all_=all_)
     return 0
+
+
+def resume_commands(path: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The command resuming the session in Pi, and the one for each leaf (another leaf than the
+    default is copied out first: :func:`pitools.core.views.resume.resume_command`)."""
+    from pitools.core.views.resume import resume_command
+
+    default = data["defaultLeaf"]
+    return {
+        "session": resume_command(path),
+        "leaves": {
+            leaf["id"]: resume_command(path, leaf["id"], at_leaf=leaf["id"] == default)
+            for leaf in data["leaves"]
+            if type(leaf["id"]) is str
+        },
+    }

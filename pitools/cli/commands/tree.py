@@ -24,9 +24,33 @@ from pitools.cli.output import Output, pass_output
     "(Pi still hides usage entries and tool-call-only assistant turns).",
 )
 @click.option("--ids/--no-ids", default=True, show_default=True, help="Show the entry id column (human format).")
+@click.option(
+    "--depth",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Human format: show N levels of forks (0: the trunk up to its first fork); "
+    "each deeper part is one '… N entries deeper' line.",
+)
+@click.option(
+    "--no-pager",
+    "no_pager",
+    is_flag=True,
+    help="Print straight to the terminal. Otherwise, on a terminal, the tree goes through "
+    "PITOOLS_PAGER, PAGER or less (LESS=FRX unless LESS is set), as git does.",
+)
 @format_option("human", "json")
 @pass_output
-def command(out: Output, file: str, leaf_ref: str | None, filter_: str, ids: bool, format_: str) -> int:
+def command(
+    out: Output,
+    file: str,
+    leaf_ref: str | None,
+    filter_: str,
+    ids: bool,
+    depth: int | None,
+    no_pager: bool,
+    format_: str,
+) -> int:
     """Draw the whole session tree as Pi's /tree shows it.
 
     One line per entry with Pi's text for it, labels in [brackets], • on the path to the
@@ -36,11 +60,14 @@ def command(out: Output, file: str, leaf_ref: str | None, filter_: str, ids: boo
     \b
     Example:
       pitools tree session.jsonl --filter user-only
+      pitools tree session.jsonl --depth 1 --no-pager
       pitools tree session.jsonl --leaf a1b2c3d4 --format json
     """
     from pitools.core.session.api import load
     from pitools.core.views.branches import tree_view
 
+    if depth is not None and format_ == "json":
+        raise click.UsageError("--depth shapes the human tree; --format json always holds the whole tree")
     loaded = load(file)
     leaf = loaded.leaf(leaf_ref)
     note_synthetic_ids(out, loaded)
@@ -56,7 +83,8 @@ def command(out: Output, file: str, leaf_ref: str | None, filter_: str, ids: boo
         from pitools.render.tree import render_tree
 
         note = default_leaf_text(leaf) + (" (--leaf)" if leaf_ref is not None else " (default)")
-        render_tree(out.line_console(), view, name, leaf_note=note, show_ids=ids)
+        with out.paged(not no_pager):
+            render_tree(out.line_console(), view, name, leaf_note=note, show_ids=ids, depth=depth)
     return 0
 
 

@@ -15,6 +15,7 @@ from pitools.core.secrets import patterns as P
 MIN_VALUE_LEN = 6
 
 #: A base64 block: long lines of the standard alphabet, possibly wrapped (``base64`` wraps at 76).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _BASE64_BLOCK = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/]{20,}={0,2}(?:\r?\n[A-Za-z0-9+/]+={0,2})*")
 
 #: Dict keys whose string value is a credential by name (``{"apiKey": "…"}`` in details, configs).
@@ -147,7 +148,18 @@ class Detector:
     # -- detection -------------------------------------------------------------------------------
 
     def hits(self, text: str, *, entropy: bool = True, depth: int = 0) -> list[Hit]:
-        """The secrets in ``text``, non-overlapping, in order (most specific kind wins an overlap)."""
+        """The secrets in ``text``, non-overlapping, in order (most specific kind wins an overlap).
+
+        A lone surrogate (a JSON ``\\ud83d`` escape without its pair) cannot go through the
+        UTF-8 regular expression engine: the text is searched with each one read as U+FFFD (the
+        same length, so every span still points into ``text``) and the secrets taken from
+        ``text`` itself."""
+        if depth == 0 and not utf8_ok(text):
+            probe = _SURROGATE.sub("\ufffd", text)
+            return [
+                h if h.inner else Hit(h.start, h.end, h.kind, text[h.start : h.end], h.inner, h.width)
+                for h in self.hits(probe, entropy=entropy, depth=depth)
+            ]
         if not self.string_may_hit(text):
             return []
         found: list[tuple[int, Hit]] = []

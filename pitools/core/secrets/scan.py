@@ -82,6 +82,31 @@ def preview(kind: str, secret: str) -> str:
     return f"{kind} {head}… ({len(secret)} chars)"
 
 
+_PREVIEW_DETECTOR: list[Detector] = []
+
+
+def mask_secrets(text: str, detector: Detector | None = None) -> str:
+    """``text`` with each secret ``scan`` would report replaced by ``[`` :func:`preview` ``]``
+    (kind, first characters, length): for the previews listings show (``ls``, ``usage --by
+    session``, the serve list), never for data written back. A base64 block holding secrets is
+    masked whole. The default detector is ``scan``'s default (patterns and entropy)."""
+    if detector is None:
+        if not _PREVIEW_DETECTOR:
+            _PREVIEW_DETECTOR.append(Detector())
+        detector = _PREVIEW_DETECTOR[0]
+    hits = detector.hits(text)
+    if not hits:
+        return text
+    out: list[str] = []
+    pos = 0
+    for hit in hits:
+        out.append(text[pos : hit.start])
+        out.append(f"[{preview(hit.kind, hit.secret)}]")
+        pos = hit.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
 _FINGERPRINT_CACHE: dict[tuple[str, str], str] = {}
 
 

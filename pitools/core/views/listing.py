@@ -450,6 +450,18 @@ def _error_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, 
     return out
 
 
+def _masked(text: Any) -> Any:
+    """A preview (the name, the first message) with the secrets ``scan`` detects masked: listings
+    show it in every format (``ls``, ``usage --by session``, search hits, the serve list). Done
+    here, once per summary, so the archive index keeps the masked text and a warm ``ls`` never
+    loads the detector. Pi's own ``SessionInfo`` has the text unmasked."""
+    if type(text) is not str or not text:
+        return text
+    from pitools.core.secrets.scan import mask_secrets
+
+    return mask_secrets(text)
+
+
 def _finish(path: str, st: os.stat_result, scan: SummaryScan) -> dict[str, Any]:
     from pitools.core.js.json.encode import jsonable
     from pitools.core.session.migrate import effective_version
@@ -475,8 +487,8 @@ def _finish(path: str, st: os.stat_result, scan: SummaryScan) -> dict[str, Any]:
     out.update(
         id=header["id"],
         cwd=header["cwd"] if type(header.get("cwd")) is str else "",
-        name=scan.name,
-        firstMessage=scan.first_message or "(no messages)",
+        name=_masked(scan.name),
+        firstMessage=_masked(scan.first_message) or "(no messages)",
         created=_iso(js_date_ms(header.get("timestamp", UNDEFINED))),
         modified=_iso(modified),
         messageCount=scan.messages,

@@ -69,7 +69,7 @@ def test_pieces_make_one_block_per_entry(all_: bool) -> None:
     leaf = None if all_ else loaded.leaf(None)
     shown = [e for e in (loaded.index.entries if all_ else loaded.index.get_branch(leaf)) if e.get("type") != "label"]
     md = "".join(markdown_pieces(build_transcript(loaded, leaf, all_=all_)))
-    assert md.endswith("`\n") and not md.endswith("\n\n")  # the last block ends in a fence
+    assert md.endswith("\n") and not md.endswith("\n\n")  # one line break ends the last block
     assert md.count("\n---\n\n") == len(shown) > 5
     # The viewer page embeds every entry of the file once, whatever the leaf.
     import json
