@@ -20,8 +20,10 @@ def export_traces(
     all_: bool,
     output: str | None,
     endpoint: str | None,
+    overwrite: bool = False,
 ) -> int:
-    """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code."""
+    """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code.
+    ``overwrite`` (--force) lets ``output`` replace an existing file."""
     from pitools.ops import traces as ops
 
     if format_ == "otlp":
@@ -53,11 +55,13 @@ def export_traces(
             )
         chunks = atif_chunks(trajectories, single=not all_, release=True)
     # Serialized a span or a step at a time while written: the document is never held whole.
-    out.write_chunks_to(output, chunks)
+    out.write_chunks_to(output, chunks, overwrite=overwrite)
     return 0
 
 
-def export_every_branch(out: Output, loaded: LoadedSession, format_: str, output: str | None) -> int:
+def export_every_branch(
+    out: Output, loaded: LoadedSession, format_: str, output: str | None, *, overwrite: bool = False
+) -> int:
     """``--all --format otlp|atif`` written a branch at a time: each branch's trace or
     trajectory is built only once the previous one is written, so at most one exists at a
     time (building every branch first peaked at 5-7x the file on a 21-branch session)."""
@@ -79,5 +83,5 @@ def export_every_branch(out: Output, loaded: LoadedSession, format_: str, output
         from pitools.render.export_atif import atif_chunks
 
         chunks = atif_chunks(branch_trajectories(header, branches, copied=copied), single=False, release=True)
-    out.write_chunks_to(output, chunks)
+    out.write_chunks_to(output, chunks, overwrite=overwrite)
     return 0
