@@ -90,7 +90,7 @@ class _Request(NamedTuple):
     help="Images as placeholders or embedded data URIs (default: embed in html, placeholder in markdown).",
 )
 @click.option(
-    "-o", "--output", metavar="OUT", default=None, help="Write to OUT instead of stdout (never replaced without --force)."
+    "-o", "--output", metavar="OUT", default=None, help="Write to OUT instead of stdout (replaced only with --force)."
 )
 @click.option("--force", is_flag=True, help="With -o: replace OUT if it exists.")
 @click.option(
