@@ -100,6 +100,7 @@ def command(
       pitools validate sessions/ --format github --min-severity warning
       pitools validate run.jsonl --for-model anthropic/claude-sonnet-4-5
     """
+    from pitools.cli.options import no_session_files
     from pitools.ops.request import check_requests
     from pitools.ops.validate import find_session_files, validate_many
 
@@ -114,7 +115,7 @@ def command(
     # Build: the files.
     files = find_session_files(paths)
     if not files:
-        out.message(f"no *.jsonl files under {', '.join(paths)}")
+        no_session_files(paths)
     # Run.
     options: dict[str, Any] = {"select": selected, "ignore": ignored, "min_severity": min_severity, "jobs": jobs}
     if len(files) > 1 and out.progress:
