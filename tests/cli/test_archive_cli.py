@@ -144,3 +144,11 @@ def test_usage_says_local_time_in_words(run: Run, archive: Archive) -> None:
     # Without TZ the zone is the machine's: "times in local time", never "times in local".
     human = run("usage", "--by", "day", env={"TZ": None}).stdout
     assert "; times in local time" in human
+
+
+def test_a_search_without_hits_exits_0(run: Run, archive: Archive) -> None:
+    # Documented choice (README, --help): no hit is a search that ran; 1 is for one that could not.
+    data = json.loads(run("search", "zzqqxxnothing", "--format", "json").stdout)
+    assert data["hits"] == [] and data["count"] == 0
+    run("search", "zzqqxxnothing")
+    assert "No hit still" in run("search", "--help").stdout.replace("\n    ", " ")

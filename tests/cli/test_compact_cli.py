@@ -503,3 +503,10 @@ def test_dry_run_json_is_the_whole_document(run, tmp_path: Path) -> None:
     data = json.loads(r.stdout)
     jsonschema.validate(data, PLAN_SCHEMA)
     assert data["preparation"]["serializedConversation"].startswith("[User]: ")
+
+
+def test_dry_run_says_why_context_and_region_tokens_differ(run) -> None:
+    # "context ~6,983" comes from the last reply's reported usage; the regions are characters/4.
+    human = run("compact", support.ROOT / "examples" / "sample-session.jsonl").stdout
+    assert "context ~6,983 tokens" in human and "~578 tokens" in human
+    assert "the last reply's reported usage plus characters/4" in human

@@ -202,3 +202,14 @@ def test_compact_still_fails_where_pis_prepare_compaction_throws(run) -> None:
     assert "reading 'length'" in pi["compaction"]["error"]
     r = run("compact", GOLDEN / INPUT_CASE / "session.jsonl", "--leaf", "c0000004", "--dry-run", exit_code=1)
     assert "reading 'length'" in r.stderr
+
+
+def test_leaf_references_say_what_is_wrong(run) -> None:
+    # A line past the end names the file's length; an empty reference is empty, not ambiguous.
+    r = run("context", SEED, "--leaf", "L999", exit_code=1)
+    assert "--leaf 'L999': the file has 15 lines" in r.stderr
+    r = run("context", SEED, "--leaf", "L1", exit_code=1)
+    assert "line 1 of the file holds no entry" in r.stderr
+    r = run("context", SEED, "--leaf", "", exit_code=1)
+    assert "--leaf '' is empty" in r.stderr and "ambiguous" not in r.stderr
+    assert "--to '' is empty" in run("navigate", SEED, "--to", "", exit_code=1).stderr

@@ -37,6 +37,10 @@ def command(out: Output, file: str, format_: str, all_: bool) -> int:
     split = fork_split(loaded)
     if split is not None:
         data["fork"] = split
+    from pitools.cli.options import from_stdin
+
+    if from_stdin():
+        data["path"] = "-"  # the session came on stdin: its private spool file is no name to show
     if format_ == "json":
         out.write_json(data)
     else:

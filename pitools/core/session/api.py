@@ -85,10 +85,12 @@ class Loaded:
         at = bisect.bisect_left(lines, line)
         if at < len(lines) and lines[at] == line:
             return self._id_at(at)
-        raise LeafError(
-            f"--leaf {ref!r}: line {line:,} of the file holds no entry (the header, a blank line or an unreadable one)",
-            path=self.session.path,
-        )
+        total = self.session.raw.line_count
+        if line > total:
+            why = f"the file has {total:,} {'line' if total == 1 else 'lines'}"
+        else:
+            why = f"line {line:,} of the file holds no entry (the header, a blank line or an unreadable one)"
+        raise LeafError(f"--leaf {ref!r}: {why}", path=self.session.path)
 
 
 @dataclass(slots=True)
