@@ -289,3 +289,22 @@ def test_real_pre_commit_options_go_in_the_entry(tmp_path: Path) -> None:
     log = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "orphan-entry" in log, log
     assert "pi-would-crash" not in log
+
+
+def test_action_ends_options_before_the_paths() -> None:
+    # The bug class of the hooks: every pitools call that takes the paths ends its options first.
+    calls = [
+        line.strip()
+        for step in action()["runs"]["steps"]
+        for line in str(step.get("run", "")).splitlines()
+        if line.strip().startswith("pitools ") and "paths[@]" in line
+    ]
+    assert len(calls) == 3
+    for call in calls:
+        assert '-- "${paths[@]}"' in call, call
+
+
+def test_action_checks_a_file_named_like_an_option(project: Path) -> None:
+    shutil.copy(golden_session("broken-orphan"), project / OPTION_LIKE)
+    _status, log, outputs = run_action(project, {"paths": f"{OPTION_LIKE}\nsessions/good.jsonl"})
+    assert outputs["validate"]["exit-code"] == "1" and "orphan-entry" in log, log
