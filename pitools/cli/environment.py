@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class Environment:
     """The streams and environment variables of one run (defaults: this process's)."""
 
-    __slots__ = ("debug", "environ", "stderr", "stdin", "stdout")
+    __slots__ = ("debug", "environ", "stderr", "stdin", "stdin_spool", "stdout")
 
     def __init__(
         self,
@@ -40,6 +40,8 @@ class Environment:
         #: ``--debug`` (set while the options are read) or ``PITOOLS_DEBUG=1``: internal errors
         #: show their traceback instead of the one-line report.
         self.debug = debug
+        #: Where ``-`` (a session on stdin) was spooled: messages name it ``-``, never this path.
+        self.stdin_spool: str | None = None
 
     @property
     def show_tracebacks(self) -> bool:

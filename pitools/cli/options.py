@@ -134,7 +134,21 @@ def _stdin_file(ctx: click.Context) -> str:
             out.write(run.stdin.read().encode("utf-8", "surrogatepass"))
     ctx.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
     ctx.meta[STDIN_META] = True
+    from pitools.cli.environment import Environment
+
+    root = ctx.find_root().obj
+    if isinstance(root, Environment):
+        root.stdin_spool = path
     return path
+
+
+def stdin_spool() -> str | None:
+    """The private file ``-`` was spooled to in this run (None: no session came on stdin)."""
+    from pitools.cli.environment import Environment
+
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root().obj if ctx is not None else None
+    return root.stdin_spool if isinstance(root, Environment) else None
 
 
 def from_stdin() -> bool:

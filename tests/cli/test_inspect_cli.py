@@ -77,3 +77,12 @@ def test_a_session_on_stdin_is_named_dash(run) -> None:
     assert "pitools-stdin" not in result.stdout
     data = json.loads(run("inspect", "-", "--format", "json", input=seed.read_bytes()).stdout)
     assert data["path"] == "-"
+
+
+def test_messages_about_a_session_on_stdin_name_it_dash(run) -> None:
+    seed = GOLDEN / "seed-running-example" / "session.jsonl"
+    r = run("context", "-", "--leaf", "nope", input=seed.read_bytes(), exit_code=1)
+    assert r.stderr.startswith("pitools: -: --leaf 'nope' matches no entry") and "pitools-stdin" not in r.stderr
+    broken = GOLDEN / "broken-orphan" / "session.jsonl"
+    r = run("validate", "-", input=broken.read_bytes(), exit_code=1)
+    assert r.stdout.startswith("-:7: error orphan-entry") and "pitools-stdin" not in r.stdout
