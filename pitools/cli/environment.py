@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class Environment:
     """The streams and environment variables of one run (defaults: this process's)."""
 
-    __slots__ = ("debug", "environ", "interrupt_ends_run", "stderr", "stdin", "stdout")
+    __slots__ = ("debug", "environ", "interrupt_ends_run", "stderr", "stdin", "stdin_spool", "stdout")
 
     def __init__(
         self,
@@ -43,6 +43,8 @@ class Environment:
         #: Set by a command that runs until Ctrl-C by design (``watch``): the error handler then
         #: ends the run with exit 0 and no line instead of its interrupted status (130).
         self.interrupt_ends_run = False
+        #: Where ``-`` (a session on stdin) was spooled: messages name it ``-``, never this path.
+        self.stdin_spool: str | None = None
 
     @property
     def show_tracebacks(self) -> bool:

@@ -82,6 +82,8 @@ def report(env: Environment, text: str) -> None:
     """One ``pitools: ...`` line on stderr, made safe and kept on one line (``Output.message``)."""
     from pitools.render.safe import safe_text
 
+    if env.stdin_spool:  # a session read from stdin is named as the user named it
+        text = text.replace(env.stdin_spool, "-")
     _line(env, safe_text(f"pitools: {text}", one_line=True))
 
 

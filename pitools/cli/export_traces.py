@@ -22,8 +22,10 @@ def export_traces(
     endpoint: str | None,
     legacy: bool = False,
     images: bool = True,
+    overwrite: bool = False,
 ) -> int:
-    """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code."""
+    """Export the chosen branches as OTLP traces or ATIF trajectories; returns the exit code.
+    ``overwrite`` (--force) lets ``output`` replace an existing file."""
     from pitools.ops import traces as ops
 
     if format_ == "otlp":
@@ -55,7 +57,7 @@ def export_traces(
             )
         chunks = atif_chunks(trajectories, single=not all_, release=True)
     # Serialized a span or a step at a time while written: the document is never held whole.
-    out.write_chunks_to(output, chunks)
+    out.write_chunks_to(output, chunks, overwrite=overwrite)
     return 0
 
 
@@ -67,6 +69,7 @@ def export_every_branch(
     *,
     legacy: bool = False,
     images: bool = True,
+    overwrite: bool = False,
 ) -> int:
     """``--all --format otlp|atif`` written a branch at a time: each branch's trace or
     trajectory is built only once the previous one is written, so at most one exists at a
@@ -90,5 +93,5 @@ def export_every_branch(
 
         trajectories = branch_trajectories(header, branches, copied=copied, images=images)
         chunks = atif_chunks(trajectories, single=False, release=True)
-    out.write_chunks_to(output, chunks)
+    out.write_chunks_to(output, chunks, overwrite=overwrite)
     return 0

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -135,7 +134,21 @@ def _stdin_file(ctx: click.Context) -> str:
             out.write(run.stdin.read().encode("utf-8", "surrogatepass"))
     ctx.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
     ctx.meta[STDIN_META] = True
+    from pitools.cli.environment import Environment
+
+    root = ctx.find_root().obj
+    if isinstance(root, Environment):
+        root.stdin_spool = path
     return path
+
+
+def stdin_spool() -> str | None:
+    """The private file ``-`` was spooled to in this run (None: no session came on stdin)."""
+    from pitools.cli.environment import Environment
+
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root().obj if ctx is not None else None
+    return root.stdin_spool if isinstance(root, Environment) else None
 
 
 def from_stdin() -> bool:
@@ -177,16 +190,32 @@ class SessionRef(click.ParamType):
         if looks_like_path(value):
             if os.path.isdir(value):
                 self.fail(f"{value!r} is a directory, not a session file", param, ctx)
-            return str(Path(value))
+            # As given: normalising `./none` to `none` made it read as an id in later messages.
+            return value
         from pitools.core.session.locate import locate_session
+        from pitools.errors import PitoolsError
 
-        located = locate_session(value, session_dir=ctx.meta.get(SESSION_DIR_META) if ctx is not None else None)
+        try:
+            located = locate_session(value, session_dir=ctx.meta.get(SESSION_DIR_META) if ctx is not None else None)
+        except PitoolsError:
+            if os.path.isdir(value):  # `adir` says what `adir/` says: no id matched, and it is a folder
+                self.fail(f"{value!r} is a directory, not a session file", param, ctx)
+            raise
         if located.how != "file":
             _say_which(located)
         return str(located.path)
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
         return _complete_session(ctx, param, incomplete)
+
+
+def no_session_files(paths: Any) -> NoReturn:
+    """Folders with no ``*.jsonl`` below them (validate, scan): a usage error (exit 2), so a
+    mistyped path in CI fails instead of passing with nothing checked."""
+    from pitools.render.safe import safe_text
+
+    shown = safe_text(", ".join(str(p) for p in paths), one_line=True)
+    raise click.UsageError(f"no session files (*.jsonl) under {shown}")
 
 
 def _say_which(located: Any) -> None:

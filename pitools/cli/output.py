@@ -331,17 +331,17 @@ class Output:
                 buffer.write(chunk)
         (self.stdout if buffer is None else buffer).flush()
 
-    def write_chunks_to(self, output: str | None, chunks: Iterable[bytes]) -> None:
+    def write_chunks_to(self, output: str | None, chunks: Iterable[bytes], *, overwrite: bool = False) -> None:
         """``chunks`` on stdout, or with ``-o OUT`` into the new file OUT and ``wrote OUT`` on
         stderr. The file is written through the store as the chunks are made, under a temporary
-        name it gets only once complete (never replacing a file), so a failure midway leaves
-        nothing behind."""
+        name it gets only once complete (never replacing a file unless ``overwrite``, --force),
+        so a failure midway leaves nothing behind."""
         if output is None:
             self.write_chunks(chunks)
             return
         from pitools import store
 
-        store.write_new(output, chunks)
+        store.write_new(output, chunks, overwrite=overwrite)
         self.message(f"wrote {output}")
 
     def write_json(self, data: Any) -> None:

@@ -16,7 +16,7 @@ request   The body pi-ai would send a provider at a leaf; --check it.
 heal      Heal a wedged session for a model with Pi's own context edits.
 tree      Draw the session tree as Pi's /tree shows it.
 branches  List the leaves (branches) of a session.
-compact   Plan (--dry-run) or apply (--apply) a compaction like Pi.
+compact   Plan (the default) or apply (--apply) a compaction like Pi.
 watch     Follow a running session: context tokens vs window and compaction.
 navigate  Leave a branch as Pi's /tree does: show or write the branch summary.
 ls        List sessions where Pi keeps them (this directory, or --all).
@@ -31,8 +31,8 @@ repair    Repair a damaged session so Pi loads it; every fix reported.
 slim      Shrink a session: drop compacted-away images, output, thinking.
 scan      Find secrets (API keys, tokens, passwords) in sessions.
 redact    Replace the secrets in a session with placeholders.
-help      Show the help of pitools or of one command (pitools help tree).
 dataset   Write sessions as Parquet/JSONL tables for DuckDB, Spark, Trino.
+help      Show the help of pitools or of one command (pitools help tree).
 """
 
 #: name -> (module, summary).

@@ -12,15 +12,17 @@ from pitools.core.session.locate import SOURCE_OPTION, choose_session_dir
 from pitools.errors import PitoolsError
 
 
-def write_session(new: NewSession, target: str | os.PathLike[str], *, make_folders: bool = True) -> str:
-    """Write ``new`` to ``target`` (refusing to overwrite), creating missing folders like Pi."""
+def write_session(
+    new: NewSession, target: str | os.PathLike[str], *, make_folders: bool = True, overwrite: bool = False
+) -> str:
+    """Write ``new`` to ``target`` (refusing to overwrite unless ``overwrite``), creating missing folders like Pi."""
     folder = os.path.dirname(os.fspath(target))
     if folder and make_folders:
         try:
             os.makedirs(folder, exist_ok=True)
         except OSError as exc:
             raise PitoolsError(f"cannot create folder: {exc.strerror or exc}", path=folder) from None
-    store.write_new(target, new.lines())
+    store.write_new(target, new.lines(), overwrite=overwrite)
     new.target = os.fspath(target)
     return new.target
 

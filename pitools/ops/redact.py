@@ -39,7 +39,8 @@ def path_options(paths: bool, environ: dict[str, str] | None = None) -> tuple[st
 @dataclass(slots=True)
 class RedactResult:
     source: str
-    output: str
+    #: Where the redacted session went (None: a dry run wrote nothing).
+    output: str | None
     backup: str | None
     stats: RedactStats
 
@@ -61,11 +62,17 @@ def redact_file(
     output: str | None = None,
     in_place: bool = False,
     backup: bool = True,
+    dry_run: bool = False,
 ) -> RedactResult:
-    """Redact ``path`` into ``output`` (a new file) or in place (atomic, backed up, refused if changed)."""
+    """Redact ``path`` into ``output`` (a new file) or in place (atomic, backed up, refused if changed);
+    with ``dry_run``, only count what would be replaced (nothing is written)."""
     if not os.path.isfile(path):
         raise PitoolsError("not a file", path=path)
     redactor = Redactor(detector, options, file=path)
+    if dry_run:
+        for _ in redactor.redact_lines(_lines(path)):
+            pass
+        return RedactResult(path, None, None, redactor.stats)
     if in_place:
         stamp = store.stamp(path)
         made = store.atomic_replace(path, redactor.redact_lines(_lines(path)), expected=stamp, backup=backup)

@@ -7,6 +7,11 @@ import io
 from typing import Any
 
 
+def _zone(name: str) -> str:
+    """``times in Europe/Paris``, ``times in UTC``, ``times in local time``."""
+    return "local time" if name == "local" else name
+
+
 def safe_text(text: str, *, one_line: bool = True) -> str:
     """Session text made harmless for a terminal (:func:`pitools.render.safe.safe_text`).
 
@@ -112,9 +117,10 @@ def render_usage(console: Any, report: dict[str, Any]) -> None:
     out.append("\n")
     copied = report.get("copiedHistory") or {}
     count = report["sessions"]
-    note = f"{count} {'session' if count == 1 else 'sessions'}; times in {report['timezone']}"
+    zone = _zone(report["timezone"])
+    note = f"{count} {'session' if count == 1 else 'sessions'}; times in {zone}"
     if copied_column and len(report["rows"]) != count:  # forks with nothing of their own
-        note = f"{len(report['rows']):,} sessions, {count:,} with usage of their own; times in {report['timezone']}"
+        note = f"{len(report['rows']):,} sessions, {count:,} with usage of their own; times in {zone}"
     if copied.get("records"):
         note += (
             f"; history copied from a parent counted once, in the parent: {copied['records']:,} usage records "

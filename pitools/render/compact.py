@@ -112,6 +112,19 @@ def render_plan(console: Any, plan: CompactionPlan, *, entries: bool = False) ->
     for r in plan.regions:
         counts[r.region] = counts.get(r.region, 0) + 1
         tokens[r.region] = tokens.get(r.region, 0) + r.tokens
+    # The two figures differ by design: Pi's context estimate starts from the usage the provider
+    # reported for the last reply (system prompt, tools and real tokenization included), while
+    # its cut, hence the regions, weighs each entry by the characters / 4 estimate.
+    if plan.context_from_usage:
+        out.line(
+            [
+                (
+                    "  (context: the last reply's reported usage plus characters/4 for what follows it; "
+                    "the regions below: characters/4 per entry, as Pi's cut weighs them)",
+                    "dim",
+                )
+            ]
+        )
     out.line([(f"Regions on the branch ({plural(len(plan.regions), 'entry', 'entries')}):", "bold")])
     count_width = max((len(plural(c, "entry", "entries")) for c in counts.values()), default=0)
     for region in _ORDER:

@@ -33,12 +33,32 @@ def _tail(replay: ContextReplay, counts: list[int] | None) -> dict[str, Any]:
     tail: dict[str, Any] = {
         "thinkingLevel": p.thinking_level,
         "model": p.model,
-        "tokenEstimates": replay.token_estimates,
-        "estimatedContextTokens": replay.estimate.to_json(),
+        "tokenEstimates": replay.shown_estimates,
+        "estimatedContextTokens": _estimate_json(replay),
     }
     if counts is not None:
         tail["tiktokenCounts"] = counts
+    errors = pi_errors(replay)
+    if errors:
+        tail["piErrors"] = errors
     return tail
+
+
+def _estimate_json(replay: ContextReplay) -> dict[str, Any]:
+    if replay.estimate_error is not None:
+        return {"tokens": None, "usageTokens": None, "trailingTokens": None, "lastUsageIndex": None}
+    return replay.estimate.to_json()
+
+
+def pi_errors(replay: ContextReplay) -> dict[str, str]:
+    """What Pi 1.6.0 throws at this leaf while it still builds the context, by the figure that fails:
+    ``tokenEstimates`` (estimateTokens on a message) and ``estimatedContextTokens``."""
+    errors = {}
+    if replay.estimates_error is not None:
+        errors["tokenEstimates"] = replay.estimates_error.message
+    if replay.estimate_error is not None:
+        errors["estimatedContextTokens"] = replay.estimate_error.message
+    return errors
 
 
 def context_json_chunks(
@@ -137,12 +157,27 @@ def _model_phrase(model: Any) -> str:
 def _estimate_text(replay: ContextReplay) -> str:
     from pitools.render.vocab import n
 
+    if replay.estimate_error is not None:
+        return f"no token estimate (Pi 1.6.0 throws in estimateContextTokens: {replay.estimate_error.message})"
     e = replay.estimate
     if e.last_usage_index is None:
         return f"~{n(e.tokens)} tokens (chars/4 estimate of every message)"
     return (
         f"~{n(e.tokens)} tokens (usage of message #{n(e.last_usage_index)}: {n(e.usage_tokens)}"
         f" + {n(e.trailing_tokens)} estimated after it)"
+    )
+
+
+def _estimates_note(replay: ContextReplay) -> str:
+    """The line saying which per-message estimate Pi throws on (shown as ~?)."""
+    from pitools.render.vocab import plural
+
+    assert replay.estimates_error is not None
+    failing = [str(i) for i, v in enumerate(replay.shown_estimates) if v is None]
+    return (
+        f"Pi 1.6.0 throws estimating the tokens of {plural(len(failing), 'message')} (#{', #'.join(failing)}: "
+        f"{replay.estimates_error.message}): it still builds this context, but /compact and a branch summary "
+        "that include it fail"
     )
 
 
@@ -172,6 +207,8 @@ def render_context(
     ]
     for line in pack(header, out.width):  # on a narrow terminal, more lines rather than a cut
         out.line(line)
+    if replay.estimates_error is not None:
+        out.line([(safe(_estimates_note(replay)), "yellow")])
     out.line(
         [
             (
@@ -200,7 +237,8 @@ def render_context(
             continue
         for m in pe.messages:
             role = m.get("role") if isinstance(m, dict) else "?"
-            tokens = replay.token_estimates[n] if n < len(replay.token_estimates) else "?"
+            tokens = replay.shown_estimates[n] if n < len(replay.shown_estimates) else "?"
+            tokens = "?" if tokens is None else tokens
             extra = f"/{counts[n]}" if counts is not None and n < len(counts) else ""
             pieces = [
                 (f"{n:>3} ", ""),
@@ -231,7 +269,7 @@ _ROLE_STYLE = {
 def context_markdown(replay: ContextReplay, session: Session | LeanSession) -> str:
     """The context as a readable Markdown transcript."""
     from pitools.render.markdown import message_markdown
-    from pitools.render.mdsafe import code
+    from pitools.render.mdsafe import code, inline
 
     p = replay.projection
     leaf = "(last entry)" if replay.leaf_id is UNDEFINED else str(replay.leaf_id)
@@ -241,11 +279,13 @@ def context_markdown(replay: ContextReplay, session: Session | LeanSession) -> s
         f"- Session: {code(str(session.header.get('id')) if session.header else '?')}",
         f"- Model: {code(_model_text(p.model))}, thinking level: {code(str(p.thinking_level))}",
         f"- Estimated context: {_estimate_text(replay)}",
+        *([f"- {inline(_estimates_note(replay))}"] if replay.estimates_error is not None else []),
         "",
     ]
     n = 0
     for pe in p.entries:
         for m in pe.messages:
-            lines.append(message_markdown(m, n, pe.source_id, entry_type(pe.source), replay.token_estimates[n]))
+            tokens = replay.shown_estimates[n]
+            lines.append(message_markdown(m, n, pe.source_id, entry_type(pe.source), "?" if tokens is None else tokens))
             n += 1
     return "\n".join(lines) + "\n"

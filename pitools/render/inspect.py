@@ -53,7 +53,8 @@ def render_inspect(console: Any, d: dict[str, Any], *, all_: bool = False) -> No
     grid.add_column(style="dim")
     grid.add_column()
     version = h["version"] if h["version"] is not None else "1 (the header has no version field)"
-    grid.add_row("file", t(f"{d['path']} ({n(d['fileBytes'])} bytes, {plural(d['lineCount'], 'line')})"))
+    shown = "- (stdin)" if d["path"] == "-" else d["path"]
+    grid.add_row("file", t(f"{shown} ({n(d['fileBytes'])} bytes, {plural(d['lineCount'], 'line')})"))
     grid.add_row("cwd", t(h["cwd"]))
     grid.add_row("created", t(local_time(h["timestamp"], seconds=True)))
     grid.add_row(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools.render.vocab import plural
+
 
 def migrate_text(r: dict[str, Any], check: bool) -> str:
     """What ``migrate`` did (or would do, or ``--check`` found), a line and its details."""
@@ -16,15 +18,21 @@ def migrate_text(r: dict[str, Any], check: bool) -> str:
     parts = [f"{r['path']}: version {r['versionBefore'] if r['versionBefore'] is not None else '1 (none)'} → 3"]
     details = []
     if rep["idsAssigned"]:
-        details.append(f"{rep['idsAssigned']} entries given ids")
+        details.append(f"{plural(rep['idsAssigned'], 'entry', 'entries')} given ids")
     if rep["rolesRenamed"]:
-        details.append(f"{rep['rolesRenamed']} hookMessage roles renamed to custom")
+        details.append(f"{plural(rep['rolesRenamed'], 'hookMessage role')} renamed to custom")
     if rep["indicesConverted"]:
-        details.append(f"{rep['indicesConverted']} compaction indices converted")
+        details.append(f"{plural(rep['indicesConverted'], 'compaction index', 'compaction indices')} converted")
     if rep["indicesDropped"]:
-        details.append(f"{rep['indicesDropped']} compaction indices dropped (target missing, as Pi does)")
+        details.append(
+            f"{plural(rep['indicesDropped'], 'compaction index', 'compaction indices')} dropped "
+            "(target missing, as Pi does)"
+        )
     if rep["indicesKeptAsIs"]:
-        details.append(f"{rep['indicesKeptAsIs']} non-numeric compaction indices kept as is (as Pi does)")
+        details.append(
+            f"{plural(rep['indicesKeptAsIs'], 'non-numeric compaction index', 'non-numeric compaction indices')} "
+            "kept as is (as Pi does)"
+        )
     if details:
         parts.append("  " + "; ".join(details))
     if check:

@@ -65,7 +65,12 @@ def render_plan(console: Any, plan: NavigationPlan, *, entries: bool = False) ->
     out.line([("  token budget: ", ""), (budget_text, "yellow"), (detail, "dim")])
     if not plan.entries:
         out.line([("Nothing to summarize: the current leaf is on the target's path.", "bold")])
-    else:
+    elif plan.prepare_failed:
+        out.line([(f"Branch being left: {plural(len(plan.entries), 'entry', 'entries')}", "bold")])
+        error = safe_text(plan.prompt_error or "", one_line=True)
+        out.line([(f"  Pi 1.6.0 throws preparing the branch summary: {error}", "red")])
+        out.line([("  --summarize fails here; navigating without a summary works (Pi moves the leaf)", "dim")])
+    if plan.entries and not plan.prepare_failed:
         kept = len(plan.prepared.messages)
         out.line(
             [

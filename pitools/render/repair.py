@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools.render.vocab import plural
+
+
+def _every_leaf(count: int) -> str:
+    """``all 3 leaves``; ``the only leaf`` (never ``all 1 leaves``)."""
+    return "the only leaf" if count == 1 else f"all {count:,} leaves"
+
 
 def safe(text: str) -> str:
     """Session data made printable on one line: control characters shown as escapes."""
@@ -41,8 +48,8 @@ def repair_lines(result: dict[str, Any]) -> list[str]:
         if inv["holds"]:
             out.append(
                 f"checked: of the {inv['entriesBefore']} entries Pi reads today, none is lost or changed beyond "
-                f"the fixes above; Pi's context is unchanged at {inv['leavesCompared']} leaf/leaves and builds at "
-                f"{inv['leavesRestored']} repaired one(s)"
+                f"the fixes above; Pi's context is unchanged at {plural(inv['leavesCompared'], 'leaf', 'leaves')} "
+                f"and builds at {plural(inv['leavesRestored'], 'repaired leaf', 'repaired leaves')}"
             )
         else:
             out.append("REFUSED: the repair would change what Pi reads; nothing was written:")
@@ -92,7 +99,7 @@ def slim_lines(result: dict[str, Any]) -> list[str]:
         if inv["holds"]:
             how = "replayed before and after" if inv.get("check") == "full" else "no context holds a replaced entry"
             out.append(
-                f"checked: context and compaction plan identical at all {inv['leaves']} leaves ({how}); "
+                f"checked: context and compaction plan identical at {_every_leaf(inv['leaves'])} ({how}); "
                 "tree and totals identical"
             )
         else:

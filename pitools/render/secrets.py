@@ -145,7 +145,7 @@ def _uri(path: str) -> str:
     return quote(path.replace("\\", "/"), safe="/._-~")
 
 
-def redact_summary(stats: Any, output: str) -> str:
+def redact_summary(stats: Any, output: str | None) -> str:
     kinds = len({f.kind for f in stats.findings})
     parts = [f"redacted {_plural(len(stats.findings), 'secret')} of {_plural(kinds, 'kind')}"]
     if stats.images_removed:
@@ -155,6 +155,8 @@ def redact_summary(stats: Any, output: str) -> str:
     if stats.paths_replaced:
         parts.append(f"replaced {_plural(stats.paths_replaced, 'home/user path')}")
     changed = _plural(stats.changed_lines, "line")
+    if output is None:
+        return safe(f"would have {', '.join(parts)}; {changed} of {stats.lines} to rewrite; nothing written (dry run)")
     return safe(f"{', '.join(parts)}; {changed} of {stats.lines} rewritten; wrote {output}")
 
 

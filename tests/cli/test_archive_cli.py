@@ -144,3 +144,17 @@ def test_ls_totals_follow_the_selection(run: Run, archive: Archive) -> None:
     assert one["count"] == 1 and one["totals"]["sessions"] == 1
     assert one["totals"]["entryCount"] == one["sessions"][0]["entryCount"]
     assert one["totals"]["cost"] <= everything["totals"]["cost"]
+
+
+def test_usage_says_local_time_in_words(run: Run, archive: Archive) -> None:
+    # Without TZ the zone is the machine's: "times in local time", never "times in local".
+    human = run("usage", "--by", "day", env={"TZ": None}).stdout
+    assert "; times in local time" in human
+
+
+def test_a_search_without_hits_exits_0(run: Run, archive: Archive) -> None:
+    # Documented choice (README, --help): no hit is a search that ran; 1 is for one that could not.
+    data = json.loads(run("search", "zzqqxxnothing", "--format", "json").stdout)
+    assert data["hits"] == [] and data["count"] == 0
+    run("search", "zzqqxxnothing")
+    assert "No hit still" in run("search", "--help").stdout.replace("\n    ", " ")

@@ -126,10 +126,26 @@ def test_invalid_setting_is_an_error(run, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "args", [[], ["--dry-run", "--apply"], ["--dry-run", "--model", "builtin"], ["--apply", "--show-prompt"]]
+    "args",
+    [
+        ["--dry-run", "--apply"],
+        ["--dry-run", "--model", "builtin"],
+        ["--model", "builtin"],
+        ["--apply", "--show-prompt"],
+    ],
 )
 def test_usage_errors(run, args: list[str]) -> None:
     run("compact", GEN, *args, exit_code=2)
+
+
+def test_without_apply_it_is_a_dry_run(run, tmp_path: Path) -> None:
+    # One rule for every writer: a dry run unless told to write (as navigate, migrate, repair, slim).
+    file = tmp_path / "s.jsonl"
+    file.write_bytes(Path(GEN).read_bytes())
+    before = file.read_bytes()
+    plain = run("compact", file)
+    assert plain.stdout == run("compact", file, "--dry-run").stdout
+    assert file.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]
 
 
 # -- apply -------------------------------------------------------------------------------------
@@ -487,3 +503,10 @@ def test_dry_run_json_is_the_whole_document(run, tmp_path: Path) -> None:
     data = json.loads(r.stdout)
     jsonschema.validate(data, PLAN_SCHEMA)
     assert data["preparation"]["serializedConversation"].startswith("[User]: ")
+
+
+def test_dry_run_says_why_context_and_region_tokens_differ(run) -> None:
+    # "context ~6,983" comes from the last reply's reported usage; the regions are characters/4.
+    human = run("compact", support.ROOT / "examples" / "sample-session.jsonl").stdout
+    assert "context ~6,983 tokens" in human and "~578 tokens" in human
+    assert "the last reply's reported usage plus characters/4" in human

@@ -162,3 +162,54 @@ def test_lean_json_is_the_full_loads_document(run, monkeypatch, case: str, keep_
         args = ["context", path, "--format", "json"] + (["--leaf", leaf] if leaf else [])
         want = to_json_bytes(context_json(replay_context(full.index, full.leaf(leaf)))) + b"\n"
         assert run(*args).stdout_bytes == want
+
+
+INPUT_CASE = "parity-tool-call-input"  # tool calls written with `input` instead of `arguments`
+
+
+@pytest.mark.parametrize("leaf", ["c0000004", "c0000005", "c0000006"])
+def test_context_is_built_where_only_pis_token_estimates_throw(run, leaf: str) -> None:
+    # Pi 1.6.0 builds this context; only the figures that estimate the odd tool call throw:
+    # estimateTokens on it (every leaf holding it) and estimateContextTokens where no reply's
+    # usage comes after it (c0000006). pitools reports the context and says which figure fails.
+    pi = load_recording(INPUT_CASE, 20000)["byLeaf"][leaf]
+    result = run("context", GOLDEN / INPUT_CASE / "session.jsonl", "--leaf", leaf, "--format", "json")
+    data = json.loads(result.stdout)
+    jsonschema.validate(data, SCHEMA)
+    assert data["contextEntries"] == pi["contextEntries"]
+    assert diff_values(data["messages"], pi["context"]["messages"]) == []
+    errors = data.get("piErrors", {})
+    if "error" in pi["tokenEstimates"]:
+        assert errors["tokenEstimates"] == pi["tokenEstimates"]["error"]
+        assert None in data["tokenEstimates"]
+    else:
+        assert "tokenEstimates" not in errors and data["tokenEstimates"] == pi["tokenEstimates"]
+    if "error" in pi["estimatedContextTokens"]:
+        assert errors["estimatedContextTokens"] == pi["estimatedContextTokens"]["error"]
+        assert set(data["estimatedContextTokens"].values()) == {None}
+    else:
+        assert "estimatedContextTokens" not in errors
+        assert data["estimatedContextTokens"] == pi["estimatedContextTokens"]
+    human = run("context", GOLDEN / INPUT_CASE / "session.jsonl", "--leaf", leaf).stdout
+    assert ("Pi 1.6.0 throws estimating the tokens of 1 message (#1" in human) == ("error" in pi["tokenEstimates"])
+    assert ("no token estimate" in human) == ("error" in pi["estimatedContextTokens"])
+    markdown = run("context", GOLDEN / INPUT_CASE / "session.jsonl", "--leaf", leaf, "--format", "markdown").stdout
+    assert ("~? tokens" in markdown) == ("error" in pi["tokenEstimates"])
+
+
+def test_compact_still_fails_where_pis_prepare_compaction_throws(run) -> None:
+    pi = load_recording(INPUT_CASE, 20000)["byLeaf"]["c0000004"]
+    assert "reading 'length'" in pi["compaction"]["error"]
+    r = run("compact", GOLDEN / INPUT_CASE / "session.jsonl", "--leaf", "c0000004", "--dry-run", exit_code=1)
+    assert "reading 'length'" in r.stderr
+
+
+def test_leaf_references_say_what_is_wrong(run) -> None:
+    # A line past the end names the file's length; an empty reference is empty, not ambiguous.
+    r = run("context", SEED, "--leaf", "L999", exit_code=1)
+    assert "--leaf 'L999': the file has 15 lines" in r.stderr
+    r = run("context", SEED, "--leaf", "L1", exit_code=1)
+    assert "line 1 of the file holds no entry" in r.stderr
+    r = run("context", SEED, "--leaf", "", exit_code=1)
+    assert "--leaf '' is empty" in r.stderr and "ambiguous" not in r.stderr
+    assert "--to '' is empty" in run("navigate", SEED, "--to", "", exit_code=1).stderr

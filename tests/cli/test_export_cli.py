@@ -406,3 +406,44 @@ def test_export_without_a_file_uses_the_most_recent_session(
 def test_png_decoder_sees_colours() -> None:
     png = base64.b64decode(PNG_2X2)
     assert _png_pixels(png) >= {b"\xff\x00\x00", b"\x00\xff\x00"}
+
+
+def test_format_follows_the_output_extension(run: Run, workdir: Path) -> None:
+    seed = "seed-running-example.jsonl"
+    run("export", seed, "-o", "page.html")
+    assert (workdir / "page.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    run("export", seed, "-o", "notes.markdown")
+    assert (workdir / "notes.markdown").read_text(encoding="utf-8").startswith("# Session S1")
+    run("export", seed, "-o", "branch.jsonl")
+    assert json.loads((workdir / "branch.jsonl").read_text(encoding="utf-8").splitlines()[0])["type"] == "session"
+    run("export", seed, "-o", "other.txt")  # an extension that names no format: markdown, as on stdout
+    assert (workdir / "other.txt").read_text(encoding="utf-8").startswith("# Session S1")
+
+
+def test_a_format_that_contradicts_the_extension_is_refused(run: Run, workdir: Path) -> None:
+    seed = "seed-running-example.jsonl"
+    result = run("export", seed, "--format", "markdown", "-o", "page.html", exit_code=2)
+    assert "--format markdown does not write a .html file (--format html does)" in result.stderr
+    assert not (workdir / "page.html").exists()
+    assert "--format otlp or atif" in run("export", seed, "-o", "t.json", exit_code=2).stderr
+    run("export", seed, "--format", "atif", "-o", "t.json")
+    assert json.loads((workdir / "t.json").read_text(encoding="utf-8"))
+
+
+def test_md_is_markdown(run: Run, workdir: Path) -> None:
+    seed = "seed-running-example.jsonl"
+    assert run("export", seed, "--format", "md").stdout == run("export", seed, "--format", "markdown").stdout
+    run("export", seed, "--format", "md", "-o", "t.md")
+
+
+def test_force_replaces_the_output(run: Run, workdir: Path) -> None:
+    seed = "seed-running-example.jsonl"
+    (workdir / "t.html").write_text("old")
+    assert "--force" in run("export", seed, "-o", "t.html", exit_code=1).stderr
+    assert (workdir / "t.html").read_text() == "old"
+    run("export", seed, "-o", "t.html", "--force")
+    assert (workdir / "t.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    (workdir / "b.jsonl").write_text("old")
+    run("export", seed, "-o", "b.jsonl", "--force")
+    assert (workdir / "b.jsonl").read_text(encoding="utf-8").startswith('{"type":"session"')
+    assert "--force only applies to -o" in run("export", seed, "--force", exit_code=2).stderr

@@ -67,3 +67,22 @@ def test_schema_is_strict(run) -> None:
     for broken in ({**data, "extra": 1}, {k: v for k, v in data.items() if k != "leaves"}, {**data, "fileBytes": -1}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, SCHEMA)
+
+
+def test_a_session_on_stdin_is_named_dash(run) -> None:
+    # `inspect -` names the session as the user gave it, never the private spool file.
+    seed = GOLDEN / "seed-running-example" / "session.jsonl"
+    result = run("inspect", "-", input=seed.read_bytes())
+    assert "file              - (stdin) (2,470 bytes, 15 lines)" in result.stdout
+    assert "pitools-stdin" not in result.stdout
+    data = json.loads(run("inspect", "-", "--format", "json", input=seed.read_bytes()).stdout)
+    assert data["path"] == "-"
+
+
+def test_messages_about_a_session_on_stdin_name_it_dash(run) -> None:
+    seed = GOLDEN / "seed-running-example" / "session.jsonl"
+    r = run("context", "-", "--leaf", "nope", input=seed.read_bytes(), exit_code=1)
+    assert r.stderr.startswith("pitools: -: --leaf 'nope' matches no entry") and "pitools-stdin" not in r.stderr
+    broken = GOLDEN / "broken-orphan" / "session.jsonl"
+    r = run("validate", "-", input=broken.read_bytes(), exit_code=1)
+    assert r.stdout.startswith("-:7: error orphan-entry") and "pitools-stdin" not in r.stdout

@@ -23,6 +23,9 @@ def test_help_lists_every_command(run, snapshot) -> None:
     for name in COMMANDS:
         assert name in r.stdout
     assert r.stdout == snapshot
+    # `help` is about pitools itself: listed last, after every command that works on sessions.
+    listed = re.findall(r"^  (\w+) ", r.stdout.split("Commands:")[1], re.M)
+    assert listed[-1] == "help" and sorted(listed) == sorted(COMMANDS)
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))

@@ -375,3 +375,27 @@ def test_where_pi_throws_building_the_request_nothing_is_asked_or_written(run, t
     out = tmp_path / "out.jsonl"
     r = run(*args, "--summarize", "--model", "builtin", "-o", out, exit_code=1)
     assert "throws" in r.stderr and not out.exists()
+
+
+def test_navigating_past_a_tool_call_pi_cannot_estimate(run, tmp_path: Path) -> None:
+    # A tool call written with `input` instead of `arguments`: Pi's prepareBranchEntries throws
+    # estimating it, so a summary fails; navigateTree without one never calls it and moves the leaf.
+    case = "parity-tool-call-input"
+    nav = load_recording(case, 20000)["byLeaf"]["c0000004"]["navigateToDefault"]
+    assert "error" in nav["prepared"] and "error" in nav["result"]
+    session = tmp_path / "s.jsonl"
+    shutil.copy(GOLDEN / case / "session.jsonl", session)
+    before = session.read_bytes()
+    args = ("navigate", session, "--leaf", "c0000004", "--to", nav["targetId"], "--context-window", "200000")
+    plan = json.loads(run(*args, "--format", "json").stdout)
+    jsonschema.validate(plan, PLAN_SCHEMA)
+    assert plan["commonAncestorId"] == nav["commonAncestorId"] and plan["entries"] == nav["entries"]
+    assert plan["tokenBudget"] == nav["tokenBudget"]
+    assert plan["promptError"].startswith(nav["prepared"]["error"])
+    human = run(*args).stdout
+    assert "Pi 1.6.0 throws preparing the branch summary" in human and "without a summary works" in human
+    failed = run(*args, "--summarize", "--model", "builtin", "--yes", exit_code=1)
+    assert nav["result"]["error"] in failed.stderr and "nothing was written" in failed.stderr
+    assert session.read_bytes() == before
+    run(*args, "--label", "here", "--no-backup")  # without a summary Pi moves the leaf; the label is written
+    assert session.read_bytes() != before

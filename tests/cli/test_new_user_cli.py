@@ -375,3 +375,25 @@ def test_ls_tsv_has_fixed_columns_one_line_per_session(run, archive) -> None:
     assert float(fork[TSV_COLUMNS.index("copied_cost")]) > 0
     assert int(fork[TSV_COLUMNS.index("bytes")]) == archive.writers[1].path.stat().st_size
     assert "\x1b" not in "\n".join(lines)  # the hostile message is escaped, one line per session
+
+
+@pytest.mark.parametrize("command", ["inspect", "context", "tree", "branches", "validate", "scan"])
+def test_a_dot_slash_path_is_a_path_named_as_given(
+    run, agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    # `./none` holds a separator: a file that does not exist, never an id looked up as `none`.
+    monkeypatch.chdir(tmp_path)
+    r = run(command, "./none", exit_code=1)
+    out = r.stderr + r.stdout
+    assert "./none" in out and "id prefix matches" not in out
+
+
+@pytest.mark.parametrize("name", ["adir", "adir/"])
+@pytest.mark.parametrize("command", ["inspect", "context", "tree"])
+def test_a_folder_is_refused_the_same_with_or_without_its_slash(
+    run, agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, name: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adir").mkdir()
+    r = run(command, name, exit_code=2)
+    assert f"'{name}' is a directory, not a session file" in r.stderr

@@ -171,7 +171,13 @@ def test_redact_output_and_exit_codes(run, tmp_path: Path) -> None:
     assert b"[REDACTED:github-token:" in after[2] and GH.encode() not in out.read_bytes()
     run("scan", out, exit_code=0)
     run("redact", src, "-o", out, exit_code=1)  # never overwrites
-    run("redact", src, exit_code=2)
+    before = src.read_bytes()
+    listing = sorted(p.name for p in tmp_path.iterdir())
+    dry = run("redact", src, "--key", "k")  # no -o/--in-place: a dry run, as for every writer
+    assert "would have redacted 1 secret of 1 kind; 1 line of 4 to rewrite; nothing written" in dry.stderr
+    assert src.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == listing
+    assert json.loads(run("redact", src, "--dry-run", "--format", "json").stdout)["output"] is None
+    run("redact", src, "--dry-run", "-o", tmp_path / "w.jsonl", exit_code=2)
     run("redact", src, "-o", tmp_path / "x.jsonl", "--in-place", exit_code=2)
     run("redact", src, "-o", tmp_path / "y.jsonl", "--no-backup", exit_code=2)
     run("redact", tmp_path / "missing.jsonl", "-o", tmp_path / "z.jsonl", exit_code=1)

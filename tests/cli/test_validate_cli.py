@@ -205,10 +205,12 @@ def test_directories_are_searched_recursively(run: Any, tmp_path: Path) -> None:
     ]
 
 
-def test_an_empty_directory_checks_nothing(run: Any, tmp_path: Path) -> None:
-    result = run("validate", tmp_path)
-    assert "no *.jsonl files" in result.stderr
-    assert result.stdout == "0 files checked: no problems found\n"
+def test_a_directory_without_sessions_is_a_usage_error(run: Any, tmp_path: Path) -> None:
+    # A mistyped CI path must not pass with nothing checked (scan says the same).
+    (tmp_path / "notes.txt").write_text("not a session")
+    for command in ("validate", "scan"):
+        result = run(command, tmp_path, exit_code=2)
+        assert "no session files (*.jsonl) under" in result.stderr and result.stdout == ""
 
 
 def test_many_files_are_checked_in_parallel_and_reported_in_order(

@@ -77,3 +77,17 @@ def test_v1_files_note_the_made_up_ids_and_take_line_numbers(run) -> None:
     bad = run("context", V1, "--leaf", "L1", exit_code=1)
     assert "line 1 of the file holds no entry" in bad.stderr
     assert run("context", SEED, "--leaf", "L3", "--format", "json").stdout.count('"leafId":"A1"') == 1
+
+
+def test_counts_are_worded_with_their_plural(run, tmp_path: Path) -> None:
+    # No "leaf/leaves", "one(s)", "all 1 leaves", "1 ... roles".
+    repaired = run("repair", GOLDEN / "repair-crlf" / "session.jsonl", "--dry-run").stdout
+    assert "unchanged at 2 leaves and builds at 0 repaired leaves" in repaired
+    assert "leaf/leaves" not in repaired and "one(s)" not in repaired
+    one_leaf = _session(tmp_path, 1)
+    slimmed = run("slim", one_leaf, "--images").stdout
+    assert "identical at the only leaf" in slimmed and "all 1 leaves" not in slimmed
+    (tmp_path / "three").mkdir()
+    assert "identical at all 3 leaves" in run("slim", _session(tmp_path / "three", 3), "--images").stdout
+    migrated = run("migrate", GOLDEN / "v2-hook-message" / "session.jsonl").stdout
+    assert "1 hookMessage role renamed to custom" in migrated

@@ -36,9 +36,20 @@ def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict
         "messages": list(p.messages),
         "thinkingLevel": p.thinking_level,
         "model": p.model,
-        "tokenEstimates": replay.token_estimates,
-        "estimatedContextTokens": replay.estimate.to_json(),
+        "tokenEstimates": replay.shown_estimates,
+        "estimatedContextTokens": (
+            replay.estimate.to_json()
+            if replay.estimate_error is None
+            else dict.fromkeys(("tokens", "usageTokens", "trailingTokens", "lastUsageIndex"))
+        ),
     }
     if counts is not None:
         doc["tiktokenCounts"] = counts
+    errors = {}
+    if replay.estimates_error is not None:
+        errors["tokenEstimates"] = replay.estimates_error.message
+    if replay.estimate_error is not None:
+        errors["estimatedContextTokens"] = replay.estimate_error.message
+    if errors:
+        doc["piErrors"] = errors
     return doc

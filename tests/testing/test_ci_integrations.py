@@ -209,3 +209,102 @@ def test_scan_hook(project: Path) -> None:
     proc = run_hook("pitools-scan", project)
     assert proc.returncode == 1
     assert "leaky.jsonl" in proc.stdout
+
+
+def test_every_hook_entry_ends_options_before_the_file_names() -> None:
+    # pre-commit appends the staged names after entry + args: without `--` a file named
+    # `--session-dir=x.jsonl` would be read as an option and never checked.
+    for hook in hooks():
+        assert shlex.split(hook["entry"])[-1] == "--", hook["id"]
+        assert "args" not in hook, hook["id"]
+
+
+OPTION_LIKE = "--session-dir=broken.jsonl"
+
+
+def git_project(tmp_path: Path, hook_id: str, entry: str | None = None) -> tuple[Path, dict[str, str]]:
+    """A git repository whose pre-commit config runs ``hook_id`` as the manifest defines it, installed
+    as its git hook. ``repo: local`` with ``language: unsupported`` (pitools is installed already,
+    so pre-commit needs no network), every other field copied from .pre-commit-hooks.yaml."""
+    (hook,) = [h for h in hooks() if h["id"] == hook_id]
+    root = tmp_path / "repo"
+    root.mkdir()
+    local = {key: hook[key] for key in ("id", "name", "entry", "files", "types")}
+    local["language"] = "unsupported"
+    if entry is not None:
+        local["entry"] = entry
+    config = {"repos": [{"repo": "local", "hooks": [local]}]}
+    (root / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(home),
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-cache"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "PI_CODING_AGENT_DIR": str(home / "agent"),
+    }
+    for argv in (["git", "init", "-q"], [str(BIN / "pre-commit"), "install"]):
+        subprocess.run(argv, cwd=root, env=env, check=True, capture_output=True)
+    return root, env
+
+
+def git_commit(root: Path, env: dict[str, str], *names: str) -> subprocess.CompletedProcess[str]:
+    subprocess.run(["git", "add", "--", ".pre-commit-config.yaml", *names], cwd=root, env=env, check=True)
+    return subprocess.run(
+        ["git", "commit", "-q", "-m", "sessions"], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (BIN / "pre-commit").exists(), reason="needs git and pre-commit")
+@pytest.mark.parametrize(
+    ("hook_id", "bad", "shown"),
+    [("pitools-validate", "broken-orphan", "orphan-entry"), ("pitools-scan", "secrets-planted", "secret")],
+)
+def test_real_pre_commit_checks_a_file_named_like_an_option(tmp_path: Path, hook_id: str, bad: str, shown: str) -> None:
+    root, env = git_project(tmp_path, hook_id)
+    shutil.copy(golden_session("sample-session"), root / "clean.jsonl")
+    shutil.copy(golden_session(bad), root / OPTION_LIKE)
+    proc = git_commit(root, env, "clean.jsonl", OPTION_LIKE)
+    log = proc.stdout + proc.stderr  # git shows the hook's output on stderr
+    assert proc.returncode != 0, log
+    assert OPTION_LIKE in log and shown in log, log
+    # The clean file alone commits.
+    subprocess.run(["git", "rm", "-q", "--cached", "--", OPTION_LIKE], cwd=root, env=env, check=True)
+    proc = git_commit(root, env, "clean.jsonl")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (BIN / "pre-commit").exists(), reason="needs git and pre-commit")
+def test_real_pre_commit_options_go_in_the_entry(tmp_path: Path) -> None:
+    # As .pre-commit-hooks.yaml documents: options before the `--` of an overridden entry.
+    root, env = git_project(tmp_path, "pitools-validate", entry="pitools validate --select orphan-entry --")
+    shutil.copy(golden_session("broken-orphan"), root / OPTION_LIKE)
+    proc = git_commit(root, env, OPTION_LIKE)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "orphan-entry" in log, log
+    assert "pi-would-crash" not in log
+
+
+def test_action_ends_options_before_the_paths() -> None:
+    # The bug class of the hooks: every pitools call that takes the paths ends its options first.
+    calls = [
+        line.strip()
+        for step in action()["runs"]["steps"]
+        for line in str(step.get("run", "")).splitlines()
+        if line.strip().startswith("pitools ") and "paths[@]" in line
+    ]
+    assert len(calls) == 3
+    for call in calls:
+        assert '-- "${paths[@]}"' in call, call
+
+
+def test_action_checks_a_file_named_like_an_option(project: Path) -> None:
+    shutil.copy(golden_session("broken-orphan"), project / OPTION_LIKE)
+    _status, log, outputs = run_action(project, {"paths": f"{OPTION_LIKE}\nsessions/good.jsonl"})
+    assert outputs["validate"]["exit-code"] == "1" and "orphan-entry" in log, log

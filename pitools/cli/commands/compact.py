@@ -13,7 +13,9 @@ from pitools.cli.output import Output, pass_output
 
 @click.command("compact")
 @session_argument
-@click.option("--dry-run", "dry_run", is_flag=True, help="Show the plan; never writes, never calls a model.")
+@click.option(
+    "--dry-run", "dry_run", is_flag=True, help="Show the plan; never writes, never calls a model (the default)."
+)
 @click.option("--apply", "apply_", is_flag=True, help="Summarize with a model and append a compaction entry.")
 @leaf_option
 @click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=None, help="Override keepRecentTokens.")
@@ -37,22 +39,25 @@ def command(
 ) -> int:
     """Plan or apply a compaction exactly as Pi 1.6.0's prepareCompaction/compact would.
 
-    --dry-run leads with the plan: whether Pi would compact now, the regions (already
-    summarized, previous compaction, to summarize, split-turn prefix, kept) with entry counts
-    and tokens, the cut and why, the previous summary, the file lists and what Pi sends
-    afterwards; then each region's first and last entries (--entries lists all of them).
+    The dry run (the default; --dry-run says so explicitly) leads with the plan: whether Pi
+    would compact now, the regions (already summarized, previous compaction, to summarize,
+    split-turn prefix, kept) with entry counts and tokens, the cut and why, the previous
+    summary, the file lists and what Pi sends afterwards; then each region's first and last
+    entries (--entries lists all of them).
     --apply asks a model (or the offline builtin summarizer) and appends a real compaction
     entry that Pi loads.
 
     \b
     Examples:
+      pitools compact session.jsonl                     # the plan; writes nothing
       pitools compact session.jsonl --dry-run --keep-recent-tokens 2000
       pitools compact session.jsonl --dry-run --show-prompt
       pitools compact session.jsonl --apply --model builtin
       pitools compact session.jsonl --apply --model anthropic/claude-sonnet-4-5 --yes
     """
-    if dry_run == apply_:
+    if dry_run and apply_:
         raise click.UsageError("choose one of --dry-run (plan only) or --apply (write a compaction)")
+    # Without --apply it is a dry run, as for every command that writes.
     plan.check(writes=apply_, dry_run="--dry-run")
     summarizer.check(writes=apply_, when="to --apply", changed="compacted")
 

@@ -3,13 +3,14 @@ OpenTelemetry traces (OTLP) or ATIF trajectories."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import NamedTuple
 
 import click
 
 from pitools.cli.commands._secrets_options import value_options
-from pitools.cli.options import format_option, leaf_option, session_argument
+from pitools.cli.options import leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -25,6 +26,38 @@ def _check_endpoint(value: str | None) -> str | None:
     return value
 
 
+#: The formats --format takes; ``md`` is another name for ``markdown``.
+FORMATS = ["markdown", "md", "html", "jsonl", "otlp", "atif"]
+#: What an output file's extension says it holds, and the formats that write such a file.
+_BY_EXTENSION = {
+    ".md": ("markdown", ("markdown",)),
+    ".markdown": ("markdown", ("markdown",)),
+    ".html": ("html", ("html",)),
+    ".htm": ("html", ("html",)),
+    ".jsonl": ("jsonl", ("jsonl",)),
+    ".json": (None, ("otlp", "atif")),
+}
+
+
+def output_format(given: str | None, output: str | None) -> str:
+    """The export format: --format (``md`` read as ``markdown``), else the one OUT's extension
+    names, else markdown. A --format that writes something other than OUT's extension says is a
+    usage error, so `-o page.html` never silently gets Markdown."""
+    chosen = "markdown" if given == "md" else given
+    ext = os.path.splitext(output)[1].lower() if output else ""
+    inferred, fits = _BY_EXTENSION.get(ext, (None, None))
+    if chosen is None:
+        if fits is not None and inferred is None:
+            raise click.UsageError(f"-o {output}: a {ext} file can be --format otlp or atif; say which")
+        return inferred or "markdown"
+    if fits is not None and chosen not in fits:
+        want = " or ".join(f"--format {f}" for f in fits)
+        raise click.UsageError(
+            f"--format {chosen} does not write a {ext} file ({want} does); change the format or OUT's name"
+        )
+    return chosen
+
+
 class _Request(NamedTuple):
     """What to export and where, as the options gave it (the same whether or not it is redacted first)."""
 
@@ -35,20 +68,21 @@ class _Request(NamedTuple):
     output: str | None
     endpoint: str | None
     legacy: bool
+    force: bool
 
 
 @click.command("export")
 @session_argument
 @leaf_option
 @click.option("--all", "all_", is_flag=True, help="Every branch of the tree instead of one branch.")
-@format_option(
-    "markdown",
-    "html",
-    "jsonl",
-    "otlp",
-    "atif",
-    help="markdown and html are transcripts; jsonl is the branch as a session file, as Pi's /export writes it; "
-    "otlp is OpenTelemetry GenAI traces (OTLP/JSON); atif is Agent Trajectory Interchange Format.",
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="markdown (or md) and html are transcripts; jsonl is the branch as a session file, as Pi's /export "
+    "writes it; otlp is OpenTelemetry GenAI traces (OTLP/JSON); atif is Agent Trajectory Interchange Format. "
+    "Default: from OUT's extension (.md/.markdown, .html/.htm, .jsonl), else markdown.",
 )
 @click.option(
     "--images",
@@ -56,7 +90,10 @@ class _Request(NamedTuple):
     default=None,
     help="Images as placeholders or embedded data URIs (default: embed in html and atif, placeholder in markdown).",
 )
-@click.option("-o", "--output", metavar="OUT", default=None, help="Write to OUT (never overwritten) instead of stdout.")
+@click.option(
+    "-o", "--output", metavar="OUT", default=None, help="Write to OUT instead of stdout (replaced only with --force)."
+)
+@click.option("--force", is_flag=True, help="With -o: replace OUT if it exists.")
 @click.option(
     "--redact",
     is_flag=True,
@@ -84,9 +121,10 @@ def command(
     file: str,
     leaf_ref: str | None,
     all_: bool,
-    format_: str,
+    format_: str | None,
     images: str | None,
     output: str | None,
+    force: bool,
     redact: bool,
     given: tuple[str, ...],
     values_file: str | None,
@@ -106,13 +144,21 @@ def command(
 
     \b
     Examples:
-      pitools export session.jsonl --format html -o session.html
+      pitools export session.jsonl -o session.html        # the format follows the extension
       pitools export 0190a1b2 --leaf a1b2c3d4 > branch.md
       pitools export --all --format markdown
       pitools export session.jsonl --redact --format html -o shareable.html
       pitools export session.jsonl --all --format otlp --endpoint http://localhost:4318
       pitools export session.jsonl --format atif -o trajectory.json
     """
+    format_ = output_format(format_, output)
+    if force and output is None:
+        raise click.UsageError("--force only applies to -o OUT")
+    if output is not None and not force and os.path.lexists(output):
+        from pitools.errors import PitoolsError
+
+        # Before anything is read (the store refuses again at the write, should OUT appear meanwhile).
+        raise PitoolsError("already exists; pass --force to replace it, or choose another path", path=output)
     if endpoint is not None and format_ != "otlp":
         raise click.UsageError("--endpoint is only for --format otlp")
     if legacy and format_ != "otlp":
@@ -127,7 +173,7 @@ def command(
         from pitools.render.export_otlp import require_otlp
 
         require_otlp()  # one line and exit 1 before anything is read, redacted or written
-    request = _Request(leaf_ref, all_, format_, images, output, endpoint, legacy)
+    request = _Request(leaf_ref, all_, format_, images, output, endpoint, legacy, force)
     if not redact:
         if given or values_file or env_names or no_pi_keys or no_entropy:
             raise click.UsageError("--value, --values-file, --env, --no-pi-keys and --no-entropy go with --redact")
@@ -146,7 +192,7 @@ def command(
 def _export(out: Output, file: str, request: _Request) -> int:
     from pitools.core.session.api import load
 
-    leaf_ref, all_, format_, images, output, endpoint, legacy = request
+    leaf_ref, all_, format_, images, output, endpoint, legacy, force = request
 
     if format_ == "html":
         from pitools.ops.viewer import viewer_page
@@ -156,14 +202,14 @@ def _export(out: Output, file: str, request: _Request) -> int:
         # It always holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
         lean = load(file, keep="context")
         leaf_html = None if all_ else lean.leaf(leaf_ref)
-        return _write_pieces(out, viewer_page(lean, leaf_html, embed_images=images != "placeholder"), output)
+        return _write_pieces(out, viewer_page(lean, leaf_html, embed_images=images != "placeholder"), output, force)
     loaded = load(file)
     if format_ in ("otlp", "atif"):
         from pitools.cli.export_traces import export_every_branch, export_traces
 
         parts = images != "placeholder"  # atif: images as content parts unless asked for placeholders
         if all_ and endpoint is None:
-            return export_every_branch(out, loaded, format_, output, legacy=legacy, images=parts)
+            return export_every_branch(out, loaded, format_, output, legacy=legacy, images=parts, overwrite=force)
         return export_traces(
             out,
             loaded,
@@ -174,6 +220,7 @@ def _export(out: Output, file: str, request: _Request) -> int:
             endpoint=endpoint,
             legacy=legacy,
             images=parts,
+            overwrite=force,
         )
     leaf = None if all_ else loaded.leaf(leaf_ref)
     if format_ == "jsonl":
@@ -183,7 +230,7 @@ def _export(out: Output, file: str, request: _Request) -> int:
         if output:
             from pitools.ops.newsession import write_session
 
-            write_session(new, output)
+            write_session(new, output, overwrite=force)
             out.message(f"wrote {output}")
         else:
             out.write_chunks(new.lines())  # line by line, never joined
@@ -195,15 +242,15 @@ def _export(out: Output, file: str, request: _Request) -> int:
     # The document is rendered entry by entry while it is written: never held whole in memory.
     from pitools.render.export_md import markdown_pieces
 
-    return _write_pieces(out, markdown_pieces(transcript), output)
+    return _write_pieces(out, markdown_pieces(transcript), output, force)
 
 
-def _write_pieces(out: Output, pieces: Iterator[str], output: str | None) -> int:
+def _write_pieces(out: Output, pieces: Iterator[str], output: str | None, force: bool) -> int:
     if output:
         from pitools.cli.output import encoded_text
 
         # Control characters and lone surrogates (no UTF-8 form) are shown escaped, as on stdout.
-        out.write_chunks_to(output, encoded_text(pieces, "utf-8"))
+        out.write_chunks_to(output, encoded_text(pieces, "utf-8"), overwrite=force)
     else:
         out.write_text_pieces(pieces)
     return 0

@@ -39,7 +39,9 @@ def command(out: Output, file: str, format_: str, all_: bool) -> int:
     split = fork_split(loaded)
     if split is not None:
         data["fork"] = split
-    if not from_stdin():  # a session read from stdin has no file for Pi to open
+    if from_stdin():
+        data["path"] = "-"  # the session came on stdin: its private spool file is no name to show
+    else:  # a session read from stdin has no file for Pi to open
         # The path as given (relative stays relative, as in "path"): Pi resolves it against the
         # working directory the command is run in, the same one.
         data["resume"] = resume_commands(file, data)

@@ -14,6 +14,7 @@ from pitools.cli.output import Output, pass_output
 @session_argument
 @rewrite_options(
     "Write the redacted session to OUT (a new file).",
+    "Report what would be replaced; write nothing (the default without -o or --in-place).",
     in_place_help="Rewrite FILE itself (atomic; a backup is kept).",
     no_backup_help="With --in-place: keep no backup copy.",
 )
@@ -57,8 +58,11 @@ def command(
     rewritten; every other line stays byte-identical, and ids, parentIds, entry count and order
     are kept, so Pi loads the result and builds the same tree. `pitools scan` finds nothing in it.
 
+    Without -o or --in-place it is a dry run: it reports what it would replace and writes nothing.
+
     \b
     Examples:
+      pitools redact session.jsonl                      # what would be replaced; writes nothing
       pitools redact session.jsonl -o shareable.jsonl
       pitools redact session.jsonl --in-place --paths --strip-images
       pitools redact session.jsonl -o out.jsonl --values-file my-secrets.txt --env
@@ -67,9 +71,9 @@ def command(
     from pitools.ops.redact import path_options, redact_file, run_key
 
     output, in_place = target.output, target.in_place
-    if in_place == (output is not None):
-        raise click.UsageError("say where to write: either -o OUT or --in-place")
     target.check()
+    # Like every writer, a dry run unless told where to write.
+    dry_run = target.dry_run or not (output or in_place)
     detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
     home, user = path_options(paths)
     options = RedactOptions(
@@ -81,7 +85,13 @@ def command(
         strip_thinking=strip_thinking,
     )
     result = redact_file(
-        file, detector=detector, options=options, output=output, in_place=in_place, backup=not target.no_backup
+        file,
+        detector=detector,
+        options=options,
+        output=output,
+        in_place=in_place,
+        backup=not target.no_backup,
+        dry_run=dry_run,
     )
     from pitools.render import secrets as R
 

@@ -56,6 +56,10 @@ def command(
 
     detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
     files = session_files(paths)
+    if not files:
+        from pitools.cli.options import no_session_files
+
+        no_session_files(paths)
     accepted_prints = load_baseline(baseline) if baseline else set()
     findings = []
     accepted = 0

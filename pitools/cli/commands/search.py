@@ -18,7 +18,8 @@ def command(out: Output, **options: Any) -> int:
 
     Words match at word starts, ignoring case; "quoted phrases" match as written. Hits come
     grouped by session, newest first, each with the leaves whose path holds it, whether the
-    current context holds it or compacted it away, and the commands to go there.
+    current context holds it or compacted it away, and the commands to go there. No hit still
+    exits 0 (exit 1 means the search could not run: a bad pattern, an unreadable index).
 
     \b
     Examples:

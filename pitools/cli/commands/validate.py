@@ -101,6 +101,7 @@ def command(
       pitools validate sessions/ --format github --min-severity warning
       pitools validate run.jsonl --for-model anthropic/claude-sonnet-4-5
     """
+    from pitools.cli.options import no_session_files, stdin_spool
     from pitools.ops.request import check_requests
     from pitools.ops.validate import find_session_files, validate_many
 
@@ -115,7 +116,7 @@ def command(
     # Build: the files.
     files = find_session_files(paths)
     if not files:
-        out.message(f"no *.jsonl files under {', '.join(paths)}")
+        no_session_files(paths)
     # Run.
     options: dict[str, Any] = {"select": selected, "ignore": ignored, "min_severity": min_severity, "jobs": jobs}
     if len(files) > 1 and out.progress:
@@ -130,6 +131,11 @@ def command(
     else:
         reports = validate_many(files, **options)
     request_checks = check_requests(files, for_model) if for_model else None
+    spool = stdin_spool()
+    if spool:  # `-`: the session came on stdin; its private spool file is no name to show
+        from dataclasses import replace
+
+        reports = [replace(r, path="-") if r.path == spool else r for r in reports]
     # Render.
     return _render(out, reports, format_, fail_on, request_checks)
 

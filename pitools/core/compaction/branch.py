@@ -262,8 +262,11 @@ class NavigationPlan:
     editor_text: str | None
     #: Pi returns at once when the target is the current leaf: nothing is summarized or moved.
     noop: bool = False
-    #: Pi's error when building the request throws (a message Pi cannot serialize).
+    #: Pi's error when building the request throws (a message Pi cannot serialize or estimate).
     prompt_error: str | None = None
+    #: The error came from ``prepareBranchEntries`` itself (estimating a message's tokens): no
+    #: message was prepared. Pi's ``navigateTree`` calls it only to summarize, so moving works.
+    prepare_failed: bool = False
     #: The resolved settings behind the budget, for the report (``contextWindow``, ``reserveTokens``).
     budget_sources: dict[str, Any] = field(default_factory=dict)
 
@@ -320,9 +323,26 @@ def plan_navigation(
     if target is None:
         raise NavigateError(f"entry {id_text(target_id)} not found", path=path)
     entries, common = collect_entries_for_branch_summary(index, from_id, target_id)
-    prepared = prepare_branch_entries(entries, budget)
     prompt: str | None = None
     prompt_error: str | None = None
+    try:
+        prepared = prepare_branch_entries(entries, budget)
+    except PiCrashError as exc:  # only generateBranchSummary calls it: --summarize cannot run
+        new_leaf, editor = landing(target)
+        empty = BranchPreparation([], FileOps(), 0)
+        return NavigationPlan(
+            from_id,
+            target_id,
+            common,
+            entries,
+            budget,
+            empty,
+            None,
+            new_leaf,
+            editor,
+            prompt_error=f"{exc.message} (in prepareBranchEntries)",
+            prepare_failed=True,
+        )
     if entries and prepared.messages:
         try:
             prompt = branch_summary_prompt(prepared.messages, instructions)

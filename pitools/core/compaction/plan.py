@@ -103,6 +103,8 @@ class CompactionPlan:
     reason: str | None
     #: One ``(entry, entry id, region, tokens, is the cut)`` per branch entry, in branch order.
     rows: list[RegionRow] = field(default_factory=list)
+    #: ``context_tokens`` starts from a reply's reported usage (else characters/4 of every message).
+    context_from_usage: bool = False
     #: Where the settings came from: agent dir, files read, project trust, warnings.
     config: dict[str, Any] = field(default_factory=dict)
     _regions: list[RegionEntry] | None = None
@@ -295,7 +297,8 @@ def _plan_compaction(
         estimates = message_estimates(projection)
     if keys is None:
         keys = BranchKeys([entry_id(e) for e in branch], [entry_type(e) for e in branch])
-    tokens = estimate_projected_context_tokens(projection, keys, estimates).tokens
+    context = estimate_projected_context_tokens(projection, keys, estimates)
+    tokens = context.tokens
     prep = prepare_compaction(branch, settings, projection=projection, tokens_before=tokens)
     reason = None
     if prep is None:
@@ -312,6 +315,7 @@ def _plan_compaction(
         context_tokens=tokens,
         preparation=prep,
         reason=reason,
+        context_from_usage=context.last_usage_index is not None,
     )
     plan.rows = _region_rows(keys, prep, projection)
     plan.entries_source = branch  # the human view reads the entries it shows from the branch

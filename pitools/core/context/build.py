@@ -21,6 +21,7 @@ from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.index import MARK_CRASH, MARK_MODEL, MARK_THINKING, mkey
+from pitools.errors import PiCrashError
 
 if TYPE_CHECKING:
     from pitools.core.session.index import EntryIndex
@@ -360,13 +361,35 @@ class ContextReplay:
     path: Sequence[Any]
     context_entries: list[Any]
     projection: Projection
-    token_estimates: list[Any]
-    estimate: ContextEstimate
+    #: ``estimateTokens`` of each message; None for a message Pi throws on (see ``estimates_error``).
+    shown_estimates: list[Any]
+    _estimate: ContextEstimate | None
     #: The ids of ``path`` (what JSON output prints; reading them needs no entry parsed again).
     path_ids: list[Any] | None = None
     #: The positions of ``path`` in the index, and the types of its entries.
     path_positions: list[int] = field(default_factory=list)
     path_types: Sequence[Any] = ()
+    #: What Pi 1.6.0 throws estimating one of the messages (``estimateTokens``), and estimating
+    #: the context (``estimateContextTokens``, which estimates only the messages after the last
+    #: reply's usage): Pi still builds this context, so the replay keeps both as values.
+    estimates_error: PiCrashError | None = None
+    estimate_error: PiCrashError | None = None
+
+    @property
+    def token_estimates(self) -> list[Any]:
+        """``estimateTokens`` of every message; raises where Pi does (prepareCompaction, the
+        branch summary's and the viewer's per-message figures all need every one)."""
+        if self.estimates_error is not None:
+            raise self.estimates_error
+        return self.shown_estimates
+
+    @property
+    def estimate(self) -> ContextEstimate:
+        """Pi's ``estimateContextTokens`` here; raises where Pi does (context usage, compaction)."""
+        if self._estimate is None:
+            assert self.estimate_error is not None
+            raise self.estimate_error
+        return self._estimate
 
 
 def replay_context(index: EntryIndex, leaf_id: Any) -> ContextReplay:
@@ -387,22 +410,42 @@ def replay_context(index: EntryIndex, leaf_id: Any) -> ContextReplay:
         path_ids = [ids[p] for p in session_path]
         ctx_entries = build_context_entries(index, session_path, path_ids)
         projection = build_projection([], ctx_entries, path_settings(index, session_path))
-        estimates = message_estimates(projection)
+        estimates: list[Any] | None
+        estimates_error = estimate_error = None
+        try:
+            estimates = shown = message_estimates(projection)
+        except PiCrashError as exc:
+            # Pi builds the context all the same: only the figures that estimate this message fail.
+            estimates_error, estimates = exc, None
+            shown = [_estimate_or_none(m) for m in projection.messages]
         branch_ids = path_ids if branch else []
         keys = BranchKeys(branch_ids, [types[p] for p in branch])
-        estimate = estimate_projected_context_tokens(projection, keys, estimates)
+        estimate: ContextEstimate | None
+        try:
+            estimate = estimate_projected_context_tokens(projection, keys, estimates)
+        except PiCrashError as exc:
+            estimate_error, estimate = exc, None
         return ContextReplay(
             leaf_id=leaf_id,
             leaf_exists=leaf_id is not None and index.has(leaf_id),
             path=index.entries_seq(branch),
             context_entries=ctx_entries,
             projection=projection,
-            token_estimates=estimates,
-            estimate=estimate,
+            shown_estimates=shown,
+            _estimate=estimate,
             path_ids=branch_ids,
             path_positions=branch,
             path_types=keys.types,
+            estimates_error=estimates_error,
+            estimate_error=estimate_error,
         )
+
+
+def _estimate_or_none(message: Any) -> Any:
+    try:
+        return estimate_tokens(message)
+    except PiCrashError:
+        return None
 
 
 def _first_strict_equal(values: Sequence[Any], target: Any, stop: int) -> int:

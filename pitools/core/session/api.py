@@ -85,10 +85,12 @@ class Loaded:
         at = bisect.bisect_left(lines, line)
         if at < len(lines) and lines[at] == line:
             return self._id_at(at)
-        raise LeafError(
-            f"--leaf {ref!r}: line {line:,} of the file holds no entry (the header, a blank line or an unreadable one)",
-            path=self.session.path,
-        )
+        total = self.session.raw.line_count
+        if line > total:
+            why = f"the file has {total:,} {'line' if total == 1 else 'lines'}"
+        else:
+            why = f"line {line:,} of the file holds no entry (the header, a blank line or an unreadable one)"
+        raise LeafError(f"--leaf {ref!r}: {why}", path=self.session.path)
 
 
 @dataclass(slots=True)
@@ -239,6 +241,10 @@ def _resolve(
 ) -> str | os.PathLike[str]:
     if path is None or (isinstance(path, str) and not os.path.exists(path)):
         from pitools.core.session.locate import resolve_session_ref
+        from pitools.core.session.refs import looks_like_path
+
+        if path is not None and looks_like_path(path):
+            return path  # a path is no reference: its messages name it as given (`./none`, not `none`)
 
         return resolve_session_ref(path, cwd=cwd, env=env, session_dir=session_dir)
     return path

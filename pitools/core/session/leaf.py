@@ -22,6 +22,8 @@ def resolve_leaf(index: EntryIndex, ref: str | None, *, path: str | None = None)
         return index.leaf_id
     if index.has(ref):
         return ref
+    if not ref:  # every id starts with '': naming nothing, not ambiguous
+        raise LeafError("--leaf '' is empty: give an entry id, a unique id prefix, a label or L<line>", path=path)
     ids = [k for k in index.pos_by_id if type(k) is str]
     matches = [k for k in ids if k.startswith(ref)]
     labelled = [k for k, (label, _ts) in labels_by_id(index.label_entries()).items() if label == ref and type(k) is str]

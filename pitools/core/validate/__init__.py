@@ -198,7 +198,13 @@ class _Run:
         self.last_entry_line = lines[-1] if len(lines) else None
         structure = Structure(scanner.records)
         self.entries.extend(self.guarded("entries", structure.duplicates) or ())
-        for name, check in (("tree", structure.tree), ("walk", structure.walk), ("references", structure.references)):
+        checks = (
+            ("tree", structure.tree),
+            ("walk", structure.walk),
+            ("references", structure.references),
+            ("context usage", structure.context_usage),
+        )
+        for name, check in checks:
             self.late.extend(self.guarded(name, check) or ())
 
     def _scan_split(self, bounds: list[int], share: ShareParts) -> Scanner | None:

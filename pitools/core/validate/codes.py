@@ -241,7 +241,9 @@ PI_BEHAVIOUR: dict[str, str] = {
     "timestamp-backwards": "Pi orders entries by parentId, never by time",
     "pi-would-crash": (
         "Pi 1.6.0 throws on this data in the function the message names (stats, compaction, token "
-        "estimates), so that part of Pi fails on the session; tool-call arguments or toolsAdded nested 4,114 "
+        "estimates), so that part of Pi fails on the session; a reply without usage also breaks "
+        "getContextUsage, but only at leaves whose branch holds a compaction while their context holds the "
+        "reply (golden parity-usage-missing); tool-call arguments or toolsAdded nested 4,114 "
         "levels or more make V8's JSON.stringify throw in estimateTokens, and so does any entry that deep in "
         "a v1/v2 file, which Pi truncates and rewrites when it opens it, losing that entry and every later "
         "one (scripts/pi_probe_deep.mjs --bisect)"

@@ -166,10 +166,10 @@ def _pi_crashes(entry: dict[str, Any]) -> dict[str, list[str]]:
         messages.extend(entry_to_messages(entry))
 
     attempt("buildSessionContext", build)
+    # getContextUsage reads a reply's usage only when a compaction is on the branch: that needs the
+    # tree, so validate's structure pass reports it (context_usage_crash, Structure.context_usage).
     for message in messages:
         attempt("estimateTokens", partial(estimate_tokens, message))
-        if prop(message, "role") == "assistant" and prop(message, "stopReason") not in ("aborted", "error"):
-            attempt("getContextUsage", partial(_context_tokens, message))
     if messages:
         attempt("estimateContextTokens", lambda: estimate_context_tokens(messages))
         attempt("getCurrentSystemMessage", lambda: get_current_system_message(messages))
@@ -191,10 +191,25 @@ def _pi_crashes(entry: dict[str, Any]) -> dict[str, list[str]]:
     return crashes
 
 
-def _context_tokens(message: Any) -> Any:
+def context_usage_crash(entry: dict[str, Any]) -> str | None:
+    """What Pi 1.6.0's ``AgentSession.getContextUsage`` throws on this entry's reply, if anything.
+
+    Pi calls ``calculateContextTokens(message.usage)`` on every finished assistant reply of the
+    projection, but only when a compaction is on the branch (to find a reply newer than it), so
+    this throws only at leaves whose branch holds a compaction and whose context holds the reply.
+    """
     from pitools.core.context.tokens import calculate_context_tokens
 
-    return calculate_context_tokens(prop(message, "usage"))
+    message = entry.get("message") if entry.get("type") == "message" else None
+    if type(message) is not dict or message.get("role") != "assistant":
+        return None
+    if message.get("stopReason") in ("aborted", "error"):
+        return None
+    try:
+        calculate_context_tokens(prop(message, "usage"))
+    except PiCrashError as exc:
+        return exc.message
+    return None
 
 
 #: String fields whose value (not only its type) steers Pi's code or the models' Literal checks.

@@ -23,7 +23,12 @@ from pitools.core.session.load import ScannedValue
 from pitools.core.session.tree import id_text as tree_id_text
 from pitools.core.session.tree import js_truthy_id
 from pitools.core.validate.codes import CODES, Finding
-from pitools.core.validate.pi_crashes import PI_STRINGIFY_MIN_BYTES, Suspicion, stringify_crash
+from pitools.core.validate.pi_crashes import (
+    PI_STRINGIFY_MIN_BYTES,
+    Suspicion,
+    context_usage_crash,
+    stringify_crash,
+)
 
 #: The key of an entry without an id (and of non-object entries): Pi's ``byId`` holds the last one.
 UNDEF_KEY: Any = ("undefined",)
@@ -145,6 +150,8 @@ class Records:
     refs: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
     #: False for a v1 file: its ids come from pitools' migration, not the file.
     show_ids: bool = True
+    #: Replies whose usage Pi's getContextUsage throws on (once a compaction is on the branch).
+    usage_crashes: dict[int, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -200,7 +207,7 @@ class Records:
             self.lines.extend(other.lines)
         for name in ("keys", "parent_keys", "types", "roles", "time_keys"):
             getattr(self, name).extend(getattr(other, name))
-        for name in ("calls", "results", "odd_ids", "odd_parents", "odd_kinds", "stamps"):
+        for name in ("calls", "results", "odd_ids", "odd_parents", "odd_kinds", "stamps", "usage_crashes"):
             mine = getattr(self, name)
             for pos, value in getattr(other, name).items():
                 mine[pos + shift] = value
@@ -343,6 +350,10 @@ class Scanner:
             if not self.fast(entry):
                 for code, message_text in self.suspicion.findings(entry, set(covered), too_deep is not None):
                     self.add(line, R_SHAPE, code, message_text, shown)
+                if role == "assistant":
+                    usage_crash = context_usage_crash(entry)
+                    if usage_crash is not None:
+                        rec.usage_crashes[pos] = usage_crash
         except Exception as exc:
             self.add(line, R_INTERNAL, "internal-check-error", internal_message("entries", exc), None)
 

@@ -340,6 +340,66 @@ class Structure:
     def _held(self, pos: int) -> bool:
         return self.pos_by_key.get(self.rec.keys[pos]) == pos
 
+    # -- getContextUsage: a reply's usage is read only once a compaction is on the branch ------------
+    def context_usage(self) -> list[Finding]:
+        """``pi-would-crash`` for a reply whose usage Pi's ``getContextUsage`` throws on, where Pi
+        meets it: at a leaf whose branch holds a compaction while the reply is in that leaf's
+        context. That is a reply below a compaction, or one a compaction above it keeps (from its
+        firstKeptEntryId on). Without a compaction Pi never reads the usage there."""
+        rec = self.rec
+        if not rec.usage_crashes:
+            return []
+        parents, types = self.parents, rec.types
+        compactions = [pos for pos in self.held() if types[pos] == "compaction"]
+        if not compactions:
+            return []
+        kept_by: dict[int, int] = {}  # reply position -> the compaction that keeps it
+        first_kept = {pos: self.pos_by_key.get(data["key"]) for pos, etype, data in rec.refs if etype == "compaction"}
+        for comp in compactions:
+            target = first_kept.get(comp)
+            if target is None:
+                continue  # keeps nothing from before it (or keeps only itself)
+            trail: list[int] = []
+            seen: set[int] = set()
+            up: int | None = parents[comp]
+            while up is not None and up not in seen:
+                seen.add(up)
+                trail.append(up)
+                if up == target:
+                    for pos in trail:
+                        if pos in rec.usage_crashes:
+                            kept_by.setdefault(pos, comp)
+                    break
+                up = parents[up]
+        out: list[Finding] = []
+        for pos, error in sorted(rec.usage_crashes.items()):
+            found = kept_by.get(pos)
+            if found is None:
+                found = self._compaction_above(pos)
+            if found is None:
+                continue
+            out.append(
+                self.finding(
+                    "pi-would-crash",
+                    f"Pi 1.6.0 throws on this entry: {error} (in getContextUsage, at leaves whose branch holds "
+                    f"the compaction on line {rec.lines[found]} while their context holds this reply)",
+                    pos,
+                )
+            )
+        return out
+
+    def _compaction_above(self, pos: int) -> int | None:
+        """The nearest compaction among ``pos``'s ancestors (None: none, or a parentId loop first)."""
+        parents, types = self.parents, self.rec.types
+        seen: set[int] = set()
+        up: int | None = parents[pos]
+        while up is not None and up not in seen:
+            if types[up] == "compaction":
+                return up
+            seen.add(up)
+            up = parents[up]
+        return None
+
     # -- references ---------------------------------------------------------------------------------
     def references(self) -> list[Finding]:
         rec = self.rec

@@ -331,5 +331,5 @@ def test_chunked_context_json_is_the_same_bytes(case: str) -> None:
         assert b"".join(context_json_chunks(replay_context(full.index, leaf))) == want[1]
         consumed = replay_context(loaded.index, leaf)
         assert b"".join(context_json_chunks(consumed, [7] * len(consumed.projection.messages), consume=True)) == (
-            to_json_bytes(context_json(replay_context(loaded.index, leaf), [7] * len(consumed.token_estimates))) + b"\n"
+            to_json_bytes(context_json(replay_context(loaded.index, leaf), [7] * len(consumed.shown_estimates))) + b"\n"
         )

@@ -189,3 +189,30 @@ def test_a_real_v1_file_is_no_mismatch() -> None:
     report = validate_file(str(GOLDEN / "gen-s0002_v1" / "session.jsonl"))
     assert "needs-migration" in {f.code for f in report.findings}
     assert "header-version-mismatch" not in {f.code for f in report.findings}
+
+
+def test_missing_usage_crashes_context_usage_only_under_a_compaction() -> None:
+    # Pi's getContextUsage reads a reply's usage only when a compaction is on the branch: the
+    # recording throws at the leaf below the compaction that keeps the reply (a0000005) and not at
+    # the leaf below a compaction that keeps only later entries (a0000007).
+    case = "parity-usage-missing"
+    pi = recording(case)
+    assert "totalTokens" in pi["byLeaf"]["a0000005"]["contextUsage"]["error"]
+    assert "error" not in pi["byLeaf"]["a0000007"]["contextUsage"]
+    assert "reading 'input'" in pi["stats"]["error"]  # getSessionStats throws whatever the branch
+    report = validate_file(str(GOLDEN / case / "session.jsonl"))
+    crashes = [f for f in report.findings if f.code == "pi-would-crash"]
+    assert [(f.line, f.severity) for f in crashes] == [(3, "error"), (3, "error")]
+    assert "getSessionStats" in crashes[0].message and "getContextUsage" not in crashes[0].message
+    assert "getContextUsage" in crashes[1].message and "compaction on line 5" in crashes[1].message
+
+
+def test_missing_usage_without_a_compaction_is_no_context_usage_crash(tmp_path: Any) -> None:
+    # The same file without its compactions (Pi's recording: a leaf with no compaction on its
+    # branch, a0000007's, does not throw): only getSessionStats, which reads every reply, throws.
+    lines = (GOLDEN / "parity-usage-missing" / "session.jsonl").read_text().splitlines()
+    kept = [line for line in lines if '"type":"compaction"' not in line]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(kept) + "\n")
+    messages = [f.message for f in validate_file(str(path)).findings if f.code == "pi-would-crash"]
+    assert len(messages) == 1 and "getSessionStats" in messages[0] and "getContextUsage" not in messages[0]
