@@ -143,6 +143,21 @@ class ImagelessEntries:
             yield entry
 
 
+def resume_parts(path: str) -> dict[str, str]:
+    """What the page needs to show :func:`~pitools.core.views.resume.resume_command` for any entry:
+    the command at the default leaf, and the two halves of the clone form around the entry's id
+    (which the page quotes by the same rule)."""
+    import os
+
+    from pitools.core.views.resume import resume_command
+
+    absolute = os.path.abspath(path)
+    marker = "@ID@"
+    clone = resume_command(absolute, marker, at_leaf=False)
+    before, _, after = clone.partition(marker)
+    return {"leaf": resume_command(absolute), "cloneBefore": before, "cloneAfter": after}
+
+
 def viewer_page(
     loaded: Loaded,
     leaf: Any,
@@ -161,6 +176,7 @@ def viewer_page(
     first = first_view(loaded, model) if embed_images else None
     meta = model.meta_json()
     meta["check"] = leaf_check(loaded, leaf, use_config=use_config)
+    meta["resume"] = resume_parts(loaded.path)
     texts = entry_texts(loaded, embed_images=embed_images)
     return page_pieces(meta, texts, title=f"{model.name} · pi session", live=live, first_view=first)
 

@@ -407,3 +407,22 @@ def test_a_session_page_is_streamed_not_built_whole(tmp_path: Path) -> None:
     for made in (pieces, data):
         total = sum(len(p) for p in made)
         assert len(made) > 5 and max(len(p) for p in made) < total / 4
+
+
+@chromium
+def test_the_home_page_shows_how_to_resume_each_session_and_hit(browser: Any, server: Any, archive: Path) -> None:
+    """Each listed session shows `pi --session PATH` as core/views/resume.py writes it, and each
+    search hit its resume command from the search JSON."""
+    from pitools.core.views.resume import resume_command
+
+    browser.open(server.url(f"/?token={server.token}"))
+    browser.wait_for("document.documentElement.dataset.ready === 'true'")
+    shown = browser.eval("Array.from(document.querySelectorAll('#sessions .resume code'), c => c.textContent).sort()")
+    assert shown == sorted(resume_command(str(archive / f"{name}.jsonl")) for name in CASES)
+    browser.eval(
+        "document.querySelector('#search [name=q]').value = 'JWT'; document.querySelector('#search button').click()"
+    )
+    browser.wait_for("document.querySelectorAll('#hits .hit').length > 0")
+    hits = json.loads(get(server, "/api/search?q=JWT")[2])["hits"]
+    shown = browser.eval("Array.from(document.querySelectorAll('#hits .resume code'), c => c.textContent)")
+    assert shown == [h["commands"][1] for h in hits]

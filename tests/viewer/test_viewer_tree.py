@@ -249,3 +249,28 @@ def test_the_page_shows_the_request_check_of_its_model(browser: Browser, tmp_pat
     browser.wait_for("document.documentElement.dataset.ready === 'true'")
     assert browser.eval("document.querySelector('#check').dataset.ok") == "unknown"
     assert "not built" in browser.eval("document.querySelector('#check').textContent")
+
+
+def test_the_page_shows_the_command_that_resumes_the_selected_entry(browser: Browser, tmp_path: Path) -> None:
+    """The summary shows the command `core.views.resume.resume_command` gives for the selected
+    entry: the file at its default leaf, else the clone of the branch ending at the entry; ids and
+    paths a shell would read as code stay one quoted word."""
+    from pitools.core.views.resume import resume_command
+
+    folder = tmp_path / "it's $(x)"
+    folder.mkdir()
+    entries = [
+        msg("u1", None, 1, "user", "first"),
+        msg("a'1 $(rm)", "u1", 2, "assistant", [{"type": "text", "text": "reply"}]),
+        msg("u2", "a'1 $(rm)", 3, "user", "second"),
+    ]
+    session = write_session(folder / "s.jsonl", entries)
+    page = write_page(session, tmp_path / "s.html")
+    browser.open(page.as_uri())
+    browser.wait_for("document.documentElement.dataset.ready === 'true'")
+    shown = browser.eval("document.querySelector('#resume code.cmd').textContent")
+    assert shown == resume_command(str(session))
+    odd = "a'1 $(rm)"
+    assert browser.eval("pitoolsViewer.select(" + json.dumps(odd) + ")")
+    shown = browser.eval("document.querySelector('#resume code.cmd').textContent")
+    assert shown == resume_command(str(session), odd, at_leaf=False)

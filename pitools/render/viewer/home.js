@@ -42,13 +42,23 @@
     getJSON("api/ls").then(function (d) {
       var rows = (d.sessions || []).map(function (s) {
         var label = s.name || s.firstMessage || s.id;
-        return "<tr data-session-id=\"" + esc(s.id) + "\"><td>" + sessionLink(s, String(label).slice(0, 120)) + '<div class="muted">' + esc(s.cwd || "") + "</div></td>" +
+        return "<tr data-session-id=\"" + esc(s.id) + "\"><td>" + sessionLink(s, String(label).slice(0, 120)) + '<div class="muted">' + esc(s.cwd || "") + "</div>" +
+          (s.path ? '<div class="resume muted">resume: <code class="cmd">' + esc(resumeCommand(String(s.path))) + "</code></div>" : "") + "</td>" +
           "<td>" + esc(String(s.modified || "").slice(0, 16).replace("T", " ")) + '</td><td class="num">' + fmt(s.messageCount) + '</td><td class="num">' +
           fmt(tokensOf(s)) + '</td><td class="num">' + money(s.cost) + "</td></tr>";
       });
       document.getElementById("sessions").innerHTML = rows.length ? '<table class="list"><thead><tr><th>Session</th><th>Last activity</th><th class="num">Messages</th><th class="num">Tokens</th><th class="num">Cost</th></tr></thead><tbody>' + rows.join("") + "</tbody></table>" : "No sessions found.";
       document.documentElement.setAttribute("data-ready", "true");
     }).catch(function (e) { document.getElementById("sessions").innerHTML = '<p class="error">' + esc(e.message) + "</p>"; });
+  }
+  // `pi --session PATH`, as core/views/resume.py writes it: the path quoted as shlex.quote does
+  // (a hostile file name stays one word), a bare name given ./ so Pi reads it as a path.
+  function shellQuote(text) {
+    if (!text) return "''";
+    return /^[A-Za-z0-9_@%+=:,.\/-]+$/.test(text) ? text : "'" + text.replace(/'/g, "'\"'\"'") + "'";
+  }
+  function resumeCommand(path) {
+    return "pi --session " + shellQuote(path.indexOf("/") < 0 && path.indexOf("\\") < 0 ? "./" + path : path);
   }
   function params(form) {
     var p = new URLSearchParams();
@@ -71,7 +81,8 @@
       box.innerHTML = '<p class="muted">' + fmt(d.count) + " hit(s)" + (d.truncated ? " (more not shown)" : "") + "</p>" + (d.hits || []).map(function (h) {
         var s = h.session || {};
         return '<div class="hit">' + sessionLink(s, s.name || s.id, h.entryId) + ' <span class="muted">' + esc(h.role || "") + " · " + esc(String(h.timestamp || "").slice(0, 16)) +
-          (h.inContext ? " · in context" : h.summarizedAway ? " · summarized away" : "") + '</span><div class="text">' + highlight(String(h.snippet || ""), h.highlights) + "</div></div>";
+          (h.inContext ? " · in context" : h.summarizedAway ? " · summarized away" : "") + '</span><div class="text">' + highlight(String(h.snippet || ""), h.highlights) + "</div>" +
+          (Array.isArray(h.commands) && h.commands[1] ? '<div class="resume muted">resume: <code class="cmd">' + esc(h.commands[1]) + "</code></div>" : "") + "</div>";
       }).join("");
     }).catch(function (e) { box.innerHTML = '<p class="error">' + esc(e.message) + "</p>"; });
   });

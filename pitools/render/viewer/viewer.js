@@ -839,6 +839,23 @@
     return '<div id="check" data-ok="' + (c.ok ? "true" : "false") + '"><details><summary>' + esc(head + (c.ok ? "" : "✗ ") + list.length + (list.length === 1 ? " finding" : " findings")) +
       "</summary><ul>" + items + "</ul>" + fix + "</details></div>";
   }
+  // The command that takes the selected entry back into Pi (core/views/resume.py): the file at its
+  // default leaf, else the branch ending at the entry cloned first. Quoted as shlex.quote does.
+  function shellQuote(text) {
+    if (!text) return "''";
+    return /^[A-Za-z0-9_@%+=:,.\/-]+$/.test(text) ? text : "'" + text.replace(/'/g, "'\"'\"'") + "'";
+  }
+  function resumeCommand(pos) {
+    var r = META.resume;
+    if (!isObj(r)) return "";
+    return pos === META.defaultLeaf ? String(r.leaf) : String(r.cloneBefore) + shellQuote(idText(pos)) + String(r.cloneAfter);
+  }
+  function resumeHtml(pos) {
+    var cmd = resumeCommand(pos);
+    if (!cmd) return "";
+    return '<div id="resume">' + (pos === META.defaultLeaf ? "Resume in Pi: " : "Resume this entry in Pi: ") +
+      '<code class="cmd">' + esc(cmd) + '</code> <button type="button" id="copy-resume" title="copy the command">Copy</button></div>';
+  }
   function renderSummary(pos, path, ctx, replay) {
     var assistants = cumReplies[pos], calls = cumCalls[pos], tokens = cumTok[pos], cost = cumCost[pos];
     if (path[0] !== undefined && META.parent[path[0]] >= 0) { assistants = 0; calls = 0; tokens = 0; cost = 0; path.forEach(function (p) { assistants += META.kinds[p] === "assistant" && (META.flags[p] & F_MESSAGE) ? 1 : 0; calls += META.calls[p]; tokens += META.usageTotal[p]; cost += META.cost[p]; }); }
@@ -861,10 +878,24 @@
     } else {
       parts.push('<div class="muted">The compaction plan is shown at the leaves (select a branch tip).</div>');
     }
+    parts.push(resumeHtml(pos));
     parts.push(checkHtml());
     parts.push('<div class="muted">This branch: ' + fmt(assistants) + (assistants === 1 ? " reply, " : " replies, ") + fmt(calls) + (calls === 1 ? " tool call, " : " tool calls, ") + fmt(tokens) + " tokens" +
       (cost ? ", " + money(cost) : "") + "</div>");
     document.getElementById("summary").innerHTML = parts.join("");
+    var copy = document.getElementById("copy-resume");
+    if (copy) copy.addEventListener("click", function () { copyText(resumeCommand(pos), copy); });
+  }
+  function copyText(text, button) {
+    var done = function () { button.textContent = "Copied"; setTimeout(function () { button.textContent = "Copy"; }, 1500); };
+    if (navigator.clipboard && window.isSecureContext) { navigator.clipboard.writeText(text).then(done, function () { selectCmd(button); }); }
+    else selectCmd(button);
+  }
+  // Where the clipboard is not offered (a file page): select the command for the reader to copy.
+  function selectCmd(button) {
+    var code = button.parentNode.querySelector("code.cmd"), range = document.createRange();
+    range.selectNodeContents(code);
+    var sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
   }
 
   // -- selection, keys, page ----------------------------------------------------------------
