@@ -9,14 +9,15 @@
 // pi-ai calls with the exact request before sending; the hook then throws, so nothing is ever sent.
 // As a second guard, `fetch` is replaced by a function that always fails, and the API key is a dummy.
 //
-// Output: golden/<case>/requests.json.gz, {"piAi": version, "records": [...]}, each record
+// Output: golden/<case>/requests.jsonl, {"piAi": version, "case": name, "records": [...]} as JSON lines
+// (writeRecording; scripts/golden_store.py reads them and says why they are not compressed), each record
 // {leaf, leafArg, model, thinking, level, sessionId, payload} where `payload` is the
 // JSON.stringify text of the body (kept as text so its exact bytes can be compared), or `error`.
 //
 // usage: node scripts/record_requests.mjs [CASE ...]             (default: every golden case)
-//        node scripts/record_requests.mjs --settings   (golden/<case>/requests-settings.json.gz: the
+//        node scripts/record_requests.mjs --settings   (golden/<case>/requests-settings.jsonl: the
 //             body under Pi's defaultThinkingLevel / thinkingBudgets settings, SETTINGS_VARIANTS)
-//        node scripts/record_requests.mjs --check-wedges   (golden/request-wedges/check-requests.json.gz:
+//        node scripts/record_requests.mjs --check-wedges   (golden/request-wedges/check-requests.jsonl:
 //             the bodies for golden/request-wedges/check-cases.json, written by tests/golden/request_cases.py:
 //             small sessions whose shapes pi-ai passes on and a provider refuses, for `request --check`)
 //        node scripts/record_requests.mjs --session FILE --model PROVIDER/ID [--leaf ID] [--thinking L]
@@ -27,7 +28,6 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import zlib from "node:zlib";
 
 process.env.TZ = "UTC";
 const PI_REF_DIR = process.env.PI_REF_DIR;
@@ -216,11 +216,21 @@ async function recordCase(ref, name) {
             }
         }
         const out = { piAi: ref.version, case: name, records };
-        fs.writeFileSync(path.join(GOLDEN, name, "requests.json.gz"), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+        writeRecording(path.join(GOLDEN, name, "requests"), out);
         return records.length;
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }
+}
+
+// `<stem>.jsonl`: the recording without its records on the first line, then one record a line, so
+// that git stores a re-record as a small delta (scripts/golden_store.py reads it; a leftover gzip
+// copy from before that format is removed).
+function writeRecording(stem, out) {
+    const { records, ...head } = out;
+    const lines = [head, ...records].map((value) => JSON.stringify(value) + "\n");
+    fs.writeFileSync(`${stem}.jsonl`, lines.join(""));
+    fs.rmSync(`${stem}.json.gz`, { force: true });
 }
 
 // Settings that change the body (Pi's settings.json): each variant at the default leaf of a few
@@ -255,8 +265,7 @@ async function recordSettings(ref, name) {
             }
         }
         const out = { piAi: ref.version, case: name, records };
-        const target = path.join(GOLDEN, name, "requests-settings.json.gz");
-        fs.writeFileSync(target, zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+        writeRecording(path.join(GOLDEN, name, "requests-settings"), out);
         return records.length;
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
@@ -289,7 +298,7 @@ async function recordCheckWedges(ref) {
         }
     }
     const out = { piAi: ref.version, records };
-    fs.writeFileSync(path.join(folder, "check-requests.json.gz"), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+    writeRecording(path.join(folder, "check-requests"), out);
     return records.length;
 }
 

@@ -297,6 +297,20 @@ def recorded_leaves(krt: int = 20000, where: Where | None = None, with_krt: bool
     return out
 
 
+@cache
+def golden_requests(case: str, name: str = "requests") -> dict[str, Any]:
+    """pi-ai's recorded request bodies for a golden case (``golden/<case>/<name>.jsonl``, see
+    scripts/golden_store.py; a ``.json.gz`` not yet converted reads too); shared: do not modify it."""
+    store = load_script("golden_store")
+    found: dict[str, Any] = store.read_recording(store.stored(GOLDEN / case, name))
+    return found
+
+
+def golden_request_cases(name: str = "requests") -> list[str]:
+    """The golden cases with a ``<name>`` recording of pi-ai's request bodies, sorted."""
+    return sorted({p.parent.name for ext in (".jsonl", ".json.gz") for p in GOLDEN.glob(f"*/{name}{ext}")})
+
+
 def recorded_view(case: str, krt: int, leaf: str) -> Any:
     """Pi's ``byLeaf`` record of ``leaf`` (the ``view`` fixture)."""
     return golden_recording(case, krt)["byLeaf"][leaf]
