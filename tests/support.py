@@ -191,6 +191,12 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def recording_text(path: Path) -> bytes:
+    """The JSON text of one of Pi's recordings under golden/ (``*.json.xz``): the one place that
+    knows how they are stored. Not cached: a test that keeps one pays for it."""
+    return lzma.decompress(path.read_bytes())
+
+
 def _parse_recording(data: bytes) -> Any:
     # The loader's parser: golden/hostile-deep-nesting nests deeper than json allows.
     from pitools.core.js.json.parse import parse_json_line
