@@ -11,7 +11,7 @@ JOBS ?= auto
 ## that starts `python -m pitools` would otherwise compile pitools again (~0.1 s each).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal
 
-.PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-floor bench-compare bench-archive bench-dataset golden conformance differential fuzz stress clean
+.PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-floor bench-compare bench-archive bench-dataset golden golden-index conformance differential fuzz stress clean
 
 DEV_STAMP := $(VENV)/.dev-installed
 
@@ -108,6 +108,12 @@ golden: $(DEV_STAMP)
 	node scripts/record_requests.mjs --check-wedges
 	node scripts/record_requests.mjs --heal
 	node scripts/record_requests.mjs --summaries
+	$(MAKE) golden-index
+
+## Rewrite golden/collection-index.json, what collecting the tests reads of Pi's recordings (a new or
+## re-recorded one is parsed at every collection until then; tests/golden/test_collection_index.py fails).
+golden-index: $(DEV_STAMP)
+	$(BIN)/python -m tests.support
 
 ## Re-record every golden expectation with another Pi release and print what differs from the
 ## committed recordings, per case and per field: `make conformance PI=1.7.0` (needs node and npm).

@@ -9,17 +9,18 @@
 // pi-ai calls with the exact request before sending; the hook then throws, so nothing is ever sent.
 // As a second guard, `fetch` is replaced by a function that always fails, and the API key is a dummy.
 //
-// Output: golden/<case>/requests.json.gz, {"piAi": version, "records": [...]}, each record
+// Output: golden/<case>/requests.jsonl, {"piAi": version, "case": name, "records": [...]} as JSON lines
+// (writeRecording; scripts/golden_store.py reads them and says why they are not compressed), each record
 // {leaf, leafArg, model, thinking, level, sessionId, payload} where `payload` is the
 // JSON.stringify text of the body (kept as text so its exact bytes can be compared), or `error`.
 //
 // usage: node scripts/record_requests.mjs [CASE ...]             (default: every golden case)
-//        node scripts/record_requests.mjs --settings   (golden/<case>/requests-settings.json.gz: the
+//        node scripts/record_requests.mjs --settings   (golden/<case>/requests-settings.jsonl: the
 //             body under Pi's defaultThinkingLevel / thinkingBudgets settings, SETTINGS_VARIANTS)
-//        node scripts/record_requests.mjs --check-wedges   (golden/request-wedges/check-requests.json.gz:
+//        node scripts/record_requests.mjs --check-wedges   (golden/request-wedges/check-requests.jsonl:
 //             the bodies for golden/request-wedges/check-cases.json, written by tests/golden/request_cases.py:
 //             small sessions whose shapes pi-ai passes on and a provider refuses, for `request --check`)
-//        node scripts/record_requests.mjs --heal   (golden/heal-*/heal.json.gz: Pi's leaf, LLM messages
+//        node scripts/record_requests.mjs --heal   (golden/heal-*/heal.jsonl: Pi's leaf, LLM messages
 //             and pi-ai's body for the wedge and its healed forms, see recordHeal)
 //        node scripts/record_requests.mjs --summaries  (golden/summary-requests.json: the bodies of Pi's
 //             summarization calls, SUMMARY_CASES x SUMMARY_MODELS x levels; see recordSummaries)
@@ -31,7 +32,6 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import zlib from "node:zlib";
 
 process.env.TZ = "UTC";
 const PI_REF_DIR = process.env.PI_REF_DIR;
@@ -222,11 +222,21 @@ async function recordCase(ref, name) {
             }
         }
         const out = { piAi: ref.version, case: name, records };
-        fs.writeFileSync(path.join(GOLDEN, name, "requests.json.gz"), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+        writeRecording(path.join(GOLDEN, name, "requests"), out);
         return records.length;
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
     }
+}
+
+// `<stem>.jsonl`: the recording without its records on the first line, then one record a line, so
+// that git stores a re-record as a small delta (scripts/golden_store.py reads it; a leftover gzip
+// copy from before that format is removed).
+function writeRecording(stem, out) {
+    const { records, ...head } = out;
+    const lines = [head, ...records].map((value) => JSON.stringify(value) + "\n");
+    fs.writeFileSync(`${stem}.jsonl`, lines.join(""));
+    fs.rmSync(`${stem}.json.gz`, { force: true });
 }
 
 // Settings that change the body (Pi's settings.json): each variant at the default leaf of a few
@@ -261,8 +271,7 @@ async function recordSettings(ref, name) {
             }
         }
         const out = { piAi: ref.version, case: name, records };
-        const target = path.join(GOLDEN, name, "requests-settings.json.gz");
-        fs.writeFileSync(target, zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+        writeRecording(path.join(GOLDEN, name, "requests-settings"), out);
         return records.length;
     } finally {
         fs.rmSync(dir, { recursive: true, force: true });
@@ -295,14 +304,14 @@ async function recordCheckWedges(ref) {
         }
     }
     const out = { piAi: ref.version, records };
-    fs.writeFileSync(path.join(folder, "check-requests.json.gz"), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+    writeRecording(path.join(folder, "check-requests"), out);
     return records.length;
 }
 
 // `pitools heal` proof: for golden/heal-*/ the wedge (session.jsonl) and its healed forms
 // (healed.jsonl: context_edit entries appended; healed-new.jsonl: the -o clone), Pi's default leaf,
 // Pi's LLM messages there (convertToLlm of buildSessionContext) and pi-ai's body for the target
-// model (target.txt). Output: golden/<case>/heal.json.gz.
+// model (target.txt). Output: golden/<case>/heal.jsonl.
 async function recordHeal(ref, name) {
     const folder = path.join(GOLDEN, name);
     const target = fs.readFileSync(path.join(folder, "target.txt"), "utf8").trim();
@@ -329,7 +338,7 @@ async function recordHeal(ref, name) {
         }
     }
     const out = { piAi: ref.version, case: name, records };
-    fs.writeFileSync(path.join(folder, "heal.json.gz"), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+    writeRecording(path.join(folder, "heal"), out);
     return records.length;
 }
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import lzma
-import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -35,10 +34,7 @@ def golden_cases() -> list[str]:
 @cache
 def golden_recording(case: str, krt: int = 20000) -> Any:
     """Pi's recorded view of a golden case (``pi.krt<krt>.json.xz``); shared: do not modify it."""
-    # The loader's parser: golden/hostile-deep-nesting nests deeper than json allows.
-    from pitools.core.js.json.parse import parse_json_line
-
-    return parse_json_line(lzma.decompress((GOLDEN / case / f"pi.krt{krt}.json.xz").read_bytes()))[0]
+    return _parse_recording((GOLDEN / case / f"pi.krt{krt}.json.xz").read_bytes())
 
 
 class Pitools:
@@ -104,65 +100,181 @@ def node() -> str | None:
 #: Pi's recording when a test runs, not when the suite is collected (every xdist worker collects).
 LAZY = ("record", "view")
 
-_OUTLINES = ROOT / ".pytest_cache" / "pitools-golden-outlines.json"
+#: What collecting the suite reads of Pi's recordings, committed so that a fresh clone (every CI
+#: run, every xdist worker) parses none of the 450 MB of them: ``make golden-index`` rewrites it,
+#: tests/golden/test_collection_index.py fails when it is stale.
+INDEX = GOLDEN / "collection-index.json"
+#: The fields of a recording (``RECORD_FIELDS``) and of each ``byLeaf`` view (``VIEW_FIELDS``) the
+#: index keeps, dicts as their keys and lists as ``[]``/``[None]``; plus ``errors``, every distinct
+#: ``"error"`` string anywhere in the recording. A collection-time filter may read only these.
+RECORD_FIELDS = ("error", "invalid", "leafId", "migrated", "stats")
+VIEW_FIELDS = ("compaction", "error", "leafExists", "llmMessages", "path", "tokenEstimates")
 
 
-def _outline(value: Any, depth: int) -> Any:
-    """``value`` cut to what collection-time filters look at: dicts to ``depth`` levels (then their
-    keys only), lists as ``[]`` or ``[None]`` (empty or not), scalars as they are."""
+class Outline(dict[str, Any]):
+    """A recording's (or a view's) fields as the index keeps them. Asking for a field the index
+    does not keep raises: the filter would otherwise quietly keep or drop every case."""
+
+    def __init__(self, data: dict[str, Any], fields: frozenset[str]) -> None:
+        super().__init__(data)
+        self._fields = fields
+
+    def _known(self, key: object) -> None:
+        if key not in self._fields:
+            raise KeyError(
+                f"{key!r} is not in golden/collection-index.json: add it to tests/support.py's "
+                "RECORD_FIELDS/VIEW_FIELDS and run `make golden-index`"
+            )
+
+    def __getitem__(self, key: str) -> Any:
+        self._known(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._known(key)
+        return super().__contains__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._known(key)
+        return super().get(key, default)
+
+
+def _shape(value: Any) -> Any:
+    """A dict as its keys (``{key: None}``), a list as ``[]`` or ``[None]``, a scalar as it is."""
     if isinstance(value, dict):
-        return {k: _outline(v, depth - 1) if depth > 0 else None for k, v in value.items()}
+        return dict.fromkeys(value)
     if isinstance(value, list):
         return [None] if value else []
     return value
 
 
-def _record_outline(record: Any) -> Any:
-    """What collection-time filters see of a recording: its top-level fields one level deep, and
-    for each leaf of ``byLeaf`` its fields two levels deep (e.g. ``view["compaction"]``'s keys)."""
-    outline = {k: _outline(v, 1) for k, v in record.items() if k != "byLeaf"}
+def _errors(value: Any, found: set[str]) -> set[str]:
+    """Every string under an ``"error"`` key anywhere in ``value`` (iteratively: recordings nest deep)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            error = item.get("error")
+            if isinstance(error, str):
+                found.add(error)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def record_outline(record: Any) -> dict[str, Any]:
+    """What the index keeps of one parsed recording (plain JSON data)."""
+    outline: dict[str, Any] = {k: _shape(record[k]) for k in RECORD_FIELDS if k in record}
     by_leaf = record.get("byLeaf")
     if isinstance(by_leaf, dict):
-        outline["byLeaf"] = {leaf: _outline(view, 2) for leaf, view in by_leaf.items()}
+        outline["byLeaf"] = {
+            leaf: {k: _shape(view[k]) for k in VIEW_FIELDS if k in view} if isinstance(view, dict) else _shape(view)
+            for leaf, view in by_leaf.items()
+        }
+    outline["errors"] = sorted(_errors(record, set()))
     return outline
 
 
-@cache
-def _outlines() -> dict[str, Any]:
-    """Every recording's outline, from the disk cache where the recording has not changed since
-    (same size and mtime); the others are parsed once and the cache is written once."""
+def recording_paths() -> list[Path]:
+    """Every recording the index covers: ``golden/<case>/pi.krt<N>.json.xz``."""
+    return sorted(GOLDEN.glob("*/pi.krt*.json.xz"))
+
+
+def _index_key(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def _digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def recording_text(path: Path) -> bytes:
+    """The JSON text of one of Pi's recordings under golden/ (``*.json.xz``): the one place that
+    knows how they are stored. Not cached: a test that keeps one pays for it."""
+    return lzma.decompress(path.read_bytes())
+
+
+def _parse_recording(data: bytes) -> Any:
+    # The loader's parser: golden/hostile-deep-nesting nests deeper than json allows.
+    from pitools.core.js.json.parse import parse_json_line
+
+    return parse_json_line(lzma.decompress(data))[0]
+
+
+def index_fields() -> dict[str, list[str]]:
+    return {"record": list(RECORD_FIELDS), "view": list(VIEW_FIELDS)}
+
+
+def read_index() -> dict[str, Any]:
+    """The committed index (empty when it is missing, unreadable or for other fields)."""
     try:
-        cached: dict[str, Any] = json.loads(_OUTLINES.read_bytes())
+        index: dict[str, Any] = json.loads(INDEX.read_bytes())
     except (OSError, ValueError):
-        cached = {}
-    outlines: dict[str, Any] = {}
-    stale = False
-    for path in sorted(GOLDEN.glob("*/pi.krt*.json.xz")):
-        st = path.stat()
-        key = f"{path.parent.name}/{path.name}"
-        stamp = [st.st_size, st.st_mtime_ns]
-        hit = cached.get(key)
-        if hit is None or hit["stamp"] != stamp:
-            case, krt = path.parent.name, int(path.name[len("pi.krt") : -len(".json.xz")])
-            hit = {"stamp": stamp, "outline": _record_outline(golden_recording(case, krt))}
-            stale = True
-        outlines[key] = hit
-    if stale or len(outlines) != len(cached):
-        try:  # a private temp name per process, then one rename: xdist workers may race here
-            _OUTLINES.parent.mkdir(parents=True, exist_ok=True)
-            tmp = _OUTLINES.with_name(f"{_OUTLINES.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(outlines))
-            os.replace(tmp, _OUTLINES)
-        except OSError:
-            pass
+        return {}
+    if not isinstance(index, dict) or index.get("fields") != index_fields():
+        return {}
+    recordings = index.get("recordings")
+    return recordings if isinstance(recordings, dict) else {}
+
+
+def build_index() -> dict[str, Any]:
+    """Every recording's index entry, reusing the committed entries whose content hash still matches."""
+    committed = read_index()
+    entries: dict[str, Any] = {}
+    for path in recording_paths():
+        data = path.read_bytes()
+        digest = _digest(data)
+        hit = committed.get(_index_key(path))
+        if not (isinstance(hit, dict) and hit.get("sha256") == digest):
+            hit = {"sha256": digest, "outline": record_outline(_parse_recording(data))}
+        entries[_index_key(path)] = hit
+    return entries
+
+
+def write_index() -> Path:
+    """Write ``golden/collection-index.json``: one recording a line, so a re-record changes only its lines."""
+    entries = build_index()
+    lines = [f"{json.dumps(key)}: {json.dumps(entries[key], sort_keys=True, separators=(',', ':'))}" for key in entries]
+    fields = json.dumps(index_fields(), separators=(",", ":"))
+    INDEX.write_text(f'{{"fields": {fields},\n"recordings": {{\n' + ",\n".join(lines) + "\n}}\n", encoding="utf-8")
+    return INDEX
+
+
+def _wrap(outline: dict[str, Any]) -> Outline:
+    wrapped = dict(outline)
+    by_leaf = outline.get("byLeaf")
+    if isinstance(by_leaf, dict):
+        view_fields = frozenset(VIEW_FIELDS)
+        wrapped["byLeaf"] = {
+            leaf: Outline(view, view_fields) if isinstance(view, dict) else view for leaf, view in by_leaf.items()
+        }
+    return Outline(wrapped, frozenset((*RECORD_FIELDS, "byLeaf", "errors")))
+
+
+@cache
+def _outlines() -> dict[str, Outline]:
+    """Every recording's outline: from the committed index where its content hash matches, else
+    parsed from the recording itself (one just added or re-recorded, until ``make golden-index``)."""
+    committed = read_index()
+    outlines: dict[str, Outline] = {}
+    for path in recording_paths():
+        data = path.read_bytes()
+        hit = committed.get(_index_key(path))
+        if isinstance(hit, dict) and hit.get("sha256") == _digest(data):
+            outline = hit["outline"]
+        else:
+            outline = record_outline(_parse_recording(data))
+        outlines[_index_key(path)] = _wrap(outline)
     return outlines
 
 
-def recording_outline(case: str, krt: int = 20000) -> Any:
-    """The shape of :func:`golden_recording` that collection-time filters need, from a cache in
-    .pytest_cache keyed by each recording's size and mtime: collecting the suite (which every
-    xdist worker does) then parses none of the 380 MB of recordings."""
-    return _outlines()[f"{case}/pi.krt{krt}.json.xz"]["outline"]
+def recording_outline(case: str, krt: int = 20000) -> Outline:
+    """The fields of :func:`golden_recording` that collection-time filters may read (see ``INDEX``):
+    collecting the suite, which every xdist worker does, then parses no recording."""
+    return _outlines()[f"{case}/pi.krt{krt}.json.xz"]
 
 
 Where = Callable[[Any, dict[str, Any]], Any]
@@ -189,6 +301,20 @@ def recorded_leaves(krt: int = 20000, where: Where | None = None, with_krt: bool
                 values, ident = (*values, krt), f"{ident}/{krt}"
             out.append(pytest.param(*values, id=ident))
     return out
+
+
+@cache
+def golden_requests(case: str, name: str = "requests") -> dict[str, Any]:
+    """pi-ai's recorded request bodies for a golden case (``golden/<case>/<name>.jsonl``, see
+    scripts/golden_store.py; a ``.json.gz`` not yet converted reads too); shared: do not modify it."""
+    store = load_script("golden_store")
+    found: dict[str, Any] = store.read_recording(store.stored(GOLDEN / case, name))
+    return found
+
+
+def golden_request_cases(name: str = "requests") -> list[str]:
+    """The golden cases with a ``<name>`` recording of pi-ai's request bodies, sorted."""
+    return sorted({p.parent.name for ext in (".jsonl", ".json.gz") for p in GOLDEN.glob(f"*/{name}{ext}")})
 
 
 def recorded_view(case: str, krt: int, leaf: str) -> Any:
@@ -249,3 +375,7 @@ def request_mismatch(record: dict[str, Any], build: Callable[[], Any], where: st
         return True, None
     same_value = parse_json_line(got)[0] == parse_json_line(expected)[0]
     return True, f"{where}: {'key order/number form differs' if same_value else 'body differs'}"
+
+
+if __name__ == "__main__":  # make golden-index
+    print(f"wrote {write_index().relative_to(ROOT)}")

@@ -1,12 +1,11 @@
 """``pitools request``: the body as bytes, the human view, --check, --diff-model, validate --for-model.
 
-Expected bodies come from pi-ai itself (``golden/*/requests.json.gz``, see
+Expected bodies come from pi-ai itself (``golden/*/requests.jsonl``, see
 tests/golden/test_request_parity.py); these tests cover the command around them.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ def _schema_ok(data: Any, schema: dict[str, Any] = SCHEMA) -> None:
 
 
 def _recorded(case: str, model: str, leaf: str | None = None, thinking: str | None = None) -> str:
-    data = json.loads(gzip.decompress((GOLDEN / case / "requests.json.gz").read_bytes()))
+    data = support.golden_requests(case)
     for r in data["records"]:
         if r["model"] == model and r.get("leafArg") == leaf and r["thinking"] == thinking:
             return str(r["payload"])
@@ -301,7 +300,7 @@ def test_check_ends_with_the_heal_command(run: Any, tmp_path: Path) -> None:
 
 
 def test_check_rules_on_a_wedge_session_through_main(run: Any, tmp_path: Path) -> None:
-    """The string-arguments wedge (pi-ai's body is in golden/request-wedges/check-requests.json.gz)."""
+    """The string-arguments wedge (pi-ai's body is in golden/request-wedges/check-requests.jsonl)."""
     cases = json.loads((GOLDEN / "request-wedges" / "check-cases.json").read_text())
     session = tmp_path / "args.jsonl"
     session.write_text(cases["sessions"]["arguments-json-string"])

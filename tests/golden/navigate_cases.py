@@ -155,7 +155,7 @@ def record_all() -> None:
 
 
 def load_recording() -> list[dict[str, Any]]:
-    return json.loads(lzma.decompress(RECORDING.read_bytes()))
+    return json.loads(support.recording_text(RECORDING))
 
 
 # -- sessions pitools navigated -------------------------------------------------------------------

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests import support
+
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"
 SMALL = GOLDEN / "gen-s0012_v3" / "session.jsonl"
@@ -320,7 +322,7 @@ def record_extra(folder: Path, oracle: Path, ref: Path) -> None:
 
 
 def load_extra(folder: Path, name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(lzma.decompress((folder / f"{name}.pi.json.xz").read_bytes()))
+    data: dict[str, Any] = json.loads(support.recording_text(folder / f"{name}.pi.json.xz"))
     return data
 
 

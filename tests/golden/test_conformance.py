@@ -6,7 +6,6 @@ The expected values are the reference oracle's own output, recorded by ``make go
 
 from __future__ import annotations
 
-import lzma
 import sys
 from collections.abc import Iterator
 
@@ -24,7 +23,7 @@ RECORDINGS = [(case, krt) for case in CASES for krt in (20000, 2000, 300)]
 
 def load_recording(case: str, krt: int) -> dict:
     # The loader's parser: golden/hostile-deep-nesting nests deeper than orjson and json allow.
-    value, _ = parse_json_line(lzma.decompress((GOLDEN / case / f"pi.krt{krt}.json.xz").read_bytes()))
+    value, _ = parse_json_line(support.recording_text(GOLDEN / case / f"pi.krt{krt}.json.xz"))
     return value
 
 

@@ -26,12 +26,12 @@ What legitimately differs, and only that:
 from __future__ import annotations
 
 import json
-import lzma
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import support
 from tests.golden.fork_cases import (
     CASES,
     GOLDEN,
@@ -48,7 +48,7 @@ _ids = [f"{c.name}-krt{k}" for c, k in RECORDINGS]
 
 
 def _read(path: Path) -> dict[str, Any]:
-    return json.loads(lzma.decompress(path.read_bytes()))
+    return json.loads(support.recording_text(path))
 
 
 def _key(leaf: Any) -> str:

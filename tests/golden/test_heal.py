@@ -10,9 +10,7 @@ The expected values are Pi's and pi-ai's recordings (``make golden``); none come
 
 from __future__ import annotations
 
-import gzip
 import json
-import lzma
 import shutil
 from pathlib import Path
 from typing import Any
@@ -26,13 +24,14 @@ from pitools.core.request.check import check_request
 from pitools.core.request.heal import plan_heal, rewrite_tool_ids
 from pitools.core.session.api import load
 from pitools.ops.request import resolve_model
+from tests import support
 from tests.golden.heal_cases import CASES, GOLDEN, NOW, _ids, heal_files
 
 HEALED = ("healed.jsonl", "healed-new.jsonl")
 
 
 def _records(case: str) -> dict[str, Any]:
-    data = json.loads(gzip.decompress((GOLDEN / case / "heal.json.gz").read_bytes()))
+    data = support.golden_requests(case, "heal")
     return {r["file"]: r for r in data["records"]}
 
 
@@ -74,7 +73,7 @@ def test_the_wedge_breaks_the_rules_in_pi_ais_own_body(case: str) -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("file", HEALED)
 def test_pi_loads_the_healed_file(case: str, file: str) -> None:
-    expected = json.loads(lzma.decompress((GOLDEN / case / file.replace(".jsonl", ".pi.json.xz")).read_bytes()))
+    expected = json.loads(support.recording_text(GOLDEN / case / file.replace(".jsonl", ".pi.json.xz")))
     assert "error" not in expected and not expected.get("invalid")
     differences = diff_values(oracle_view(GOLDEN / case / file), expected)
     assert not differences, "\n".join(differences)
@@ -133,7 +132,6 @@ def test_messages_no_remedy_names_are_unchanged(case: str) -> None:
 def test_pitools_builds_pi_ais_body_for_every_file(case: str, file: str) -> None:
     """The body the dry run checks is pi-ai's, byte for byte (so its findings are the provider's)."""
     from pitools.core.request.build import build_request
-    from tests import support
 
     record = _records(case)[file]
     loaded = load(str(GOLDEN / case / file))

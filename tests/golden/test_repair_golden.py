@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests import support
 from tests.golden.repair_cases import GOLDEN, REPAIR_CASES, SLIM_CASES, load_extra, repaired_bytes, slimmed_bytes
 
 REPAIR_IDS = [c.name for c in REPAIR_CASES]
@@ -73,10 +74,9 @@ def test_repair_restores_what_pi_builds(case: Any) -> None:
 @pytest.mark.parametrize("case", REPAIR_CASES, ids=REPAIR_IDS)
 def test_damage_is_real(case: Any) -> None:
     """Pi's own result on the damaged file differs from the original's (the case tests something)."""
-    import lzma
 
     folder = GOLDEN / f"repair-{case.name}"
-    damaged = json.loads(lzma.decompress((folder / "pi.krt20000.json.xz").read_bytes()))
+    damaged = json.loads(support.recording_text(folder / "pi.krt20000.json.xz"))
     original = load_extra(folder, "original")
     same = (
         not damaged.get("invalid")
@@ -99,7 +99,6 @@ def _slim_view(leaf: dict[str, Any]) -> Any:
 
 @pytest.mark.parametrize("case", SLIM_CASES, ids=SLIM_IDS)
 def test_slim_keeps_what_pi_builds(case: Any) -> None:
-    import lzma
 
     folder = GOLDEN / f"slim-{case.name}"
     original_bytes = (folder / "original.jsonl").read_bytes()
@@ -107,7 +106,7 @@ def test_slim_keeps_what_pi_builds(case: Any) -> None:
     assert slimmed_bytes(original_bytes, case.args) == slimmed
     assert len(slimmed) < len(original_bytes), "the case slims nothing"
     before = load_extra(folder, "original")
-    after = json.loads(lzma.decompress((folder / "pi.krt20000.json.xz").read_bytes()))
+    after = json.loads(support.recording_text(folder / "pi.krt20000.json.xz"))
     assert before["byLeaf"].keys() == after["byLeaf"].keys()
     for leaf in before["byLeaf"]:
         assert _slim_view(after["byLeaf"][leaf]) == _slim_view(before["byLeaf"][leaf]), leaf

@@ -5,14 +5,13 @@ sessions with the shapes pi-ai passes to the provider unchanged: tool arguments 
 string, a lone surrogate inside arguments, image bytes that are not the declared type or no base64,
 a thinking budget below the model's minimum, an MCP-style tool name. ``scripts/record_requests.mjs
 --check-wedges`` recorded what pi-ai's adapters hand to ``onPayload`` for each
-(``check-requests.json.gz``). Each job lists the rule codes the provider's documented behaviour
+(``check-requests.jsonl``). Each job lists the rule codes the provider's documented behaviour
 expects on that body (the sources are in ``RULES``); pitools must find exactly those on pi-ai's body,
 and build the same bytes itself.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 from functools import cache, partial
 from pathlib import Path
@@ -37,7 +36,7 @@ def _cases() -> dict[str, Any]:
 
 @cache
 def _records() -> list[dict[str, Any]]:
-    data = json.loads(gzip.decompress((FOLDER / "check-requests.json.gz").read_bytes()))
+    data = support.golden_requests(FOLDER.name, "check-requests")
     assert data["piAi"] == "1.6.0"
     return list(data["records"])
 

@@ -1,7 +1,7 @@
 """Parity with pi-ai 1.6.0's request bodies: every golden session × four APIs.
 
 The expected bodies are what pi-ai's real adapters handed to ``onPayload`` (recorded by
-``scripts/record_requests.mjs`` into ``golden/<case>/requests.json.gz``, nothing sent): at the
+``scripts/record_requests.mjs`` into ``golden/<case>/requests.jsonl``, nothing sent): at the
 default leaf and up to two other leaves, for ten models covering anthropic-messages,
 openai-completions, openai-responses and google-generative-ai, at the session's thinking level and
 at an explicit one. pitools must produce the same bytes (``JSON.stringify``'s), or fail where pi-ai
@@ -10,7 +10,6 @@ failed.
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from pitools.piconfig.catalog import chat_models
 from tests import support
 
 GOLDEN = support.GOLDEN
-CASES = sorted(p.parent.name for p in GOLDEN.glob("*/requests.json.gz"))
+CASES = support.golden_request_cases()
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +38,7 @@ def _deep_values() -> Iterator[None]:
 
 @cache
 def _recording(case: str) -> dict[str, Any]:
-    return json.loads(gzip.decompress((GOLDEN / case / "requests.json.gz").read_bytes()))
+    return support.golden_requests(case)
 
 
 @cache

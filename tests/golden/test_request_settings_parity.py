@@ -3,14 +3,13 @@
 ``scripts/record_requests.mjs --settings`` records, for a few golden sessions at the default leaf,
 every model's body under each of ``SETTINGS_VARIANTS`` (``defaultThinkingLevel``,
 ``thinkingBudgets``) at the session's level and at explicit ones, into
-``golden/<case>/requests-settings.json.gz``: the options Pi's agent hands pi-ai's ``streamSimple``.
+``golden/<case>/requests-settings.jsonl``: the options Pi's agent hands pi-ai's ``streamSimple``.
 pitools must build the same bytes from the same settings, and read them from the settings files
 the way Pi does (``pitools request`` through ``main()``).
 """
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 from functools import cache, partial
@@ -25,12 +24,12 @@ from pitools.core.request.models import resolve_request_model
 from pitools.piconfig.catalog import chat_models
 from tests import support
 
-CASES = sorted(p.parent.name for p in support.GOLDEN.glob("*/requests-settings.json.gz"))
+CASES = support.golden_request_cases("requests-settings")
 
 
 @cache
 def _recording(case: str) -> dict[str, Any]:
-    return json.loads(gzip.decompress((support.GOLDEN / case / "requests-settings.json.gz").read_bytes()))
+    return support.golden_requests(case, "requests-settings")
 
 
 @cache
@@ -76,7 +75,7 @@ def test_the_settings_change_the_bodies() -> None:
     variants: set[str] = set()
     changed: set[str] = set()
     for case in CASES:
-        defaults = json.loads(gzip.decompress((support.GOLDEN / case / "requests.json.gz").read_bytes()))
+        defaults = support.golden_requests(case)
         plain = {
             r["model"]: r.get("payload") for r in defaults["records"] if r["leafArg"] is None and r["thinking"] is None
         }
@@ -118,7 +117,7 @@ def test_pitools_request_reads_the_settings_file(tmp_path: Path, monkeypatch: py
     status, plain, _err = _pitools_request(
         tmp_path, session, "--model", record["model"], "--format", "json", "--no-config"
     )
-    defaults = json.loads(gzip.decompress((support.GOLDEN / "sample-session" / "requests.json.gz").read_bytes()))
+    defaults = support.golden_requests("sample-session")
     expected = next(
         r["payload"]
         for r in defaults["records"]
@@ -172,7 +171,7 @@ def test_a_project_settings_file_applies_only_where_pi_trusts_the_project(
     if trusted:
         assert out.rstrip("\n") == record["payload"] and err == ""
     else:
-        plain = json.loads(gzip.decompress((support.GOLDEN / "seed-running-example" / "requests.json.gz").read_bytes()))
+        plain = support.golden_requests("seed-running-example")
         expected = next(
             r["payload"]
             for r in plain["records"]

@@ -10,7 +10,6 @@ every leaf, and no planted value anywhere in what Pi built from the redacted fil
 from __future__ import annotations
 
 import json
-import lzma
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ import pytest
 from pitools.core.secrets.detect import Detector, ExactValue
 from pitools.core.secrets.redact import RedactOptions, Redactor
 from pitools.core.secrets.scan import scan_lines
+from tests import support
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "golden" / "secrets-planted"
@@ -44,7 +44,7 @@ def lines_of(case: Path) -> list[bytes]:
 
 
 def recording(case: Path, krt: int = 20000) -> dict:
-    return json.loads(lzma.decompress((case / f"pi.krt{krt}.json.xz").read_bytes()))
+    return json.loads(support.recording_text(case / f"pi.krt{krt}.json.xz"))
 
 
 def test_corpus_plants_at_least_15_kinds() -> None:

@@ -7,7 +7,6 @@ anyone who installs pitools. The snapshot a run writes is checked against Pi's o
 from __future__ import annotations
 
 import json
-import lzma
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from tests import support
 from tests.support import ROOT, golden_session
 
 EXAMPLE = ROOT / "examples" / "pytest-project"
@@ -33,7 +33,7 @@ def copy_example(pytester: pytest.Pytester) -> Path:
 
 
 def pi_recording(case: str, krt: int = 20000) -> dict[str, Any]:
-    blob = lzma.decompress((golden_session(case).parent / f"pi.krt{krt}.json.xz").read_bytes())
+    blob = support.recording_text(golden_session(case).parent / f"pi.krt{krt}.json.xz")
     data: dict[str, Any] = orjson.loads(blob)
     return data
 

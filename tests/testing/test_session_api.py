@@ -6,7 +6,6 @@ pitools: context paths, context entries and messages at several leaves, the comp
 
 from __future__ import annotations
 
-import lzma
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +13,14 @@ import orjson
 import pytest
 
 from pitools.testing import PiSession, PiSessionError
+from tests import support
 from tests.support import golden_session
 
 CASES = ["sample-session", "reference-written", "seed-running-example", "gen-s0001_v3", "gen-s0022_v3"]
 
 
 def recording(case: str, krt: int = 20000) -> dict[str, Any]:
-    data: dict[str, Any] = orjson.loads(
-        lzma.decompress((golden_session(case).parent / f"pi.krt{krt}.json.xz").read_bytes())
-    )
+    data: dict[str, Any] = orjson.loads(support.recording_text(golden_session(case).parent / f"pi.krt{krt}.json.xz"))
     return data
 
 

@@ -4,9 +4,9 @@ its result is in the README and the closing note of issue 29.)"""
 
 from __future__ import annotations
 
-import lzma
 from typing import Any
 
+from tests import support
 from tests.support import GOLDEN, load_script
 
 conformance = load_script("conformance")
@@ -20,7 +20,7 @@ def test_every_committed_recording_is_found_with_its_input() -> None:
     on_disk = {p for case in CASES for p in (GOLDEN / case).glob("*.json.xz")}
     unrunnable = set()
     for path in on_disk:
-        recorded = conformance.load_blob(lzma.decompress(path.read_bytes()))
+        recorded = conformance.load_blob(support.recording_text(path))
         if not isinstance(recorded.get("options"), dict):
             unrunnable.add(path)  # a crash recorded instead of output
     assert {r.path for r in found} == on_disk - unrunnable

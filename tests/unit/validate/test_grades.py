@@ -8,7 +8,6 @@ the oracle's recording (``pi.krt20000.json.xz``), never from pitools.
 from __future__ import annotations
 
 import json
-import lzma
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ GOLDEN = support.GOLDEN
 
 
 def recording(case: str) -> dict[str, Any]:
-    return json.loads(lzma.decompress((GOLDEN / case / "pi.krt20000.json.xz").read_bytes()))
+    return json.loads(support.recording_text(GOLDEN / case / "pi.krt20000.json.xz"))
 
 
 def graded(case: str, code: str) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import lzma
 import pickle
 import re
 from functools import cache
@@ -580,7 +579,7 @@ def golden_report(case: str) -> ValidationReport:
 def recorded_pi_errors(case: str) -> tuple[str, ...]:
     """``TypeError``s Pi threw anywhere in its recorded run (cycles and timeouts are not crashes)."""
     # The loader's parser and an iterative walk: golden/hostile-deep-nesting nests 1,500 deep.
-    data, _ = parse_json_line(lzma.decompress((GOLDEN / case / "pi.krt20000.json.xz").read_bytes()))
+    data, _ = parse_json_line(support.recording_text(GOLDEN / case / "pi.krt20000.json.xz"))
     out: list[str] = []
     stack = [data]
     while stack:

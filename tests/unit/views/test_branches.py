@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import lzma
 import math
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ HEADER = {"type": "session", "version": 3, "id": "S", "timestamp": "2026-01-01T0
 
 def recording(case: str) -> dict[str, Any]:
     # The loader's parser: golden/hostile-deep-nesting nests deeper than json allows.
-    return parse_json_line(lzma.decompress((GOLDEN / case / "pi.krt20000.json.xz").read_bytes()))[0]
+    return parse_json_line(support.recording_text(GOLDEN / case / "pi.krt20000.json.xz"))[0]
 
 
 def write(tmp_path: Path, entries: list[dict[str, Any]], name: str = "s.jsonl") -> Path:

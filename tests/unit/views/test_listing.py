@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import lzma
 import os
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
 
 def recording(case: str) -> dict[str, Any]:
     # The loader's parser: golden/hostile-deep-nesting nests deeper than json allows.
-    return parse_json_line(lzma.decompress((GOLDEN / case / "pi.krt20000.json.xz").read_bytes()))[0]
+    return parse_json_line(support.recording_text(GOLDEN / case / "pi.krt20000.json.xz"))[0]
 
 
 @pytest.mark.parametrize("case", CASES)
