@@ -80,6 +80,10 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None, *, f
     # walking them needs more Python frames than the default allows.
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
+    # Pi's configuration is read once per run (pitools.piconfig.resolver): not an earlier run's.
+    resolver = sys.modules.get("pitools.piconfig.resolver")
+    if resolver is not None:
+        resolver.forget()
     return guarded(lambda: _dispatch(args, env, fast), env)
 
 

@@ -1,0 +1,289 @@
+"""Pi's configuration files, read once per run with Pi 1.6.0's error policy and their sources.
+
+Every reader of Pi's configuration goes through :func:`load_pi_config` (or the three file readers
+below, for a folder given explicitly), so that one broken file gets the same reaction from every
+command. Pi's policy, checked by running Pi's own loaders under node (``tests/unit/piconfig/
+test_broken_config.py`` records the answers):
+
+* ``settings.json`` (agent folder, and ``<cwd>/.pi/settings.json`` where the project is trusted):
+  a file that cannot be read or parsed is skipped with a warning, as if it were empty
+  (``SettingsManager.loadFromStorage`` + ``drainErrors``). Unknown keys are kept and unused.
+* ``models.json``: a file that cannot be read, is not JSON(C), or fails Pi's schema is dropped
+  whole with a warning (``ModelConfig.load``); Pi carries on with its built-in catalogue. Unknown
+  top-level keys pass the schema.
+* ``auth.json``: Pi's session credential store (``AuthStorage.reload``) keeps an empty store when
+  the file is not JSON, silently; pitools says so. An entry that is not an object is dropped; an
+  entry of the wrong shape fails only when its provider's key is needed (for every provider,
+  ``pi auth`` reading through ``ReadOnlyAuthStorage``).
+* a missing file is an empty one, silently.
+
+:class:`ConfigFile` says where each file is, whether it was read, and why it was skipped. Nothing
+here writes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pitools.errors import ConfigError
+from pitools.piconfig.jsonc import parse_json, read_text, strip_json_comments
+from pitools.piconfig.paths import CONFIG_DIR_NAME, agent_dir_resolved, project_settings_path
+from pitools.piconfig.trust import TrustDecision, project_trust
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    """One of Pi's configuration files as Pi would use it."""
+
+    path: Path
+    #: What Pi uses: ``{}`` for a missing or skipped file (``models.json``: its ``providers``).
+    data: Mapping[str, Any]
+    #: The file exists and was read (even when it was then skipped).
+    read: bool = False
+    #: Why Pi skips the file (or part of it), as pitools reports it; None when it is fine.
+    problems: tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        return str(self.path)
+
+
+def read_settings_file(path: Path) -> ConfigFile:
+    """``SettingsManager.loadFromStorage`` for one settings file: a failure is a warning and ``{}``."""
+    try:
+        text = read_text(path)
+    except ConfigError as exc:
+        return ConfigFile(path, {}, False, (f"Invalid settings file {path}: {exc.message}",))
+    if text is None:
+        return ConfigFile(path, {})
+    if not text:  # Pi checks the content before dropping a BOM: a BOM-only file fails to parse.
+        return ConfigFile(path, {}, True)
+    try:
+        data = parse_json(text.removeprefix("\ufeff"), path)
+    except ConfigError as exc:
+        return ConfigFile(path, {}, True, (f"Invalid settings file {path}: {exc.message}",))
+    if isinstance(data, dict):
+        return ConfigFile(path, data, True)
+    if isinstance(data, list):
+        # migrateSettings accepts an array and the merge spreads it into index keys: no settings.
+        return ConfigFile(path, {}, True)
+    # migrateSettings starts with `"queueMode" in settings`, a TypeError for a primitive.
+    message = f"Cannot use 'in' operator to search for 'queueMode' in {_js_primitive_string(data)}"
+    return ConfigFile(path, {}, True, (f"Invalid settings file {path}: {message}",))
+
+
+def _js_primitive_string(value: Any) -> str:
+    """JavaScript's ``String(value)`` for what ``JSON.parse`` makes of a primitive."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        if value == 0:
+            return "0"
+        if 1e-6 <= abs(value) < 1e21:  # JS writes these positionally, with the shortest digits
+            from decimal import Decimal
+
+            text = format(Decimal(repr(value)), "f")
+            return text.rstrip("0").rstrip(".") if "." in text else text
+        mantissa, _, exponent = repr(value).partition("e")
+        power = int(exponent)
+        return f"{mantissa.removesuffix('.0')}e{'+' if power >= 0 else '-'}{abs(power)}"
+    return str(value)
+
+
+@cache
+def models_schema_validator() -> Any:
+    """Pi's ``ModelsConfigSchema`` (``pitools/data/models.schema.json``) as a JSON Schema validator."""
+    from importlib import resources  # with tempfile, shutil, bz2, lzma: only when models.json is read
+
+    import jsonschema  # type: ignore[import-untyped]
+
+    text = (resources.files("pitools") / "data" / "models.schema.json").read_text(encoding="utf-8")
+    base = jsonschema.Draft202012Validator
+
+    def is_number(checker: Any, value: Any) -> bool:
+        # TypeBox's Number rejects Infinity, which JSON.parse makes of a literal like 1e400.
+        return base.TYPE_CHECKER.is_type(value, "number") and math.isfinite(value)
+
+    checker = base.TYPE_CHECKER.redefine("number", is_number)
+    return jsonschema.validators.extend(base, type_checker=checker)(json.loads(text))
+
+
+def read_models_file(path: Path) -> ConfigFile:
+    """``ModelConfig.load``: any error drops the whole file with a warning; ``data`` is ``providers``."""
+    try:
+        text = read_text(path)
+    except ConfigError as exc:
+        return ConfigFile(path, {}, False, (f"{path}: {exc.message}; Pi ignores models.json",))
+    if text is None:
+        return ConfigFile(path, {})
+    try:
+        data = parse_json(strip_json_comments(text.removeprefix("\ufeff")), path)
+    except ConfigError as exc:
+        return ConfigFile(path, {}, True, (f"{path}: {exc.message}; Pi ignores models.json",))
+    errors = sorted(models_schema_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        where = ".".join(str(p) for p in first.absolute_path) or "root"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        problem = f"{path}: invalid models.json schema: {where}: {first.message}{more}; Pi ignores models.json"
+        return ConfigFile(path, {}, True, (problem,))
+    return ConfigFile(path, data["providers"], True)
+
+
+def read_auth_file(path: Path) -> ConfigFile:
+    """``AuthStorage`` as a Pi session reads it: unparseable means no credentials, never a failure."""
+    try:
+        text = read_text(path)
+    except ConfigError as exc:
+        return ConfigFile(path, {}, False, (f"{path}: {exc.message}; Pi reads no credentials from it",))
+    if text is None or not text:
+        return ConfigFile(path, {}, text is not None)
+    try:
+        data = parse_json(text.removeprefix("\ufeff"), path)
+    except ConfigError as exc:
+        return ConfigFile(path, {}, True, (f"{path}: {exc.message}; Pi reads no credentials from it",))
+    if not isinstance(data, dict):
+        return ConfigFile(path, {}, True, (f"{path}: not a JSON object; Pi reads no credentials from it",))
+    problems: list[str] = []
+    usable: dict[str, Any] = {}
+    for provider, credential in data.items():
+        shown = json.dumps(provider, ensure_ascii=False)
+        if not isinstance(credential, dict):
+            problems.append(f"{path}: the credential for provider {shown} is not an object; ignored")
+            continue
+        # Pi's store keeps such an entry and fails only when that provider's key is asked for.
+        if not usable_credential(credential):
+            problems.append(f"{path}: the credential for provider {shown} is not one Pi can use")
+        usable[provider] = credential
+    return ConfigFile(path, usable, True, tuple(problems))
+
+
+def usable_credential(credential: Any) -> bool:
+    """An ``api_key`` entry with a string ``key`` and string ``env`` values, or an ``oauth`` login."""
+    if not isinstance(credential, dict):
+        return False
+    kind = credential.get("type")
+    if kind == "api_key":
+        key, env = credential.get("key"), credential.get("env")
+        key_ok = key is None or isinstance(key, str)
+        env_ok = env is None or (isinstance(env, dict) and all(isinstance(v, str) for v in env.values()))
+        return key_ok and env_ok
+    return kind == "oauth"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectSettings:
+    """A project's ``.pi/settings.json`` and Pi's trust decision for it."""
+
+    file: ConfigFile
+    trust: TrustDecision
+    #: ``trust.json`` when it was consulted.
+    trust_files: tuple[Path, ...] = ()
+
+    @property
+    def applied(self) -> bool:
+        return self.trust.trusted
+
+
+@dataclass(frozen=True)
+class PiConfig:
+    """Pi's configuration for one run: built once (:func:`load_pi_config`), passed to every reader."""
+
+    #: Pi's agent folder (absolute).
+    agent_dir: Path
+    #: False with ``--no-config``: no file is read and every file below is empty.
+    use_config: bool
+    settings: ConfigFile
+    models: ConfigFile
+    auth: ConfigFile
+
+    @property
+    def files(self) -> tuple[ConfigFile, ...]:
+        return (self.settings, self.models, self.auth)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [problem for f in self.files for problem in f.problems]
+
+    def project_settings(
+        self, cwd: str, env: Mapping[str, str], override: bool | None = None
+    ) -> ProjectSettings | None:
+        """``<cwd>/.pi/settings.json`` with Pi's trust decision (None: no such file, or ``--no-config``).
+
+        Raises ConfigError where Pi stops: an unreadable ``trust.json``.
+        """
+        if not self.use_config:
+            return None
+        path = Path(project_settings_path(cwd, env))
+        if not path.exists():
+            return None
+        consulted: list[Path] = []
+        trust = project_trust(str(path.parent.parent), self.agent_dir, dict(self.settings.data), override, consulted)
+        layer = read_settings_file(path) if trust.trusted else ConfigFile(path, {})
+        return ProjectSettings(layer, trust, tuple(consulted))
+
+
+def _signature(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+@cache
+def _load(agent: str, use_config: bool, _signatures: tuple[Any, ...]) -> PiConfig:
+    folder = Path(agent)
+    if not use_config:
+        empty = [ConfigFile(folder / name, {}) for name in ("settings.json", "models.json", "auth.json")]
+        return PiConfig(folder, False, *empty)
+    return PiConfig(
+        folder,
+        True,
+        read_settings_file(folder / "settings.json"),
+        read_models_file(folder / "models.json"),
+        read_auth_file(folder / "auth.json"),
+    )
+
+
+def load_pi_config(env: Mapping[str, str] | None = None, *, use_config: bool = True) -> PiConfig:
+    """Pi's configuration for ``env``'s agent folder, read once per run: a later call in the same
+    run gets the same object while the files look unchanged (inode, size, times). ``pitools.cli.main``
+    calls :func:`forget` as each run starts, so a run never sees an earlier run's reading."""
+    env = os.environ if env is None else env
+    agent = agent_dir_resolved(env)
+    folder = Path(agent)
+    names = ("settings.json", "models.json", "auth.json", "trust.json")
+    signatures = tuple(_signature(folder / name) for name in names) if use_config else ()
+    return _load(agent, use_config, signatures)
+
+
+def forget() -> None:
+    """Drop what earlier runs read (the next :func:`load_pi_config` reads the files again)."""
+    _load.cache_clear()
+
+
+__all__ = [
+    "CONFIG_DIR_NAME",
+    "ConfigFile",
+    "PiConfig",
+    "ProjectSettings",
+    "forget",
+    "load_pi_config",
+    "models_schema_validator",
+    "read_auth_file",
+    "read_models_file",
+    "read_settings_file",
+    "usable_credential",
+]
