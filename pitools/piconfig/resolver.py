@@ -55,20 +55,31 @@ class ConfigFile:
         return str(self.path)
 
 
-def read_settings_file(path: Path) -> ConfigFile:
-    """``SettingsManager.loadFromStorage`` for one settings file: a failure is a warning and ``{}``."""
+def _parse_file(path: Path, skipped: str, *, empty_ok: bool, comments: bool = False) -> tuple[Any, ConfigFile | None]:
+    """The file's JSON value, or (None, what to use instead) when it is missing or cannot be
+    read or parsed. ``skipped`` words the problem (``{path}``, ``{message}``); ``empty_ok``: an
+    empty file is an empty object (settings, auth), not a parse error (models.json)."""
     try:
         text = read_text(path)
     except ConfigError as exc:
-        return ConfigFile(path, {}, False, (f"Invalid settings file {path}: {exc.message}",))
+        return None, ConfigFile(path, {}, False, (skipped.format(path=path, message=exc.message),))
     if text is None:
-        return ConfigFile(path, {})
-    if not text:  # Pi checks the content before dropping a BOM: a BOM-only file fails to parse.
-        return ConfigFile(path, {}, True)
+        return None, ConfigFile(path, {})
+    if not text and empty_ok:  # Pi checks the content before dropping a BOM: a BOM alone fails to parse
+        return None, ConfigFile(path, {}, True)
+    text = text.removeprefix("\ufeff")
     try:
-        data = parse_json(text.removeprefix("\ufeff"), path)
+        return parse_json(strip_json_comments(text) if comments else text, path), None
     except ConfigError as exc:
-        return ConfigFile(path, {}, True, (f"Invalid settings file {path}: {exc.message}",))
+        return None, ConfigFile(path, {}, True, (skipped.format(path=path, message=exc.message),))
+
+
+def read_settings_file(path: Path) -> ConfigFile:
+    """``SettingsManager.loadFromStorage`` for one settings file: a failure is a warning and ``{}``."""
+    skipped = "Invalid settings file {path}: {message}"
+    data, instead = _parse_file(path, skipped, empty_ok=True)
+    if instead is not None:
+        return instead
     if isinstance(data, dict):
         return ConfigFile(path, data, True)
     if isinstance(data, list):
@@ -76,7 +87,7 @@ def read_settings_file(path: Path) -> ConfigFile:
         return ConfigFile(path, {}, True)
     # migrateSettings starts with `"queueMode" in settings`, a TypeError for a primitive.
     message = f"Cannot use 'in' operator to search for 'queueMode' in {_js_primitive_string(data)}"
-    return ConfigFile(path, {}, True, (f"Invalid settings file {path}: {message}",))
+    return ConfigFile(path, {}, True, (skipped.format(path=path, message=message),))
 
 
 def _js_primitive_string(value: Any) -> str:
@@ -121,16 +132,9 @@ def models_schema_validator() -> Any:
 
 def read_models_file(path: Path) -> ConfigFile:
     """``ModelConfig.load``: any error drops the whole file with a warning; ``data`` is ``providers``."""
-    try:
-        text = read_text(path)
-    except ConfigError as exc:
-        return ConfigFile(path, {}, False, (f"{path}: {exc.message}; Pi ignores models.json",))
-    if text is None:
-        return ConfigFile(path, {})
-    try:
-        data = parse_json(strip_json_comments(text.removeprefix("\ufeff")), path)
-    except ConfigError as exc:
-        return ConfigFile(path, {}, True, (f"{path}: {exc.message}; Pi ignores models.json",))
+    data, instead = _parse_file(path, "{path}: {message}; Pi ignores models.json", empty_ok=False, comments=True)
+    if instead is not None:
+        return instead
     errors = sorted(models_schema_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
@@ -143,18 +147,12 @@ def read_models_file(path: Path) -> ConfigFile:
 
 def read_auth_file(path: Path) -> ConfigFile:
     """``AuthStorage`` as a Pi session reads it: unparseable means no credentials, never a failure."""
-    try:
-        text = read_text(path)
-    except ConfigError as exc:
-        return ConfigFile(path, {}, False, (f"{path}: {exc.message}; Pi reads no credentials from it",))
-    if text is None or not text:
-        return ConfigFile(path, {}, text is not None)
-    try:
-        data = parse_json(text.removeprefix("\ufeff"), path)
-    except ConfigError as exc:
-        return ConfigFile(path, {}, True, (f"{path}: {exc.message}; Pi reads no credentials from it",))
+    skipped = "{path}: {message}; Pi reads no credentials from it"
+    data, instead = _parse_file(path, skipped, empty_ok=True)
+    if instead is not None:
+        return instead
     if not isinstance(data, dict):
-        return ConfigFile(path, {}, True, (f"{path}: not a JSON object; Pi reads no credentials from it",))
+        return ConfigFile(path, {}, True, (skipped.format(path=path, message="not a JSON object"),))
     problems: list[str] = []
     usable: dict[str, Any] = {}
     for provider, credential in data.items():
