@@ -34,7 +34,7 @@ from typing import Any
 
 from pitools.errors import ConfigError
 from pitools.piconfig.jsonc import parse_json, read_text, strip_json_comments
-from pitools.piconfig.paths import CONFIG_DIR_NAME, agent_dir_resolved, project_settings_path
+from pitools.piconfig.paths import CONFIG_DIR_NAME, agent_folder, project_settings_path
 from pitools.piconfig.trust import TrustDecision, project_trust
 
 
@@ -241,8 +241,7 @@ def _signature(path: Path) -> tuple[int, ...] | None:
 
 
 @cache
-def _load(agent: str, use_config: bool, _signatures: tuple[Any, ...]) -> PiConfig:
-    folder = Path(agent)
+def _load(folder: Path, use_config: bool, _signatures: tuple[Any, ...]) -> PiConfig:
     if not use_config:
         empty = [ConfigFile(folder / name, {}) for name in ("settings.json", "models.json", "auth.json")]
         return PiConfig(folder, False, *empty)
@@ -260,11 +259,10 @@ def load_pi_config(env: Mapping[str, str] | None = None, *, use_config: bool = T
     run gets the same object while the files look unchanged (inode, size, times). ``pitools.cli.main``
     calls :func:`forget` as each run starts, so a run never sees an earlier run's reading."""
     env = os.environ if env is None else env
-    agent = agent_dir_resolved(env)
-    folder = Path(agent)
+    folder = agent_folder(env)
     names = ("settings.json", "models.json", "auth.json", "trust.json")
     signatures = tuple(_signature(folder / name) for name in names) if use_config else ()
-    return _load(agent, use_config, signatures)
+    return _load(folder, use_config, signatures)
 
 
 def forget() -> None:

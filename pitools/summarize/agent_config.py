@@ -13,7 +13,6 @@ from an unparseable auth.json); :func:`problems` says why a file was skipped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,8 @@ from pitools.piconfig.resolver import read_auth_file, read_models_file, read_set
 AGENT_DIR_ENV = piconfig.ENV_AGENT_DIR
 
 
-def agent_dir(env: Mapping[str, str]) -> Path:
-    """Pi's ``getAgentDir`` (absolute): the same folder settings and session discovery use."""
-    return Path(piconfig.agent_dir_resolved(env))
+#: Pi's ``getAgentDir`` (absolute): the same folder settings and session discovery use.
+agent_dir = piconfig.agent_folder
 
 
 def read_settings(directory: Path) -> dict[str, Any]:

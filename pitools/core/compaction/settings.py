@@ -150,9 +150,8 @@ def _resolve_path(raw: str, env: Mapping[str, str]) -> str:
     return piconfig.resolve_path(raw, os.getcwd(), env)
 
 
-def agent_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The agent directory (Pi's ``getAgentDir``), absolute: see :mod:`pitools.piconfig`."""
-    return Path(piconfig.agent_dir_resolved(env))
+#: The agent directory (Pi's ``getAgentDir``), absolute: see :mod:`pitools.piconfig`.
+agent_dir = piconfig.agent_folder
 
 
 # --------------------------------------------------------------------------------------------------
