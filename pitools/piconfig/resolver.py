@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pitools import runscope
 from pitools.errors import ConfigError
 from pitools.piconfig.jsonc import parse_json, read_text, strip_json_comments
 from pitools.piconfig.paths import CONFIG_DIR_NAME, agent_folder, project_settings_path
@@ -240,8 +241,7 @@ def _signature(path: Path) -> tuple[int, ...] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-@cache
-def _load(folder: Path, use_config: bool, _signatures: tuple[Any, ...]) -> PiConfig:
+def _load(folder: Path, use_config: bool) -> PiConfig:
     if not use_config:
         empty = [ConfigFile(folder / name, {}) for name in ("settings.json", "models.json", "auth.json")]
         return PiConfig(folder, False, *empty)
@@ -254,20 +254,32 @@ def _load(folder: Path, use_config: bool, _signatures: tuple[Any, ...]) -> PiCon
     )
 
 
+#: The run the memo belongs to, and what it read: (folder, use_config) → (file signatures, PiConfig).
+_memo: tuple[object | None, dict[tuple[Path, bool], tuple[Any, PiConfig]]] = (None, {})
+
+
 def load_pi_config(env: Mapping[str, str] | None = None, *, use_config: bool = True) -> PiConfig:
-    """Pi's configuration for ``env``'s agent folder, read once per run: a later call in the same
-    run gets the same object while the files look unchanged (inode, size, times). ``pitools.cli.main``
-    calls :func:`forget` as each run starts, so a run never sees an earlier run's reading."""
-    env = os.environ if env is None else env
-    folder = agent_folder(env)
+    """Pi's configuration for ``env``'s agent folder (:func:`load_folder`)."""
+    return load_folder(agent_folder(os.environ if env is None else env), use_config=use_config)
+
+
+def load_folder(folder: Path, *, use_config: bool = True) -> PiConfig:
+    """Pi's configuration in the agent folder ``folder``, read once per run (:mod:`pitools.runscope`):
+    every reader in a ``pitools`` run gets the same object while the files look unchanged (a
+    long run such as ``serve`` sees an edit). Outside a run (a library call, a test) the files
+    are read on every call."""
+    global _memo
+    scope = runscope.current()
+    if scope is None:
+        return _load(folder, use_config)
+    if _memo[0] is not scope:
+        _memo = (scope, {})
     names = ("settings.json", "models.json", "auth.json", "trust.json")
     signatures = tuple(_signature(folder / name) for name in names) if use_config else ()
-    return _load(folder, use_config, signatures)
-
-
-def forget() -> None:
-    """Drop what earlier runs read (the next :func:`load_pi_config` reads the files again)."""
-    _load.cache_clear()
+    found = _memo[1].get((folder, use_config))
+    if found is None or found[0] != signatures:
+        found = _memo[1][(folder, use_config)] = (signatures, _load(folder, use_config))
+    return found[1]
 
 
 __all__ = [
@@ -275,7 +287,7 @@ __all__ = [
     "ConfigFile",
     "PiConfig",
     "ProjectSettings",
-    "forget",
+    "load_folder",
     "load_pi_config",
     "models_schema_validator",
     "read_auth_file",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pitools import piconfig
-from pitools.piconfig.resolver import read_auth_file, read_models_file, read_settings_file
+from pitools.piconfig.resolver import load_folder
 
 AGENT_DIR_ENV = piconfig.ENV_AGENT_DIR
 
@@ -28,24 +28,19 @@ agent_dir = piconfig.agent_folder
 
 def read_settings(directory: Path) -> dict[str, Any]:
     """The global ``settings.json`` (``{}`` when missing or broken, as Pi reads it)."""
-    return dict(read_settings_file(directory / "settings.json").data)
+    return dict(load_folder(directory).settings.data)
 
 
 def read_models(directory: Path) -> dict[str, dict[str, Any]]:
     """``models.json``'s ``providers`` (``{}`` when missing, or broken: Pi then ignores the whole file)."""
-    return dict(read_models_file(directory / "models.json").data)
+    return dict(load_folder(directory).models.data)
 
 
 def read_auth(directory: Path) -> dict[str, dict[str, Any]]:
-    """``auth.json``: provider id → usable credential (Pi reads none from a file it cannot parse)."""
-    return dict(read_auth_file(directory / "auth.json").data)
+    """``auth.json``: provider id → credential (Pi reads none from a file it cannot parse)."""
+    return dict(load_folder(directory).auth.data)
 
 
 def problems(directory: Path) -> list[str]:
     """Why Pi skips (part of) the folder's configuration files, for error messages and warnings."""
-    files = (
-        read_settings_file(directory / "settings.json"),
-        read_models_file(directory / "models.json"),
-        read_auth_file(directory / "auth.json"),
-    )
-    return [problem for f in files for problem in f.problems]
+    return load_folder(directory).warnings

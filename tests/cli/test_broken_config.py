@@ -113,3 +113,27 @@ def test_every_command_carries_on_as_pi_does(run: Any, answer: dict[str, Any], n
     if name in WARNS and answer["answer"]["reported"]:
         # Pi reports the problem; so does pitools, naming the file.
         assert NAMES[answer["file"]] in result.stderr and "warning" in result.stderr, result.stderr
+
+
+def test_a_run_reads_each_file_once(run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # request reads models.json for the model and for its settings; compact for the context window.
+    from pitools.piconfig import resolver
+
+    where = _layout(tmp_path, {"file": "models", "text": '{"providers": {}}'})
+    reads: list[Path] = []
+    real = resolver.read_models_file
+
+    def counting(path: Path) -> Any:
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(resolver, "read_models_file", counting)
+    for name in ("request", "compact"):
+        reads.clear()
+        run(*[a.format(**where) for a in COMMANDS[name]], env={"PI_CODING_AGENT_DIR": where["agent"]})
+        assert reads == [Path(where["agent"]) / "models.json"], name
+    # Outside a run nothing is reused: an edit between two calls is seen.
+    env = {"PI_CODING_AGENT_DIR": where["agent"]}
+    assert dict(resolver.load_pi_config(env).models.data) == {}
+    (Path(where["agent"]) / "models.json").write_text('{"providers": {"p": {"baseUrl": "http://h"}}}')
+    assert list(resolver.load_pi_config(env).models.data) == ["p"]
