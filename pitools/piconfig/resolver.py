@@ -27,10 +27,9 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pitools import runscope
 from pitools.errors import ConfigError
@@ -39,8 +38,7 @@ from pitools.piconfig.paths import CONFIG_DIR_NAME, agent_folder, project_settin
 from pitools.piconfig.trust import TrustDecision, project_trust
 
 
-@dataclass(frozen=True, slots=True)
-class ConfigFile:
+class ConfigFile(NamedTuple):
     """One of Pi's configuration files as Pi would use it."""
 
     path: Path
@@ -181,8 +179,7 @@ def usable_credential(credential: Any) -> bool:
     return kind == "oauth"
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectSettings:
+class ProjectSettings(NamedTuple):
     """A project's ``.pi/settings.json`` and Pi's trust decision for it."""
 
     file: ConfigFile
@@ -195,8 +192,7 @@ class ProjectSettings:
         return self.trust.trusted
 
 
-@dataclass(frozen=True)
-class PiConfig:
+class PiConfig(NamedTuple):
     """Pi's configuration for one run: built once (:func:`load_pi_config`), passed to every reader."""
 
     #: Pi's agent folder (absolute).
