@@ -166,6 +166,15 @@ def read_auth_file(path: Path) -> ConfigFile:
     return ConfigFile(path, usable, True, tuple(problems))
 
 
+def read_models_store_file(path: Path) -> ConfigFile:
+    """``models-store.json``, the pi.dev catalogues Pi caches per provider (``ModelsImpl.refresh``):
+    a file Pi cannot parse leaves every provider on its built-in catalogue, with a warning."""
+    data, instead = _parse_file(path, "{path}: {message}; Pi cannot use its cached model catalogues", empty_ok=True)
+    if instead is not None:
+        return instead
+    return ConfigFile(path, data if isinstance(data, dict) else {}, True)
+
+
 def usable_credential(credential: Any) -> bool:
     """An ``api_key`` entry with a string ``key`` and string ``env`` values, or an ``oauth`` login."""
     if not isinstance(credential, dict):
@@ -202,6 +211,8 @@ class PiConfig(NamedTuple):
     settings: ConfigFile
     models: ConfigFile
     auth: ConfigFile
+    #: ``models-store.json``: the cached catalogues that overlay the built-in one.
+    models_store: ConfigFile
 
     @property
     def files(self) -> tuple[ConfigFile, ...]:
@@ -239,7 +250,8 @@ def _signature(path: Path) -> tuple[int, ...] | None:
 
 def _load(folder: Path, use_config: bool) -> PiConfig:
     if not use_config:
-        empty = [ConfigFile(folder / name, {}) for name in ("settings.json", "models.json", "auth.json")]
+        names = ("settings.json", "models.json", "auth.json", "models-store.json")
+        empty = [ConfigFile(folder / name, {}) for name in names]
         return PiConfig(folder, False, *empty)
     return PiConfig(
         folder,
@@ -247,6 +259,7 @@ def _load(folder: Path, use_config: bool) -> PiConfig:
         read_settings_file(folder / "settings.json"),
         read_models_file(folder / "models.json"),
         read_auth_file(folder / "auth.json"),
+        read_models_store_file(folder / "models-store.json"),
     )
 
 
@@ -270,7 +283,7 @@ def load_folder(folder: Path, *, use_config: bool = True) -> PiConfig:
         return _load(folder, use_config)
     if _memo[0] is not scope:
         _memo = (scope, {})
-    names = ("settings.json", "models.json", "auth.json", "trust.json")
+    names = ("settings.json", "models.json", "auth.json", "models-store.json", "trust.json")
     signatures = tuple(_signature(folder / name) for name in names) if use_config else ()
     found = _memo[1].get((folder, use_config))
     if found is None or found[0] != signatures:
@@ -288,6 +301,7 @@ __all__ = [
     "models_schema_validator",
     "read_auth_file",
     "read_models_file",
+    "read_models_store_file",
     "read_settings_file",
     "usable_credential",
 ]

@@ -43,7 +43,7 @@ from pitools import piconfig
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.value import JSTypeError, js_to_string, js_truthy
 from pitools.errors import ConfigError
-from pitools.piconfig.jsonc import load_json_file, parse_json, read_text, strip_json_comments
+from pitools.piconfig.jsonc import load_json_file, parse_json, strip_json_comments
 from pitools.piconfig.resolver import ConfigFile, PiConfig, load_pi_config, read_settings_file
 
 if TYPE_CHECKING:
@@ -152,12 +152,6 @@ def _resolve_path(raw: str, env: Mapping[str, str]) -> str:
 
 #: The agent directory (Pi's ``getAgentDir``), absolute: see :mod:`pitools.piconfig`.
 agent_dir = piconfig.agent_folder
-
-
-# --------------------------------------------------------------------------------------------------
-# JSON files
-
-_read_text = read_text
 
 
 # --------------------------------------------------------------------------------------------------
@@ -370,24 +364,10 @@ class _Stored:
         self.last_modified = last_modified
 
 
-def _stored_entry(agent: Path, provider: str, warnings: list[str], files_read: list[Path]) -> _Stored | None:
+def _stored_entry(store: ConfigFile, provider: str, warnings: list[str], files_read: list[Path]) -> _Stored | None:
     """The provider's cached catalogue in ``models-store.json`` as ``ModelsImpl.refresh`` reads it."""
-    path = agent / "models-store.json"
-    try:
-        text = _read_text(path)
-    except ConfigError as exc:
-        warnings.append(f"{path}: {exc.message}; Pi cannot use its cached model catalogues")
-        return None
-    if text is None:
-        return None
-    files_read.append(path)
-    if not text:
-        return None
-    try:
-        data = parse_json(text.removeprefix("\ufeff"), path)
-    except ConfigError as exc:
-        warnings.append(f"{path}: {exc.message}; Pi cannot use its cached model catalogues")
-        return None
+    path = store.path
+    data = _take(store, warnings, files_read)
     entry = data.get(provider) if isinstance(data, dict) else None
     if not js_truthy(entry):
         return None
@@ -424,8 +404,7 @@ def _radius_gateway_is_default(base_url: str) -> bool:
 def _base_models(
     provider: str,
     config: dict[str, Any] | None,
-    agent: Path,
-    use_config: bool,
+    pi_config: PiConfig,
     warnings: list[str],
     files_read: list[Path],
 ) -> list[_Model]:
@@ -442,10 +421,10 @@ def _base_models(
     else:
         return []  # no built-in provider: nothing to refresh from models-store.json either
     baseline: list[_Model] = [(mid, limits[0], SOURCE_CATALOGUE) for mid, limits in shipped.items()]
-    stored = _stored_entry(agent, provider, warnings, files_read) if use_config else None
+    stored = _stored_entry(pi_config.models_store, provider, warnings, files_read) if pi_config.use_config else None
     if stored is None:
         return baseline
-    overlay = f"cached model catalogue: {agent / 'models-store.json'}"
+    overlay = f"cached model catalogue: {pi_config.models_store.path}"
     if radius:
         return _chat(stored.models, overlay)  # a stored Radius catalogue replaces the shipped one
     if provider == "openrouter":
@@ -506,10 +485,9 @@ def _context_window(
         )
         return Sourced(DEFAULT_CONTEXT_WINDOW, SOURCE_PI_DEFAULT)
     provider, model_id = model
-    agent, use_config = pi_config.agent_dir, pi_config.use_config
     providers, models_path = _take(pi_config.models, warnings, files_read), pi_config.models.path
     config = providers.get(provider)
-    models = _base_models(provider, config, agent, use_config, warnings, files_read)
+    models = _base_models(provider, config, pi_config, warnings, files_read)
     if config is not None:
         try:
             models = _apply_models_json(models, config, models_path)
