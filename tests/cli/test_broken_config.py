@@ -33,11 +33,13 @@ COMMANDS: dict[str, list[str]] = {
     "request": ["request", "{session}", "--format", "json"],
     "compact": ["compact", "{session}", "--dry-run"],
     "navigate": ["navigate", "{session}", "--to", "3a7f1c02", "--dry-run"],
-    "heal": ["heal", "{session}", "--dry-run"],
+    "heal": ["heal", "{session}", "--for-model", "anthropic/claude-sonnet-4-5", "--dry-run"],
     "ls": ["ls", "--cwd", "{project}", "--no-cache", "--format", "json"],
 }
 #: Commands that report configuration warnings on stderr.
-WARNS = ("request", "compact")
+WARNS = ("request", "compact", "navigate", "heal")
+#: Commands whose output does not show the configuration: a skipped file leaves it as it was.
+SAME_OUTPUT = ("request", "heal", "ls")
 
 
 def _case_id(case: dict[str, Any]) -> str:
@@ -60,26 +62,20 @@ def _layout(tmp: Path, case: dict[str, Any] | None) -> dict[str, str]:
     header = json.loads(lines[0])
     header["cwd"] = str(project)
     session.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    where = {"session": str(session), "project": str(project), "agent": str(agent)}
     if case is not None:
-        if case["file"] == "project":
-            (project / ".pi").mkdir()
-            (project / ".pi" / "settings.json").write_text(case["text"], encoding="utf-8")
-            (agent / "trust.json").write_text(json.dumps({str(project): case["trusted"]}), encoding="utf-8")
-        else:
-            (agent / NAMES[case["file"]]).write_text(case["text"], encoding="utf-8")
-    return {"session": str(session), "project": str(project), "agent": str(agent)}
+        _break(where, case)
+    return where
 
 
-_BASELINE: dict[str, int] = {}
-
-
-def _baseline(run: Any, name: str, tmp: Path) -> int:
-    """The command's exit status with no configuration file at all."""
-    if name not in _BASELINE:
-        where = _layout(tmp / f"clean-{name}", None)
-        args = [a.format(**where) for a in COMMANDS[name]]
-        _BASELINE[name] = run(*args, exit_code=None, env={"PI_CODING_AGENT_DIR": where["agent"]}).exit_code
-    return _BASELINE[name]
+def _break(where: dict[str, str], case: dict[str, Any]) -> None:
+    agent, project = Path(where["agent"]), Path(where["project"])
+    if case["file"] == "project":
+        (project / ".pi").mkdir()
+        (project / ".pi" / "settings.json").write_text(case["text"], encoding="utf-8")
+        (agent / "trust.json").write_text(json.dumps({str(project): case["trusted"]}), encoding="utf-8")
+    else:
+        (agent / NAMES[case["file"]]).write_text(case["text"], encoding="utf-8")
 
 
 @pytest.mark.parametrize("answer", ANSWERS, ids=_case_id)
@@ -105,11 +101,15 @@ def test_the_resolver_skips_what_pi_skips(answer: dict[str, Any], tmp_path: Path
 @pytest.mark.parametrize("name", list(COMMANDS))
 @pytest.mark.parametrize("answer", ANSWERS, ids=_case_id)
 def test_every_command_carries_on_as_pi_does(run: Any, answer: dict[str, Any], name: str, tmp_path: Path) -> None:
-    expected = _baseline(run, name, tmp_path)
-    where = _layout(tmp_path / "case", answer)
+    where = _layout(tmp_path, None)
     args = [a.format(**where) for a in COMMANDS[name]]
-    result = run(*args, exit_code=expected, env={"PI_CODING_AGENT_DIR": where["agent"]})
+    env = {"PI_CODING_AGENT_DIR": where["agent"]}
+    clean = run(*args, exit_code=None, env=env)
+    _break(where, answer)
+    result = run(*args, exit_code=clean.exit_code, env=env)
     assert "Traceback" not in result.stderr
+    if name in SAME_OUTPUT:
+        assert result.stdout == clean.stdout
     if name in WARNS and answer["answer"]["reported"]:
         # Pi reports the problem; so does pitools, naming the file.
         assert NAMES[answer["file"]] in result.stderr and "warning" in result.stderr, result.stderr
