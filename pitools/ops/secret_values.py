@@ -117,11 +117,31 @@ def _pi_keys(out: SecretValues, env: Mapping[str, str]) -> None:
         elif credential.get("type") == "oauth":
             for name in ("access", "refresh"):
                 out.add("pi-api-key", credential.get(name))
-    for provider in config.models.data.values():
+    for provider in _providers_with_keys(config.models):
         add_config(provider.get("apiKey"))
         _headers(provider.get("headers"), add_config)
-        for model in provider.get("models", []):
-            _headers(model.get("headers"), add_config)
+        models = provider.get("models")
+        for model in models if isinstance(models, list) else []:
+            if isinstance(model, dict):
+                _headers(model.get("headers"), add_config)
+
+
+def _providers_with_keys(models: Any) -> list[dict[str, Any]]:
+    """models.json's provider objects. Pi ignores a file that fails its schema, but the keys in it
+    are still the user's secrets: such a file is read leniently here (JSON, any shape)."""
+    providers: Any = models.data
+    if models.problems and models.read:
+        from pitools.errors import ConfigError
+        from pitools.piconfig import load_json_file
+
+        try:
+            raw = load_json_file(models.path, comments=True)
+        except ConfigError:
+            raw = None
+        providers = raw.get("providers") if isinstance(raw, dict) else None
+    if not isinstance(providers, dict):
+        return []
+    return [p for p in providers.values() if isinstance(p, dict)]
 
 
 _AUTH_HEADER = re.compile(r"(?i)authorization|api[-_]?key|token|secret|key$")
