@@ -80,7 +80,14 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None, *, f
     # walking them needs more Python frames than the default allows.
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
-    return guarded(lambda: _dispatch(args, env, fast), env)
+    # What is read once per run (Pi's configuration files) is reused within this run only.
+    from pitools import runscope
+
+    scope = runscope.begin()
+    try:
+        return guarded(lambda: _dispatch(args, env, fast), env)
+    finally:
+        runscope.end(scope)
 
 
 def _dispatch(args: list[str], env: Environment, fast: bool) -> int:

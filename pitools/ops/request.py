@@ -14,13 +14,19 @@ from typing import Any
 
 def resolve_model(ref: str, use_config: bool = True) -> dict[str, Any]:
     """``--model PROVIDER/ID`` → pi-ai's model object: Pi's catalogue, then the agent folder's
-    models.json (not read with ``use_config=False``)."""
+    models.json (not read with ``use_config=False``; ignored, as Pi ignores it, when broken)."""
+    from pitools.core.request.common import RequestError
     from pitools.core.request.models import resolve_request_model
     from pitools.piconfig.catalog import chat_models
-    from pitools.summarize.agent_config import agent_dir, read_models
+    from pitools.piconfig.resolver import load_pi_config
 
-    providers = read_models(agent_dir(os.environ)) if use_config else {}
-    return resolve_request_model(ref, chat_models(), {"providers": providers})
+    models = load_pi_config(os.environ, use_config=use_config).models
+    try:
+        return resolve_request_model(ref, chat_models(), {"providers": dict(models.data)})
+    except RequestError as exc:
+        if not models.problems:
+            raise
+        raise RequestError(f"{exc.message} ({'; '.join(models.problems)})", path=exc.path, line=exc.line) from None
 
 
 def request_settings(loaded: Any, use_config: bool = True) -> Any:

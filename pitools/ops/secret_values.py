@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,13 +91,12 @@ def collect(
 
 
 def _pi_keys(out: SecretValues, env: Mapping[str, str]) -> None:
-    from pitools.errors import ConfigError
-    from pitools.summarize import agent_config
+    from pitools.piconfig.resolver import load_pi_config
     from pitools.summarize.config_value import is_command, resolve_config_value
 
     for name in PI_ENV_KEYS:
         out.add("pi-api-key", env.get(name))
-    directory = agent_config.agent_dir(env)
+    config = load_pi_config(env)
 
     def add_config(value: object, extra: Mapping[str, str] | None = None) -> None:
         if not isinstance(value, str):
@@ -107,16 +106,9 @@ def _pi_keys(out: SecretValues, env: Mapping[str, str]) -> None:
             return
         out.add("pi-api-key", resolve_config_value(value, env, extra))
 
-    def read(reader: Callable[[Any], dict[str, Any]], name: str) -> dict[str, Any]:
-        """One of Pi's config files; a broken one is noted and read as empty."""
-        try:
-            return reader(directory)
-        except ConfigError as exc:
-            out.notes.append(f"Pi's {name} was not read ({exc.message})")
-            return {}
-
-    auth = read(agent_config.read_auth, "auth.json")
-    for credential in auth.values():
+    # A broken file is a note (Pi's policy skips it); the rest is read as Pi reads it.
+    out.notes.extend(f"Pi's configuration: {problem}" for problem in config.warnings)
+    for credential in config.auth.data.values():
         extra = credential.get("env") if isinstance(credential.get("env"), dict) else None
         if credential.get("type") == "api_key":
             add_config(credential.get("key"), extra)
@@ -125,12 +117,31 @@ def _pi_keys(out: SecretValues, env: Mapping[str, str]) -> None:
         elif credential.get("type") == "oauth":
             for name in ("access", "refresh"):
                 out.add("pi-api-key", credential.get(name))
-    models = read(agent_config.read_models, "models.json")
-    for provider in models.values():
+    for provider in _providers_with_keys(config.models):
         add_config(provider.get("apiKey"))
         _headers(provider.get("headers"), add_config)
-        for model in provider.get("models", []):
-            _headers(model.get("headers"), add_config)
+        models = provider.get("models")
+        for model in models if isinstance(models, list) else []:
+            if isinstance(model, dict):
+                _headers(model.get("headers"), add_config)
+
+
+def _providers_with_keys(models: Any) -> list[dict[str, Any]]:
+    """models.json's provider objects. Pi ignores a file that fails its schema, but the keys in it
+    are still the user's secrets: such a file is read leniently here (JSON, any shape)."""
+    providers: Any = models.data
+    if models.problems and models.read:
+        from pitools.errors import ConfigError
+        from pitools.piconfig import load_json_file
+
+        try:
+            raw = load_json_file(models.path, comments=True)
+        except ConfigError:
+            raw = None
+        providers = raw.get("providers") if isinstance(raw, dict) else None
+    if not isinstance(providers, dict):
+        return []
+    return [p for p in providers.values() if isinstance(p, dict)]
 
 
 _AUTH_HEADER = re.compile(r"(?i)authorization|api[-_]?key|token|secret|key$")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from urllib.parse import unquote
 
 from pitools.errors import ConfigError
@@ -117,6 +118,11 @@ def agent_dir(env: Mapping[str, str] | None = None) -> str:
 def agent_dir_resolved(env: Mapping[str, str] | None = None) -> str:
     """The agent directory as an absolute path (``resolvePath(getAgentDir())``)."""
     return js_resolve(agent_dir(env), os.getcwd())
+
+
+def agent_folder(env: Mapping[str, str] | None = None) -> Path:
+    """The agent directory as an absolute :class:`~pathlib.Path`: what every reader of its files uses."""
+    return Path(agent_dir_resolved(env))
 
 
 def agent_file(name: str, env: Mapping[str, str] | None = None) -> str:

@@ -22,6 +22,7 @@ from typing import Any, Final
 from pydantic import SecretStr, ValidationError
 
 from pitools.errors import ConfigError
+from pitools.piconfig.resolver import usable_credential
 from pitools.summarize import agent_config, catalog
 from pitools.summarize.config_value import (
     env_var_names,
@@ -76,6 +77,25 @@ def resolve_model(
     """
     env = os.environ if env is None else env
     directory = agent_dir if agent_dir is not None else agent_config.agent_dir(env)
+    try:
+        return _resolve_model(model_arg, session_model, directory, env, base_url, use_config, run_commands)
+    except ConfigError as exc:
+        # Pi's policy skips a broken models.json/auth.json/settings.json: say so when that is why.
+        skipped = agent_config.problems(directory) if use_config else []
+        if not skipped:
+            raise
+        raise type(exc)(f"{exc.message} ({'; '.join(skipped)})", path=exc.path, line=exc.line) from None
+
+
+def _resolve_model(
+    model_arg: str | None,
+    session_model: tuple[str, str] | None,
+    directory: Path,
+    env: Mapping[str, str],
+    base_url: str | None,
+    use_config: bool,
+    run_commands: bool,
+) -> ModelSpec:
     text = (model_arg or "").strip()
     if text == BUILTIN:
         return builtin_spec()
@@ -375,6 +395,8 @@ def _resolve_key(
     """The provider's credential, from auth.json, then models.json, then the environment."""
     found = _Credential()
     credential = auth.get(provider)
+    if credential is not None and not usable_credential(credential):
+        raise ConfigError(f'invalid credential for provider "{provider}"', path=str(directory / "auth.json"))
     if credential is not None and credential.get("type") == "api_key":
         found.extra_env = credential.get("env")
         raw = credential.get("key")

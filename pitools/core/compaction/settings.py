@@ -36,7 +36,6 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +43,8 @@ from pitools import piconfig
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.value import JSTypeError, js_to_string, js_truthy
 from pitools.errors import ConfigError
-from pitools.piconfig.jsonc import load_json_file, parse_json, read_text, strip_json_comments
-from pitools.piconfig.trust import project_trust
+from pitools.piconfig.jsonc import load_json_file, parse_json, strip_json_comments
+from pitools.piconfig.resolver import ConfigFile, PiConfig, load_pi_config, read_settings_file
 
 if TYPE_CHECKING:
     from pitools.core.compaction.prepare import CompactionSettings
@@ -151,15 +150,8 @@ def _resolve_path(raw: str, env: Mapping[str, str]) -> str:
     return piconfig.resolve_path(raw, os.getcwd(), env)
 
 
-def agent_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The agent directory (Pi's ``getAgentDir``), absolute: see :mod:`pitools.piconfig`."""
-    return Path(piconfig.agent_dir_resolved(env))
-
-
-# --------------------------------------------------------------------------------------------------
-# JSON files
-
-_read_text = read_text
+#: The agent directory (Pi's ``getAgentDir``), absolute: see :mod:`pitools.piconfig`.
+agent_dir = piconfig.agent_folder
 
 
 # --------------------------------------------------------------------------------------------------
@@ -219,48 +211,20 @@ def _js_string(node: Any) -> str:
 
 
 def _load_settings_file(path: Path, warnings: list[str], files_read: list[Path]) -> dict[str, Any]:
-    """``SettingsManager.loadFromStorage`` for one file; a failure is Pi's warning and ``{}``."""
-    try:
-        text = _read_text(path)
-    except ConfigError as exc:
-        warnings.append(f"Invalid settings file {path}: {exc.message}")
-        return {}
-    if text is None:
-        return {}
-    files_read.append(path)
-    if not text:  # Pi checks the content before dropping a BOM: a BOM-only file fails to parse.
-        return {}
-    try:
-        data = parse_json(text.removeprefix("\ufeff"), path)
-    except ConfigError as exc:
-        warnings.append(f"Invalid settings file {path}: {exc.message}")
-        return {}
-    if isinstance(data, dict):
-        return data
-    if isinstance(data, list):
-        # migrateSettings accepts an array and the merge spreads it into index keys: no settings.
-        return {}
-    # migrateSettings starts with `"queueMode" in settings`, a TypeError for a primitive.
-    what = js_to_string(data)
-    warnings.append(f"Invalid settings file {path}: Cannot use 'in' operator to search for 'queueMode' in {what}")
-    return {}
+    """One settings file under Pi's policy (:func:`pitools.piconfig.resolver.read_settings_file`)."""
+    return _take(read_settings_file(path), warnings, files_read)
+
+
+def _take(file: ConfigFile, warnings: list[str], files_read: list[Path]) -> dict[str, Any]:
+    """A file of the run's :class:`PiConfig`: note that it was read and why Pi skipped it."""
+    if file.read:
+        files_read.append(file.path)
+    warnings.extend(file.problems)
+    return dict(file.data)
 
 
 # --------------------------------------------------------------------------------------------------
 # project trust
-
-
-def _project_trust(
-    cwd: str,
-    agent: Path,
-    global_settings: dict[str, Any],
-    override: bool | None,
-    warnings: list[str],
-    files_read: list[Path],
-) -> Sourced:
-    """``resolveProjectTrusted``, for a project whose ``.pi/settings.json`` exists (see piconfig.trust)."""
-    decision = project_trust(cwd, agent, global_settings, override, files_read)
-    return Sourced(decision.trusted, _ASK if decision.asked else decision.source)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -386,51 +350,8 @@ def builtin_model_limits(provider: str, model_id: str) -> tuple[int, int] | None
     return None if limits is None else (limits[0], limits[1])
 
 
-@cache
-def _models_schema_validator() -> Any:
-    from importlib import resources  # with tempfile, shutil, bz2, lzma: only when models.json is read
-
-    import jsonschema  # type: ignore[import-untyped]
-
-    text = (resources.files("pitools") / "data" / "models.schema.json").read_text(encoding="utf-8")
-    base = jsonschema.Draft202012Validator
-
-    def is_number(checker: Any, value: Any) -> bool:
-        # TypeBox's Number rejects Infinity, which JSON.parse makes of a literal like 1e400.
-        return base.TYPE_CHECKER.is_type(value, "number") and math.isfinite(value)
-
-    checker = base.TYPE_CHECKER.redefine("number", is_number)
-    return jsonschema.validators.extend(base, type_checker=checker)(json.loads(text))
-
-
 # One chat model in Pi's list for a provider: id, contextWindow, where the value came from.
 _Model = tuple[Any, Any, str]
-
-
-def _load_models_json(agent: Path, warnings: list[str], files_read: list[Path]) -> tuple[dict[str, Any], Path]:
-    """``ModelConfig.load``: any error drops the whole file (Pi shows it as a warning)."""
-    path = agent / "models.json"
-    try:
-        text = _read_text(path)
-    except ConfigError as exc:
-        warnings.append(f"{path}: {exc.message}; Pi ignores models.json")
-        return {}, path
-    if text is None:
-        return {}, path
-    files_read.append(path)
-    try:
-        data = parse_json(strip_json_comments(text.removeprefix("\ufeff")), path)
-    except ConfigError as exc:
-        warnings.append(f"{path}: {exc.message}; Pi ignores models.json")
-        return {}, path
-    errors = sorted(_models_schema_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        first = errors[0]
-        where = ".".join(str(p) for p in first.absolute_path) or "root"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        warnings.append(f"{path}: invalid models.json schema: {where}: {first.message}{more}; Pi ignores models.json")
-        return {}, path
-    return data["providers"], path
 
 
 class _Stored:
@@ -443,24 +364,10 @@ class _Stored:
         self.last_modified = last_modified
 
 
-def _stored_entry(agent: Path, provider: str, warnings: list[str], files_read: list[Path]) -> _Stored | None:
+def _stored_entry(store: ConfigFile, provider: str, warnings: list[str], files_read: list[Path]) -> _Stored | None:
     """The provider's cached catalogue in ``models-store.json`` as ``ModelsImpl.refresh`` reads it."""
-    path = agent / "models-store.json"
-    try:
-        text = _read_text(path)
-    except ConfigError as exc:
-        warnings.append(f"{path}: {exc.message}; Pi cannot use its cached model catalogues")
-        return None
-    if text is None:
-        return None
-    files_read.append(path)
-    if not text:
-        return None
-    try:
-        data = parse_json(text.removeprefix("\ufeff"), path)
-    except ConfigError as exc:
-        warnings.append(f"{path}: {exc.message}; Pi cannot use its cached model catalogues")
-        return None
+    path = store.path
+    data = _take(store, warnings, files_read)
     entry = data.get(provider) if isinstance(data, dict) else None
     if not js_truthy(entry):
         return None
@@ -497,8 +404,7 @@ def _radius_gateway_is_default(base_url: str) -> bool:
 def _base_models(
     provider: str,
     config: dict[str, Any] | None,
-    agent: Path,
-    use_config: bool,
+    pi_config: PiConfig,
     warnings: list[str],
     files_read: list[Path],
 ) -> list[_Model]:
@@ -515,10 +421,10 @@ def _base_models(
     else:
         return []  # no built-in provider: nothing to refresh from models-store.json either
     baseline: list[_Model] = [(mid, limits[0], SOURCE_CATALOGUE) for mid, limits in shipped.items()]
-    stored = _stored_entry(agent, provider, warnings, files_read) if use_config else None
+    stored = _stored_entry(pi_config.models_store, provider, warnings, files_read) if pi_config.use_config else None
     if stored is None:
         return baseline
-    overlay = f"cached model catalogue: {agent / 'models-store.json'}"
+    overlay = f"cached model catalogue: {pi_config.models_store.path}"
     if radius:
         return _chat(stored.models, overlay)  # a stored Radius catalogue replaces the shipped one
     if provider == "openrouter":
@@ -567,8 +473,7 @@ def _apply_models_json(models: list[_Model], config: dict[str, Any], path: Path)
 def _context_window(
     model: tuple[str, str] | None,
     flag: int | None,
-    agent: Path,
-    use_config: bool,
+    pi_config: PiConfig,
     warnings: list[str],
     files_read: list[Path],
 ) -> Sourced:
@@ -580,9 +485,9 @@ def _context_window(
         )
         return Sourced(DEFAULT_CONTEXT_WINDOW, SOURCE_PI_DEFAULT)
     provider, model_id = model
-    providers, models_path = _load_models_json(agent, warnings, files_read) if use_config else ({}, agent)
+    providers, models_path = _take(pi_config.models, warnings, files_read), pi_config.models.path
     config = providers.get(provider)
-    models = _base_models(provider, config, agent, use_config, warnings, files_read)
+    models = _base_models(provider, config, pi_config, warnings, files_read)
     if config is not None:
         try:
             models = _apply_models_json(models, config, models_path)
@@ -616,9 +521,8 @@ def _context_window(
 
 
 def _merged_settings(
-    agent: Path,
+    config: PiConfig,
     session_cwd: str | None,
-    use_config: bool,
     env: Mapping[str, str],
     project_trust: bool | None,
     warnings: list[str],
@@ -629,27 +533,28 @@ def _merged_settings(
     merged = _Obj()
     merged.source, merged.path = SOURCE_DEFAULT, ""
     trusted: Sourced | None = None
-    if use_config:
-        global_path = agent / "settings.json"
-        global_settings = _load_settings_file(global_path, warnings, files_read)
-        merged = _wrap(global_settings, f"agent settings: {global_path}", str(global_path))
-        if session_cwd is not None:
-            project_path = Path(_resolve_path(session_cwd, env)) / CONFIG_DIR_NAME / "settings.json"
-            if project_path.exists():
-                cwd = str(project_path.parent.parent)
-                trusted = _project_trust(cwd, agent, global_settings, project_trust, warnings, files_read)
-                if trusted.value:
-                    project = _load_settings_file(project_path, warnings, files_read)
-                    layer = _wrap(project, f"project settings: {project_path}", str(project_path))
-                    merged = _merge(merged, layer)
-                elif trusted.source == _ASK:
-                    warnings.append(
-                        f"project settings {project_path} not applied: no trust decision is recorded for "
-                        f"{cwd}; interactive Pi would ask, other modes ignore the file (trust the project "
-                        "in Pi, or pass --approve)"
-                    )
-                elif project_trust is None:
-                    warnings.append(f"project settings {project_path} not applied: {trusted.source} says no")
+    if not config.use_config:
+        return merged, trusted
+    global_path = config.settings.path
+    merged = _wrap(_take(config.settings, warnings, files_read), f"agent settings: {global_path}", str(global_path))
+    project = config.project_settings(session_cwd, env, project_trust) if session_cwd is not None else None
+    if project is None:
+        return merged, trusted
+    files_read.extend(project.trust_files)
+    decision = project.trust
+    trusted = Sourced(decision.trusted, _ASK if decision.asked else decision.source)
+    project_path = project.file.path
+    if decision.trusted:
+        layer = _wrap(_take(project.file, warnings, files_read), f"project settings: {project_path}", str(project_path))
+        merged = _merge(merged, layer)
+    elif decision.asked:
+        warnings.append(
+            f"project settings {project_path} not applied: no trust decision is recorded for "
+            f"{project_path.parent.parent}; interactive Pi would ask, other modes ignore the file (trust the "
+            "project in Pi, or pass --approve)"
+        )
+    elif project_trust is None:
+        warnings.append(f"project settings {project_path} not applied: {decision.source} says no")
     return merged, trusted
 
 
@@ -674,19 +579,20 @@ def resolve_settings(
     if unknown:
         raise ValueError(f"unknown flags: {sorted(unknown)}")
     env = os.environ if env is None else env
-    agent = agent_dir(env)
+    config = load_pi_config(env, use_config=use_config)
+    agent = config.agent_dir
     warnings: list[str] = []
     files_read: list[Path] = []
     model_key = f"{model[0]}/{model[1]}" if model is not None else None
 
-    merged, trusted = _merged_settings(agent, session_cwd, use_config, env, project_trust, warnings, files_read)
+    merged, trusted = _merged_settings(config, session_cwd, env, project_trust, warnings, files_read)
 
     compaction = merged.get("compaction")
     _check_shapes(compaction, warnings)
     enabled = _enabled(compaction, warnings)
     reserve = _token_setting("reserve_tokens", compaction, model_key, flags.get("reserve_tokens"), warnings)
     keep = _token_setting("keep_recent_tokens", compaction, model_key, flags.get("keep_recent_tokens"), warnings)
-    window = _context_window(model, flags.get("context_window"), agent, use_config, warnings, files_read)
+    window = _context_window(model, flags.get("context_window"), config, warnings, files_read)
     branch_reserve = _branch_reserve(merged.get("branchSummary"), flags.get("branch_reserve_tokens"), warnings)
     return ResolvedSettings(
         enabled=enabled,
@@ -754,10 +660,12 @@ def resolve_request_settings(
     merged settings files as :func:`resolve_settings`. Raises ConfigError on a value pi-ai would
     turn into a broken request (a level Pi does not have, a budget that is not a number)."""
     env = os.environ if env is None else env
-    agent = agent_dir(env)
+    config = load_pi_config(env, use_config=use_config)
     warnings: list[str] = []
     files_read: list[Path] = []
-    merged, trusted = _merged_settings(agent, session_cwd, use_config, env, project_trust, warnings, files_read)
+    merged, trusted = _merged_settings(config, session_cwd, env, project_trust, warnings, files_read)
+    # The request's model comes from the catalogue and models.json: say when Pi would skip the file.
+    _take(config.models, warnings, files_read)
     level_node = merged.get("defaultThinkingLevel")
     level: Sourced | None = None
     if level_node is not None:

@@ -86,47 +86,30 @@ def default_session_dir(cwd: str, env: Mapping[str, str]) -> str:
 # -- settings -----------------------------------------------------------------------------------
 
 
-def _read_settings(path: str) -> dict[str, Any]:
-    """One settings file as Pi's ``loadFromStorage`` reads it; unreadable or invalid means empty."""
-    try:
-        text = piconfig.read_text(Path(path))
-    except ConfigError:
-        return {}
-    if not text:
-        return {}
-    try:
-        value = piconfig.parse_json(text.removeprefix("\ufeff"), path)
-    except ConfigError:
-        # Pi records a settings error and carries on with {} for that scope.
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def setting_session_dir(cwd: str, env: Mapping[str, str]) -> tuple[Any, str | None, str | None]:
     """The merged ``sessionDir`` setting, the file it came from, and a note when a project's
-    setting was ignored because the project is not trusted (Pi's trust rule, see piconfig.trust)."""
-    from pitools.piconfig.trust import project_trust
+    setting was ignored because the project is not trusted (Pi's trust rule, see piconfig.trust).
 
-    agent = piconfig.agent_dir_resolved(env)
-    global_file = piconfig.js_join(agent, "settings.json")
-    project_file = piconfig.project_settings_path(cwd, env)
-    global_settings = _read_settings(global_file)
+    The settings files come from the run's :class:`~pitools.piconfig.resolver.PiConfig` (Pi's
+    policy: an unreadable or invalid file counts as empty)."""
+    from pitools.piconfig.resolver import load_pi_config, read_settings_file
+
+    config = load_pi_config(env)
+    global_settings = config.settings.data
     value: Any = global_settings.get("sessionDir")
-    source: str | None = global_file if "sessionDir" in global_settings else None
+    source: str | None = str(config.settings.path) if "sessionDir" in global_settings else None
     ignored: str | None = None
-    project = _read_settings(project_file)
-    if "sessionDir" in project:
-        project_dir = os.path.dirname(os.path.dirname(project_file))
+    project_file = piconfig.project_settings_path(cwd, env)
+    if "sessionDir" in read_settings_file(Path(project_file)).data:
         try:
-            trust = project_trust(project_dir, Path(agent), global_settings)
+            project = config.project_settings(cwd, env)
+            why = "" if project is None else project.trust.source
         except ConfigError as exc:  # an unreadable trust.json: no trust
-            trust = None
-            why = exc.message
-        if trust is not None and trust.trusted:
+            project, why = None, exc.message
+        if project is not None and project.applied:
             # deepMergeObjects: a project value replaces the global one (JSON has no undefined).
-            value, source = project["sessionDir"], project_file
+            value, source = project.file.data["sessionDir"], project_file
         else:
-            why = why if trust is None else trust.source
             ignored = f"sessionDir in {project_file} ignored: the project is not trusted ({why})"
     return value, source, ignored
 

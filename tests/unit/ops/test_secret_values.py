@@ -77,3 +77,14 @@ def test_broken_config_is_a_note_not_a_crash(tmp_path: Path) -> None:
     (agent / "auth.json").write_text("{not json")
     found = collect(environ={"PI_CODING_AGENT_DIR": str(agent)})
     assert found.values == [] and any("auth.json" in n for n in found.notes)
+
+
+def test_keys_in_a_models_json_pi_ignores_are_still_secrets(tmp_path: Path) -> None:
+    # maxTokens 0 fails Pi's schema, so Pi ignores the file; its key must still be redacted.
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    provider = {"apiKey": "sk-ignored-by-pi-123456", "models": [{"id": "m", "maxTokens": 0}, 5], "baseUrl": "x"}
+    (agent / "models.json").write_text(json.dumps({"providers": {"x": provider}}))
+    found = collect(environ={"PI_CODING_AGENT_DIR": str(agent)})
+    assert "sk-ignored-by-pi-123456" in [v.value for v in found.values]
+    assert any("models.json" in n for n in found.notes)

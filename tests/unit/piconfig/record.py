@@ -1,4 +1,6 @@
-"""Record Pi's answers for tests/unit/piconfig/cases.py into pi_config_answers.json (needs node + the reference)."""
+"""Record Pi's answers for tests/unit/piconfig/cases.py into pi_config_answers.json, and for the
+broken configuration files of test_broken_config.py into pi_broken_files_answers.json (needs node
++ the reference)."""
 
 from __future__ import annotations
 
@@ -14,17 +16,21 @@ from tests.unit.piconfig.cases import cases
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "pi_config_answers.json"
+BROKEN_FIXTURE = HERE / "pi_broken_files_answers.json"
 
 
-def ask_node(ref: Path) -> list[dict[str, Any]]:
+def ask_node(
+    ref: Path, script: str = "pi_config.mjs", case_list: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Run ``script`` (beside this file) under node on ``case_list`` (default: cases.py's)."""
     import os
 
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump(cases(), fh)
+        json.dump(cases() if case_list is None else case_list, fh)
         name = fh.name
     try:
         done = subprocess.run(
-            ["node", str(HERE / "pi_config.mjs"), name],
+            ["node", str(HERE / script), name],
             capture_output=True,
             text=True,
             check=True,
@@ -41,8 +47,14 @@ def main() -> int:
     if ref is None:
         print("record: the reference (PI_REF_DIR) was not found", file=sys.stderr)
         return 1
-    FIXTURE.write_text(json.dumps({"cases": ask_node(ref)}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {FIXTURE}")
+    from tests.unit.piconfig.broken_cases import BROKEN_CASES
+
+    for path, answers in (
+        (FIXTURE, ask_node(ref)),
+        (BROKEN_FIXTURE, ask_node(ref, "pi_broken_files.mjs", BROKEN_CASES)),
+    ):
+        path.write_text(json.dumps({"cases": answers}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
     return 0
 
 

@@ -25,6 +25,11 @@ ENVS = [
 ]
 
 
+def test_one_agent_folder_function() -> None:
+    # settings, the summarizer and the resolver used to have an agent_dir each.
+    assert settings.agent_dir is agent_config.agent_dir is piconfig.agent_folder
+
+
 @pytest.mark.parametrize("env", ENVS, ids=lambda e: repr(e))
 def test_one_agent_dir_for_everyone(env: dict[str, str]) -> None:
     expected = piconfig.agent_dir_resolved(env)
