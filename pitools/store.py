@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from pitools.errors import PitoolsError, SessionChangedError
 
@@ -142,12 +143,9 @@ def make_backup(path: str | os.PathLike[str], *, expected: FileStamp | None = No
             if expected is None:
                 shutil.copyfileobj(src, dst, _CHUNK)
             else:
-                digest, left = hashlib.sha256(), expected.size
-                while left > 0 and (chunk := src.read(min(_CHUNK, left))):
-                    digest.update(chunk)
-                    dst.write(chunk)
-                    left -= len(chunk)
-                if left or digest.hexdigest() != expected.sha256:
+                reader = _HashingReader(src, expected.size)
+                shutil.copyfileobj(reader, dst, _CHUNK)
+                if reader.left or reader.digest.hexdigest() != expected.sha256:
                     raise SessionChangedError(
                         "the file changed since pitools read it (another process is writing to it?); "
                         "nothing was written",
@@ -178,6 +176,19 @@ def make_backup(path: str | os.PathLike[str], *, expected: FileStamp | None = No
         ) from None
     _fsync_dir(target.parent)
     return target
+
+
+class _HashingReader:
+    """Reads at most ``left`` bytes of ``fh``, hashing them on the way (for ``copyfileobj``)."""
+
+    def __init__(self, fh: BinaryIO, left: int) -> None:
+        self.fh, self.left, self.digest = fh, left, hashlib.sha256()
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.fh.read(self.left if n < 0 else min(n, self.left))
+        self.digest.update(data)
+        self.left -= len(data)
+        return data
 
 
 def _changed_error(path: str | os.PathLike[str], expected: FileStamp, size: int) -> SessionChangedError:
