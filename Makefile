@@ -97,6 +97,7 @@ bench-dataset: $(DEV_STAMP)
 golden: $(DEV_STAMP)
 	$(BIN)/python scripts/record_golden.py
 	$(BIN)/python tests/golden/request_cases.py
+	$(BIN)/python -m tests.golden.append_cases
 	node scripts/record_requests.mjs
 	node scripts/record_requests.mjs --settings
 
