@@ -68,7 +68,11 @@ def redact_file(
     redactor = Redactor(detector, options, file=path)
     if in_place:
         stamp = store.stamp(path)
-        made = store.atomic_replace(path, redactor.redact_lines(_lines(path)), expected=stamp, backup=backup)
+        # The backup is the unredacted original, every secret in it: owner-only, whatever the
+        # session's own mode (the result line says so; `scan DIR` reports such backups).
+        made = store.atomic_replace(
+            path, redactor.redact_lines(_lines(path)), expected=stamp, backup=backup, private_backup=True
+        )
         return RedactResult(path, path, str(made) if made else None, redactor.stats)
     if output is None:
         raise PitoolsError("say where to write: -o OUT or --in-place", path=path)
