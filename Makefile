@@ -114,6 +114,8 @@ differential: $(DEV_STAMP)
 ## SIGKILL the writers at random moments (1,000 trials each); see scripts/stress_crash.py.
 stress: $(DEV_STAMP)
 	nice -n 19 $(BIN)/python scripts/stress_crash.py --trials 1000 --writer all
+	nice -n 19 $(BIN)/python scripts/stress_concurrent.py --trials 1000 --writer all
+	nice -n 19 $(BIN)/python scripts/stress_concurrent.py --trials 200 --writer compact --full-disk
 
 fuzz: $(DEV_STAMP)
 	PITOOLS_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q tests/fuzz -p no:randomly

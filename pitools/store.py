@@ -582,7 +582,7 @@ def append_lines(
             try:
                 written = os.write(fd, payload)
                 if written != len(payload):
-                    raise OSError(errno.ENOSPC, f"short write ({written:,} of {len(payload):,} bytes)")
+                    raise OSError(errno.ENOSPC, f"only {written:,} of {len(payload):,} bytes were written (disk full?)")
                 os.fsync(fd)
             except OSError as exc:
                 raise _after_failed_write(fd, path, size, payload, exc) from None
