@@ -422,7 +422,9 @@ def atomic_replace(
     made = make_backup(target, expected=expected, private=private_backup) if backup else None
     try:
         _write_then_rename(target, chunks, expected=expected, source=target)
-    except CarriedOver:
+    except CarriedOver as exc:
+        if made is not None:
+            exc.message += f"; the file as pitools read it is backed up at {made}"
         raise
     except BaseException:
         _discard(made)

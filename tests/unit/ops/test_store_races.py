@@ -193,8 +193,9 @@ def test_a_line_pi_appends_before_the_rename_is_carried_over(session: Path, monk
 
     monkeypatch.setattr(os, "replace", replace_late)
     rewritten = ORIGINAL.replace(b'"id":"S"', b'"id":"S2"')
-    with pytest.raises(store.CarriedOver, match=r"appended 1 line\(s\) \(\d+ bytes\) while pitools replaced"):
+    with pytest.raises(store.CarriedOver, match=r"appended 1 line\(s\) \(\d+ bytes\) while pitools replaced") as c:
         store.atomic_replace(session, [rewritten], expected=store.stamp(session), backup=True)
+    assert "the file as pitools read it is backed up at" in c.value.message
     assert session.read_bytes() == rewritten + PIS
     backups = _backups(session)
     assert len(backups) == 1 and backups[0].read_bytes() == ORIGINAL
