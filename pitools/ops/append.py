@@ -18,6 +18,7 @@ the loaded session, the new entry dicts) and does the rest the same way for ever
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import os
@@ -83,6 +84,28 @@ def append_entries(
         written_to = path
     session = _as_written(loaded, entries, written_to, header)
     return Appended(written_to, None if made is None else str(made), session, terminate)
+
+
+class WrittenThenFailed(PitoolsError):
+    """A step after a successful write failed: the message says what was written where."""
+
+
+@contextlib.contextmanager
+def reporting_the_write(done: Appended, what: str) -> Iterator[None]:
+    """Run the steps after a write (replaying the written session, the result) so that a failure
+    in them still says the write happened: the user must not think the run wrote nothing."""
+    written = f"{what} was written to {done.written_to}" + (f" (backup: {done.backup})" if done.backup else "")
+    try:
+        yield
+    except PitoolsError as exc:
+        raise WrittenThenFailed(f"{written}, but then: {exc.message}", path=exc.path, line=exc.line) from exc
+    except Exception as exc:
+        failed = WrittenThenFailed(
+            f"{written}, but then an internal error ({type(exc).__name__}: {exc}); this is a bug — rerun with "
+            "--debug for the traceback"
+        )
+        failed.exit_code = 3
+        raise failed from exc
 
 
 def check_last_line(path: str, stamp: store.FileStamp) -> None:

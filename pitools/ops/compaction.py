@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     # Only --apply writes: the dry run's imports stay light (no store, no model layer).
     from pitools import store
     from pitools.core.compaction.summarizer import Summarizer
+    from pitools.ops.append import Appended
     from pitools.ops.summarizing import SummarizeRequest
 
 ProgressFn = Callable[[str], None]
@@ -35,8 +36,8 @@ class ApplyResult:
     backup: str | None
     requests: int
     leaf_was_last: bool
-    #: The written session as Pi loads it (:class:`pitools.ops.append.Appended`).
-    session: LoadedSession
+    #: What was written, and the written session as Pi loads it.
+    written: Appended
 
 
 def apply_compaction(
@@ -110,7 +111,7 @@ def apply_compaction(
     entry = build_compaction_entry(loaded, leaf, prep, summary, usage, now=now, entry_id_=entry_id_)
     leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
     done = append_entries(path, before, loaded, [entry], output=output, backup=backup, new_session=new_session, now=now)
-    return ApplyResult(entry, done.written_to, done.backup, len(requests), leaf_was_last, done.session)
+    return ApplyResult(entry, done.written_to, done.backup, len(requests), leaf_was_last, done)
 
 
 # -- the plan (``compact --dry-run``, and the first half of ``--apply``) -------------------------
@@ -254,8 +255,12 @@ def compact_apply(
         expected=stamp,
         loaded=planning.loaded,
     )
-    reloaded = result.session
-    replay = replay_context(reloaded.index, result.entry["id"])
+    reloaded = result.written.session
+    from pitools.ops.append import reporting_the_write
+
+    with reporting_the_write(result.written, f"compaction entry {result.entry['id']}"):
+        replay = replay_context(reloaded.index, result.entry["id"])
+        tokens_after = replay.estimate.tokens
     data = {
         "pi": PI_REFERENCE_VERSION,
         "entry": result.entry,
@@ -264,7 +269,7 @@ def compact_apply(
         "model": choice.label,
         "requests": result.requests,
         "tokensBefore": plan.preparation.tokens_before,
-        "tokensAfter": replay.estimate.tokens,
+        "tokensAfter": tokens_after,
         "leafWasLast": result.leaf_was_last,
     }
     return CompactOutcome(data, replay, reloaded.session)

@@ -28,7 +28,7 @@ from pitools.core.compaction.branch import (
 from pitools.core.session.api import LoadedSession
 from pitools.errors import PiCrashError, PitoolsError
 from pitools.ops import summarizing
-from pitools.ops.append import append_entries, check_last_line
+from pitools.ops.append import append_entries, check_last_line, reporting_the_write
 
 
 @dataclass(slots=True)
@@ -258,7 +258,9 @@ def navigate_apply(
 
     reloaded = done.session
     leaf = new_entries[-1]["id"]  # each append moves Pi's leaf: the label, if any, comes last
-    replay = replay_context(reloaded.index, leaf)
+    what = " and ".join(f"{e['type']} entry {e['id']}" for e in new_entries)
+    with reporting_the_write(done, what):
+        replay = replay_context(reloaded.index, leaf)
     return NavigateOutcome(
         plan,
         new_entries,

@@ -91,3 +91,39 @@ def test_a_blank_unterminated_last_line_is_terminated(run, tmp_path: Path) -> No
     written = session.read_bytes()
     assert written.startswith(original + b"\n{")
     assert load(str(session)).session.entries[-1]["type"] == "compaction"
+
+
+def test_a_failure_after_the_write_says_what_was_written(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 40: the write happened, then a later step failed: the user was told only "internal
+    error", as if nothing had been written."""
+    from pitools.core.context import build
+    from pitools.errors import PitoolsError
+
+    session = tmp_path / "s.jsonl"
+    shutil.copyfile(GARBAGE, session)
+
+    real_replay = build.replay_context
+    before = {e.get("id") for e in load(str(GARBAGE)).session.entries if isinstance(e, dict)}
+
+    def broken_replay(index: object, leaf: object, *args: object, **kwargs: object) -> object:
+        if leaf in before:  # the plan's replays, before the write
+            return real_replay(index, leaf, *args, **kwargs)
+        raise ValueError("replay went wrong")
+
+    monkeypatch.setattr(build, "replay_context", broken_replay)
+    r = run(*_cmd("compact", session), exit_code=3)
+    last = r.stderr.strip().splitlines()[-1]
+    assert "compaction entry " in last and f"was written to {session} (backup: {session}.bak-" in last
+    assert "but then an internal error (ValueError: replay went wrong); this is a bug" in last
+    assert load(str(session)).session.entries[-1]["type"] == "compaction"
+
+    def refused_replay(index: object, leaf: object, *args: object, **kwargs: object) -> object:
+        if leaf in before:
+            return real_replay(index, leaf, *args, **kwargs)
+        raise PitoolsError("cannot replay")
+
+    monkeypatch.setattr(build, "replay_context", refused_replay)
+    r = run(*_cmd("navigate-garbage", session, "--no-backup"), exit_code=1)
+    last = r.stderr.strip().splitlines()[-1]
+    assert "branch_summary entry " in last and " and label entry " in last
+    assert f"was written to {session}, but then: cannot replay" in last
