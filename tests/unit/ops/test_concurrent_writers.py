@@ -67,3 +67,28 @@ def test_racing_on_a_full_disk(tmp_path: Path) -> None:
         (racer,) = race.build_racers("compact", 3, True)
         result = race.stress(racer, TRIALS + 2, random.Random(7), work, _env(tmp_path), 0.2, True)
         assert result["violations"] == [], result
+
+
+def test_a_backup_that_does_not_fit_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Issue 36 item 2: on a full disk the backup copy fails; neither a partial nor a full-size
+    backup (nor its temp file) may stay, and the session is as it was."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        pytest.skip("needs root on Linux to mount a tmpfs")
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)], capture_output=True).returncode:
+        pytest.skip("mounting a tmpfs is not permitted here")
+    subprocess.run(["umount", "-l", str(probe)], check=False)
+    (racer,) = race.build_racers("compact", 3, False)
+    with race.full_disk(tmp_path) as work:
+        folder = work / "trial"
+        folder.mkdir()
+        session = folder / "session.jsonl"
+        session.write_bytes(racer.original)
+        race._fill(folder, 8192)  # room for a line, not for a copy of the session
+        argv = [*race.stress_crash.pitools_argv(), *(a.replace("{f}", str(session)) for a in racer.args)]
+        proc = subprocess.run(argv, capture_output=True, text=True, env=_env(tmp_path), timeout=120, check=False)
+        assert proc.returncode == 1, proc.stderr
+        assert "cannot write the backup copy (No space left on device); nothing was changed" in proc.stderr
+        assert session.read_bytes() == racer.original
+        assert sorted(p.name for p in folder.iterdir()) == ["session.jsonl"]
