@@ -440,30 +440,39 @@ class CarriedOver(SessionChangedError):
 
 def _carry_over(old_fd: int, target: Path, expected: FileStamp) -> None:
     """After the rename: anything appended to the old inode (Pi opens the file by path for
-    each append, so a write it started before the rename lands there) goes to the new file."""
-    size = os.fstat(old_fd).st_size
-    if size <= expected.size:
-        return
-    extra = os.pread(old_fd, size - expected.size, expected.size)
-    lines = extra.count(b"\n")
+    each append, so a write it started before the rename lands there) goes to the new file.
+
+    Looked at again after each carry (a write may still be landing), a few rounds at most. What
+    remains is a window of microseconds: a Pi that opened the old file before the rename and
+    writes after the last look; without a lock Pi honours, it cannot be closed."""
+    done, carried = expected.size, b""
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND)
-        try:
-            if os.write(fd, extra) != len(extra):
-                raise OSError(errno.ENOSPC, "short write")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        for _round in range(5):
+            size = os.fstat(old_fd).st_size
+            if size <= done:
+                break
+            extra = os.pread(old_fd, size - done, done)
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND)
+            try:
+                if os.write(fd, extra) != len(extra):
+                    raise OSError(errno.ENOSPC, "short write")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            done, carried = size, carried + extra
+            time.sleep(0.001)
     except OSError as exc:
         raise CarriedOver(
-            f"another process appended {lines:,} line(s) ({len(extra):,} bytes) while pitools replaced the file, "
-            f"and carrying them over to the new file failed ({exc.strerror or exc}): they are missing from it; "
-            "the new file may end with part of them",
+            f"another process appended to the file while pitools replaced it, and carrying those bytes over to "
+            f"the new file failed ({exc.strerror or exc}): they are missing from it, or it ends with part of them",
             path=os.fspath(target),
         ) from None
-    torn = "" if extra.endswith(b"\n") else " (the last of them has no newline yet: check the end of the file)"
+    if not carried:
+        return
+    torn = "" if carried.endswith(b"\n") else " (the last of them has no newline yet: check the end of the file)"
+    lines = carried.count(b"\n")
     raise CarriedOver(
-        f"another process appended {lines:,} line(s) ({len(extra):,} bytes) while pitools replaced "
+        f"another process appended {lines:,} line(s) ({len(carried):,} bytes) while pitools replaced "
         f"the file; they were carried over unchanged to the end of the new file{torn}, so they were not rewritten: "
         "run the command again",
         path=os.fspath(target),

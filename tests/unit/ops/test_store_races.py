@@ -222,3 +222,28 @@ def test_a_private_backup_is_owner_only(session: Path) -> None:
     made = store.atomic_replace(session, [ORIGINAL], expected=store.stamp(session), private_backup=True)
     assert made is not None and (made.stat().st_mode & 0o777) == 0o600
     assert (session.stat().st_mode & 0o777) == 0o644
+
+
+def test_a_line_still_landing_during_the_carry_over_is_carried_too(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Pi that opened the old file before the rename can write twice after it."""
+    real_replace, late = os.replace, {}
+    second = PIS.replace(b'"id":"pi"', b'"id":"pi2"')
+
+    def replace_late(src: Any, dst: Any) -> None:
+        if Path(dst) == session:
+            late["fd"] = os.open(session, os.O_WRONLY | os.O_APPEND)  # Pi's open, before the rename
+            os.write(late["fd"], PIS)
+        real_replace(src, dst)
+
+    def pi_writes_again(_seconds: float) -> None:
+        if "fd" in late:
+            os.write(late["fd"], second)
+            os.close(late.pop("fd"))
+
+    monkeypatch.setattr(os, "replace", replace_late)
+    monkeypatch.setattr(store.time, "sleep", pi_writes_again)
+    with pytest.raises(store.CarriedOver, match=r"appended 2 line\(s\)"):
+        store.atomic_replace(session, [ORIGINAL], expected=store.stamp(session), backup=False)
+    assert session.read_bytes() == ORIGINAL + PIS + second
