@@ -103,6 +103,7 @@ bench-dataset: $(DEV_STAMP)
 golden: $(DEV_STAMP)
 	$(BIN)/python scripts/record_golden.py
 	$(BIN)/python tests/golden/request_cases.py
+	$(BIN)/python -m tests.golden.append_cases
 	node scripts/record_requests.mjs
 	node scripts/record_requests.mjs --settings
 	node scripts/record_requests.mjs --check-wedges
@@ -128,6 +129,8 @@ differential: $(DEV_STAMP)
 ## SIGKILL the writers at random moments (1,000 trials each); see scripts/stress_crash.py.
 stress: $(DEV_STAMP)
 	nice -n 19 $(BIN)/python scripts/stress_crash.py --trials 1000 --writer all
+	nice -n 19 $(BIN)/python scripts/stress_concurrent.py --trials 1000 --writer all
+	nice -n 19 $(BIN)/python scripts/stress_concurrent.py --trials 200 --writer compact --full-disk
 
 fuzz: $(DEV_STAMP)
 	PITOOLS_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q tests/fuzz -p no:randomly

@@ -8,23 +8,22 @@ one fsynced append (or the new file with ``-o``).
 from __future__ import annotations
 
 import datetime as _dt
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
-from pitools.core.compaction.plan import build_compaction_entry, compaction_line, summary_inputs
+from pitools.core.compaction.plan import build_compaction_entry, summary_inputs
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
-from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.session.api import LoadedSession, load
 from pitools.core.session.loaded import entry_type
-from pitools.errors import PitoolsError, SessionChangedError
+from pitools.errors import PitoolsError
 
 if TYPE_CHECKING:
     # Only --apply writes: the dry run's imports stay light (no store, no model layer).
     from pitools import store
     from pitools.core.compaction.summarizer import Summarizer
+    from pitools.ops.append import Appended
     from pitools.ops.summarizing import SummarizeRequest
 
 ProgressFn = Callable[[str], None]
@@ -37,69 +36,8 @@ class ApplyResult:
     backup: str | None
     requests: int
     leaf_was_last: bool
-
-
-def _new_file_header(header: dict[str, Any], source: str, now: _dt.datetime | None) -> dict[str, Any]:
-    """The source's header for a new file: a new session id and timestamp, ``parentSession``
-    pointing at the source (absolute path), every other field kept."""
-    from pitools.core.js.date import iso_now
-    from pitools.core.session.ids import uuid7
-
-    new = dict(header)
-    new["id"] = uuid7(now)
-    new["timestamp"] = iso_now(now)
-    new["parentSession"] = os.path.abspath(source)
-    return new
-
-
-def write_copy(
-    path: str,
-    before: store.FileStamp,
-    loaded: LoadedSession,
-    lines: list[bytes],
-    output: str,
-    *,
-    new_session: bool = True,
-    now: _dt.datetime | None = None,
-) -> None:
-    """Write ``output``: the source with a new header (new id, ``parentSession`` -> source, as
-    Pi's fork and clone make them), every entry line unchanged, then ``lines``.
-
-    Exactly the bytes that were stamped (``before``) are copied, proven by their hash (the
-    replaced header included), so a line appended while copying can neither slip in nor be cut
-    in half. ``new_session=False`` keeps the source's header.
-    """
-    from pitools import store
-
-    store.check_unchanged(path, before)
-    raw = loaded.session.raw
-    header_at, header_len = raw.offsets[0], raw.lengths[0]
-    new_header = _new_file_header(loaded.session.header or {}, path, now) if new_session else None
-
-    def chunks() -> Iterator[bytes]:
-        import hashlib
-
-        digest, left = hashlib.sha256(), before.size
-        with open(path, "rb") as fh:
-
-            def read(n: int) -> bytes:
-                nonlocal left
-                data = fh.read(min(n, left))
-                digest.update(data)
-                left -= len(data)
-                return data
-
-            if new_header is not None:
-                yield read(header_at)
-                read(header_len)  # hashed, replaced by the new header
-                yield to_json_bytes(new_header)
-            while left > 0 and (chunk := read(1 << 20)):
-                yield chunk
-        if left or digest.hexdigest() != before.sha256:
-            raise SessionChangedError("the file changed while pitools copied it; nothing was written", path=path)
-        yield from lines
-
-    store.write_new(output, chunks())
+    #: What was written, and the written session as Pi loads it.
+    written: Appended
 
 
 def apply_compaction(
@@ -132,6 +70,7 @@ def apply_compaction(
     from pitools import store
     from pitools.core.compaction.prompts import join_summaries
     from pitools.core.compaction.summarizer import SummaryResult
+    from pitools.ops.append import append_entries, check_last_line
     from pitools.ops.summarizing import check_target
     from pitools.summarize.usage import combine_usage
 
@@ -158,11 +97,7 @@ def apply_compaction(
             raise PitoolsError("already compacted: the branch ends in a compaction entry", path=path)
         raise PitoolsError("nothing to compact on this branch", path=path)
     if not before.ends_with_newline:
-        raise PitoolsError(
-            "the file's last line has no newline (torn write?); refusing to add a line after it. "
-            "Repair it first (`pitools migrate --in-place` terminates it) and retry",
-            path=path,
-        )
+        check_last_line(path, before)  # a torn last line is refused before the model is paid for
     requests = summary_inputs(loaded, leaf, prep, instructions)
     texts: dict[str, str] = {}
     usage: dict[str, Any] | None = None
@@ -174,13 +109,9 @@ def apply_compaction(
         usage = result.usage if usage is None else combine_usage(usage, result.usage)
     summary = join_summaries(prep, texts.get("history"), texts.get("turnPrefix"))
     entry = build_compaction_entry(loaded, leaf, prep, summary, usage, now=now, entry_id_=entry_id_)
-    line = compaction_line(entry)
     leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
-    if output:
-        write_copy(path, before, loaded, [line], output, new_session=new_session, now=now)
-        return ApplyResult(entry, output, None, len(requests), leaf_was_last)
-    made = store.append_line(path, line, expected=before, backup=backup)
-    return ApplyResult(entry, path, str(made) if made else None, len(requests), leaf_was_last)
+    done = append_entries(path, before, loaded, [entry], output=output, backup=backup, new_session=new_session, now=now)
+    return ApplyResult(entry, done.written_to, done.backup, len(requests), leaf_was_last, done)
 
 
 # -- the plan (``compact --dry-run``, and the first half of ``--apply``) -------------------------
@@ -324,8 +255,12 @@ def compact_apply(
         expected=stamp,
         loaded=planning.loaded,
     )
-    reloaded = after_append(planning.loaded, [result.entry], result.written_to)
-    replay = replay_context(reloaded.index, result.entry["id"])
+    reloaded = result.written.session
+    from pitools.ops.append import reporting_the_write
+
+    with reporting_the_write(result.written, f"compaction entry {result.entry['id']}"):
+        replay = replay_context(reloaded.index, result.entry["id"])
+        tokens_after = replay.estimate.tokens
     data = {
         "pi": PI_REFERENCE_VERSION,
         "entry": result.entry,
@@ -334,29 +269,7 @@ def compact_apply(
         "model": choice.label,
         "requests": result.requests,
         "tokensBefore": plan.preparation.tokens_before,
-        "tokensAfter": replay.estimate.tokens,
+        "tokensAfter": tokens_after,
         "leafWasLast": result.leaf_was_last,
     }
     return CompactOutcome(data, replay, reloaded.session)
-
-
-def after_append(loaded: LoadedSession | None, new_entries: list[dict[str, Any]], written_to: str) -> LoadedSession:
-    """The written session as Pi reads it: the entries already loaded plus the appended lines.
-
-    The written file is exactly the bytes that were loaded (proven by their hash while copying or
-    by the stamp before appending; -o replaces only the header) followed by the new lines, so
-    reading it again would only cost a second parsed copy (2.3 GB for a 1 GB session).
-    """
-    import dataclasses
-
-    from pitools.core.js.json.parse import parse_json_line
-    from pitools.core.session.tree import SessionIndex
-
-    if loaded is None:
-        return load(written_to)
-    values = [parse_json_line(compaction_line(e))[0] for e in new_entries]  # the lines as Pi parses them
-    with open(written_to, "rb") as fh:
-        header = parse_json_line(fh.readline())[0]
-    entries = [*loaded.session.entries, *values]
-    session = dataclasses.replace(loaded.session, path=written_to, header=header, entries=entries)
-    return LoadedSession(session, SessionIndex.build(entries))

@@ -4,8 +4,8 @@ Pi appends a ``branch_summary`` entry at the place the leaf lands (and a ``label
 it when asked); navigating without either only moves Pi's in-memory leaf, so nothing is written.
 The plan is core's (:mod:`pitools.core.compaction.branch`); the model comes through the same
 layer as ``compact --apply`` (:mod:`pitools.ops.summarizing`), with every precondition checked
-before the request, and the lines go through :mod:`pitools.store` (one fsynced append, or a new
-file with ``-o``), refused when the file changed since it was read.
+before the request, and the lines go through :func:`pitools.ops.append.append_entries` (one
+fsynced append, or a new file with ``-o``), refused when the file changed since it was read.
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ from pitools.core.compaction.branch import (
     summary_request,
     token_budget,
 )
-from pitools.core.compaction.plan import compaction_line
 from pitools.core.session.api import LoadedSession
 from pitools.errors import PiCrashError, PitoolsError
 from pitools.ops import summarizing
-from pitools.ops.compaction import after_append, write_copy
+from pitools.ops.append import append_entries, check_last_line, reporting_the_write
 
 
 @dataclass(slots=True)
@@ -187,11 +186,7 @@ def navigate_apply(
         )
     summarizing.check_target(path, output)
     if not stamp.ends_with_newline:
-        raise PitoolsError(
-            "the file's last line has no newline (torn write?); refusing to add a line after it. "
-            "Repair it first (`pitools migrate --in-place` terminates it) and retry",
-            path=path,
-        )
+        check_last_line(path, stamp)  # a torn last line is refused before any model is asked
     model_label: str | None = None
     requests = 0
     summary_entry: dict[str, Any] | None = None
@@ -256,24 +251,21 @@ def navigate_apply(
         new_entries.append(
             build_label_entry(index, plan.new_leaf_id, target_id, label or "", now=now, entry_id_=label_id)
         )
-    lines = [compaction_line(e) for e in new_entries]
-    made: Any = None
-    if output:
-        write_copy(path, stamp, loaded, lines, output, new_session=new_session, now=now)
-        written_to = output
-    else:
-        made = store.append_lines(path, lines, expected=stamp, backup=request.backup)
-        written_to = path
+    done = append_entries(
+        path, stamp, loaded, new_entries, output=output, backup=request.backup, new_session=new_session, now=now
+    )
     from pitools.core.context.build import replay_context
 
-    reloaded = after_append(loaded, new_entries, written_to)
+    reloaded = done.session
     leaf = new_entries[-1]["id"]  # each append moves Pi's leaf: the label, if any, comes last
-    replay = replay_context(reloaded.index, leaf)
+    what = " and ".join(f"{e['type']} entry {e['id']}" for e in new_entries)
+    with reporting_the_write(done, what):
+        replay = replay_context(reloaded.index, leaf)
     return NavigateOutcome(
         plan,
         new_entries,
-        written_to,
-        None if made is None else str(made),
+        done.written_to,
+        done.backup,
         model_label,
         requests,
         leaf,

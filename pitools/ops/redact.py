@@ -75,7 +75,11 @@ def redact_file(
         return RedactResult(path, None, None, redactor.stats)
     if in_place:
         stamp = store.stamp(path)
-        made = store.atomic_replace(path, redactor.redact_lines(_lines(path)), expected=stamp, backup=backup)
+        # The backup is the unredacted original, every secret in it: owner-only, whatever the
+        # session's own mode (the result line says so; `scan DIR` reports such backups).
+        made = store.atomic_replace(
+            path, redactor.redact_lines(_lines(path)), expected=stamp, backup=backup, private_backup=True
+        )
         return RedactResult(path, path, str(made) if made else None, redactor.stats)
     if output is None:
         raise PitoolsError("say where to write: -o OUT or --in-place", path=path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,23 @@ from pitools.errors import PitoolsError
 _CHUNK = 4 << 20
 
 
+#: The backups pitools' writers keep (``store.backup_path``): the original, secrets included.
+_BACKUP_NAME = re.compile(r"\.jsonl\.bak-\d{8}T\d{6,12}Z\Z")
+
+
+def is_backup(path: str) -> bool:
+    """A backup pitools kept next to a session (``<name>.jsonl.bak-<UTC time>``)."""
+    return _BACKUP_NAME.search(os.path.basename(path)) is not None
+
+
 def session_files(paths: Iterable[str]) -> list[str]:
-    """Files as given; directories as every ``*.jsonl`` below them, sorted."""
+    """Files as given; directories as every ``*.jsonl`` below them, and every backup pitools kept
+    of one (``*.jsonl.bak-<time>``: ``redact --in-place`` leaves the secrets in it), sorted."""
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
-            out.extend(str(f) for f in sorted(Path(p).rglob("*.jsonl")) if f.is_file())
+            found = [*Path(p).rglob("*.jsonl"), *(f for f in Path(p).rglob("*.jsonl.bak-*") if is_backup(str(f)))]
+            out.extend(str(f) for f in sorted(found) if f.is_file())
         else:
             out.append(p)
     return out

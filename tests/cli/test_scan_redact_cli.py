@@ -212,6 +212,23 @@ def test_redact_in_place_keeps_a_backup(run, tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("t.jsonl.bak")] == []
 
 
+def test_redact_in_place_backup_is_owner_only_said_and_found_by_scan(run, tmp_path: Path) -> None:
+    """Issue 36 item 12: the backup keeps every secret; it was world-readable like the session,
+    unmentioned, and `scan DIR` skipped it."""
+    src = session(tmp_path, f"token {GH}")
+    src.chmod(0o644)
+    result = run("redact", src, "--in-place")
+    (backup,) = tmp_path.glob("s.jsonl.bak-*")
+    assert backup.stat().st_mode & 0o777 == 0o600 and src.stat().st_mode & 0o777 == 0o644
+    assert f"backup kept at {backup}: it still holds every secret (owner-only, mode 0600)" in result.stderr
+    scanned = run("scan", tmp_path, "--format", "json", exit_code=1)
+    doc = json.loads(scanned.stdout)
+    assert doc["files"] == 2 and {f["file"] for f in doc["findings"]} == {str(backup)}
+    assert "1 of the files with findings are backups pitools kept" in scanned.stderr
+    (tmp_path / "s.jsonl.bak-notours").write_text(GH)  # only pitools' own backup names are taken
+    assert json.loads(run("scan", tmp_path, "--format", "json", exit_code=1).stdout)["files"] == 2
+
+
 def test_redact_refuses_when_the_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pitools.core.secrets.detect import Detector
     from pitools.core.secrets.redact import RedactOptions

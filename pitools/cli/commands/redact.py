@@ -112,5 +112,8 @@ def command(
         )
     out.message(R.redact_summary(result.stats, result.output))
     if result.backup:
-        out.message(f"backup kept at {result.backup}")
+        out.message(
+            f"backup kept at {result.backup}: it still holds every secret (owner-only, "
+            "mode 0600); delete it once you have checked the result (--no-backup keeps none)"
+        )
     return 0

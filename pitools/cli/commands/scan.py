@@ -43,7 +43,9 @@ def command(
     results, summaries, custom data, labels, the session name, the header, lines Pi skips),
     decoded from its JSON escapes, and base64 text blocks are decoded and scanned too. Each
     finding shows the file, line, entry id, field path, kind and a masked preview (kind, first
-    characters, length): never the secret. Exit status 1 when anything is found.
+    characters, length): never the secret. Exit status 1 when anything is found. A folder is
+    searched for every ``*.jsonl`` below it and every backup pitools kept of one
+    (``*.jsonl.bak-<time>``: the original a ``redact --in-place`` left behind).
 
     \b
     Examples:
@@ -52,7 +54,7 @@ def command(
       pitools scan session.jsonl --format json > baseline.json
       pitools scan sessions/ --baseline baseline.json --format sarif > scan.sarif
     """
-    from pitools.ops.scan import load_baseline, scan_file, session_files
+    from pitools.ops.scan import is_backup, load_baseline, scan_file, session_files
 
     detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
     files = session_files(paths)
@@ -81,4 +83,10 @@ def command(
         out.message(R.summary(findings, len(files), accepted))
     else:
         R.render_human(out.console(), findings, len(files), accepted)
+    backups = sorted({f.file for f in findings if f.file and is_backup(f.file)})
+    if backups:
+        out.message(
+            f"{len(backups)} of the files with findings are backups pitools kept (*.jsonl.bak-*, e.g. after "
+            f"`redact --in-place`): they hold the original secrets; delete them once checked ({backups[0]})"
+        )
     return 1 if findings else 0
