@@ -4,7 +4,7 @@
 Pi takes no lock: it appends each entry with ``appendFileSync`` by path, whenever the agent
 produces one. In every trial a fake Pi (a separate process doing exactly that: open by path with
 ``O_APPEND``, one ``write`` of one line, close) appends a burst of Pi-shaped ``user`` messages at
-a random moment while one of ``compact --apply``, ``navigate --summarize``, ``repair``, ``slim``
+a random moment while one of ``compact --apply``, ``navigate --summarize``, ``heal --apply``, ``repair``, ``slim``
 or ``redact --in-place`` runs, and pitools is SIGKILLed at a random moment in a share of the
 trials. Each trial then checks:
 
@@ -47,7 +47,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = "session.jsonl"
-WRITERS = ["compact", "navigate", "repair", "slim", "redact"]
+WRITERS = ["compact", "navigate", "heal", "repair", "slim", "redact"]
 
 #: The fake Pi: after DELAY seconds, append COUNT user messages by path (one write each, a
 #: short random pause between them), printing each id once its write returned.
@@ -116,6 +116,13 @@ def build_racers(which: str, seed: int, no_backup: bool) -> list[Racer]:
             to = stress_crash._user_message_id(data)
             args = ["navigate", "{f}", "--to", to, "--summarize", "--label", "back", "--model", "builtin"]
             racers.append(Racer("navigate --summarize", data, [*args, "--yes", "--no-config", *extra]))
+        elif name == "heal":
+            # A Codex turn resumed on Claude (golden/heal-handoff): heal --apply appends its edits.
+            case = ROOT / "golden" / "heal-handoff"
+            data = (case / "session.jsonl").read_bytes()
+            target = (case / "target.txt").read_text(encoding="utf-8").strip()
+            args = ["heal", "{f}", "--for-model", target, "--apply", "--yes", "--no-config"]
+            racers.append(Racer("heal --apply", data, [*args, *extra]))
         else:
             w = built[name]
             args = [a.replace("{folder}/" + SESSION, "{f}") for a in w.args]
@@ -172,11 +179,15 @@ def check(
         value = _json_line(line)
         if value is None:
             broken.append(f"torn line {i + 1}: {line[:80]!r}")
-        elif racer.name.startswith("compact") and isinstance(value, dict) and value.get("type") == "compaction":
+        elif (
+            racer.name.startswith(("compact", "heal"))
+            and isinstance(value, dict)
+            and value.get("type") in ("compaction", "context_edit")
+        ):
             before = _json_line(lines[i - 1]) if i else None
             if isinstance(before, dict) and value.get("parentId") != before.get("id"):
                 parent = value.get("parentId")
-                broken.append(f"stale append: the compaction hangs under {parent}, after {before.get('id')}")
+                broken.append(f"stale append: the {value.get('type')} hangs under {parent}, after {before.get('id')}")
     if rc is not None and rc != 0:
         shown = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("pitools: asking")]
         shown = [ln for ln in shown if not ln.startswith("pitools: summarizing with")]

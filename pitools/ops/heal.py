@@ -2,8 +2,8 @@
 
 The plan is core's (:mod:`pitools.core.request.heal`); this module reads Pi's settings the way
 ``pitools request`` does and writes: ``--apply`` appends the ``context_edit`` entries in place
-(one fsynced append through :mod:`pitools.store`, with a backup, refused if the file changed
-since it was read); ``-o`` writes a new session like Pi's ``/clone`` (the leaf's path,
+(the one append of :mod:`pitools.ops.append`, with a backup, refused if the file changed since
+it was read); ``-o`` writes a new session like Pi's ``/clone`` (the leaf's path,
 ``parentSession`` naming the original), with the tool call ids no API takes rewritten on both
 sides, and the edits appended. The original is never touched by ``-o``.
 """
@@ -73,14 +73,6 @@ def plan_for(
     )
 
 
-def append_entries(path: str, stamp: store.FileStamp, entries: list[dict[str, Any]], *, backup: bool) -> str | None:
-    """Append Pi-format entry lines to the session in place (the one write of ``--apply``)."""
-    from pitools.core.compaction.plan import compaction_line
-
-    made = store.append_lines(path, [compaction_line(e) for e in entries], expected=stamp, backup=backup)
-    return None if made is None else str(made)
-
-
 def apply_in_place(path: str, stamp: store.FileStamp, loaded: Any, plan: HealPlan, *, backup: bool) -> HealOutcome:
     """``--apply``: the plan's ``context_edit`` entries appended after the leaf they were planned at.
 
@@ -96,8 +88,12 @@ def apply_in_place(path: str, stamp: store.FileStamp, loaded: Any, plan: HealPla
         )
     if not plan.entries:
         return HealOutcome(plan)
-    made = append_entries(path, stamp, plan.entries, backup=backup)
-    return HealOutcome(plan, written_to=path, backup=made)
+    from pitools.ops.append import append_entries
+
+    # The one append compact --apply and navigate --summarize make: the final check right before
+    # one write, a complete last line without newline terminated in it, a torn one refused.
+    done = append_entries(path, stamp, loaded, plan.entries, backup=backup)
+    return HealOutcome(plan, written_to=done.written_to, backup=done.backup)
 
 
 def write_new(

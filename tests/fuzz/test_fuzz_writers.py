@@ -2,7 +2,7 @@
 the header, a second header, a last line without newline (complete or torn), on top of the
 mutation loop over the golden sessions.
 
-Each of ``compact --apply`` and ``navigate --summarize`` (in place and ``-o``), ``repair``,
+Each of ``compact --apply``, ``navigate --summarize`` and ``heal --apply`` (in place and ``-o``), ``repair``,
 ``slim``, ``redact`` and ``migrate --in-place`` must exit 0 or 1 with at most one error line;
 a refusal leaves the session byte for byte as it was; an append leaves a file Pi loads with the
 new entry at its default leaf; a rewrite leaves a file that still loads.
@@ -24,6 +24,9 @@ SEEDS = support.seed_sessions(max_lines=25)
 SEED_NAMES = [name for name, _ in SEEDS]
 SHAPES = ["garbage-first", "second-header", "unterminated", "torn-last", "crlf"]
 BUILTIN = ["--model", "builtin", "--yes", "--no-config"]
+#: heal's target: Anthropic refuses the most shapes (tool ids, foreign thinking, images), so the
+#: fuzzed sessions give it the most to edit.
+HEAL_MODEL = "anthropic/claude-sonnet-4-5"
 
 
 def shaped(rng: random.Random, lines: list[bytes], shapes: list[str]) -> bytes:
@@ -64,6 +67,8 @@ def writer_invocations(file: Path, rng: random.Random) -> list[tuple[str, list[s
         ("copy", ["compact", str(file), "--apply", "--keep-recent-tokens", "300", *BUILTIN, "-o", out]),
         ("append", ["navigate", str(file), "--to", to, "--summarize", "--label", "fz", *BUILTIN]),
         ("copy", ["navigate", str(file), "--to", to, "--summarize", *BUILTIN, "-o", out]),
+        ("append", ["heal", str(file), "--for-model", HEAL_MODEL, "--apply", "--yes", "--no-config"]),
+        ("copy", ["heal", str(file), "--for-model", HEAL_MODEL, "--no-config", "-o", out]),
         ("rewrite", ["repair", str(file), "--in-place"]),
         ("rewrite", ["slim", str(file), "--in-place", "--thinking"]),
         ("rewrite", ["redact", str(file), "--in-place", "--key", "fz", "--no-pi-keys"]),
