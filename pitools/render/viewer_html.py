@@ -56,6 +56,17 @@ def _escape_unsafe(m: re.Match[bytes]) -> bytes:
     return b" " if raw == b"\r" else b"\\u%04x" % ord(raw.decode("utf-8"))
 
 
+#: What a page title must not hold as it is: C0 controls, DEL, C1 controls, the bidi marks and
+#: overrides (a session's name or first line can carry them; in a tab title they would hide or
+#: reorder text) and lone surrogates (no UTF-8 form: the page could not be written).
+_UNSAFE_IN_TITLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def title_text(text: str) -> str:
+    """``text`` for the page's ``<title>``: each character :data:`_UNSAFE_IN_TITLE` names shown as U+FFFD."""
+    return _UNSAFE_IN_TITLE.sub("\ufffd", text)
+
+
 def embed_json(data: bytes) -> bytes:
     """JSON text (valid JSON, UTF-8) in the form the page embeds: ``<`` as ``\\u003c`` (it only
     occurs inside strings, and then no text can close the ``<script>`` element) and what
@@ -127,7 +138,7 @@ def page_pieces(
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         '<meta name="generator" content="pitools">\n'
         '<meta name="referrer" content="no-referrer">\n'
-        f"<title>{_e(title)}</title>\n"
+        f"<title>{_e(title_text(title))}</title>\n"
         f"<style>{asset('viewer.css')}</style></head>\n"
         '<body><noscript><p class="noscript">This viewer needs JavaScript '
         "(pitools export --format markdown gives a plain transcript).</p></noscript>\n"

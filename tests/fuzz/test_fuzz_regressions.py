@@ -150,7 +150,8 @@ def test_100k_deep_linear_chain(scratch: Path) -> None:
 
 
 def test_missing_file_and_directory(tmp_path: Path) -> None:
-    """A missing file is bad input (exit 1); a directory is a usage error (exit 2), except for validate."""
+    """A missing file is bad input (exit 1); a directory is a usage error (exit 2): for validate and
+    scan, which take folders, a folder holding no session file (a mistyped CI path)."""
     missing = tmp_path / "nope.jsonl"
     for args in support.cli_invocations(str(missing)):
         rc, _out, err = support.run_cli_inprocess(args)
@@ -161,7 +162,10 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
     for args in support.cli_invocations(str(folder)):
         rc, _out, err = support.run_cli_inprocess(args)
         if rc == 2:
-            assert "is a directory" in err, (args, err)
+            if args[0] in ("validate", "scan"):
+                assert "no session files" in err, (args, err)
+            else:
+                assert "is a directory" in err, (args, err)
             continue
         assert support.outcome_problem(rc, err) is None, (args, rc, err)
 

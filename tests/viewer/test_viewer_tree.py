@@ -274,3 +274,17 @@ def test_the_page_shows_the_command_that_resumes_the_selected_entry(browser: Bro
     assert browser.eval("pitoolsViewer.select(" + json.dumps(odd) + ")")
     shown = browser.eval("document.querySelector('#resume code.cmd').textContent")
     assert shown == resume_command(str(session), odd, at_leaf=False)
+
+
+def test_a_hostile_first_line_is_inert_in_the_page_title(tmp_path: Path) -> None:
+    """The title comes from session text: controls, bidi overrides and a lone surrogate show as
+    U+FFFD (a lone surrogate has no UTF-8 form: a served page was cut off at its first byte)."""
+    from pitools.core.session.api import load
+    from pitools.ops.viewer import viewer_page
+
+    first = "a\x7fb\x85c\u202ed\ud800e</title><script>"
+    session = write_session(tmp_path / "t.jsonl", [msg("u1", None, 1, "user", first)])
+    page = "".join(viewer_page(load(session), None, use_config=False))
+    title = page.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert title == "a\ufffdb\ufffdc\ufffdd\ufffde&lt;/title&gt;&lt;script&gt; · pi session"
+    page.encode("utf-8")  # the whole page has a UTF-8 form
