@@ -7,14 +7,11 @@ Each takes the run's :class:`~pitools.cli.output.Output` and returns the exit st
 
 from __future__ import annotations
 
-from typing import Any
-
-from pitools.cli.archive_options import SORTS
 from pitools.cli.output import Output
 from pitools.cli.progress import progress_line, warner
 from pitools.ops.search_core import ROLE_CHOICES
 
-__all__ = ["ROLE_CHOICES", "SORTS", "run_ls", "run_search", "run_usage", "select_sessions"]
+__all__ = ["ROLE_CHOICES", "run_ls", "run_search", "run_usage"]
 
 # -- usage ------------------------------------------------------------------------------------------
 
@@ -33,28 +30,12 @@ def run_usage(
     session_dir: str | None,
     format_: str,
 ) -> int:
-    from pitools.ops.archive import archive_scope, local_timezone, query_index, usage_report
+    from pitools.ops.archive import usage_archive
+    from pitools.ops.queries import SessionFilter, UsageQuery
 
-    tz, tz_name = local_timezone(timezone)
-    scope = archive_scope(session_dir=session_dir, all_=True)
-    report = query_index(
-        scope,
-        lambda index: usage_report(
-            index,
-            scope,
-            by=by,
-            tz=tz,
-            tz_name=tz_name,
-            since=since,
-            until=until,
-            breakdown=breakdown,
-            project=project,
-            cwd=cwd,
-            session=session,
-        ),
-        progress=progress_line("indexing sessions", out),
-        warn=warner(out),
-    )
+    where = SessionFilter(project, cwd, session, since, until, timezone)
+    query = UsageQuery(by, breakdown, where, session_dir)
+    report = usage_archive(query, progress=progress_line("indexing sessions", out), warn=warner(out))
     data = report.to_json()
     if format_ == "json":
         out.write_json(data)
@@ -92,38 +73,12 @@ def run_search(
     session_dir: str | None,
     format_: str,
 ) -> int:
-    from pitools.ops.archive import archive_scope, local_timezone, query_index
-    from pitools.ops.search import search
+    from pitools.ops.queries import SearchQuery, SessionFilter
+    from pitools.ops.search import search_archive
 
-    warn = warner(out)
-    # The zone only reads --since/--until: without them (and without --timezone to check) the
-    # usual search skips loading zoneinfo and the system's zone file.
-    tz = local_timezone(timezone)[0] if timezone is not None or since or until else None
-    scope = archive_scope(session_dir=session_dir, all_=True)
-
-    def run(index: Any) -> Any:
-        if not index.fts and not regex:
-            warn("this Python's SQLite has no FTS5: scanning every entry instead")
-        return search(
-            index,
-            scope,
-            query,
-            regex=regex,
-            thinking=thinking,
-            roles=roles,
-            tools=tools,
-            project=project,
-            cwd=cwd,
-            session=session,
-            since=since,
-            until=until,
-            in_context=in_context,
-            branch=branch,
-            limit=limit,
-            tz=tz,
-        )
-
-    result = query_index(scope, run, progress=progress_line("indexing sessions", out), warn=warn)
+    where = SessionFilter(project, cwd, session, since, until, timezone)
+    asked = SearchQuery(query, regex, thinking, roles, tools, in_context, branch, limit, where, session_dir)
+    result = search_archive(asked, progress=progress_line("indexing sessions", out), warn=warner(out))
     data = result.to_json()
     if format_ == "json":
         out.write_json(data)
@@ -144,30 +99,6 @@ def run_search(
 # -- ls ----------------------------------------------------------------------------------------------
 
 
-def select_sessions(
-    sessions: list[dict[str, Any]], *, since: str | None, sort: str, limit: int | None
-) -> list[dict[str, Any]]:
-    """Filter by activity (``since``, ISO UTC), order by ``sort`` (SORTS), keep the first ``limit``."""
-    if since is not None:
-        sessions = [s for s in sessions if (s.get("modified") or "") >= since]
-    if sort != "activity":  # the listing already comes in Pi's order
-        key, descending = SORTS[sort]
-
-        def value(s: dict[str, Any]) -> Any:
-            v: Any = s
-            for part in key.split("."):
-                v = v.get(part) if isinstance(v, dict) else None
-            if key == "name":
-                v = s.get("name") or s.get("firstMessage") or ""
-                return str(v).casefold()
-            return v if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None
-
-        present = [s for s in sessions if value(s) is not None]
-        missing = [s for s in sessions if value(s) is None]
-        sessions = sorted(present, key=value, reverse=descending) + missing
-    return sessions[:limit] if limit is not None else sessions
-
-
 def run_ls(
     out: Output,
     *,
@@ -180,17 +111,11 @@ def run_ls(
     since: str | None,
     sort: str,
 ) -> int:
-    from pitools.ops.listing import list_sessions
+    from pitools.ops.listing import list_archive
+    from pitools.ops.queries import ListQuery
 
-    listing = list_sessions(
-        cwd=cwd,
-        session_dir=session_dir,
-        all_=all_,
-        use_cache=not no_cache,
-        progress=progress_line("reading sessions", out, bar=False),
-        warn=warner(out),
-        select=lambda found: select_sessions(found, since=since, sort=sort, limit=limit),
-    )
+    query = ListQuery(all_, cwd, session_dir, not no_cache, since, sort, limit)
+    listing = list_archive(query, progress=progress_line("reading sessions", out, bar=False), warn=warner(out))
     data = listing.to_json()
     if format_ == "json":
         out.write_json(data)

@@ -12,17 +12,6 @@ Click-free and light on purpose: the lean ``search`` reads it on every run (plai
 
 from __future__ import annotations
 
-#: --sort keys: (what to compare, largest/newest first?)
-SORTS: dict[str, tuple[str, bool]] = {
-    "activity": ("modified", True),
-    "created": ("created", True),
-    "size": ("fileBytes", True),
-    "tokens": ("tokens.total", True),
-    "cost": ("cost", True),
-    "messages": ("messageCount", True),
-    "name": ("name", False),
-}
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -136,6 +125,8 @@ def table(command: str) -> list[Param]:
             _format("human", "json", "csv"),
         ]
     if command == "ls":
+        from pitools.ops.queries import SORTS
+
         return [
             Param("--all", "all_", "flag", help="Every session Pi keeps, not just this directory's."),
             Param("--cwd", "cwd", metavar="DIR", help="List for DIR instead of the current directory."),

@@ -266,25 +266,14 @@ def note_synthetic_ids(out: Output, loaded: Any) -> None:
 
 
 def since_value(value: str | None) -> str | None:
-    """``--since`` as an ISO 8601 UTC instant (``7d`` = seven days ago); bad values exit 2."""
-    if value is None:
-        return None
-    import datetime as dt
-    import re
+    """``ls --since`` read by :func:`pitools.ops.queries.activity_since`; a bad value exits 2."""
+    from pitools.errors import OptionValueError
+    from pitools.ops.queries import activity_since
 
-    now = dt.datetime.now(dt.UTC)
-    m = re.fullmatch(r"(\d+)\s*(m|min|h|d|w)", value.strip())
-    if m:
-        unit = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}[m.group(2)]
-        when = now - dt.timedelta(**{unit: int(m.group(1))})
-    else:
-        try:
-            when = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise click.BadParameter(f"{value!r} is neither a date (2026-03-01) nor an age (12h, 7d)") from None
-        if when.tzinfo is None:
-            when = when.astimezone()  # a date or time without zone is local, as people mean it
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    try:
+        return activity_since(value)
+    except OptionValueError as exc:
+        raise click.BadParameter(exc.message) from None
 
 
 def model_reference(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

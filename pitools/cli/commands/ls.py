@@ -6,11 +6,10 @@ from typing import Any
 
 import click
 
-from pitools.cli.archive_commands import SORTS, select_sessions
 from pitools.cli.options import since_value, table_params
 from pitools.cli.output import Output, pass_output
 
-__all__ = ["SORTS", "command", "select_sessions"]
+__all__ = ["command"]
 
 
 @click.command("ls")
