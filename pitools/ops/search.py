@@ -67,7 +67,7 @@ class HitSession(TypedDict):
 
 class Hit(TypedDict):
     """One search hit, in the JSON shape ``search --format json`` prints; made once, by
-    :func:`pitools.ops.search_core.check_row`, for both the click path and the click-free one."""
+    :func:`pitools.ops.search_core.check_row`, for both the click command and the warm search."""
 
     session: HitSession
     entryId: str | None

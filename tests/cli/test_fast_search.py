@@ -16,7 +16,6 @@ import pytest
 
 from pitools.cli import fast_search
 from pitools.cli.environment import Environment
-from pitools.cli.fast import parse
 from pitools.ops.archive import archive_scope, updated_index
 from pitools.ops.index import inside_pi_folders
 from pitools.ops.queries import SearchQuery, SessionFilter
@@ -68,7 +67,7 @@ def _settled(*paths: Path) -> None:
 
 
 def _general(args: list[str]) -> dict[str, Any]:
-    kw = parse("search", args)
+    kw = fast_search.parse(args)
     assert kw is not None
     scope = archive_scope()
     index, _ = updated_index(scope)
@@ -91,7 +90,7 @@ def _general(args: list[str]) -> dict[str, Any]:
 
 
 def _warm(args: list[str]) -> dict[str, Any] | None:
-    kw = parse("search", args)
+    kw = fast_search.parse(args)
     assert kw is not None
     return fast_search.warm_search(kw, os.environ)
 
