@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -177,6 +176,8 @@ class SessionRef(click.ParamType):
         if looks_like_path(value):
             if os.path.isdir(value):
                 self.fail(f"{value!r} is a directory, not a session file", param, ctx)
+            from pathlib import Path  # here: the archive commands, made from this module, never need it
+
             return str(Path(value))
         from pitools.core.session.locate import locate_session
 
