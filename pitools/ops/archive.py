@@ -204,24 +204,16 @@ def parse_time(
 # -- usage --------------------------------------------------------------------------------------------
 
 
-def usage_archive(
-    query: UsageQuery,
-    *,
-    env: Mapping[str, str] | None = None,
-    progress: ProgressFn | None = None,
-    warn: WarnFn | None = None,
-) -> Any:
+def usage_archive(query: UsageQuery, *, progress: ProgressFn | None = None, warn: WarnFn | None = None) -> Any:
     """``pitools usage``: bring the index up to date for every session folder (or
     ``query.session_dir``), then :func:`usage_report` it in the query's zone."""
     tz, tz_name = local_timezone(query.where.timezone)
-    scope = archive_scope(env=env, session_dir=query.session_dir, all_=True)
-    return query_index(
-        scope,
-        lambda index: usage_report(index, scope, query, tz=tz, tz_name=tz_name),
-        env=env,
-        progress=progress,
-        warn=warn,
-    )
+    scope = archive_scope(session_dir=query.session_dir, all_=True)
+
+    def report(index: ArchiveIndex) -> Any:
+        return usage_report(index, scope, query, tz=tz, tz_name=tz_name)
+
+    return query_index(scope, report, progress=progress, warn=warn)
 
 
 def usage_report(
@@ -237,7 +229,7 @@ def usage_report(
     from pitools.core.views.usage_report import PERIODS, SessionInfo, UsageGroup, build_report
 
     query = UsageQuery() if query is None else query
-    by, f = query.by, query.where
+    by, breakdown, f = query.by, query.breakdown, query.where
     project, cwd, session, since, until = f.project, f.cwd, f.session, f.since, f.until
     swhere, params = _session_filters(scope, project=project, cwd=cwd, session=session)
     # A semi-join on the sessions in scope: cheaper than joining every usage row.
@@ -307,7 +299,7 @@ def usage_report(
         by=by,
         tz_name=tz_name,
         sessions=sessions,
-        breakdown=query.breakdown,
+        breakdown=breakdown,
         since=since,
         until=until,
         copied=copied,

@@ -16,17 +16,10 @@ from pitools.ops.queries import SORTS, ListQuery
 __all__ = ["cache_dir", "list_archive", "list_sessions", "listing_totals", "select_sessions"]
 
 
-def list_archive(
-    query: ListQuery,
-    *,
-    env: Mapping[str, str] | None = None,
-    progress: ProgressFn | None = None,
-    warn: WarnFn | None = None,
-) -> Listing:
+def list_archive(query: ListQuery, *, progress: ProgressFn | None = None, warn: WarnFn | None = None) -> Listing:
     """``pitools ls``: :func:`list_sessions` for ``query``, filtered, ordered and cut by :func:`select_sessions`."""
     return list_sessions(
         cwd=query.cwd,
-        env=env,
         session_dir=query.session_dir,
         all_=query.all,
         use_cache=query.use_cache,

@@ -14,7 +14,6 @@ head and the tail).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
@@ -138,11 +137,7 @@ def search(index: ArchiveIndex, scope: Scope, query: SearchQuery, *, tz: Any = N
 
 
 def search_archive(
-    query: SearchQuery,
-    *,
-    env: Mapping[str, str] | None = None,
-    progress: ProgressFn | None = None,
-    warn: WarnFn | None = None,
+    query: SearchQuery, *, progress: ProgressFn | None = None, warn: WarnFn | None = None
 ) -> SearchResult:
     """``pitools search``: bring the index up to date for the archive in scope, then :func:`search` it."""
     from pitools.ops.archive import archive_scope, local_timezone, query_index
@@ -151,14 +146,14 @@ def search_archive(
     # The zone only reads --since/--until: without them (and without --timezone to check) the
     # usual search skips loading zoneinfo and the system's zone file.
     tz = local_timezone(query.where.timezone)[0] if query.where.has_time else None
-    scope = archive_scope(env=env, session_dir=query.session_dir, all_=True)
+    scope = archive_scope(session_dir=query.session_dir, all_=True)
 
     def run(index: ArchiveIndex) -> SearchResult:
         if not index.fts and not query.regex:
             say("this Python's SQLite has no FTS5: scanning every entry instead")
         return search(index, scope, query, tz=tz)
 
-    return query_index(scope, run, env=env, progress=progress, warn=say)
+    return query_index(scope, run, progress=progress, warn=say)
 
 
 def session_label(path: str) -> str:
