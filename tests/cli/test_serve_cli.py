@@ -141,10 +141,14 @@ def test_json_endpoints_equal_the_commands_json(run: Run, server: Any, archive: 
         ("/api/usage?by=model", ["usage", "--by", "model", "--session-dir", d]),
         ("/api/usage?by=day&breakdown=1", ["usage", "--by", "day", "--breakdown", "--session-dir", d]),
         # The filters every front end reads into the same query objects (pitools.ops.queries).
-        ("/api/ls?since=2020-01-01&sort=name", ["ls", "--all", "--session-dir", d, "--since", "2020-01-01", "--sort", "name"]),
+        (
+            "/api/ls?since=2020-01-01&sort=name",
+            ["ls", "--all", "--session-dir", d, "--since", "2020-01-01", "--sort", "name"],
+        ),
         (
             "/api/usage?by=month&since=2020-01&until=2099-12&timezone=UTC",
-            ["usage", "--by", "month", "--since", "2020-01", "--until", "2099-12", "--timezone", "UTC", "--session-dir", d],
+            ["usage", "--by", "month", "--since", "2020-01", "--until", "2099-12", "--timezone", "UTC",
+             "--session-dir", d],
         ),
         (
             "/api/search?q=the&since=2020-01-01&timezone=Europe/Paris&tool=bash&limit=0",
