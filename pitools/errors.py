@@ -28,7 +28,8 @@ class PitoolsError(Exception):
 class OptionValueError(PitoolsError):
     """An option's value cannot be used (an unreadable date, a reversed range): a usage error, exit 2.
 
-    For values only understood past the command line (the archive commands' fast path has no click).
+    For values only understood past the command line, or read by a front end without click
+    (``pitools serve``'s query string, the warm search).
     """
 
     exit_code = 2

@@ -226,13 +226,14 @@ assert BARE_BUFFERED != BARE
 SEARCH_INPROC = """
 import sys, time
 from pitools.ops.archive import archive_scope, updated_index
+from pitools.ops.queries import SearchQuery
 from pitools.ops.search import search
 scope = archive_scope()
 index, _ = updated_index(scope)
 best = 1e9
 for _ in range(5):
     t = time.perf_counter()
-    r = search(index, scope, sys.argv[1], limit=50)
+    r = search(index, scope, SearchQuery(sys.argv[1], limit=50))
     best = min(best, time.perf_counter() - t)
 print(best, len(r.hits), r.candidates)
 """

@@ -39,7 +39,7 @@ def golden_recording(case: str, krt: int = 20000) -> Any:
 
 class Pitools:
     """``pitools`` as something :class:`click.testing.CliRunner` can invoke: each invocation runs
-    the real entry point, :func:`pitools.cli.main` (fast paths, click, the one error handler).
+    the real entry point, :func:`pitools.cli.main` (the warm search, click, the one error handler).
 
     ``CliRunner().invoke(PITOOLS, args)`` swaps the process's streams and environment as it does
     for a click command; ``main()`` picks them up. ``Pitools(fast=False)`` always runs click.

@@ -1,8 +1,8 @@
 """The ``pitools`` command line: a lazy click group; each subcommand lives in its own module.
 
-This module stays free of click so that :func:`main` can answer the archive commands' common
-invocations (``search``, ``usage``, ``ls``) without importing it (:mod:`pitools.cli.fast`);
-the click group itself is in :mod:`pitools.cli.app` and is loaded on first use of ``cli``.
+This module stays free of click so that :func:`main` can answer ``search`` on a warm index
+without importing it (:mod:`pitools.cli.fast_search`); the click group itself is in
+:mod:`pitools.cli.app` and is loaded on first use of ``cli``.
 """
 
 from __future__ import annotations
@@ -57,17 +57,14 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None, *, f
     """Run ``pitools ARGV`` (default: this process's arguments) and return the exit status.
 
     The one entry point (httpie's ``core.main``): the console script, ``python -m pitools`` and
-    the test suite all come through here. It reads ``argv`` one of three ways, most specific
-    first, and runs the command under the one error handler (:func:`pitools.cli.errors.guarded`):
-
-    1. ``search`` on a warm index: the lean path (:mod:`pitools.cli.fast_search`);
-    2. ``search``/``usage``/``ls`` with options it reads exactly as click would: the click-free
-       path (:mod:`pitools.cli.fast`), from the same option table as the click commands;
-    3. everything else: the click group (:mod:`pitools.cli.app`).
+    the test suite all come through here. Every command is read by the click group
+    (:mod:`pitools.cli.app`) but one case: ``search`` on a warm index, which the warm search
+    (:mod:`pitools.cli.fast_search`) answers before click is imported, or declines. Either way
+    the command runs under the one error handler (:func:`pitools.cli.errors.guarded`).
 
     ``env`` holds the streams and environment variables the run uses (default: the process's).
-    ``fast=False`` skips 1 and 2 (the tests run both ways and compare). Nothing here exits the
-    process; :func:`console_main` does.
+    ``fast=False`` skips the warm search (the tests run both ways and compare). Nothing here
+    exits the process; :func:`console_main` does.
     """
     env = Environment() if env is None else env
     env.interrupt_ends_run = False  # an Environment may serve several runs: only this run's command says
@@ -91,16 +88,10 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None, *, f
 
 
 def _dispatch(args: list[str], env: Environment, fast: bool) -> int:
-    if fast and args and "_PITOOLS_COMPLETE" not in env.environ:
-        if args[0] == "search":
-            from pitools.cli.fast_search import run_search
+    if fast and args and args[0] == "search" and "_PITOOLS_COMPLETE" not in env.environ:
+        from pitools.cli.fast_search import run_search
 
-            status = run_search(args[1:], env)
-            if status is not None:
-                return status
-        from pitools.cli.fast import run_fast
-
-        status = run_fast(args, env)
+        status = run_search(args[1:], env)
         if status is not None:
             return status
     from pitools.cli.app import run_click

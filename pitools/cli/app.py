@@ -1,7 +1,7 @@
 """The click group behind ``pitools``: lazy subcommands, shared output options, usage errors.
 
-Imported only when a run needs click (:func:`pitools.cli.main` first tries the click-free fast
-path of :mod:`pitools.cli.fast`); ``pitools.cli.cli`` and friends resolve to this module.
+Imported only when a run needs click (:func:`pitools.cli.main` first offers a ``search`` to the
+warm search, :mod:`pitools.cli.fast_search`); ``pitools.cli.cli`` and friends resolve to this module.
 :func:`run_click` is how :func:`pitools.cli.main` runs it; errors a command raises are left to
 :func:`pitools.cli.errors.guarded`, around the whole run.
 """

@@ -1,27 +1,15 @@
 """The option table of each archive command (``search``, ``usage``, ``ls``): one list per command.
 
-Both ways of reading these commands' arguments are made from it, so a name, a default, a
-choice or a help text is written once: the click command's parameters
-(:func:`pitools.cli.options.table_params`, which ``--help`` shows) and the click-free parser of
-the common invocations (:func:`pitools.cli.fast.parse`). ``tests/cli/test_option_table.py``
-walks every parameter through both.
+The click commands' parameters are made from it (:func:`pitools.cli.options.table_params`,
+which ``--help`` shows), and so is the warm search's click-free reading of ``search``
+(:func:`pitools.cli.fast_search.parse`): a name, a default, a choice or a help text is written
+once. ``tests/cli/test_option_table.py`` walks every ``search`` parameter through both.
 
 Click-free and light on purpose: the lean ``search`` reads it on every run (plain classes, no
 ``typing``, no ``dataclasses``; choices that live elsewhere are imported only for their command).
 """
 
 from __future__ import annotations
-
-#: --sort keys: (what to compare, largest/newest first?)
-SORTS: dict[str, tuple[str, bool]] = {
-    "activity": ("modified", True),
-    "created": ("created", True),
-    "size": ("fileBytes", True),
-    "tokens": ("tokens.total", True),
-    "cost": ("cost", True),
-    "messages": ("messageCount", True),
-    "name": ("name", False),
-}
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +18,7 @@ if TYPE_CHECKING:
 #: ``--format``'s help, for every command that has one.
 FORMAT_HELP = "Output format. json is a stable interface (schemas/output/)."
 
-#: The commands that have a table (and a click-free path).
+#: The commands that have a table.
 ARCHIVE_COMMANDS = ("search", "usage", "ls")
 
 
@@ -38,11 +26,10 @@ class Param:
     """One parameter: an option (``--name``) or the positional ``argument``.
 
     ``kind``: ``flag``, ``value``, ``multiple`` (repeatable) or ``argument``; ``min_int`` makes
-    the value an integer of at least that (click's ``IntRange(min=...)``); ``fast=False``: the
-    click-free parser leaves any run using it to click (it needs a click callback).
+    the value an integer of at least that (click's ``IntRange(min=...)``).
     """
 
-    __slots__ = ("choices", "default", "dest", "fast", "help", "kind", "metavar", "min_int", "name", "show_default")
+    __slots__ = ("choices", "default", "dest", "help", "kind", "metavar", "min_int", "name", "show_default")
 
     def __init__(
         self,
@@ -56,7 +43,6 @@ class Param:
         min_int: int | None = None,
         metavar: str | None = None,
         show_default: bool = False,
-        fast: bool = True,
     ) -> None:
         self.name = name
         self.dest = dest
@@ -67,7 +53,6 @@ class Param:
         self.min_int = min_int
         self.metavar = metavar
         self.show_default = show_default
-        self.fast = fast
 
     def __repr__(self) -> str:
         return f"Param({self.name!r}, {self.dest!r}, {self.kind!r}, default={self.default!r})"
@@ -136,6 +121,8 @@ def table(command: str) -> list[Param]:
             _format("human", "json", "csv"),
         ]
     if command == "ls":
+        from pitools.ops.queries import SORTS
+
         return [
             Param("--all", "all_", "flag", help="Every session Pi keeps, not just this directory's."),
             Param("--cwd", "cwd", metavar="DIR", help="List for DIR instead of the current directory."),
@@ -153,7 +140,6 @@ def table(command: str) -> list[Param]:
                 "--since",
                 "since",
                 metavar="WHEN",
-                fast=False,  # converted by a click callback (pitools.cli.commands.ls): left to click
                 help="Only sessions active since WHEN: a date (2026-03-01), a date-time, or an age (30m, 12h, 7d, 2w).",
             ),
             Param(

@@ -1,7 +1,7 @@
 """The one place where an exception becomes a line on stderr and an exit status.
 
 :func:`guarded` wraps every run of a command, whichever way :func:`pitools.cli.main` runs it
-(the lean ``search``, the click-free archive commands, or click): pre-commit's
+(the warm ``search`` or click): pre-commit's
 ``error_handler.py`` split, with pitools' statuses:
 
 * a :class:`~pitools.errors.PitoolsError` (bad input, refused write): its message, its exit code (1; 2 for

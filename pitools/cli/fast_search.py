@@ -15,11 +15,14 @@ none of the indexing code: :func:`run_search` handles the usual invocation (``--
   comparison :func:`pitools.ops.index.scan` makes), and
 * the query has FTS tokens.
 
-Anything else — and any error at all before output starts — returns None and the general path
-(:mod:`pitools.cli.fast`, then click) runs the command from the beginning, updating the index,
-warning, failing as it always does. Both paths build the query, check the candidates and shape
-the hits with the same code (:mod:`pitools.ops.search_core`), so their output is the same bytes
-(``tests/cli/test_fast_path_cli.py`` runs both).
+Anything else — and any error at all before output starts — returns None and the click command
+runs it from the beginning, updating the index, warning, failing as it always does. Its
+arguments are read by :func:`parse` from the option table the click command is made from
+(:mod:`pitools.cli.archive_options`), and only when they read exactly as click would read them;
+help, short options, ``--``, global options and anything doubtful are left to click. Both ways
+build the query, check the candidates and shape the hits with the same code
+(:mod:`pitools.ops.search_core`), so their output is the same bytes
+(``tests/cli/test_fast_search.py`` and ``tests/cli/test_fast_path_cli.py`` run both).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import os
 import sys
 
 from pitools.nodepath import js_join, js_resolve
-from pitools.ops.cachedir import cache_dir, is_within
+from pitools.ops.cachedir import RACY_COARSE_NS, RACY_NS, SCHEMA_VERSION, cache_dir, is_within
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,9 +39,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from pitools.cli.environment import Environment
-
-#: ``pitools.ops.index.SCHEMA_VERSION`` (a test keeps them equal): this path reads only this version.
-SCHEMA_VERSION = 8
 
 #: Options this path does not take (the general path does): they need the zone, Pi's path rules
 #: (``--cwd``, ``--session-dir``), or a regular expression.
@@ -51,9 +51,7 @@ def run_search(args: Sequence[str], env: Environment) -> int | None:
     Errors while writing the output are the caller's (:func:`pitools.cli.main` runs this under
     the one error handler); any error before output starts means "let the general path run it".
     """
-    from pitools.cli.fast import parse
-
-    kw = parse("search", args)
+    kw = parse(args)
     if kw is None or any(kw[k] for k in _GENERAL_ONLY):
         return None
     try:
@@ -96,6 +94,60 @@ def run_search(args: Sequence[str], env: Environment) -> int | None:
         buffer.write(payload)
         buffer.flush()
     return 0
+
+
+def parse(args: Sequence[str]) -> dict[str, Any] | None:
+    """``search``'s ``args`` as the click command's keyword arguments, or None when click must
+    read them: only known long options (``--opt value``, ``--opt=value``), flags, valid choices,
+    whole numbers in range, and exactly one QUERY."""
+    from pitools.cli.archive_options import table
+
+    params = table("search")
+    options = {p.name: p for p in params if p.kind != "argument"}
+    values: dict[str, Any] = {p.dest: p.default for p in options.values()}
+    multiple: dict[str, list[str]] = {}
+    query: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if not arg.startswith("-"):
+            query.append(arg)
+            continue
+        if not arg.startswith("--") or arg == "--":
+            return None  # short options (-h), a lone "-", the end-of-options marker
+        key, eq, value = arg.partition("=")
+        opt = options.get(key)
+        if opt is None:
+            return None
+        if opt.kind == "flag":
+            if eq:
+                return None
+            values[opt.dest] = True
+            continue
+        if not eq:
+            if i >= len(args) or args[i].startswith("-"):
+                return None
+            value = args[i]
+            i += 1
+        if opt.choices is not None and value not in opt.choices:
+            return None
+        converted: Any = value
+        if opt.min_int is not None:
+            # [0-9]+ only (str.isdigit alone also takes other scripts' digits and superscripts)
+            if not (value.isascii() and value.isdigit()) or int(value) < opt.min_int:
+                return None
+            converted = int(value)
+        if opt.kind == "multiple":
+            multiple.setdefault(opt.dest, []).append(value)
+        else:
+            values[opt.dest] = converted
+    for dest, items in multiple.items():
+        values[dest] = tuple(items)
+    if len(query) != 1:
+        return None
+    values["query"] = query[0]
+    return values
 
 
 def plain_stdout(env: Environment) -> bool:
@@ -305,14 +357,9 @@ def _racy(conn: Any, folders: list[str]) -> bool:
     found = conn.execute(
         f"SELECT 1 FROM sessions WHERE +folder IN ({marks}) AND "
         "mtime_ns >= ? - (CASE WHEN mtime_ns % 1000000 = 0 THEN ? ELSE ? END) LIMIT 1",
-        [*folders, start, _RACY_COARSE_NS, _RACY_NS],
+        [*folders, start, RACY_COARSE_NS, RACY_NS],
     ).fetchone()
     return found is not None
-
-
-#: ``pitools.ops.index.RACY_NS`` and ``RACY_COARSE_NS`` (a test keeps them equal).
-_RACY_NS = 50_000_000
-_RACY_COARSE_NS = 2_000_000_000
 
 
 def _on_disk(folders: list[str]) -> set[str]:

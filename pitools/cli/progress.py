@@ -2,8 +2,7 @@
 
 Everything here draws on a stream it is given: the run's :class:`~pitools.cli.output.Output`
 (its stderr, its terminal decision, its safe text), never the process's ``sys.stderr``.
-Kept free of click and rich (bar the rich bar): the archive commands' fast path
-(:mod:`pitools.cli.fast`) uses it.
+Kept free of click and rich (bar the rich bar), so that it costs the archive commands little.
 """
 
 from __future__ import annotations

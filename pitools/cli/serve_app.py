@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import io
 import os
 import secrets
 import threading
@@ -27,10 +26,13 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from pitools.cli.output import Output
+
+if TYPE_CHECKING:
+    from pitools.ops.queries import SessionFilter
 
 #: An unknown session id lists the archive again at most this often (seconds).
 LIST_TTL = 2.0
@@ -42,16 +44,11 @@ class ApiError(Exception):
         self.status = status
 
 
-def run_json(fn: Any, **kwargs: Any) -> bytes:
-    """Run one of ``cli.archive_commands``'s commands with ``format_="json"``; its stdout bytes."""
-    raw = io.BytesIO()
-    stdout = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-    out = Output(stdout=stdout, stderr=io.StringIO())
-    status = fn(out, format_="json", **kwargs)
-    stdout.flush()
-    if status:
-        raise ApiError(400, f"the command exited with {status}")
-    return raw.getvalue()
+def json_body(result: Any) -> bytes:
+    """A use case's result as the bytes its command prints with ``--format json`` (one line)."""
+    from pitools.core.js.json.encode import to_json_bytes
+
+    return to_json_bytes(result.to_json()) + b"\n"
 
 
 class App:
@@ -94,25 +91,25 @@ class App:
                     return True
         return False
 
-    # -- the JSON endpoints (the commands' own code) ---------------------------------------------
+    # -- the JSON endpoints: the query string read into the commands' query objects ---------------
     def api_ls(self, q: dict[str, list[str]]) -> bytes:
-        from pitools.cli.archive_commands import SORTS, run_ls
-        from pitools.cli.options import since_value
+        from pitools.ops.listing import list_archive
+        from pitools.ops.queries import SORTS, ListQuery, activity_since
 
-        sort = _choice(q, "sort", SORTS, "activity")
-        return run_json(
-            run_ls,
-            all_=_flag(q, "all", default=True),
+        query = ListQuery(
+            all=_flag(q, "all", default=True),
             cwd=_one(q, "cwd"),
             session_dir=self.session_dir,
-            no_cache=False,
+            since=activity_since(_one(q, "since")),
+            sort=_choice(q, "sort", SORTS, "activity"),
             limit=_int(q, "limit", None, minimum=1),
-            since=since_value(_one(q, "since")),
-            sort=sort,
         )
+        return json_body(list_archive(query))
 
     def api_search(self, q: dict[str, list[str]]) -> bytes:
-        from pitools.cli.archive_commands import ROLE_CHOICES, run_search
+        from pitools.ops.queries import SearchQuery
+        from pitools.ops.search import search_archive
+        from pitools.ops.search_core import ROLE_CHOICES
 
         roles = tuple(q.get("role", []))
         for role in roles:
@@ -121,32 +118,32 @@ class App:
         branch = _one(q, "branch") or "all"
         if branch not in ("current", "all"):
             raise ApiError(400, "branch must be current or all")
-        return run_json(
-            run_search,
-            query=_one(q, "q") or "",
+        query = SearchQuery(
+            _one(q, "q") or "",
             regex=_flag(q, "regex"),
             thinking=_flag(q, "thinking"),
             roles=roles,
             tools=tuple(q.get("tool", [])),
             in_context=_flag(q, "in_context"),
             branch=branch,
-            limit=_int(q, "limit", 50, minimum=0),
+            limit=_int(q, "limit", 50, minimum=0) or 0,
+            where=_archive_filters(q),
             session_dir=self.session_dir,
-            **_archive_filters(q),
         )
+        return json_body(search_archive(query))
 
     def api_usage(self, q: dict[str, list[str]]) -> bytes:
-        from pitools.cli.archive_commands import run_usage
         from pitools.core.views.usage_report import BY_CHOICES
+        from pitools.ops.archive import usage_archive
+        from pitools.ops.queries import UsageQuery
 
-        by = _choice(q, "by", BY_CHOICES, "day")
-        return run_json(
-            run_usage,
-            by=by,
+        query = UsageQuery(
+            by=_choice(q, "by", BY_CHOICES, "day"),
             breakdown=_flag(q, "breakdown"),
+            where=_archive_filters(q),
             session_dir=self.session_dir,
-            **_archive_filters(q),
         )
+        return json_body(usage_archive(query))
 
     # -- sessions ---------------------------------------------------------------------------------
     def session_path(self, session_id: str, listed: str | None = None) -> str:
@@ -312,12 +309,12 @@ def _one(q: dict[str, list[str]], key: str) -> str | None:
     return values[-1] if values else None
 
 
-_ARCHIVE_FILTERS = ("project", "cwd", "session", "since", "until", "timezone")
-
-
-def _archive_filters(q: dict[str, list[str]]) -> dict[str, str | None]:
+def _archive_filters(q: dict[str, list[str]]) -> SessionFilter:
     """The entry filters search and usage share (which sessions, which time span, in which zone)."""
-    return {key: _one(q, key) for key in _ARCHIVE_FILTERS}
+    from pitools.ops.queries import SessionFilter
+
+    keys = ("project", "cwd", "session", "since", "until", "timezone")
+    return SessionFilter(*(_one(q, key) for key in keys))
 
 
 def _choice(q: dict[str, list[str]], key: str, choices: Collection[str], default: str) -> str:

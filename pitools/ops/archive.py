@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from pitools.errors import OptionValueError
 from pitools.ops.index import ArchiveIndex, IndexUnavailableError, open_index
 from pitools.ops.index_limits import SLOT_MS, ProgressFn, UpdateStats, WarnFn
+from pitools.ops.queries import UsageQuery
 
 _T = TypeVar("_T")
 
@@ -203,24 +204,33 @@ def parse_time(
 # -- usage --------------------------------------------------------------------------------------------
 
 
+def usage_archive(query: UsageQuery, *, progress: ProgressFn | None = None, warn: WarnFn | None = None) -> Any:
+    """``pitools usage``: bring the index up to date for every session folder (or
+    ``query.session_dir``), then :func:`usage_report` it in the query's zone."""
+    tz, tz_name = local_timezone(query.where.timezone)
+    scope = archive_scope(session_dir=query.session_dir, all_=True)
+
+    def report(index: ArchiveIndex) -> Any:
+        return usage_report(index, scope, query, tz=tz, tz_name=tz_name)
+
+    return query_index(scope, report, progress=progress, warn=warn)
+
+
 def usage_report(
     index: ArchiveIndex,
     scope: Scope,
+    query: UsageQuery | None = None,
     *,
-    by: str = "day",
     tz: _dt.tzinfo = _dt.UTC,
     tz_name: str = "UTC",
-    since: str | None = None,
-    until: str | None = None,
-    breakdown: bool = False,
-    project: str | None = None,
-    cwd: str | None = None,
-    session: str | None = None,
 ) -> Any:
     """``pitools usage``: sums over every usage record in scope, copied fork history counted once."""
     from pitools.core.views.usage import UsageSum
     from pitools.core.views.usage_report import PERIODS, SessionInfo, UsageGroup, build_report
 
+    query = UsageQuery() if query is None else query
+    by, breakdown, f = query.by, query.breakdown, query.where
+    project, cwd, session, since, until = f.project, f.cwd, f.session, f.since, f.until
     swhere, params = _session_filters(scope, project=project, cwd=cwd, session=session)
     # A semi-join on the sessions in scope: cheaper than joining every usage row.
     where = [f"u.sid IN (SELECT s.sid FROM sessions s WHERE {' AND '.join(swhere) or '1'})"]

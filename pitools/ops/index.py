@@ -45,7 +45,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pitools.ops.cachedir import cache_dir, is_within
+from pitools.ops.cachedir import RACY_COARSE_NS, RACY_NS, SCHEMA_VERSION, cache_dir, is_within
 from pitools.ops.index_limits import (
     BUSY_TIMEOUT_MS,
     MAX_SHARDS,
@@ -55,14 +55,8 @@ from pitools.ops.index_limits import (
     WarnFn,
 )
 
-SCHEMA_VERSION = 8
 #: How long a second updater waits for the first one before working in memory instead.
 LOCK_WAIT_S = 600.0
-#: How close to the last update's start a file's mtime may be and the file still have changed
-#: after it was read with the same size and mtime: the kernel stamps mtimes from a coarse clock
-#: (a few ms), and a file system with whole-second times (FAT: 2 s) is coarser still.
-RACY_NS = 50_000_000
-RACY_COARSE_NS = 2_000_000_000
 
 
 def racy(mtime_ns: int, scan_start_ns: int | None) -> bool:

@@ -11,8 +11,60 @@ from pitools.core.views.listing import list_sessions as _list_sessions
 from pitools.ops.archive import archive_scope, updated_index
 from pitools.ops.index import ArchiveIndex, cache_dir
 from pitools.ops.index_limits import ProgressFn, WarnFn
+from pitools.ops.queries import SORTS, ListQuery
 
-__all__ = ["cache_dir", "list_sessions", "listing_totals"]
+__all__ = ["cache_dir", "list_archive", "list_sessions", "listing_totals", "select_sessions"]
+
+
+def list_archive(
+    query: ListQuery,
+    *,
+    progress: ProgressFn | None = None,
+    warn: WarnFn | None = None,
+    found_ids: list[str] | None = None,
+) -> Listing:
+    """``pitools ls``: :func:`list_sessions` for ``query``, filtered, ordered and cut by
+    :func:`select_sessions`; ``found_ids`` collects the id of every session found, before the
+    query's filters (what a unique id prefix must be unique among)."""
+
+    def select(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if found_ids is not None:
+            found_ids.extend(str(s["id"]) for s in found if s.get("id"))
+        return select_sessions(found, query)
+
+    return list_sessions(
+        cwd=query.cwd,
+        session_dir=query.session_dir,
+        all_=query.all,
+        use_cache=query.use_cache,
+        progress=progress,
+        warn=warn,
+        select=select,
+    )
+
+
+def select_sessions(sessions: list[dict[str, Any]], query: ListQuery) -> list[dict[str, Any]]:
+    """Keep the sessions active since ``query.since`` (ISO UTC), order them by ``query.sort``
+    (:data:`~pitools.ops.queries.SORTS`; missing values last), keep the first ``query.limit``."""
+    if query.since is not None:
+        since = query.since
+        sessions = [s for s in sessions if (s.get("modified") or "") >= since]
+    if query.sort != "activity":  # the listing already comes in Pi's order
+        key, descending = SORTS[query.sort]
+
+        def value(s: dict[str, Any]) -> Any:
+            v: Any = s
+            for part in key.split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            if key == "name":
+                v = s.get("name") or s.get("firstMessage") or ""
+                return str(v).casefold()
+            return v if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None
+
+        present = [s for s in sessions if value(s) is not None]
+        missing = [s for s in sessions if value(s) is None]
+        sessions = sorted(present, key=value, reverse=descending) + missing
+    return sessions[: query.limit] if query.limit is not None else sessions
 
 
 def list_sessions(

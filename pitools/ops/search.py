@@ -14,19 +14,29 @@ head and the tail).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
 from pitools.ops import search_core
 from pitools.ops.archive import Scope, _session_filters, time_range
 from pitools.ops.index import ArchiveIndex
-from pitools.ops.index_limits import ROWID_SHIFT
+from pitools.ops.index_limits import ROWID_SHIFT, ProgressFn, WarnFn
+from pitools.ops.queries import SearchQuery
 from pitools.ops.search_core import SNIPPET_CONTEXT, Term, find, snippet
 
 assert ROWID_SHIFT == search_core.ROWID_SHIFT  # search decodes the row ids the index writes
 
-__all__ = ["SNIPPET_CONTEXT", "Hit", "HitSession", "Query", "SearchResult", "parse_query", "search", "session_label"]
+__all__ = [
+    "SNIPPET_CONTEXT",
+    "Hit",
+    "HitSession",
+    "Query",
+    "SearchResult",
+    "parse_query",
+    "search",
+    "search_archive",
+    "session_label",
+]
 
 
 @dataclass(slots=True)
@@ -56,7 +66,7 @@ class HitSession(TypedDict):
 
 class Hit(TypedDict):
     """One search hit, in the JSON shape ``search --format json`` prints; made once, by
-    :func:`pitools.ops.search_core.check_row`, for both the click path and the click-free one."""
+    :func:`pitools.ops.search_core.check_row`, for both the click command and the warm search."""
 
     session: HitSession
     entryId: str | None
@@ -87,54 +97,63 @@ class SearchResult:
         return search_core.result_json(self.query, self.mode, self.hits, self.truncated)
 
 
-def search(
-    index: ArchiveIndex,
-    scope: Scope,
-    text: str,
-    *,
-    regex: bool = False,
-    thinking: bool = False,
-    roles: Sequence[str] = (),
-    tools: Sequence[str] = (),
-    project: str | None = None,
-    cwd: str | None = None,
-    session: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    in_context: bool = False,
-    branch: str = "all",
-    limit: int = 50,
-    tz: Any = None,
-) -> SearchResult:
-    """Hits newest first, at most ``limit`` (0: no limit), each checked against its file."""
+def search(index: ArchiveIndex, scope: Scope, query: SearchQuery, *, tz: Any = None) -> SearchResult:
+    """``query``'s hits in ``scope``, newest first, each checked against its file (``tz``: the
+    zone of ``query.where``'s dates, UTC when None)."""
     import datetime as _dt
 
-    query = parse_query(text, regex=regex)
+    parsed = parse_query(query.text, regex=query.regex)
+    where_ = query.where
     where, params = search_core.filters(
-        scope.folders, roles, tools, in_context, branch, project=project, session=session
+        scope.folders,
+        query.roles,
+        query.tools,
+        query.in_context,
+        query.branch,
+        project=where_.project,
+        session=where_.session,
     )
-    if cwd:  # the folder filter comes first in both; the others are ANDed, their order is free
-        more, more_params = _session_filters(scope, cwd=cwd)
+    if where_.cwd:  # the folder filter comes first in both; the others are ANDed, their order is free
+        more, more_params = _session_filters(scope, cwd=where_.cwd)
         where += more[1:]
         params += more_params[len(scope.folders) :]
-    tzinfo = tz or _dt.UTC
-    lo, hi = time_range(since, until, tzinfo)
+    lo, hi = time_range(where_.since, where_.until, tz or _dt.UTC)
     if lo is not None:
         where.append("e.ts >= ?")
         params.append(lo)
     if hi is not None:
         where.append("e.ts < ?")
         params.append(hi)
-    use_fts = not regex and query.fts is not None and index.fts
+    use_fts = not query.regex and parsed.fts is not None and index.fts
     if use_fts:
-        assert query.fts is not None
-        sql, named = search_core.fts_sql(where, params, index.shard_count(), thinking, query.fts)
+        assert parsed.fts is not None
+        sql, named = search_core.fts_sql(where, params, index.shard_count(), query.thinking, parsed.fts)
         cursor = index.conn.execute(sql, named)
     else:
         cursor = index.conn.execute(search_core.scan_sql(where), params)
-    hits, truncated, candidates = search_core.collect(cursor, query.patterns, thinking, limit)
-    mode = "regex" if regex else ("fts" if use_fts else "scan")
-    return SearchResult(text, mode, cast(list[Hit], hits), truncated, candidates)
+    hits, truncated, candidates = search_core.collect(cursor, parsed.patterns, query.thinking, query.limit)
+    mode = "regex" if query.regex else ("fts" if use_fts else "scan")
+    return SearchResult(query.text, mode, cast(list[Hit], hits), truncated, candidates)
+
+
+def search_archive(
+    query: SearchQuery, *, progress: ProgressFn | None = None, warn: WarnFn | None = None
+) -> SearchResult:
+    """``pitools search``: bring the index up to date for the archive in scope, then :func:`search` it."""
+    from pitools.ops.archive import archive_scope, local_timezone, query_index
+
+    say = warn or (lambda _m: None)
+    # The zone only reads --since/--until: without them (and without --timezone to check) the
+    # usual search skips loading zoneinfo and the system's zone file.
+    tz = local_timezone(query.where.timezone)[0] if query.where.has_time else None
+    scope = archive_scope(session_dir=query.session_dir, all_=True)
+
+    def run(index: ArchiveIndex) -> SearchResult:
+        if not index.fts and not query.regex:
+            say("this Python's SQLite has no FTS5: scanning every entry instead")
+        return search(index, scope, query, tz=tz)
+
+    return query_index(scope, run, progress=progress, warn=say)
 
 
 def session_label(path: str) -> str:

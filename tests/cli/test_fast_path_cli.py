@@ -1,4 +1,5 @@
-"""The click-free fast path of ``search``/``usage``/``ls`` behaves exactly as the click commands."""
+"""The warm search (``pitools.cli.fast_search``) behaves exactly as the click ``search``; ``usage``
+and ``ls`` are read by click alone."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from pitools.cli.fast import parse
+from pitools.cli.fast_search import parse
 from tests.archive_gen import Archive, env_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_parse_reads_what_click_would() -> None:
-    got = parse("search", ["--role", "user", "otter", "--role=assistant", "--limit", "3", "--in-context"])
+    got = parse(["--role", "user", "otter", "--role=assistant", "--limit", "3", "--in-context"])
     assert got is not None
     assert (got["query"], got["roles"], got["limit"], got["in_context"], got["branch"]) == (
         "otter",
@@ -25,38 +26,34 @@ def test_parse_reads_what_click_would() -> None:
         True,
         "all",
     )
-    usage = parse("usage", ["--by", "month", "--format=csv", "--since", "2026-01"])
-    assert usage is not None and (usage["by"], usage["format_"], usage["since"]) == ("month", "csv", "2026-01")
-    ls = parse("ls", ["--all", "--sort", "cost", "--limit", "2"])
-    assert ls is not None and (ls["all_"], ls["sort"], ls["limit"], ls["since"]) == (True, "cost", 2, None)
 
 
 @pytest.mark.parametrize(
-    "argv",
+    "args",
     [
-        ["search"],  # QUERY missing: click's usage error
-        ["search", "a", "b"],  # two queries
-        ["search", "-h"],
-        ["search", "x", "--help"],
-        ["search", "x", "--role", "nobody"],  # not a choice
-        ["search", "x", "--limit", "-1"],
-        ["search", "x", "--limit", "5_0"],
-        ["search", "x", "--limit"],  # value missing
-        ["search", "x", "--regex=yes"],  # a flag with a value
-        ["search", "--", "-x"],
-        ["search", "x", "--color", "never"],  # output options stay with click
-        ["usage", "--by", "year"],
-        ["usage", "--format", "xml"],
-        ["usage", "stray"],
-        ["usage", "--since", "-3d"],  # a value that looks like an option
-        ["ls", "--since", "7d"],  # converted by a click callback
-        ["ls", "--limit", "0"],
-        ["index"],
-        ["--format", "json", "usage"],
+        [],  # QUERY missing: click's usage error
+        ["a", "b"],  # two queries
+        ["-h"],
+        ["x", "--help"],
+        ["x", "--role", "nobody"],  # not a choice
+        ["x", "--limit", "-1"],
+        ["x", "--limit", "5_0"],
+        ["x", "--limit"],  # value missing
+        ["x", "--regex=yes"],  # a flag with a value
+        ["--", "-x"],
+        ["x", "--color", "never"],  # output options stay with click
+        ["x", "--since", "-3d"],  # a value that looks like an option
     ],
 )
-def test_parse_leaves_everything_else_to_click(argv: list[str]) -> None:
-    assert parse(argv[0], argv[1:]) is None
+def test_parse_leaves_everything_else_to_click(args: list[str]) -> None:
+    assert parse(args) is None
+
+
+def test_only_search_has_a_way_around_click(archive_env: dict[str, str]) -> None:
+    """usage and ls have one parser, click's: a warm usage loads it."""
+    _run(archive_env, ["index"], fast=False)
+    loaded = _loaded_modules(archive_env, ["usage", "--format", "json"])
+    assert "click" in loaded and "pitools.cli.fast_search" not in loaded
 
 
 @pytest.fixture
@@ -133,13 +130,12 @@ def _loaded_modules(env: dict[str, str], args: list[str]) -> list[str]:
     return names[first - 1 :]
 
 
-@pytest.mark.parametrize("args", [["usage", "--format", "json"], ["search", "otter", "--format", "json"]])
-def test_warm_fast_path_loads_no_framework_and_no_indexing_code(archive_env: dict[str, str], args: list[str]) -> None:
-    """No click, rich or pydantic, and on a warm index none of the indexing code."""
+def test_warm_usage_loads_no_indexing_code(archive_env: dict[str, str]) -> None:
+    """On a warm index, usage answers without the indexing code (nor rich, for JSON)."""
     _run(archive_env, ["index"], fast=False)
-    heavy = ["click", "rich", "pydantic", "pitools.ops.index_update", "pitools.ops.index_rows", "hashlib"]
-    loaded = _loaded_modules(archive_env, args)
-    assert {"pitools.ops.search_core", "pitools.ops.archive"} & set(loaded)  # the report was read
+    heavy = ["rich", "pydantic", "pitools.ops.index_update", "pitools.ops.index_rows", "hashlib"]
+    loaded = _loaded_modules(archive_env, ["usage", "--format", "json"])
+    assert "pitools.ops.archive" in loaded  # the report was read
     assert [m for m in heavy if m in loaded] == []
 
 

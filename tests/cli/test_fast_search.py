@@ -16,9 +16,9 @@ import pytest
 
 from pitools.cli import fast_search
 from pitools.cli.environment import Environment
-from pitools.cli.fast import parse
 from pitools.ops.archive import archive_scope, updated_index
 from pitools.ops.index import inside_pi_folders
+from pitools.ops.queries import SearchQuery, SessionFilter
 from pitools.ops.search import search
 from tests.archive_gen import Archive, Writer, env_for
 
@@ -67,24 +67,22 @@ def _settled(*paths: Path) -> None:
 
 
 def _general(args: list[str]) -> dict[str, Any]:
-    kw = parse("search", args)
+    kw = fast_search.parse(args)
     assert kw is not None
     scope = archive_scope()
     index, _ = updated_index(scope)
     try:
-        result = search(
-            index,
-            scope,
+        query = SearchQuery(
             kw["query"],
-            project=kw["project"],
-            session=kw["session"],
             thinking=kw["thinking"],
             roles=kw["roles"],
             tools=kw["tools"],
             in_context=kw["in_context"],
             branch=kw["branch"],
             limit=kw["limit"],
+            where=SessionFilter(project=kw["project"], session=kw["session"]),
         )
+        result = search(index, scope, query)
     finally:
         index.close()
     data: dict[str, Any] = result.to_json()
@@ -92,7 +90,7 @@ def _general(args: list[str]) -> dict[str, Any]:
 
 
 def _warm(args: list[str]) -> dict[str, Any] | None:
-    kw = parse("search", args)
+    kw = fast_search.parse(args)
     assert kw is not None
     return fast_search.warm_search(kw, os.environ)
 

@@ -140,6 +140,21 @@ def test_json_endpoints_equal_the_commands_json(run: Run, server: Any, archive: 
         ),
         ("/api/usage?by=model", ["usage", "--by", "model", "--session-dir", d]),
         ("/api/usage?by=day&breakdown=1", ["usage", "--by", "day", "--breakdown", "--session-dir", d]),
+        # The filters every front end reads into the same query objects (pitools.ops.queries).
+        (
+            "/api/ls?since=2020-01-01&sort=name",
+            ["ls", "--all", "--session-dir", d, "--since", "2020-01-01", "--sort", "name"],
+        ),
+        (
+            "/api/usage?by=month&since=2020-01&until=2099-12&timezone=UTC",
+            ["usage", "--by", "month", "--since", "2020-01", "--until", "2099-12", "--timezone", "UTC",
+             "--session-dir", d],
+        ),
+        (
+            "/api/search?q=the&since=2020-01-01&timezone=Europe/Paris&tool=bash&limit=0",
+            ["search", "the", "--since", "2020-01-01", "--timezone", "Europe/Paris", "--tool", "bash", "--limit", "0",
+             "--session-dir", d],
+        ),
     ]  # fmt: skip
     for path, argv in pairs:
         status, headers, body = get(server, path)
@@ -149,6 +164,10 @@ def test_json_endpoints_equal_the_commands_json(run: Run, server: Any, archive: 
         assert json.loads(body)  # a real document, not an empty one
     assert get(server, "/api/usage?by=nonsense")[0] == 400
     assert get(server, "/api/search?q=x&limit=-1")[0] == 400
+    # An unreadable time is the user's mistake, named (422), as the command's usage error names it.
+    status, _, body = get(server, "/api/ls?since=yesterdayish")
+    assert status == 422 and b"yesterdayish" in body
+    assert get(server, "/api/usage?until=soon")[0] == 422
 
 
 def test_the_command_prints_its_url_first(archive: Path, tmp_path: Path) -> None:

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from pitools.cli.archive_commands import SORTS, select_sessions
 from pitools.cli.options import since_value, table_params
 from pitools.cli.output import Output, pass_output
 
-__all__ = ["SORTS", "command", "select_sessions"]
+__all__ = ["command"]
 
 
 @click.command("ls")
 @table_params("ls", callbacks={"since": lambda ctx, param, value: since_value(value)})
 @pass_output
-def command(out: Output, **options: Any) -> int:
+def command(
+    out: Output,
+    *,
+    all_: bool,
+    cwd: str | None,
+    session_dir: str | None,
+    format_: str,
+    no_cache: bool,
+    limit: int | None,
+    since: str | None,
+    sort: str,
+) -> int:
     """List sessions the way Pi finds them (pi --resume), newest activity first.
 
     Each row shows the session's name or first message, message and entry counts, leaves, size,
@@ -33,5 +41,6 @@ def command(out: Output, **options: Any) -> int:
       pitools ls --all --format tsv | cut -f2,10    # one line per session, fixed tab-separated columns
     """
     from pitools.cli.archive_commands import run_ls
+    from pitools.ops.queries import ListQuery
 
-    return run_ls(out, **options)
+    return run_ls(out, ListQuery(all_, cwd, session_dir, not no_cache, since, sort, limit), format_)

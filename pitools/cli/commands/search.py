@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from pitools.cli.options import table_params
@@ -13,7 +11,26 @@ from pitools.cli.output import Output, pass_output
 @click.command("search")
 @table_params("search")
 @pass_output
-def command(out: Output, **options: Any) -> int:
+def command(
+    out: Output,
+    *,
+    query: str,
+    regex: bool,
+    thinking: bool,
+    roles: tuple[str, ...],
+    tools: tuple[str, ...],
+    project: str | None,
+    cwd: str | None,
+    session: str | None,
+    since: str | None,
+    until: str | None,
+    in_context: bool,
+    branch: str,
+    limit: int,
+    timezone: str | None,
+    session_dir: str | None,
+    format_: str,
+) -> int:
     """Find text in user and assistant messages, tool calls and results, summaries and custom messages.
 
     Words match at word starts, ignoring case; "quoted phrases" match as written. Hits come
@@ -28,5 +45,8 @@ def command(out: Output, **options: Any) -> int:
       pitools search 'def \\w+_cache' --regex --project myrepo --format json
     """
     from pitools.cli.archive_commands import run_search
+    from pitools.ops.queries import SearchQuery, SessionFilter
 
-    return run_search(out, **options)
+    where = SessionFilter(project, cwd, session, since, until, timezone)
+    asked = SearchQuery(query, regex, thinking, roles, tools, in_context, branch, limit, where, session_dir)
+    return run_search(out, asked, format_)

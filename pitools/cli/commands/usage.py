@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from pitools.cli.options import table_params
@@ -13,7 +11,20 @@ from pitools.cli.output import Output, pass_output
 @click.command("usage")
 @table_params("usage")
 @pass_output
-def command(out: Output, **options: Any) -> int:
+def command(
+    out: Output,
+    *,
+    by: str,
+    since: str | None,
+    until: str | None,
+    timezone: str | None,
+    breakdown: bool,
+    project: str | None,
+    cwd: str | None,
+    session: str | None,
+    session_dir: str | None,
+    format_: str,
+) -> int:
     """Sum tokens (input, output, cache read/write) and cost over every usage record Pi keeps.
 
     Counts assistant messages, compactions, branch summaries, usage entries and tool results,
@@ -27,5 +38,7 @@ def command(out: Output, **options: Any) -> int:
       pitools usage --by day --breakdown --timezone Europe/Paris --format csv
     """
     from pitools.cli.archive_commands import run_usage
+    from pitools.ops.queries import SessionFilter, UsageQuery
 
-    return run_usage(out, **options)
+    where = SessionFilter(project, cwd, session, since, until, timezone)
+    return run_usage(out, UsageQuery(by, breakdown, where, session_dir), format_)

@@ -17,6 +17,7 @@ from pitools.core.views.stats import session_stats
 from pitools.ops import index as index_mod
 from pitools.ops import index_limits
 from pitools.ops.archive import archive_scope, updated_index, usage_report
+from pitools.ops.queries import SearchQuery, SessionFilter, UsageQuery
 from pitools.ops.search import search
 from tests.archive_gen import Archive, Writer, env_for
 
@@ -93,13 +94,31 @@ def _check_totals(report: Any, truth: dict[str, Any]) -> None:
     assert _close(t.cost, truth["cost"])
 
 
+_FILTERS = ("project", "cwd", "session", "since", "until", "timezone")
+
+
+def _usage_query(**kw: Any) -> UsageQuery:
+    """Keyword arguments as the usage query the CLI would build (filters into its SessionFilter)."""
+    where = SessionFilter(**{k: kw.pop(k) for k in _FILTERS if k in kw})
+    return UsageQuery(where=where, **kw)
+
+
+def _search_query(text: str, **kw: Any) -> SearchQuery:
+    where = SessionFilter(**{k: kw.pop(k) for k in _FILTERS if k in kw})
+    for many in ("roles", "tools"):
+        if many in kw:
+            kw[many] = tuple(kw[many])
+    return SearchQuery(text, where=where, **kw)
+
+
 def _usage(env: dict[str, str], **kw: Any) -> Any:
     scope = archive_scope(env=env)
     warnings: list[str] = []
     index, _ = updated_index(scope, env=env, warn=warnings.append)
     try:
         assert not index.in_memory and warnings == []  # no silent fallback
-        return usage_report(index, scope, **kw)
+        tz = {k: kw.pop(k) for k in ("tz", "tz_name") if k in kw}
+        return usage_report(index, scope, _usage_query(**kw), **tz)
     finally:
         index.close()
 
@@ -369,7 +388,7 @@ def test_parallel_cold_build_equals_serial(
     scope = archive_scope(env=env)
     index, stats = updated_index(scope, env=env, jobs=2)
     parallel = usage_report(index, scope)
-    hits = search(index, scope, "narwhal teapot")
+    hits = search(index, scope, SearchQuery("narwhal teapot"))
     index.close()
     assert stats.added == len(ar.present())
     _check_totals(parallel, ar.truth())
@@ -380,7 +399,7 @@ def _search(env: dict[str, str], text: str, **kw: Any) -> Any:
     scope = archive_scope(env=env)
     index, _ = updated_index(scope, env=env)
     try:
-        return search(index, scope, text, **kw)
+        return search(index, scope, _search_query(text, **kw))
     finally:
         index.close()
 
@@ -544,7 +563,7 @@ def test_without_fts5_search_scans(home: dict[str, Any], monkeypatch: pytest.Mon
     index, _ = updated_index(scope, env=env)
     try:
         assert not index.fts
-        result = search(index, scope, "platypus lighthouse")
+        result = search(index, scope, SearchQuery("platypus lighthouse"))
     finally:
         index.close()
     assert result.mode == "scan"
@@ -597,7 +616,7 @@ def test_repeated_long_texts_are_indexed_once_and_all_found(
         shards = index.shard_count()
         rows = sum(index.conn.execute(f"SELECT count(*) FROM s{k}.texts").fetchone()[0] for k in range(shards))
         shared = index.conn.execute("SELECT count(*) FROM entries WHERE tref IS NOT NULL").fetchone()[0]
-        found = search(index, scope, "quokkaunique", limit=0)
+        found = search(index, scope, SearchQuery("quokkaunique", limit=0))
     finally:
         index.close()
     # Five entries hold the text; each shard holding any of them indexes it once.
@@ -800,7 +819,7 @@ def test_a_worker_failing_mid_build_leaves_nothing_half_indexed(
     index, stats = updated_index(scope, env=env, jobs=2)
     try:
         assert not stats.in_memory and stats.unchanged == len(stored)  # only committed files look indexed
-        found = {h["session"]["path"] for h in search(index, scope, "marker", limit=0).hits}
+        found = {h["session"]["path"] for h in search(index, scope, SearchQuery("marker", limit=0)).hits}
     finally:
         index.close()
     assert found == {str(w.path) for w in ar.present()}

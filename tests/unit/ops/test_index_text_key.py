@@ -16,6 +16,7 @@ import pytest
 
 from pitools.ops import index_rows
 from pitools.ops.archive import archive_scope, updated_index
+from pitools.ops.queries import SearchQuery
 from pitools.ops.search import search
 from tests.archive_gen import Archive, env_for
 
@@ -81,7 +82,7 @@ def _hits(env: dict[str, str], word: str) -> list[Any]:
     index, _ = updated_index(scope, env=env)
     try:
         assert not index.in_memory
-        return search(index, scope, word, limit=0).hits
+        return search(index, scope, SearchQuery(word, limit=0)).hits
     finally:
         index.close()
 

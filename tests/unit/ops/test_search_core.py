@@ -222,13 +222,10 @@ def test_shell_quote_equals_shlex() -> None:
 
 
 def test_constants_agree_with_their_owners() -> None:
-    from pitools.cli import fast_search
     from pitools.cli.commands.search import command
-    from pitools.ops import index, index_limits
+    from pitools.ops import index_limits
 
     assert search_core.ROWID_SHIFT == index_limits.ROWID_SHIFT
-    assert fast_search.SCHEMA_VERSION == index.SCHEMA_VERSION
-    assert (fast_search._RACY_NS, fast_search._RACY_COARSE_NS) == (index.RACY_NS, index.RACY_COARSE_NS)
     role = next(p for p in command.params if p.name == "roles")
     assert tuple(role.type.choices) == search_core.ROLE_CHOICES  # type: ignore[attr-defined]
 
