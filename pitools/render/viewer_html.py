@@ -85,6 +85,11 @@ def _entry_json(entry: Any) -> bytes:
         return to_json_bytes(shallow)
 
 
+#: Characters a page's text may not hold raw (the same set as :data:`_UNSAFE_IN_PAGE`, plus the
+#: other controls): in the ``<title>`` (a session's name) each shows as U+FFFD.
+_UNSAFE_IN_TITLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
 def _e(text: str) -> str:
     """``html.escape(text, quote=True)``, replacing only the characters that occur (a search
     for an absent character is much cheaper than a replace pass)."""
@@ -127,7 +132,7 @@ def page_pieces(
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         '<meta name="generator" content="pitools">\n'
         '<meta name="referrer" content="no-referrer">\n'
-        f"<title>{_e(title)}</title>\n"
+        f"<title>{_e(_UNSAFE_IN_TITLE.sub(chr(0xFFFD), title))}</title>\n"
         f"<style>{asset('viewer.css')}</style></head>\n"
         '<body><noscript><p class="noscript">This viewer needs JavaScript '
         "(pitools export --format markdown gives a plain transcript).</p></noscript>\n"
