@@ -16,7 +16,7 @@
   var filterMode = "default", query = "", selected = -1, followDefault = true;
   var observer = null, ctxState = null;
   var app = document.getElementById("app");
-  var F_MESSAGE = 1, F_EMPTY_REPLY = 2, F_ODD_ID = 4, F_SETTINGS = 8;
+  var F_MESSAGE = 1, F_EMPTY_REPLY = 2, F_ODD_ID = 4, F_SETTINGS = 8, F_ESTIMATED = 16;
 
   // -- helpers ------------------------------------------------------------------------------
   function esc(v) {
@@ -112,12 +112,6 @@
     }
   }
   function posOfId(id) { var p = byId.get(id); return p === undefined ? -1 : p; }
-  // An entry's id === value (JavaScript's comparison; a non-string id needs the entry parsed).
-  function idIs(p, value) {
-    if (META.flags[p] & F_ODD_ID) { var e = entry(p); return (isObj(e) ? e.id : undefined) === value; }
-    return META.ids[p] === value;
-  }
-  function typeIs(p, t) { return !(META.flags[p] & F_MESSAGE) && META.kinds[p] === t; }
 
   // Pi's getBranch from a position: root → entry (a loop is cut where it repeats).
   function pathTo(pos) {
@@ -126,41 +120,19 @@
     return out.reverse();
   }
   function isSystemMessage(p) { return (META.flags[p] & F_MESSAGE) && META.kinds[p] === "system"; }
-  // Pi's buildContextEntries: the latest compaction, the entries from its firstKeptEntryId
-  // (system messages left out), then everything after it. Ids compare with ===, as in Pi.
-  function contextAt(path) {
-    var ci = -1;
-    for (var i = path.length - 1; i >= 0; i--) if (typeIs(path[i], "compaction")) { ci = i; break; }
-    if (ci < 0) return { order: path.slice(), compIdx: -1, start: 0 };
-    var comp = entry(path[ci]), compId = isObj(comp) ? comp.id : undefined, kept = isObj(comp) ? comp.firstKeptEntryId : undefined;
-    for (var j = 0; j < ci; j++) { if (idIs(path[j], compId)) { ci = j; break; } }
-    var start = ci;
-    for (var k = 0; k < ci; k++) if (idIs(path[k], kept)) { start = k; break; }
+  // Pi's context at an entry (buildContextEntries), sliced from its path with the facts pitools
+  // worked out: the compaction Pi puts first (ctxComp, compactions), the kept range before it
+  // without system messages, then everything after it.
+  function contextAt(pos, path) {
+    var c = META.ctxComp[pos], cut = c >= 0 ? META.compactions[String(c)] : null;
+    var ci = cut ? path.indexOf(cut[0]) : -1;
+    if (ci < 0) return { order: path.slice(), compIdx: -1 };
+    var start = path.indexOf(cut[1]);
+    if (start < 0 || start > ci) start = ci;
     var order = [path[ci]];
     for (var a = start; a < ci; a++) if (!isSystemMessage(path[a])) order.push(path[a]);
     for (var b = ci + 1; b < path.length; b++) order.push(path[b]);
-    return { order: order, compIdx: ci, start: start };
-  }
-  // Pi's estimateProjectedContextTokens at the selected entry. When the branch has an assistant
-  // reply with usage after its latest compaction or context edit, Pi's figure is that usage
-  // plus the estimates of the entries after it, computed here exactly. Otherwise Pi sums the
-  // whole projected context: pitools replays it (META.exact; all entries within a budget);
-  // beyond the budget the page sums its own entries' estimates and says it is an estimate.
-  function totalAt(pos, path, ctx) {
-    var exact = META.exact[String(pos)];
-    if (exact !== undefined) return { tokens: exact, exact: typeof exact === "number" };
-    var t = 0;
-    for (var i = path.length - 1; i >= 0; i--) {
-      var p = path[i];
-      if (META.usageTokens[p] != null) {
-        var total = META.usageTokens[p], ok = true;
-        for (var r = i + 1; r < path.length; r++) { var tk = META.tokens[path[r]]; if (tk == null) ok = false; else total += tk; }
-        return { tokens: total, exact: ok };
-      }
-      if (typeIs(p, "compaction") || typeIs(p, "context_edit")) break;
-    }
-    ctx.order.forEach(function (p2, at) { t += at > 0 && typeIs(p2, "compaction") ? 0 : (META.tokens[p2] || 0); });
-    return { tokens: t, exact: false };
+    return { order: order, compIdx: ci };
   }
 
   // -- tree ---------------------------------------------------------------------------------
@@ -782,7 +754,7 @@
     main.scrollTop = top + (main.scrollHeight - before);
   }
   function renderTranscript(pos) {
-    var path = pathTo(pos), ctx = contextAt(path), inCtx = new Set(ctx.order);
+    var path = pathTo(pos), ctx = contextAt(pos, path), inCtx = new Set(ctx.order);
     var replay = META.replays[String(pos)];
     tState = { path: path, ctx: ctx, inCtx: inCtx, replay: replay, regions: regionsFor(path, replay), pos: pos, first: Math.max(0, path.length - FIRST) };
     if (early) {  // only the entries of the first view are at hand yet
@@ -843,14 +815,14 @@
     var assistants = cumReplies[pos], calls = cumCalls[pos], tokens = cumTok[pos], cost = cumCost[pos];
     if (path[0] !== undefined && META.parent[path[0]] >= 0) { assistants = 0; calls = 0; tokens = 0; cost = 0; path.forEach(function (p) { assistants += META.kinds[p] === "assistant" && (META.flags[p] & F_MESSAGE) ? 1 : 0; calls += META.calls[p]; tokens += META.usageTotal[p]; cost += META.cost[p]; }); }
     var window_ = replay ? replay.contextWindow : (META.replays[String(META.defaultLeaf)] || {}).contextWindow;
-    var est = replay && typeof replay.tokens === "number" ? { tokens: replay.tokens, exact: true } : totalAt(pos, path, ctx);
-    var total = est.tokens, exact = est.exact;
+    // Pi's estimateProjectedContextTokens here, as pitools worked it out (ctxTokens).
+    var total = META.ctxTokens[pos], exact = !(META.flags[pos] & F_ESTIMATED);
     var pct = window_ ? total / window_ * 100 : null;
     var parts = ['<div><b>Context at ' + esc(idText(pos)) + "</b>: " + fmt(ctx.order.length) + " of " + fmt(path.length) +
       " entries on the path" + (ctx.compIdx >= 0 ? " (" + fmt(path.length - ctx.order.length) + " summarized away by the compaction at " + esc(idText(path[ctx.compIdx])) + ")" : "") + "</div>"];
     parts.push('<div id="ctx-total" data-tokens="' + total + '" data-exact="' + (exact ? "true" : "false") + '">' + (exact ? "" : "≈ ") + fmt(total) + " tokens" +
       (window_ ? " of a " + fmt(window_) + "-token window (" + pct.toFixed(1) + "%)" : "") +
-      (exact ? "" : ' <span class="muted">(estimated in the page: this entry is past the budget of exact replays)</span>') + "</div>");
+      (exact ? "" : ' <span class="muted">(estimated: this entry is past the budget of exact replays)</span>') + "</div>");
     if (window_) parts.push('<div class="bar' + (pct > 100 ? " over" : "") + '"><div style="width:' + Math.min(100, pct).toFixed(1) + '%"></div></div>');
     if (replay && replay.plan) {
       var pl = replay.plan, t = pl.totals || {};
@@ -966,9 +938,7 @@
     var p = fromHash();
     if (p >= 0) followDefault = false;
     selected = p >= 0 ? p : META.initialLeaf;
-    var comp = -1;
-    if (selected >= 0) { var q = pathTo(selected); for (var i = q.length - 1; i >= 0; i--) if (typeIs(q[i], "compaction")) { comp = q[i]; break; } }
-    if (meta.firstView && selected === META.initialLeaf && selected >= 0 && PARSED[selected] !== undefined && (comp < 0 || PARSED[comp] !== undefined)) {
+    if (meta.firstView && selected === META.initialLeaf && selected >= 0 && PARSED[selected] !== undefined) {
       early = true;
       renderTranscript(selected);
       early = false;
