@@ -4,11 +4,11 @@ The page embeds the session's entries as they are and renders them itself; this 
 facts only pitools computes exactly: each entry's parent position (Pi's ``byId`` lookup), the
 tree in Pi's ``getTree`` order, labels, each entry's token estimate (``estimateTokens`` of its
 projected messages) and assistant usage, and, at the leaves (within a budget), the exact context
-estimate and the compaction plan (``prepareCompaction``). It also carries, per entry, the facts
-of Pi's context at that entry, so the page only slices its path: which compaction governs it
-(``ctxComp``, with each compaction's cut in ``compactions``: Pi's ``buildContextEntries``) and
-the context total there (``ctxTokens``: Pi's ``estimateProjectedContextTokens``, exact or, past
-the replay budget, marked as estimated by :data:`FLAG_ESTIMATED`).
+estimate and the compaction plan (``prepareCompaction``). It also carries the facts of Pi's
+context at every entry, so the page only slices paths: each compaction's cut (``compactions``:
+Pi's ``buildContextEntries`` at the entries below it, the nearest one on a path governing) and
+the context total at each entry (``ctxTokens``: Pi's ``estimateProjectedContextTokens``, exact
+or, past the replay budget, marked as estimated by :data:`FLAG_ESTIMATED`).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ SettingsFor = Callable[[Any], "tuple[CompactionSettings, int]"]
 
 #: The read model's columns as the page's data names them (camelCase), after its header and file.
 _META_FIELDS = (
-    "name", "parent", "order", "tokens", "ctx_tokens", "ctx_comp", "compactions", "labels", "ids", "kinds",
-    "flags", "cost", "usage_total", "calls", "default_leaf", "initial_leaf", "leaves", "replays",
+    "name", "parent", "order", "tokens", "ctx_tokens", "compactions", "labels", "ids", "kinds", "flags",
+    "cost", "usage_total", "calls", "default_leaf", "initial_leaf", "leaves", "replays",
 )  # fmt: skip
 
 
@@ -76,7 +76,8 @@ class ViewerModel:
     exact: dict[int, int | None] = field(default_factory=dict)
     #: Per entry, Pi's context total there (see :func:`context_facts`); None when unknown.
     ctx_tokens: list[int | None] = field(default_factory=list)
-    #: Per entry, the position of the newest compaction on its path (-1: none), and per such
+    #: Per entry, the position of the newest compaction on its path (-1: none; not in the page's
+    #: data: the page takes the nearest entry of its path that ``compactions`` names), and per
     #: compaction, ``[where Pi puts it, where its kept range starts]`` (both positions on its path).
     ctx_comp: list[int] = field(default_factory=list)
     compactions: dict[int, list[int]] = field(default_factory=dict)

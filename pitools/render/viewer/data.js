@@ -65,10 +65,11 @@
   }
   function isSystemMessage(p) { return (META.flags[p] & F_MESSAGE) && META.kinds[p] === "system"; }
   // Pi's context at an entry (buildContextEntries), sliced from its path with the facts pitools
-  // worked out: the compaction Pi puts first (ctxComp, compactions), the kept range before it
-  // without system messages, then everything after it.
+  // worked out: the nearest entry of the path that META.compactions names cuts it into the
+  // entry Pi puts first, the kept range before it (without system messages) and the rest.
   function contextAt(pos, path) {
-    var c = META.ctxComp[pos], cut = c >= 0 ? META.compactions[String(c)] : null;
+    var cut = null;
+    for (var i = path.length - 1; i >= 0 && !cut; i--) cut = META.compactions[String(path[i])] || null;
     var ci = cut ? path.indexOf(cut[0]) : -1;
     if (ci < 0) return { order: path.slice(), compIdx: -1 };
     var start = path.indexOf(cut[1]);

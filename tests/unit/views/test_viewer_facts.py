@@ -1,4 +1,4 @@
-"""The viewer's per-entry context facts (``ctxComp``, ``compactions``, ``ctxTokens``) against Pi.
+"""The viewer's context facts (``compactions`` and the per-entry ``ctxTokens``) against Pi.
 
 The page does not apply Pi's context rules: it slices the selected entry's path with these
 facts. So the facts alone, sliced the way the page slices them, must give Pi's
@@ -45,7 +45,8 @@ def _path(model: ViewerModel, pos: int) -> list[int]:
 def _sliced(model: ViewerModel, pos: int) -> list[int]:
     """The page's ``contextAt``: its path cut where the facts say."""
     path = _path(model, pos)
-    c = model.ctx_comp[pos]
+    c = next((p for p in reversed(path) if p in model.compactions), -1)
+    assert c == model.ctx_comp[pos]
     if c < 0:
         return path
     cut, start = (path.index(p) for p in model.compactions[c])
