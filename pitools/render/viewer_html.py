@@ -98,8 +98,9 @@ def _entry_json(entry: Any) -> bytes:
 
 
 #: Characters a page's text may not hold raw (the same set as :data:`_UNSAFE_IN_PAGE`, plus the
-#: other controls): in the ``<title>`` (a session's name) each shows as U+FFFD.
-_UNSAFE_IN_TITLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+#: other controls and lone surrogates, which UTF-8 cannot encode: a served page stopped at its
+#: first byte): in the ``<title>`` (a session's name) each shows as U+FFFD.
+_UNSAFE_IN_TITLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _e(text: str) -> str:
