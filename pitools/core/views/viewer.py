@@ -417,8 +417,8 @@ def exact_totals(loaded: Loaded, model: ViewerModel, budget: int = REPLAY_BUDGET
     n = len(model.parent)
     parent, flags, kinds, usage = model.parent, model.flags, model.kinds, model.usage_tokens
     trusted = [False] * n
-    if len(set(model.ids)) == n and not any(f & FLAG_ODD_ID for f in flags):
-        edited = _edited_by_ancestor(model)
+    if _unique_ids(model) is not None:
+        edited = _edited_by_ancestor(model, *_preorder(model))
         for p in model.order:
             if usage[p] is not None:
                 trusted[p] = True
@@ -448,13 +448,10 @@ def exact_totals(loaded: Loaded, model: ViewerModel, budget: int = REPLAY_BUDGET
     return out
 
 
-def _edited_by_ancestor(model: ViewerModel) -> set[int]:
-    """The entries a context edit earlier on their own path targets (an edit may name an entry
-    written after it): their estimate in ``tokens`` is of the unedited message, so a total that
-    adds it to an earlier usage is not Pi's. Ids are unique here; an edit is an ancestor of its
-    target when the target lies inside the edit's subtree in the tree's pre-order."""
-    if not model.edit_targets:
-        return set()
+def _preorder(model: ViewerModel) -> tuple[list[int], list[int]]:
+    """Each entry's place in the tree order and the size of its subtree there: ``a`` is a proper
+    ancestor of ``b`` when ``at[a] < at[b] < at[a] + size[a]`` (a parent that comes later in the
+    order, on a parentId loop, starts no subtree)."""
     n = len(model.parent)
     at = [0] * n
     for i, p in enumerate(model.order):
@@ -464,7 +461,25 @@ def _edited_by_ancestor(model: ViewerModel) -> set[int]:
         q = model.parent[p]
         if q >= 0 and at[q] < at[p]:
             size[q] += size[p]
+    return at, size
+
+
+def _unique_ids(model: ViewerModel) -> dict[str, int] | None:
+    """Position by id when every id is a distinct string (then ``===`` on ids is a lookup)."""
     pos_of = {eid: p for p, eid in enumerate(model.ids)}
+    if len(pos_of) != len(model.ids) or any(f & FLAG_ODD_ID for f in model.flags):
+        return None
+    return pos_of
+
+
+def _edited_by_ancestor(model: ViewerModel, at: list[int], size: list[int]) -> set[int]:
+    """The entries a context edit earlier on their own path targets (an edit may name an entry
+    written after it): their estimate in ``tokens`` is of the unedited message, so a total that
+    adds it to an earlier usage is not Pi's. Only with unique ids (else every total is replayed
+    or flagged)."""
+    pos_of = _unique_ids(model) if model.edit_targets else None
+    if pos_of is None:
+        return set()
     out: set[int] = set()
     for e, target in model.edit_targets.items():
         t = pos_of.get(target, -1) if type(target) is str else -1
@@ -492,11 +507,10 @@ def context_facts(loaded: Loaded, model: ViewerModel) -> None:
     parent, order, kinds, flags, tokens = model.parent, model.order, model.kinds, model.flags, model.tokens
     usage = model.usage_tokens
     n = len(parent)
-    at = [0] * n
-    for i, p in enumerate(order):
-        at[p] = i
+    at, size = _preorder(model)
     ids = loaded.index.ids
-    edited = _edited_by_ancestor(model)
+    edited = _edited_by_ancestor(model, at, size)
+    pos_of = _unique_ids(model)
     latest = [-1] * n
     # Along each path, running sums of the estimates: every entry but compactions (all_sum), and
     # also without system messages (kept_sum: Pi leaves those out of the kept range).
@@ -525,13 +539,20 @@ def context_facts(loaded: Loaded, model: ViewerModel) -> None:
             use[p] = use[base] + tk  # type: ignore[operator]
             use_ok[p] = use_ok[base] and tokens[p] is not None and p not in edited
         if is_comp:
+            entry = loaded.index.entry(p)
+            if type(entry) is not dict:
+                entry = {}
+            if pos_of is not None:  # unique string ids: the compaction is its own first; kept by lookup
+                kept_id = entry.get("firstKeptEntryId")
+                k = pos_of.get(kept_id, -1) if type(kept_id) is str else -1
+                compactions[p] = [p, k if k >= 0 and at[k] < at[p] < at[k] + size[k] else p]
+                continue
             path = [p]
             while path[-1] >= 0 and len(path) <= n:
                 up = parent[path[-1]]
                 path.append(up if up >= 0 and at[up] < at[path[-1]] else -1)
             path = path[-2::-1]
-            entry = loaded.index.entry(p)
-            cut, start = context_layout([ids[x] for x in path], len(path) - 1, entry if type(entry) is dict else {})
+            cut, start = context_layout([ids[x] for x in path], len(path) - 1, entry)
             compactions[p] = [path[cut], path[start]] if cut >= 0 else [p, p]
     ctx_tokens: list[int | None] = [None] * n
     for p in range(n):
