@@ -67,7 +67,7 @@
   // Pi's context at an entry (buildContextEntries), sliced from its path with the facts pitools
   // worked out: the nearest entry of the path that META.compactions names cuts it into the
   // entry Pi puts first, the kept range before it (without system messages) and the rest.
-  function contextAt(pos, path) {
+  function contextAt(path) {
     var cut = null;
     for (var i = path.length - 1; i >= 0 && !cut; i--) cut = META.compactions[String(path[i])] || null;
     var ci = cut ? path.indexOf(cut[0]) : -1;

@@ -184,7 +184,7 @@
     main.scrollTop = top + (main.scrollHeight - before);
   }
   function renderTranscript(pos) {
-    var path = pathTo(pos), ctx = contextAt(pos, path), inCtx = new Set(ctx.order);
+    var path = pathTo(pos), ctx = contextAt(path), inCtx = new Set(ctx.order);
     var replay = META.replays[String(pos)];
     tState = { path: path, ctx: ctx, inCtx: inCtx, replay: replay, regions: regionsFor(path, replay), pos: pos, first: Math.max(0, path.length - FIRST) };
     if (early) {  // only the entries of the first view are at hand yet
