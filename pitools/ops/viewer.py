@@ -188,9 +188,8 @@ FIRST_VIEW_BYTES = 4_000_000
 
 
 def first_view(loaded: Loaded, model: Any) -> list[tuple[int, bytes]]:
-    """The texts of the entries the page opens on: the latest compaction on the initial path
-    (its context needs it) and the path's last entries, newest first, within the byte budget."""
-    from pitools.core.views.viewer import FLAG_MESSAGE
+    """The texts of the entries the page opens on: the initial path's last entries, newest
+    first, within the byte budget (the context at them is in the read model already)."""
     from pitools.render.viewer_html import entry_texts as texts
 
     path: list[int] = []
@@ -199,8 +198,7 @@ def first_view(loaded: Loaded, model: Any) -> list[tuple[int, bytes]]:
         seen.add(p)
         path.append(p)
         p = model.parent[p]
-    wanted = [q for q in path if model.kinds[q] == "compaction" and not model.flags[q] & FLAG_MESSAGE][:1]
-    wanted += [q for q in path[:FIRST_VIEW_ENTRIES] if q not in wanted]
+    wanted = path[:FIRST_VIEW_ENTRIES]
     raw = RawLines(loaded)
     out: list[tuple[int, bytes]] = []
     total = 0

@@ -2,10 +2,11 @@
 
 The page holds the session's entries once, as JSON inside ``<script type="application/json">``
 (never executed; every ``<`` written as ``\\u003c`` so no text can close the element), the read
-model of :mod:`pitools.core.views.viewer`, and a small script (``viewer/viewer.js``, no build
-step) that draws the tree, the transcript and the context overlay from them. Its
-Content-Security-Policy allows nothing but that one script (by hash), inline styles and
-``data:`` images: no request leaves the page. All session text reaches the document as text
+model of :mod:`pitools.core.views.viewer`, and a small script (the files of ``viewer/`` that
+:data:`VIEWER_SCRIPT` names, put together in one function; no build step) that draws the
+tree, the transcript and the context overlay from them. Its Content-Security-Policy allows
+nothing but that one script (by hash), inline styles and ``data:`` images: no request leaves
+the page. All session text reaches the document as text
 (``textContent`` or escaped markup), never as markup.
 """
 
@@ -31,9 +32,20 @@ def asset(name: str) -> str:
     return resources.files("pitools.render").joinpath("viewer", name).read_text(encoding="utf-8")
 
 
+#: The page's script: these files of ``viewer/``, in this order, inside one function (they share
+#: its scope; the page stays one self-contained file with one script for its CSP hash).
+VIEWER_SCRIPT = ("state.js", "util.js", "markdown.js", "data.js", "tree.js", "transcript.js", "main.js")
+
+
+@cache
+def viewer_script() -> str:
+    """The page's script, put together from :data:`VIEWER_SCRIPT`."""
+    return '"use strict";\n(function () {\n' + "".join(asset(name) for name in VIEWER_SCRIPT) + "})();\n"
+
+
 @cache
 def script_hash() -> str:
-    digest = hashlib.sha256(asset("viewer.js").encode("utf-8")).digest()
+    digest = hashlib.sha256(viewer_script().encode("utf-8")).digest()
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
@@ -150,7 +162,7 @@ def page_pieces(
         parts = b",".join(b'"%d":%s' % (pos, text) for pos, text in first_view)
         data = data[:-1] + b',"firstView":{' + parts + b"}}"
     yield script_json(data)
-    yield f"</script>\n<script>{asset('viewer.js')}</script>\n"
+    yield f"</script>\n<script>{viewer_script()}</script>\n"
     # One entry per line (the page splits the lines and parses each entry when it is drawn).
     yield '<script type="application/json" id="pt-entries">[\n'
     batch: list[bytes] = []

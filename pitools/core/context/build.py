@@ -96,7 +96,7 @@ def context_entries_from_path(path: Sequence[Any]) -> list[Any]:
     # Only the ids up to the compaction are compared (Pi's findIndex stops there at the latest).
     path_ids = [e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED for e in path[: comp_at + 1]]
     compaction = path[comp_at]
-    comp_idx, start = _context_layout(path_ids, comp_at, compaction)
+    comp_idx, start = context_layout(path_ids, comp_at, compaction)
     if comp_idx < 0:  # pragma: no cover - the compaction itself is on the path
         return list(path)
     return _context_assemble(compaction, path[start:comp_idx], path[comp_idx + 1 :])
@@ -122,13 +122,13 @@ def build_context_entries(index: EntryIndex, path: Sequence[int], path_ids: Sequ
         ids = index.ids
         path_ids = [ids[p] for p in path]
     compaction = index.entry(path[comp_at])
-    comp_idx, start = _context_layout(path_ids, comp_at, compaction)
+    comp_idx, start = context_layout(path_ids, comp_at, compaction)
     if comp_idx < 0:  # pragma: no cover - the compaction itself is on the path
         return index.entries_at(path)
     return _context_assemble(compaction, index.entries_at(path[start:comp_idx]), index.entries_at(path[comp_idx + 1 :]))
 
 
-def _context_layout(path_ids: Sequence[Any], comp_at: int, compaction: dict[str, Any]) -> tuple[int, int]:
+def context_layout(path_ids: Sequence[Any], comp_at: int, compaction: dict[str, Any]) -> tuple[int, int]:
     """Where ``buildContextEntries`` cuts the path: ``(compaction index, first kept index)``.
 
     The compaction is the first entry whose id is ``===`` the newest compaction's (``comp_at``;

@@ -4,9 +4,11 @@ The page embeds the session's entries as they are and renders them itself; this 
 facts only pitools computes exactly: each entry's parent position (Pi's ``byId`` lookup), the
 tree in Pi's ``getTree`` order, labels, each entry's token estimate (``estimateTokens`` of its
 projected messages) and assistant usage, and, at the leaves (within a budget), the exact context
-estimate and the compaction plan (``prepareCompaction``). Context membership at any selected
-entry is Pi's ``buildContextEntries``, which the page computes from the parent positions and the
-raw ids and ``firstKeptEntryId`` values with JavaScript's own ``===``.
+estimate and the compaction plan (``prepareCompaction``). It also carries the facts of Pi's
+context at every entry, so the page only slices paths: each compaction's cut (``compactions``:
+Pi's ``buildContextEntries`` at the entries below it, the nearest one on a path governing) and
+the context total at each entry (``ctxTokens``: Pi's ``estimateProjectedContextTokens``, exact
+or, past the replay budget, marked as estimated by :data:`FLAG_ESTIMATED`).
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ SettingsFor = Callable[[Any], "tuple[CompactionSettings, int]"]
 
 #: The read model's columns as the page's data names them (camelCase), after its header and file.
 _META_FIELDS = (
-    "name", "parent", "order", "tokens", "usage_tokens", "labels", "ids", "kinds", "flags", "cost",
-    "usage_total", "calls", "exact", "default_leaf", "initial_leaf", "leaves", "replays",
+    "name", "parent", "order", "tokens", "ctx_tokens", "compactions", "labels", "ids", "kinds", "flags",
+    "cost", "usage_total", "calls", "default_leaf", "initial_leaf", "leaves", "replays",
 )  # fmt: skip
 
 
@@ -72,22 +74,34 @@ class ViewerModel:
     #: Pi's estimate at entries where the page cannot work it out from usage (see
     #: :func:`exact_totals`): position → tokens.
     exact: dict[int, int | None] = field(default_factory=dict)
+    #: Per entry, Pi's context total there (see :func:`context_facts`); None when unknown.
+    ctx_tokens: list[int | None] = field(default_factory=list)
+    #: Per entry, the position of the newest compaction on its path (-1: none; not in the page's
+    #: data: the page takes the nearest entry of its path that ``compactions`` names), and per
+    #: compaction, ``[where Pi puts it, where its kept range starts]`` (both positions on its path).
+    ctx_comp: list[int] = field(default_factory=list)
+    compactions: dict[int, list[int]] = field(default_factory=dict)
+    #: Each context edit's position → its ``targetId`` (not in the page's data).
+    edit_targets: dict[int, Any] = field(default_factory=dict)
 
     def meta_json(self) -> dict[str, Any]:
         """The part of the page's data that is not the entries themselves."""
         meta = {"header": self.header, "file": self.path, **record_json(self, _META_FIELDS)}
-        for name in ("labels", "exact", "replays"):  # maps by position: JSON keys are text
+        for name in ("labels", "compactions", "replays"):  # maps by position: JSON keys are text
             meta[name] = {str(k): v for k, v in meta[name].items()}
         return meta
 
 
 #: ``flags`` bits: the entry is a message (``type: "message"`` with an object ``message``); an
 #: assistant reply Pi's tree hides unless the filter is "all" (no text, not an error or abort);
-#: its id is not a string (the page compares such ids by parsing the entry); a settings entry.
+#: its id is not a string (the page compares such ids by parsing the entry); a settings entry;
+#: its context total (``ctxTokens``) is not Pi's exact figure (past the replay budget, or an
+#: estimate was not a whole number).
 FLAG_MESSAGE = 1
 FLAG_EMPTY_REPLY = 2
 FLAG_ODD_ID = 4
 FLAG_SETTINGS = 8
+FLAG_ESTIMATED = 16
 
 #: JavaScript's ``String.prototype.trim`` whitespace (Python's ``str.strip`` differs).
 _JS_SPACE = (
@@ -255,6 +269,7 @@ def build_viewer_model(
     usage_total: list[int | float] = []
     calls: list[int] = []
     info_name: Any = None
+    edit_targets: dict[int, Any] = {}
     first_text: str | None = None
     for e in all_entries(loaded):
         pid = parent_of(e)
@@ -307,6 +322,8 @@ def build_viewer_model(
                 kinds.append(_js_string(etype))
                 if etype in _SETTINGS_TYPES:
                     flag |= FLAG_SETTINGS
+                    if etype == "context_edit":
+                        edit_targets[len(flags)] = e.get("targetId", UNDEFINED)
                 elif etype == "session_info":
                     info_name = e.get("name")
             messages = [message] if type(message) is dict and message.get("content") is not None else None
@@ -364,9 +381,11 @@ def build_viewer_model(
         default_leaf=default_leaf,
         initial_leaf=chosen,
         leaves=leaf_positions,
+        edit_targets=edit_targets,
     )
     if settings_for is None:
         model.exact = exact_totals(loaded, model, budget)
+        context_facts(loaded, model)
         return model
     wanted = [p for p in (chosen, default_leaf) if p >= 0]
     wanted += [p for p in leaf_positions if p not in wanted]
@@ -378,6 +397,7 @@ def build_viewer_model(
         spent += length
         model.replays[p] = replay_at(loaded, index.ids[p], settings_for)
     model.exact = exact_totals(loaded, model, budget)
+    context_facts(loaded, model)
     return model
 
 
@@ -397,11 +417,12 @@ def exact_totals(loaded: Loaded, model: ViewerModel, budget: int = REPLAY_BUDGET
     n = len(model.parent)
     parent, flags, kinds, usage = model.parent, model.flags, model.kinds, model.usage_tokens
     trusted = [False] * n
-    if len(set(model.ids)) == n and not any(f & FLAG_ODD_ID for f in flags):
+    if _unique_ids(model) is not None:
+        edited = _edited_by_ancestor(model, *_preorder(model))
         for p in model.order:
             if usage[p] is not None:
                 trusted[p] = True
-            elif not flags[p] & FLAG_MESSAGE and kinds[p] in ("compaction", "context_edit"):
+            elif p in edited or (not flags[p] & FLAG_MESSAGE and kinds[p] in ("compaction", "context_edit")):
                 trusted[p] = False
             else:
                 q = parent[p]
@@ -425,6 +446,143 @@ def exact_totals(loaded: Loaded, model: ViewerModel, budget: int = REPLAY_BUDGET
         spent += depth[p]
         out[p] = _int_or_none(replay_context(loaded.index, ids[p]).estimate.tokens)
     return out
+
+
+def _preorder(model: ViewerModel) -> tuple[list[int], list[int]]:
+    """Each entry's place in the tree order and the size of its subtree there: ``a`` is a proper
+    ancestor of ``b`` when ``at[a] < at[b] < at[a] + size[a]`` (a parent that comes later in the
+    order, on a parentId loop, starts no subtree)."""
+    n = len(model.parent)
+    at = [0] * n
+    for i, p in enumerate(model.order):
+        at[p] = i
+    size = [1] * n
+    for p in reversed(model.order):
+        q = model.parent[p]
+        if q >= 0 and at[q] < at[p]:
+            size[q] += size[p]
+    return at, size
+
+
+def _unique_ids(model: ViewerModel) -> dict[str, int] | None:
+    """Position by id when every id is a distinct string (then ``===`` on ids is a lookup)."""
+    pos_of = {eid: p for p, eid in enumerate(model.ids)}
+    if len(pos_of) != len(model.ids) or any(f & FLAG_ODD_ID for f in model.flags):
+        return None
+    return pos_of
+
+
+def _edited_by_ancestor(model: ViewerModel, at: list[int], size: list[int]) -> set[int]:
+    """The entries a context edit earlier on their own path targets (an edit may name an entry
+    written after it): their estimate in ``tokens`` is of the unedited message, so a total that
+    adds it to an earlier usage is not Pi's. Only with unique ids (else every total is replayed
+    or flagged)."""
+    pos_of = _unique_ids(model) if model.edit_targets else None
+    if pos_of is None:
+        return set()
+    out: set[int] = set()
+    for e, target in model.edit_targets.items():
+        t = pos_of.get(target, -1) if type(target) is str else -1
+        if t >= 0 and at[e] < at[t] < at[e] + size[e]:
+            out.add(t)
+    return out
+
+
+def context_facts(loaded: Loaded, model: ViewerModel) -> None:
+    """Fill the model's per-entry context facts, so the page slices paths instead of applying
+    Pi's context rules itself.
+
+    ``ctx_comp[p]``: the newest compaction on ``p``'s path (-1: none); ``compactions[c]``: where
+    Pi's ``buildContextEntries`` cuts that path (the first entry whose id is ``===`` the
+    compaction's, and the first before it whose id is ``===`` its ``firstKeptEntryId``, else the
+    compaction itself). ``ctx_tokens[p]``: the total the page shows at ``p``, in this order: the
+    leaf's replay, the exact replay of :func:`exact_totals`, the newest assistant usage since the
+    last compaction or context edit plus the estimates after it (Pi's own formula), else the sum
+    of the context entries' estimates (flagged :data:`FLAG_ESTIMATED`, as is a sum with a gap).
+    One pass over the tree order (a parent before its children); an entry whose parent comes
+    later (a parentId loop) starts afresh, as a root.
+    """
+    from pitools.core.context.build import context_layout
+
+    parent, order, kinds, flags, tokens = model.parent, model.order, model.kinds, model.flags, model.tokens
+    usage = model.usage_tokens
+    n = len(parent)
+    at, size = _preorder(model)
+    ids = loaded.index.ids
+    edited = _edited_by_ancestor(model, at, size)
+    pos_of = _unique_ids(model)
+    latest = [-1] * n
+    # Along each path, running sums of the estimates: every entry but compactions (all_sum), and
+    # also without system messages (kept_sum: Pi leaves those out of the kept range).
+    all_sum = [0] * n
+    kept_sum = [0] * n
+    # The usage-based total so far (None: no usage since the last compaction or context edit),
+    # and whether every estimate it adds up is known.
+    use: list[int | None] = [None] * n
+    use_ok = [True] * n
+    compactions: dict[int, list[int]] = {}
+    for p in order:
+        q = parent[p]
+        base = q if q >= 0 and at[q] < at[p] else -1
+        f = flags[p]
+        is_comp = not f & FLAG_MESSAGE and kinds[p] == "compaction"
+        tk = tokens[p] or 0
+        latest[p] = p if is_comp else (latest[base] if base >= 0 else -1)
+        all_sum[p] = (all_sum[base] if base >= 0 else 0) + (0 if is_comp else tk)
+        system = f & FLAG_MESSAGE and kinds[p] == "system"
+        kept_sum[p] = (kept_sum[base] if base >= 0 else 0) + (0 if is_comp or system else tk)
+        if usage[p] is not None:
+            use[p], use_ok[p] = usage[p], True
+        elif is_comp or (not f & FLAG_MESSAGE and kinds[p] == "context_edit") or base < 0 or use[base] is None:
+            use[p] = None
+        else:
+            use[p] = use[base] + tk  # type: ignore[operator]
+            use_ok[p] = use_ok[base] and tokens[p] is not None and p not in edited
+        if is_comp:
+            entry = loaded.index.entry(p)
+            if type(entry) is not dict:
+                entry = {}
+            if pos_of is not None:  # unique string ids: the compaction is its own first; kept by lookup
+                kept_id = entry.get("firstKeptEntryId")
+                k = pos_of.get(kept_id, -1) if type(kept_id) is str else -1
+                compactions[p] = [p, k if k >= 0 and at[k] < at[p] < at[k] + size[k] else p]
+                continue
+            path = [p]
+            while path[-1] >= 0 and len(path) <= n:
+                up = parent[path[-1]]
+                path.append(up if up >= 0 and at[up] < at[path[-1]] else -1)
+            path = path[-2::-1]
+            cut, start = context_layout([ids[x] for x in path], len(path) - 1, entry)
+            compactions[p] = [path[cut], path[start]] if cut >= 0 else [p, p]
+    ctx_tokens: list[int | None] = [None] * n
+    for p in range(n):
+        replay = model.replays.get(p)
+        estimated = False
+        total: int | None
+        if replay is not None and type(replay.get("tokens")) is int:
+            total = replay["tokens"]
+        elif p in model.exact:
+            total = model.exact[p]
+            estimated = total is None
+        elif use[p] is not None:
+            total, estimated = use[p], not use_ok[p]
+        else:
+            c = latest[p]
+            if c < 0:
+                total = all_sum[p]
+            else:
+                cut, start = compactions[c]
+                kept = 0  # the kept range [start, cut) of the path
+                if start != cut:
+                    kept = kept_sum[parent[cut]] - (kept_sum[parent[start]] if parent[start] >= 0 else 0)
+                total = (tokens[cut] or 0) + kept + all_sum[p] - all_sum[cut]
+            estimated = True
+        ctx_tokens[p] = total
+        if estimated:
+            flags[p] |= FLAG_ESTIMATED
+    model.ctx_tokens = ctx_tokens
+    model.ctx_comp = latest
+    model.compactions = compactions
 
 
 def _path_length(parent: list[int], p: int) -> int:
