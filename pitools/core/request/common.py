@@ -22,6 +22,14 @@ from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.value import UNDEFINED, js_keys, js_truthy, utf16_len
 from pitools.errors import PitoolsError
 
+
+def stringify_member(value: Any) -> Any:
+    """``JSON.stringify(value)`` as a member of an object pi-ai builds: ``undefined`` (a tool call
+    stored without ``arguments``) stays undefined, so the key is left out of the body, not null."""
+    text = js_stringify(value)
+    return UNDEFINED if text is None else text
+
+
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 NON_VISION_USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"

@@ -10,11 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.ops import to_string
 from pitools.core.js.value import UNDEFINED, js_truthy, slice_head_utf16, utf16_len
 from pitools.core.request import common
-from pitools.core.request.common import Notes, RequestError, get
+from pitools.core.request.common import Notes, RequestError, get, stringify_member
 from pitools.core.request.tools import clamp_prompt_cache_key, resolve_transcript_tools, short_hash
 
 API = "openai-completions"
@@ -282,7 +281,7 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
                         "type": "function",
                         "function": {
                             "name": call.get("name"),
-                            "arguments": js_stringify(call.get("arguments", UNDEFINED)),
+                            "arguments": stringify_member(call.get("arguments", UNDEFINED)),
                         },
                     }
                     for call in calls
