@@ -76,6 +76,25 @@ def _fixed_session_id() -> Any:
         ids.uuid7 = real  # type: ignore[assignment]
 
 
+#: Where an ``-o`` case reads its source: the new file's ``parentSession`` is the source's absolute
+#: path, so it must be the same in every checkout for the written bytes (and their hash, which Pi's
+#: recording is keyed by) to be.
+STABLE_SOURCES = Path("/tmp/pitools-append-golden")
+
+
+def _stable_source(name: str) -> Path:
+    """A copy of ``golden/<name>/session.jsonl`` at a path that is the same on every machine
+    (replaced atomically: several test processes may make it at once)."""
+    target = STABLE_SOURCES / name / "session.jsonl"
+    data = (GOLDEN / name / "session.jsonl").read_bytes()
+    if not target.exists() or target.read_bytes() != data:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".session.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    return target
+
+
 def build(case: Case, out: Path) -> list[dict[str, Any]]:
     """Write ``case`` to ``out`` with pitools; returns the entries appended."""
     from pitools import store
@@ -93,7 +112,7 @@ def build(case: Case, out: Path) -> list[dict[str, Any]]:
         shutil.copyfile(source, out)
         path, output = out, None
     else:
-        path, output = source, out
+        path, output = _stable_source(case.source), out
     n = CASES.index(case)
     summarizer = build_summarizer(builtin_spec())
     stamp = store.stamp(path)
