@@ -11,7 +11,7 @@ JOBS ?= auto
 ## that starts `python -m pitools` would otherwise compile pitools again (~0.1 s each).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal
 
-.PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-floor bench-compare bench-archive bench-dataset golden golden-index conformance differential fuzz stress clean
+.PHONY: install dev run test check test-all lint fmt generate dist check-dist bench bench-floor floor-guard bench-compare bench-archive bench-dataset golden golden-index conformance differential fuzz stress clean
 
 DEV_STAMP := $(VENV)/.dev-installed
 
@@ -40,8 +40,14 @@ run: $(STAMP)
 test: $(DEV_STAMP)
 	$(PYTEST) -m "not slow"
 
-## What CI runs (.ci/run): lint, then every test, the slow ones included.
-check: lint test-all
+## What CI runs (.ci/run): lint, then every test, the slow ones included, then the floor guard.
+check: lint test-all floor-guard
+
+## Issue 39's regression guard, alone on the machine after the tests: each command's CPU time over
+## the parse floor per session shape may not grow 20 % past bench/floor-ratios.json, and a human
+## view may cost at most 1.3x its JSON (measured again up to 3 times before failing).
+floor-guard: $(DEV_STAMP)
+	$(BIN)/python scripts/floor_guard.py --check bench/floor-ratios.json --attempts 3
 
 ## Every test, the slow ones included.
 test-all: $(DEV_STAMP)

@@ -15,11 +15,13 @@ both sides, so the ratio stays put where seconds do not.
 
 ``--record FILE`` writes the ratios as the baseline; ``--check FILE`` fails (exit 1) when a ratio
 grew by more than ``--tolerance`` (default 20 %) over the baseline's, or a human view costs more
-than 1.3 times the same command's JSON, naming each one. The test
-``tests/bench/test_floor_guard.py`` runs ``--check bench/floor-ratios.json`` in ``make check``.
+than 1.3 times the same command's JSON, naming each one; ``--attempts N`` measures again before
+failing (a neighbour's burst passes, a regression stays). ``make check`` runs ``--check
+bench/floor-ratios.json --attempts 3`` after the tests, alone on the machine: run beside the test
+suite's workers, memory-heavy commands (``inspect``) read up to 26 % slower against the floor.
 
 Usage: scripts/floor_guard.py [--shapes compacted,never,...] [--size 10] [--reps 5] [--data DIR]
-                              [--record FILE | --check FILE] [--tolerance 0.2]
+                              [--record FILE | --check FILE [--attempts N]] [--tolerance 0.2]
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ COMMANDS: dict[str, list[str]] = {
     "branches json": ["branches", "--format", "json"],
     "branches human": ["branches"],
 }
+#: Floor runs per round (each a few ms).
+FLOOR_SAMPLES = 5
 #: A human view may cost at most this much more than the same command's JSON (issue 39).
 TARGET_HUMAN_RATIO = 1.3
 DEFAULT_BASELINE = ROOT / "bench" / "floor-ratios.json"
@@ -108,7 +112,9 @@ def measure(shapes: list[str], size: str, reps: int, data: Path) -> dict[str, di
         best_floor = float("inf")
         best = dict.fromkeys(runs, float("inf"))
         for _ in range(reps):  # interleaved: a busy moment touches every case of the round
-            best_floor = min(best_floor, cpu_best(lambda p=path: floor(p), 1))
+            # The floor is a few milliseconds: more samples of it, so its best is as steady as the
+            # commands' (a floor read a tenth too fast moves every ratio of the shape a tenth up).
+            best_floor = min(best_floor, cpu_best(lambda p=path: floor(p), FLOOR_SAMPLES))
             for name, fn in runs.items():
                 best[name] = min(best[name], cpu_best(fn, 1))
         out[shape] = {name: round(t / best_floor, 2) for name, t in best.items()}
@@ -153,30 +159,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data")
     parser.add_argument("--tolerance", type=float, default=0.2)
+    parser.add_argument(
+        "--attempts", type=int, default=1, help="with --check: measure again up to N times before failing"
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--record", type=Path, help="write the ratios as the baseline")
     group.add_argument("--check", type=Path, help="fail when a ratio grew over the baseline's")
     args = parser.parse_args(argv)
     shapes = [s for s in args.shapes.split(",") if s]
-    measured = measure(shapes, args.size, args.reps, args.data)
-    width = max(len(n) for n in COMMANDS)
-    print(f"CPU time / floor (read + split lines), best of {args.reps}, {args.size} MB sessions")
-    print(f"{'shape':<12} {'floor':>8}  " + "  ".join(f"{n:>{width}}" for n in COMMANDS))
-    for shape, ratios in measured.items():
-        cells = "  ".join(f"{ratios[n]:>{width}.2f}" for n in COMMANDS)
-        print(f"{shape:<12} {ratios['floor ms']:>6.1f}ms  {cells}")
+    baseline = json.loads(args.check.read_text(encoding="utf-8"))["ratios"] if args.check else None
+    for attempt in range(1, max(1, args.attempts) + 1):
+        measured = measure(shapes, args.size, args.reps, args.data)
+        report(measured, args.size, args.reps)
+        if baseline is None:
+            break
+        worse = compare(measured, baseline, args.tolerance) + human_over_json(measured, TARGET_HUMAN_RATIO)
+        if not worse:
+            within = f"every ratio within {args.tolerance:.0%} of {args.check}"
+            print(f"{within}, every human view within {TARGET_HUMAN_RATIO}x")
+            return 0
+        print(f"attempt {attempt}: slower than the baseline by more than {args.tolerance:.0%}:", *worse, sep="\n  ")
     if args.record:
         doc = {"size_mb": int(args.size), "reps": args.reps, "ratios": measured}
         args.record.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         print(f"recorded {args.record}")
-    if args.check:
-        baseline = json.loads(args.check.read_text(encoding="utf-8"))["ratios"]
-        worse = compare(measured, baseline, args.tolerance) + human_over_json(measured, TARGET_HUMAN_RATIO)
-        if worse:
-            print(f"slower than the baseline by more than {args.tolerance:.0%}:", *worse, sep="\n  ")
-            return 1
-        print(f"every ratio within {args.tolerance:.0%} of {args.check}")
-    return 0
+    return 1 if baseline is not None else 0
+
+
+def report(measured: Ratios, size: str, reps: int) -> None:
+    width = max(len(n) for n in COMMANDS)
+    print(f"CPU time / floor (read + split lines), best of {reps}, {size} MB sessions")
+    print(f"{'shape':<12} {'floor':>8}  " + "  ".join(f"{n:>{width}}" for n in COMMANDS))
+    for shape, ratios in measured.items():
+        cells = "  ".join(f"{ratios[n]:>{width}.2f}" for n in COMMANDS)
+        print(f"{shape:<12} {ratios['floor ms']:>6.1f}ms  {cells}")
 
 
 if __name__ == "__main__":
