@@ -50,7 +50,10 @@ if (!["context", "compact", "load", "load-context", "load-compact"].includes(mod
     process.exit(2);
 }
 
-const core = path.join(findPiRoot(), "dist", "core");
+const piRoot = findPiRoot();
+const core = path.join(piRoot, "dist", "core");
+// pitools' replay documents name the Pi release they mirror first ("pi": "1.6.0"): so does this one.
+const PI_VERSION = JSON.parse(fs.readFileSync(path.join(piRoot, "package.json"), "utf8")).version;
 const load = (rel) => import(pathToFileURL(path.join(core, rel)).href);
 const SM = await load("session-manager.js");
 const C = await load("compaction/compaction.js");
@@ -73,6 +76,7 @@ try {
         const contextEntries = SM.buildContextEntries(entries, leafId, sm.byId);
         const projection = SM.buildSessionProjection(entries, leafId, sm.byId);
         result = {
+            pi: PI_VERSION,
             leafId: leafId ?? null,
             path: branch.map((e) => e.id),
             contextEntries: contextEntries.map((e) => e.id),
