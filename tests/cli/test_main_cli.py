@@ -49,7 +49,10 @@ def test_readme_opens_with_the_setup_and_test_commands() -> None:
     assert "make check" in ci
     makefile = (ROOT / "Makefile").read_text()
     check = re.search(r"^check: (.*)$", makefile, re.M)
-    assert check is not None and check.group(1).split() == ["lint", "test-all"]
+    assert check is not None and check.group(1).split() == ["lint", "test-all", "floor-guard"]
+    assert re.search(
+        r"^floor-guard: .*\n\t\$\(BIN\)/python scripts/floor_guard.py --check bench/floor-ratios.json", makefile, re.M
+    )
     # make test skips the slow tests; make check (CI) runs every test.
     assert re.search(r"^test: .*\n\t\$\(PYTEST\) -m \"not slow\"$", makefile, re.M)
     assert re.search(r"^test-all: .*\n\t\$\(PYTEST\)$", makefile, re.M)
