@@ -107,6 +107,22 @@ def leaf_option(f: F) -> F:
     )(f)
 
 
+def thinking_option(help: str) -> Callable[[F], F]:
+    """``--thinking LEVEL``, one of pi-ai's levels (default: the level at the leaf, as Pi resumes
+    it). The request mirror is imported here, by the commands that take the option, not by
+    every command that imports this module."""
+    from pitools.core.request.common import THINKING_LEVELS
+
+    return click.option("--thinking", type=click.Choice(THINKING_LEVELS), default=None, help=help)
+
+
+def no_config_option(f: F) -> F:
+    """``--no-config`` for the commands that read Pi's settings and models.json."""
+    return click.option(
+        "--no-config", is_flag=True, help="Read none of Pi's config files (settings.json, models.json)."
+    )(f)
+
+
 STDIN_META = "pitools.stdin"
 
 

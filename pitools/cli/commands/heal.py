@@ -5,8 +5,14 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands.fork import _SESSION_DIR_META
-from pitools.cli.commands.request import THINKING_LEVELS
-from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
+from pitools.cli.options import (
+    format_option,
+    leaf_option,
+    no_config_option,
+    note_synthetic_ids,
+    session_argument,
+    thinking_option,
+)
 from pitools.cli.output import Output, pass_output
 
 
@@ -20,19 +26,14 @@ from pitools.cli.output import Output, pass_output
     required=True,
     help="The model the session should resume on, e.g. anthropic/claude-sonnet-4-5.",
 )
-@click.option(
-    "--thinking",
-    type=click.Choice(THINKING_LEVELS),
-    default=None,
-    help="Thinking level to check with (default: the level at the leaf, as Pi resumes it).",
-)
+@thinking_option("Thinking level to check with (default: the level at the leaf, as Pi resumes it).")
 @click.option("--dry-run", "dry_run", is_flag=True, help="Show the findings and remedies; never writes (the default).")
 @click.option("--apply", "apply_", is_flag=True, help="Append Pi's context_edit entries to FILE (keeps a backup).")
 @click.option("-o", "--output", metavar="NEW", default=None, help="Write a new session (like /clone) to NEW instead.")
 @click.option("--new", "new_", is_flag=True, help="Write the new session where Pi's /clone would, named like Pi's.")
 @click.option("--no-backup", is_flag=True, help="With --apply: do not keep FILE.bak-<time>.")
 @click.option("--yes", is_flag=True, help="With --apply: do not ask before writing.")
-@click.option("--no-config", is_flag=True, help="Read none of Pi's config files (settings.json, models.json).")
+@no_config_option
 @format_option("human", "json")
 @pass_output
 def command(

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, leaf_option, model_reference, note_synthetic_ids, session_argument
+from pitools.cli.options import (
+    format_option,
+    leaf_option,
+    model_reference,
+    no_config_option,
+    note_synthetic_ids,
+    session_argument,
+    thinking_option,
+)
 from pitools.cli.output import Output, pass_output
-
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 @click.command("request")
@@ -21,12 +27,7 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
     callback=model_reference,
     help="The target model, e.g. anthropic/claude-sonnet-4-5 (default: the model at the leaf, as Pi resumes it).",
 )
-@click.option(
-    "--thinking",
-    type=click.Choice(THINKING_LEVELS),
-    default=None,
-    help="Thinking level (default: the level at the leaf, as Pi resumes it; clamped to the model).",
-)
+@thinking_option("Thinking level (default: the level at the leaf, as Pi resumes it; clamped to the model).")
 @click.option("--check", is_flag=True, help="Apply the provider's rules to the body; exit 1 on an error.")
 @click.option(
     "--diff-model",
@@ -36,7 +37,7 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
     callback=model_reference,
     help="Compare with the body this model would get.",
 )
-@click.option("--no-config", is_flag=True, help="Read none of Pi's config files (settings.json, models.json).")
+@no_config_option
 @format_option("human", "json")
 @pass_output
 def command(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, session_argument
+from pitools.cli.options import format_option, no_config_option, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -19,7 +19,7 @@ from pitools.cli.output import Output, pass_output
     help="Tokens kept free of the window (default: Pi's compaction.reserveTokens setting, 16384).",
 )
 @click.option("--context-window", type=click.IntRange(min=1), default=None, help="Model context window in tokens.")
-@click.option("--no-config", is_flag=True, help="Read none of Pi's config files (settings, models).")
+@no_config_option
 @click.option(
     "--max-interval",
     type=click.FloatRange(min=0.05, max=60),
