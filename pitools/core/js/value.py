@@ -207,6 +207,24 @@ def slice_tail_utf16(text: str, max_units: int) -> str:
 # truthiness, keys
 
 
+def json_kind(value: Any) -> str:
+    """The kind of a parsed JSON value, as messages name it: ``null``, ``boolean``, ``number``,
+    ``string``, ``array`` or ``object`` (``undefined`` for :data:`UNDEFINED`, a missing member)."""
+    if value is UNDEFINED:
+        return "undefined"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
 def js_truthy(v: object) -> bool:
     """JS ``ToBoolean(v)`` (``!!v``).
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.json.record import record_json
-from pitools.core.js.value import UNDEFINED, utf16_len
+from pitools.core.js.value import UNDEFINED, json_kind, utf16_len
 from pitools.core.request.common import estimate_context_tokens, get, sanitize_surrogates
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
@@ -572,19 +572,11 @@ def _tool_calls(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any]]
 
 
 def _json_kind(value: Any) -> str:
-    if value is UNDEFINED:
-        return "missing"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+    """``missing``, ``null``, or the kind with its article (``a string``, ``an array``)."""
+    kind = json_kind(value)
+    if kind in ("undefined", "null"):
+        return "missing" if kind == "undefined" else "null"
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
 def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFinding]) -> None:

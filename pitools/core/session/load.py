@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.json.parse import UnparsedLineError, gc_paused, parse_json_line
-from pitools.core.js.value import JS_WHITESPACE
+from pitools.core.js.value import JS_WHITESPACE, json_kind
 from pitools.core.session.findings import ERROR, INFO, WARNING, Diagnostic
 from pitools.errors import SessionParseError
 
@@ -298,7 +298,7 @@ def scan_lines(
             flag(
                 "non-object-line",
                 ERROR,
-                f"line is a JSON {_json_kind(value)}, not an object; Pi keeps it as a broken entry",
+                f"line is a JSON {json_kind(value)}, not an object; Pi keeps it as a broken entry",
             )
         item = (value, lineno, offset, size)
         if not header_seen:
@@ -397,18 +397,6 @@ def finish_raw(raw: RawSession) -> None:
 def _short(text: str, limit: int = 60) -> str:
     text = text.replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "value"
 
 
 def _js_repr(value: Any) -> str:
