@@ -54,8 +54,8 @@ def test_the_checks_catch_a_lost_a_torn_and_a_stale_line(tmp_path: Path) -> None
     assert race.check(racer, original + pi[0] + b"\n", pi, 1, "pitools: s: refused\n", tmp_path) == []
 
 
-@pytest.mark.slow
-def test_racing_on_a_full_disk(tmp_path: Path) -> None:
+def _need_tmpfs(tmp_path: Path) -> None:
+    """Skip unless this process may mount a small tmpfs (root on Linux, and permitted here)."""
     if sys.platform != "linux" or os.geteuid() != 0:
         pytest.skip("needs root on Linux to mount a tmpfs")
     probe = tmp_path / "probe"
@@ -63,6 +63,11 @@ def test_racing_on_a_full_disk(tmp_path: Path) -> None:
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)], capture_output=True).returncode:
         pytest.skip("mounting a tmpfs is not permitted here")
     subprocess.run(["umount", "-l", str(probe)], check=False)
+
+
+@pytest.mark.slow
+def test_racing_on_a_full_disk(tmp_path: Path) -> None:
+    _need_tmpfs(tmp_path)
     with race.full_disk(tmp_path) as work:
         (racer,) = race.build_racers("compact", 3, True)
         result = race.stress(racer, TRIALS + 2, random.Random(7), work, _env(tmp_path), 0.2, True)
@@ -72,13 +77,7 @@ def test_racing_on_a_full_disk(tmp_path: Path) -> None:
 def test_a_backup_that_does_not_fit_leaves_nothing_behind(tmp_path: Path) -> None:
     """Issue 36 item 2: on a full disk the backup copy fails; neither a partial nor a full-size
     backup (nor its temp file) may stay, and the session is as it was."""
-    if sys.platform != "linux" or os.geteuid() != 0:
-        pytest.skip("needs root on Linux to mount a tmpfs")
-    probe = tmp_path / "probe"
-    probe.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)], capture_output=True).returncode:
-        pytest.skip("mounting a tmpfs is not permitted here")
-    subprocess.run(["umount", "-l", str(probe)], check=False)
+    _need_tmpfs(tmp_path)
     (racer,) = race.build_racers("compact", 3, False)
     with race.full_disk(tmp_path) as work:
         folder = work / "trial"
