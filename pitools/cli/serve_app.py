@@ -67,6 +67,9 @@ class App:
         #: session id → {the file's path as listed → that path with ~ expanded}
         self._paths: dict[str, dict[str, str]] = {}
         self._paths_at = -LIST_TTL
+        #: Where a request that failed after its status was sent (or with a 500) is reported:
+        #: one line each; ``serve`` points it at stderr, so a page cut short is never silent.
+        self.report: Callable[[str], None] = lambda line: None
 
     @property
     def cookie(self) -> str:
@@ -281,6 +284,16 @@ class Stream:
             done()
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text.strip() else type(exc).__name__
+
+
+def _request_path(target: str) -> str:
+    """The request's path without its query (which may carry the token or a login code)."""
+    return urlsplit(target).path
+
+
 def _same(given: str, secret: str) -> bool:
     """A constant-time comparison of a presented secret with the real one."""
     return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), secret.encode("utf-8"))
@@ -387,8 +400,10 @@ class Handler(BaseHTTPRequestHandler):
                 try:
                     for piece in pieces:
                         self.wfile.write(piece)
-                except Exception:  # the status is sent: a failure can only cut the page short
-                    pass
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the browser left: nothing to report
+                except Exception as exc:  # the status is sent: a failure can only cut the page short
+                    self.app.report(f"{_request_path(self.path)}: the page was cut short: {_first_line(exc)}")
         finally:
             pieces.close()
         self.close_connection = True
@@ -463,7 +478,9 @@ class Handler(BaseHTTPRequestHandler):
             status = (
                 HTTPStatus.UNPROCESSABLE_ENTITY if isinstance(exc, PitoolsError) else HTTPStatus.INTERNAL_SERVER_ERROR
             )
-            self._refuse(status, f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            if status == HTTPStatus.INTERNAL_SERVER_ERROR:
+                app.report(f"{_request_path(self.path)}: internal error: {_first_line(exc)}")
+            self._refuse(status, f"error: {_first_line(exc)}")
 
     def _route(self, path: str, q: dict[str, list[str]]) -> None:
         app = self.app
@@ -547,6 +564,7 @@ def make_server(
 
 def serve(out: Output, *, port: int, open_browser: bool, session_dir: str | None) -> int:
     app = App(session_dir=session_dir)
+    app.report = out.message  # session text in a message is made safe there
     try:
         server = make_server(app, port)
     except OSError as exc:

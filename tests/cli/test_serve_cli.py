@@ -445,3 +445,50 @@ def test_the_home_page_shows_how_to_resume_each_session_and_hit(browser: Any, se
     hits = json.loads(get(server, "/api/search?q=JWT")[2])["hits"]
     shown = browser.eval("Array.from(document.querySelectorAll('#hits .resume code'), c => c.textContent)")
     assert shown == [h["commands"][1] for h in hits]
+
+
+def test_a_page_that_fails_after_its_status_is_reported_not_swallowed(archive: Path, monkeypatch: Any) -> None:
+    """A streamed page has sent 200 before it is built; a failure part-way used to vanish (the
+    browser got half a page, the terminal nothing). It is now one line on serve's stderr,
+    naming the path but never the query (which may carry the token)."""
+    from pitools.cli.serve_app import Stream
+
+    reported: list[str] = []
+
+    def failing_page(*_: Any) -> Stream:
+        def pieces() -> Iterator[bytes]:
+            yield b"<!doctype html><p>first part"
+            raise OSError(5, "Input/output error")
+
+        return Stream(pieces(), lambda: None)
+
+    with support.serving(archive) as app:
+        app.report = reported.append
+        monkeypatch.setattr(app, "session_page", failing_page)
+        status, _, body = get(app, "/session/S1?leaf=x")
+        assert status == 200 and body == b"<!doctype html><p>first part"
+        assert reported == [f"{app.root}/session/S1: the page was cut short: [Errno 5] Input/output error"]
+        # A request that fails before its status becomes a 500 and is reported too.
+        monkeypatch.setattr(app, "session_page", lambda *_: 1 / 0)
+        assert get(app, "/session/S1")[0] == 500
+        assert reported[-1] == f"{app.root}/session/S1: internal error: division by zero"
+
+
+def test_serve_reports_through_its_error_stream(archive: Path, monkeypatch: Any) -> None:
+    """``serve`` points the app's reports at its Output's one-line, made-safe stderr messages."""
+    from pitools.cli import serve_app
+
+    class Stop(Exception):
+        pass
+
+    seen: list[str] = []
+
+    def grab(app: Any, port: int, **_: Any) -> Any:
+        app.report("probe")
+        raise Stop
+
+    monkeypatch.setattr(serve_app, "make_server", grab)
+    fake = type("FakeOut", (), {"message": lambda self, text: seen.append(text)})()
+    with pytest.raises(Stop):
+        serve_app.serve(fake, port=0, open_browser=False, session_dir=str(archive))
+    assert seen == ["probe"]
