@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     # Only --apply writes: the dry run's imports stay light (no store, no model layer).
     from pitools import store
     from pitools.core.compaction.prepare import CompactionPreparation
+    from pitools.core.compaction.settings import DefaultModelSetting
     from pitools.core.compaction.summarizer import Summarizer
     from pitools.ops.append import Appended
     from pitools.ops.summarizing import SummarizeRequest
@@ -55,6 +56,8 @@ class CompactPlanning:
     path: str = ""
     #: Taken before the read when planned ``for_apply``: anything appended since is refused.
     stamp: store.FileStamp | None = None
+    #: Pi's ``defaultProvider``/``defaultModel`` for the session (the summarizer's last choice).
+    default_model: DefaultModelSetting | None = None
 
 
 def plan_compact(
@@ -120,7 +123,7 @@ def plan_compact(
     if branch:
         plan.entries_source = branch  # the human view reads the entries it shows back from the file
     warnings = list(getattr(resolved, "warnings", []) or [])
-    return CompactPlanning(plan, loaded, leaf, settings, session_model, warnings, file, stamp)
+    return CompactPlanning(plan, loaded, leaf, settings, session_model, warnings, file, stamp, resolved.default_model)
 
 
 def summary_requests_json(plan: Any) -> list[dict[str, str]]:
@@ -186,7 +189,12 @@ def apply_compaction(planning: CompactPlanning, request: SummarizeRequest) -> Co
 
     stamp = _applicable(planning)
     model, summarizer = summarizing.prepare(
-        planning.path, request, session_model=planning.session_model, what="a compaction entry", plan=planning.plan
+        planning.path,
+        request,
+        session_model=planning.session_model,
+        default_model=planning.default_model,
+        what="a compaction entry",
+        plan=planning.plan,
     )
     prep = _still_compactable(planning, stamp)
     entry, requests = _compaction_entry(planning, prep, request, summarizer)

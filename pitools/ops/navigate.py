@@ -30,6 +30,7 @@ from pitools.ops import summarizing
 from pitools.ops.append import Appended, append_entries, check_last_line, reporting_the_write
 
 if TYPE_CHECKING:
+    from pitools.core.compaction.settings import DefaultModelSetting
     from pitools.core.compaction.summarizer import Summarizer
 
 
@@ -83,6 +84,8 @@ class NavigateSetup:
     stamp: store.FileStamp | None = None
     #: ``window`` is ``--context-window``'s: a model chosen with ``--model`` does not change it.
     window_from_flag: bool = False
+    #: Pi's ``defaultProvider``/``defaultModel`` for the session (the summarizer's last choice).
+    default_model: DefaultModelSetting | None = None
 
     @property
     def file(self) -> str:
@@ -142,6 +145,7 @@ def setup_navigation(
         path,
         stamp,
         context_window is not None,
+        resolved.default_model,
     )
 
 
@@ -258,7 +262,7 @@ def _summarizer(
     branch by the model it calls (unless ``--context-window`` was given)."""
     if request.summarizer is not None:
         return summarizing.given_label(request.summarizer), request.summarizer, plan
-    choice = summarizing.choose(request, session_model=setup.session_model)
+    choice = summarizing.choose(request, session_model=setup.session_model, default_model=setup.default_model)
     window = choice.spec.context_window
     resize = choice.paid and not setup.window_from_flag and bool(window)
     if resize and token_budget(window, setup.reserve) != plan.token_budget:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pitools.errors import PitoolsError
 
 if TYPE_CHECKING:
+    from pitools.core.compaction.settings import DefaultModelSetting
     from pitools.core.compaction.summarizer import Summarizer
     from pitools.summarize import ModelSpec
 
@@ -91,6 +92,8 @@ class SummarizerChoice:
     spec: ModelSpec
     session_model: tuple[str, str] | None
     request: SummarizeRequest
+    #: Pi's merged ``defaultProvider``/``defaultModel`` for the session (None: the agent folder's).
+    default_model: DefaultModelSetting | None = None
     #: Why the builtin summarizer was chosen without being asked for (no key for the model).
     fallback_reason: str | None = None
 
@@ -113,8 +116,16 @@ def check_target(path: str, output: str | None) -> None:
         store.check_writable(path)
 
 
-def choose(request: SummarizeRequest, *, session_model: tuple[str, str] | None) -> SummarizerChoice:
-    """The model to call, resolved without running any ``!command`` of the configuration.
+def choose(
+    request: SummarizeRequest,
+    *,
+    session_model: tuple[str, str] | None,
+    default_model: DefaultModelSetting | None = None,
+) -> SummarizerChoice:
+    """The model to call, resolved without running any ``!command`` of the configuration:
+    ``--model``, else the session's model, else Pi's ``default_model`` for the session (its
+    merged settings, the trusted project's included: :class:`~pitools.core.compaction.settings.
+    ResolvedSettings`).
 
     With no ``--model`` and no credentials for the session's model, the offline builtin
     summarizer is chosen (``fallback_reason`` says why); :func:`authorize` decides whether it
@@ -130,13 +141,14 @@ def choose(request: SummarizeRequest, *, session_model: tuple[str, str] | None) 
             base_url=request.base_url,
             use_config=request.use_config,
             run_commands=False,
+            default_model=default_model,
         )
     except MissingApiKeyError as exc:
         if request.model_arg is not None:
             raise
         fallback = exc.message.split(":")[0]
         spec = builtin_spec()
-    return SummarizerChoice(spec, session_model, request, fallback)
+    return SummarizerChoice(spec, session_model, request, default_model, fallback)
 
 
 def authorize(choice: SummarizerChoice, *, path: str, what: str, plan: Any = None) -> None:
@@ -185,19 +197,26 @@ def build(choice: SummarizerChoice) -> Summarizer:
             session_model=choice.session_model,
             base_url=request.base_url,
             use_config=request.use_config,
+            default_model=choice.default_model,
         )
     return build_summarizer(spec, on_retry=request.on_retry, timeout=request.timeout)
 
 
 def prepare(
-    path: str, request: SummarizeRequest, *, session_model: tuple[str, str] | None, what: str, plan: Any = None
+    path: str,
+    request: SummarizeRequest,
+    *,
+    session_model: tuple[str, str] | None,
+    default_model: DefaultModelSetting | None,
+    what: str,
+    plan: Any = None,
 ) -> tuple[str, Summarizer]:
     """All the preconditions in order (see the module), then the summarizer to call and the
     model's label. A library caller's ``request.summarizer`` is returned as is, unasked."""
     check_target(path, request.output)
     if request.summarizer is not None:
         return given_label(request.summarizer), request.summarizer
-    choice = choose(request, session_model=session_model)
+    choice = choose(request, session_model=session_model, default_model=default_model)
     authorize(choice, path=path, what=what, plan=plan)
     return choice.label, build(choice)
 
