@@ -7,7 +7,8 @@ settings (the agent directory's ``settings.json``, then the session project's
 
 Endpoint and limits: ``models.json`` (model entry, then provider, then ``modelOverrides``),
 pi-ai's catalogue for well-known models, then the built-in provider table; ``--base-url``
-overrides the URL. Credentials, in Pi's order (docs/models.md "Authenticate"): an
+overrides the URL and keeps the model's API, as Pi's ``baseUrl`` override does (Chat Completions
+for a model no provider knows). Credentials, in Pi's order (docs/models.md "Authenticate"): an
 ``auth.json`` API-key entry, ``models.json``'s ``apiKey``, then the provider's environment
 variables.
 """
@@ -308,7 +309,10 @@ def _build_spec(
         or (builtin.api if builtin else None)
     )
     if base_url:
-        api, url = (_ANTHROPIC if api == _ANTHROPIC else _OPENAI), base_url.rstrip("/")
+        # Pi's baseUrl override (models.json, "also applies to the provider's built-in models")
+        # moves the endpoint and keeps the model's API. A model no provider knows, or one whose
+        # API pitools cannot call, goes to an OpenAI-compatible server's Chat Completions.
+        api, url = (api if api in (_OPENAI, _ANTHROPIC, _RESPONSES) else _OPENAI), base_url.rstrip("/")
     else:
         raw_url: str | None = (
             (definition or {}).get("baseUrl")
