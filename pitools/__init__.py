@@ -7,6 +7,8 @@ The Python API mirrors the commands; names are imported lazily so ``import pitoo
     loaded = pitools.load("session.jsonl")
     replay = pitools.replay_context(loaded.index, loaded.leaf(None))
     report = pitools.validate_file("session.jsonl")
+    planning = pitools.plan_compact("session.jsonl", for_apply=True)
+    done = pitools.apply_compaction(planning, pitools.SummarizeRequest(model_arg="builtin", output="out.jsonl"))
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ _LAZY = {
     "prepare_compaction": "pitools.core.compaction.prepare",
     "CompactionSettings": "pitools.core.compaction.prepare",
     "plan_compaction": "pitools.core.compaction.plan",
+    "plan_compact": "pitools.ops.compaction",
     "apply_compaction": "pitools.ops.compaction",
+    "SummarizeRequest": "pitools.ops.summarizing",
     "validate_file": "pitools.core.validate",
     "resolve_settings": "pitools.core.compaction.settings",
     "PitoolsError": "pitools.errors",

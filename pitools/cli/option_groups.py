@@ -243,7 +243,9 @@ def summarizer_options(stage: str) -> Callable[[F], F]:
             help=f"{stage}: the summarizer model (default: the session's model, then Pi's default, then builtin).",
         ),
         click.option(
-            "--base-url", default=None, help=f"{stage}: an OpenAI-compatible server (llama.cpp, Ollama, vLLM...)."
+            "--base-url",
+            default=None,
+            help=f"{stage}: the model's endpoint, same API (a bare model id: an OpenAI-compatible server).",
         ),
         click.option("--instructions", default=None, help=f"{stage}: an extra focus for the summary."),
         click.option("-o", "--output", default=None, metavar="OUT", help=f"{stage}: write a new session file instead."),

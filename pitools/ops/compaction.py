@@ -1,118 +1,29 @@
-"""``compact --apply``: plan, summarize, then append one compaction entry through the store.
+"""``compact``: plan a compaction as Pi would (the dry run), or apply it offline (``--apply``).
 
 The computation is core's (:mod:`pitools.core.compaction.plan`); this module adds the effects:
-hashing the file, asking the :class:`~pitools.core.compaction.summarizer.Summarizer`, and the
-one fsynced append (or the new file with ``-o``).
+reading the file with the settings Pi would use (:func:`plan_compact`), then for ``--apply``
+(:func:`apply_compaction`) the model through :mod:`pitools.ops.summarizing`, and the one
+fsynced append (or the new file with ``-o``) of :func:`pitools.ops.append.append_entries`.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
-from pitools.core.compaction.plan import build_compaction_entry, summary_inputs
-from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
+from pitools.core.compaction.prepare import CompactionSettings
 from pitools.core.session.api import LoadedSession, load
-from pitools.core.session.loaded import entry_type
 from pitools.errors import PitoolsError
 
 if TYPE_CHECKING:
     # Only --apply writes: the dry run's imports stay light (no store, no model layer).
     from pitools import store
+    from pitools.core.compaction.prepare import CompactionPreparation
+    from pitools.core.compaction.settings import DefaultModelSetting
     from pitools.core.compaction.summarizer import Summarizer
     from pitools.ops.append import Appended
     from pitools.ops.summarizing import SummarizeRequest
-
-ProgressFn = Callable[[str], None]
-
-
-@dataclass(slots=True)
-class ApplyResult:
-    entry: dict[str, Any]
-    written_to: str
-    backup: str | None
-    requests: int
-    leaf_was_last: bool
-    #: What was written, and the written session as Pi loads it.
-    written: Appended
-
-
-def apply_compaction(
-    path: str,
-    leaf_ref: str | None,
-    settings: CompactionSettings,
-    summarizer: Summarizer,
-    *,
-    instructions: str | None = None,
-    output: str | None = None,
-    backup: bool = True,
-    progress: ProgressFn | None = None,
-    now: _dt.datetime | None = None,
-    entry_id_: str | None = None,
-    expected: store.FileStamp | None = None,
-    new_session: bool = True,
-    loaded: LoadedSession | None = None,
-) -> ApplyResult:
-    """Plan, summarize with ``summarizer``, and append one compaction entry (or write ``output``).
-
-    Nothing is written when the plan is empty, the model fails, or the file changed while the
-    model was working. ``expected`` is the stamp the caller took before its own first read of
-    the file: when given, the file must still match it (the caller's leaf is still current).
-    ``output`` is a new session (new id, ``parentSession`` = ``path``) unless ``new_session`` is
-    false, which keeps the source's header (the golden corpus builds its compacted cases so).
-    ``loaded`` is the session the caller read after taking ``expected`` (required with it): it
-    is used instead of reading the file a second time (two parsed copies of a 1 GB session are
-    about 4.6 GB), once the file is proven unchanged since ``expected``.
-    """
-    from pitools import store
-    from pitools.core.compaction.prompts import join_summaries
-    from pitools.core.compaction.summarizer import SummaryResult
-    from pitools.ops.append import append_entries, check_last_line
-    from pitools.ops.summarizing import check_target
-    from pitools.summarize.usage import combine_usage
-
-    if loaded is not None and expected is None:
-        raise ValueError("apply_compaction: `loaded` needs the `expected` stamp taken before it was read")
-    check_target(path, output)  # before anything is asked of the model
-    before = expected if expected is not None else store.stamp(path)
-    if loaded is None:
-        loaded = load(path)
-    if expected is not None:
-        # The caller chose the leaf from its own read: the file must still be what it read, now
-        # (before the model is paid for) and again under the lock right before the append.
-        store.check_unchanged(path, expected)
-    if loaded.session.migration.needed:
-        raise PitoolsError(
-            "this session needs migration to v3 before it can be compacted; run `pitools migrate --in-place` first",
-            path=path,
-        )
-    leaf = loaded.leaf(leaf_ref)
-    branch = loaded.index.get_branch(leaf)
-    prep = prepare_compaction(branch, settings)
-    if prep is None:
-        if branch and entry_type(branch[-1]) == "compaction":
-            raise PitoolsError("already compacted: the branch ends in a compaction entry", path=path)
-        raise PitoolsError("nothing to compact on this branch", path=path)
-    if not before.ends_with_newline:
-        check_last_line(path, before)  # a torn last line is refused before the model is paid for
-    requests = summary_inputs(loaded, leaf, prep, instructions)
-    texts: dict[str, str] = {}
-    usage: dict[str, Any] | None = None
-    for request in requests:
-        if progress:
-            progress(f"asking for the {'history' if request.kind == 'history' else 'turn-prefix'} summary…")
-        result: SummaryResult = summarizer.summarize(request)
-        texts[request.kind] = result.text
-        usage = result.usage if usage is None else combine_usage(usage, result.usage)
-    summary = join_summaries(prep, texts.get("history"), texts.get("turnPrefix"))
-    entry = build_compaction_entry(loaded, leaf, prep, summary, usage, now=now, entry_id_=entry_id_)
-    leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(leaf)
-    done = append_entries(path, before, loaded, [entry], output=output, backup=backup, new_session=new_session, now=now)
-    return ApplyResult(entry, done.written_to, done.backup, len(requests), leaf_was_last, done)
-
 
 # -- the plan (``compact --dry-run``, and the first half of ``--apply``) -------------------------
 
@@ -141,6 +52,12 @@ class CompactPlanning:
     settings: CompactionSettings
     session_model: tuple[str, str] | None
     warnings: list[str]
+    #: The file planned: where ``--apply`` writes (in place) or what it copies (``-o``).
+    path: str = ""
+    #: Taken before the read when planned ``for_apply``: anything appended since is refused.
+    stamp: store.FileStamp | None = None
+    #: Pi's ``defaultProvider``/``defaultModel`` for the session (the summarizer's last choice).
+    default_model: DefaultModelSetting | None = None
 
 
 def plan_compact(
@@ -151,20 +68,27 @@ def plan_compact(
     reserve_tokens: int | None = None,
     context_window: int | None = None,
     use_config: bool = True,
-    keep_all: bool = False,
+    for_apply: bool = False,
 ) -> CompactPlanning:
     """Load ``file`` and plan a compaction at ``leaf_ref`` as Pi's ``prepareCompaction`` would,
     with the settings Pi would use (the flags override them).
 
     By default only the context after the leaf's last compaction stays parsed (the regions need
-    only the ids and types of the rest of the branch); ``keep_all`` keeps everything, as
-    ``--apply`` appends to what it loaded. The plan is made the same way from either.
+    only the ids and types of the rest of the branch); ``for_apply`` keeps everything, as
+    ``--apply`` appends to what it loaded, and stamps the file before reading it (so anything
+    appended between this read, which picks the leaf, and the final append is refused). The
+    plan is made the same way either way.
     """
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.context.build import BranchKeys, replay_context
     from pitools.core.session.api import KEEP_ALL, KEEP_CONTEXT
 
-    loaded: Any = load(file, keep=KEEP_ALL if keep_all else KEEP_CONTEXT)
+    stamp = None
+    if for_apply:
+        from pitools import store
+
+        stamp = store.stamp(file)
+    loaded: Any = load(file, keep=KEEP_ALL if for_apply else KEEP_CONTEXT)
     leaf = loaded.leaf(leaf_ref)
     replay: Any = replay_context(loaded.index, leaf)
     branch: Any = replay.path
@@ -198,7 +122,8 @@ def plan_compact(
     plan.config = {k: v for k, v in resolved_json.items() if k not in sourced}
     if branch:
         plan.entries_source = branch  # the human view reads the entries it shows back from the file
-    return CompactPlanning(plan, loaded, leaf, settings, session_model, list(getattr(resolved, "warnings", []) or []))
+    warnings = list(getattr(resolved, "warnings", []) or [])
+    return CompactPlanning(plan, loaded, leaf, settings, session_model, warnings, file, stamp, resolved.default_model)
 
 
 def summary_requests_json(plan: Any) -> list[dict[str, str]]:
@@ -210,66 +135,155 @@ def summary_requests_json(plan: Any) -> list[dict[str, str]]:
     return [{"kind": r.kind, "system": r.system, "prompt": r.prompt} for r in summary_requests(plan.preparation)]
 
 
-# -- the whole use case: preconditions, model, append, the result as Pi reads it back ----------
+# -- --apply: preconditions, model, append, the result as Pi reads it back ----------------------
 
 
 @dataclass(slots=True)
 class CompactOutcome:
-    """What ``compact --apply`` did: the written entry and the context at it afterwards."""
+    """What ``compact --apply`` wrote, and the context at the new entry afterwards."""
 
-    data: dict[str, Any]
+    entry: dict[str, Any]
+    #: What was written where, and the written session as Pi loads it.
+    written: Appended
+    #: The model that wrote the summary (``provider/id``, or the builtin summarizer).
+    model: str
+    #: The model requests made (two when a split turn's prefix is summarized too).
+    requests: int
+    #: The compacted leaf was the file's last entry (else Pi's default leaf is elsewhere).
+    leaf_was_last: bool
+    tokens_before: int
+    tokens_after: int
     replay: Any
-    session: Any
+
+    @property
+    def session(self) -> Any:
+        return self.written.session.session
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pi": PI_REFERENCE_VERSION,
+            "entry": self.entry,
+            "writtenTo": self.written.written_to,
+            "backup": self.written.backup,
+            "model": self.model,
+            "requests": self.requests,
+            "tokensBefore": self.tokens_before,
+            "tokensAfter": self.tokens_after,
+            "leafWasLast": self.leaf_was_last,
+        }
 
 
-def compact_apply(
-    file: str,
-    request: SummarizeRequest,
-    *,
-    stamp: store.FileStamp,
-    planning: CompactPlanning,
-) -> CompactOutcome:
+def apply_compaction(planning: CompactPlanning, request: SummarizeRequest) -> CompactOutcome:
     """``compact --apply``: every precondition (:mod:`pitools.ops.summarizing`) before the first
-    request, then :func:`apply_compaction`, then the written session replayed at the new entry.
+    request, the summary, one compaction entry appended (or ``request.output`` written), then
+    the written session replayed at the new entry.
 
-    ``stamp`` was taken before ``planning`` read the file (with ``keep_all``), so anything
-    appended since is refused."""
-    from pitools.core.context.build import replay_context
+    ``planning`` comes from :func:`plan_compact` with ``for_apply``: its stamp was taken before
+    it read the file, so nothing is written when the file changed since (checked before the
+    model is paid for and again right before the append), when the plan is empty or when the
+    model fails. The session read for the plan is the one appended to: the file is never parsed
+    a second time (two parsed copies of a 1 GB session are about 4.6 GB).
+    """
     from pitools.ops import summarizing
+    from pitools.ops.append import append_entries
 
-    plan, leaf = planning.plan, planning.leaf
-    if plan.preparation is None:
-        raise PitoolsError(f"refusing to compact: {plan.reason}", path=file)
-    choice, summarizer = summarizing.prepare(
-        file, request, session_model=planning.session_model, what="a compaction entry", plan=plan
+    stamp = _applicable(planning)
+    model, summarizer = summarizing.prepare(
+        planning.path,
+        request,
+        session_model=planning.session_model,
+        default_model=planning.default_model,
+        what="a compaction entry",
+        plan=planning.plan,
     )
-    result = apply_compaction(
-        file,
-        None if leaf is None else str(leaf),
-        planning.settings,
-        summarizer,
-        instructions=request.instructions,
+    prep = _still_compactable(planning, stamp)
+    entry, requests = _compaction_entry(planning, prep, request, summarizer)
+    loaded = planning.loaded
+    leaf_was_last = bool(loaded.session.entries) and loaded.session.entries[-1] is loaded.index.get(planning.leaf)
+    done = append_entries(
+        planning.path,
+        stamp,
+        loaded,
+        [entry],
         output=request.output,
         backup=request.backup,
-        progress=request.progress,
-        expected=stamp,
-        loaded=planning.loaded,
+        new_session=request.new_session,
+        now=request.now,
     )
-    reloaded = result.written.session
+    return _outcome(planning, done, entry, model, requests, leaf_was_last)
+
+
+def _applicable(planning: CompactPlanning) -> store.FileStamp:
+    """The plan's stamp, once the plan says Pi would compact here at all."""
+    if planning.stamp is None:
+        raise ValueError("apply_compaction: plan with plan_compact(..., for_apply=True)")
+    plan = planning.plan
+    if plan.preparation is None:
+        raise PitoolsError(f"refusing to compact: {plan.reason}", path=planning.path)
+    return planning.stamp
+
+
+def _still_compactable(planning: CompactPlanning, stamp: store.FileStamp) -> CompactionPreparation:
+    """Right before the model is paid for: the file is still what was planned from, and the
+    branch is something Pi compacts (a v3 session, not already ending in a compaction, no torn
+    last line to append after)."""
+    from pitools import store
+    from pitools.core.compaction.prepare import prepare_compaction
+    from pitools.core.session.loaded import entry_type
+    from pitools.ops.append import check_last_line
+
+    path, loaded = planning.path, planning.loaded
+    store.check_unchanged(path, stamp)
+    if loaded.session.migration.needed:
+        raise PitoolsError(
+            "this session needs migration to v3 before it can be compacted; run `pitools migrate --in-place` first",
+            path=path,
+        )
+    branch = loaded.index.get_branch(planning.leaf)
+    prep = prepare_compaction(branch, planning.settings)
+    if prep is None:
+        if branch and entry_type(branch[-1]) == "compaction":
+            raise PitoolsError("already compacted: the branch ends in a compaction entry", path=path)
+        raise PitoolsError("nothing to compact on this branch", path=path)
+    if not stamp.ends_with_newline:
+        check_last_line(path, stamp)  # a torn last line is refused before the model is paid for
+    return prep
+
+
+def _compaction_entry(
+    planning: CompactPlanning, prep: CompactionPreparation, request: SummarizeRequest, summarizer: Summarizer
+) -> tuple[dict[str, Any], int]:
+    """Ask ``summarizer`` for the history (and split-turn prefix) summary: the entry Pi would
+    append, and how many requests it took."""
+    from pitools.core.compaction.plan import build_compaction_entry, summary_inputs
+    from pitools.core.compaction.prompts import join_summaries
+    from pitools.summarize.usage import combine_usage
+
+    asks = summary_inputs(planning.loaded, planning.leaf, prep, request.instructions)
+    texts: dict[str, str] = {}
+    usage: dict[str, Any] | None = None
+    for ask in asks:
+        if request.progress:
+            request.progress(f"asking for the {'history' if ask.kind == 'history' else 'turn-prefix'} summary…")
+        result = summarizer.summarize(ask)
+        texts[ask.kind] = result.text
+        usage = result.usage if usage is None else combine_usage(usage, result.usage)
+    summary = join_summaries(prep, texts.get("history"), texts.get("turnPrefix"))
+    entry = build_compaction_entry(
+        planning.loaded, planning.leaf, prep, summary, usage, now=request.now, entry_id_=request.entry_id(0)
+    )
+    return entry, len(asks)
+
+
+def _outcome(
+    planning: CompactPlanning, done: Appended, entry: dict[str, Any], model: str, requests: int, leaf_was_last: bool
+) -> CompactOutcome:
+    """The written session replayed at the new entry; a failure here still says what was written."""
+    from pitools.core.context.build import replay_context
     from pitools.ops.append import reporting_the_write
 
-    with reporting_the_write(result.written, f"compaction entry {result.entry['id']}"):
-        replay = replay_context(reloaded.index, result.entry["id"])
+    with reporting_the_write(done, f"compaction entry {entry['id']}"):
+        replay = replay_context(done.session.index, entry["id"])
         tokens_after = replay.estimate.tokens
-    data = {
-        "pi": PI_REFERENCE_VERSION,
-        "entry": result.entry,
-        "writtenTo": result.written_to,
-        "backup": result.backup,
-        "model": choice.label,
-        "requests": result.requests,
-        "tokensBefore": plan.preparation.tokens_before,
-        "tokensAfter": tokens_after,
-        "leafWasLast": result.leaf_was_last,
-    }
-    return CompactOutcome(data, replay, reloaded.session)
+    tokens_before = planning.plan.preparation.tokens_before
+    return CompactOutcome(entry, done, model, requests, leaf_was_last, tokens_before, tokens_after, replay)

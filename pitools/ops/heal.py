@@ -131,9 +131,9 @@ def write_new(
         now=now,
     )
     from pitools.core.request.check import check_request
-    from pitools.ops.request import build_for
+    from pitools.ops.request import provider_request_at
 
-    original = build_for(loaded, leaf, model_ref, thinking, settings, use_config)
+    original = provider_request_at(loaded, leaf, model_ref, thinking, settings, use_config)
     plan.before = check_request(original.model, original.payload, original.llm_messages)
     plan.healed_by = []  # the original's findings: the rewrites and the clone's edits answer them together
     new.entries = [*entries, *plan.entries]

@@ -10,9 +10,8 @@ fsynced append, or a new file with ``-o``), refused when the file changed since 
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION, store
 from pitools.core.compaction.branch import (
@@ -28,7 +27,11 @@ from pitools.core.compaction.branch import (
 from pitools.core.session.api import LoadedSession
 from pitools.errors import PiCrashError, PitoolsError
 from pitools.ops import summarizing
-from pitools.ops.append import append_entries, check_last_line, reporting_the_write
+from pitools.ops.append import Appended, append_entries, check_last_line, reporting_the_write
+
+if TYPE_CHECKING:
+    from pitools.core.compaction.settings import DefaultModelSetting
+    from pitools.core.compaction.summarizer import Summarizer
 
 
 @dataclass(slots=True)
@@ -75,15 +78,25 @@ class NavigateSetup:
     sources: dict[str, Any]
     session_model: tuple[str, str] | None
     warnings: list[str]
+    #: The file read: where a write goes (in place) or what it copies (``-o``); default ``loaded.path``.
+    path: str | None = None
+    #: Taken before the read, for a write: anything appended since is refused.
+    stamp: store.FileStamp | None = None
+    #: ``window`` is ``--context-window``'s: a model chosen with ``--model`` does not change it.
+    window_from_flag: bool = False
+    #: Pi's ``defaultProvider``/``defaultModel`` for the session (the summarizer's last choice).
+    default_model: DefaultModelSetting | None = None
 
-    def plan(self) -> NavigationPlan:
-        """The dry run: what Pi's ``navigateTree`` would do, writing nothing."""
+    @property
+    def file(self) -> str:
+        return self.path if self.path is not None else self.loaded.path
+
+    def plan(self, *, window: int | None = None, instructions: str | None = None) -> NavigationPlan:
+        """What Pi's ``navigateTree`` would do (the dry run), with ``window`` when another model's
+        window sizes the branch summary."""
+        budget = token_budget(self.window if window is None else window, self.reserve)
         plan = plan_navigation(
-            self.loaded.index,
-            self.from_id,
-            self.target_id,
-            token_budget(self.window, self.reserve),
-            path=self.loaded.path,
+            self.loaded.index, self.from_id, self.target_id, budget, instructions=instructions, path=self.file
         )
         plan.budget_sources = self.sources
         return plan
@@ -97,9 +110,12 @@ def setup_navigation(
     reserve_tokens: int | None = None,
     context_window: int | None = None,
     use_config: bool = True,
+    path: str | None = None,
+    stamp: store.FileStamp | None = None,
 ) -> NavigateSetup:
     """Resolve FROM (``leaf_ref``, as ``--leaf``) and TARGET (``--to``) and the settings Pi would
-    size the branch summary by (the session's cwd and model; the flags override them)."""
+    size the branch summary by (the session's cwd and model; the flags override them). A write
+    passes the ``stamp`` taken before ``loaded`` was read from ``path``."""
     from pitools.core.context.build import build_projection
     from pitools.ops.compaction import resolve_session_settings
 
@@ -126,6 +142,10 @@ def setup_navigation(
         sources,
         session_model,
         list(resolved.warnings),
+        path,
+        stamp,
+        context_window is not None,
+        resolved.default_model,
     )
 
 
@@ -140,135 +160,147 @@ def _resolve_target(loaded: LoadedSession, ref: str) -> Any:
 
 
 def navigate_apply(
-    file: str,
-    request: summarizing.SummarizeRequest,
-    setup: NavigateSetup,
-    *,
-    stamp: store.FileStamp,
-    window_from_flag: bool,
-    summarize: bool,
-    label: str | None,
-    now: _dt.datetime | None = None,
-    entry_ids: tuple[str, str] | None = None,
-    new_session: bool = True,
-    summarizer: Any = None,
+    setup: NavigateSetup, request: summarizing.SummarizeRequest, *, summarize: bool, label: str | None
 ) -> NavigateOutcome:
     """Navigate from ``setup.from_id`` to ``setup.target_id`` as Pi's ``navigateTree(target, {summarize, label})``.
 
     ``setup.window`` is the session model's window (or ``--context-window``); when another
     model is chosen with ``--model`` and no window flag was given, that model's window sets the
-    budget, as Pi sizes the branch by the model it calls. ``entry_ids`` fixes the new ids and
-    ``new_session=False`` keeps the source header in ``output`` (both for the golden corpus).
-    A ``summarizer`` given by a library caller is used as is: no model is resolved or asked about.
-    ``request`` holds the model, output and dialog options (:class:`~pitools.ops.summarizing.SummarizeRequest`).
+    budget, as Pi sizes the branch by the model it calls. ``request`` holds the model, the
+    dialog and the write options (:class:`~pitools.ops.summarizing.SummarizeRequest`); its
+    ``entry_ids`` are the summary's and the label's.
     """
-    path = file
-    instructions, output = request.instructions, request.output
-    loaded, from_id, target_id = setup.loaded, setup.from_id, setup.target_id
-    reserve_tokens, context_window, session_model = setup.reserve, setup.window, setup.session_model
-    index = loaded.index
-    if loaded.session.migration.needed:
-        raise PitoolsError(
-            "this session needs migration to v3 before Pi appends to it; run `pitools migrate --in-place` first",
-            path=path,
-        )
-    budget = token_budget(context_window, reserve_tokens)
-    plan = plan_navigation(index, from_id, target_id, budget, instructions=instructions, path=path)
+    stamp = _writable(setup)
+    plan = setup.plan(instructions=request.instructions)
     if plan.noop:
-        return NavigateOutcome(plan, [], None, None, None, 0, from_id)
+        return NavigateOutcome(plan, [], None, None, None, 0, setup.from_id)
     wants_summary = summarize and bool(plan.entries)
     if not wants_summary and not label:
         return NavigateOutcome(plan, [], None, None, None, 0, plan.new_leaf_id)
     if wants_summary and plan.prompt_error is not None:  # Pi throws building the request: stop before any model
         raise PiCrashError(
             f"Pi 1.6.0 throws while building the branch summary request: {plan.prompt_error}; nothing was written",
-            path=path,
+            path=setup.file,
         )
-    summarizing.check_target(path, output)
+    summarizing.check_target(setup.file, request.output)
     if not stamp.ends_with_newline:
-        check_last_line(path, stamp)  # a torn last line is refused before any model is asked
-    model_label: str | None = None
-    requests = 0
-    summary_entry: dict[str, Any] | None = None
-    summary_id, label_id = entry_ids or (None, None)
-    if wants_summary and plan.would_call_model:
-        if summarizer is None:
-            choice = summarizing.choose(request, session_model=session_model)
-            if choice.paid and not window_from_flag and choice.spec.context_window:
-                budget = token_budget(choice.spec.context_window, reserve_tokens)
-                if budget != plan.token_budget:
-                    plan = plan_navigation(index, from_id, target_id, budget, instructions=instructions, path=path)
-            summarizing.authorize_request(choice, request, path=path, what="a branch summary entry", plan=plan)
-            summarizer = summarizing.build_for(choice, request)
-            model_label = choice.label
-        else:
-            spec = getattr(summarizer, "spec", None)
-            model_label = spec.label if spec is not None else "builtin (offline, extractive)"
-        asked = summary_request(index, plan, instructions)
-        store.check_unchanged(path, stamp)  # the leaf was chosen from this read: still current?
-        if request.progress:
-            request.progress("asking for the branch summary…")
-        result = summarizer.summarize(asked)
-        requests = 1
-        summary, read_files, modified_files = branch_summary_text(result.text, plan.prepared)
-        summary_entry = build_branch_summary_entry(
-            index,
-            plan,
-            summary,
-            {"readFiles": read_files, "modifiedFiles": modified_files},
-            result.usage,
-            now=now,
-            entry_id_=summary_id,
+        check_last_line(setup.file, stamp)  # a torn last line is refused before any model is asked
+    summary: _Summary | None = None
+    if wants_summary:
+        summary = _branch_summary(setup, plan, request, stamp)
+    entries = _new_entries(setup, plan, summary, request, label)
+    done = append_entries(
+        setup.file,
+        stamp,
+        setup.loaded,
+        entries,
+        output=request.output,
+        backup=request.backup,
+        new_session=request.new_session,
+        now=request.now,
+    )
+    return _outcome(summary.plan if summary else plan, entries, done, summary)
+
+
+def _writable(setup: NavigateSetup) -> store.FileStamp:
+    """The stamp a write is checked against, once the session is one Pi appends to."""
+    if setup.stamp is None:
+        raise ValueError("navigate_apply: set up with setup_navigation(..., stamp=store.stamp(path))")
+    if setup.loaded.session.migration.needed:
+        raise PitoolsError(
+            "this session needs migration to v3 before Pi appends to it; run `pitools migrate --in-place` first",
+            path=setup.file,
         )
-    elif wants_summary:
-        # Nothing on the branch is a message: Pi writes a fixed text and asks no model.
-        summary_entry = build_branch_summary_entry(
+    return setup.stamp
+
+
+@dataclass(slots=True)
+class _Summary:
+    """The branch summary entry, the plan it was made from and who wrote it."""
+
+    entry: dict[str, Any]
+    plan: NavigationPlan
+    model: str | None
+    requests: int
+
+
+def _branch_summary(
+    setup: NavigateSetup, plan: NavigationPlan, request: summarizing.SummarizeRequest, stamp: store.FileStamp
+) -> _Summary:
+    """The ``branch_summary`` entry Pi appends: the model's summary of the branch left, or
+    Pi's fixed text, without asking any model, when nothing on that branch is a message."""
+    index = setup.loaded.index
+    if not plan.would_call_model:
+        entry = build_branch_summary_entry(
             index,
             plan,
             NO_CONTENT_SUMMARY,
             {"readFiles": [], "modifiedFiles": []},
             None,
-            now=now,
-            entry_id_=summary_id,
+            now=request.now,
+            entry_id_=request.entry_id(0),
         )
-    new_entries: list[dict[str, Any]] = []
-    if summary_entry is not None:
-        new_entries.append(summary_entry)
-        if label:
-            new_entries.append(
-                build_label_entry(
-                    index,
-                    summary_entry["id"],
-                    summary_entry["id"],
-                    label,
-                    taken=[summary_entry["id"]],
-                    now=now,
-                    entry_id_=label_id,
-                )
-            )
-    else:
-        # No summary: Pi moves the leaf (to null for a root target), then labels the target.
-        new_entries.append(
-            build_label_entry(index, plan.new_leaf_id, target_id, label or "", now=now, entry_id_=label_id)
-        )
-    done = append_entries(
-        path, stamp, loaded, new_entries, output=output, backup=request.backup, new_session=new_session, now=now
+        return _Summary(entry, plan, None, 0)
+    model, summarizer, plan = _summarizer(setup, plan, request)
+    asked = summary_request(index, plan, request.instructions)
+    store.check_unchanged(setup.file, stamp)  # the leaf was chosen from this read: still current?
+    if request.progress:
+        request.progress("asking for the branch summary…")
+    result = summarizer.summarize(asked)
+    text, read_files, modified_files = branch_summary_text(result.text, plan.prepared)
+    files = {"readFiles": read_files, "modifiedFiles": modified_files}
+    entry = build_branch_summary_entry(
+        index, plan, text, files, result.usage, now=request.now, entry_id_=request.entry_id(0)
     )
+    return _Summary(entry, plan, model, 1)
+
+
+def _summarizer(
+    setup: NavigateSetup, plan: NavigationPlan, request: summarizing.SummarizeRequest
+) -> tuple[str, Summarizer, NavigationPlan]:
+    """The model (chosen, asked for, built) and the plan sized by its window, as Pi sizes the
+    branch by the model it calls (unless ``--context-window`` was given)."""
+    if request.summarizer is not None:
+        return summarizing.given_label(request.summarizer), request.summarizer, plan
+    choice = summarizing.choose(request, session_model=setup.session_model, default_model=setup.default_model)
+    window = choice.spec.context_window
+    resize = choice.paid and not setup.window_from_flag and bool(window)
+    if resize and token_budget(window, setup.reserve) != plan.token_budget:
+        plan = setup.plan(window=window, instructions=request.instructions)
+    summarizing.authorize(choice, path=setup.file, what="a branch summary entry", plan=plan)
+    return choice.label, summarizing.build(choice), plan
+
+
+def _new_entries(
+    setup: NavigateSetup,
+    plan: NavigationPlan,
+    summary: _Summary | None,
+    request: summarizing.SummarizeRequest,
+    label: str | None,
+) -> list[dict[str, Any]]:
+    """What Pi appends: the summary and a label on it, or (no summary) a label on the target."""
+    index, now, label_id = setup.loaded.index, request.now, request.entry_id(1)
+    if summary is None:
+        # No summary: Pi moves the leaf (to null for a root target), then labels the target.
+        return [build_label_entry(index, plan.new_leaf_id, setup.target_id, label or "", now=now, entry_id_=label_id)]
+    entry_id = summary.entry["id"]
+    if not label:
+        return [summary.entry]
+    tag = build_label_entry(index, entry_id, entry_id, label, taken=[entry_id], now=now, entry_id_=label_id)
+    return [summary.entry, tag]
+
+
+def _outcome(
+    plan: NavigationPlan, entries: list[dict[str, Any]], done: Appended, summary: _Summary | None
+) -> NavigateOutcome:
+    """The written session replayed at Pi's new leaf; a failure here still says what was written."""
     from pitools.core.context.build import replay_context
 
-    reloaded = done.session
-    leaf = new_entries[-1]["id"]  # each append moves Pi's leaf: the label, if any, comes last
-    what = " and ".join(f"{e['type']} entry {e['id']}" for e in new_entries)
+    leaf = entries[-1]["id"]  # each append moves Pi's leaf: the label, if any, comes last
+    what = " and ".join(f"{e['type']} entry {e['id']}" for e in entries)
     with reporting_the_write(done, what):
-        replay = replay_context(reloaded.index, leaf)
+        replay = replay_context(done.session.index, leaf)
+    model, requests = (summary.model, summary.requests) if summary is not None else (None, 0)
     return NavigateOutcome(
-        plan,
-        new_entries,
-        done.written_to,
-        done.backup,
-        model_label,
-        requests,
-        leaf,
-        replay,
-        reloaded.session,
+        plan, entries, done.written_to, done.backup, model, requests, leaf, replay, done.session.session
     )

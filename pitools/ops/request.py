@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pitools.core.request.build import RequestBuild
 
 
 def resolve_model(ref: str, use_config: bool = True) -> dict[str, Any]:
@@ -44,11 +47,12 @@ def leaf_model(loaded: Any, leaf: Any) -> str | None:
     return branch_model(loaded.index, leaf)
 
 
-def build_for(
+def provider_request_at(
     loaded: Any, leaf: Any, ref: str, thinking: str | None, settings: Any = None, use_config: bool = True
-) -> Any:
-    """The request pi-ai would send model ``ref`` for the context at ``leaf``, with the settings
-    Pi would apply (``settings``: a :func:`request_settings` result, read here when None)."""
+) -> RequestBuild:
+    """The provider request (body, model, messages) pi-ai would send model ``ref`` for the
+    context at ``leaf``, with the settings Pi would apply (``settings``: a :func:`request_settings`
+    result, read here when None). Not the summarizer's: that is :mod:`pitools.ops.summarizing`."""
     from pitools.core.request.build import build_request
 
     model = resolve_model(ref, use_config)
@@ -86,7 +90,7 @@ def check_requests(files: Sequence[str], model_ref: str) -> list[dict[str, Any]]
         except PitoolsError:
             continue
         try:
-            build = build_for(loaded, loaded.leaf(None), model_ref, None)
+            build = provider_request_at(loaded, loaded.leaf(None), model_ref, None)
         except PitoolsError as exc:  # this file's request cannot be built (a shape pi-ai throws on)
             checks.append({"path": path, "ok": False, "error": str(exc), "findings": []})
             continue
@@ -111,7 +115,7 @@ def leaf_check(loaded: Any, leaf: Any, *, use_config: bool = True) -> dict[str, 
         return {"leafId": leaf_id, "error": "no model on this branch"}
     try:
         check_api(resolve_model(ref, use_config))
-        build = build_for(loaded, leaf_id, ref, None, use_config=use_config)
+        build = provider_request_at(loaded, leaf_id, ref, None, use_config=use_config)
     except PitoolsError as exc:
         return {"leafId": leaf_id, "model": ref, "error": str(exc)}
     findings = check_request(build.model, build.payload, build.llm_messages)

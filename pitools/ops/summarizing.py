@@ -1,21 +1,24 @@
 """The one way a writing command gets a summarizer: ``compact --apply`` and ``navigate --summarize``.
 
-Every precondition is checked before the first model request, in this order:
+The front end builds one :class:`SummarizeRequest` from the parsed options; every precondition
+is then checked before the first model request, in this order:
 
 1. the output: ``-o OUT`` must be a new file in an existing folder; in place, FILE must be a
    writable regular file (:func:`check_target`);
 2. the model: resolved from ``--model``, the session's model or Pi's default, with keys looked up
-   but no ``!command`` of Pi's configuration run yet (:func:`choose_summarizer`);
+   but no ``!command`` of Pi's configuration run yet (:func:`choose`);
 3. the user's consent: a builtin summary nobody asked for is never written in place silently,
    and a paid model is only called with ``--yes`` or a "yes" at the terminal (:func:`authorize`);
 4. only then the configuration's ``!command`` values run and the summarizer is built
    (:func:`build`); the caller checks the file is unchanged right before its request.
 
-The questions are asked through callbacks so this layer never touches a terminal itself.
+:func:`prepare` runs the four in order. The questions are asked through the request's
+callbacks, so this layer never touches a terminal itself.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,10 +26,15 @@ from typing import TYPE_CHECKING, Any
 from pitools.errors import PitoolsError
 
 if TYPE_CHECKING:
-    from pitools.summarize import ModelSpec, Summarizer
+    from pitools.core.compaction.settings import DefaultModelSetting
+    from pitools.core.compaction.summarizer import Summarizer
+    from pitools.summarize import ModelSpec
 
 #: ``(question) -> answer``: the CLI asks at the terminal; None when nobody can answer.
 Confirm = Callable[[str], bool]
+
+#: How the offline summarizer is named wherever a model is named.
+BUILTIN_LABEL = "builtin (offline, extractive)"
 
 
 class ConsentRequiredError(PitoolsError):
@@ -39,7 +47,14 @@ class ConsentRequiredError(PitoolsError):
 @dataclass(frozen=True, slots=True)
 class SummarizeRequest:
     """What the user asked of a writing command that may call a model (``compact --apply``,
-    ``navigate --summarize``), built once from the parsed options, and how to talk back.
+    ``navigate --summarize``), built once by the front end, and how to talk back.
+
+    The model: ``model_arg`` (``--model``), ``base_url``, ``use_config`` (False: ``--no-config``)
+    and ``timeout`` (seconds per response); ``summarizer`` is a library caller's own, used as is
+    (no model is resolved or asked about). The summary: ``instructions`` (``--instructions``).
+    The consent: ``yes``. The write: ``output`` (``-o``; None: in place), ``backup``,
+    ``new_session`` (False keeps the source's header in ``output``), and for reproducible files
+    (the golden corpus) ``now`` and ``entry_ids``, the ids of the new entries in order.
 
     The callbacks keep this layer away from the terminal: ``confirm`` asks a yes/no question
     (None: nobody can answer), ``show_plan(plan)`` shows what will be summarized before that
@@ -55,11 +70,19 @@ class SummarizeRequest:
     yes: bool = False
     timeout: float = 600.0
     use_config: bool = True
+    new_session: bool = True
+    now: _dt.datetime | None = None
+    entry_ids: tuple[str, ...] = ()
+    summarizer: Summarizer | None = None
     confirm: Confirm | None = None
     show_plan: Callable[[Any], None] | None = None
     announce: Callable[[SummarizerChoice], None] | None = None
     progress: Callable[[str], None] | None = None
     on_retry: Callable[[str], None] | None = None
+
+    def entry_id(self, n: int) -> str | None:
+        """The fixed id of the ``n``-th new entry (None: a fresh one)."""
+        return self.entry_ids[n] if n < len(self.entry_ids) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +90,10 @@ class SummarizerChoice:
     """The model a command will call, before anything of Pi's configuration has run."""
 
     spec: ModelSpec
-    model_arg: str | None
     session_model: tuple[str, str] | None
-    base_url: str | None
-    use_config: bool
+    request: SummarizeRequest
+    #: Pi's merged ``defaultProvider``/``defaultModel`` for the session (None: the agent folder's).
+    default_model: DefaultModelSetting | None = None
     #: Why the builtin summarizer was chosen without being asked for (no key for the model).
     fallback_reason: str | None = None
 
@@ -80,7 +103,7 @@ class SummarizerChoice:
 
     @property
     def label(self) -> str:
-        return f"{self.spec.provider}/{self.spec.model_id}" if self.paid else "builtin (offline, extractive)"
+        return f"{self.spec.provider}/{self.spec.model_id}" if self.paid else BUILTIN_LABEL
 
 
 def check_target(path: str, output: str | None) -> None:
@@ -93,14 +116,16 @@ def check_target(path: str, output: str | None) -> None:
         store.check_writable(path)
 
 
-def choose_summarizer(
-    model_arg: str | None,
+def choose(
+    request: SummarizeRequest,
     *,
     session_model: tuple[str, str] | None,
-    base_url: str | None = None,
-    use_config: bool = True,
+    default_model: DefaultModelSetting | None = None,
 ) -> SummarizerChoice:
-    """The model to call, resolved without running any ``!command`` of the configuration.
+    """The model to call, resolved without running any ``!command`` of the configuration:
+    ``--model``, else the session's model, else Pi's ``default_model`` for the session (its
+    merged settings, the trusted project's included: :class:`~pitools.core.compaction.settings.
+    ResolvedSettings`).
 
     With no ``--model`` and no credentials for the session's model, the offline builtin
     summarizer is chosen (``fallback_reason`` says why); :func:`authorize` decides whether it
@@ -111,32 +136,31 @@ def choose_summarizer(
     fallback: str | None = None
     try:
         spec = resolve_model(
-            model_arg, session_model=session_model, base_url=base_url, use_config=use_config, run_commands=False
+            request.model_arg,
+            session_model=session_model,
+            base_url=request.base_url,
+            use_config=request.use_config,
+            run_commands=False,
+            default_model=default_model,
         )
     except MissingApiKeyError as exc:
-        if model_arg is not None:
+        if request.model_arg is not None:
             raise
         fallback = exc.message.split(":")[0]
         spec = builtin_spec()
-    return SummarizerChoice(spec, model_arg, session_model, base_url, use_config, fallback)
+    return SummarizerChoice(spec, session_model, request, default_model, fallback)
 
 
-def authorize(
-    choice: SummarizerChoice,
-    *,
-    path: str,
-    output: str | None,
-    yes: bool,
-    what: str,
-    confirm: Confirm | None,
-    show_plan: Callable[[], None] | None = None,
-) -> None:
-    """Ask (or refuse) before the first request. ``what`` names the entry written ("a compaction").
+def authorize(choice: SummarizerChoice, *, path: str, what: str, plan: Any = None) -> None:
+    """Ask (or refuse) before the first request, then announce the model. ``what`` names the
+    entry written ("a compaction entry"); ``plan`` is what the request's ``show_plan`` shows.
 
     Raises ``PitoolsError`` when the user says no or when a builtin summary would replace a real
     one in place unasked; :class:`ConsentRequiredError` when a paid call needs a yes nobody can give.
     """
-    if not choice.paid and choice.model_arg != "builtin" and output is None:
+    request = choice.request
+    confirm = request.confirm
+    if not choice.paid and request.model_arg != "builtin" and request.output is None:
         why = choice.fallback_reason or "no model is configured"
         if confirm is None:
             raise PitoolsError(
@@ -149,35 +173,33 @@ def authorize(
         )
         if not confirm(question):
             raise PitoolsError("cancelled; nothing was written")
-    if choice.paid and not yes:
+    if choice.paid and not request.yes:
         if confirm is None:
             raise ConsentRequiredError(
                 f"calling the paid model {choice.label} needs --yes when not run from a terminal; nothing was written"
             )
-        if show_plan is not None:
-            show_plan()
+        if request.show_plan is not None:
+            request.show_plan(plan)
         if not confirm(f"Summarize with {choice.label} and write {what}?"):
             raise PitoolsError("cancelled; nothing was written")
+    if request.announce is not None:
+        request.announce(choice)
 
 
-def build(
-    choice: SummarizerChoice,
-    *,
-    timeout: float = 600.0,
-    on_retry: Callable[[str], None] | None = None,
-) -> Summarizer:
+def build(choice: SummarizerChoice) -> Summarizer:
     """The summarizer for ``choice``, once authorized: now ``!command`` keys and headers may run."""
     from pitools.summarize import build_summarizer, resolve_model
 
-    spec = choice.spec
+    request, spec = choice.request, choice.spec
     if choice.paid:
         spec = resolve_model(
-            choice.model_arg,
+            request.model_arg,
             session_model=choice.session_model,
-            base_url=choice.base_url,
-            use_config=choice.use_config,
+            base_url=request.base_url,
+            use_config=request.use_config,
+            default_model=choice.default_model,
         )
-    return build_summarizer(spec, on_retry=on_retry, timeout=timeout)
+    return build_summarizer(spec, on_retry=request.on_retry, timeout=request.timeout)
 
 
 def prepare(
@@ -185,42 +207,21 @@ def prepare(
     request: SummarizeRequest,
     *,
     session_model: tuple[str, str] | None,
+    default_model: DefaultModelSetting | None,
     what: str,
     plan: Any = None,
-) -> tuple[SummarizerChoice, Summarizer]:
-    """All the preconditions in order (see the module), then the summarizer to call. ``plan``
-    is what ``request.show_plan`` shows before the question."""
+) -> tuple[str, Summarizer]:
+    """All the preconditions in order (see the module), then the summarizer to call and the
+    model's label. A library caller's ``request.summarizer`` is returned as is, unasked."""
     check_target(path, request.output)
-    choice = choose(request, session_model=session_model)
-    authorize_request(choice, request, path=path, what=what, plan=plan)
-    return choice, build_for(choice, request)
+    if request.summarizer is not None:
+        return given_label(request.summarizer), request.summarizer
+    choice = choose(request, session_model=session_model, default_model=default_model)
+    authorize(choice, path=path, what=what, plan=plan)
+    return choice.label, build(choice)
 
 
-def choose(request: SummarizeRequest, *, session_model: tuple[str, str] | None) -> SummarizerChoice:
-    """:func:`choose_summarizer` for ``request``."""
-    return choose_summarizer(
-        request.model_arg, session_model=session_model, base_url=request.base_url, use_config=request.use_config
-    )
-
-
-def authorize_request(
-    choice: SummarizerChoice, request: SummarizeRequest, *, path: str, what: str, plan: Any = None
-) -> None:
-    """:func:`authorize` for ``request``, then its ``announce``."""
-    show = request.show_plan
-    authorize(
-        choice,
-        path=path,
-        output=request.output,
-        yes=request.yes,
-        what=what,
-        confirm=request.confirm,
-        show_plan=(lambda: show(plan)) if show is not None else None,
-    )
-    if request.announce is not None:
-        request.announce(choice)
-
-
-def build_for(choice: SummarizerChoice, request: SummarizeRequest) -> Summarizer:
-    """:func:`build` with ``request``'s timeout and retry report."""
-    return build(choice, timeout=request.timeout, on_retry=request.on_retry)
+def given_label(summarizer: Summarizer) -> str:
+    """The model label of a summarizer a library caller built (the builtin one has no spec)."""
+    spec = getattr(summarizer, "spec", None)
+    return str(spec.label) if spec is not None else BUILTIN_LABEL

@@ -1,12 +1,14 @@
 """Choosing the summarizer model and resolving its endpoint and credentials the way Pi does.
 
 Model choice, first match wins: the ``--model`` argument (``provider/id``, a bare id or
-``builtin``), the session's model, ``defaultProvider``/``defaultModel`` from the agent
-directory's ``settings.json``, and finally the offline ``builtin`` summarizer.
+``builtin``), the session's model, ``defaultProvider``/``defaultModel`` from Pi's merged
+settings (the agent directory's ``settings.json``, then the session project's
+``.pi/settings.json`` where Pi trusts the project), and finally the offline ``builtin`` summarizer.
 
 Endpoint and limits: ``models.json`` (model entry, then provider, then ``modelOverrides``),
 pi-ai's catalogue for well-known models, then the built-in provider table; ``--base-url``
-overrides the URL. Credentials, in Pi's order (docs/models.md "Authenticate"): an
+overrides the URL and keeps the model's API, as Pi's ``baseUrl`` override does (Chat Completions
+for a model no provider knows). Credentials, in Pi's order (docs/models.md "Authenticate"): an
 ``auth.json`` API-key entry, ``models.json``'s ``apiKey``, then the provider's environment
 variables.
 """
@@ -21,6 +23,7 @@ from typing import Any, Final
 
 from pydantic import SecretStr, ValidationError
 
+from pitools.core.compaction.settings import DefaultModelSetting
 from pitools.errors import ConfigError
 from pitools.piconfig.resolver import usable_credential
 from pitools.summarize import agent_config, catalog
@@ -67,8 +70,13 @@ def resolve_model(
     base_url: str | None = None,
     use_config: bool = True,
     run_commands: bool = True,
+    default_model: DefaultModelSetting | None = None,
 ) -> ModelSpec:
     """Resolve the model ``compact --apply`` will call (Pi's model selection and provider auth).
+
+    ``default_model`` is Pi's merged ``defaultProvider``/``defaultModel`` for the session
+    (:func:`pitools.core.compaction.settings.resolve_settings`); None reads the agent
+    directory's ``settings.json`` alone (no project).
 
     ``use_config=False`` (``--no-config``) reads no file of the agent directory: no models.json,
     auth.json or settings.json, so no ``!command`` either; keys come from the environment only.
@@ -78,7 +86,9 @@ def resolve_model(
     env = os.environ if env is None else env
     directory = agent_dir if agent_dir is not None else agent_config.agent_dir(env)
     try:
-        return _resolve_model(model_arg, session_model, directory, env, base_url, use_config, run_commands)
+        return _resolve_model(
+            model_arg, session_model, directory, env, base_url, use_config, run_commands, default_model
+        )
     except ConfigError as exc:
         # Pi's policy skips a broken models.json/auth.json/settings.json: say so when that is why.
         skipped = agent_config.problems(directory) if use_config else []
@@ -95,6 +105,7 @@ def _resolve_model(
     base_url: str | None,
     use_config: bool,
     run_commands: bool,
+    default_model: DefaultModelSetting | None,
 ) -> ModelSpec:
     text = (model_arg or "").strip()
     if text == BUILTIN:
@@ -105,7 +116,9 @@ def _resolve_model(
     elif session_model is not None and session_model[0] and session_model[1]:
         provider, model_id = session_model
     else:
-        chosen = _settings_default(directory, models) if use_config else None
+        if default_model is None:
+            default_model = _global_default(directory)
+        chosen = _settings_default(default_model, models) if use_config else None
         if chosen is None:
             if base_url:
                 raise ConfigError("--base-url needs a model: pass --model <id>")
@@ -156,21 +169,27 @@ def _parse_reference(text: str, models: Mapping[str, Any], base_url: str | None)
     raise ConfigError(f"unknown model {text!r}: write it as provider/model (e.g. anthropic/{text})")
 
 
-def _settings_default(directory: Path, models: Mapping[str, Any]) -> tuple[str, str] | None:
+def _global_default(directory: Path) -> DefaultModelSetting:
+    """``defaultProvider``/``defaultModel`` of the agent directory's ``settings.json`` alone."""
     settings = agent_config.read_settings(directory)
-    provider = settings.get("defaultProvider")
-    model_id = settings.get("defaultModel")
     where = str(directory / "settings.json")
+    return DefaultModelSetting(settings.get("defaultProvider"), settings.get("defaultModel"), where, where)
+
+
+def _settings_default(default: DefaultModelSetting, models: Mapping[str, Any]) -> tuple[str, str] | None:
+    provider, model_id = default.provider, default.model
     if provider is not None and not isinstance(provider, str):
-        raise ConfigError('"defaultProvider" must be a string', path=where)
+        raise ConfigError('"defaultProvider" must be a string', path=default.provider_file)
     if model_id is not None and not isinstance(model_id, str):
-        raise ConfigError('"defaultModel" must be a string', path=where)
+        raise ConfigError('"defaultModel" must be a string', path=default.model_file)
     if provider and model_id:
         return provider, model_id
     if provider:
         builtin = BUILTIN_PROVIDERS.get(provider)
         if builtin is None or builtin.default_model is None:
-            raise ConfigError(f'"defaultProvider" is {provider!r} but no "defaultModel" is set', path=where)
+            raise ConfigError(
+                f'"defaultProvider" is {provider!r} but no "defaultModel" is set', path=default.provider_file
+            )
         return provider, builtin.default_model
     if model_id:
         return _parse_reference(model_id, models, None)
@@ -290,7 +309,10 @@ def _build_spec(
         or (builtin.api if builtin else None)
     )
     if base_url:
-        api, url = (_ANTHROPIC if api == _ANTHROPIC else _OPENAI), base_url.rstrip("/")
+        # Pi's baseUrl override (models.json, "also applies to the provider's built-in models")
+        # moves the endpoint and keeps the model's API. A model no provider knows, or one whose
+        # API pitools cannot call, goes to an OpenAI-compatible server's Chat Completions.
+        api, url = (api if api in (_OPENAI, _ANTHROPIC, _RESPONSES) else _OPENAI), base_url.rstrip("/")
     else:
         raw_url: str | None = (
             (definition or {}).get("baseUrl")

@@ -375,9 +375,9 @@ def test_apply_timeout_writes_nothing(run, session: Path, server: FakeModelServe
 
 
 def test_apply_refuses_when_file_changes_during_the_call(session: Path) -> None:
-    from pitools.core.compaction.prepare import CompactionSettings
     from pitools.errors import SessionChangedError
-    from pitools.ops.compaction import apply_compaction
+    from pitools.ops.compaction import apply_compaction, plan_compact
+    from pitools.ops.summarizing import SummarizeRequest
     from pitools.summarize import SummaryResult, zero_usage
 
     class Meddler:
@@ -387,7 +387,8 @@ def test_apply_refuses_when_file_changes_during_the_call(session: Path) -> None:
             return SummaryResult(text="x", usage=zero_usage(), provider="p", model="m")
 
     with pytest.raises(SessionChangedError):
-        apply_compaction(str(session), None, CompactionSettings(keep_recent_tokens=2000), Meddler())
+        planning = plan_compact(str(session), keep_recent_tokens=2000, use_config=False, for_apply=True)
+        apply_compaction(planning, SummarizeRequest(summarizer=Meddler()))
     assert b'"type":"compaction"' not in _lines(session)[-1]
 
 

@@ -60,8 +60,8 @@ def test_a_line_appended_after_the_leaf_was_chosen_is_noticed(
 def test_the_lock_is_held_from_the_final_check_through_the_append(
     session: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pitools.core.compaction.prepare import CompactionSettings
-    from pitools.ops.compaction import apply_compaction
+    from pitools.ops.compaction import apply_compaction, plan_compact
+    from pitools.ops.summarizing import SummarizeRequest
     from pitools.summarize import build_summarizer, builtin_spec
 
     seen: list[str] = []
@@ -77,15 +77,8 @@ def test_the_lock_is_held_from_the_final_check_through_the_append(
             os.close(fd)
 
     monkeypatch.setattr(store, "_after_final_check", try_to_lock)
-    expected = store.stamp(session)
-    apply_compaction(
-        str(session),
-        None,
-        CompactionSettings(keep_recent_tokens=2000),
-        build_summarizer(builtin_spec()),
-        backup=False,
-        expected=expected,
-    )
+    planning = plan_compact(str(session), keep_recent_tokens=2000, use_config=False, for_apply=True)
+    apply_compaction(planning, SummarizeRequest(summarizer=build_summarizer(builtin_spec()), backup=False))
     assert seen == ["locked"]
     assert _compactions(session) == _compactions(GEN) + 1
 

@@ -281,14 +281,10 @@ def test_file_changed_before_the_request_is_refused(seed: Path) -> None:
     fake = _PiFake()
     with pytest.raises(SessionChangedError):
         navigate_apply(
-            str(seed),
-            SummarizeRequest(output=None, backup=False, yes=True, timeout=30, use_config=False),
-            NavigateSetup(loaded, "A3", "A6", 200000, 16384, {}, None, []),
-            stamp=stamp,
-            window_from_flag=True,
+            NavigateSetup(loaded, "A3", "A6", 200000, 16384, {}, None, [], str(seed), stamp, window_from_flag=True),
+            SummarizeRequest(backup=False, use_config=False, summarizer=fake),
             summarize=True,
             label=None,
-            summarizer=fake,
         )
     assert fake.requests == []
 

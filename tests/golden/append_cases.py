@@ -98,9 +98,8 @@ def _stable_source(name: str) -> Path:
 def build(case: Case, out: Path) -> list[dict[str, Any]]:
     """Write ``case`` to ``out`` with pitools; returns the entries appended."""
     from pitools import store
-    from pitools.core.compaction.prepare import CompactionSettings
     from pitools.core.session.api import load
-    from pitools.ops.compaction import apply_compaction
+    from pitools.ops.compaction import apply_compaction, plan_compact
     from pitools.ops.navigate import NavigateSetup, navigate_apply
     from pitools.ops.summarizing import SummarizeRequest
     from pitools.summarize import build_summarizer, builtin_spec
@@ -115,38 +114,28 @@ def build(case: Case, out: Path) -> list[dict[str, Any]]:
         path, output = _stable_source(case.source), out
     n = CASES.index(case)
     summarizer = build_summarizer(builtin_spec())
-    stamp = store.stamp(path)
-    loaded = load(str(path))
+    target = None if output is None else str(output)
     with _fixed_session_id():
         if case.command == "compact":
-            result = apply_compaction(
-                str(path),
-                case.leaf,
-                CompactionSettings(keep_recent_tokens=2000),
-                summarizer,
-                output=None if output is None else str(output),
-                backup=False,
-                now=NOW,
-                entry_id_=f"c0a40d{n:02x}",
-                expected=stamp,
-                loaded=loaded,
+            planning = plan_compact(str(path), case.leaf, keep_recent_tokens=2000, use_config=False, for_apply=True)
+            request = SummarizeRequest(
+                output=target, backup=False, now=NOW, entry_ids=(f"c0a40d{n:02x}",), summarizer=summarizer
             )
-            return [result.entry]
-        outcome = navigate_apply(
-            str(path),
-            SummarizeRequest(
-                output=None if output is None else str(output), backup=False, yes=True, timeout=30, use_config=False
-            ),
-            NavigateSetup(loaded, loaded.leaf(case.leaf), loaded.leaf(case.to), 200000, 16384, {}, None, []),
-            stamp=stamp,
-            window_from_flag=True,
-            summarize=True,
-            label="issue-40",
+            return [apply_compaction(planning, request).entry]
+        stamp = store.stamp(path)
+        loaded = load(str(path))
+        setup = NavigateSetup(
+            loaded, loaded.leaf(case.leaf), loaded.leaf(case.to), 200000, 16384, {}, None, [], str(path), stamp, True
+        )
+        request = SummarizeRequest(
+            output=target,
+            backup=False,
+            use_config=False,
             now=NOW,
             entry_ids=(f"b5a40d{n:02x}", f"1ab40d{n:02x}"),
             summarizer=summarizer,
         )
-        return outcome.entries
+        return navigate_apply(setup, request, summarize=True, label="issue-40").entries
 
 
 def _oracle(path: Path, leaf: str) -> dict[str, Any]:

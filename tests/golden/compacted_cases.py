@@ -13,8 +13,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pitools.core.compaction.prepare import CompactionSettings
-from pitools.ops.compaction import apply_compaction
+from pitools.ops.compaction import apply_compaction, plan_compact
+from pitools.ops.summarizing import SummarizeRequest
 from tests import support
 
 GOLDEN = support.GOLDEN
@@ -72,17 +72,19 @@ def build(case: Case, out: Path) -> None:
     else:
         server, summarizer = _http_summarizer()
     try:
-        apply_compaction(
-            str(GOLDEN / case.source / "session.jsonl"),
-            case.leaf,
-            CompactionSettings(keep_recent_tokens=case.keep_recent_tokens),
-            summarizer,
+        source = str(GOLDEN / case.source / "session.jsonl")
+        planning = plan_compact(
+            source, case.leaf, keep_recent_tokens=case.keep_recent_tokens, use_config=False, for_apply=True
+        )
+        request = SummarizeRequest(
             instructions=case.instructions,
             output=str(out),
-            now=NOW,
-            entry_id_=f"c0ffee{CASES.index(case):02x}",
             new_session=False,  # the source's lines, header included, plus the compaction
+            now=NOW,
+            entry_ids=(f"c0ffee{CASES.index(case):02x}",),
+            summarizer=summarizer,
         )
+        apply_compaction(planning, request)
     finally:
         if server is not None:
             server.stop()

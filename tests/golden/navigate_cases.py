@@ -199,19 +199,19 @@ def build_applied(case: Applied, out: Path) -> Any:
         stamp = store.stamp(src)
         loaded = _load(case.source)
         index = APPLIED.index(case)
-        return nav_ops.navigate_apply(
-            src,
-            SummarizeRequest(output=str(out), backup=False, yes=True, timeout=30, use_config=False),
-            nav_ops.NavigateSetup(loaded, loaded.leaf(case.from_id), loaded.leaf(case.to), 200000, 16384, {}, None, []),
-            stamp=stamp,
-            window_from_flag=True,
-            summarize=True,
-            label=case.label,
+        setup = nav_ops.NavigateSetup(
+            loaded, loaded.leaf(case.from_id), loaded.leaf(case.to), 200000, 16384, {}, None, [], src, stamp, True
+        )
+        request = SummarizeRequest(
+            output=str(out),
+            backup=False,
+            use_config=False,
+            new_session=False,
             now=NOW,
             entry_ids=(f"b5a00{index:03x}", f"1abe1{index:03x}"),
-            new_session=False,
             summarizer=summarizer,
         )
+        return nav_ops.navigate_apply(setup, request, summarize=True, label=case.label)
     finally:
         if server is not None:
             server.stop()

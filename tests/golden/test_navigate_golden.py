@@ -97,15 +97,12 @@ def test_navigate_equals_pi(rec: dict[str, Any], tmp_path: Path) -> None:
 
     # Apply with a model answering as the reference's fake does: the same lines, the same context.
     fake = _PiFake()
+    stamp = store.stamp(str(work))
     outcome = navigate_apply(
-        str(work),
-        SummarizeRequest(output=None, backup=False, yes=True, timeout=30, use_config=False),
-        NavigateSetup(loaded, from_id, to, case["context_window"], 16384, {}, None, []),
-        stamp=store.stamp(str(work)),
-        window_from_flag=True,
+        NavigateSetup(loaded, from_id, to, case["context_window"], 16384, {}, None, [], str(work), stamp, True),
+        SummarizeRequest(backup=False, use_config=False, summarizer=fake),
         summarize=case["summarize"],
         label=case["label"],
-        summarizer=fake,
     )
     assert len(fake.requests) == len(pi["requests"])
     for mine, theirs in zip(fake.requests, pi["requests"], strict=True):

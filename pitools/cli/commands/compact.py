@@ -63,29 +63,18 @@ def command(
 
     from pitools.ops.compaction import plan_compact
 
-    # --apply: the stamp is taken before the first read, so anything appended between this load
+    # --apply: the plan stamps the file before its read, so anything appended between this load
     # (which picks the leaf) and the final append is noticed and refused.
-    stamp = None
-    if apply_:
-        from pitools import store
-
-        stamp = store.stamp(file)
-    planning = plan_compact(
-        file,
-        leaf_ref,
-        keep_recent_tokens=keep_recent_tokens,
-        keep_all=apply_,
-        **plan.settings(),
-    )
+    planning = plan_compact(file, leaf_ref, keep_recent_tokens=keep_recent_tokens, for_apply=apply_, **plan.settings())
     for warning in planning.warnings:
         out.message(f"warning: {warning}")
-    if stamp is None:
+    if not apply_:
         made = planning.plan
         # The plan holds what it reports; the rest of the session (other branches, the index)
         # is let go, so the memory the writing takes can reuse it.
         del planning
         return _dry_run(out, made, plan, format_=format_)
-    return _apply(out, file, stamp, planning, summarizer, format_=format_, use_config=plan.use_config)
+    return _apply(out, file, planning, summarizer, format_=format_, use_config=plan.use_config)
 
 
 def _dry_run(out: Output, plan: Any, view: PlanArgs, *, format_: str) -> int:
@@ -111,10 +100,8 @@ def _dry_run(out: Output, plan: Any, view: PlanArgs, *, format_: str) -> int:
     return 0
 
 
-def _apply(
-    out: Output, file: str, stamp: Any, planning: Any, summarizer: SummarizerArgs, *, format_: str, use_config: bool
-) -> int:
-    from pitools.ops.compaction import compact_apply
+def _apply(out: Output, file: str, planning: Any, summarizer: SummarizerArgs, *, format_: str, use_config: bool) -> int:
+    from pitools.ops.compaction import apply_compaction
     from pitools.ops.summarizing import ConsentRequiredError
     from pitools.render.compact import render_plan
 
@@ -127,16 +114,16 @@ def _apply(
         use_config=use_config,
     )
     try:
-        outcome = compact_apply(file, request, stamp=stamp, planning=planning)
+        outcome = apply_compaction(planning, request)
     except ConsentRequiredError as exc:
         raise click.UsageError(exc.message) from None
     if format_ == "json":
-        out.write_json(outcome.data)
+        out.write_json(outcome.to_json())
         return 0
     from pitools.render.compact import render_applied
     from pitools.render.context import render_context
 
     console = out.console()
-    render_applied(console, outcome.data)
+    render_applied(console, outcome.to_json())
     render_context(console, outcome.replay, outcome.session)
     return 0

@@ -85,12 +85,7 @@ def command(
         stamp = store.stamp(file)  # before the read: anything appended after it is noticed
     loaded = load(file)
     note_synthetic_ids(out, loaded)
-    setup = setup_navigation(
-        loaded,
-        target_ref,
-        leaf_ref,
-        **plan.settings(),
-    )
+    setup = setup_navigation(loaded, target_ref, leaf_ref, path=file, stamp=stamp, **plan.settings())
     for warning in setup.warnings:
         out.message(f"warning: {warning}")
     if stamp is None:
@@ -100,20 +95,10 @@ def command(
         file=file,
         format_=format_,
         entry="the branch summary",
-        show_plan=lambda console, plan: _show_plan(console, plan, setup.sources),
+        show_plan=_show_plan,
         use_config=plan.use_config,
     )
-    return _apply(
-        out,
-        file,
-        stamp,
-        setup,
-        request,
-        window_from_flag=plan.context_window is not None,
-        summarize=summarize,
-        label=label,
-        format_=format_,
-    )
+    return _apply(out, setup, request, summarize=summarize, label=label, format_=format_)
 
 
 def _dry_run(out: Output, setup: Any, view: PlanArgs, *, format_: str) -> int:
@@ -139,35 +124,20 @@ def _dry_run(out: Output, setup: Any, view: PlanArgs, *, format_: str) -> int:
     return 0
 
 
-def _show_plan(console: Any, plan: Any, sources: dict[str, Any]) -> None:
+def _show_plan(console: Any, plan: Any) -> None:
     from pitools.render.navigate import render_plan
 
-    plan.budget_sources = sources
     render_plan(console, plan)
 
 
-def _apply(
-    out: Output,
-    file: str,
-    stamp: Any,
-    setup: Any,
-    request: Any,
-    *,
-    window_from_flag: bool,
-    summarize: bool,
-    label: str | None,
-    format_: str,
-) -> int:
+def _apply(out: Output, setup: Any, request: Any, *, summarize: bool, label: str | None, format_: str) -> int:
     from pitools.ops.navigate import navigate_apply
     from pitools.ops.summarizing import ConsentRequiredError
 
     try:
-        outcome = navigate_apply(
-            file, request, setup, stamp=stamp, window_from_flag=window_from_flag, summarize=summarize, label=label
-        )
+        outcome = navigate_apply(setup, request, summarize=summarize, label=label)
     except ConsentRequiredError as exc:
         raise click.UsageError(exc.message) from None
-    outcome.plan.budget_sources = setup.sources
     if format_ == "json":
         out.write_json(outcome.to_json())
         return 0

@@ -81,7 +81,7 @@ def command(
       pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
     """
     from pitools.core.session.api import load
-    from pitools.ops.request import build_for, leaf_model, request_settings
+    from pitools.ops.request import leaf_model, provider_request_at, request_settings
 
     if check and diff_ref:
         raise click.UsageError("--check and --diff-model do not combine; run them one at a time")
@@ -96,11 +96,11 @@ def command(
     settings = request_settings(loaded, not no_config)
     for warning in settings.warnings:
         out.message(f"warning: {warning}")
-    build = build_for(loaded, leaf, model_ref, thinking, settings, not no_config)
+    build = provider_request_at(loaded, leaf, model_ref, thinking, settings, not no_config)
     if diff_ref:
         from pitools.render.request import diff_human, diff_json
 
-        other = build_for(loaded, leaf, diff_ref, thinking, settings, not no_config)
+        other = provider_request_at(loaded, leaf, diff_ref, thinking, settings, not no_config)
         diff = diff_json(other, build)
         if format_ == "json":
             out.write_json(diff)

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT_DIR_ENV",
     "DEFAULT_CONTEXT_WINDOW",
+    "DefaultModelSetting",
     "ResolvedSettings",
     "Sourced",
     "agent_dir",
@@ -101,6 +102,29 @@ class Sourced:
 
 
 @dataclass(frozen=True)
+class DefaultModelSetting:
+    """``defaultProvider`` / ``defaultModel`` of the merged settings (``SettingsManager.
+    getDefaultProvider``/``getDefaultModel``: the project's file where it is trusted), the model
+    Pi starts a session with when the session names none it can use. Raw JSON values (None when
+    unset; Pi checks nothing) and the file each came from."""
+
+    provider: Any = None
+    model: Any = None
+    provider_file: str | None = None
+    model_file: str | None = None
+
+
+def _default_model(merged: _Obj) -> DefaultModelSetting:
+    provider, model = merged.get("defaultProvider"), merged.get("defaultModel")
+    return DefaultModelSetting(
+        _raw(provider),
+        _raw(model),
+        None if provider is None else provider.path,
+        None if model is None else model.path,
+    )
+
+
+@dataclass(frozen=True)
 class ResolvedSettings:
     """The compaction settings and context window Pi 1.6.0 would use for a session."""
 
@@ -118,6 +142,8 @@ class ResolvedSettings:
     warnings: list[str] = field(default_factory=list)
     #: ``branchSummary.reserveTokens``: what tree navigation keeps free of the context window.
     branch_reserve_tokens: Sourced = field(default_factory=lambda: Sourced(16384, SOURCE_DEFAULT))
+    #: The model Pi falls back to (the summarizer's default when ``--model`` and the session name none).
+    default_model: DefaultModelSetting = field(default_factory=DefaultModelSetting)
 
     def compaction_settings(self) -> CompactionSettings:
         from pitools.core.compaction.prepare import CompactionSettings
@@ -604,6 +630,7 @@ def resolve_settings(
         project_trusted=trusted,
         warnings=warnings,
         branch_reserve_tokens=branch_reserve,
+        default_model=_default_model(merged),
     )
 
 

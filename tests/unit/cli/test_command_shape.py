@@ -42,7 +42,7 @@ def test_plan_compact_is_what_compact_dry_run_prints(leaf: str | None) -> None:
     planning = plan_compact(SEED, leaf, keep_recent_tokens=300, use_config=False)
     assert b"".join(planning.plan.json_chunks(None)) + b"\n" == printed
     # --apply reads everything; the plan is the same.
-    kept_all = plan_compact(SEED, leaf, keep_recent_tokens=300, use_config=False, keep_all=True)
+    kept_all = plan_compact(SEED, leaf, keep_recent_tokens=300, use_config=False, for_apply=True)
     assert b"".join(kept_all.plan.json_chunks(None)) == printed.rstrip(b"\n")
 
 

@@ -197,8 +197,8 @@ def test_compaction_refuses_when_pi_appends_during_the_model_call(tmp_path: Path
     """apply_compaction: another process appends while the summarizer works -> nothing written."""
     gen_big = support.load_script("gen_big")
 
-    from pitools.core.compaction.prepare import CompactionSettings
-    from pitools.ops.compaction import apply_compaction
+    from pitools.ops.compaction import apply_compaction, plan_compact
+    from pitools.ops.summarizing import SummarizeRequest
     from pitools.summarize import SummaryResult
 
     path = tmp_path / "s.jsonl"
@@ -223,6 +223,7 @@ def test_compaction_refuses_when_pi_appends_during_the_model_call(tmp_path: Path
             return SummaryResult(text="summary", usage=usage, provider="test", model="racing")
 
     with pytest.raises(SessionChangedError):
-        apply_compaction(str(path), None, CompactionSettings(keep_recent_tokens=2000), Racing(), backup=False)
+        planning = plan_compact(str(path), keep_recent_tokens=2000, use_config=False, for_apply=True)
+        apply_compaction(planning, SummarizeRequest(summarizer=Racing(), backup=False))
     assert path.read_bytes() == state["changed"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]

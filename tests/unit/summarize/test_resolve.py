@@ -183,6 +183,23 @@ def test_base_url_overrides_a_known_provider(agent_dir: Path) -> None:
     assert spec.api_key is None  # a proxy may not need one
 
 
+@pytest.mark.parametrize(
+    ("model", "api"),
+    [
+        ("openai/gpt-5", "openai-responses"),
+        ("xai/grok-4.3", "openai-responses"),
+        ("anthropic/claude-sonnet-4-5", "anthropic-messages"),
+        ("groq/llama-3", "openai-completions"),
+        ("mistral/codestral-2508", "openai-completions"),  # Pi's mistral-conversations: pitools cannot call it
+    ],
+)
+def test_base_url_keeps_the_models_api_as_pis_base_url_override_does(agent_dir: Path, model: str, api: str) -> None:
+    """Pi 1.6.0 (core/provider-composer.js): a provider's ``baseUrl`` in models.json "also applies
+    to the provider's built-in models" and leaves their ``api`` alone; --base-url is that override."""
+    spec = resolve(model, agent_dir, base_url="http://127.0.0.1:9/v1/")
+    assert (spec.api, spec.base_url) == (api, "http://127.0.0.1:9/v1")
+
+
 def test_base_url_with_session_model(agent_dir: Path) -> None:
     spec = resolve(None, agent_dir, session=("ollama", "llama3"), base_url="http://127.0.0.1:11434/v1")
     assert spec.label == "ollama/llama3"
