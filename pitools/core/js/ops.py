@@ -9,6 +9,7 @@ so callers report it instead of crashing).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -63,6 +64,14 @@ truthy = js_truthy
 def nullish(v: Any) -> bool:
     """``v == null`` (null or undefined)."""
     return v is None or v is UNDEFINED
+
+
+def is_blank(text: Any) -> bool:
+    """``text.trim().length === 0`` for a string (False for anything else)."""
+    return type(text) is str and _BLANK.fullmatch(text) is not None
+
+
+_BLANK = re.compile(r"[\s\ufeff\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*")
 
 
 def to_string(v: Any) -> str:
