@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.compaction.plan import build_compaction_entry, summary_inputs
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
+from pitools.core.js.access import entry_type
 from pitools.core.session.api import LoadedSession, load
-from pitools.core.session.loaded import entry_type
 from pitools.errors import PitoolsError
 
 if TYPE_CHECKING:

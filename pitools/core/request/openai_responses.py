@@ -302,7 +302,7 @@ def convert_messages(
                         ],
                         "status": "completed",
                         "id": msg_id,
-                        "phase": parsed.get("phase", UNDEFINED) if type(parsed) is dict else UNDEFINED,
+                        "phase": get(parsed, "phase"),
                     }
                     output.append(item)
                 elif btype == "toolCall":
