@@ -9,11 +9,10 @@ so callers report it instead of crashing).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator
 from typing import Any
 
-from pitools.core.js.value import UNDEFINED, js_number_to_string, js_to_number, js_truthy, utf16_len
+from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_number_to_string, js_to_number, js_truthy, utf16_len
 from pitools.errors import PiCrashError
 
 NAN = math.nan
@@ -67,11 +66,9 @@ def nullish(v: Any) -> bool:
 
 
 def is_blank(text: Any) -> bool:
-    """``text.trim().length === 0`` for a string (False for anything else)."""
-    return type(text) is str and _BLANK.fullmatch(text) is not None
-
-
-_BLANK = re.compile(r"[\s\ufeff\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*")
+    """``text.trim().length === 0`` for a string (False for anything else). JavaScript's
+    whitespace, not Python's: U+001C-U+001F and U+0085 are text to ``trim``."""
+    return type(text) is str and not text.strip(JS_WHITESPACE)
 
 
 def to_string(v: Any) -> str:
