@@ -111,7 +111,7 @@ def thinking_option(help: str) -> Callable[[F], F]:
     """``--thinking LEVEL``, one of pi-ai's levels (default: the level at the leaf, as Pi resumes
     it). The request mirror is imported here, by the commands that take the option, not by
     every command that imports this module."""
-    from pitools.core.request.common import THINKING_LEVELS
+    from pitools.core.request.thinking import THINKING_LEVELS
 
     return click.option("--thinking", type=click.Choice(THINKING_LEVELS), default=None, help=help)
 

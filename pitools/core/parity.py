@@ -27,10 +27,11 @@ from pitools.core.context.build import (
 )
 from pitools.core.context.messages import convert_to_llm, get_current_system_message
 from pitools.core.context.tokens import estimate_tokens
+from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import jsonable
 from pitools.core.js.value import UNDEFINED, js_to_string
 from pitools.core.session.load import read_session
-from pitools.core.session.loaded import Session, entry_id, open_session
+from pitools.core.session.loaded import Session, open_session
 from pitools.core.session.migrate import MigrationError
 from pitools.core.session.name import session_name
 from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree, labels_by_id, mkey

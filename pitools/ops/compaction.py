@@ -229,7 +229,7 @@ def _still_compactable(planning: CompactPlanning, stamp: store.FileStamp) -> Com
     last line to append after)."""
     from pitools import store
     from pitools.core.compaction.prepare import prepare_compaction
-    from pitools.core.session.loaded import entry_type
+    from pitools.core.js.access import entry_type
     from pitools.ops.append import check_last_line
 
     path, loaded = planning.path, planning.loaded

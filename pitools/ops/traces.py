@@ -63,7 +63,7 @@ def fork_split(loaded: LoadedSession) -> dict[str, Any] | None:
     Pi's stats (``inspect``'s totals, ``ls``'s rows) count the copied history too; ``usage`` and
     the archive totals count it once, in the parent. None when nothing is copied (no parent file).
     """
-    from pitools.core.session.loaded import entry_id
+    from pitools.core.js.access import entry_id
     from pitools.core.views.stats import session_stats
 
     header = loaded.session.header or {}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pitools import PI_REFERENCE_VERSION
+from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
 from pitools.render.preview import entry_preview, entry_tag, message_preview
 from pitools.render.safe import safe_text

@@ -11,9 +11,10 @@ from typing import Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.context.build import ContextReplay
+from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.lean import LeanSession
-from pitools.core.session.loaded import Session, entry_id, entry_type
+from pitools.core.session.loaded import Session
 from pitools.render.preview import clip, entry_preview, entry_tag, message_preview
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from pitools import PI_REFERENCE_VERSION
+from pitools.core.js.access import entry_type
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.loaded import entry_type
 from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
 from pitools.render.safe import UNLIMITED_WIDTH, safe_text
 from pitools.render.vocab import plural

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.request import common
 from pitools.core.request.build import build_payload
+from pitools.core.request.common import Notes
+from pitools.core.request.thinking import clamp_thinking_level
 from pitools.summarize.types import ModelSpec, SummaryRequest
 
 
@@ -57,7 +58,7 @@ def summary_level(model: dict[str, Any], request: SummaryRequest) -> str:
     holds it, only for a reasoning model and a level other than off (``createSummarizationOptions``)."""
     if not model.get("reasoning"):
         return "off"
-    return common.clamp_thinking_level(model, request.reasoning_level or "off")
+    return clamp_thinking_level(model, request.reasoning_level or "off")
 
 
 def build_body(spec: ModelSpec, request: SummaryRequest) -> dict[str, Any]:
@@ -66,7 +67,7 @@ def build_body(spec: ModelSpec, request: SummaryRequest) -> dict[str, Any]:
     May hold ``UNDEFINED`` values; serialize it with :func:`pitools.core.js.json.encode.js_stringify`.
     """
     model = request_model(spec, request.max_tokens)
-    notes = common.Notes()
+    notes = Notes()
     return build_payload(
         model, summary_messages(request), summary_level(model, request), None, notes, cache_retention="none"
     )

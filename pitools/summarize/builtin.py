@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.request.common import join_surrogate_pairs, sanitize_surrogates
+from pitools.core.request.sanitize_unicode import join_surrogate_pairs, sanitize_surrogates
 from pitools.summarize.types import SummaryRequest, SummaryResult
 from pitools.summarize.usage import zero_usage
 

@@ -30,7 +30,7 @@ import orjson
 
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.value import UNDEFINED
-from pitools.core.request.common import join_surrogate_pairs
+from pitools.core.request.sanitize_unicode import join_surrogate_pairs
 from pitools.summarize import anthropic_wire, openai_wire, responses_wire
 from pitools.summarize.body import build_body
 from pitools.summarize.errors import (

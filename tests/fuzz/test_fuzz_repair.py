@@ -42,8 +42,8 @@ def _pi_view(data: bytes) -> tuple[int, dict[str, Any], Any]:
 
 
 def assert_not_worse(before: bytes, after: bytes) -> None:
+    from pitools.core.js.access import entry_id
     from pitools.core.repair.invariant import context_fingerprint
-    from pitools.core.session.loaded import entry_id
 
     n_before, _, idx_before = _pi_view(before)
     n_after, by_json, idx_after = _pi_view(after)

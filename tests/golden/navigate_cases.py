@@ -97,7 +97,7 @@ def _resolve(loaded: Any, ref: str | None) -> Any:
 
 def generated_cases() -> list[Case]:
     """Leaf-to-target pairs of :data:`GENERATED_FROM`, the same list every time."""
-    from pitools.core.session.loaded import entry_id, entry_type
+    from pitools.core.js.access import entry_id, entry_type
 
     out: list[Case] = []
     for source in GENERATED_FROM:

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from pitools.core.js.json.encode import js_stringify
-from pitools.core.request import common
 from pitools.core.request.build import build_payload
+from pitools.core.request.common import Notes
 from pitools.core.request.models import resolve_request_model
 from pitools.piconfig.catalog import chat_models
 from pitools.summarize import SummaryRequest, resolve_model
@@ -102,7 +102,7 @@ def test_the_summarizer_body_is_pi_ais(name: str, index: int) -> None:
         level = summary_level(pi_model, request)
         assert level == record["level"]
         messages = summary_messages(request)
-        got = js_stringify(build_payload(pi_model, messages, level, None, common.Notes(), cache_retention="none"))
+        got = js_stringify(build_payload(pi_model, messages, level, None, Notes(), cache_retention="none"))
     assert got == expected
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.context.build import ContextReplay
+from pitools.core.js.access import entry_id
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.loaded import entry_id
 
 
 def context_json(replay: ContextReplay, counts: list[int] | None = None) -> dict[str, Any]:

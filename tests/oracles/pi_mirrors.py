@@ -32,11 +32,11 @@ from pitools.core.context.build import (
     message_estimates,
 )
 from pitools.core.js import ops as jsops
+from pitools.core.js.access import entry_id, parent_id
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.index import id_text, mkey
-from pitools.core.session.loaded import entry_id
-from pitools.core.session.tree import SessionIndex, js_truthy_id, parent_of
+from pitools.core.session.tree import SessionIndex, js_truthy_id
 from pitools.errors import CycleError
 
 
@@ -50,7 +50,7 @@ def walk_to_root(index: SessionIndex, start: Any) -> list[Any]:
         out.append(current)
         if len(out) > limit:
             _raise_cycle(index, start)
-        pid = parent_of(current)
+        pid = parent_id(current)
         current = by_id.get(mkey(pid)) if js_truthy_id(pid) else None
     return out
 
@@ -62,7 +62,7 @@ def _raise_cycle(index: SessionIndex, start: Any) -> None:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         out.append(current)
-        pid = parent_of(current)
+        pid = parent_id(current)
         current = index.by_id.get(mkey(pid)) if js_truthy_id(pid) else None
     assert current is not None
     at = next(i for i, e in enumerate(out) if e is current)

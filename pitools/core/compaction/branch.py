@@ -35,10 +35,10 @@ from pitools.core.context.messages import (
     create_custom_message,
 )
 from pitools.core.context.tokens import estimate_tokens
+from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.date import iso_now
 from pitools.core.js.ops import prop, truthy
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, id_text, mkey
 from pitools.errors import PiCrashError, PitoolsError
 

@@ -30,13 +30,13 @@ from pitools.core.context.build import (
     message_estimates,
 )
 from pitools.core.context.messages import get_current_system_message
+from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.date import iso_now
 from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.stream import JsonStream, json_chunks
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import Loaded, LoadedSession
-from pitools.core.session.loaded import entry_id, entry_type
 from pitools.errors import PitoolsError
 
 if TYPE_CHECKING:  # pydantic (0.1 s of CPU to import) only when a summary is requested

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pitools.core.context.messages import entry_to_messages, get_current_system_message
 from pitools.core.context.tokens import ContextEstimate, estimate_context_tokens, estimate_tokens
 from pitools.core.js import ops as jsops
+from pitools.core.js.access import entry_id
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
@@ -50,7 +51,7 @@ class ProjectedEntry:
 
     @property
     def source_id(self) -> Any:
-        return self.source.get("id", UNDEFINED) if type(self.source) is dict else UNDEFINED
+        return entry_id(self.source)
 
     @property
     def source_type(self) -> Any:
@@ -149,10 +150,6 @@ def _context_assemble(compaction: Any, kept: Sequence[Any], after: Sequence[Any]
     out.extend(entry for entry in kept if not _is_system_message(entry))
     out.extend(after)
     return out
-
-
-def _id(entry: Any) -> Any:
-    return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
 
 
 def _is_system_message(entry: Any) -> bool:
@@ -291,7 +288,7 @@ def estimate_projected_context_tokens(
         if isinstance(branch, BranchKeys):
             ids, types = branch.ids, branch.types
         else:
-            ids = [_id(e) for e in branch]
+            ids = [entry_id(e) for e in branch]
             types = [e.get("type", UNDEFINED) if type(e) is dict else UNDEFINED for e in branch]
         usage_entry_id: Any = UNDEFINED
         for pe in projection.entries:
@@ -340,10 +337,10 @@ def context_usage(projection: Projection, branch: Sequence[Any], context_window:
                     break
         comp_idx = -1
         for i, entry in enumerate(branch):
-            if jsops.strict_equal(_id(entry), latest.get("id", UNDEFINED)):
+            if jsops.strict_equal(entry_id(entry), latest.get("id", UNDEFINED)):
                 comp_idx = i
                 break
-        if not any(mkey(_id(e)) in assistants for e in branch[comp_idx + 1 :]):
+        if not any(mkey(entry_id(e)) in assistants for e in branch[comp_idx + 1 :]):
             return {"tokens": None, "contextWindow": context_window, "percent": None}
     estimate = estimate_projected_context_tokens(projection, branch)
     tokens = estimate.tokens

@@ -4,6 +4,11 @@
 as ``JSON.stringify`` prints them, an image counts 4,800 characters, and the result is
 ``Math.ceil(chars / 4)``. A value Pi would choke on raises :class:`PiCrashError` with the
 ``TypeError`` Pi throws; a non-number length makes the estimate NaN as in JavaScript.
+
+These decide when Pi compacts and what ``context`` reports. The estimate of what a request sends
+(pi-ai's ``estimateContextTokens``: 3.5 characters a token, a usage anchored in timestamp order)
+is another rule with the same JavaScript name: :func:`pitools.core.request.estimate.estimate_input_tokens`
+(the table in that module lists the differences).
 """
 
 from __future__ import annotations

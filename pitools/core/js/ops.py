@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from pitools.core.js.value import UNDEFINED, js_number_to_string, js_to_number, js_truthy, utf16_len
+from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_number_to_string, js_to_number, js_truthy, utf16_len
 from pitools.errors import PiCrashError
 
 NAN = math.nan
@@ -63,6 +63,12 @@ truthy = js_truthy
 def nullish(v: Any) -> bool:
     """``v == null`` (null or undefined)."""
     return v is None or v is UNDEFINED
+
+
+def is_blank(text: Any) -> bool:
+    """``text.trim().length === 0`` for a string (False for anything else). JavaScript's
+    whitespace, not Python's: U+001C-U+001F and U+0085 are text to ``trim``."""
+    return type(text) is str and not text.strip(JS_WHITESPACE)
 
 
 def to_string(v: Any) -> str:

@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any, Literal
 
 from pitools.core.context.build import Projection, build_projection
+from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED
@@ -350,10 +351,10 @@ def _lean_fingerprint(lo: _Lean, start: int) -> bytes:
     compaction = latest_compaction_on(path)
     if compaction is not None:
         comp_id = compaction.get("id", UNDEFINED)
-        comp_idx = next((i for i, e in enumerate(path) if jsops.strict_equal(_eid(e), comp_id)), -1)
+        comp_idx = next((i for i, e in enumerate(path) if jsops.strict_equal(entry_id(e), comp_id)), -1)
         if comp_idx >= 0:
             kept = compaction.get("firstKeptEntryId", UNDEFINED)
-            first = next((i for i in range(comp_idx) if jsops.strict_equal(_eid(path[i]), kept)), comp_idx)
+            first = next((i for i in range(comp_idx) if jsops.strict_equal(entry_id(path[i]), kept)), comp_idx)
     mixed = path[:first] + [_whole(lo, p) for p in at[first:]]
     context = context_entries_from_path(mixed)
     # The thinking level and model come from the whole path: stream it, one entry at a time.
@@ -374,10 +375,6 @@ def _chains(lo: _Lean, key_of: Any, intern: dict[tuple[Any, int], int]) -> Calla
         return base[0] or flagged, intern.setdefault((key, base[1]), len(intern) + 1)
 
     return lo.index.fold_positions(step, (False, 0))
-
-
-def _eid(entry: Any) -> Any:
-    return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
 
 
 def _loops(index: SessionIndex, start: int) -> bool:

@@ -37,10 +37,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.value import UNDEFINED
 from pitools.core.repair.slim import ContextUnion, SlimPlan, context_union, skeleton
-from pitools.core.session.loaded import entry_id
 from pitools.core.session.tree import SessionIndex, id_text
 
 

@@ -12,10 +12,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pitools.core.js.ops import to_string
+from pitools.core.js.access import get
+from pitools.core.js.ops import is_blank, to_string
 from pitools.core.js.value import UNDEFINED, js_truthy
-from pitools.core.request import common
-from pitools.core.request.common import Notes, get
+from pitools.core.request.common import Notes, compat, compat_flags
+from pitools.core.request.constrained_sampling import resolve_strict, tool_parameters
+from pitools.core.request.sanitize_unicode import sanitize_surrogates
+from pitools.core.request.simple_options import (
+    StreamOptions,
+    adjust_max_tokens_for_thinking,
+    clamp_max_tokens_to_context,
+    resolve_sampling_params,
+)
+from pitools.core.request.text import render_system_message_update, system_message_text
+from pitools.core.request.transcript import current_tools, initial_system_message, resolve_transcript
+from pitools.core.request.transform_messages import split_error_tool_result_images, transform_messages
 
 API = "anthropic-messages"
 
@@ -56,7 +67,7 @@ def _anthropic_compat(model: dict[str, Any]) -> dict[str, Any]:
     base_url = str(model.get("baseUrl") or "")
     openrouter = model.get("provider") == "openrouter" or "openrouter.ai" in base_url
 
-    flags = common.compat_flags(
+    flags = compat_flags(
         model,
         {
             "supportsEagerToolInputStreaming": True,
@@ -93,9 +104,9 @@ def _image(block: dict[str, Any]) -> dict[str, Any]:
 def _content_blocks(content: list[Any]) -> Any:
     if not any(get(c, "type") == "image" for c in content):
         texts = [get(c, "text") for c in content]
-        return common.sanitize_surrogates("\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts))
+        return sanitize_surrogates("\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts))
     blocks: list[Any] = [
-        {"type": "text", "text": common.sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
+        {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
         for b in content
     ]
     if not any(b["type"] == "text" for b in blocks):
@@ -115,8 +126,8 @@ def _tool_result(msg: dict[str, Any], content: list[Any]) -> dict[str, Any]:
 def _convert_tools(tools: list[Any], c: dict[str, Any], cache_control: Any) -> list[Any]:
     out = []
     for i, tool in enumerate(tools):
-        strict = common.resolve_strict(tool, bool(c["supportsStrictTools"]), _strict_unsupported)
-        schema = common.tool_parameters(tool, strict)
+        strict = resolve_strict(tool, bool(c["supportsStrictTools"]), _strict_unsupported)
+        schema = tool_parameters(tool, strict)
         schema = schema if type(schema) is dict else {}
         legacy: dict[str, Any] = {
             "type": "object",
@@ -152,28 +163,28 @@ def adaptive_effort(model: dict[str, Any], level: str) -> str:
     return {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}.get(level, "high")
 
 
-def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
+def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes: Notes) -> dict[str, Any]:
     """The payload ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning,
     sessionId, thinkingBudgets})``."""
     level, session_id, budgets = call.level, call.session_id, call.budgets
     c = _anthropic_compat(model)
     reasoning = None if level == "off" else level
-    base_max = common.clamp_max_tokens_to_context(model, messages, model["maxTokens"])
-    common.resolve_sampling_params(model, reasoning or "off")  # Anthropic ignores sampling params; kept for parity
+    base_max = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    resolve_sampling_params(model, reasoning or "off")  # Anthropic ignores sampling params; kept for parity
     options: dict[str, Any] = {"maxTokens": base_max, "sessionId": session_id}
     if not reasoning:
         options["thinkingEnabled"] = False
-    elif common.compat(model).get("forceAdaptiveThinking") is True:
+    elif compat(model).get("forceAdaptiveThinking") is True:
         options["thinkingEnabled"] = True
         options["effort"] = adaptive_effort(model, reasoning)
     else:
-        adjusted, budget = common.adjust_max_tokens_for_thinking(base_max, model["maxTokens"], reasoning, budgets)
-        max_tokens = common.clamp_max_tokens_to_context(model, messages, adjusted)
+        adjusted, budget = adjust_max_tokens_for_thinking(base_max, model["maxTokens"], reasoning, budgets)
+        max_tokens = clamp_max_tokens_to_context(model, messages, adjusted)
         options["maxTokens"] = max_tokens
         options["thinkingEnabled"] = True
         options["thinkingBudgetTokens"] = min(budget, max(0, max_tokens - 1024))
 
-    context = common.resolve_transcript(messages, bool(c["supportsMidConvoSystemMessages"]), notes)
+    context = resolve_transcript(messages, bool(c["supportsMidConvoSystemMessages"]), notes)
     thread_session = call.cache_session_id if c["supportsMessageThreads"] else None
     cache_control = None if call.cache_retention == "none" else {"type": "ephemeral"}
     return _build_params(model, context, options, c, thread_session is not None, notes, cache_control)
@@ -188,9 +199,9 @@ def _build_params(
     notes: Notes,
     cache_control: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    initial = common.initial_system_message(context)
-    initial_text = common.system_message_text(initial) if initial else ""
-    transformed = common.transform_messages(context, model, normalize_tool_call_id, notes)
+    initial = initial_system_message(context)
+    initial_text = system_message_text(initial) if initial else ""
+    transformed = transform_messages(context, model, normalize_tool_call_id, notes)
     conversation = transformed[1:] if initial else transformed
     initial_tools = _or(get(initial, "toolsAdded"), []) if initial else []
     native_tool_changes = bool(
@@ -202,7 +213,7 @@ def _build_params(
         and options.get("thinkingEnabled") is False
         and level_map.get("off", UNDEFINED) is not None
     )
-    mid_effort = common.compat(model).get("supportsMidConvoEffort") is True
+    mid_effort = compat(model).get("supportsMidConvoEffort") is True
     effort_messages = mid_effort and not thinking_disabled
 
     def tool_defs(tools: list[Any], cc: Any = None) -> list[Any]:
@@ -227,7 +238,7 @@ def _build_params(
     if betas:
         params["betas"] = betas
     if initial_text:
-        block: dict[str, Any] = {"type": "text", "text": common.sanitize_surrogates(initial_text)}
+        block: dict[str, Any] = {"type": "text", "text": sanitize_surrogates(initial_text)}
         if cache_control:
             block["cache_control"] = cache_control
         params["system"] = [block]
@@ -235,7 +246,7 @@ def _build_params(
     if native_tool_changes:
         params["tools"] = [*tool_defs(initial_tools, tool_cc), dict(DEFERRED_TOOL_PLACEHOLDER)]
     else:
-        tools = common.current_tools(context)
+        tools = current_tools(context)
         if tools:
             params["tools"] = tool_defs(tools, tool_cc)
     if thinking_disabled:
@@ -248,7 +259,7 @@ def _build_params(
         }
         params["output_config"] = {"effort": "low"}
     elif model.get("reasoning") and options.get("thinkingEnabled"):
-        if common.compat(model).get("forceAdaptiveThinking") is True:
+        if compat(model).get("forceAdaptiveThinking") is True:
             params["thinking"] = {"type": "adaptive", "display": "summarized"}
             if options.get("effort"):
                 params["output_config"] = {"effort": options["effort"]}
@@ -258,7 +269,7 @@ def _build_params(
                 "budget_tokens": options.get("thinkingBudgetTokens") or 1024,
                 "display": "summarized",
             }
-    fallbacks = common.compat(model).get("allowedFallbackModels")
+    fallbacks = compat(model).get("allowedFallbackModels")
     if type(fallbacks) is list and fallbacks:
         params["fallbacks"] = [{"model": get(f, "model")} for f in fallbacks]
     return params
@@ -281,18 +292,18 @@ def _betas(
                 seen.setdefault(feature.strip(), None)
         return list(seen)
     features: list[str] = []
-    if common.current_tools(context) and not c["supportsEagerToolInputStreaming"]:
+    if current_tools(context) and not c["supportsEagerToolInputStreaming"]:
         features.append(FINE_GRAINED_TOOL_STREAMING_BETA)
     if (
         model.get("reasoning")
         and options.get("thinkingEnabled") is True
-        and common.compat(model).get("forceAdaptiveThinking") is not True
+        and compat(model).get("forceAdaptiveThinking") is not True
     ):
         features.append(INTERLEAVED_THINKING_BETA)
-    fallbacks = common.compat(model).get("allowedFallbackModels")
+    fallbacks = compat(model).get("allowedFallbackModels")
     if type(fallbacks) is list and fallbacks:
         features.append(SERVER_SIDE_FALLBACK_BETA)
-    if common.compat(model).get("supportsMidConvoEffort") is True:
+    if compat(model).get("supportsMidConvoEffort") is True:
         features += [MID_CONVERSATION_OUTPUT_CONFIG_BETA, THINKING_BINDING_CONTROLS_BETA]
     if native:
         features.append(INLINE_TOOLS_BETA)
@@ -335,10 +346,10 @@ def _convert_messages(
         msg = messages[i]
         role = get(msg, "role")
         if role == "system":
-            text = common.render_system_message_update(msg)
+            text = render_system_message_update(msg)
             blocks: list[Any] = []
             if text:
-                blocks.append({"type": "text", "text": common.sanitize_surrogates(text)})
+                blocks.append({"type": "text", "text": sanitize_surrogates(text)})
             if tool_defs is not None:
                 added = _or(get(msg, "toolsAdded"), [])
                 redefined = {get(t, "name") for t in added}
@@ -357,18 +368,16 @@ def _convert_messages(
         elif role == "user":
             content = msg.get("content")
             if type(content) is str:
-                if not common.js_trim_empty(content):
-                    params.append({"role": "user", "content": common.sanitize_surrogates(content)})
+                if not is_blank(content):
+                    params.append({"role": "user", "content": sanitize_surrogates(content)})
                 else:
                     notes.add("empty-user-dropped", "an empty user message is not sent")
             else:
                 blocks = [
-                    {"type": "text", "text": common.sanitize_surrogates(b["text"])}
-                    if get(b, "type") == "text"
-                    else _image(b)
+                    {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
                     for b in content
                 ]
-                kept = [b for b in blocks if b["type"] != "text" or not common.js_trim_empty(b["text"])]
+                kept = [b for b in blocks if b["type"] != "text" or not is_blank(b["text"])]
                 if not kept:
                     notes.add("empty-user-dropped", "a user message with only blank text is not sent")
                 else:
@@ -378,31 +387,31 @@ def _convert_messages(
             for block in msg["content"]:
                 btype = get(block, "type")
                 if btype == "text":
-                    if common.js_trim_empty(block.get("text")):
+                    if is_blank(block.get("text")):
                         continue
-                    blocks.append({"type": "text", "text": common.sanitize_surrogates(block["text"])})
+                    blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
                 elif btype == "thinking":
                     if js_truthy(get(block, "redacted")):
                         blocks.append({"type": "redacted_thinking", "data": get(block, "thinkingSignature")})
                         continue
                     signature = get(block, "thinkingSignature")
-                    has_signature = js_truthy(signature) and not common.js_trim_empty(signature)
+                    has_signature = js_truthy(signature) and not is_blank(signature)
                     thinking = block.get("thinking")
-                    if common.js_trim_empty(thinking) and not has_signature:
+                    if is_blank(thinking) and not has_signature:
                         continue
                     if not has_signature:
                         if allow_empty_signature:
                             blocks.append(
-                                {"type": "thinking", "thinking": common.sanitize_surrogates(thinking), "signature": ""}
+                                {"type": "thinking", "thinking": sanitize_surrogates(thinking), "signature": ""}
                             )
                         else:
                             notes.add("thinking-as-text", "a thinking block without a signature is sent as text", None)
-                            blocks.append({"type": "text", "text": common.sanitize_surrogates(thinking)})
+                            blocks.append({"type": "text", "text": sanitize_surrogates(thinking)})
                     else:
                         blocks.append(
                             {
                                 "type": "thinking",
-                                "thinking": common.sanitize_surrogates(thinking),
+                                "thinking": sanitize_surrogates(thinking),
                                 "signature": signature,
                             }
                         )
@@ -437,7 +446,7 @@ def _convert_messages(
             j = i
             while j < len(messages) and get(messages[j], "role") == "toolResult":
                 tool_msg = messages[j]
-                split = common.split_error_tool_result_images(tool_msg)
+                split = split_error_tool_result_images(tool_msg)
                 results.append(_tool_result(tool_msg, split["content"] if split else tool_msg["content"]))
                 if split:
                     notes.add("error-images-moved", "images of an error tool result moved after the tool results")

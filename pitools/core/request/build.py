@@ -22,15 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pitools.core.request.common import (
-    Budgets,
-    Note,
-    Notes,
-    RequestError,
-    StreamOptions,
-    clamp_thinking_level,
-    get,
-)
+from pitools.core.js.access import get
+from pitools.core.request.common import Note, Notes, RequestError
+from pitools.core.request.simple_options import Budgets, StreamOptions
+from pitools.core.request.thinking import clamp_thinking_level
 
 #: APIs whose body pitools builds exactly (each has golden recordings from pi-ai).
 SUPPORTED_APIS = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")

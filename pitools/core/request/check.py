@@ -15,10 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pitools.core.js.access import get
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED, json_kind, utf16_len
-from pitools.core.request.common import estimate_context_tokens, get, sanitize_surrogates
+from pitools.core.request.estimate import estimate_input_tokens
+from pitools.core.request.sanitize_unicode import sanitize_surrogates
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
@@ -806,7 +808,7 @@ def _check_size(
             )
     window = model.get("contextWindow") or 0
     if window > 0:
-        tokens = estimate_context_tokens(llm_messages)
+        tokens = estimate_input_tokens(llm_messages)
         if tokens > window:
             out.append(
                 RequestFinding("context-over-window", f"Pi estimates {tokens:,.0f} tokens; the window is {window:,}")

@@ -11,10 +11,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pitools.core.js.ops import to_string
+from pitools.core.js.access import get
+from pitools.core.js.ops import is_blank, to_string
 from pitools.core.js.value import UNDEFINED, js_keys, js_truthy, slice_head_utf16, utf16_len
-from pitools.core.request import common
-from pitools.core.request.common import Notes, RequestError, get
+from pitools.core.request.common import Notes, RequestError
+from pitools.core.request.constrained_sampling import resolve_strict, tool_parameters
+from pitools.core.request.sanitize_unicode import sanitize_surrogates
+from pitools.core.request.simple_options import Budgets, StreamOptions, clamp_max_tokens_to_context
+from pitools.core.request.text import system_message_text
+from pitools.core.request.thinking import clamp_thinking_level
+from pitools.core.request.transcript import current_tools, initial_system_message, resolve_transcript
+from pitools.core.request.transform_messages import transform_messages
 
 API = "google-generative-ai"
 
@@ -60,7 +67,7 @@ def resolve_google_level(model: dict[str, Any], level: str) -> str:
     )
 
 
-def _budget(model: dict[str, Any], level: str, budgets: common.Budgets | None) -> float:
+def _budget(model: dict[str, Any], level: str, budgets: Budgets | None) -> float:
     """pi-ai ``getGoogleBudget``: the settings' budget for the level, else the model family's."""
     if budgets is not None and level in budgets:
         return budgets[level]
@@ -77,7 +84,7 @@ def _budget(model: dict[str, Any], level: str, budgets: common.Budgets | None) -
 def _disabled_config(model: dict[str, Any]) -> dict[str, Any]:
     if not uses_thinking_level(model):
         return {"thinkingBudget": 0}
-    fallback = common.clamp_thinking_level(model, "off")
+    fallback = clamp_thinking_level(model, "off")
     if fallback == "off":
         return {"thinkingBudget": 0}
     return {"thinkingLevel": resolve_google_level(model, fallback).upper()}
@@ -92,7 +99,7 @@ def _signature(same: bool, signature: Any) -> Any:
 
 
 def _blank(text: Any) -> bool:
-    return not js_truthy(text) or common.js_trim_empty(text)
+    return not js_truthy(text) or is_blank(text)
 
 
 def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Notes) -> list[Any]:
@@ -103,15 +110,15 @@ def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Note
 
     include_id = requires_tool_call_id(model["id"])
     contents: list[Any] = []
-    for msg in common.transform_messages(conversation, model, normalize, notes):
+    for msg in transform_messages(conversation, model, normalize, notes):
         role = get(msg, "role")
         if role == "user":
             content = msg["content"]
             if type(content) is str:
-                contents.append({"role": "user", "parts": [{"text": common.sanitize_surrogates(content)}]})
+                contents.append({"role": "user", "parts": [{"text": sanitize_surrogates(content)}]})
             else:
                 parts = [
-                    {"text": common.sanitize_surrogates(b["text"])}
+                    {"text": sanitize_surrogates(b["text"])}
                     if get(b, "type") == "text"
                     else {"inlineData": {"mimeType": get(b, "mimeType"), "data": get(b, "data")}}
                     for b in content
@@ -127,7 +134,7 @@ def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Note
                     sig = _signature(same, get(block, "textSignature"))
                     if _blank(block.get("text")) and sig is UNDEFINED:
                         continue
-                    part: dict[str, Any] = {"text": common.sanitize_surrogates(block["text"])}
+                    part: dict[str, Any] = {"text": sanitize_surrogates(block["text"])}
                     if sig is not UNDEFINED:
                         part["thoughtSignature"] = sig
                     parts.append(part)
@@ -136,14 +143,14 @@ def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Note
                         sig = _signature(same, get(block, "thinkingSignature"))
                         if _blank(block.get("thinking")) and sig is UNDEFINED:
                             continue
-                        part = {"thought": True, "text": common.sanitize_surrogates(block["thinking"])}
+                        part = {"thought": True, "text": sanitize_surrogates(block["thinking"])}
                         if sig is not UNDEFINED:
                             part["thoughtSignature"] = sig
                         parts.append(part)
                     else:
                         if _blank(block.get("thinking")):
                             continue
-                        parts.append({"text": common.sanitize_surrogates(block["thinking"])})
+                        parts.append({"text": sanitize_surrogates(block["thinking"])})
                 elif btype == "toolCall":
                     sig = _signature(same, get(block, "thoughtSignature"))
                     args = block.get("arguments", UNDEFINED)
@@ -164,8 +171,8 @@ def convert_messages(model: dict[str, Any], conversation: list[Any], notes: Note
             texts = [get(c, "text") for c in content if get(c, "type") == "text"]
             text_result = "\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts)
             images = [c for c in content if get(c, "type") == "image"] if "image" in (model.get("input") or []) else []
-            has_text = not common.js_trim_empty(text_result)
-            value = common.sanitize_surrogates(text_result) if has_text else ("(see attached image)" if images else "")
+            has_text = not is_blank(text_result)
+            value = sanitize_surrogates(text_result) if has_text else ("(see attached image)" if images else "")
             image_parts = [{"inlineData": {"mimeType": get(i, "mimeType"), "data": get(i, "data")}} for i in images]
             multimodal = _multimodal_function_response(model["id"])
             response: dict[str, Any] = {
@@ -218,42 +225,42 @@ def rewrite_const_as_enum(schema: Any, name_map: bool = False) -> Any:
     return result
 
 
-def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
+def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes: Notes) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     level, budgets = call.level, call.budgets
-    max_tokens = common.clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
     thinking: dict[str, Any]
     reasoning = None if level == "off" else level
-    if not reasoning or common.clamp_thinking_level(model, reasoning) == "off":
+    if not reasoning or clamp_thinking_level(model, reasoning) == "off":
         thinking = {"enabled": False}
     else:
-        resolved = resolve_google_level(model, common.clamp_thinking_level(model, reasoning))
+        resolved = resolve_google_level(model, clamp_thinking_level(model, reasoning))
         if uses_thinking_level(model):
             thinking = {"enabled": True, "level": resolved.upper()}
         else:
             thinking = {"enabled": True, "budgetTokens": _budget(model, resolved, budgets)}
 
-    context = common.resolve_transcript(messages, False, notes)
-    initial = common.initial_system_message(context)
+    context = resolve_transcript(messages, False, notes)
+    initial = initial_system_message(context)
     conversation = context[1:] if initial else context
     contents = convert_messages(model, conversation, notes)
-    tools = common.current_tools(context)
+    tools = current_tools(context)
     strict_ok = (gemini_major(str(model["id"])) or 0) >= 3
     config: dict[str, Any] = {"maxOutputTokens": max_tokens}
-    system = common.system_message_text(initial) if initial else ""
+    system = system_message_text(initial) if initial else ""
     if system:
-        config["systemInstruction"] = common.sanitize_surrogates(system)
+        config["systemInstruction"] = sanitize_surrogates(system)
     if tools:
         declarations = []
         modes = []
         for tool in tools:
-            strict = common.resolve_strict(tool, strict_ok)
+            strict = resolve_strict(tool, strict_ok)
             modes.append(strict)
             declarations.append(
                 {
                     "name": get(tool, "name"),
                     "description": get(tool, "description"),
-                    "parametersJsonSchema": rewrite_const_as_enum(common.tool_parameters(tool, strict)),
+                    "parametersJsonSchema": rewrite_const_as_enum(tool_parameters(tool, strict)),
                 }
             )
         config["tools"] = [{"functionDeclarations": declarations}]

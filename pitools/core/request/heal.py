@@ -638,7 +638,7 @@ def _fixed_arguments(args: Any, code: str) -> Any:
 
 
 def _without_lone_surrogates(value: Any) -> Any:
-    from pitools.core.request.common import sanitize_surrogates
+    from pitools.core.request.sanitize_unicode import sanitize_surrogates
 
     if type(value) is str:
         return sanitize_surrogates(value)

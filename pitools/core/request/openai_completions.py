@@ -10,11 +10,24 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pitools.core.js.ops import to_string
+from pitools.core.js.access import get
+from pitools.core.js.ops import is_blank, to_string
 from pitools.core.js.value import UNDEFINED, js_truthy, slice_head_utf16, utf16_len
-from pitools.core.request import common
-from pitools.core.request.common import Notes, RequestError, get, stringify_member
+from pitools.core.request.common import Notes, RequestError, stringify_member
+from pitools.core.request.constrained_sampling import refuse_grammar_tools, resolve_strict, tool_parameters
+from pitools.core.request.sanitize_unicode import sanitize_surrogates
+from pitools.core.request.simple_options import (
+    Budgets,
+    StreamOptions,
+    openai_budget,
+    resolve_sampling_params,
+    thinking_budget,
+)
+from pitools.core.request.text import render_system_message_update, system_message_text
+from pitools.core.request.thinking import map_thinking_level, off_effort
 from pitools.core.request.tools import clamp_prompt_cache_key, resolve_transcript_tools, short_hash
+from pitools.core.request.transcript import current_tools, resolve_transcript
+from pitools.core.request.transform_messages import transform_messages
 
 API = "openai-completions"
 
@@ -166,11 +179,11 @@ def convert_tools(tools: list[Any], c: dict[str, Any]) -> list[Any]:
     out = []
     supports_strict = c.get("supportsStrictMode") is not False
     for tool in tools:
-        strict = common.resolve_strict(tool, supports_strict)
+        strict = resolve_strict(tool, supports_strict)
         function: dict[str, Any] = {
             "name": get(tool, "name"),
             "description": get(tool, "description"),
-            "parameters": common.tool_parameters(tool, strict),
+            "parameters": tool_parameters(tool, strict),
         }
         if supports_strict:
             function["strict"] = strict if strict is not None else False
@@ -186,8 +199,8 @@ def _image_url(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, Any], notes: Notes) -> list[Any]:
-    context = common.resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")))
-    transformed = common.transform_messages(context, model, normalize_tool_call_id(model), notes)
+    context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")))
+    transformed = transform_messages(context, model, normalize_tool_call_id(model), notes)
     support = (
         "additions"
         if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True
@@ -213,16 +226,16 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
             system_index += 1
             if added:
                 params.append({"role": "system", "tools": convert_tools(added, c)})
-            text = common.system_message_text(msg) if i == 0 else common.render_system_message_update(msg)
+            text = system_message_text(msg) if i == 0 else render_system_message_update(msg)
             if text:
-                params.append({"role": instruction_role, "content": common.sanitize_surrogates(text)})
+                params.append({"role": instruction_role, "content": sanitize_surrogates(text)})
         elif role == "user":
             content = msg["content"]
             if type(content) is str:
-                params.append({"role": "user", "content": common.sanitize_surrogates(content)})
+                params.append({"role": "user", "content": sanitize_surrogates(content)})
             else:
                 parts = [
-                    {"type": "text", "text": common.sanitize_surrogates(b["text"])}
+                    {"type": "text", "text": sanitize_surrogates(b["text"])}
                     if get(b, "type") == "text"
                     else _image_url(b)
                     for b in content
@@ -241,9 +254,9 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
             }
             blocks = msg["content"]
             text_parts = [
-                {"type": "text", "text": common.sanitize_surrogates(b["text"])}
+                {"type": "text", "text": sanitize_surrogates(b["text"])}
                 for b in blocks
-                if get(b, "type") == "text" and not common.js_trim_empty(b["text"])
+                if get(b, "type") == "text" and not is_blank(b["text"])
             ]
             text = "".join(p["text"] for p in text_parts)
             thinking_blocks = [b for b in blocks if get(b, "type") == "thinking"]
@@ -258,10 +271,10 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
             )
             legacy = [d for d in (_legacy_detail(get(b, "thoughtSignature")) for b in calls) if d is not UNDEFINED]
             preserved = signed if signed is not UNDEFINED else (legacy if legacy else UNDEFINED)
-            non_empty = [b for b in thinking_blocks if not common.js_trim_empty(b["thinking"])]
+            non_empty = [b for b in thinking_blocks if not is_blank(b["thinking"])]
             if non_empty:
                 if c.get("requiresThinkingAsText"):
-                    joined = "\n\n".join(common.sanitize_surrogates(b["thinking"]) for b in non_empty)
+                    joined = "\n\n".join(sanitize_surrogates(b["thinking"]) for b in non_empty)
                     out["content"] = [{"type": "text", "text": joined}, *text_parts]
                 else:
                     if text:
@@ -310,11 +323,11 @@ def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, An
                 texts = [get(b, "text") for b in content if get(b, "type") == "text"]
                 text_result = "\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts)
                 has_images = any(get(b, "type") == "image" for b in content)
-                has_text = not common.js_trim_empty(text_result)
+                has_text = not is_blank(text_result)
                 shown = text_result if has_text else "(see attached image)" if has_images else "(no tool output)"
                 result: dict[str, Any] = {
                     "role": "tool",
-                    "content": common.sanitize_surrogates(shown),
+                    "content": sanitize_surrogates(shown),
                     "tool_call_id": tool_msg.get("toolCallId"),
                 }
                 if c.get("requiresToolResultName") and js_truthy(tool_msg.get("toolName")):
@@ -353,19 +366,19 @@ def _has_tool_history(messages: list[Any]) -> bool:
     return False
 
 
-def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
+def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes: Notes) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     level, budgets = call.level, call.budgets
-    max_tokens, effort = common.openai_budget(model, messages, level)
+    max_tokens, effort = openai_budget(model, messages, level)
     c = get_compat(model)
-    context = common.resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")), notes)
+    context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")), notes)
     support = (
         "additions"
         if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True
         else "none"
     )
     request_tools, _ = resolve_transcript_tools(context, support)
-    common.refuse_grammar_tools(common.current_tools(context), c.get("supportsOpenAIGrammarTools"))
+    refuse_grammar_tools(current_tools(context), c.get("supportsOpenAIGrammarTools"))
     out_messages = convert_messages(model, context, c, notes)
     key_mode = c.get("promptCacheKeyMode") or "auto"
     supports_key = key_mode == "enabled" or (key_mode == "auto" and "api.openai.com" in str(model.get("baseUrl") or ""))
@@ -399,21 +412,21 @@ def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions
     gateway = (model.get("compat") or {}).get("vercelGatewayRouting")
     if gateway and (gateway.get("only") or gateway.get("order")):
         params["providerOptions"] = {"gateway": {k: gateway[k] for k in ("only", "order") if gateway.get(k)}}
-    sampling = common.resolve_sampling_params(model, effort or "off")
+    sampling = resolve_sampling_params(model, effort or "off")
     if sampling:
         params.update(sampling)
     return params
 
 
 def _thinking(
-    model: dict[str, Any], c: dict[str, Any], effort: str | None, params: dict[str, Any], budgets: common.Budgets | None
+    model: dict[str, Any], c: dict[str, Any], effort: str | None, params: dict[str, Any], budgets: Budgets | None
 ) -> None:
     fmt = c.get("thinkingFormat")
     level_map = model.get("thinkingLevelMap") or {}
     reasoning = bool(model.get("reasoning"))
 
     def mapped(level: str) -> Any:
-        return common.map_thinking_level(level_map, level)
+        return map_thinking_level(level_map, level)
 
     if fmt in ("chat-template", "baseten", "qwen-chat-template") and reasoning:
         raise RequestError(f"the {fmt} thinking format is not replayed by pitools")
@@ -441,7 +454,7 @@ def _thinking(
         if effort:
             params["reasoning"] = {"effort": mapped(effort)}
         elif level_map.get("off", UNDEFINED) is not None:
-            params["reasoning"] = {"effort": common.off_effort(level_map)}
+            params["reasoning"] = {"effort": off_effort(level_map)}
     elif fmt == "ant-ling" and reasoning and effort:
         value = level_map.get(effort)
         if type(value) is str:
@@ -454,7 +467,7 @@ def _thinking(
         if effort:
             params["thinking"] = mapped(effort)
         elif level_map.get("off", UNDEFINED) is not None:
-            params["thinking"] = common.off_effort(level_map)
+            params["thinking"] = off_effort(level_map)
     elif effort and reasoning and c.get("supportsReasoningEffort"):
         params["reasoning_effort"] = mapped(effort)
     elif not effort and reasoning and c.get("supportsReasoningEffort"):
@@ -466,6 +479,6 @@ def _thinking(
         field = "thinking_token_budget" if c.get("supportsThinkingTokenBudget") else None
     if field and effort and reasoning:
         ceiling = params.get("max_tokens", params.get("max_completion_tokens", model["maxTokens"]))
-        budget = min(common.thinking_budget(effort, budgets), max(0, ceiling - 1024))
+        budget = min(thinking_budget(effort, budgets), max(0, ceiling - 1024))
         if budget > 0:
             params[field] = budget

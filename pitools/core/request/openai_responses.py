@@ -10,11 +10,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pitools.core.js.ops import to_string
+from pitools.core.js.access import get
+from pitools.core.js.ops import is_blank, to_string
 from pitools.core.js.value import UNDEFINED, js_truthy, slice_head_utf16, utf16_len
-from pitools.core.request import common
-from pitools.core.request.common import Notes, RequestError, get, stringify_member
+from pitools.core.request.common import Notes, RequestError, compat_flags, stringify_member
+from pitools.core.request.constrained_sampling import refuse_grammar_tools, resolve_strict, tool_parameters
+from pitools.core.request.sanitize_unicode import sanitize_surrogates
+from pitools.core.request.simple_options import StreamOptions, openai_budget, resolve_sampling_params
+from pitools.core.request.text import render_system_message_update, system_message_text
+from pitools.core.request.thinking import map_thinking_level, off_effort
 from pitools.core.request.tools import clamp_prompt_cache_key, resolve_transcript_tools, short_hash
+from pitools.core.request.transcript import current_tools, resolve_transcript
+from pitools.core.request.transform_messages import transform_messages
 
 API = "openai-responses"
 TOOL_CALL_PROVIDERS = frozenset(["openai", "openai-codex", "opencode"])
@@ -26,7 +33,7 @@ _TRAILING_UNDERSCORES = re.compile(r"_+$")
 
 
 def get_compat(model: dict[str, Any]) -> dict[str, Any]:
-    return common.compat_flags(
+    return compat_flags(
         model,
         {
             "supportsDeveloperRole": True,
@@ -70,13 +77,13 @@ def _split(tool_id: str) -> tuple[str, Any]:
 def convert_tools(tools: list[Any], supports_strict: bool, search_result: bool = False) -> list[Any]:
     out = []
     for tool in tools:
-        constrained = common.resolve_strict(tool, supports_strict)
+        constrained = resolve_strict(tool, supports_strict)
         strict = constrained if constrained is not None else False
         definition: dict[str, Any] = {
             "type": "function",
             "name": get(tool, "name"),
             "description": get(tool, "description"),
-            "parameters": common.tool_parameters(tool, True if strict is True else None),
+            "parameters": tool_parameters(tool, True if strict is True else None),
         }
         if search_result:
             definition["defer_loading"] = True
@@ -108,14 +115,12 @@ def _tool_result_output(model: dict[str, Any], content: list[Any]) -> Any:
     texts = [get(c, "text") for c in content if get(c, "type") == "text"]
     text = "\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts)
     images = [c for c in content if get(c, "type") == "image"]
-    has_text = not common.js_trim_empty(text)
+    has_text = not is_blank(text)
     if not images or "image" not in (model.get("input") or []):
-        return common.sanitize_surrogates(
-            text if has_text else "(see attached image)" if images else "(no tool output)"
-        )
+        return sanitize_surrogates(text if has_text else "(see attached image)" if images else "(no tool output)")
     out: list[Any] = []
     if has_text:
-        out.append({"type": "input_text", "text": common.sanitize_surrogates(text)})
+        out.append({"type": "input_text", "text": sanitize_surrogates(text)})
     for image in images:
         out.append(
             {
@@ -139,7 +144,7 @@ def _incremental_notice(unavailable: dict[str, None]) -> str:
 def convert_messages(
     model: dict[str, Any], messages: list[Any], c: dict[str, Any], config_effort: Any, notes: Notes
 ) -> list[Any]:
-    context = common.resolve_transcript(messages, c["supportsMidConvoSystemMessages"])
+    context = resolve_transcript(messages, c["supportsMidConvoSystemMessages"])
     provider_ok = model["provider"] in TOOL_CALL_PROVIDERS
 
     def normalize(tool_id: Any, _model: dict[str, Any], source: dict[str, Any]) -> Any:
@@ -156,7 +161,7 @@ def convert_messages(
             item = _id_part("fc_" + item)
         return f"{_id_part(call_id)}|{item}"
 
-    transformed = common.transform_messages(context, model, normalize, notes)
+    transformed = transform_messages(context, model, normalize, notes)
     support = tool_support(c)
     _, folded = resolve_transcript_tools(context, support)
     instruction_role = (
@@ -218,7 +223,7 @@ def convert_messages(
             system_index += 1
             if anchors:
                 tool_additions(msg, f"system:{msg_index}")
-            parts = [common.system_message_text(msg) if leading else common.render_system_message_update(msg)]
+            parts = [system_message_text(msg) if leading else render_system_message_update(msg)]
             if anchors:
                 added_tools = get(msg, "toolsAdded")
                 added = {get(t, "name") for t in (added_tools if type(added_tools) is list else [])}
@@ -237,16 +242,14 @@ def convert_messages(
                     unavailable[name] = None
             text = "\n\n".join(p for p in parts if p)
             if text:
-                out.append({"role": instruction_role, "content": common.sanitize_surrogates(text)})
+                out.append({"role": instruction_role, "content": sanitize_surrogates(text)})
         elif role == "user":
             content = msg["content"]
             if type(content) is str:
-                out.append(
-                    {"role": "user", "content": [{"type": "input_text", "text": common.sanitize_surrogates(content)}]}
-                )
+                out.append({"role": "user", "content": [{"type": "input_text", "text": sanitize_surrogates(content)}]})
             else:
                 items = [
-                    {"type": "input_text", "text": common.sanitize_surrogates(b["text"])}
+                    {"type": "input_text", "text": sanitize_surrogates(b["text"])}
                     if get(b, "type") == "text"
                     else {
                         "type": "input_image",
@@ -293,13 +296,13 @@ def convert_messages(
                         "content": [
                             {
                                 "type": "output_text",
-                                "text": common.sanitize_surrogates(block["text"]),
+                                "text": sanitize_surrogates(block["text"]),
                                 "annotations": [],
                             }
                         ],
                         "status": "completed",
                         "id": msg_id,
-                        "phase": parsed.get("phase", UNDEFINED) if type(parsed) is dict else UNDEFINED,
+                        "phase": get(parsed, "phase"),
                     }
                     output.append(item)
                 elif btype == "toolCall":
@@ -338,18 +341,18 @@ def convert_messages(
     return out
 
 
-def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions, notes: Notes) -> dict[str, Any]:
+def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes: Notes) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``
     (the Responses adapter sends no thinking budget)."""
     level = call.level
-    max_tokens, effort = common.openai_budget(model, messages, level)
+    max_tokens, effort = openai_budget(model, messages, level)
     c = get_compat(model)
     level_map = model.get("thinkingLevelMap") or {}
     config_effort: Any = None
     if c["supportsMidConvoEffort"] and effort:
-        config_effort = common.map_thinking_level(level_map, effort)
-    context = common.resolve_transcript(messages, c["supportsMidConvoSystemMessages"], notes)
-    common.refuse_grammar_tools(common.current_tools(context), c["supportsOpenAIGrammarTools"])
+        config_effort = map_thinking_level(level_map, effort)
+    context = resolve_transcript(messages, c["supportsMidConvoSystemMessages"], notes)
+    refuse_grammar_tools(current_tools(context), c["supportsOpenAIGrammarTools"])
     request_tools, _ = resolve_transcript_tools(context, tool_support(c))
     items = convert_messages(model, context, c, config_effort, notes)
     send_key = c["promptCacheKeyMode"] != "disabled"
@@ -369,17 +372,17 @@ def build(model: dict[str, Any], messages: list[Any], call: common.StreamOptions
     if model.get("reasoning"):
         if effort:
             params["reasoning"] = {
-                "effort": common.map_thinking_level(level_map, effort)
+                "effort": map_thinking_level(level_map, effort)
                 if config_effort is None
                 else CONFIGURATION_UPDATE_REQUEST_EFFORT,
                 "summary": "auto",
             }
             params["include"] = ["reasoning.encrypted_content"]
         elif model["provider"] != "github-copilot" and level_map.get("off", UNDEFINED) is not None:
-            params["reasoning"] = {"effort": common.off_effort(level_map)}
+            params["reasoning"] = {"effort": off_effort(level_map)}
         if model["provider"] == "xai":
             params["include"] = ["reasoning.encrypted_content"]
-    sampling = common.resolve_sampling_params(model, effort or "off")
+    sampling = resolve_sampling_params(model, effort or "off")
     if sampling:
         params.update(sampling)
     return params

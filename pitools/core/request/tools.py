@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.request.common import current_tools, get, initial_system_message
+from pitools.core.js.access import get
+from pitools.core.request.transcript import current_tools, initial_system_message
 
 PROMPT_CACHE_KEY_MAX = 64
 

@@ -104,7 +104,7 @@ class LoadedSession(Loaded):
         return self.session.lines
 
     def _id_at(self, at: int) -> Any:
-        from pitools.core.session.loaded import entry_id
+        from pitools.core.js.access import entry_id
 
         return entry_id(self.session.entries[at])
 

@@ -41,11 +41,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js import ops as jsops
+from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.date import iso_now
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.ids import generate_id, uuid7
-from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, mkey
 from pitools.errors import PitoolsError
 

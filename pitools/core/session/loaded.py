@@ -6,24 +6,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import ERROR, Diagnostic, RawSession, extra_header, read_session
 from pitools.core.session.migrate import MigrationError, MigrationReport, migrate_values
-
-
-def get(obj: Any, key: str) -> Any:
-    """``obj[key]`` in JavaScript terms for a parsed JSON value (UNDEFINED when missing)."""
-    if type(obj) is dict:
-        return obj.get(key, UNDEFINED)
-    return UNDEFINED
-
-
-def entry_type(entry: Any) -> Any:
-    return entry.get("type", UNDEFINED) if type(entry) is dict else UNDEFINED
-
-
-def entry_id(entry: Any) -> Any:
-    return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pitools.core.js.access import entry_type
 from pitools.core.js.value import js_to_number
 from pitools.errors import PiCrashError
 
@@ -75,17 +76,13 @@ def effective_version(raw_version: Any) -> float:
     return 1.0 if raw_version is None else js_to_number(raw_version)
 
 
-def _entry_type(v: Any) -> Any:
-    return v.get("type") if type(v) is dict else None
-
-
 def migrate_v1_to_v2(values: list[Any], report: MigrationReport, lines: Sequence[int] | None = None) -> list[Any]:
     """v1 → v2: give every entry an id and chain parentId; convert ``firstKeptEntryIndex``."""
     out = [dict(v) if type(v) is dict else v for v in values]
     prev_id: str | None = None
     k = 0
     for pos, entry in enumerate(out):
-        if _entry_type(entry) == "session":
+        if entry_type(entry) == "session":
             entry["version"] = 2
             report.changed.add(pos)
             continue
@@ -118,7 +115,7 @@ def migrate_v1_to_v2(values: list[Any], report: MigrationReport, lines: Sequence
                     if 0 <= i < len(out):
                         target = out[i]
                 # Pi reads the target's id *now*: a forward reference still has no id.
-                if target and _entry_type(target) != "session" and type(target) is dict and "id" in target:
+                if target and entry_type(target) != "session" and type(target) is dict and "id" in target:
                     entry["firstKeptEntryId"] = target["id"]
                     report.indices_converted += 1
                 else:
@@ -133,7 +130,7 @@ def migrate_v2_to_v3(values: list[Any], report: MigrationReport) -> list[Any]:
     """v2 → v3: the message role ``hookMessage`` becomes ``custom``."""
     out = list(values)
     for pos, entry in enumerate(out):
-        etype = _entry_type(entry)
+        etype = entry_type(entry)
         if etype == "session":
             entry = dict(entry)
             entry["version"] = 3

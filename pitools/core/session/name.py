@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools.core.js.access import entry_type
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED
-from pitools.core.session.loaded import entry_type
 from pitools.errors import PiCrashError
 
 

@@ -13,18 +13,14 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
-from pitools.core.js.value import js_truthy
+from pitools.core.js.access import entry_id, entry_type, parent_id
+from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.index import PositionWalks, entry_mark, id_text, mkey
-from pitools.core.session.loaded import UNDEFINED, entry_id, entry_type
 
-__all__ = ["SessionIndex", "TreeNode", "get_tree", "id_text", "js_truthy_id", "labels_by_id", "mkey", "parent_of"]
+__all__ = ["SessionIndex", "TreeNode", "get_tree", "id_text", "js_truthy_id", "labels_by_id", "mkey"]
 
 #: Truthiness of a parentId/leafId: plain JavaScript truthiness (:func:`~pitools.core.js.value.js_truthy`).
 js_truthy_id = js_truthy
-
-
-def parent_of(entry: Any) -> Any:
-    return entry.get("parentId", UNDEFINED) if type(entry) is dict else UNDEFINED
 
 
 @dataclass(slots=True)
@@ -183,7 +179,7 @@ def get_tree(index: SessionIndex, *, max_nodes: int | None = None) -> list[TreeN
     for entry in index.entries:
         eid = entry_id(entry)
         node = node_map[mkey(eid)]
-        pid = parent_of(entry)
+        pid = parent_id(entry)
         if pid is None or _js_strict_equal(pid, eid):
             roots.append(node)
             continue

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from pitools.core.js.access import entry_id
 from pitools.core.js.nesting import nesting_ok
 from pitools.core.js.ops import prop
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.loaded import entry_id
 from pitools.core.validate.codes import TOLERATED_FIELDS
 from pitools.errors import PiCrashError
 

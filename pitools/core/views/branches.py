@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.nesting import MAX_NESTING, nesting_ok
 from pitools.core.js.ops import to_number, to_string, truthy
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_number_to_string, slice_head_utf16, utf16_len
-from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, TreeNode, get_tree, js_truthy_id, mkey
 from pitools.errors import PitoolsError
 

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pitools import PI_REFERENCE_VERSION
+from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.loaded import Session, entry_id, entry_type
+from pitools.core.session.loaded import Session
 from pitools.core.session.name import session_name
 from pitools.core.session.tree import SessionIndex, get_tree, labels_by_id
 from pitools.core.views.stats import session_stats, usage_breakdown

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pitools.core.js.access import entry_id, parent_id
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED, js_to_string
-from pitools.core.session.loaded import entry_id
-from pitools.core.session.tree import js_truthy_id, labels_by_id, mkey, parent_of
+from pitools.core.session.tree import js_truthy_id, labels_by_id, mkey
 
 if TYPE_CHECKING:
     from pitools.core.compaction.prepare import CompactionSettings
@@ -272,7 +272,7 @@ def build_viewer_model(
     edit_targets: dict[int, Any] = {}
     first_text: str | None = None
     for e in all_entries(loaded):
-        pid = parent_of(e)
+        pid = parent_id(e)
         p = -1
         if js_truthy_id(pid):
             k = pid if type(pid) is str else mkey(pid)

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from pitools.core.context.build import build_projection, context_entries_from_path
+from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
-from pitools.core.session.loaded import entry_id
 from pitools.errors import PiCrashError
 from tests.support import LAZY, recorded_leaves
 

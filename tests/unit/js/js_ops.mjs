@@ -34,4 +34,7 @@ for (const t of times) {
   try { iso = new Date(t).toISOString(); } catch (e) { iso = null; }
   out.dates.push({ ms: t, iso });
 }
+// The UTF-16 code units String.prototype.trim removes (ops.is_blank's whitespace set).
+out.trimmed = [];
+for (let u = 0; u < 0x10000; u++) if (String.fromCharCode(u).trim() === "") out.trimmed.push(u);
 process.stdout.write(JSON.stringify(out, null, 1) + "\n");

@@ -61,6 +61,15 @@ def test_prop_on_nullish_throws_like_v8() -> None:
     assert jsops.prop({"a": 1}, "b") is UNDEFINED
 
 
+def test_is_blank_trims_what_javascript_trims() -> None:
+    """``text.trim() === ""`` on every UTF-16 code unit, against node's list: Python's ``\\s`` also
+    counts U+001C-U+001F and U+0085, which JavaScript keeps (a thinking block of them is sent)."""
+    trimmed = set(FIXTURE["trimmed"])
+    assert [u for u in range(0x10000) if jsops.is_blank(chr(u)) != (u in trimmed)] == []
+    assert jsops.is_blank("") and jsops.is_blank(" \t\u3000") and not jsops.is_blank("\x1c")
+    assert not jsops.is_blank(None) and not jsops.is_blank(["  "])
+
+
 def test_fixture_is_what_node_says_now() -> None:
     exe = node()
     if exe is None:

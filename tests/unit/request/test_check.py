@@ -14,8 +14,10 @@ import pytest
 
 from pitools.core.request.build import build_payload
 from pitools.core.request.check import RULES, check_request
-from pitools.core.request.common import Notes, RequestError, estimate_context_tokens, sanitize_surrogates
+from pitools.core.request.common import Notes, RequestError
+from pitools.core.request.estimate import estimate_input_tokens
 from pitools.core.request.models import resolve_request_model
+from pitools.core.request.sanitize_unicode import sanitize_surrogates
 from pitools.piconfig.catalog import chat_models
 
 SONNET = resolve_request_model("anthropic/claude-sonnet-4-5", chat_models())
@@ -158,7 +160,7 @@ def test_context_window_rules() -> None:
     small = {**LLAMA, "contextWindow": 1000, "maxTokens": 500}
     assert "context-over-window" in _codes(small, [_user("word " * 2000)])
     assert "context-near-window" in _codes({**small, "contextWindow": 4600}, [_user("word " * 100)])
-    assert estimate_context_tokens([_user("abcdefg")]) == 2  # ceil(7 / 3.5)
+    assert estimate_input_tokens([_user("abcdefg")]) == 2  # ceil(7 / 3.5)
 
 
 def test_request_too_large() -> None:

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pitools.core.request.common import clamp_max_tokens_to_context, estimate_context_tokens
+from pitools.core.request.estimate import estimate_input_tokens
+from pitools.core.request.simple_options import clamp_max_tokens_to_context
 from pitools.summarize.body import build_body, request_model, summary_level, summary_messages
 from pitools.summarize.types import ModelSpec, SummaryRequest
 
@@ -36,7 +37,7 @@ def body(model: ModelSpec, req: SummaryRequest) -> dict[str, Any]:
 
 
 def _input_tokens(prompt: str) -> int:
-    return int(estimate_context_tokens(summary_messages(SummaryRequest(prompt=prompt))))  # type: ignore[call-arg]
+    return int(estimate_input_tokens(summary_messages(SummaryRequest(prompt=prompt))))  # type: ignore[call-arg]
 
 
 def test_estimate_counts_utf16_units() -> None:

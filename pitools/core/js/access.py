@@ -1,0 +1,37 @@
+"""Optional chaining over parsed JSON values: ``obj?.[key]`` and the reads Pi makes on every entry.
+
+Session data is whatever a file held, so Pi's ``entry?.id`` or ``message?.content`` may meet a
+string, a number or null. These read a key of a JSON object and give :data:`UNDEFINED` for
+anything else (absent key, non-object), the value JavaScript would see; they never raise. For a
+plain property read that throws on null/undefined as V8 does, use :func:`pitools.core.js.ops.prop`.
+
+They sit inside per-entry loops, so each stays one type check and one ``dict.get``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pitools.core.js.value import UNDEFINED
+
+__all__ = ["entry_id", "entry_type", "get", "parent_id"]
+
+
+def get(obj: Any, key: str) -> Any:
+    """``obj?.[key]``: the member of a JSON object, UNDEFINED when absent or not an object."""
+    return obj.get(key, UNDEFINED) if type(obj) is dict else UNDEFINED
+
+
+def entry_type(entry: Any) -> Any:
+    """``entry?.type``."""
+    return entry.get("type", UNDEFINED) if type(entry) is dict else UNDEFINED
+
+
+def entry_id(entry: Any) -> Any:
+    """``entry?.id``."""
+    return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
+
+
+def parent_id(entry: Any) -> Any:
+    """``entry?.parentId``."""
+    return entry.get("parentId", UNDEFINED) if type(entry) is dict else UNDEFINED
