@@ -134,6 +134,14 @@ def test_pi_ais_body_after_healing_passes_every_rule(healed: Path, file: str) ->
 
 
 @CASES
+@pytest.mark.parametrize("file", HEALED)
+def test_the_healed_file_validates_clean(healed: Path, file: str) -> None:
+    from pitools.core.validate import validate_file
+
+    assert validate_file(healed / file).findings == ()
+
+
+@CASES
 def test_messages_no_remedy_names_are_unchanged(healed: Path) -> None:
     """As in test_heal.py, on the recorded (shrunk) LLM messages: a long string is its hash there,
     so equal shrunk messages are equal messages."""
