@@ -523,7 +523,12 @@ class Structure:
             return [self.finding("context-edit-missing-target", message, pos)]
         out = []
         if not rec.editable(target):
-            effect = "Pi 1.6.0 still hides it from the context" if data["hides"] else "Pi ignores the replacement"
+            if data["hides"]:
+                effect = "Pi 1.6.0 still hides it from the context"
+            elif rec.contributes_editable_role(target):  # a message entry with the custom role
+                effect = "Pi 1.6.0's projection still applies the replacement"
+            else:
+                effect = "Pi ignores the replacement"
             out.append(
                 self.finding(
                     "context-edit-not-editable",

@@ -439,6 +439,17 @@ def test_context_edit_null_on_a_non_editable_entry_still_hides_it(tmp_path: Path
     assert "still hides it" in f.message
 
 
+def test_context_edit_of_a_custom_role_message_is_refused_but_applied(tmp_path: Path) -> None:
+    """appendContextEdit refuses a message entry whose role is "custom", yet projectContextEntry
+    replaces the content of any custom-role message (the oracle on this session shows "REPLACED" in
+    Pi 1.6.0's context)."""
+    b = conversation()
+    b.message("c1", {"role": "custom", "customType": "x", "content": "ORIGINAL", "display": True})
+    b.add("context_edit", "e1", targetId="c1", replacement={"content": "REPLACED"})
+    f = only(b.write(tmp_path), "context-edit-not-editable")
+    assert "custom message" in f.message and "still applies the replacement" in f.message
+
+
 @pytest.mark.parametrize("replacement", ["just a string", {}, {"content": 5}, "<omit>"])
 def test_invalid_replacement_crashes_pi_when_applied(tmp_path: Path, replacement: Any) -> None:
     b = conversation()
