@@ -120,7 +120,13 @@ def main(argv: list[str]) -> int:
     for folder in heal_cases.write_all():  # golden/heal-*: Pi on healed.jsonl / healed-new.jsonl too
         if not argv or folder.name in argv:
             heal_cases.record_extra(folder, oracle, ref)
-    cases = [GOLDEN / a for a in argv] if argv else sorted(p.parent for p in GOLDEN.glob("*/session.jsonl"))
+    from tests.golden import heal_generated
+
+    for case in heal_generated.GENERATED:  # golden/heal-*-size: generated wedges, recorded as hashes
+        if not argv or case in argv:
+            heal_generated.record_case(case, oracle, ref)
+    named = [GOLDEN / a for a in argv if a not in heal_generated.GENERATED]  # those have no session.jsonl
+    cases = named if argv else sorted(p.parent for p in GOLDEN.glob("*/session.jsonl"))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         for name in pool.map(lambda c: record(c, oracle, ref), cases):
             print(f"recorded {name}", file=sys.stderr)

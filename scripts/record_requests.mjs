@@ -22,6 +22,8 @@
 //             small sessions whose shapes pi-ai passes on and a provider refuses, for `request --check`)
 //        node scripts/record_requests.mjs --heal   (golden/heal-*/heal.jsonl: Pi's leaf, LLM messages
 //             and pi-ai's body for the wedge and its healed forms, see recordHeal)
+//        node scripts/record_requests.mjs --heal-folder DIR   (the same for DIR/session.jsonl and its
+//             healed forms, into DIR/heal.jsonl: tests/golden/heal_generated.py records its cases so)
 //        node scripts/record_requests.mjs --summaries  (golden/summary-requests.json: the bodies of Pi's
 //             summarization calls, SUMMARY_CASES x SUMMARY_MODELS x levels; see recordSummaries)
 //        node scripts/record_requests.mjs --session FILE --model PROVIDER/ID [--leaf ID] [--thinking L]
@@ -311,9 +313,8 @@ async function recordCheckWedges(ref) {
 // `pitools heal` proof: for golden/heal-*/ the wedge (session.jsonl) and its healed forms
 // (healed.jsonl: context_edit entries appended; healed-new.jsonl: the -o clone), Pi's default leaf,
 // Pi's LLM messages there (convertToLlm of buildSessionContext) and pi-ai's body for the target
-// model (target.txt). Output: golden/<case>/heal.jsonl.
-async function recordHeal(ref, name) {
-    const folder = path.join(GOLDEN, name);
+// model (target.txt). Output: golden/<case>/heal.jsonl (or <folder>/heal.jsonl for --heal-folder).
+async function recordHeal(ref, name, folder = path.join(GOLDEN, name)) {
     const target = fs.readFileSync(path.join(folder, "target.txt"), "utf8").trim();
     const records = [];
     for (const file of ["session.jsonl", "healed.jsonl", "healed-new.jsonl"]) {
@@ -495,6 +496,13 @@ async function main(argv) {
     if (argv.includes("--check-wedges")) {
         const n = await recordCheckWedges(ref);
         process.stderr.write(`recorded request-wedges check cases: ${n} requests\n`);
+        return;
+    }
+    if (argv.includes("--heal-folder")) {
+        // A generated heal case (tests/golden/heal_generated.py): its files live in a temporary folder.
+        const folder = at("--heal-folder");
+        const n = await recordHeal(ref, path.basename(folder), folder);
+        process.stderr.write(`recorded ${folder}: ${n} files\n`);
         return;
     }
     if (argv.includes("--heal")) {

@@ -175,6 +175,40 @@ def heal_files(folder: Path, model_ref: str) -> None:
     (folder / "healed-new.jsonl").write_bytes(b"".join(new.lines()))
 
 
+def plan_for(folder: Path, file: str, model_ref: str) -> Any:
+    """pitools' dry-run plan for the file that was healed into ``folder/<file>``: for ``healed.jsonl``
+    the wedge's plan, for ``healed-new.jsonl`` (``-o``) the clone's, with its tool ids rewritten."""
+    from pitools.core.request.heal import plan_heal, rewrite_tool_ids
+    from pitools.core.session.api import load
+    from pitools.ops.request import resolve_model
+
+    loaded = load(str(folder / "session.jsonl"))
+    entries: list[Any] = list(loaded.session.entries)
+    leaf = loaded.leaf(None)
+    if file == "healed-new.jsonl":
+        new = load(str(folder / file))
+        kept = [e for e in new.session.entries if e.get("type") != "context_edit"]
+        entries, _ = rewrite_tool_ids(kept)
+        leaf = kept[-1]["id"]
+    sid = (loaded.session.header or {}).get("id")
+    prefix = "hea2" if file == "healed-new.jsonl" else "hea1"
+    model = resolve_model(model_ref, use_config=False)
+    return plan_heal(entries, leaf, sid, model, None, now=NOW, new_id=_ids(prefix))
+
+
+def messages_by_entry(loaded: Any, llm: list[Any]) -> dict[Any, list[str]]:
+    """Pi's LLM messages at the default leaf (``llm``), grouped by the entry each comes from (the
+    JSON text of each), through pitools' mapping of messages to entries."""
+    from pitools.core.js.json.encode import js_stringify
+    from pitools.core.request.heal import _context
+
+    ctx = _context(loaded.index, loaded.leaf(None), llm)
+    out: dict[Any, list[str]] = {}
+    for owner, message in zip(ctx.owners, llm, strict=True):
+        out.setdefault(owner.source_id, []).append(js_stringify(message) or "")
+    return out
+
+
 def record_extra(folder: Path, oracle: Path, ref: Path) -> None:
     """Pi's results (the oracle, every leaf) on ``healed.jsonl`` and ``healed-new.jsonl``."""
     import lzma

@@ -21,11 +21,10 @@ from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.parity import diff_values, oracle_view
 from pitools.core.request.check import check_request
-from pitools.core.request.heal import plan_heal, rewrite_tool_ids
 from pitools.core.session.api import load
 from pitools.ops.request import resolve_model
 from tests import support
-from tests.golden.heal_cases import CASES, GOLDEN, NOW, _ids, heal_files
+from tests.golden.heal_cases import CASES, GOLDEN, heal_files, messages_by_entry, plan_for
 
 HEALED = ("healed.jsonl", "healed-new.jsonl")
 
@@ -41,17 +40,7 @@ def _model(case: str) -> dict[str, Any]:
 
 def _plan(case: str, file: str) -> Any:
     """pitools' dry-run plan for the file that was healed (for -o: the clone with ids rewritten)."""
-    loaded = load(str(GOLDEN / case / "session.jsonl"))
-    entries: list[Any] = list(loaded.session.entries)
-    leaf = loaded.leaf(None)
-    if file == "healed-new.jsonl":
-        new = load(str(GOLDEN / case / file))
-        kept = [e for e in new.session.entries if e.get("type") != "context_edit"]
-        entries, _ = rewrite_tool_ids(kept)
-        leaf = kept[-1]["id"]
-    sid = (loaded.session.header or {}).get("id")
-    prefix = "hea2" if file == "healed-new.jsonl" else "hea1"
-    return plan_heal(entries, leaf, sid, _model(case), None, now=NOW, new_id=_ids(prefix))
+    return plan_for(GOLDEN / case, file, CASES[case])
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -102,8 +91,6 @@ def test_messages_no_remedy_names_are_unchanged(case: str) -> None:
     """Pi's LLM messages before and after ``--apply``, entry by entry: an entry no remedy names
     contributes the same bytes (pitools' mapping of messages to entries, proven above to give
     Pi's very messages)."""
-    from pitools.core.request.heal import _context
-
     before_pi = parse_json_line(_records(case)["session.jsonl"]["llm"].encode())[0]
     after_pi = parse_json_line(_records(case)["healed.jsonl"]["llm"].encode())[0]
     plan = _plan(case, "healed.jsonl")
@@ -111,14 +98,7 @@ def test_messages_no_remedy_names_are_unchanged(case: str) -> None:
     before = load(str(GOLDEN / case / "session.jsonl"))
     after = load(str(GOLDEN / case / "healed.jsonl"))
 
-    def by_entry(loaded: Any, llm: list[Any]) -> dict[Any, list[str]]:
-        ctx = _context(loaded.index, loaded.leaf(None), llm)
-        out: dict[Any, list[str]] = {}
-        for owner, message in zip(ctx.owners, llm, strict=True):
-            out.setdefault(owner.source_id, []).append(js_stringify(message) or "")
-        return out
-
-    old, new = by_entry(before, before_pi), by_entry(after, after_pi)
+    old, new = messages_by_entry(before, before_pi), messages_by_entry(after, after_pi)
     assert named and named <= set(old)
     for eid, messages in old.items():
         if eid not in named:

@@ -55,11 +55,19 @@ ADVICE = {
     "context-over-window": "shrink the context: `pitools compact` (or Pi's /compact) summarizes older turns",
     "context-near-window": "a warning only; `pitools compact` makes room",
 }
+#: Any other finding left: its rule has no remedy, or its message comes from an entry Pi's
+#: appendContextEdit does not edit.
+NO_EDIT = (
+    "no context edit can express the remedy here: the rule has none, or the message comes from an entry Pi's "
+    "appendContextEdit does not edit (a compaction or branch summary, a message with the custom role)"
+)
 #: Rounds of plan → build → check before giving up (each round fixes what the last one uncovered).
 MAX_ROUNDS = 4
 #: How a removed image reads to the model.
 IMAGE_NOTE = "[image removed by pitools heal: {why}]"
-_EDITABLE_ROLES = ("user", "assistant", "toolResult", "custom")
+#: The message roles Pi's ``appendContextEdit`` edits (a ``custom_message`` entry too, but not a
+#: ``message`` entry whose role is "custom", although the projection would apply such an edit).
+_EDITABLE_ROLES = ("user", "assistant", "toolResult")
 _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -232,9 +240,7 @@ def plan_heal(
             _merge(merged, order, eid, edit, replacement)
         index = SessionIndex.build([*base, *added])
     unhealed = [
-        Unhealed(f.code, f.message, f.path, ADVICE.get(f.code, "no context edit expresses a remedy for this rule"))
-        for f in findings
-        if f.severity == "error"
+        Unhealed(f.code, f.message, f.path, ADVICE.get(f.code, NO_EDIT)) for f in findings if f.severity == "error"
     ]
     return HealPlan(
         leaf_id=leaf_id,

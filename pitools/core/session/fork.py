@@ -204,7 +204,9 @@ def branched_entries(
         kept.append(copy)
         parent = own_id
     on_path = {mkey(entry_id(e)) for e in kept}
-    taken: set[Any] = {entry_id(e) for e in kept}
+    # Only a string id can equal a new (string) label id; an id that is an array or object (a broken
+    # line) is unhashable here and collides with nothing.
+    taken: set[Any] = {i for e in kept if type(i := entry_id(e)) is str}
     label_parent = entry_id(kept[-1]) if kept else None
     if not jsops.truthy(label_parent):
         label_parent = None

@@ -233,7 +233,11 @@ PI_BEHAVIOUR: dict[str, str] = {
     "branch-summary-missing-from": (
         "Pi only copies fromId into the summary message and never looks it up; the summary still reaches the model"
     ),
-    "tool-result-without-call": ("Pi sends the result as it is; providers reject a tool result that answers no call"),
+    "tool-result-without-call": (
+        "Pi sends the result as it is; providers reject a tool result that answers no call. Not reported once"
+        " a context_edit hides it on every path below it (what pitools heal writes): Pi's projection applies"
+        " the edit, the raw entry stays in the file"
+    ),
     "tool-call-unanswered": (
         "pi-ai's transformMessages adds a 'No result provided' error result for the call, which is how Pi "
         "handles an interrupted tool call"

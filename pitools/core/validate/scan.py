@@ -459,6 +459,10 @@ class Scanner:
             "key": id_key(target, (self.part, line), "t"),
             "text": id_text(target),
             "hides": replacement is None,
+            # Whether an assistant turn keeps tool calls under this edit (a text rendering drops them).
+            "keeps_calls": type(replacement) is dict
+            and type(content := replacement.get("content")) is list
+            and any(type(b) is dict and b.get("type") == "toolCall" for b in content),
         }
         if not valid:
             data["why"] = (

@@ -15,6 +15,9 @@ from pitools.core.validate.codes import CODES, Finding
 from pitools.core.validate.scan import R_DUPLICATE, UNDEF_KEY, RankedFinding, Records, before
 
 _TURN_ROLES = ("user", "assistant")
+#: The findings a context edit can take out of every context (see :meth:`Structure.edited_out`).
+_EDITABLE_PAIRING = frozenset({"tool-result-without-call", "tool-call-unanswered"})
+_NO_TARGETS: frozenset[int] = frozenset()
 #: The order in which reference checks report (each in file order).
 _REF_ORDER = {"compaction": 0, "context_edit": 1, "label": 2, "branch_summary": 3}
 
@@ -152,11 +155,89 @@ class Structure:
     def walk(self) -> list[Finding]:
         """Timestamps against parents, tool results against the calls on their path, and tool
         calls nobody answers; also prepares :meth:`is_ancestor`."""
+        found = None
         if self.parents_first and not self.rec.self_parents:
             found = self._walk_in_file_order()
-            if found is not None:
-                return found
-        return self._walk_depth_first()
+        if found is None:
+            found = self._walk_depth_first()
+        edited = self.edited_out()
+        if not edited:
+            return found
+        lines = {self.rec.lines[pos] for pos in edited}
+        return [f for f in found if f.code not in _EDITABLE_PAIRING or f.line not in lines]
+
+    # -- context edits that take a pairing problem out of every context -------------------------------
+    def edited_out(self) -> set[int]:
+        """Tool results and assistant turns whose pairing problem no context that holds them sends.
+
+        Pi's projection (``buildSessionProjection``) applies the latest ``context_edit`` of each
+        entry on the path, while the raw entry stays in the file: ``pitools heal`` takes an orphaned
+        result out with ``replacement: null`` and turns an assistant turn's calls into text. Such an
+        entry is left out of ``tool-result-without-call`` / ``tool-call-unanswered`` when every
+        leaf below it has an edit that removes the problem on its path below the entry (for a
+        result: hides it; for a turn: hides it or replaces its content with no tool call), and no
+        edit of it anywhere keeps the problem. An edit on another branch, or a leaf below the entry
+        that no edit reaches, leaves the finding as it was.
+        """
+        rec = self.rec
+        removing: dict[int, set[int]] = {}  # edit position -> the targets it takes the problem out of
+        kept: set[int] = set()  # targets some edit leaves the problem in
+        for pos, etype, data in rec.refs:
+            if etype != "context_edit":
+                continue
+            target = self.pos_by_key.get(data["key"])
+            if target is None or not (target in rec.results or target in rec.calls):
+                continue
+            if "why" not in data and (data["hides"] or (target in rec.calls and not data["keeps_calls"])):
+                removing.setdefault(pos, set()).add(target)
+            else:
+                kept.add(target)
+        candidates = {t for targets in removing.values() for t in targets} - kept
+        if not candidates:
+            return set()
+        if self.parents_first and not rec.self_parents:
+            return self._edited_out_bottom_up(removing, candidates)
+        return {t for t in candidates if self._edited_below(t, removing)}
+
+    def _edited_out_bottom_up(self, removing: dict[int, set[int]], candidates: set[int]) -> set[int]:
+        """:meth:`edited_out` in one pass from the last entry up (each parent comes before its children):
+        the targets taken out on every path from an entry down to a leaf are its own removals plus
+        those every child takes out."""
+        parents = self.parents
+        below: dict[int, frozenset[int]] = {}  # entry -> the intersection over its children so far
+        for pos in reversed(self.held()):
+            mine = below.get(pos, _NO_TARGETS)
+            own = removing.get(pos)
+            if own is not None:
+                mine = mine | (own & candidates)
+            parent = parents[pos]
+            if parent is not None:
+                seen = below.get(parent)
+                below[parent] = mine if seen is None else seen & mine
+        return {t for t in candidates if t in below.get(t, _NO_TARGETS)}
+
+    def _edited_below(self, target: int, removing: dict[int, set[int]]) -> bool:
+        """Whether every leaf below ``target`` passes an edit that removes its problem (any tree)."""
+        children: dict[int, list[int]] = {}
+        for pos in self.held():
+            parent = self.parents[pos]
+            if parent is not None and parent != pos:
+                children.setdefault(parent, []).append(pos)
+        stack, seen = list(children.get(target, ())), {target}
+        if not stack:
+            return False
+        while stack:
+            pos = stack.pop()
+            if pos in seen:
+                continue
+            seen.add(pos)
+            if target in removing.get(pos, ()):
+                continue
+            kids = children.get(pos)
+            if not kids:
+                return False
+            stack.extend(kids)
+        return True
 
     def _walk_in_file_order(self, budget_per_entry: int = 8) -> list[Finding] | None:
         """:meth:`walk` as loops over file order (valid when every parent comes first).
@@ -442,7 +523,12 @@ class Structure:
             return [self.finding("context-edit-missing-target", message, pos)]
         out = []
         if not rec.editable(target):
-            effect = "Pi 1.6.0 still hides it from the context" if data["hides"] else "Pi ignores the replacement"
+            if data["hides"]:
+                effect = "Pi 1.6.0 still hides it from the context"
+            elif rec.contributes_editable_role(target):  # a message entry with the custom role
+                effect = "Pi 1.6.0's projection still applies the replacement"
+            else:
+                effect = "Pi ignores the replacement"
             out.append(
                 self.finding(
                     "context-edit-not-editable",

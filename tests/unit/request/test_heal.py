@@ -152,3 +152,16 @@ def test_calls_sharing_an_id_take_their_results_in_order() -> None:
     out, rewrites = rewrite_tool_ids(list(loaded.session.entries))
     assert [r.results for r in rewrites] == [["m3"], ["m4"]]
     assert out[3]["message"]["toolCallId"] == rewrites[0].new and out[4]["message"]["toolCallId"] == rewrites[1].new
+
+
+def test_a_message_entry_with_the_custom_role_is_not_edited() -> None:
+    """Pi's appendContextEdit takes a ``custom_message`` entry but refuses a ``message`` entry whose
+    role is "custom" (fuzzing healed one, and ``validate`` then warned context-edit-not-editable):
+    its image stays a finding heal cannot cure."""
+    from tests.golden.request_cases import PNG
+
+    bad = {"type": "image", "data": PNG, "mimeType": "image/jpeg"}  # PNG bytes
+    custom = {"role": "custom", "customType": "ext", "content": [{"type": "text", "text": "n"}, bad], "display": True}
+    plan = _plan(_session({"role": "user", "content": "go"}, custom, {"role": "user", "content": "and?"}))
+    assert "image-data-mismatch" in [f.code for f in plan.before]
+    assert plan.remedies == [] and "image-data-mismatch" in [f.code for f in plan.after]

@@ -121,6 +121,20 @@ def test_label_ids_avoid_path_ids() -> None:
     assert out[-1]["id"] == "fresh" and "x" in seen[0]
 
 
+def test_a_leaf_whose_id_is_an_array_is_cloned_as_pi_clones_it() -> None:
+    """A broken line's id can be an array (fuzzing found ``heal -o`` and ``clone`` failing with
+    "unhashable type"): Pi's createBranchedSession copies it and chains the labels after it."""
+    leaf_id = ["x"]
+    entries = [
+        {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "hi"}},
+        {"type": "label", "id": "l", "parentId": "a", "targetId": "a", "label": "L"},
+        {"type": "message", "id": leaf_id, "parentId": "l", "message": {"role": "user", "content": "again"}},
+    ]
+    out, _, _ = fork.branched_entries(SessionIndex.build(entries), leaf_id, new_id=counter_ids())
+    assert [e["type"] for e in out] == ["message", "message", "label"]
+    assert out[1]["id"] == leaf_id and out[2]["parentId"] == leaf_id and out[2]["targetId"] == "a"
+
+
 def test_compaction_keeping_itself_and_unknown_entries() -> None:
     entries = [
         {"type": "message", "id": "u", "parentId": None, "message": {"role": "user", "content": "hi"}},

@@ -439,6 +439,17 @@ def test_context_edit_null_on_a_non_editable_entry_still_hides_it(tmp_path: Path
     assert "still hides it" in f.message
 
 
+def test_context_edit_of_a_custom_role_message_is_refused_but_applied(tmp_path: Path) -> None:
+    """appendContextEdit refuses a message entry whose role is "custom", yet projectContextEntry
+    replaces the content of any custom-role message (the oracle on this session shows "REPLACED" in
+    Pi 1.6.0's context)."""
+    b = conversation()
+    b.message("c1", {"role": "custom", "customType": "x", "content": "ORIGINAL", "display": True})
+    b.add("context_edit", "e1", targetId="c1", replacement={"content": "REPLACED"})
+    f = only(b.write(tmp_path), "context-edit-not-editable")
+    assert "custom message" in f.message and "still applies the replacement" in f.message
+
+
 @pytest.mark.parametrize("replacement", ["just a string", {}, {"content": 5}, "<omit>"])
 def test_invalid_replacement_crashes_pi_when_applied(tmp_path: Path, replacement: Any) -> None:
     b = conversation()
@@ -479,6 +490,73 @@ def test_tool_call_unanswered_unless_final_turn(tmp_path: Path) -> None:
     b.assistant("a4", calls=("c4",))  # the final turn: c4 may still be running
     f = only(b.write(tmp_path), "tool-call-unanswered")
     assert (f.entry_id, f.severity) == ("a3", "info") and '"c3"' in f.message  # pi-ai answers it
+
+
+def _orphan() -> Builder:
+    """A result whose call is gone (r9, under a1's turn), then the conversation goes on."""
+    b = conversation()
+    b.user("u2")
+    b.result("r9", "c-gone")
+    b.assistant("a3")
+    return b
+
+
+def test_an_orphan_a_context_edit_takes_out_is_no_longer_reported(tmp_path: Path) -> None:
+    """What ``pitools heal --apply`` writes: the raw result stays in the file, but Pi's projection
+    applies the edit at every leaf whose context holds it, so no provider sees the orphan."""
+    b = _orphan()
+    b.add("context_edit", "x1", targetId="r9", replacement=None)
+    assert findings(b.write(tmp_path)) == []
+    b.user("u3")  # the conversation goes on below the edit: still covered
+    assert findings(b.write(tmp_path, "later.jsonl")) == []
+
+
+def test_an_orphan_stays_reported_where_a_leaf_misses_the_edit(tmp_path: Path) -> None:
+    b = _orphan()
+    b.add("context_edit", "x1", targetId="r9", replacement=None)
+    b.user("u4", parent="a3")  # a second leaf below the orphan, without the edit
+    assert codes(b.write(tmp_path)) == ["tool-result-without-call"]
+    b = _orphan()
+    b.user("side", parent="u2")
+    b.add("context_edit", "x1", targetId="r9", replacement=None)  # on a branch that does not hold r9
+    assert codes(b.write(tmp_path, "other-branch.jsonl")) == ["tool-result-without-call", "context-edit-off-branch"]
+    b = _orphan()
+    b.add("context_edit", "x1", targetId="r9", replacement={"content": "still a result"})  # keeps its toolCallId
+    assert codes(b.write(tmp_path, "replaced.jsonl")) == ["tool-result-without-call"]
+    b = _orphan()
+    b.add("context_edit", "x1", targetId="r9", replacement=None)
+    b.add("context_edit", "x2", targetId="r9", replacement={"content": "back"})  # the latest edit wins
+    assert codes(b.write(tmp_path, "restored.jsonl")) == ["tool-result-without-call"]
+
+
+def test_an_edited_out_orphan_in_a_file_out_of_order(tmp_path: Path) -> None:
+    """The same rule when a parent comes after its child in the file (the depth-first walk)."""
+    b = _orphan()
+    b.add("context_edit", "x1", targetId="r9", replacement=None)
+    b.lines[2], b.lines[3] = b.lines[3], b.lines[2]  # a1 after its child r1
+    assert findings(b.write(tmp_path)) == []
+    b.user("u4", parent="a3")
+    assert codes(b.write(tmp_path, "two-leaves.jsonl")) == ["tool-result-without-call"]
+
+
+def test_unanswered_calls_an_edit_turns_into_text_are_not_reported(tmp_path: Path) -> None:
+    b = conversation()
+    b.user("u2")
+    b.assistant("a3", calls=("c2",))
+    b.user("u3")
+    assert codes(b.write(tmp_path)) == ["tool-call-unanswered"]
+    b.add("context_edit", "x1", targetId="a3", replacement={"content": [{"type": "text", "text": "[tool call]"}]})
+    assert codes(b.write(tmp_path, "text.jsonl")) == []
+    calls = [{"type": "toolCall", "id": "c2", "name": "read", "arguments": {}}]
+    b.add("context_edit", "x2", targetId="a3", replacement={"content": calls})  # calls again: reported
+    assert codes(b.write(tmp_path, "calls.jsonl")) == ["tool-call-unanswered"]
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("heal-*/healed*.jsonl")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_golden_healed_file_validates_clean(path: Path) -> None:
+    """``pitools heal``'s own output (golden/heal-*): Pi's projection takes every orphan and every
+    call turned into text out, so nothing is left to report."""
+    assert findings(path) == []
 
 
 def test_tool_calls_of_aborted_replies_need_no_answer(tmp_path: Path) -> None:
