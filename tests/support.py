@@ -21,6 +21,22 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "golden"
 
 
+@contextmanager
+def cli_recursion_limit() -> Iterator[None]:
+    """Run with the recursion limit ``pitools`` itself raises to (``pitools.cli.RECURSION_LIMIT``),
+    then put the previous one back: golden/hostile-deep-nesting holds values 1,500 levels deep,
+    which comparing, copying and the exact serializer walk recursively. (Hypothesis lowers the
+    limit for each example and warns when a test leaves it changed.)"""
+    from pitools.cli import RECURSION_LIMIT
+
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
 def golden_session(case: str) -> Path:
     """``golden/<case>/session.jsonl``."""
     return GOLDEN / case / "session.jsonl"

@@ -24,7 +24,6 @@ import os
 import random
 import re
 import signal
-import sys
 import tempfile
 import traceback
 import warnings
@@ -56,24 +55,6 @@ SUBPROCESS_EXAMPLES = max(1, EXAMPLES // 5000)
 #: Seconds one core pipeline run or one CLI command may take before it counts as a hang.
 CORE_TIMEOUT = float(os.environ.get("PITOOLS_FUZZ_TIMEOUT", "60"))
 CLI_TIMEOUT = CORE_TIMEOUT
-
-#: The CLI raises the recursion limit to this for deeply nested values (pitools.cli.cli).
-CLI_RECURSION_LIMIT = 20000
-
-
-@contextlib.contextmanager
-def cli_recursion_limit() -> Iterator[None]:
-    """Run with the CLI's recursion limit, then put back the previous one.
-
-    Hypothesis lowers the limit to (current depth + 2000) for each example and warns when a test
-    leaves it changed; the core and CLI runs here get what ``pitools`` itself would have.
-    """
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous, CLI_RECURSION_LIMIT))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
 
 
 def hypothesis_settings(examples: int | None = None) -> Any:
@@ -732,7 +713,7 @@ def run_core(
     STATS.runs[kind] += 1
     _progress()
     try:
-        with watchdog(timeout), cli_recursion_limit():
+        with watchdog(timeout), support.cli_recursion_limit():
             exercise_core(scratch, rng)
     except FuzzTimeout as exc:
         path = save_crash(f"{kind}-hang", data, str(exc))
@@ -842,7 +823,7 @@ def run_cli_inprocess(
     try:
         # Outside pytest DeprecationWarnings are silent; mirror that, so a library deprecation does
         # not read as a crash under `filterwarnings = error` (click 8.5's get_binary_stream did).
-        with watchdog(timeout), warnings.catch_warnings(), cli_recursion_limit():
+        with watchdog(timeout), warnings.catch_warnings(), support.cli_recursion_limit():
             warnings.simplefilter("ignore", DeprecationWarning)
             result = runner.invoke(PITOOLS, args, catch_exceptions=False, env=env)
     except FuzzTimeout:
