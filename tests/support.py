@@ -37,6 +37,19 @@ def cli_recursion_limit() -> Iterator[None]:
         sys.setrecursionlimit(previous)
 
 
+def free_usage(input_: int = 1, output: int = 1) -> dict[str, Any]:
+    """A Pi usage record of ``input_`` + ``output`` tokens, no cache, at no cost (a new dict each call)."""
+    zero_cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    return {
+        "input": input_,
+        "output": output,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": input_ + output,
+        "cost": zero_cost,
+    }
+
+
 def golden_session(case: str) -> Path:
     """``golden/<case>/session.jsonl``."""
     return GOLDEN / case / "session.jsonl"
