@@ -50,6 +50,24 @@ def free_usage(input_: int = 1, output: int = 1) -> dict[str, Any]:
     }
 
 
+def pi_project(tmp_path: Path, monkeypatch: Any, project: Path, agent: Path | None = None) -> Path:
+    """Work in ``project`` (made here) with a private Pi: ``HOME`` is ``tmp_path/home``, the agent
+    dir ``agent`` (default ``tmp_path/agent``), pitools' cache ``tmp_path/cache``, and no session
+    dir of the user's. Returns the folder Pi keeps this project's sessions in, made empty."""
+    from pitools.core.session.locate import default_session_dir
+
+    project.mkdir(parents=True)
+    monkeypatch.chdir(project)
+    env = {"HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(agent or tmp_path / "agent")}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.setenv("PITOOLS_CACHE_DIR", str(tmp_path / "cache"))
+    folder = Path(default_session_dir(str(project), env))
+    folder.mkdir(parents=True)
+    return folder
+
+
 def golden_session(case: str) -> Path:
     """``golden/<case>/session.jsonl``."""
     return GOLDEN / case / "session.jsonl"
