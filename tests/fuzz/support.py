@@ -794,17 +794,30 @@ def cli_invocations(file: str) -> list[list[str]]:
 INFORMATIONAL = ("pitools: warning", "pitools: note:", "pitools: hint:", "pitools: retry:")
 
 
-def outcome_problem(rc: int | None, stderr: str) -> str | None:
-    """None when a run kept the promise: exit 0/1, no traceback, every stderr line a ``pitools: ``
-    message (warnings, notes, hints and retries allowed), and at most one of them an error."""
+def message_lines(stderr: str) -> list[str]:
+    """The non-blank lines of ``stderr``."""
+    return [line for line in stderr.splitlines() if line.strip()]
+
+
+def promise_problem(rc: int | None, stderr: str) -> str | None:
+    """What every run promises, whatever the command: exit 0/1, no traceback, and every stderr
+    line a ``pitools: `` message. None when it kept that."""
     if rc not in (0, 1):
         return f"exit code {rc}"
     if "Traceback (most recent call last)" in stderr:
         return "traceback on stderr"
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    if any(not line.startswith("pitools: ") for line in lines):
+    if any(not line.startswith("pitools: ") for line in message_lines(stderr)):
         return "a stderr line does not start with 'pitools: ' (wrapped or foreign output)"
-    errors = [line for line in lines if not line.startswith(INFORMATIONAL)]
+    return None
+
+
+def outcome_problem(rc: int | None, stderr: str) -> str | None:
+    """None when a run kept the promise (:func:`promise_problem`; warnings, notes, hints and
+    retries allowed) and at most one of its messages is an error."""
+    problem = promise_problem(rc, stderr)
+    if problem is not None:
+        return problem
+    errors = [line for line in message_lines(stderr) if not line.startswith(INFORMATIONAL)]
     if len(errors) > 1:
         return f"{len(errors)} error messages on stderr"
     return None
