@@ -259,10 +259,10 @@ def _process_call(call: ast.Call, imported_as: dict[str, str]) -> str | None:
     return None
 
 
-def check_file(root: Path, path: Path, *, imports: bool = True) -> Iterator[str]:
-    rel = path.relative_to(root).as_posix()
-    current = _module_name(root, path)
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
+def _imported_names(tree: ast.AST, current: str, path: Path) -> dict[str, str]:
+    """Each name an import binds in the module (at any depth) -> what it stands for, dotted:
+    ``import os.path`` binds ``os`` -> ``os``; ``import numpy as np``, ``np`` -> ``numpy``;
+    ``from os import replace as r``, ``r`` -> ``os.replace`` (relative modules resolved)."""
     imported_as: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -270,26 +270,41 @@ def check_file(root: Path, path: Path, *, imports: bool = True) -> Iterator[str]
                 imported_as[(alias.asname or alias.name).split(".")[0]] = (
                     alias.name if alias.asname else alias.name.split(".")[0]
                 )
-                bad = _forbidden(alias.name) if imports else None
-                if bad:
-                    yield f"{rel}:{node.lineno}: imports {alias.name} (forbidden: {bad})"
         elif isinstance(node, ast.ImportFrom):
             module = _resolve(node.module, node.level, current, path.name == "__init__.py")
             for alias in node.names:
                 imported_as[alias.asname or alias.name] = f"{module}.{alias.name}"
-                bad = (_forbidden(module) or _forbidden(f"{module}.{alias.name}")) if imports else None
-                if bad:
-                    yield f"{rel}:{node.lineno}: imports {module}.{alias.name} (forbidden: {bad})"
-        elif imports and isinstance(node, ast.Call):
-            func = _dotted(node.func)
-            if func in ("importlib.import_module", "import_module", "__import__") and node.args:
-                arg = node.args[0]
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    bad = _forbidden(arg.value)
+    return imported_as
+
+
+def check_file(root: Path, path: Path, *, imports: bool = True) -> Iterator[str]:
+    rel = path.relative_to(root).as_posix()
+    current = _module_name(root, path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
+    imported_as = _imported_names(tree, current, path)
+    if imports:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    bad = _forbidden(alias.name)
                     if bad:
-                        yield f"{rel}:{node.lineno}: imports {arg.value} dynamically (forbidden: {bad})"
-                else:
-                    yield f"{rel}:{node.lineno}: dynamic import of a name that is not a constant"
+                        yield f"{rel}:{node.lineno}: imports {alias.name} (forbidden: {bad})"
+            elif isinstance(node, ast.ImportFrom):
+                module = _resolve(node.module, node.level, current, path.name == "__init__.py")
+                for alias in node.names:
+                    bad = _forbidden(module) or _forbidden(f"{module}.{alias.name}")
+                    if bad:
+                        yield f"{rel}:{node.lineno}: imports {module}.{alias.name} (forbidden: {bad})"
+            elif isinstance(node, ast.Call):
+                func = _dotted(node.func)
+                if func in ("importlib.import_module", "import_module", "__import__") and node.args:
+                    arg = node.args[0]
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        bad = _forbidden(arg.value)
+                        if bad:
+                            yield f"{rel}:{node.lineno}: imports {arg.value} dynamically (forbidden: {bad})"
+                    else:
+                        yield f"{rel}:{node.lineno}: dynamic import of a name that is not a constant"
     for node in ast.walk(tree):
         if imports and isinstance(node, ast.Call):
             process = _process_call(node, imported_as)
@@ -307,19 +322,8 @@ def check_file(root: Path, path: Path, *, imports: bool = True) -> Iterator[str]
 
 def write_calls(root: Path, path: Path) -> Iterator[tuple[int, str]]:
     """``(line, problem)`` for every call in ``path`` that writes or changes the file system."""
-    current = _module_name(root, path)
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    imported_as: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                imported_as[(alias.asname or alias.name).split(".")[0]] = (
-                    alias.name if alias.asname else alias.name.split(".")[0]
-                )
-        elif isinstance(node, ast.ImportFrom):
-            module = _resolve(node.module, node.level, current, path.name == "__init__.py")
-            for alias in node.names:
-                imported_as[alias.asname or alias.name] = f"{module}.{alias.name}"
+    imported_as = _imported_names(tree, _module_name(root, path), path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             problem = _call_problem(node, imported_as)

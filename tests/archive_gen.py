@@ -340,15 +340,24 @@ def env_for(agent: Path, cache: Path, home: Path) -> dict[str, str]:
     }
 
 
-def archive_in(tmp_path: Path, monkeypatch: Any, seed: int) -> Archive:
-    """An empty archive under ``tmp_path`` with the environment pitools sees pointed at it (agent
-    dir, cache, home), a fixed width and time zone, and ``tmp_path`` as the working directory."""
-    for k, v in env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home").items():
+def private_pi_env(tmp_path: Path, monkeypatch: Any) -> dict[str, str]:
+    """Point the environment pitools sees at ``tmp_path``: the agent dir ``agent``, the cache
+    ``cache`` and the home ``home`` below it (:func:`env_for`), no session dir of the user's, and
+    ``tmp_path`` as the working directory. Returns the variables set."""
+    env = env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home")
+    for k, v in env.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return env
+
+
+def archive_in(tmp_path: Path, monkeypatch: Any, seed: int) -> Archive:
+    """An empty archive under ``tmp_path`` with the environment pitools sees pointed at it
+    (:func:`private_pi_env`), and a fixed width and time zone."""
+    private_pi_env(tmp_path, monkeypatch)
     monkeypatch.setenv("PITOOLS_WIDTH", "140")
     monkeypatch.setenv("TZ", "UTC")
-    monkeypatch.chdir(tmp_path)
     return Archive(tmp_path / "agent", seed=seed)
 
 

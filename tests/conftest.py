@@ -42,6 +42,16 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture
+def cli_recursion_limit() -> Iterator[None]:
+    """The recursion limit the CLI runs with, for a test on deeply nested values
+    (``tests.support.cli_recursion_limit``; a module asks for it with ``pytestmark``)."""
+    from tests.support import cli_recursion_limit
+
+    with cli_recursion_limit():
+        yield
+
+
+@pytest.fixture
 def every_file_is_big(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """``validate`` splits every file it may; the list records, per helper process asked for a
     file's parts (one per split at ``-j2``), whether it forked."""

@@ -21,6 +21,53 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "golden"
 
 
+@contextmanager
+def cli_recursion_limit() -> Iterator[None]:
+    """Run with the recursion limit ``pitools`` itself raises to (``pitools.cli.RECURSION_LIMIT``),
+    then put the previous one back: golden/hostile-deep-nesting holds values 1,500 levels deep,
+    which comparing, copying and the exact serializer walk recursively. (Hypothesis lowers the
+    limit for each example and warns when a test leaves it changed.)"""
+    from pitools.cli import RECURSION_LIMIT
+
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def free_usage(input_: int = 1, output: int = 1) -> dict[str, Any]:
+    """A Pi usage record of ``input_`` + ``output`` tokens, no cache, at no cost (a new dict each call)."""
+    zero_cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    return {
+        "input": input_,
+        "output": output,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": input_ + output,
+        "cost": zero_cost,
+    }
+
+
+def pi_project(tmp_path: Path, monkeypatch: Any, project: Path, agent: Path | None = None) -> Path:
+    """Work in ``project`` (made here) with a private Pi: ``HOME`` is ``tmp_path/home``, the agent
+    dir ``agent`` (default ``tmp_path/agent``), pitools' cache ``tmp_path/cache``, and no session
+    dir of the user's. Returns the folder Pi keeps this project's sessions in, made empty."""
+    from pitools.core.session.locate import default_session_dir
+
+    project.mkdir(parents=True)
+    monkeypatch.chdir(project)
+    env = {"HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(agent or tmp_path / "agent")}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.setenv("PITOOLS_CACHE_DIR", str(tmp_path / "cache"))
+    folder = Path(default_session_dir(str(project), env))
+    folder.mkdir(parents=True)
+    return folder
+
+
 def golden_session(case: str) -> Path:
     """``golden/<case>/session.jsonl``."""
     return GOLDEN / case / "session.jsonl"

@@ -6,24 +6,14 @@ alone on the machine: beside the test workers its timings are not steady enough 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
+from tests import support
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = support.ROOT
 BASELINE = ROOT / "bench" / "floor-ratios.json"
 
 
-def guard() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("floor_guard", ROOT / "scripts" / "floor_guard.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_compare_names_each_ratio_that_grew_past_the_tolerance() -> None:
-    fg = guard()
+    fg = support.load_script("floor_guard")
     base = {"never": {"context json": 10.0, "context human": 11.0}}
     assert fg.compare({"never": {"context json": 11.9, "context human": 11.0, "floor ms": 5}}, base, 0.2) == []
     worse = fg.compare({"never": {"context json": 12.1, "context human": 11.0}}, base, 0.2)

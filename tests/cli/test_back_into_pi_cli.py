@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from pitools.core.session.locate import default_session_dir
+from tests import support
 
 Run = Callable[..., Result]
 
@@ -70,16 +70,8 @@ def pi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Three sessions for the project: two whose ids share their first 8 characters (made a second
     apart), one with a key in its first message, one under a hostile file name."""
     project = tmp_path / "proj"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    env = {"HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    monkeypatch.setenv("PITOOLS_CACHE_DIR", str(tmp_path / "cache"))
+    here = support.pi_project(tmp_path, monkeypatch, project)
     monkeypatch.delenv("PITOOLS_WIDTH", raising=False)
-    here = Path(default_session_dir(str(project), env))
-    here.mkdir(parents=True)
     files = {
         "a": here / "2026-12-07T10-00-00-000Z_01a249d3-aaaa.jsonl",
         "b": here / "2026-12-07T10-00-01-000Z_01a249d3-bbbb.jsonl",

@@ -4,8 +4,6 @@ at several leaves and cut settings (the full plan is itself checked against Pi's
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,18 +16,6 @@ from pitools.errors import PitoolsError
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
-
-
-@pytest.fixture
-def cli_recursion_limit() -> Iterator[None]:
-    from pitools.cli import RECURSION_LIMIT
-
-    before = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(before)
 
 
 def _full_plan_bytes(path: Path, leaf: str, keep: int) -> bytes | None:

@@ -364,13 +364,9 @@ def test_missing_pyarrow_is_one_line(run: Run, tmp_path: Path, monkeypatch: pyte
 def test_duckdb_totals_equal_pitools_usage_json(tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     """The archive generator of the index tests (true totals known by construction) → dataset →
     DuckDB: the same totals as `pitools usage --format json`, and as the generator's truth."""
-    from tests.archive_gen import Archive, env_for
+    from tests.archive_gen import Archive, private_pi_env
 
-    env = env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
+    private_pi_env(tmp_path, monkeypatch)
     ar = Archive(tmp_path / "agent", seed=18)
     parent = ar.new("/work/app")
     parent.conversation(4)

@@ -20,7 +20,7 @@ from pitools.ops.archive import archive_scope, updated_index
 from pitools.ops.index import inside_pi_folders
 from pitools.ops.queries import SearchQuery, SessionFilter
 from pitools.ops.search import search
-from tests.archive_gen import Archive, Writer, env_for
+from tests.archive_gen import Archive, Writer, private_pi_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,12 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     agent = tmp_path / "agent"
-    env = env_for(agent, tmp_path / "cache", tmp_path / "home")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    private_pi_env(tmp_path, monkeypatch)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    monkeypatch.chdir(tmp_path)
     ar = Archive(agent, seed=11)
     p = ar.new("/work/app")
     p.conversation(4)

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from pitools.core.session.locate import default_session_dir
 from tests import support
 
 GOLDEN = support.GOLDEN
@@ -25,15 +24,7 @@ Run = Callable[..., Result]  # the `run` fixture of tests/cli/conftest.py
 
 @pytest.fixture
 def pi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    project = tmp_path / "repo"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    env = {"HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    folder = Path(default_session_dir(str(project), env))
-    folder.mkdir(parents=True)
+    folder = support.pi_project(tmp_path, monkeypatch, tmp_path / "repo")
     source = folder / "2026-07-29T09-00-00-000Z_S1.jsonl"
     shutil.copy(GOLDEN / "seed-running-example" / "session.jsonl", source)
     labels = folder / "2026-03-01T10-00-00-000Z_labels-source.jsonl"

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from pitools.core.session.locate import default_session_dir
 from tests import support
 
 Run = Callable[..., Result]  # the `run` fixture of tests/cli/conftest.py
@@ -29,16 +28,7 @@ EXPONENT = re.compile(r"\d(?:\.\d+)?e-0?[5-6]\b")
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private Pi agent dir holding the case as this directory's only session; returns the copy."""
-    project = tmp_path / "home" / "app"
-    project.mkdir(parents=True)
-    monkeypatch.chdir(project)
-    env = {"HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(tmp_path / "home" / ".pi" / "agent")}
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    monkeypatch.setenv("PITOOLS_CACHE_DIR", str(tmp_path / "cache"))
-    here = Path(default_session_dir(str(project), env))
-    here.mkdir(parents=True)
+    here = support.pi_project(tmp_path, monkeypatch, tmp_path / "home" / "app", tmp_path / "home" / ".pi" / "agent")
     copy = here / "2026-03-02T09-00-00-000Z_019c21b5.jsonl"
     copy.write_bytes(CASE.read_bytes())
     return copy

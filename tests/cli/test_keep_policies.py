@@ -7,8 +7,6 @@ back to the other."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +29,7 @@ COMMANDS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _deep_values() -> Iterator[None]:
-    from pitools.cli import RECURSION_LIMIT
-
-    before = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
-    yield
-    sys.setrecursionlimit(before)
+pytestmark = pytest.mark.usefixtures("cli_recursion_limit")
 
 
 def _leaves(path: Path) -> list[str | None]:

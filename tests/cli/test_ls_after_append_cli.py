@@ -9,18 +9,14 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from tests.archive_gen import Archive, env_for
+from tests.archive_gen import Archive, private_pi_env
 
 Run = Callable[..., Result]
 
 
 def test_ls_json_after_appends_equals_a_rebuild(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    private_pi_env(tmp_path, monkeypatch)
     monkeypatch.setenv("TZ", "UTC")
-    monkeypatch.chdir(tmp_path)
     ar = Archive(tmp_path / "agent", seed=11)
     p = ar.new("/work/app")
     p.conversation(2)
@@ -57,11 +53,7 @@ def test_ls_json_after_appends_equals_a_rebuild(run: Run, tmp_path: Path, monkey
 def test_lone_surrogates_do_not_break_the_index(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """JSON allows ``"\\ud800"``: a hostile session holding lone surrogates (cwd, parent session,
     name, first message, a long tool output) is indexed, appended to and listed like ``--no-cache``."""
-    env = env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
+    private_pi_env(tmp_path, monkeypatch)
     folder = tmp_path / "agent" / "sessions" / "--x--"
     folder.mkdir(parents=True)
     path = folder / "2026-01-01T00-00-00-000Z_x.jsonl"

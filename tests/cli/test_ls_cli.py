@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from pitools.core.session.locate import default_session_dir
 from tests import support
 
 ROOT = support.ROOT
@@ -25,17 +24,9 @@ Run = Callable[..., Result]  # the `run` fixture of tests/cli/conftest.py
 def pi_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Agent dir with three sessions for the project and one elsewhere; cwd is the project."""
     project = tmp_path / "projects" / "app"
-    project.mkdir(parents=True)
-    monkeypatch.chdir(project)
     agent = tmp_path / "agent"
-    env = {"HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(agent)}
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    monkeypatch.setenv("PITOOLS_CACHE_DIR", str(tmp_path / "cache"))
+    here = support.pi_project(tmp_path, monkeypatch, project, agent)
     monkeypatch.setenv("PITOOLS_WIDTH", "160")
-    here = Path(default_session_dir(str(project), env))
-    here.mkdir(parents=True)
     copies = {
         "seed": ("seed-running-example", here / "2026-07-29T09-00-00-000Z_S1.jsonl"),
         "big": ("gen-s0000_v3", here / "2025-10-09T22-34-34-000Z_445e9686.jsonl"),

@@ -313,13 +313,10 @@ def _validate(name: str, data: object) -> None:
 @pytest.fixture
 def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """A generated agent folder: one session with usage, and a fork of it that goes on."""
-    from tests.archive_gen import Archive, env_for
+    from tests.archive_gen import Archive, private_pi_env
 
-    for k, v in env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home").items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    private_pi_env(tmp_path, monkeypatch)
     monkeypatch.setenv("PITOOLS_WIDTH", "400")
-    monkeypatch.chdir(tmp_path)
     ar = Archive(tmp_path / "agent", seed=3)
     p = ar.new("/work/app")
     p.conversation(2)

@@ -24,7 +24,6 @@ import os
 import random
 import re
 import signal
-import sys
 import tempfile
 import traceback
 import warnings
@@ -56,24 +55,6 @@ SUBPROCESS_EXAMPLES = max(1, EXAMPLES // 5000)
 #: Seconds one core pipeline run or one CLI command may take before it counts as a hang.
 CORE_TIMEOUT = float(os.environ.get("PITOOLS_FUZZ_TIMEOUT", "60"))
 CLI_TIMEOUT = CORE_TIMEOUT
-
-#: The CLI raises the recursion limit to this for deeply nested values (pitools.cli.cli).
-CLI_RECURSION_LIMIT = 20000
-
-
-@contextlib.contextmanager
-def cli_recursion_limit() -> Iterator[None]:
-    """Run with the CLI's recursion limit, then put back the previous one.
-
-    Hypothesis lowers the limit to (current depth + 2000) for each example and warns when a test
-    leaves it changed; the core and CLI runs here get what ``pitools`` itself would have.
-    """
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous, CLI_RECURSION_LIMIT))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
 
 
 def hypothesis_settings(examples: int | None = None) -> Any:
@@ -732,7 +713,7 @@ def run_core(
     STATS.runs[kind] += 1
     _progress()
     try:
-        with watchdog(timeout), cli_recursion_limit():
+        with watchdog(timeout), support.cli_recursion_limit():
             exercise_core(scratch, rng)
     except FuzzTimeout as exc:
         path = save_crash(f"{kind}-hang", data, str(exc))
@@ -813,17 +794,30 @@ def cli_invocations(file: str) -> list[list[str]]:
 INFORMATIONAL = ("pitools: warning", "pitools: note:", "pitools: hint:", "pitools: retry:")
 
 
-def outcome_problem(rc: int | None, stderr: str) -> str | None:
-    """None when a run kept the promise: exit 0/1, no traceback, every stderr line a ``pitools: ``
-    message (warnings, notes, hints and retries allowed), and at most one of them an error."""
+def message_lines(stderr: str) -> list[str]:
+    """The non-blank lines of ``stderr``."""
+    return [line for line in stderr.splitlines() if line.strip()]
+
+
+def promise_problem(rc: int | None, stderr: str) -> str | None:
+    """What every run promises, whatever the command: exit 0/1, no traceback, and every stderr
+    line a ``pitools: `` message. None when it kept that."""
     if rc not in (0, 1):
         return f"exit code {rc}"
     if "Traceback (most recent call last)" in stderr:
         return "traceback on stderr"
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    if any(not line.startswith("pitools: ") for line in lines):
+    if any(not line.startswith("pitools: ") for line in message_lines(stderr)):
         return "a stderr line does not start with 'pitools: ' (wrapped or foreign output)"
-    errors = [line for line in lines if not line.startswith(INFORMATIONAL)]
+    return None
+
+
+def outcome_problem(rc: int | None, stderr: str) -> str | None:
+    """None when a run kept the promise (:func:`promise_problem`; warnings, notes, hints and
+    retries allowed) and at most one of its messages is an error."""
+    problem = promise_problem(rc, stderr)
+    if problem is not None:
+        return problem
+    errors = [line for line in message_lines(stderr) if not line.startswith(INFORMATIONAL)]
     if len(errors) > 1:
         return f"{len(errors)} error messages on stderr"
     return None
@@ -842,7 +836,7 @@ def run_cli_inprocess(
     try:
         # Outside pytest DeprecationWarnings are silent; mirror that, so a library deprecation does
         # not read as a crash under `filterwarnings = error` (click 8.5's get_binary_stream did).
-        with watchdog(timeout), warnings.catch_warnings(), cli_recursion_limit():
+        with watchdog(timeout), warnings.catch_warnings(), support.cli_recursion_limit():
             warnings.simplefilter("ignore", DeprecationWarning)
             result = runner.invoke(PITOOLS, args, catch_exceptions=False, env=env)
     except FuzzTimeout:

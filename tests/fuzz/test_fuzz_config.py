@@ -22,8 +22,8 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.support import CLI_EXAMPLES, cli_recursion_limit, hypothesis_settings
-from tests.support import PITOOLS, golden_session
+from tests.fuzz.support import CLI_EXAMPLES, hypothesis_settings
+from tests.support import PITOOLS, cli_recursion_limit, golden_session
 
 SOURCE = golden_session("gen-s0001_v3")
 PROVIDERS = ["anthropic", "openai", "acme", "ollama", "openrouter", "google-vertex"]

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz import support
 from tests.fuzz.support import CLI_EXAMPLES, check_cli, hypothesis_settings
+from tests.support import cli_recursion_limit
 
 SEEDS = support.seed_sessions(max_lines=40)
 SEED_NAMES = [name for name, _ in SEEDS]
@@ -122,7 +123,7 @@ def check_heal_properties(data: bytes, model_ref: str) -> None:
 
 
 def check(data: bytes, model: str) -> None:
-    with support.cli_recursion_limit():  # deeply nested values: the depth the CLI allows
+    with cli_recursion_limit():  # deeply nested values: the depth the CLI allows
         check_heal_properties(data, model)
 
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.fuzz import support
 from tests.fuzz.markdown_check import shape
 from tests.fuzz.support import EXAMPLES, hypothesis_settings, run_cli_inprocess, save_crash
+from tests.support import free_usage
 
 #: 1/100 of the budget (each example renders two documents and parses them).
 MARKDOWN_EXAMPLES = max(min(EXAMPLES, 25), EXAMPLES // 100)
@@ -140,14 +141,7 @@ def sessions(draw: st.DrawFn) -> tuple[list[dict[str, Any]], int]:
                     "provider": draw(hostile),
                     "model": draw(hostile),
                     "stopReason": draw(hostile),
-                    "usage": {
-                        "input": 1,
-                        "output": 1,
-                        "cacheRead": 0,
-                        "cacheWrite": 0,
-                        "totalTokens": 2,
-                        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-                    },
+                    "usage": free_usage(),
                     "api": "x",
                     "timestamp": 2,
                 },

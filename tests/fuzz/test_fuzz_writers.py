@@ -110,18 +110,12 @@ def check_writers(data: bytes, scratch: Path, rng: random.Random) -> None:
 
 
 def writer_problem(rc: int | None, stderr: str) -> str | None:
-    """A writer kept the promise: exit 0/1, no traceback, every stderr line a ``pitools: ``
-    message (writers announce their model and progress), a refusal ending with its one reason."""
-    if rc not in (0, 1):
-        return f"exit code {rc}"
-    if "Traceback (most recent call last)" in stderr:
-        return "traceback on stderr"
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    if any(not line.startswith("pitools: ") for line in lines):
-        return "a stderr line does not start with 'pitools: ' (wrapped or foreign output)"
-    if rc == 1 and not lines:
+    """A writer kept the promise (:func:`~tests.fuzz.support.promise_problem`; writers announce
+    their model and progress, so any number of messages), a refusal giving its reason."""
+    problem = support.promise_problem(rc, stderr)
+    if problem is None and rc == 1 and not support.message_lines(stderr):
         return "a refusal without a reason"
-    return None
+    return problem
 
 
 def _write(scratch: Path, data: bytes) -> Path:

@@ -6,9 +6,6 @@ The expected values are the reference oracle's own output, recorded by ``make go
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-
 import pytest
 
 from pitools.core.compaction.prepare import CompactionSettings
@@ -27,13 +24,7 @@ def load_recording(case: str, krt: int) -> dict:
     return value
 
 
-@pytest.fixture(autouse=True)
-def _deep_values() -> Iterator[None]:
-    """Comparing values walks them recursively; the CLI allows the same depth (cli/__init__.py)."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 20000))
-    yield
-    sys.setrecursionlimit(old)
+pytestmark = pytest.mark.usefixtures("cli_recursion_limit")
 
 
 def test_corpus_is_recorded() -> None:

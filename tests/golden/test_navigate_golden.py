@@ -26,16 +26,10 @@ from pitools.ops.navigate import NavigateSetup, navigate_apply
 from pitools.ops.summarizing import SummarizeRequest
 from tests.golden import navigate_cases
 from tests.golden.navigate_cases import APPLIED, GOLDEN, load_recording
+from tests.support import free_usage
 
 RECORDS = load_recording()
-PI_ZERO_USAGE = {
-    "input": 0,
-    "output": 0,
-    "cacheRead": 0,
-    "cacheWrite": 0,
-    "totalTokens": 0,
-    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-}
+PI_ZERO_USAGE = free_usage(0, 0)
 
 
 class _PiFake:

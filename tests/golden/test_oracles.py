@@ -8,8 +8,7 @@ regions. The oracles themselves are checked against Pi's recordings by ``test_co
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +28,7 @@ CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
 SAMPLE_LEAVES = 12
 
 
-@pytest.fixture(autouse=True)
-def _deep_values() -> Iterator[None]:
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 20000))
-    yield
-    sys.setrecursionlimit(old)
+pytestmark = pytest.mark.usefixtures("cli_recursion_limit")
 
 
 def _outcome(fn: Callable[[], Any]) -> tuple[str, Any]:

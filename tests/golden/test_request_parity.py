@@ -11,8 +11,6 @@ failed.
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from functools import cache, partial
 from typing import Any
 
@@ -28,12 +26,7 @@ GOLDEN = support.GOLDEN
 CASES = support.golden_request_cases()
 
 
-@pytest.fixture(autouse=True)
-def _deep_values() -> Iterator[None]:
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 20000))
-    yield
-    sys.setrecursionlimit(old)
+pytestmark = pytest.mark.usefixtures("cli_recursion_limit")
 
 
 @cache

@@ -240,11 +240,11 @@ def _resolve(
     path: str | os.PathLike[str] | None, *, cwd: str | None, env: Mapping[str, str] | None, session_dir: str | None
 ) -> str | os.PathLike[str]:
     if path is None or (isinstance(path, str) and not os.path.exists(path)):
-        from pitools.core.session.locate import resolve_session_ref
+        from pitools.core.session.locate import locate_session
         from pitools.core.session.refs import looks_like_path
 
         if path is not None and looks_like_path(path):
             return path  # a path is no reference: its messages name it as given (`./none`, not `none`)
 
-        return resolve_session_ref(path, cwd=cwd, env=env, session_dir=session_dir)
+        return locate_session(path, cwd=cwd, env=env, session_dir=session_dir).path
     return path

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.json.parse import UnparsedLineError, gc_paused, parse_json_line
 from pitools.core.js.value import JS_WHITESPACE, json_kind
 from pitools.core.session.findings import ERROR, INFO, WARNING, Diagnostic
@@ -293,7 +294,7 @@ def scan_lines(
             flag("invalid-utf8", WARNING, "invalid UTF-8 replaced by U+FFFD (as Pi does)")
         if type(value) is not dict:
             if not _truthy_json(value):
-                flag("falsy-line", INFO, f"line parses to {_js_repr(value)}, which Pi skips")
+                flag("falsy-line", INFO, f"line parses to {js_stringify(value)}, which Pi skips")
                 continue
             flag(
                 "non-object-line",
@@ -397,13 +398,3 @@ def finish_raw(raw: RawSession) -> None:
 def _short(text: str, limit: int = 60) -> str:
     text = text.replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _js_repr(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is False:
-        return "false"
-    if isinstance(value, str):
-        return '""'
-    return "0"

@@ -393,14 +393,3 @@ def _describe_source(choice: SessionDirChoice) -> str:
     if choice.source == SOURCE_DEFAULT:
         return "Pi's default for this directory"
     return f"from {choice.source}"
-
-
-def resolve_session_ref(
-    ref: str | None,
-    *,
-    cwd: str | None = None,
-    env: Mapping[str, str] | None = None,
-    session_dir: str | None = None,
-) -> Path:
-    """The session file ``ref`` names (see :func:`locate_session`); raises :class:`PitoolsError`."""
-    return locate_session(ref, cwd=cwd, env=env, session_dir=session_dir).path

@@ -7,14 +7,12 @@ also sees function-level and dynamic imports and every write call).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -23,15 +21,7 @@ from tests import support
 ROOT = support.ROOT
 
 
-def _load_checker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("check_purity", ROOT / "scripts" / "check_purity.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-check_purity = _load_checker()
+check_purity = support.load_script("check_purity")
 
 
 def _lint_imports() -> str:

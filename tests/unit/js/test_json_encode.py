@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import io
 import math
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -194,21 +192,6 @@ def test_serialized_values_are_embedded_and_shared() -> None:
 # -- golden corpus --------------------------------------------------------------------------------
 
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
-
-
-@pytest.fixture
-def cli_recursion_limit() -> Iterator[None]:
-    """The recursion limit the CLI runs with: golden hostile-deep-nesting holds a value 1,500
-    levels deep, which the exact serializer walks recursively (this test passed only when an
-    earlier test had raised the limit)."""
-    from pitools.cli import RECURSION_LIMIT
-
-    before = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(before)
 
 
 @pytest.mark.usefixtures("cli_recursion_limit")

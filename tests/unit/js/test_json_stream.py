@@ -6,7 +6,6 @@ tests/unit/js/test_json_encode.py) on every golden session, several leaves and c
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,19 +24,6 @@ from pitools.errors import PiCrashError, PitoolsError
 
 GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 CASES = sorted(p.parent.name for p in GOLDEN.glob("*/session.jsonl"))
-
-
-@pytest.fixture
-def cli_recursion_limit() -> Iterator[None]:
-    """The CLI's recursion limit (golden hostile-deep-nesting is 1,500 levels deep)."""
-    from pitools.cli import RECURSION_LIMIT
-
-    before = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(before)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pitools.ops import index_limits
 from pitools.ops.archive import archive_scope, updated_index, usage_report
 from pitools.ops.queries import SearchQuery, SessionFilter, UsageQuery
 from pitools.ops.search import search
-from tests.archive_gen import Archive, Writer, env_for
+from tests.archive_gen import Archive, Writer, private_pi_env
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -28,11 +28,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     agent = tmp_path / "agent"
     cache = tmp_path / "cache"
-    env = env_for(agent, cache, tmp_path / "home")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
+    env = private_pi_env(tmp_path, monkeypatch)
     return {"agent": agent, "cache": cache, "env": env, "tmp": tmp_path}
 
 

@@ -212,15 +212,7 @@ def test_compaction_refuses_when_pi_appends_during_the_model_call(tmp_path: Path
                 with open(path, "ab") as fh:
                     fh.write(b'{"type":"label","id":"zz","parentId":null,"timestamp":"t","targetId":"x","label":"L"}\n')
                 state["changed"] = path.read_bytes()
-            usage = {
-                "input": 1,
-                "output": 1,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 2,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            }
-            return SummaryResult(text="summary", usage=usage, provider="test", model="racing")
+            return SummaryResult(text="summary", usage=support.free_usage(), provider="test", model="racing")
 
     with pytest.raises(SessionChangedError):
         planning = plan_compact(str(path), keep_recent_tokens=2000, use_config=False, for_apply=True)

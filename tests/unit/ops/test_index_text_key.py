@@ -18,7 +18,7 @@ from pitools.ops import index_rows
 from pitools.ops.archive import archive_scope, updated_index
 from pitools.ops.queries import SearchQuery
 from pitools.ops.search import search
-from tests.archive_gen import Archive, env_for
+from tests.archive_gen import Archive, private_pi_env
 
 
 def _long(word: str) -> str:
@@ -46,11 +46,7 @@ class _WeakSha1:
 def test_texts_colliding_under_a_weak_hash_are_all_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, appended: bool
 ) -> None:
-    env = env_for(tmp_path / "agent", tmp_path / "cache", tmp_path / "home")
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
+    env = private_pi_env(tmp_path, monkeypatch)
     monkeypatch.setattr(hashlib, "sha1", _WeakSha1)
     a_text, b_text = _long("aardvarkword"), _long("bumblebeeword")
     # The old key: the first 64 bits of SHA-1 (now the weak one) were equal for both texts.

@@ -18,6 +18,7 @@ from pitools.core.repair.repair import (
     split_fused,
 )
 from pitools.core.validate.codes import CODES
+from tests import support
 
 GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 HEADER = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
@@ -32,14 +33,7 @@ def entry(eid: str, parent: str | None, text: str = "hi", role: str = "user") ->
             "api": "a",
             "provider": "p",
             "model": "m",
-            "usage": {
-                "input": 1,
-                "output": 1,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 2,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            },
+            "usage": support.free_usage(),
             "stopReason": "stop",
             "timestamp": 2,
         }

@@ -38,6 +38,7 @@ from pitools.core.session.load import read_session_bytes
 from pitools.core.session.loaded import Session, session_from_raw
 from pitools.core.session.migrate import MigrationError
 from pitools.core.session.tree import SessionIndex
+from tests import support
 
 GOLDEN = Path(__file__).resolve().parents[3] / "golden"
 SESSIONS = sorted(p for p in GOLDEN.glob("*/*.jsonl") if p.stat().st_size < 5_000_000)
@@ -209,23 +210,12 @@ def test_fingerprints_catch_a_changed_context() -> None:
     assert not compare_fingerprints(before, slim_fingerprints(*_slim_case()))
 
 
-def _gen_big() -> Any:
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[3] / "scripts" / "gen_big.py"
-    spec = importlib.util.spec_from_file_location("gen_big", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("shape", ["compacted", "never", "branches", "images", "tool-images"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_generated_sessions_union_and_proof(shape: str, seed: int) -> None:
     """Bench-shaped sessions (many leaves, compactions, branch summaries, images): the one-walk
     union is Pi's per-leaf one, and the structural proof and the full replay agree."""
-    gen = _gen_big()
+    gen = support.load_script("gen_big")
     data = gen.generate_images(2.5, seed) if shape == "images" else gen.generate(2.5, seed, shape)
     session, index = _load(data)
     fast = context_union(index)

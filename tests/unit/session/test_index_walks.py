@@ -5,8 +5,6 @@ stands for)."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -116,14 +114,6 @@ def test_label_entries(hostile: EntryIndex) -> None:
     assert [e["id"] for e in hostile.label_entries()] == ["l1"]
 
 
-@pytest.fixture
-def _deep_values() -> Iterator[None]:
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 20000))
-    yield
-    sys.setrecursionlimit(old)
-
-
 def _structure(index: EntryIndex) -> dict[str, Any]:
     return {
         "leaves": index.leaves(),
@@ -135,7 +125,7 @@ def _structure(index: EntryIndex) -> dict[str, Any]:
     }
 
 
-@pytest.mark.usefixtures("_deep_values")
+@pytest.mark.usefixtures("cli_recursion_limit")
 @pytest.mark.parametrize("case", support.golden_cases())
 def test_both_keep_policies_give_the_same_structure(case: str) -> None:
     path = support.GOLDEN / case / "session.jsonl"

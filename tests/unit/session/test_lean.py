@@ -7,8 +7,6 @@ built from entries read back from the file: these tests exercise that path on ev
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +32,7 @@ from tests.oracles.context_document import context_json
 CASES = support.golden_cases()
 
 
-@pytest.fixture(autouse=True)
-def _deep_values() -> Iterator[None]:
-    """golden/hostile-deep-nesting: comparing and writing its values recurses deeply."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 20000))
-    yield
-    sys.setrecursionlimit(old)
+pytestmark = pytest.mark.usefixtures("cli_recursion_limit")
 
 
 @pytest.fixture(params=["drop", "keep"])

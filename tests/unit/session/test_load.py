@@ -62,6 +62,13 @@ def test_diagnostic_codes(tmp_path: Path, data: bytes, code: str | None, valid: 
         assert code in [d.code for d in raw.diagnostics]
 
 
+def test_falsy_line_names_the_value_as_json_text(tmp_path: Path) -> None:
+    # JSON.stringify of the parsed value: -0 and 0.0 parse to a zero that prints as 0.
+    raw = read_session(write(tmp_path, HEADER + b'\nnull\n0\nfalse\n""\n-0\n0.0\n'))
+    shown = [d.message.split(",")[0] for d in raw.diagnostics if d.code == "falsy-line"]
+    assert shown == [f"line parses to {text}" for text in ("null", "0", "false", '""', "0", "0")]
+
+
 def test_second_header_is_reported_and_dropped(tmp_path: Path) -> None:
     s = open_session(write(tmp_path, HEADER + b"\n" + ENTRY + b"\n" + HEADER + b"\n"))
     assert [d.code for d in s.diagnostics] == ["extra-header"]

@@ -185,14 +185,14 @@ def test_most_recent_in_shared_dir_checks_the_header_cwd(pi_env: dict[str, str],
     mine = put_session(shared, "mine", os.getcwd(), mtime=1_700_000_000)
     put_session(shared, "theirs", "/other/project", mtime=1_700_000_100)
     put_session(shared, "nocwd", "", mtime=1_700_000_200)
-    assert locate.resolve_session_ref(None, env=pi_env, session_dir=str(shared)) == mine
+    assert locate.locate_session(None, env=pi_env, session_dir=str(shared)).path == mine
     env = dict(pi_env, **{locate.ENV_SESSION_DIR: str(shared)})
-    assert locate.resolve_session_ref(None, env=env) == mine
+    assert locate.locate_session(None, env=env).path == mine
 
 
 def test_no_session_is_a_clear_error(pi_env: dict[str, str]) -> None:
     with pytest.raises(PitoolsError, match=r"no Pi session found for .* in .*-work-proj-- "):
-        locate.resolve_session_ref(None, env=pi_env)
+        locate.locate_session(None, env=pi_env)
 
 
 # -- --session <arg> --------------------------------------------------------------------------
@@ -213,15 +213,15 @@ def test_ids_prefixes_and_global_matches(pi_env: dict[str, str], tmp_path: Path)
     c = put_session(elsewhere, "0190ccc-3333", "/other", mtime=1_700_000_002)
     d = put_session(elsewhere, "0190aaaa", "/other", mtime=1_700_000_003)
     assert locate.locate_session("0190aaaa-1111", env=pi_env).how == "id"
-    assert locate.resolve_session_ref("0190aaab", env=pi_env) == b
+    assert locate.locate_session("0190aaab", env=pi_env).path == b
     # An exact id in another project still loses to a local prefix match, as in Pi.
-    assert locate.resolve_session_ref("0190aaaa", env=pi_env) == a
+    assert locate.locate_session("0190aaaa", env=pi_env).path == a
     located = locate.locate_session("0190ccc", env=pi_env)
     assert (located.path, located.how) == (c, "global-prefix")
     with pytest.raises(PitoolsError, match="ambiguous"):
-        locate.resolve_session_ref("0190aa", env=pi_env)
+        locate.locate_session("0190aa", env=pi_env)
     with pytest.raises(PitoolsError, match="no session file, session id or id prefix matches 'zzz'"):
-        locate.resolve_session_ref("zzz", env=pi_env)
+        locate.locate_session("zzz", env=pi_env)
     assert d.exists()
 
 
@@ -230,9 +230,9 @@ def test_configured_dir_limits_global_search(pi_env: dict[str, str], tmp_path: P
     shared = tmp_path / "shared"
     near = put_session(shared, "near-by", "/yet/another", mtime=1_700_000_000)
     with pytest.raises(PitoolsError):
-        locate.resolve_session_ref("far", env=pi_env, session_dir=str(shared))
+        locate.locate_session("far", env=pi_env, session_dir=str(shared))
     # listAll(sessionDir) reads only the configured folder, without a cwd check.
-    assert locate.resolve_session_ref("near", env=pi_env, session_dir=str(shared)) == near
+    assert locate.locate_session("near", env=pi_env, session_dir=str(shared)).path == near
 
 
 def test_bare_name_of_an_existing_file(pi_env: dict[str, str]) -> None:

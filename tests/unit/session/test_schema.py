@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -237,14 +236,6 @@ def test_fast_check_agrees_with_pydantic_on_mutated_entries(pick: int, data: st.
     assert entry_check()(mutated) == accepts(mutated), mutated
 
 
-def gen_schema() -> Any:
-    spec = importlib.util.spec_from_file_location("gen_schema", ROOT / "scripts" / "gen_schema.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_fast_check_is_the_committed_module() -> None:
     assert entry_check() is entry_precheck.check_root
     assert entry_precheck.ENTRY_TYPES == ENTRY_TYPES and entry_precheck.MESSAGE_ROLES == MESSAGE_ROLES
@@ -252,7 +243,7 @@ def test_the_fast_check_is_the_committed_module() -> None:
 
 def test_committed_fast_check_equals_a_fresh_generation() -> None:
     text = CHECK_FILE.read_text(encoding="utf-8")
-    assert text == gen_schema().render_check(), "run scripts/gen_schema.py"
+    assert text == support.load_script("gen_schema").render_check(), "run scripts/gen_schema.py"
     assert text == model_check.render_entry_check()
 
 
@@ -318,7 +309,8 @@ def test_discriminators_read_model_instances() -> None:
 
 
 def test_committed_schema_equals_a_fresh_generation() -> None:
-    assert SCHEMA_FILE.read_text(encoding="utf-8") == gen_schema().render(), "run scripts/gen_schema.py"
+    fresh = support.load_script("gen_schema").render()
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == fresh, "run scripts/gen_schema.py"
     assert json.loads(SCHEMA_FILE.read_text(encoding="utf-8")) == session_json_schema()
 
 

@@ -18,9 +18,8 @@ import pytest
 
 from pitools.core.session.api import load
 from pitools.core.validate import validate_file
+from tests.support import free_usage
 
-COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-USAGE = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2, "cost": COST}
 HEADER = {"type": "session", "version": 3, "id": "S", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
 
 
@@ -53,7 +52,7 @@ def _chain(path: Path, n: int) -> Path:
                     "api": "x",
                     "provider": "p",
                     "model": "m",
-                    "usage": USAGE,
+                    "usage": free_usage(),
                     "stopReason": "stop",
                     "timestamp": 1,
                 }

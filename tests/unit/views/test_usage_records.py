@@ -108,17 +108,16 @@ def test_every_source_is_a_record_with_its_model_and_kind() -> None:
     assert records[0].to_json()["totalTokens"] == 100
 
 
+def _sums(totals: Any) -> tuple[Any, ...]:
+    """The five sums a usage total and Pi's session stats both keep."""
+    return (totals.input, totals.output, totals.cache_read, totals.cache_write, totals.cost)
+
+
 def test_totals_equal_session_stats_on_constructed_entries() -> None:
     entries = _every_source()
     total = sum_records(usage_records(entries))
     stats = session_stats(entries, strict=False).totals
-    assert (total.input, total.output, total.cache_read, total.cache_write, total.cost) == (
-        stats.input,
-        stats.output,
-        stats.cache_read,
-        stats.cache_write,
-        stats.cost,
-    )
+    assert _sums(total) == _sums(stats)
     assert total.total_tokens == stats.tokens
 
 
@@ -139,13 +138,7 @@ def test_totals_equal_inspect_on_golden(case: str) -> None:
     except PiCrashError:
         pytest.skip("Pi's getSessionStats itself throws on this file")
     total = sum_records(usage_records(entries))
-    assert (total.input, total.output, total.cache_read, total.cache_write, total.cost) == (
-        stats.input,
-        stats.output,
-        stats.cache_read,
-        stats.cache_write,
-        stats.cost,
-    )
+    assert _sums(total) == _sums(stats)
 
 
 def test_golden_corpus_has_usage() -> None:
