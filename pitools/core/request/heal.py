@@ -167,6 +167,19 @@ class _Edit:
     changes: list[str] = field(default_factory=list)
     losses: list[str] = field(default_factory=list)
 
+    def record(self, code: str, change: str, loss: str, content: Any = None) -> None:
+        """One remedy applied to this entry: the rule, what changed, what the model loses (and
+        the new content, when the remedy rewrote it)."""
+        if content is not None:
+            self.content = content
+        self.why.append(code)
+        self.changes.append(change)
+        self.losses.append(loss)
+
+
+#: What the model loses when an image becomes a one-line note.
+IMAGE_LOSS = "the image itself (a note says one was there and why it was removed)"
+
 
 @dataclass(slots=True)
 class _Context:
@@ -665,10 +678,8 @@ def _strip_thinking(e: _Edit, signatures: set[Any], code: str) -> None:
     removed = len(content) - len(kept)
     if not removed:
         return
-    e.content = kept
-    e.why.append(code)
-    e.changes.append(f"{removed} thinking block(s) signed by another provider removed")
-    e.losses.append("the model's earlier reasoning in that turn")
+    change = f"{removed} thinking block(s) signed by another provider removed"
+    e.record(code, change, "the model's earlier reasoning in that turn", kept)
     if not kept:
         _drop(e, code, "a turn that held nothing but that reasoning")
 
@@ -685,10 +696,7 @@ def _replace_images(e: _Edit, data: set[Any], code: str, why: str) -> None:
             new.append(b)
     if not count:
         return
-    e.content = new
-    e.why.append(code)
-    e.changes.append(f"{count} image(s) replaced by a one-line note")
-    e.losses.append("the image itself (a note says one was there and why it was removed)")
+    e.record(code, f"{count} image(s) replaced by a one-line note", IMAGE_LOSS, new)
 
 
 def _trim_images(llm: list[Any], model: dict[str, Any], edit_of: Callable[[int], _Edit | None], code: str) -> None:
@@ -722,10 +730,7 @@ def _trim_images(llm: list[Any], model: dict[str, Any], edit_of: Callable[[int],
             else:
                 new.append(b)
         if count:
-            e.content = new
-            e.why.append(code)
-            e.changes.append(f"{count} image(s) replaced by a one-line note")
-            e.losses.append("the image itself (a note says one was there and why it was removed)")
+            e.record(code, f"{count} image(s) replaced by a one-line note", IMAGE_LOSS, new)
 
 
 #: What a cut tool output keeps (characters), and the margin a cut aims under the limit by.
@@ -785,7 +790,7 @@ def _shrink_body(llm: list[Any], build: Any, edit_of: Callable[[int], _Edit | No
             e.losses.append(f"{cut_chars:,} characters of tool output")
         if images:
             e.changes.append(f"{images} image(s) replaced by a one-line note")
-            e.losses.append("the image itself (a note says one was there and why it was removed)")
+            e.losses.append(IMAGE_LOSS)
 
 
 def _is_empty_text(b: Any) -> bool:
