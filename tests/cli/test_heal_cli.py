@@ -118,7 +118,11 @@ def test_usage_errors_exit_2(run: Any, wedged: Path, args: list[str]) -> None:
 
 
 def test_a_malformed_model_is_a_usage_error_and_an_unknown_one_a_one_line_error(run: Any, wedged: Path) -> None:
-    run("heal", wedged, "--for-model", "claude", exit_code=2)
+    for bad in ("claude", "/claude", "anthropic/"):
+        healed = run("heal", wedged, "--for-model", bad, exit_code=2)
+        asked = run("request", wedged, "--model", bad, exit_code=2)
+        # One check of the form, worded once: heal and request say the same about the same value.
+        assert healed.stderr.splitlines()[-1] == asked.stderr.splitlines()[-1].replace("--model", "--for-model")
     result = run("heal", wedged, "--for-model", "anthropic/no-such-model", "--no-config", exit_code=1)
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 

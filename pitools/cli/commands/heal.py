@@ -8,6 +8,7 @@ from pitools.cli.commands.fork import _SESSION_DIR_META
 from pitools.cli.options import (
     format_option,
     leaf_option,
+    model_reference,
     no_config_option,
     note_synthetic_ids,
     session_argument,
@@ -24,6 +25,7 @@ from pitools.cli.output import Output, pass_output
     "model_ref",
     metavar="PROVIDER/ID",
     required=True,
+    callback=model_reference,
     help="The model the session should resume on, e.g. anthropic/claude-sonnet-4-5.",
 )
 @thinking_option("Thinking level to check with (default: the level at the leaf, as Pi resumes it).")
@@ -89,8 +91,6 @@ def command(
 
     if (apply_ or new_) and from_stdin():
         raise click.UsageError("a session read from stdin cannot be healed in place or beside itself: use -o NEW")
-    if "/" not in model_ref:
-        raise click.BadParameter("expected PROVIDER/ID, e.g. anthropic/claude-sonnet-4-5", param_hint="--for-model")
 
     from pitools.core.request.check import worst_severity
     from pitools.core.session.api import load
