@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.leaf import resolve_leaf
 from pitools.core.session.lean import LeanIndex, LeanSession
-from pitools.core.session.load import read_session_bytes
-from pitools.core.session.loaded import Session, open_session, raise_invalid, require_valid, session_from_raw
+from pitools.core.session.load import RawSession, ScannedValue, read_session, read_session_bytes, stream_session
+from pitools.core.session.loaded import Session, raise_invalid, require_valid, session_from_raw
 from pitools.core.session.tree import SessionIndex
 
 if TYPE_CHECKING:
@@ -140,18 +140,47 @@ def _line_ref(ref: str) -> int | None:
     return None
 
 
+class Stream(NamedTuple):
+    """``load(path, keep="none")``: the file's values one at a time, nothing kept.
+
+    ``raw`` (lines, diagnostics, the file-level verdict) fills in as ``values`` is consumed;
+    ``validate`` checks each value and drops it, the archive index reads what was appended."""
+
+    raw: RawSession
+    values: Iterator[ScannedValue]
+
+
+#: A caller's own keep policy: called on each value in file order as it is read, returns what to keep.
+Reduce = Callable[[Any], Any]
+Source = str | os.PathLike[str] | bytes
+
+
 @overload
 def load(
-    path: str | os.PathLike[str] | None = None,
+    source: Source | None = None,
     *,
-    keep: Literal["all"] = ...,
+    keep: Literal["all", "skeleton"] | Reduce = ...,
+    name: str | None = None,
+    strict: bool = True,
+    migrate: bool = True,
+    freeze: bool = True,
+    tap: Callable[[bytes], object] | None = None,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     session_dir: str | None = None,
 ) -> LoadedSession: ...
 @overload
 def load(
-    path: str | os.PathLike[str] | None = None,
+    source: Source | None = None,
+    *,
+    keep: Literal["none"],
+    start: int = 0,
+    stop: int | None = None,
+    finish: bool = True,
+) -> Stream: ...
+@overload
+def load(
+    source: Source | None = None,
     *,
     keep: Keep,
     cwd: str | None = None,
@@ -159,39 +188,85 @@ def load(
     session_dir: str | None = None,
 ) -> Loaded: ...
 def load(
-    path: str | os.PathLike[str] | None = None,
+    source: Source | None = None,
     *,
-    keep: Keep = KEEP_ALL,
+    keep: Keep | Literal["skeleton", "none"] | Reduce = KEEP_ALL,
+    name: str | None = None,
+    strict: bool = True,
+    migrate: bool = True,
+    freeze: bool = True,
+    tap: Callable[[bytes], object] | None = None,
+    start: int = 0,
+    stop: int | None = None,
+    finish: bool = True,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     session_dir: str | None = None,
-) -> Loaded:
+) -> Loaded | Stream:
     """Open a session as Pi would (rejecting what Pi rejects) and index its entries.
 
-    ``path`` is a session file, or a session reference resolved like ``pi --session``/``--continue``
-    (:func:`pitools.core.session.locate.locate_session`): a session id or unique id prefix, or None for the
-    most recent session of ``cwd``. A string naming an existing file is always that file.
+    ``source`` is a session file, the session's bytes (``name`` names them in messages), or a
+    session reference resolved like ``pi --session``/``--continue``
+    (:func:`pitools.core.session.locate.locate_session`): a session id or unique id prefix, or
+    None for the most recent session of ``cwd``. A string naming an existing file is always that
+    file; an :class:`os.PathLike` (a :class:`~pathlib.Path`) always names a file, never a reference.
+
     ``keep`` is the keep policy (see the module docstring): ``"all"`` gives a
-    :class:`LoadedSession`; ``"context"`` a :class:`LeanLoaded` where the file allows it.
+    :class:`LoadedSession`; ``"context"`` a :class:`LeanLoaded` where the file allows it;
+    ``"skeleton"`` or a function (called on each value as it is read, returning what to keep:
+    ``slim`` keeps its own skeletons) a :class:`LoadedSession` of reduced entries; ``"none"`` a
+    :class:`Stream` (``start``/``stop`` read only the bytes between, ``finish=False`` leaves the
+    file-level verdict to :func:`~pitools.core.session.load.finish_raw`: ``validate`` reads a big
+    file in parts).
+
+    ``strict=False`` returns a file Pi rejects instead of raising (``session.valid`` is False, no
+    entries); ``migrate=False`` leaves a v1/v2 file's values as they are (``"all"`` only);
+    ``tap`` sees every byte read, in order (``slim`` hashes and counts them); ``freeze=False``
+    for a caller that loads many sessions in one process (see below).
     """
-    path = _resolve(path, cwd=cwd, env=env, session_dir=session_dir)
-    if keep == "context":
+    if isinstance(source, bytes):
+        if keep == "none" or keep == KEEP_CONTEXT:
+            raise ValueError(f"keep={keep!r} reads a file, not bytes")
+        raw = read_session_bytes(source, name or "<bytes>", shape=_shape(keep))
+        return _loaded(raw, strict=strict, migrate=migrate, freeze=False)
+    path = _resolve(source, cwd=cwd, env=env, session_dir=session_dir)
+    if keep == "none":
+        return Stream(*stream_session(path, start=start, stop=stop, finish=finish))
+    if keep == KEEP_CONTEXT:
         from pitools.core.session.lean import open_lean
 
         lean = open_lean(path)
         if lean is not None:
-            if not lean.valid:
-                lean.index.close()
-                raise_invalid(lean.diagnostics, lean.path)
-            loaded: Loaded = LeanLoaded(lean, lean.index)
-            gc.freeze()  # see below
-            return loaded
-    session = require_valid(open_session(path))
+            if lean.valid or strict:
+                if not lean.valid:
+                    lean.index.close()
+                    raise_invalid(lean.diagnostics, lean.path)
+                loaded: Loaded = LeanLoaded(lean, lean.index)
+                if freeze:
+                    gc.freeze()  # see _loaded
+                return loaded
+            lean.index.close()
+    return _loaded(read_session(path, shape=_shape(keep), tap=tap), strict=strict, migrate=migrate, freeze=freeze)
+
+
+def _shape(keep: str | Reduce) -> Reduce | None:
+    if callable(keep):
+        return keep
+    return skeleton if keep == "skeleton" else None
+
+
+def _loaded(raw: RawSession, *, strict: bool, migrate: bool, freeze: bool) -> LoadedSession:
+    session = session_from_raw(raw, migrate=migrate)
+    if strict:
+        require_valid(session)
     loaded = LoadedSession(session, SessionIndex.build(session.entries))
-    # The parsed session holds no reference cycles and lives as long as the command: exempt it
-    # from cyclic collection, which would otherwise rescan millions of objects every time the
-    # work that follows allocates (a third of the time of context/compact on a big session).
-    gc.freeze()
+    if freeze:
+        # The parsed session holds no reference cycles and lives as long as the command: exempt
+        # it from cyclic collection, which would otherwise rescan millions of objects every time
+        # the work that follows allocates (a third of the time of context/compact on a big
+        # session). A caller loading session after session in one process (the archive index,
+        # ``dataset``) passes ``freeze=False``: each one is freed when it is done with.
+        gc.freeze()
     return loaded
 
 
@@ -221,19 +296,6 @@ def skeleton(value: Any) -> Any:
     if "parentId" in value:
         out["parentId"] = value["parentId"]
     return out
-
-
-def load_bytes(data: bytes, path: str = "<bytes>", *, keep: Literal["all", "skeleton"] = "all") -> LoadedSession:
-    """:func:`load` on a session held in memory (``path`` names it in messages).
-
-    Raises :class:`~pitools.errors.SessionParseError` when Pi would reject it and
-    :class:`~pitools.core.session.migrate.MigrationError` when Pi's migration throws on it.
-    ``keep="skeleton"`` keeps only the skeleton of each entry (see the module docstring); the
-    raw session (``session.raw``) says where each one's line is in ``data``.
-    """
-    raw = read_session_bytes(data, path, shape=skeleton if keep == "skeleton" else None)
-    session = require_valid(session_from_raw(raw))
-    return LoadedSession(session, SessionIndex.build(session.entries))
 
 
 def _resolve(

@@ -130,13 +130,23 @@ def _truthy_json(value: Any) -> bool:
     return not (type(value) is str and value == "")
 
 
-def read_session(path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> RawSession:
+def read_session(
+    path: str | os.PathLike[str],
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    shape: Callable[[Any], Any] | None = None,
+    tap: Callable[[bytes], object] | None = None,
+) -> RawSession:
     """Read a session file the way Pi 1.6.0 does, never writing to it.
 
     Raises :class:`SessionParseError` only when the file cannot be opened at all; a file that
-    is not a session is returned with ``valid=False`` and a diagnostic saying why.
+    is not a session is returned with ``valid=False`` and a diagnostic saying why. ``shape``
+    replaces each value as it is read, ``tap`` sees every line's bytes (see
+    :func:`pitools.core.session.api.load`).
     """
-    raw, values = stream_session(path, max_line_bytes=max_line_bytes)
+    raw, values = stream_session(path, max_line_bytes=max_line_bytes, tap=tap)
+    if shape is not None:
+        values = ((shape(value), line, offset, size) for value, line, offset, size in values)
     with gc_paused():
         _consume(raw, values)
     return raw
@@ -149,6 +159,7 @@ def stream_session(
     start: int = 0,
     stop: int | None = None,
     finish: bool = True,
+    tap: Callable[[bytes], object] | None = None,
 ) -> tuple[RawSession, Iterator[ScannedValue]]:
     """:func:`read_session` one value at a time: ``raw`` fills in as the iterator is consumed.
 
@@ -173,11 +184,19 @@ def stream_session(
             raw.size = offset + len(line)
             yield offset, line
 
+    def tapped(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+        assert tap is not None
+        for item in lines:
+            tap(item[1])
+            yield item
+
     def values() -> Iterator[ScannedValue]:
         try:
             lines = _iter_raw_lines(spath, start, stop)
             if not stat.S_ISREG(mode):
                 lines = counted(lines)
+            if tap is not None:
+                lines = tapped(lines)
             yield from scan_lines(raw, lines, max_line_bytes, later_part=start > 0, finish=finish)
         except OSError as exc:
             raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
