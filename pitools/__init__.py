@@ -21,8 +21,8 @@ __version__ = "0.4.0"
 PI_REFERENCE_VERSION = "1.6.0"
 
 _LAZY = {
-    "load": "pitools.core.session.api",
-    "LoadedSession": "pitools.core.session.api",
+    "load": "pitools.core.session.load",
+    "LoadedSession": "pitools.core.session.load",
     "open_session": "pitools.core.session.loaded",
     "Session": "pitools.core.session.loaded",
     "migrate_values": "pitools.core.session.migrate",

@@ -30,7 +30,7 @@ from pitools.core.context.messages import convert_to_llm, get_current_system_mes
 from pitools.core.context.tokens import estimate_tokens
 from pitools.core.js.json.encode import jsonable
 from pitools.core.js.value import UNDEFINED, js_to_string
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.core.session.loaded import Session, entry_id
 from pitools.core.session.migrate import MigrationError
 from pitools.core.session.name import session_name

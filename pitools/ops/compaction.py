@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.compaction.plan import build_compaction_entry, summary_inputs
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
-from pitools.core.session.api import LoadedSession, load
+from pitools.core.session.load import LoadedSession, load
 from pitools.core.session.loaded import entry_type
 from pitools.errors import PitoolsError
 
@@ -162,7 +162,7 @@ def plan_compact(
     """
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.context.build import BranchKeys, replay_context
-    from pitools.core.session.api import KEEP_ALL, KEEP_CONTEXT
+    from pitools.core.session.load import KEEP_ALL, KEEP_CONTEXT
 
     loaded: Any = load(file, keep=KEEP_ALL if keep_all else KEEP_CONTEXT)
     leaf = loaded.leaf(leaf_ref)

@@ -437,7 +437,7 @@ def _remove(outdir: str, rel: Any) -> None:
 def _copied_ids(
     key: str, entries: list[Any], chain: list[str], key_cache: dict[str, set[Any]], has_children: bool
 ) -> set[str]:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.core.views import lineage
 
     if not chain and not has_children:
@@ -476,7 +476,7 @@ def _write_session(
     import contextlib
 
     from pitools.core.datasets.rows import SessionMeta, project_of, session_rows
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.core.views.branch_common import entry_ms
 
     loaded = load(Path(key), freeze=False)

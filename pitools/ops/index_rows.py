@@ -242,7 +242,7 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     from pathlib import Path
 
     from pitools.core.js.json.parse import gc_paused
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.core.views.entry_tree import tree_facts
     from pitools.core.views.listing import finish_scan, save_scan, scan_values, summarize_file
     from pitools.errors import PitoolsError
@@ -287,7 +287,7 @@ def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any],
     from pathlib import Path
 
     from pitools.core.js.json.parse import gc_paused
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     raw, values = load(Path(path), keep="none", start=start, stop=st.st_size, finish=False)
     entries: list[Any] = []

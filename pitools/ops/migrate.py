@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pitools import store
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.core.session.loaded import Session
 from pitools.core.session.migrate_file import migrated_lines
 from pitools.errors import PitoolsError

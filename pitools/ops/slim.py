@@ -1,7 +1,7 @@
 """``pitools slim`` as a use case: one streaming read, the plan, the proof, one streaming copy.
 
 Memory and time are what a 1 GB session needs them to be. The first pass parses every line
-(the one loader, :func:`~pitools.core.session.api.load`, with slim's own keep policy) and reduces
+(the one loader, :func:`~pitools.core.session.load.load`, with slim's own keep policy) and reduces
 each entry at once to its slimmed line, if it holds selected content, and to its skeleton; the parsed content
 is dropped, so peak memory is the skeletons plus the new lines, not the file. The second pass
 copies the file's kept byte ranges in big chunks (the replaced lines are skipped, not read) and
@@ -29,7 +29,7 @@ from pitools.core.js.json.parse import gc_paused, parse_json_line
 from pitools.core.js.json.record import record_json
 from pitools.core.repair.slim import Candidate, SlimOptions, SlimPlan, plan_from_candidates, skeleton, slim_candidate
 from pitools.core.repair.slim_check import check_slim
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.core.session.loaded import Session
 from pitools.errors import PitoolsError, SessionChangedError, SessionParseError
 

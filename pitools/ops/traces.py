@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.session.api import LoadedSession
+from pitools.core.session.load import LoadedSession
 
 
 def branch_leaves(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[Any]:
@@ -28,7 +28,7 @@ def copied_entry_ids(loaded: LoadedSession) -> set[str]:
     import os
     from pathlib import Path
 
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.core.views import lineage
 
     own_key = lineage.default_canonical(loaded.path)

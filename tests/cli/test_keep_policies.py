@@ -1,7 +1,7 @@
 """The commands that load with the "context" keep policy (``context``, ``compact --dry-run``) print
 byte for byte what they print when the loader keeps every entry, on every golden session, in
 every output format, at several leaves. The "all" run is made by switching the policy the
-commands ask for (``pitools.core.session.api.KEEP_CONTEXT``), so the very same command code runs
+commands ask for (``pitools.core.session.load.KEEP_CONTEXT``), so the very same command code runs
 over the other index; each run checks which index it got, so neither side can quietly fall
 back to the other."""
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pitools.core.session import api
+from pitools.core.session import load as api
 from pitools.core.session.lean import LeanIndex
 from pitools.core.session.tree import SessionIndex
 from pitools.errors import PitoolsError

@@ -529,8 +529,8 @@ def exercise_core(path: Path, rng: random.Random | None = None) -> None:
     """
     from pitools.core.compaction.prepare import CompactionSettings
     from pitools.core.js.json.encode import to_json_bytes
-    from pitools.core.session.api import LoadedSession
-    from pitools.core.session.load import read_session
+    from pitools.core.session.lines import read_session
+    from pitools.core.session.load import LoadedSession
     from pitools.core.session.loaded import open_session
     from pitools.core.session.migrate_file import migrated_lines
     from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree
@@ -614,7 +614,7 @@ def _exercise_lean(path: Path, loaded: Any, leaves: list[Any], rng: random.Rando
     from pitools.core.context.build import replay_context
     from pitools.core.js.json.encode import to_json_bytes
     from pitools.core.session import lean as lean_module
-    from pitools.core.session.api import LeanLoaded, load
+    from pitools.core.session.load import LeanLoaded, load
     from pitools.core.session.tree import mkey
     from pitools.render.context import context_json_chunks
     from tests.oracles.context_document import context_json

@@ -61,7 +61,7 @@ def _context_text(index: Any, leaf: Any) -> str | None:
 
 def check_heal_properties(data: bytes, model_ref: str) -> None:
     from pitools.core.request.heal import _context, plan_heal
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.core.session.loaded import entry_id
     from pitools.core.session.tree import SessionIndex
     from pitools.errors import PitoolsError

@@ -25,7 +25,7 @@ SEED_NAMES = [name for name, _ in SEEDS]
 
 def _pi_view(data: bytes) -> tuple[int, dict[str, Any], Any]:
     """(object entries Pi reads, {entry JSON: its position}, index) as pitools' core loads them."""
-    from pitools.core.session.load import read_session_bytes
+    from pitools.core.session.lines import read_session_bytes
     from pitools.core.session.loaded import session_from_raw
     from pitools.core.session.migrate import MigrationError
     from pitools.core.session.tree import SessionIndex

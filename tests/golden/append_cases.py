@@ -99,7 +99,7 @@ def build(case: Case, out: Path) -> list[dict[str, Any]]:
     """Write ``case`` to ``out`` with pitools; returns the entries appended."""
     from pitools import store
     from pitools.core.compaction.prepare import CompactionSettings
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.compaction import apply_compaction
     from pitools.ops.navigate import NavigateSetup, navigate_apply
     from pitools.ops.summarizing import SummarizeRequest

@@ -156,8 +156,8 @@ def heal_files(folder: Path, model_ref: str) -> None:
     """``healed.jsonl`` and ``healed-new.jsonl`` beside ``folder/session.jsonl``, reproducibly."""
     from pitools.core.compaction.plan import compaction_line
     from pitools.core.request.heal import plan_heal, rewrite_tool_ids
-    from pitools.core.session.api import load
     from pitools.core.session.fork import NewSessionOptions, clone_session
+    from pitools.core.session.load import load
     from pitools.ops.request import resolve_model
 
     source = folder / "session.jsonl"

@@ -277,7 +277,7 @@ def slim_options(args: tuple[str, ...]) -> Any:
 def slimmed_bytes(original: bytes, args: tuple[str, ...]) -> bytes:
     """The slimmed file, computed by the same core as ``pitools slim`` (in memory)."""
     from pitools.core.repair.slim import plan_slim
-    from pitools.core.session.load import iter_byte_lines, read_session_bytes
+    from pitools.core.session.lines import iter_byte_lines, read_session_bytes
     from pitools.core.session.loaded import session_from_raw
 
     session = session_from_raw(read_session_bytes(original))

@@ -19,7 +19,7 @@ from pitools.core.compaction.plan import plan_compaction
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
 from pitools.core.context.build import replay_context
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import LeanLoaded, LoadedSession, load
+from pitools.core.session.load import LeanLoaded, LoadedSession, load
 from pitools.errors import PitoolsError
 from tests.oracles import pi_mirrors as oracle
 

@@ -35,7 +35,7 @@ from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.stream import JsonStream, json_chunks
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import Loaded, LoadedSession
+from pitools.core.session.load import Loaded, LoadedSession
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.errors import PitoolsError
 

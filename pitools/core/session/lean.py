@@ -8,7 +8,7 @@ and the entries that set the model and the thinking level. Keeping all parsed va
 2.5 bytes of Python objects per byte of file, and most of a load's time beyond the bare parse
 goes to page faults for them.
 
-:func:`open_lean` reads the file with the same scanner as :func:`~pitools.core.session.load.read_session`
+:func:`open_lean` reads the file with the same scanner as :func:`~pitools.core.session.lines.read_session`
 (same diagnostics), keeps per entry only what the tree and the rules need (id, parentId, type,
 line, byte offset and length, a small mark), and keeps a parsed value only while it is recent:
 values before the newest compaction's kept range are dropped as the scan goes (entries that are
@@ -40,7 +40,7 @@ from pitools.core.session.index import (
     entry_mark,
     mkey,
 )
-from pitools.core.session.load import Diagnostic, RawSession, accepted_header, extra_header, stream_session
+from pitools.core.session.lines import Diagnostic, RawSession, accepted_header, extra_header, stream_session
 from pitools.core.session.migrate import CURRENT_VERSION, MigrationReport, effective_version
 from pitools.errors import SessionChangedError, SessionParseError
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.load import ERROR, Diagnostic, RawSession, extra_header, read_session
+from pitools.core.session.lines import ERROR, Diagnostic, RawSession, extra_header, read_session
 from pitools.core.session.migrate import MigrationError, MigrationReport, migrate_values
 
 

@@ -26,8 +26,7 @@ from typing import Any
 from pitools.core.js.json.encode import short_json as _js
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import load
-from pitools.core.session.load import (
+from pitools.core.session.lines import (
     ERROR,
     INFO,
     WARNING,
@@ -37,6 +36,7 @@ from pitools.core.session.load import (
     accepted_header,
     finish_raw,
 )
+from pitools.core.session.load import load
 from pitools.core.session.migrate import MigrationError, effective_version
 from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
 from pitools.core.validate.parts import PartResult, ShareParts, merge_part, scan_part, split_points

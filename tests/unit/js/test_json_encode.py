@@ -232,7 +232,7 @@ def test_golden_values_and_outputs(case: str) -> None:
     if not session.entries:
         return
     index = SessionIndex.build(session.entries)
-    from pitools.core.session.api import LoadedSession
+    from pitools.core.session.load import LoadedSession
 
     loaded = LoadedSession(session, index)
     for leaf in [*index.leaves()[:5], UNDEFINED]:

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from pitools.core.js.json import parse as jsonparse
 from pitools.core.js.json.parse import DeepJSONError, parse_deep
-from pitools.core.session import load
-from pitools.core.session.load import read_session
+from pitools.core.session import lines
+from pitools.core.session.lines import read_session
 
 HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'
 DEPTH = 100_000  # far beyond orjson (1,024) and the CLI's recursion limit (20,000)
@@ -62,7 +62,7 @@ def test_what_pitools_cannot_parse_is_reported_not_dropped(tmp_path: Path, monke
     diags = read_session(p).diagnostics
     assert [(d.code, d.severity, d.line) for d in diags] == [("unparsed-line", "error", 2)]
     assert "Pi reads this line, pitools could not" in diags[0].message
-    assert load  # parse_json_line looks parse_deep up when it needs it, so the patch above reaches it
+    assert lines  # parse_json_line looks parse_deep up when it needs it, so the patch above reaches it
 
 
 json_values = st.recursive(

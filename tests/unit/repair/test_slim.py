@@ -34,7 +34,7 @@ from pitools.core.repair.slim_check import (
     compare_fingerprints,
     slim_fingerprints,
 )
-from pitools.core.session.load import read_session_bytes
+from pitools.core.session.lines import read_session_bytes
 from pitools.core.session.loaded import Session, session_from_raw
 from pitools.core.session.migrate import MigrationError
 from pitools.core.session.tree import SessionIndex

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pitools.core.request.heal import plan_heal, rewrite_tool_ids
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.ops.request import resolve_model
 
 NOW = _dt.datetime(2026, 11, 3, tzinfo=_dt.UTC)

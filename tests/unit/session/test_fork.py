@@ -13,8 +13,8 @@ import pytest
 
 from pitools.core.js.date import iso_now
 from pitools.core.session import fork
-from pitools.core.session.api import LoadedSession, load
 from pitools.core.session.ids import generate_id, uuid7
+from pitools.core.session.load import LoadedSession, load
 from pitools.core.session.loaded import open_session
 from pitools.core.session.tree import SessionIndex
 from pitools.errors import PitoolsError

@@ -20,9 +20,9 @@ from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session import lean as lean_module
-from pitools.core.session.api import LeanLoaded, LoadedSession, load
 from pitools.core.session.lean import LeanIndex, open_lean
-from pitools.core.session.load import read_session
+from pitools.core.session.lines import read_session
+from pitools.core.session.load import LeanLoaded, LoadedSession, load
 from pitools.core.session.loaded import session_from_raw
 from pitools.core.session.migrate import effective_version
 from pitools.core.session.tree import SessionIndex

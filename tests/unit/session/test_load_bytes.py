@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.core.session.migrate import MigrationError
 from pitools.errors import SessionParseError
 from tests import support

@@ -242,7 +242,7 @@ def test_bare_name_of_an_existing_file(pi_env: dict[str, str]) -> None:
 
 
 def test_api_load_accepts_references(pi_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     for key, value in pi_env.items():
         monkeypatch.setenv(key, value)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core.session.load import stream_session
+from pitools.core.session.lines import stream_session
 from pitools.core.validate.scan import Scanner, scan_entries
 from pitools.core.validate.structure import Structure
 from tests import support
