@@ -22,9 +22,9 @@ PI_REFERENCE_VERSION = "1.6.0"
 
 _LAZY = {
     "load": "pitools.core.session.load",
+    "Loaded": "pitools.core.session.load",
     "LoadedSession": "pitools.core.session.load",
-    "open_session": "pitools.core.session.loaded",
-    "Session": "pitools.core.session.loaded",
+    "Session": "pitools.core.session.load",
     "migrate_values": "pitools.core.session.migrate",
     "SessionIndex": "pitools.core.session.tree",
     "replay_context": "pitools.core.context.build",

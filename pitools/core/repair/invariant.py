@@ -21,8 +21,7 @@ from pitools.core.context.build import Projection, build_projection
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.lines import RawSession
-from pitools.core.session.load import LoadedSession, kept_whole, load
+from pitools.core.session.load import LoadedSession, RawSession, kept_whole, load
 from pitools.core.session.loaded import Session
 from pitools.core.session.tree import SessionIndex
 from pitools.errors import CycleError, PiCrashError, PitoolsError

@@ -28,7 +28,7 @@ from pitools.core.js.json.encode import short_json, to_json_bytes
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_truthy
-from pitools.core.session.lines import line_spans
+from pitools.core.session.load import line_spans
 
 _BOM = b"\xef\xbb\xbf"
 #: Content-block types: an object with one of these is part of a message, never an entry.

@@ -244,10 +244,10 @@ class LeanSession:
 
 
 def open_lean(path: str | os.PathLike[str]) -> LeanSession | None:
-    """Load ``path`` like :func:`~pitools.core.session.loaded.open_session`, keeping entries lean.
+    """Load ``path`` like ``load(path)`` does, keeping entries lean (``load(path, keep="context")``).
 
     Returns None when the lean path does not apply (the file needs migration, or is not a
-    regular file that can be read again): load it with ``open_session`` instead. Raises
+    regular file that can be read again): the loader keeps everything instead. Raises
     :class:`~pitools.errors.SessionParseError` when the file cannot be read.
     """
     spath = os.fspath(path)

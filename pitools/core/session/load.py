@@ -1,8 +1,16 @@
 """The one loader: open a session Pi would load, indexed and ready to query.
 
+Every module outside ``core/session`` reads a session through :func:`load` (an architecture
+test and the ``one-loader`` import contract hold them to it); the modules behind it are named by
+role: :mod:`~pitools.core.session.lines` splits and scans lines with Pi's rules,
+:mod:`~pitools.core.session.loaded` makes Pi's entries of the values (header, migration,
+extra headers), :mod:`~pitools.core.session.lean` is the ``"context"`` policy and
+:mod:`~pitools.core.session.tree` the ``"all"`` policy's index.
+
 :func:`load` reads every line with Pi's rules (the same diagnostics and errors whatever it
-keeps) and indexes the entries (:class:`~pitools.core.session.index.EntryIndex`). Its *keep
-policy* says which parsed entries stay in memory:
+keeps) and indexes the entries (:class:`~pitools.core.session.index.EntryIndex`). The source is
+a file, a session reference or the session's bytes. Its *keep policy* says which parsed entries
+stay in memory:
 
 * ``keep="all"`` (the default): every entry stays parsed (``loaded.session.entries``), the
   index is a :class:`~pitools.core.session.tree.SessionIndex`; what most commands use.
@@ -11,13 +19,22 @@ policy* says which parsed entries stay in memory:
   the last compaction, and small ones); any other entry is read back from the file by its byte
   offset when asked for (:class:`~pitools.core.session.lean.LeanIndex`). ``context`` and
   ``compact --dry-run`` use it: on a 100 MB session it saves most of the memory. Files Pi
-  migrates (v1/v2) and inputs that are not regular files are loaded with ``"all"``.
+  migrates (v1/v2), inputs that are not regular files and bytes are loaded with ``"all"``
+  (``loaded.kept`` says which policy was applied).
+* ``keep="skeleton"``: every entry reduced to its ``type``, ``id`` and ``parentId`` as it is read
+  (headers and compactions whole), which is all the tree and Pi's migration need; a caller parses
+  an entry again from the bytes (the raw session's offsets) when it needs the rest (``repair``
+  checks the file it is about to write, in memory). A function instead of a name is a caller's
+  own reduction (``slim``'s skeletons keep what its check reads).
+* ``keep="none"``: a :class:`Stream` of the values, none kept (``validate`` checks each one and
+  drops it, also in parts of a big file; the archive index reads what was appended).
 
-:func:`load_bytes` is the same loader on bytes in memory (``repair`` checks the file it is about
-to write before writing it), with a third policy, ``keep="skeleton"``: every entry reduced to its
-``type``, ``id`` and ``parentId`` as it is read (headers and compactions whole), which is all the
-tree and Pi's migration need; a caller parses an entry again from the bytes (the raw session's
-offsets) when it needs the rest.
+The result, :class:`Loaded`, has a documented set of views, the same under every policy:
+``path``; ``session`` (:class:`~pitools.core.session.loaded.Session` for ``"all"``: ``header``,
+``entries`` as Pi's ``getEntries()``, ``lines``/``offsets``, ``migration``, ``diagnostics``, and
+``raw``, the :class:`~pitools.core.session.lines.RawSession` with every parsed value and where
+it came from); ``index`` (:class:`~pitools.core.session.index.EntryIndex`); ``leaf(ref)``;
+``synthetic_ids``; ``kept``. :class:`LoadedSession` is the type of a load that kept every entry.
 
 Every Pi mirror (:mod:`pitools.core.context.build`, :mod:`pitools.core.compaction.plan`) is
 written once on the index interface and gives the same result under either policy.
@@ -34,17 +51,48 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.leaf import resolve_leaf
 from pitools.core.session.lean import LeanIndex, LeanSession
-from pitools.core.session.lines import RawSession, ScannedValue, read_session, read_session_bytes, stream_session
+from pitools.core.session.lines import (
+    RawSession,
+    ScannedValue,
+    accepted_header,
+    finish_raw,
+    line_spans,
+    read_session,
+    read_session_bytes,
+    stream_session,
+)
 from pitools.core.session.loaded import Session, raise_invalid, require_valid, session_from_raw
 from pitools.core.session.tree import SessionIndex
 
 if TYPE_CHECKING:
     from pitools.core.session.index import EntryIndex
 
-#: The loader's keep policies (see the module docstring).
+__all__ = [
+    "KEEP_ALL",
+    "KEEP_CONTEXT",
+    "AnySession",
+    "Keep",
+    "Loaded",
+    "LoadedSession",
+    "RawSession",
+    "Reduce",
+    "ScannedValue",
+    "Session",
+    "Source",
+    "Stream",
+    "accepted_header",
+    "finish_raw",
+    "kept_whole",
+    "line_spans",
+    "load",
+]
+
+#: The loader's keep policies for a session a command works on (see the module docstring).
 Keep = Literal["all", "context"]
 KEEP_ALL: Keep = "all"
 KEEP_CONTEXT: Keep = "context"
+#: ``Loaded.session`` under any keep policy (``"context"`` keeps no list of entries).
+AnySession = Session | LeanSession
 
 
 class Loaded:
@@ -55,13 +103,23 @@ class Loaded:
     too). Subclasses say where the entries' lines and ids are."""
 
     __slots__ = ()
-    session: Session | LeanSession
+    session: AnySession
     index: EntryIndex
 
     def _entry_lines(self) -> Sequence[int]:
         raise NotImplementedError
 
     def _id_at(self, at: int) -> Any:
+        raise NotImplementedError
+
+    @property
+    def kept(self) -> Keep:
+        """The keep policy applied: ``"context"`` only where the file allowed it."""
+        raise NotImplementedError
+
+    @property
+    def synthetic_ids(self) -> bool:
+        """Whether the ids shown are pitools' stand-ins: a v1 file has none, migration made them up."""
         raise NotImplementedError
 
     @property
@@ -109,13 +167,16 @@ class LoadedSession(Loaded):
         return entry_id(self.session.entries[at])
 
     @property
+    def kept(self) -> Keep:
+        return KEEP_ALL
+
+    @property
     def synthetic_ids(self) -> bool:
-        """Whether the ids shown are pitools' stand-ins: a v1 file has none, migration made them up."""
         return self.session.migration.ids_assigned > 0
 
 
 @dataclass(slots=True)
-class LeanLoaded(Loaded):
+class _LeanLoaded(Loaded):
     """A session loaded with ``keep="context"``: an index whose dropped entries are parsed
     again from the file on demand."""
 
@@ -127,6 +188,10 @@ class LeanLoaded(Loaded):
 
     def _id_at(self, at: int) -> Any:
         return self.index.ids[at]
+
+    @property
+    def kept(self) -> Keep:
+        return KEEP_CONTEXT
 
     @property
     def synthetic_ids(self) -> bool:
@@ -212,7 +277,7 @@ def load(
     file; an :class:`os.PathLike` (a :class:`~pathlib.Path`) always names a file, never a reference.
 
     ``keep`` is the keep policy (see the module docstring): ``"all"`` gives a
-    :class:`LoadedSession`; ``"context"`` a :class:`LeanLoaded` where the file allows it;
+    :class:`LoadedSession`; ``"context"`` a lean :class:`Loaded` where the file allows it;
     ``"skeleton"`` or a function (called on each value as it is read, returning what to keep:
     ``slim`` keeps its own skeletons) a :class:`LoadedSession` of reduced entries; ``"none"`` a
     :class:`Stream` (``start``/``stop`` read only the bytes between, ``finish=False`` leaves the
@@ -241,7 +306,7 @@ def load(
                 if not lean.valid:
                     lean.index.close()
                     raise_invalid(lean.diagnostics, lean.path)
-                loaded: Loaded = LeanLoaded(lean, lean.index)
+                loaded: Loaded = _LeanLoaded(lean, lean.index)
                 if freeze:
                     gc.freeze()  # see _loaded
                 return loaded

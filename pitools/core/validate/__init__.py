@@ -26,17 +26,8 @@ from typing import Any
 from pitools.core.js.json.encode import short_json as _js
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.lines import (
-    ERROR,
-    INFO,
-    WARNING,
-    Diagnostic,
-    RawSession,
-    ScannedValue,
-    accepted_header,
-    finish_raw,
-)
-from pitools.core.session.load import load
+from pitools.core.session.findings import ERROR, INFO, WARNING, Diagnostic
+from pitools.core.session.load import RawSession, ScannedValue, accepted_header, finish_raw, load
 from pitools.core.session.migrate import MigrationError, effective_version
 from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
 from pitools.core.validate.parts import PartResult, ShareParts, merge_part, scan_part, split_points

@@ -27,8 +27,8 @@ from typing import Any, Protocol, TypeVar
 import orjson
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.lines import Diagnostic, RawSession, accepted_header
-from pitools.core.session.load import load
+from pitools.core.session.findings import Diagnostic
+from pitools.core.session.load import RawSession, accepted_header, load
 from pitools.core.session.migrate import effective_version
 from pitools.core.validate.codes import Finding
 from pitools.core.validate.scan import RankedFinding, Records, Scanner, scan_entries

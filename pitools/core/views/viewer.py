@@ -251,10 +251,9 @@ def build_viewer_model(
     from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
     from pitools.core.js import ops as jsops
     from pitools.core.js.date import js_date_ms
-    from pitools.core.session.lean import LeanIndex
 
     index = loaded.index
-    if isinstance(index, LeanIndex):
+    if loaded.kept == "context":
         budget //= LEAN_BUDGET_DIVISOR
     pos_by_id = index.pos_by_id
     times: list[float] = []
