@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from tests import support
-from tests.unit.architecture.test_contracts import _lint_imports, _tree
+from tests.unit.architecture.test_contracts import _lint_imports, _tree, check_purity
 
 ROOT = support.ROOT
 PACKAGE = "pitools.core.session"
@@ -25,22 +25,6 @@ INTERNAL = {f"{PACKAGE}.lines", f"{PACKAGE}.lean"}
 LOADED_PUBLIC = {"Session", "entry_id", "entry_type", "get"}
 
 
-def _module_of(path: Path, root: Path) -> str:
-    rel = path.relative_to(root).with_suffix("")
-    parts = list(rel.parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
-    if not node.level:
-        return node.module or ""
-    base = module.split(".") if is_package else module.split(".")[:-1]
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join([*base, *([node.module] if node.module else [])])
-
-
 def violations(root: Path) -> list[str]:
     """Every import under ``root``'s ``pitools`` (outside core/session) and ``scripts`` that goes
     around the loader's door, as ``file:line: what``."""
@@ -48,14 +32,14 @@ def violations(root: Path) -> list[str]:
     files = [p for p in (root / "pitools").rglob("*.py") if "core/session/" not in p.as_posix()]
     files += sorted((root / "scripts").glob("*.py")) if (root / "scripts").is_dir() else []
     for path in sorted(files):
-        module = _module_of(path, root)
+        module = check_purity._module_name(root, path)
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for node in ast.walk(tree):
             where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, ast.Import):
                 found += [f"{where}: imports {a.name}" for a in node.names if _internal(a.name)]
             elif isinstance(node, ast.ImportFrom):
-                source = _absolute(node, module, path.name == "__init__.py")
+                source = check_purity._resolve(node.module, node.level, module, path.name == "__init__.py")
                 for alias in node.names:
                     name = alias.name
                     if _internal(source) or (source == PACKAGE and _internal(f"{PACKAGE}.{name}")):
