@@ -88,13 +88,7 @@ def test_context_policy_prints_what_keeping_everything_prints(
 
 
 def _is_plain_v3(path: Path) -> bool:
-    from pitools.core.session.lean import open_lean
-
     try:
-        lean = open_lean(path)
+        return api.load(path, keep="context").kept == "context"
     except PitoolsError:
         return False
-    if lean is None:
-        return False
-    lean.index.close()
-    return lean.valid

@@ -286,8 +286,10 @@ def load(
 
     ``strict=False`` returns a file Pi rejects instead of raising (``session.valid`` is False, no
     entries); ``migrate=False`` leaves a v1/v2 file's values as they are (``"all"`` only);
-    ``tap`` sees every byte read, in order (``slim`` hashes and counts them); ``freeze=False``
-    for a caller that loads many sessions in one process (see below).
+    ``tap`` sees every byte of a file read, in order, when the entries are kept (``slim`` hashes
+    and counts them); ``freeze=False`` for a caller that loads many sessions in one process: a
+    kept session is otherwise exempted from cyclic garbage collection (``gc.freeze``), as a
+    command's one session should be (bytes never are).
     """
     if isinstance(source, bytes):
         if keep == "none" or keep == "context":
