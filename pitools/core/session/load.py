@@ -292,8 +292,9 @@ def load(
     command's one session should be (bytes never are).
     """
     if isinstance(source, bytes):
-        if keep == "none" or keep == "context":
-            raise ValueError(f"keep={keep!r} reads a file, not bytes")
+        if keep == "none":
+            raise ValueError("keep='none' streams a file; bytes are already in memory")
+        # "context" re-reads dropped entries from the file: bytes are kept whole, as a pipe is.
         raw = read_session_bytes(source, name or "<bytes>", shape=_shape(keep))
         return _loaded(raw, strict=strict, migrate=migrate, freeze=False)
     path = _resolve(source, cwd=cwd, env=env, session_dir=session_dir)
