@@ -211,7 +211,7 @@ def build_dataset(
     ``jobs`` worker processes write sessions side by side (None or 1: this process alone; each
     worker holds one parsed session, so memory grows with ``jobs``).
     """
-    from pitools.core.session.locate import read_session_header
+    from pitools.core.session.header import read_session_header
     from pitools.core.views import lineage
 
     if format_ == "parquet":

@@ -19,6 +19,7 @@ from typing import Any
 from pitools.core.js.json.parse import UnparsedLineError, gc_paused, parse_json_line
 from pitools.core.js.value import JS_WHITESPACE, json_kind
 from pitools.core.session.findings import ERROR, INFO, WARNING, Diagnostic
+from pitools.core.session.header import accepted_header
 from pitools.errors import SessionParseError
 
 #: Lines longer than this are reported (Pi itself has no limit and still reads them).
@@ -327,24 +328,6 @@ def scan_lines(
     raw.line_count = lineno
     if finish:
         finish_raw(raw)
-
-
-def extra_header(value: dict[str, Any], line: int, offset: int) -> Diagnostic:
-    """The diagnostic for a ``session`` line after the first: Pi ignores it (every keep policy)."""
-    eid = value.get("id")
-    return Diagnostic(
-        "extra-header",
-        WARNING,
-        "a second session header; Pi ignores it",
-        line,
-        offset=offset,
-        entry_id=eid if isinstance(eid, str) else None,
-    )
-
-
-def accepted_header(value: Any) -> bool:
-    """Whether Pi accepts a file whose first parsed value is ``value``: a header with a string id."""
-    return type(value) is dict and value.get("type") == "session" and type(value.get("id")) is str
 
 
 def finish_raw(raw: RawSession) -> None:

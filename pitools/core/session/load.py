@@ -49,12 +49,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
 from pitools.core.js.value import UNDEFINED
+from pitools.core.session.header import accepted_header
 from pitools.core.session.leaf import resolve_leaf
 from pitools.core.session.lean import LeanIndex, LeanSession
 from pitools.core.session.lines import (
     RawSession,
     ScannedValue,
-    accepted_header,
     finish_raw,
     line_spans,
     read_session,

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.lines import ERROR, Diagnostic, RawSession, extra_header
+from pitools.core.session.header import extra_header
+from pitools.core.session.lines import ERROR, Diagnostic, RawSession
 from pitools.core.session.migrate import MigrationError, MigrationReport, migrate_values
 
 
