@@ -23,10 +23,10 @@ __version__ = "0.4.0"
 PI_REFERENCE_VERSION = "1.6.0"
 
 _LAZY = {
-    "load": "pitools.core.session.api",
-    "LoadedSession": "pitools.core.session.api",
-    "open_session": "pitools.core.session.loaded",
-    "Session": "pitools.core.session.loaded",
+    "load": "pitools.core.session.load",
+    "Loaded": "pitools.core.session.load",
+    "LoadedSession": "pitools.core.session.load",
+    "Session": "pitools.core.session.load",
     "migrate_values": "pitools.core.session.migrate",
     "SessionIndex": "pitools.core.session.tree",
     "replay_context": "pitools.core.context.build",

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import gen_big
 
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.viewer import viewer_page
     from tests.browser import CHROMIUM, Browser
 

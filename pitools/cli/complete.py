@@ -61,7 +61,7 @@ def complete_leaf(ctx: click.Context, param: click.Parameter, incomplete: str) -
     if not file:
         return []
     try:
-        from pitools.core.session.api import load
+        from pitools.core.session.load import load
         from pitools.core.session.tree import labels_by_id
 
         loaded = load(str(file), session_dir=ctx.meta.get("pitools.session_dir"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from pitools.core.session.api import LoadedSession
+from pitools.core.session.load import LoadedSession
 
 if TYPE_CHECKING:
     from pitools.cli.output import Output

@@ -178,7 +178,7 @@ class App:
 
     def _load(self, path: str) -> tuple[Any, str]:
         """The session loaded lean, and the stamp of the file it was read from."""
-        from pitools.core.session.api import load
+        from pitools.core.session.load import load
 
         stamp = self.stamp(path)
         return load(path, keep="context"), stamp

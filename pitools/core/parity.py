@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pitools.core.compaction.prepare import (
@@ -30,8 +31,8 @@ from pitools.core.context.tokens import estimate_tokens
 from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import jsonable
 from pitools.core.js.value import UNDEFINED, js_to_string
-from pitools.core.session.load import read_session
-from pitools.core.session.loaded import Session, open_session
+from pitools.core.session.load import load
+from pitools.core.session.loaded import Session
 from pitools.core.session.migrate import MigrationError
 from pitools.core.session.name import session_name
 from pitools.core.session.tree import SessionIndex, flatten_tree, get_tree, labels_by_id, mkey
@@ -60,9 +61,9 @@ def oracle_view(
     settings = settings or CompactionSettings()
     out: dict[str, Any] = {}
     try:
-        session = open_session(path)
+        session = load(Path(path), strict=False, freeze=False).session
     except MigrationError as exc:
-        raw = read_session(path)
+        raw = load(Path(path), strict=False, migrate=False, freeze=False).session.raw
         return jsonable(
             {
                 "fileBytes": raw.size,

@@ -30,7 +30,7 @@ from pitools import store
 from pitools.core.compaction.plan import compaction_line
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.parse import parse_json_line
-from pitools.core.session.api import LoadedSession
+from pitools.core.session.load import LoadedSession
 from pitools.errors import PitoolsError, SessionChangedError
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.compaction.prepare import CompactionSettings
-from pitools.core.session.api import LoadedSession, load
+from pitools.core.session.load import LoadedSession, load
 from pitools.errors import PitoolsError
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def plan_compact(
     """
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.context.build import BranchKeys, replay_context
-    from pitools.core.session.api import KEEP_ALL, KEEP_CONTEXT
+    from pitools.core.session.load import KEEP_ALL, KEEP_CONTEXT
 
     stamp = None
     if for_apply:

@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -210,7 +211,7 @@ def build_dataset(
     ``jobs`` worker processes write sessions side by side (None or 1: this process alone; each
     worker holds one parsed session, so memory grows with ``jobs``).
     """
-    from pitools.core.session.locate import read_session_header
+    from pitools.core.session.header import read_session_header
     from pitools.core.views import lineage
 
     if format_ == "parquet":
@@ -436,7 +437,7 @@ def _remove(outdir: str, rel: Any) -> None:
 def _copied_ids(
     key: str, entries: list[Any], chain: list[str], key_cache: dict[str, set[Any]], has_children: bool
 ) -> set[str]:
-    from pitools.core.session.loaded import open_session
+    from pitools.core.session.load import load
     from pitools.core.views import lineage
 
     if not chain and not has_children:
@@ -446,7 +447,7 @@ def _copied_ids(
         keys = key_cache.get(ancestor)
         if keys is None:
             try:
-                session = open_session(ancestor)
+                session = load(Path(ancestor), strict=False, freeze=False).session
                 keys = lineage.entry_keys(session.entries) if session.valid else set()
             except Exception:  # a damaged ancestor copies nothing
                 keys = set()
@@ -475,12 +476,11 @@ def _write_session(
     import contextlib
 
     from pitools.core.datasets.rows import SessionMeta, project_of, session_rows
-    from pitools.core.session.loaded import open_session, require_valid
-    from pitools.core.session.tree import SessionIndex
+    from pitools.core.session.load import load
     from pitools.core.views.branch_common import entry_ms
 
-    session = require_valid(open_session(key))
-    index = SessionIndex.build(session.entries)
+    loaded = load(Path(key), freeze=False)
+    session, index = loaded.session, loaded.index
     copied = _copied_ids(key, session.entries, chain, _KEY_CACHE, key in parent_keys)
     header = session.header or {}
     part = partition_dir(partition_by, entry_ms(header), project_of(header.get("cwd")))

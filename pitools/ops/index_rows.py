@@ -239,8 +239,10 @@ def entry_rows(
 
 def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     """Index a whole file: load (and migrate) it like Pi, then every entry's rows."""
+    from pathlib import Path
+
     from pitools.core.js.json.parse import gc_paused
-    from pitools.core.session.loaded import open_session
+    from pitools.core.session.load import load
     from pitools.core.views.entry_tree import tree_facts
     from pitools.core.views.listing import finish_scan, save_scan, scan_values, summarize_file
     from pitools.errors import PitoolsError
@@ -249,7 +251,7 @@ def read_file(path: str, sid: int, st: os.stat_result) -> FileRows:
     out = FileRows(path, size, st.st_mtime_ns, st.st_ino, size, b"", False, False, None, None, [])
     try:
         with gc_paused():
-            session = open_session(path)
+            session = load(Path(path), strict=False, freeze=False).session
             out.tail_hash = tail_hash(path, size)
     except (PitoolsError, OSError, RecursionError) as exc:
         out.summary = summarize_file(path, st)
@@ -282,10 +284,12 @@ def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any],
     ``ok`` is False when the part holds something only a full reindex handles (a second header,
     a torn last line).
     """
-    from pitools.core.js.json.parse import gc_paused
-    from pitools.core.session.load import stream_session
+    from pathlib import Path
 
-    raw, values = stream_session(path, start=start, stop=st.st_size, finish=False)
+    from pitools.core.js.json.parse import gc_paused
+    from pitools.core.session.load import load
+
+    raw, values = load(Path(path), keep="none", start=start, stop=st.st_size, finish=False)
     entries: list[Any] = []
     offsets: list[int] = []
     lengths: list[int] = []
@@ -353,7 +357,7 @@ def _utf8_rows(rows: list[tuple[int, str]]) -> list[tuple[int, str]]:
 def json_bytes(value: Any) -> bytes:
     """``value`` as JSON for the index: orjson's bytes, or (for a lone surrogate, which session
     text may hold and orjson refuses) ``JSON.stringify``'s escaped form. Read it back with
-    :func:`pitools.core.session.load.parse_json_line`."""
+    :func:`pitools.core.js.json.parse.parse_json_line`."""
     import orjson
 
     try:

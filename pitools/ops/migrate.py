@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pitools import store
-from pitools.core.session.loaded import Session, open_session, require_valid
+from pitools.core.session.load import load
+from pitools.core.session.loaded import Session
 from pitools.core.session.migrate_file import migrated_lines
 from pitools.errors import PitoolsError
 
@@ -31,7 +33,7 @@ class MigrationPlan:
 def plan_migration(path: str, *, in_place: bool = False) -> MigrationPlan:
     """Read ``path`` (stamping it first when it will be replaced) and decide whether to migrate."""
     before = store.stamp(path) if in_place else None
-    session = require_valid(open_session(path))
+    session = load(Path(path)).session
     report = session.migration
     # A header version that is not a number makes Pi "migrate" (rewrite the file unchanged) on
     # every open; there is nothing pitools could change, so it is reported, not written.

@@ -24,7 +24,7 @@ from pitools.core.compaction.branch import (
     summary_request,
     token_budget,
 )
-from pitools.core.session.api import LoadedSession
+from pitools.core.session.load import LoadedSession
 from pitools.errors import PiCrashError, PitoolsError
 from pitools.ops import summarizing
 from pitools.ops.append import Appended, append_entries, check_last_line, reporting_the_write

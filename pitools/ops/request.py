@@ -77,7 +77,7 @@ def check_requests(files: Sequence[str], model_ref: str) -> list[dict[str, Any]]
     (unloadable files already have their findings from validate)."""
     from pitools.core.request.build import check_api
     from pitools.core.request.check import check_request
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.errors import PitoolsError
     from pitools.render.request import check_json
 

@@ -1,8 +1,8 @@
 """``pitools slim`` as a use case: one streaming read, the plan, the proof, one streaming copy.
 
 Memory and time are what a 1 GB session needs them to be. The first pass parses every line
-(:func:`~pitools.core.session.load.scan_lines`, as ``validate`` does) and reduces each entry at
-once to its slimmed line, if it holds selected content, and to its skeleton; the parsed content
+(the one loader, :func:`~pitools.core.session.load.load`, with slim's own keep policy) and reduces
+each entry at once to its slimmed line, if it holds selected content, and to its skeleton; the parsed content
 is dropped, so peak memory is the skeletons plus the new lines, not the file. The second pass
 copies the file's kept byte ranges in big chunks (the replaced lines are skipped, not read) and
 puts the new lines in between, so every untouched line is written back byte for byte.
@@ -21,6 +21,7 @@ import stat as stat_mod
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pitools import store
@@ -28,54 +29,12 @@ from pitools.core.js.json.parse import gc_paused, parse_json_line
 from pitools.core.js.json.record import record_json
 from pitools.core.repair.slim import Candidate, SlimOptions, SlimPlan, plan_from_candidates, skeleton, slim_candidate
 from pitools.core.repair.slim_check import check_slim
-from pitools.core.session.load import RawSession, scan_lines
-from pitools.core.session.loaded import require_valid, session_from_raw
+from pitools.core.session.load import load
+from pitools.core.session.loaded import Session
 from pitools.errors import PitoolsError, SessionChangedError, SessionParseError
 
 #: Bytes copied per read in the second pass.
 _CHUNK = 1 << 20
-#: Bytes per read when splitting the file into lines.
-_LINE_CHUNK = 1 << 22
-
-
-def file_lines(path: str, chunk: int = _LINE_CHUNK) -> Iterator[tuple[int, bytes]]:
-    """``(offset, line)`` of a regular file, each line with its ``\\n``: what ``iter_file_lines`` gives.
-
-    Only the bytes present when the file is opened are read, the last line may lack its newline.
-    Big reads split with ``bytes.find``: a buffered ``readline`` reads 8 KB at a time and joins the
-    pieces of every long line, which costs twice as much on sessions made of MB-long lines.
-    """
-    with open(path, "rb", buffering=0) as fh:
-        remaining = os.fstat(fh.fileno()).st_size
-        offset = 0
-        pieces: list[bytes] = []  # the start of the current line, from earlier reads
-        while remaining > 0:
-            data = fh.read(min(chunk, remaining))
-            if not data:
-                break
-            remaining -= len(data)
-            end = data.find(b"\n")
-            if end < 0:
-                pieces.append(data)
-                continue
-            if pieces:
-                pieces.append(data[: end + 1])
-                line = b"".join(pieces)
-                pieces = []
-            else:
-                line = data[: end + 1]
-            yield offset, line
-            offset += len(line)
-            start = end + 1
-            find = data.find
-            while (end := find(b"\n", start)) >= 0:
-                yield offset, data[start : end + 1]
-                offset += end + 1 - start
-                start = end + 1
-            if start < len(data):
-                pieces.append(data[start:])
-        if pieces:
-            yield offset, b"".join(pieces)
 
 
 @dataclass(slots=True)
@@ -118,8 +77,8 @@ class SlimResult:
 
 @dataclass(slots=True)
 class _Read:
-    raw: RawSession
-    #: Candidates by position in ``raw.values``.
+    session: Session
+    #: Candidates by position in ``session.raw.values``.
     candidates: dict[int, Candidate]
     #: The file as found before the read (compared again around the copy).
     stat: os.stat_result
@@ -141,40 +100,35 @@ def _read(path: str, options: SlimOptions, *, hash_bytes: bool) -> _Read:
     if not stat_mod.S_ISREG(st.st_mode):
         # The copy reads the file a second time: a pipe or a device cannot be read twice.
         raise PitoolsError("not a regular file (a pipe, device or socket); slim reads regular files", path=path)
-    raw = RawSession(path=path, size=st.st_size)
     digest = hashlib.sha256() if hash_bytes else None
     read = 0
 
-    def counted(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    def counted(line: bytes) -> None:
         nonlocal read
-        for item in lines:
-            read += len(item[1])
-            if digest is not None:
-                digest.update(item[1])
-            yield item
+        read += len(line)
+        if digest is not None:
+            digest.update(line)
 
     candidates: dict[int, Candidate] = {}
-    values, line_nos, offsets, lengths = raw.values, raw.lines, raw.offsets, raw.lengths
-    try:
-        for value, lineno, offset, size in scan_lines(raw, counted(file_lines(path))):
-            pos = len(values)
-            if pos:  # the first value is the header (or Pi rejects the file)
-                cand = slim_candidate(value, options)
-                if cand is not None:
-                    candidates[pos] = cand
-                value = skeleton(value, in_place=True)
-            values.append(value)
-            line_nos.append(lineno)
-            offsets.append(offset)
-            lengths.append(size)
-    except OSError as exc:
-        raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=path) from None
+    pos = -1
+
+    def reduce(value: Any) -> Any:
+        nonlocal pos
+        pos += 1
+        if pos:  # the first value is the header (or Pi rejects the file)
+            cand = slim_candidate(value, options)
+            if cand is not None:
+                candidates[pos] = cand
+            value = skeleton(value, in_place=True)
+        return value
+
+    session = load(Path(path), keep=reduce, tap=counted, freeze=False).session
     if read != st.st_size:
         raise SessionChangedError(
             "the file changed while pitools read it (another process is writing to it?); nothing was written",
             path=path,
         )
-    return _Read(raw, candidates, st, digest.hexdigest() if digest is not None else None)
+    return _Read(session, candidates, st, digest.hexdigest() if digest is not None else None)
 
 
 def _copy(path: str, st: os.stat_result, spans: list[tuple[int, int, bytes]]) -> Iterator[bytes]:
@@ -254,8 +208,8 @@ def _slim_file(
 ) -> SlimResult:
     t0 = time.process_time()
     read = _read(path, options, hash_bytes=in_place and not dry_run)
-    raw = read.raw
-    session = require_valid(session_from_raw(raw))
+    session = read.session
+    raw = session.raw
     if session.needs_migration:
         raise PitoolsError("a v1/v2 session: run `pitools migrate --in-place` first, then slim it", path=path)
     timings = {"read": time.process_time() - t0}
@@ -312,16 +266,14 @@ def _slim_file(
 def _full_check(path: str, st: os.stat_result, spans: list[tuple[int, int, bytes]]) -> list[str]:
     """Replay Pi's context and ``prepareCompaction`` at every leaf on the whole file, before and after."""
     from pitools.core.repair.slim_check import MessageHashes, compare_fingerprints, slim_fingerprints
-    from pitools.core.session.load import read_session_bytes
-    from pitools.core.session.tree import SessionIndex
 
     with open(path, "rb") as fh:
         data = fh.read(st.st_size)
-    before = session_from_raw(read_session_bytes(data))
-    after = session_from_raw(read_session_bytes(b"".join(_copy(path, st, spans))))
+    before = load(data, strict=False, freeze=False)
+    after = load(b"".join(_copy(path, st, spans)), strict=False, freeze=False)
     del data
     hashes = MessageHashes()
     return compare_fingerprints(
-        slim_fingerprints(before, SessionIndex.build(before.entries), hashes),
-        slim_fingerprints(after, SessionIndex.build(after.entries), hashes),
+        slim_fingerprints(before.session, before.index, hashes),
+        slim_fingerprints(after.session, after.index, hashes),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pitools.core.session.api import LoadedSession
+from pitools.core.session.load import LoadedSession
 
 
 def branch_leaves(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[Any]:
@@ -26,8 +26,9 @@ def copied_entry_ids(loaded: LoadedSession) -> set[str]:
     what is a parent and what is a copy); an ancestor that is missing or unreadable copies nothing.
     """
     import os
+    from pathlib import Path
 
-    from pitools.core.session.loaded import open_session
+    from pitools.core.session.load import load
     from pitools.core.views import lineage
 
     own_key = lineage.default_canonical(loaded.path)
@@ -42,7 +43,7 @@ def copied_entry_ids(loaded: LoadedSession) -> set[str]:
         if key in entries_by_session or not os.path.isfile(key):
             break
         try:
-            session = open_session(key)
+            session = load(Path(key), strict=False, freeze=False).session
         except Exception:  # a damaged ancestor copies nothing
             break
         if not session.valid:

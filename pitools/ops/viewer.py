@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pitools.core.session.api import Loaded
+from pitools.core.session.load import Loaded
 
 
 def settings_resolver(loaded: Loaded, *, use_config: bool = True) -> Any:
@@ -36,7 +36,7 @@ class RawLines:
     or None when the entries are not the file's own (a migrated file) or the line is not UTF-8."""
 
     def __init__(self, loaded: Loaded) -> None:
-        from pitools.core.session.api import LoadedSession
+        from pitools.core.session.load import LoadedSession
 
         self.path = loaded.session.path
         self.file: Any = None
@@ -87,7 +87,7 @@ def entry_texts(loaded: Loaded, *, embed_images: bool = True, start: int = 0) ->
     they can be used."""
     from itertools import islice
 
-    from pitools.core.session.api import LoadedSession
+    from pitools.core.session.load import LoadedSession
     from pitools.core.views.viewer import all_entries
     from pitools.render.viewer_html import entry_texts as texts
 
@@ -219,7 +219,7 @@ def first_view(loaded: Loaded, model: Any) -> list[tuple[int, bytes]]:
 
 def all_entries_at(loaded: Loaded, pos: int) -> list[Any]:
     """The entry at ``pos`` (read back from the file under the lean loader, not kept)."""
-    from pitools.core.session.api import LoadedSession
+    from pitools.core.session.load import LoadedSession
 
     if isinstance(loaded, LoadedSession):
         return [loaded.session.entries[pos]]
@@ -234,7 +234,7 @@ _HASH_CHUNK = 1 << 20
 def _lean_index(loaded: Loaded) -> Any:
     """The lean loader's index (its open file and byte offsets), or None for a file loaded whole
     (a v1/v2 file Pi migrates: its entries are not the file's lines)."""
-    from pitools.core.session.api import LoadedSession
+    from pitools.core.session.load import LoadedSession
 
     if isinstance(loaded, LoadedSession):
         return None

@@ -53,7 +53,7 @@ def measure(path: str, config: MeterConfig) -> Followed:
     """Replay ``path`` at Pi's default leaf and read the meter; the offset is the end of the last
     complete line read (a line Pi is still writing is read again once it is whole)."""
     from pitools.core.context.build import BranchKeys, estimate_projected_context_tokens, replay_context
-    from pitools.core.session.api import KEEP_CONTEXT, load
+    from pitools.core.session.load import KEEP_CONTEXT, load
     from pitools.ops.compaction import resolve_session_settings
 
     for _ in range(5):

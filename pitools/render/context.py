@@ -13,8 +13,7 @@ from pitools import PI_REFERENCE_VERSION
 from pitools.core.context.build import ContextReplay
 from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.lean import LeanSession
-from pitools.core.session.loaded import Session
+from pitools.core.session.load import AnySession
 from pitools.render.preview import clip, entry_preview, entry_tag, message_preview
 
 
@@ -182,9 +181,7 @@ def _estimates_note(replay: ContextReplay) -> str:
     )
 
 
-def render_context(
-    console: Any, replay: ContextReplay, session: Session | LeanSession, counts: list[int] | None = None
-) -> None:
+def render_context(console: Any, replay: ContextReplay, session: AnySession, counts: list[int] | None = None) -> None:
     """Human view: a header line, then one line per projected entry and message.
 
     Written through the fast line writer (one rich ``print`` per line took most of the run on
@@ -267,7 +264,7 @@ _ROLE_STYLE = {
 }
 
 
-def context_markdown(replay: ContextReplay, session: Session | LeanSession) -> str:
+def context_markdown(replay: ContextReplay, session: AnySession) -> str:
     """The context as a readable Markdown transcript."""
     from pitools.render.markdown import message_markdown
     from pitools.render.mdsafe import code, inline

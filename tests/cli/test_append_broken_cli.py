@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from tests import support
 
 GARBAGE = support.GOLDEN / "gen-s0021_broken-garbagefirst+secondheader+dupidcycle" / "session.jsonl"

@@ -448,7 +448,7 @@ def test_apply_reports_the_written_files_context_without_reading_it_again(
     """tokensAfter and the human context come from the entries already loaded plus the new line:
     they must equal a fresh load of the file that was written."""
     from pitools.core.context.build import replay_context
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     target = tmp_path / "new.jsonl" if to_new_file else session
     extra = ["-o", str(target)] if to_new_file else []

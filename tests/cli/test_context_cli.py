@@ -151,7 +151,7 @@ def test_lean_json_is_the_full_loads_document(run, monkeypatch, case: str, keep_
     from pitools.core.context.build import replay_context
     from pitools.core.js.json.encode import to_json_bytes
     from pitools.core.session import lean
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from tests.oracles.context_document import context_json
 
     if keep_after is not None:

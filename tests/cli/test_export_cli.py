@@ -354,7 +354,7 @@ def test_html_renders_in_headless_chromium(run: Run, workdir: Path) -> None:
 
 def test_jsonl_is_a_standalone_session(run: Run, workdir: Path) -> None:
     from pitools.core.context.build import replay_context
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     result = run("export", "gen-s0000_v3.jsonl", "--leaf", "3d17697c", "--format", "jsonl", "-o", "out/branch.jsonl")
     assert "wrote out/branch.jsonl" in result.stderr and result.stdout == ""

@@ -172,7 +172,7 @@ def test_otlp_receiver_gets_the_default_branch_span_by_span(run: Run, receiver: 
 
 
 def test_otlp_root_totals_match_pi_session_stats_of_the_branch(run: Run, receiver: Any) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.core.views.stats import session_stats
 
     request = _sent_request(run, receiver)
@@ -186,7 +186,7 @@ def test_otlp_root_totals_match_pi_session_stats_of_the_branch(run: Run, receive
 
 
 def test_otlp_all_is_one_trace_per_leaf_and_stable(run: Run, receiver: Any) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     request = _sent_request(run, receiver, "--all")
     leaves = load(str(SESSION)).index.leaves()
@@ -312,7 +312,7 @@ def test_atif_fork_marks_copied_history(run: Run, tmp_path: Path) -> None:
 
 
 def test_atif_all_is_an_array_of_valid_trajectories(run: Run) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     data = json.loads(run("export", str(SESSION), "--format", "atif", "--all").stdout)
     assert isinstance(data, list)

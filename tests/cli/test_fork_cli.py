@@ -40,7 +40,7 @@ def _new_file(result: Result) -> Path:
 
 
 def test_clone_writes_next_to_the_source(run: Run, pi_home: dict[str, Any]) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     result = run("clone")  # no FILE: the most recent session here (S1)
     assert "using the most recent session" in result.stderr
@@ -74,7 +74,7 @@ def test_clone_leaf_by_label_and_json(run: Run, pi_home: dict[str, Any], tmp_pat
 
 
 def test_fork_prints_the_message_text(run: Run, pi_home: dict[str, Any]) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     result = run("fork", "S1", "--at", "U3")
     new = _new_file(result)

@@ -268,7 +268,7 @@ def test_builtin_fallback_is_never_written_in_place_unasked(run, seed: Path, mon
 def test_file_changed_before_the_request_is_refused(seed: Path) -> None:
     """The leaf was chosen from one read: a line appended since then stops it before the model."""
     from pitools import store
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.errors import SessionChangedError
     from pitools.ops.navigate import NavigateSetup, navigate_apply
     from pitools.ops.summarizing import SummarizeRequest

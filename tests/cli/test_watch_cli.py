@@ -233,7 +233,7 @@ def test_ctrl_c_through_main_is_exit_0_for_watch_only(monkeypatch: pytest.Monkey
     env = Environment(stdout=io.StringIO(), stderr=io.StringIO(), environ={})
     assert main(["watch", str(golden_session("gen-s0003_v3"))], env) == 0
     assert env.stderr.getvalue() == ""
-    monkeypatch.setattr("pitools.core.session.api.load", interrupted)
+    monkeypatch.setattr("pitools.core.session.load.load", interrupted)
     other = Environment(stdout=io.StringIO(), stderr=io.StringIO(), environ={})
     assert main(["context", str(golden_session("gen-s0003_v3"))], env) == 130
     assert main(["context", str(golden_session("gen-s0003_v3"))], other) == 130

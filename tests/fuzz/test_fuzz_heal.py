@@ -63,12 +63,12 @@ def _context_text(index: Any, leaf: Any) -> str | None:
 def check_heal_properties(data: bytes, model_ref: str) -> None:
     from pitools.core.js.access import entry_id
     from pitools.core.request.heal import _context, plan_heal
-    from pitools.core.session.api import load_bytes
+    from pitools.core.session.load import load
     from pitools.core.session.tree import SessionIndex
     from pitools.errors import PitoolsError
 
     try:
-        loaded = load_bytes(data)
+        loaded = load(data)
         leaf = loaded.leaf(None)
         if leaf is None or loaded.session.migration.needed:
             return

@@ -25,20 +25,18 @@ SEED_NAMES = [name for name, _ in SEEDS]
 
 def _pi_view(data: bytes) -> tuple[int, dict[str, Any], Any]:
     """(object entries Pi reads, {entry JSON: its position}, index) as pitools' core loads them."""
-    from pitools.core.session.load import read_session_bytes
-    from pitools.core.session.loaded import session_from_raw
+    from pitools.core.session.load import load
     from pitools.core.session.migrate import MigrationError
-    from pitools.core.session.tree import SessionIndex
 
-    raw = read_session_bytes(data)
-    if not raw.valid:
-        return 0, {}, None
     try:
-        session = session_from_raw(raw)
+        loaded = load(data, strict=False, freeze=False)
     except MigrationError:
         return 0, {}, None
+    session = loaded.session
+    if not session.valid:
+        return 0, {}, None
     by_json = {json.dumps(e, sort_keys=True, default=str): i for i, e in enumerate(session.entries) if type(e) is dict}
-    return sum(type(e) is dict for e in session.entries), by_json, SessionIndex.build(session.entries)
+    return sum(type(e) is dict for e in session.entries), by_json, loaded.index
 
 
 def assert_not_worse(before: bytes, after: bytes) -> None:

@@ -49,7 +49,7 @@ def shaped(rng: random.Random, lines: list[bytes], shapes: list[str]) -> bytes:
 
 
 def _entry_ids(path: Path) -> list[str]:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     try:
         loaded = load(str(path))
@@ -77,7 +77,7 @@ def writer_invocations(file: Path, rng: random.Random) -> list[tuple[str, list[s
 
 
 def check_writers(data: bytes, scratch: Path, rng: random.Random) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     for kind, args in writer_invocations(_write(scratch, data), rng):
         _write(scratch, data)

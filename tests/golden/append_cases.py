@@ -98,7 +98,7 @@ def _stable_source(name: str) -> Path:
 def build(case: Case, out: Path) -> list[dict[str, Any]]:
     """Write ``case`` to ``out`` with pitools; returns the entries appended."""
     from pitools import store
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.compaction import apply_compaction, plan_compact
     from pitools.ops.navigate import NavigateSetup, navigate_apply
     from pitools.ops.summarizing import SummarizeRequest

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from pitools.core.js.json.encode import js_stringify
-from pitools.core.session.api import load
 from pitools.core.session.fork import NewSession, NewSessionOptions, clone_session, fork_session
+from pitools.core.session.load import load
 from pitools.ops.newsession import write_session
 from tests import support
 

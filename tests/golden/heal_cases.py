@@ -156,8 +156,8 @@ def heal_files(folder: Path, model_ref: str) -> None:
     """``healed.jsonl`` and ``healed-new.jsonl`` beside ``folder/session.jsonl``, reproducibly."""
     from pitools.core.compaction.plan import compaction_line
     from pitools.core.request.heal import plan_heal, rewrite_tool_ids
-    from pitools.core.session.api import load
     from pitools.core.session.fork import NewSessionOptions, clone_session
+    from pitools.core.session.load import load
     from pitools.ops.request import resolve_model
 
     source = folder / "session.jsonl"
@@ -179,7 +179,7 @@ def plan_for(folder: Path, file: str, model_ref: str) -> Any:
     """pitools' dry-run plan for the file that was healed into ``folder/<file>``: for ``healed.jsonl``
     the wedge's plan, for ``healed-new.jsonl`` (``-o``) the clone's, with its tool ids rewritten."""
     from pitools.core.request.heal import plan_heal, rewrite_tool_ids
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.request import resolve_model
 
     loaded = load(str(folder / "session.jsonl"))

@@ -86,7 +86,7 @@ APPLIED = [
 
 
 def _load(case_source: str) -> Any:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     return load(str(GOLDEN / case_source / "session.jsonl"))
 

@@ -277,13 +277,13 @@ def slim_options(args: tuple[str, ...]) -> Any:
 def slimmed_bytes(original: bytes, args: tuple[str, ...]) -> bytes:
     """The slimmed file, computed by the same core as ``pitools slim`` (in memory)."""
     from pitools.core.repair.slim import plan_slim
-    from pitools.core.session.load import iter_byte_lines, read_session_bytes
-    from pitools.core.session.loaded import session_from_raw
+    from pitools.core.session.load import line_spans, load
 
-    session = session_from_raw(read_session_bytes(original))
+    session = load(original, strict=False, freeze=False).session
     plan = plan_slim(session.entries, slim_options(args))
     by_line = {session.lines[pos]: data for pos, data in plan.replacements.items()}
-    return b"".join(by_line.get(n, line) for n, (_, line) in enumerate(iter_byte_lines(original), start=1))
+    lines = (original[start : end + 1] for start, end in line_spans(original))
+    return b"".join(by_line.get(n, line) for n, line in enumerate(lines, start=1))
 
 
 def write_all() -> list[Path]:

@@ -14,7 +14,7 @@ import pytest
 from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from tests.golden import append_cases
 from tests.golden.append_cases import CASES, Case
 

@@ -56,7 +56,7 @@ def test_entry_matches_pi_compact_result(case: Case) -> None:
     kinds = [r["kind"] for r in expected["summaryRequests"]]
     from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
     from pitools.core.compaction.prompts import summary_requests
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     loaded = load(GOLDEN / case.source / "session.jsonl")
     prep = prepare_compaction(
@@ -76,7 +76,7 @@ def test_request_layout_matches_pi(case: Case) -> None:
     """Everything before the instructions (transcript, previous summary) is byte-identical to Pi's."""
     from pitools.core.compaction import prompts
     from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     source = load_recording(case.source, case.keep_recent_tokens)
     leaf = case.leaf or source["leafId"]

@@ -21,7 +21,7 @@ from pitools.core.js.json.parse import parse_json_line
 from pitools.core.parity import diff_values, oracle_view
 from pitools.core.request.build import build_request
 from pitools.core.request.check import check_request
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.ops.request import resolve_model
 from tests import support
 from tests.golden.heal_cases import heal_files, messages_by_entry, plan_for

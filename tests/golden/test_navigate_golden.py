@@ -21,7 +21,7 @@ from pitools.core.compaction.branch import BRANCH_INSTRUCTIONS, plan_navigation,
 from pitools.core.compaction.summarizer import SummaryRequest, SummaryResult
 from pitools.core.js.json.encode import jsonable
 from pitools.core.parity import diff_values
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.ops.navigate import NavigateSetup, navigate_apply
 from pitools.ops.summarizing import SummarizeRequest
 from tests.golden import navigate_cases

@@ -18,7 +18,7 @@ from pitools.core.compaction.plan import plan_compaction
 from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
 from pitools.core.context.build import replay_context
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import LeanLoaded, LoadedSession, load
+from pitools.core.session.load import LoadedSession, load
 from pitools.errors import PitoolsError
 from tests.oracles import pi_mirrors as oracle
 
@@ -105,7 +105,7 @@ def test_walks_and_context_match_the_oracles(case: str) -> None:
         assert got_lean == want, f"keep=context differs at {leaf!r}"
         compared += 1
     assert compared >= 3
-    if isinstance(lean, LeanLoaded):
+    if lean.kept == "context":
         lean.index.close()
 
 
@@ -139,5 +139,5 @@ def test_compaction_regions_match_the_oracle(case: str) -> None:
                 continue
             assert _outcome(lambda leaf=leaf: got(full, leaf)) == expected, f"keep=all regions differ at {leaf!r}"
             assert _outcome(lambda leaf=lean_leaf: got(lean, leaf)) == expected, f"keep=context differs at {leaf!r}"
-    if isinstance(lean, LeanLoaded):
+    if lean.kept == "context":
         lean.index.close()

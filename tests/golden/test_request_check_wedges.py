@@ -85,7 +85,7 @@ def test_rules_on_pi_ais_body(pair: tuple[dict[str, Any], dict[str, Any]]) -> No
 
 @pytest.mark.parametrize("pair", _pairs(), ids=_id)
 def test_pitools_builds_the_same_body(pair: tuple[dict[str, Any], dict[str, Any]], tmp_path: Path) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     job, record = pair
     path = tmp_path / "case.jsonl"

@@ -36,7 +36,7 @@ def _recording(case: str) -> dict[str, Any]:
 
 @cache
 def _loaded(case: str) -> Any:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     try:
         return load(str(GOLDEN / case / "session.jsonl"))

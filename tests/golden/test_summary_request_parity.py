@@ -130,7 +130,7 @@ def test_what_is_sent_is_pi_ais_body_without_streaming(model: str) -> None:
 def _compaction_requests(name: str, keep: int) -> dict[str, SummaryRequest]:
     from pitools.core.compaction.plan import summary_inputs
     from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     loaded = load(str(support.golden_session(name)))
     leaf = _case(name)["leaf"]
@@ -141,7 +141,7 @@ def _compaction_requests(name: str, keep: int) -> dict[str, SummaryRequest]:
 
 def _branch_request(name: str, target: str, context_window: int) -> SummaryRequest:
     from pitools.core.compaction.branch import plan_navigation, summary_request, token_budget
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     loaded = load(str(support.golden_session(name)))
     budget = token_budget(context_window, 16384)  # generateBranchSummary's default reserveTokens

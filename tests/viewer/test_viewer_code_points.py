@@ -150,7 +150,7 @@ def test_a_served_page_and_its_live_update_keep_every_code_point(browser: Browse
 def test_the_served_page_without_a_browser(session: Path) -> None:
     """The same check without Chromium: each embedded line (after what HTML parsing does to a
     script element's text: CRLF and CR become LF) parses to the file's value."""
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.viewer import viewer_page
 
     page = "".join(viewer_page(load(session), None, use_config=False))

@@ -32,7 +32,7 @@ def browser() -> Iterator[Browser]:
 
 
 def write_page(session: Path, out: Path, leaf: str | None = None) -> Path:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.viewer import viewer_page
 
     loaded = load(session)

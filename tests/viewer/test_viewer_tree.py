@@ -29,7 +29,7 @@ def browser() -> Iterator[Browser]:
 
 
 def write_page(session: Path, out: Path) -> Path:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.viewer import viewer_page
 
     loaded = load(session)
@@ -279,7 +279,7 @@ def test_the_page_shows_the_command_that_resumes_the_selected_entry(browser: Bro
 def test_a_hostile_first_line_is_inert_in_the_page_title(tmp_path: Path) -> None:
     """The title comes from session text: controls, bidi overrides and a lone surrogate show as
     U+FFFD (a lone surrogate has no UTF-8 form: a served page was cut off at its first byte)."""
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.viewer import viewer_page
 
     first = "a\x7fb\x85c\u202ed\ud800e</title><script>"

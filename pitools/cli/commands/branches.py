@@ -25,7 +25,7 @@ def command(out: Output, file: str, format_: str) -> int:
       pitools branches session.jsonl
       pitools branches session.jsonl --format json
     """
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.core.session.name import session_name
     from pitools.core.views.branches import list_branches
     from pitools.errors import PiCrashError

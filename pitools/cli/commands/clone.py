@@ -28,8 +28,8 @@ def command(out: Output, file: str, leaf_ref: str | None, output: str | None, fo
       pitools clone session.jsonl --leaf my-label -o copy.jsonl
     """
     from pitools.cli.commands.fork import report, resolve_ref, write_new_session
-    from pitools.core.session.api import load
     from pitools.core.session.fork import clone_session
+    from pitools.core.session.load import load
 
     loaded = load(file)
     leaf = resolve_ref(loaded, leaf_ref, "--leaf") if leaf_ref is not None else loaded.index.leaf_id

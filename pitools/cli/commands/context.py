@@ -43,7 +43,7 @@ def command(out: Output, file: str, leaf_ref: str | None, format_: str, tokenize
       pitools context session.jsonl --leaf a1b2c3d4 --format json
     """
     from pitools.core.context.build import replay_context
-    from pitools.core.session.api import KEEP_CONTEXT, load
+    from pitools.core.session.load import KEEP_CONTEXT, load
 
     # Only the entries after the leaf's last compaction are needed in full: the loader's
     # "context" keep policy parses every line (Pi's rules) but keeps and re-reads only those.

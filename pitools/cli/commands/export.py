@@ -190,7 +190,7 @@ def command(
 
 
 def _export(out: Output, file: str, request: _Request) -> int:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     leaf_ref, all_, format_, images, output, endpoint, legacy, force = request
 

@@ -81,8 +81,8 @@ def command(out: Output, file: str, at_ref: str, output: str | None, format_: st
     Example:
       pitools fork session.jsonl --at 3f2a1b0c
     """
-    from pitools.core.session.api import load
     from pitools.core.session.fork import fork_session
+    from pitools.core.session.load import load
 
     loaded = load(file)
     at = resolve_ref(loaded, at_ref, "--at")

@@ -93,7 +93,7 @@ def command(
         raise click.UsageError("a session read from stdin cannot be healed in place or beside itself: use -o NEW")
 
     from pitools.core.request.check import worst_severity
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops import heal as ops
     from pitools.ops.request import request_settings
     from pitools.render.heal import heal_human

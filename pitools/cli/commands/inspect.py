@@ -28,7 +28,7 @@ def command(out: Output, file: str, format_: str, all_: bool) -> int:
     Example:
       pitools inspect session.jsonl --format json
     """
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.core.validate.pi_crashes import first_crash
     from pitools.core.views.inspect import inspect_session
 

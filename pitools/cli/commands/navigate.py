@@ -75,7 +75,7 @@ def command(
     summarizer.check(writes=writes, when="with --summarize or --label")
 
     from pitools.cli.options import note_synthetic_ids
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.navigate import setup_navigation
 
     stamp = None

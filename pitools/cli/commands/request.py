@@ -80,7 +80,7 @@ def command(
       pitools request session.jsonl --model openai/gpt-5 --format json > body.json
       pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
     """
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.request import leaf_model, provider_request_at, request_settings
 
     if check and diff_ref:

@@ -63,7 +63,7 @@ def command(
       pitools tree session.jsonl --depth 1 --no-pager
       pitools tree session.jsonl --leaf a1b2c3d4 --format json
     """
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.core.views.branches import tree_view
 
     if depth is not None and format_ == "json":

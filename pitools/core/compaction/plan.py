@@ -36,7 +36,7 @@ from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.stream import JsonStream, json_chunks
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import Loaded, LoadedSession
+from pitools.core.session.load import Loaded, LoadedSession
 from pitools.errors import PitoolsError
 
 if TYPE_CHECKING:  # pydantic (0.1 s of CPU to import) only when a summary is requested

@@ -22,8 +22,7 @@ from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import LoadedSession, kept_whole, load_bytes
-from pitools.core.session.load import RawSession
+from pitools.core.session.load import LoadedSession, RawSession, kept_whole, load
 from pitools.core.session.loaded import Session
 from pitools.core.session.tree import SessionIndex
 from pitools.errors import CycleError, PiCrashError, PitoolsError
@@ -53,7 +52,7 @@ def _load(data: bytes, path: str, keep: Literal["all", "skeleton"] = "all") -> L
     """The file as Pi loads it (the one loader, on bytes); None when Pi reads nothing from it
     (it rejects the file, or its migration throws)."""
     try:
-        return load_bytes(data, path, keep=keep)
+        return load(data, name=path, keep=keep)
     except PitoolsError:
         return None
 

@@ -1,7 +1,7 @@
 """The one index interface every Pi mirror is written against, and the walks written once on it.
 
 A loaded session is indexed by entry *position* (file order, headers excluded). Whatever the
-loader's keep policy (:mod:`pitools.core.session.api`: keep every parsed entry, or keep only
+loader's keep policy (:mod:`pitools.core.session.load`: keep every parsed entry, or keep only
 the recent context and re-read the rest by byte offset), the index offers the same things:
 
 * parallel lists ``ids``, ``parents``, ``types`` (``UNDEFINED`` where an entry lacks the field

@@ -8,7 +8,7 @@ and the entries that set the model and the thinking level. Keeping all parsed va
 2.5 bytes of Python objects per byte of file, and most of a load's time beyond the bare parse
 goes to page faults for them.
 
-:func:`open_lean` reads the file with the same scanner as :func:`~pitools.core.session.load.read_session`
+:func:`open_lean` reads the file with the same scanner as :func:`~pitools.core.session.lines.read_session`
 (same diagnostics), keeps per entry only what the tree and the rules need (id, parentId, type,
 line, byte offset and length, a small mark), and keeps a parsed value only while it is recent:
 values before the newest compaction's kept range are dropped as the scan goes (entries that are
@@ -33,6 +33,7 @@ from typing import Any, overload
 
 from pitools.core.js.json.parse import gc_paused, parse_json_line
 from pitools.core.js.value import UNDEFINED, js_truthy
+from pitools.core.session.header import accepted_header, extra_header
 from pitools.core.session.index import (
     MARK_CRASH,
     MARK_NONE,
@@ -40,7 +41,7 @@ from pitools.core.session.index import (
     entry_mark,
     mkey,
 )
-from pitools.core.session.load import Diagnostic, RawSession, accepted_header, extra_header, stream_session
+from pitools.core.session.lines import Diagnostic, RawSession, stream_session
 from pitools.core.session.migrate import CURRENT_VERSION, MigrationReport, effective_version
 from pitools.errors import SessionChangedError, SessionParseError
 
@@ -244,10 +245,10 @@ class LeanSession:
 
 
 def open_lean(path: str | os.PathLike[str]) -> LeanSession | None:
-    """Load ``path`` like :func:`~pitools.core.session.loaded.open_session`, keeping entries lean.
+    """Load ``path`` like ``load(path)`` does, keeping entries lean (``load(path, keep="context")``).
 
     Returns None when the lean path does not apply (the file needs migration, or is not a
-    regular file that can be read again): load it with ``open_session`` instead. Raises
+    regular file that can be read again): the loader keeps everything instead. Raises
     :class:`~pitools.errors.SessionParseError` when the file cannot be read.
     """
     spath = os.fspath(path)

@@ -1,400 +1,380 @@
-"""Streaming session reader: Pi's ``loadEntriesFromFile`` + ``parseSessionEntries``, read-only and talkative.
+"""The one loader: open a session Pi would load, indexed and ready to query.
 
-Pi's loader splits the decoded text on ``"\\n"`` only, skips blank lines (JavaScript ``trim()``
-whitespace) and lines that ``JSON.parse`` rejects, drops values that parse to something falsy,
-and accepts the file only when the first parsed value is a ``session`` header whose ``id`` is a
-string. pitools returns the same entries, never writes (Pi appends a newline to a torn tail and
-rewrites migrated files), and reports every anomaly as a :class:`Diagnostic` with a line number
-and byte offset.
+Every module outside ``core/session`` reads a session through :func:`load` (an architecture
+test and the ``one-loader`` import contract hold them to it); the modules behind it are named by
+role: :mod:`~pitools.core.session.lines` splits and scans lines with Pi's rules,
+:mod:`~pitools.core.session.loaded` makes Pi's entries of the values (header, migration,
+extra headers), :mod:`~pitools.core.session.lean` is the ``"context"`` policy and
+:mod:`~pitools.core.session.tree` the ``"all"`` policy's index.
+
+:func:`load` reads every line with Pi's rules (the same diagnostics and errors whatever it
+keeps) and indexes the entries (:class:`~pitools.core.session.index.EntryIndex`). The source is
+a file, a session reference or the session's bytes. Its *keep policy* says which parsed entries
+stay in memory:
+
+* ``keep="all"`` (the default): every entry stays parsed (``loaded.session.entries``), the
+  index is a :class:`~pitools.core.session.tree.SessionIndex`; what most commands use.
+* ``keep="context"``: only ids, parents, types, marks and byte offsets are kept for every
+  entry, plus the parsed value of the entries a context replay is likely to need (those after
+  the last compaction, and small ones); any other entry is read back from the file by its byte
+  offset when asked for (:class:`~pitools.core.session.lean.LeanIndex`). ``context`` and
+  ``compact --dry-run`` use it: on a 100 MB session it saves most of the memory. Files Pi
+  migrates (v1/v2), inputs that are not regular files and bytes are loaded with ``"all"``
+  (``loaded.kept`` says which policy was applied).
+* ``keep="skeleton"``: every entry reduced to its ``type``, ``id`` and ``parentId`` as it is read
+  (headers and compactions whole), which is all the tree and Pi's migration need; a caller parses
+  an entry again from the bytes (the raw session's offsets) when it needs the rest (``repair``
+  checks the file it is about to write, in memory). A function instead of a name is a caller's
+  own reduction (``slim``'s skeletons keep what its check reads).
+* ``keep="none"``: a :class:`Stream` of the values, none kept (``validate`` checks each one and
+  drops it, also in parts of a big file; the archive index reads what was appended).
+
+The result, :class:`Loaded`, has a documented set of views, the same under every policy:
+``path``; ``session`` (:class:`~pitools.core.session.loaded.Session` for ``"all"``: ``header``,
+``entries`` as Pi's ``getEntries()``, ``lines``/``offsets``, ``migration``, ``diagnostics``, and
+``raw``, the :class:`~pitools.core.session.lines.RawSession` with every parsed value and where
+it came from); ``index`` (:class:`~pitools.core.session.index.EntryIndex`); ``leaf(ref)``;
+``synthetic_ids``; ``kept``. :class:`LoadedSession` is the type of a load that kept every entry.
+
+Every Pi mirror (:mod:`pitools.core.context.build`, :mod:`pitools.core.compaction.plan`) is
+written once on the index interface and gives the same result under either policy.
 """
 
 from __future__ import annotations
 
+import gc
 import os
-import stat
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
-from pitools.core.js.json.encode import js_stringify
-from pitools.core.js.json.parse import UnparsedLineError, gc_paused, parse_json_line
-from pitools.core.js.value import JS_WHITESPACE, json_kind
-from pitools.core.session.findings import ERROR, INFO, WARNING, Diagnostic
-from pitools.errors import SessionParseError
+from pitools.core.js.value import UNDEFINED
+from pitools.core.session.header import accepted_header
+from pitools.core.session.leaf import resolve_leaf
+from pitools.core.session.lean import LeanIndex, LeanSession
+from pitools.core.session.lines import (
+    RawSession,
+    ScannedValue,
+    finish_raw,
+    line_spans,
+    read_session,
+    read_session_bytes,
+    stream_session,
+)
+from pitools.core.session.loaded import Session, raise_invalid, require_valid, session_from_raw
+from pitools.core.session.tree import SessionIndex
 
-#: Lines longer than this are reported (Pi itself has no limit and still reads them).
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-#: The reader's buffer. Session lines average several KB (tool outputs, file contents): with
-#: Python's default 8 KiB buffer, iterating over the lines of such a file costs as much CPU as
-#: parsing them (each long line is read in pieces and joined); with 1 MiB it costs a fifth.
-_READ_CHUNK = 1 << 20
-_BOM = b"\xef\xbb\xbf"
+if TYPE_CHECKING:
+    from pitools.core.session.index import EntryIndex
+
+__all__ = [
+    "KEEP_ALL",
+    "KEEP_CONTEXT",
+    "AnySession",
+    "Keep",
+    "Loaded",
+    "LoadedSession",
+    "RawSession",
+    "Reduce",
+    "ScannedValue",
+    "Session",
+    "Source",
+    "Stream",
+    "accepted_header",
+    "finish_raw",
+    "kept_whole",
+    "line_spans",
+    "load",
+]
+
+#: The loader's keep policies for a session a command works on (see the module docstring).
+Keep = Literal["all", "context"]
+KEEP_ALL: Keep = "all"
+KEEP_CONTEXT: Keep = "context"
+#: ``Loaded.session`` under any keep policy (``"context"`` keeps no list of entries).
+AnySession = Session | LeanSession
+
+
+class Loaded:
+    """A loaded session under any keep policy: ``session`` (header, diagnostics, lines) and
+    ``index`` (:class:`~pitools.core.session.index.EntryIndex`), and ``--leaf`` references
+    resolved the same way for every policy: an id, unique id prefix or label, or ``L<line>``
+    (the entry on that line of the file: stable for any file, v1/v2 ones whose ids are made up
+    too). Subclasses say where the entries' lines and ids are."""
+
+    __slots__ = ()
+    session: AnySession
+    index: EntryIndex
+
+    def _entry_lines(self) -> Sequence[int]:
+        raise NotImplementedError
+
+    def _id_at(self, at: int) -> Any:
+        raise NotImplementedError
+
+    @property
+    def kept(self) -> Keep:
+        """The keep policy applied: ``"context"`` only where the file allowed it."""
+        raise NotImplementedError
+
+    @property
+    def synthetic_ids(self) -> bool:
+        """Whether the ids shown are pitools' stand-ins: a v1 file has none, migration made them up."""
+        raise NotImplementedError
+
+    @property
+    def path(self) -> str:
+        return str(self.session.path)
+
+    def leaf(self, ref: str | None) -> Any:
+        """The entry ``ref`` names (see the class)."""
+        if ref is not None and not self.index.has(ref):
+            line = _line_ref(ref)
+            if line is not None:
+                return self.entry_id_at_line(line, ref)
+        return resolve_leaf(self.index, ref, path=self.session.path)
+
+    def entry_id_at_line(self, line: int, ref: str) -> Any:
+        import bisect
+
+        from pitools.errors import LeafError
+
+        lines = self._entry_lines()
+        at = bisect.bisect_left(lines, line)
+        if at < len(lines) and lines[at] == line:
+            return self._id_at(at)
+        total = self.session.raw.line_count
+        if line > total:
+            why = f"the file has {total:,} {'line' if total == 1 else 'lines'}"
+        else:
+            why = f"line {line:,} of the file holds no entry (the header, a blank line or an unreadable one)"
+        raise LeafError(f"--leaf {ref!r}: {why}", path=self.session.path)
 
 
 @dataclass(slots=True)
-class RawSession:
-    """What Pi's loader returns for one file, plus where every value came from.
+class LoadedSession(Loaded):
+    """A session loaded keeping everything: every parsed entry in ``session.entries``."""
 
-    ``values`` holds every parsed, truthy JSON value in file order (Pi's ``fileEntries``
-    before migration), including the header and any later ``session`` lines. ``lines`` and
-    ``offsets`` are parallel to it: the 1-based line number and byte offset of each value.
-    """
+    session: Session
+    index: SessionIndex
 
-    path: str
-    size: int
-    values: list[Any] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
-    offsets: list[int] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    line_count: int = 0
-    ends_with_newline: bool = True
-    crlf_lines: int = 0
-    #: The first kept value, and the lines skipped before it (for the file-level verdict).
-    head: ScannedValue | None = None
-    skipped_before_header: list[int] = field(default_factory=list)
-    #: True when Pi would accept the file (first parsed value is a header with a string id).
-    valid: bool = False
+    def _entry_lines(self) -> Sequence[int]:
+        return self.session.lines
+
+    def _id_at(self, at: int) -> Any:
+        from pitools.core.js.access import entry_id
+
+        return entry_id(self.session.entries[at])
+
+    @property
+    def kept(self) -> Keep:
+        return KEEP_ALL
+
+    @property
+    def synthetic_ids(self) -> bool:
+        return self.session.migration.ids_assigned > 0
 
 
-#: What :func:`scan_lines` yields per kept value: ``(value, line number, byte offset, size)``.
-ScannedValue = tuple[Any, int, int, int]
+@dataclass(slots=True)
+class _LeanLoaded(Loaded):
+    """A session loaded with ``keep="context"``: an index whose dropped entries are parsed
+    again from the file on demand."""
+
+    session: LeanSession
+    index: LeanIndex
+
+    def _entry_lines(self) -> Sequence[int]:
+        return self.index.lines
+
+    def _id_at(self, at: int) -> Any:
+        return self.index.ids[at]
+
+    @property
+    def kept(self) -> Keep:
+        return KEEP_CONTEXT
+
+    @property
+    def synthetic_ids(self) -> bool:
+        return False  # only v3 files load lean: every id is the file's own
 
 
-def _js_blank(text: str) -> bool:
-    return not text.strip(JS_WHITESPACE)
+def _line_ref(ref: str) -> int | None:
+    """``L17`` (or ``l17``) -> 17."""
+    if len(ref) > 1 and ref[0] in "Ll" and ref[1:].isdigit():
+        return int(ref[1:])
+    return None
 
 
-def _iter_raw_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(offset, line)`` with each line's ``\n`` still attached (C-speed buffered reads).
+class Stream(NamedTuple):
+    """``load(path, keep="none")``: the file's values one at a time, nothing kept.
 
-    Only the bytes present when the file was opened are read (or those before ``stop``): a
-    session another process is appending to reads as a consistent snapshot, its last line torn
-    at most. ``start`` must be 0 or just after a newline.
-    """
-    with open(path, "rb", buffering=_READ_CHUNK) as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            # A pipe, /dev/stdin, a process substitution: no size to snapshot, read to the end.
-            yield from _iter_stream_lines(fh, path)
-            return
-        limit = os.fstat(fh.fileno()).st_size if stop is None else stop
-        if start:
-            fh.seek(start)
-        offset = start
-        if offset >= limit:
-            return
-        for line in fh:
-            end = offset + len(line)
-            if end >= limit:
-                if end > limit:
-                    line = line[: limit - offset]
-                if line:
-                    yield offset, line
-                return
-            yield offset, line
-            offset = end
+    ``raw`` (lines, diagnostics, the file-level verdict) fills in as ``values`` is consumed;
+    ``validate`` checks each value and drops it, the archive index reads what was appended."""
+
+    raw: RawSession
+    values: Iterator[ScannedValue]
 
 
-#: A stream (not a regular file) is read up to this many bytes; /dev/zero would otherwise fill memory.
-MAX_STREAM_BYTES = 1 << 30
+#: A caller's own keep policy: called on each value in file order as it is read, returns what to keep.
+Reduce = Callable[[Any], Any]
+Source = str | os.PathLike[str] | bytes
 
 
-def _iter_stream_lines(fh: Any, path: str) -> Iterator[tuple[int, bytes]]:
-    offset = 0
-    while True:
-        line = fh.readline(MAX_STREAM_BYTES - offset + 1)
-        if not line:
-            return
-        if offset + len(line) > MAX_STREAM_BYTES:
-            raise SessionParseError(
-                f"not a regular file and longer than {MAX_STREAM_BYTES:,} bytes; save it to a file first", path=path
-            )
-        yield offset, line
-        offset += len(line)
-
-
-def _iter_lines(path: str) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield ``(offset, line_bytes_without_newline, had_newline)``."""
-    for offset, line in _iter_raw_lines(path):
-        if line.endswith(b"\n"):
-            yield offset, line[:-1], True
-        else:
-            yield offset, line, False
-
-
-def _truthy_json(value: Any) -> bool:
-    # JSON values that are falsy in JavaScript: null, false, 0, -0, "".
-    if value is None or value is False:
-        return False
-    if type(value) in (int, float):
-        return value != 0
-    return not (type(value) is str and value == "")
-
-
-def read_session(path: str | os.PathLike[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> RawSession:
-    """Read a session file the way Pi 1.6.0 does, never writing to it.
-
-    Raises :class:`SessionParseError` only when the file cannot be opened at all; a file that
-    is not a session is returned with ``valid=False`` and a diagnostic saying why.
-    """
-    raw, values = stream_session(path, max_line_bytes=max_line_bytes)
-    with gc_paused():
-        _consume(raw, values)
-    return raw
-
-
-def stream_session(
-    path: str | os.PathLike[str],
+@overload
+def load(
+    source: Source | None = None,
     *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    keep: Literal["all", "skeleton"] | Reduce = ...,
+    name: str | None = None,
+    strict: bool = True,
+    migrate: bool = True,
+    freeze: bool = True,
+    tap: Callable[[bytes], object] | None = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    session_dir: str | None = None,
+) -> LoadedSession: ...
+@overload
+def load(
+    source: Source | None = None,
+    *,
+    keep: Literal["none"],
     start: int = 0,
     stop: int | None = None,
     finish: bool = True,
-) -> tuple[RawSession, Iterator[ScannedValue]]:
-    """:func:`read_session` one value at a time: ``raw`` fills in as the iterator is consumed.
-
-    Both the call and the iteration raise :class:`SessionParseError` when the file cannot be
-    read (a directory, no permission, an I/O error halfway). ``start``/``stop`` read only part
-    of the file (see :func:`scan_lines` for ``finish``; a part from ``start > 0`` numbers its
-    lines from 1).
-    """
-    spath = os.fspath(path)
-    try:
-        st = os.stat(spath)
-    except OSError as exc:
-        raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
-    mode = st.st_mode
-    if stat.S_ISDIR(mode):
-        raise SessionParseError("is a directory, not a session file", path=spath)
-    raw = RawSession(path=spath, size=st.st_size if stat.S_ISREG(mode) else 0)
-
-    def counted(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
-        # A stream's size is only known once it is read (before scan_lines' file-level verdict).
-        for offset, line in lines:
-            raw.size = offset + len(line)
-            yield offset, line
-
-    def values() -> Iterator[ScannedValue]:
-        try:
-            lines = _iter_raw_lines(spath, start, stop)
-            if not stat.S_ISREG(mode):
-                lines = counted(lines)
-            yield from scan_lines(raw, lines, max_line_bytes, later_part=start > 0, finish=finish)
-        except OSError as exc:
-            raise SessionParseError(f"cannot read file: {exc.strerror or exc}", path=spath) from None
-
-    return raw, values()
-
-
-def iter_file_lines(path: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
-    """``(offset, line)`` for a file, each line with its ``\n``, as the loader reads it (public form)."""
-    return _iter_raw_lines(path, start, stop)
-
-
-def line_spans(data: bytes) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each line of in-memory bytes, split on ``\n`` only: ``data[start:end]``
-    is the line without its ``\n``; ``end == len(data)`` only for a last line with none."""
-    start = 0
-    size = len(data)
-    find = data.find
-    while start < size:
-        end = find(b"\n", start)
-        if end < 0:
-            yield start, size
-            return
-        yield start, end
-        start = end + 1
-
-
-def iter_byte_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """``(offset, line)`` for in-memory bytes, split on ``\n`` only (each line keeps its ``\n``)."""
-    for start, end in line_spans(data):
-        yield start, data[start : end + 1]
-
-
-def read_session_bytes(data: bytes, path: str = "<bytes>", *, shape: Callable[[Any], Any] | None = None) -> RawSession:
-    """:func:`read_session` on bytes already in memory (e.g. a repaired file before it is written).
-
-    ``shape`` replaces each parsed value as it is read (the loader's "skeleton" keep policy:
-    :func:`pitools.core.session.api.load_bytes`)."""
-    raw = RawSession(path=path, size=len(data))
-    scanned: Iterator[ScannedValue] = scan_lines(raw, iter_byte_lines(data))
-    if shape is not None:
-        scanned = ((shape(value), line, offset, size) for value, line, offset, size in scanned)
-    with gc_paused():
-        _consume(raw, scanned)
-    return raw
-
-
-def _consume(raw: RawSession, scanned: Iterator[ScannedValue]) -> None:
-    values, lines, offsets, lengths = raw.values, raw.lines, raw.offsets, raw.lengths
-    for value, lineno, offset, size in scanned:
-        values.append(value)
-        lines.append(lineno)
-        offsets.append(offset)
-        lengths.append(size)
-
-
-def scan_lines(
-    raw: RawSession,
-    lines_iter: Iterator[tuple[int, bytes]],
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Stream: ...
+@overload
+def load(
+    source: Source | None = None,
     *,
-    later_part: bool = False,
+    keep: Keep,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    session_dir: str | None = None,
+) -> Loaded: ...
+def load(
+    source: Source | None = None,
+    *,
+    keep: Keep | Literal["skeleton", "none"] | Reduce = "all",
+    name: str | None = None,
+    strict: bool = True,
+    migrate: bool = True,
+    freeze: bool = True,
+    tap: Callable[[bytes], object] | None = None,
+    start: int = 0,
+    stop: int | None = None,
     finish: bool = True,
-) -> Iterator[ScannedValue]:
-    """Parse lines as Pi does and yield every value Pi keeps, without holding on to them.
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    session_dir: str | None = None,
+) -> Loaded | Stream:
+    """Open a session as Pi would (rejecting what Pi rejects) and index its entries.
 
-    The line-level diagnostics, ``line_count``, ``crlf_lines``, ``ends_with_newline`` and, once
-    the iterator is exhausted, ``valid`` and the file-level diagnostics land in ``raw``;
-    ``raw.values`` is left alone (``validate`` checks each value and drops it).
+    ``source`` is a session file, the session's bytes (``name`` names them in messages), or a
+    session reference resolved like ``pi --session``/``--continue``
+    (:func:`pitools.core.session.locate.locate_session`): a session id or unique id prefix, or
+    None for the most recent session of ``cwd``. A string naming an existing file is always that
+    file; an :class:`os.PathLike` (a :class:`~pathlib.Path`) always names a file, never a reference.
 
-    A file can be read in parts (``validate`` splits big files between processes): a
-    ``later_part`` numbers its lines from 1 and knows the header came before it; parts are
-    read with ``finish=False``, and the first part's ``raw`` gets :func:`finish_raw` once the
-    others are merged into it.
+    ``keep`` is the keep policy (see the module docstring): ``"all"`` gives a
+    :class:`LoadedSession`; ``"context"`` a lean :class:`Loaded` where the file allows it;
+    ``"skeleton"`` or a function (called on each value as it is read, returning what to keep:
+    ``slim`` keeps its own skeletons) a :class:`LoadedSession` of reduced entries; ``"none"`` a
+    :class:`Stream` (``start``/``stop`` read only the bytes between, ``finish=False`` leaves the
+    file-level verdict to :func:`~pitools.core.session.lines.finish_raw`: ``validate`` reads a big
+    file in parts).
+
+    ``strict=False`` returns a file Pi rejects instead of raising (``session.valid`` is False, no
+    entries); ``migrate=False`` leaves a v1/v2 file's values as they are (``"all"`` only);
+    ``tap`` sees every byte of a file read, in order, when the entries are kept (``slim`` hashes
+    and counts them); ``freeze=False`` for a caller that loads many sessions in one process: a
+    kept session is otherwise exempted from cyclic garbage collection (``gc.freeze``), as a
+    command's one session should be (bytes never are).
     """
-    diags = raw.diagnostics
-    header_seen = later_part
-    lineno = offset = 0
-    skipped_before_header = raw.skipped_before_header
+    if isinstance(source, bytes):
+        if keep == "none":
+            raise ValueError("keep='none' streams a file; bytes are already in memory")
+        # "context" re-reads dropped entries from the file: bytes are kept whole, as a pipe is.
+        raw = read_session_bytes(source, name or "<bytes>", shape=_shape(keep))
+        return _loaded(raw, strict=strict, migrate=migrate, freeze=False)
+    path = _resolve(source, cwd=cwd, env=env, session_dir=session_dir)
+    if keep == "none":
+        return Stream(*stream_session(path, start=start, stop=stop, finish=finish))
+    if keep == "context":
+        from pitools.core.session.lean import open_lean
 
-    def flag(code: str, severity: str, message: str, *, skipped: bool = False) -> None:
-        """A diagnostic on the current line; ``skipped``: Pi drops the line (noted when it comes
-        before the header, for ``header-not-first``)."""
-        diags.append(Diagnostic(code, severity, message, lineno, offset=offset))
-        if skipped and not header_seen:
-            skipped_before_header.append(lineno)
-
-    for offset, line in lines_iter:
-        lineno += 1
-        # orjson ignores the trailing newline, so the line is parsed without copying it.
-        had_nl = line.endswith(b"\n")
-        size = len(line) - 1 if had_nl else len(line)
-        if not had_nl:
-            raw.ends_with_newline = False
-        elif line.endswith(b"\r\n"):
-            raw.crlf_lines += 1
-        if size > max_line_bytes:
-            flag("line-too-long", INFO, f"line is {size} bytes, over the {max_line_bytes}-byte limit")
-        if lineno == 1 and not later_part and line.startswith(_BOM):
-            flag("utf8-bom", ERROR, "file starts with a UTF-8 byte order mark; Pi cannot parse that line")
-        try:
-            value, replaced = parse_json_line(line)
-        except UnparsedLineError as exc:
-            flag("unparsed-line", ERROR, f"Pi reads this line, pitools could not ({exc})", skipped=True)
-            continue
-        except ValueError as exc:
-            if _js_blank(line.decode("utf-8", "replace")):
-                flag("blank-line", INFO, "blank line (skipped)", skipped=True)
-            else:
-                flag("malformed-json", ERROR, f"not valid JSON ({_short(str(exc))}); Pi skips it", skipped=True)
-            continue
-        if replaced:
-            flag("invalid-utf8", WARNING, "invalid UTF-8 replaced by U+FFFD (as Pi does)")
-        if type(value) is not dict:
-            if not _truthy_json(value):
-                flag("falsy-line", INFO, f"line parses to {js_stringify(value)}, which Pi skips")
-                continue
-            flag(
-                "non-object-line",
-                ERROR,
-                f"line is a JSON {json_kind(value)}, not an object; Pi keeps it as a broken entry",
-            )
-        item = (value, lineno, offset, size)
-        if not header_seen:
-            raw.head = item
-        header_seen = True
-        yield item
-    raw.line_count = lineno
-    if finish:
-        finish_raw(raw)
+        lean = open_lean(path)
+        if lean is not None:
+            if lean.valid or strict:
+                if not lean.valid:
+                    lean.index.close()
+                    raise_invalid(lean.diagnostics, lean.path)
+                loaded: Loaded = _LeanLoaded(lean, lean.index)
+                if freeze:
+                    gc.freeze()  # see _loaded
+                return loaded
+            lean.index.close()
+    return _loaded(read_session(path, shape=_shape(keep), tap=tap), strict=strict, migrate=migrate, freeze=freeze)
 
 
-def extra_header(value: dict[str, Any], line: int, offset: int) -> Diagnostic:
-    """The diagnostic for a ``session`` line after the first: Pi ignores it (every keep policy)."""
-    eid = value.get("id")
-    return Diagnostic(
-        "extra-header",
-        WARNING,
-        "a second session header; Pi ignores it",
-        line,
-        offset=offset,
-        entry_id=eid if isinstance(eid, str) else None,
-    )
+def _shape(keep: str | Reduce) -> Reduce | None:
+    if callable(keep):
+        return keep
+    return skeleton if keep == "skeleton" else None
 
 
-def accepted_header(value: Any) -> bool:
-    """Whether Pi accepts a file whose first parsed value is ``value``: a header with a string id."""
-    return type(value) is dict and value.get("type") == "session" and type(value.get("id")) is str
+def _loaded(raw: RawSession, *, strict: bool, migrate: bool, freeze: bool) -> LoadedSession:
+    session = session_from_raw(raw, migrate=migrate)
+    if strict:
+        require_valid(session)
+    loaded = LoadedSession(session, SessionIndex.build(session.entries))
+    if freeze:
+        # The parsed session holds no reference cycles and lives as long as the command: exempt
+        # it from cyclic collection, which would otherwise rescan millions of objects every time
+        # the work that follows allocates (a third of the time of context/compact on a big
+        # session). A caller loading session after session in one process (the archive index,
+        # ``dataset``) passes ``freeze=False``: each one is freed when it is done with.
+        gc.freeze()
+    return loaded
 
 
-def finish_raw(raw: RawSession) -> None:
-    """The file-level verdict once every line is read: is it a session Pi accepts?"""
-    diags = raw.diagnostics
-    head_item = raw.head
-    skipped_before_header = raw.skipped_before_header
-    if raw.size == 0:
-        diags.append(
-            Diagnostic("empty-file", INFO, "file is empty; Pi would start a new session in it", None, offset=0)
-        )
-        return
-    if head_item is None:
-        diags.append(Diagnostic("missing-header", ERROR, "no JSON value in the file; it is not a Pi session", None))
-        return
-    head, head_line, head_offset, _ = head_item
-    if type(head) is not dict or head.get("type") != "session":
-        diags.append(
-            Diagnostic(
-                "missing-header",
-                ERROR,
-                "first parsed line is not a session header; Pi rejects the whole file",
-                head_line,
-                offset=head_offset,
-            )
-        )
-        return
-    if type(head.get("id")) is not str:
-        diags.append(
-            Diagnostic(
-                "invalid-header",
-                ERROR,
-                "session header has no string id; Pi rejects the whole file",
-                head_line,
-                offset=head_offset,
-            )
-        )
-        return
-    raw.valid = accepted_header(head)
-    if skipped_before_header:
-        diags.append(
-            Diagnostic(
-                "header-not-first",
-                INFO,
-                f"the header is on line {head_line}; {len(skipped_before_header)} line(s) before it are skipped",
-                head_line,
-                offset=head_offset,
-            )
-        )
-    if raw.crlf_lines:
-        diags.append(
-            Diagnostic(
-                "crlf-line-endings",
-                INFO,
-                f"{raw.crlf_lines} line(s) end in CRLF; Pi reads them, other tools may not",
-            )
-        )
-    if not raw.ends_with_newline:
-        diags.append(
-            Diagnostic(
-                "unterminated-last-line",
-                INFO,
-                "the last line has no newline (torn write?); Pi would append one when it opens the file",
-                raw.line_count,
-            )
-        )
+#: Entry types the "skeleton" policy keeps whole (the header; a compaction, for Pi's migration
+#: of its index and for where a context starts).
+SKELETON_WHOLE = frozenset({"session", "compaction"})
 
 
-def _short(text: str, limit: int = 60) -> str:
-    text = text.replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def kept_whole(etype: Any) -> bool:
+    """Whether the "skeleton" policy keeps an entry of type ``etype`` whole."""
+    # A type can be any JSON value; an array or object is unhashable, so test the type first.
+    return type(etype) is str and etype in SKELETON_WHOLE
+
+
+def skeleton(value: Any) -> Any:
+    """An entry as the "skeleton" policy keeps it: ``type``, ``id`` and ``parentId`` (those it has)."""
+    if type(value) is not dict:
+        return value
+    etype = value.get("type", UNDEFINED)
+    if kept_whole(etype):
+        return value
+    out: dict[str, Any] = {}
+    if etype is not UNDEFINED:
+        out["type"] = etype
+    if "id" in value:
+        out["id"] = value["id"]
+    if "parentId" in value:
+        out["parentId"] = value["parentId"]
+    return out
+
+
+def _resolve(
+    path: str | os.PathLike[str] | None, *, cwd: str | None, env: Mapping[str, str] | None, session_dir: str | None
+) -> str | os.PathLike[str]:
+    if path is None or (isinstance(path, str) and not os.path.exists(path)):
+        from pitools.core.session.locate import locate_session
+        from pitools.core.session.refs import looks_like_path
+
+        if path is not None and looks_like_path(path):
+            return path  # a path is no reference: its messages name it as given (`./none`, not `none`)
+
+        return locate_session(path, cwd=cwd, env=env, session_dir=session_dir).path
+    return path

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from pitools.core.session.load import ERROR, Diagnostic, RawSession, extra_header, read_session
+from pitools.core.session.header import extra_header
+from pitools.core.session.lines import ERROR, Diagnostic, RawSession
 from pitools.core.session.migrate import MigrationError, MigrationReport, migrate_values
 
 
@@ -43,17 +43,11 @@ class Session:
         return self.migration.needed
 
 
-def open_session(path: str | os.PathLike[str], *, migrate: bool = True) -> Session:
-    """Load ``path`` like Pi's ``SessionManager.open`` (header check, migration), read-only.
-
-    A file Pi would reject comes back with ``valid=False`` and no entries; a v1 file that Pi's
-    migration cannot handle raises :class:`MigrationError` (a one-line, user-facing error).
-    """
-    return session_from_raw(read_session(path), migrate=migrate)
-
-
 def session_from_raw(raw: RawSession, *, migrate: bool = True) -> Session:
-    """:func:`open_session` on a file already read (:func:`read_session` or ``read_session_bytes``)."""
+    """Pi's ``SessionManager`` state for values already read (header check, migration, later
+    headers skipped): a file Pi rejects comes back with ``valid=False`` and no entries; a v1 file
+    Pi's migration cannot handle raises :class:`MigrationError` (a one-line, user-facing error).
+    Callers outside this package use :func:`pitools.core.session.load.load`."""
     diags = list(raw.diagnostics)
     if not raw.valid:
         return Session(

@@ -43,14 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from pitools import piconfig
+from pitools.core.session.header import read_session_header
 from pitools.core.session.refs import looks_like_path
 from pitools.errors import ConfigError, PitoolsError
 
 ENV_AGENT_DIR = piconfig.ENV_AGENT_DIR
 ENV_SESSION_DIR = piconfig.ENV_SESSION_DIR
 CONFIG_DIR_NAME = piconfig.CONFIG_DIR_NAME
-#: ``MAX_SESSION_HEADER_SCAN_BYTES`` in session-manager.js.
-HEADER_SCAN_LIMIT = 1024 * 1024
 
 SOURCE_OPTION = "--session-dir"
 SOURCE_ENV = ENV_SESSION_DIR
@@ -159,56 +158,6 @@ def choose_session_dir(
         base = resolve_path(cwd, here, env)
         return SessionDirChoice(resolve_path(value, base, env), SOURCE_SETTINGS, default, settings_file, ignored)
     return SessionDirChoice(None, SOURCE_DEFAULT, default, ignored_setting=ignored)
-
-
-# -- headers ------------------------------------------------------------------------------------
-
-
-def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """Pi's ``readSessionHeaderForDiscovery``: the header, or None when the file is not a session."""
-    from pitools.core.js.json.parse import parse_json_line
-
-    try:
-        # Non-blocking, so opening a FIFO cannot wait for a writer; anything but a regular file is
-        # skipped (Pi would block on a FIFO in the sessions folder; pitools does not follow it there).
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with open(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            data = fh.read(HEADER_SCAN_LIMIT + 1)
-    except OSError:
-        return None
-    over_limit = len(data) > HEADER_SCAN_LIMIT
-    scanned = data[:HEADER_SCAN_LIMIT]
-    start = 0
-    while True:
-        nl = scanned.find(b"\n", start)
-        if nl == -1:
-            break
-        verdict = _header_candidate(scanned[start:nl], parse_json_line)
-        if verdict is not _KEEP_SCANNING:
-            return verdict
-        start = nl + 1
-    if over_limit:
-        return None  # SessionHeaderScanLimitError: not a session for discovery
-    verdict = _header_candidate(scanned[start:], parse_json_line)
-    return None if verdict is _KEEP_SCANNING else verdict
-
-
-_KEEP_SCANNING = object()
-
-
-def _header_candidate(line: bytes, parse: Any) -> Any:
-    """Pi's ``parseSessionHeaderCandidate``: keep scanning, not a session (None), or the header."""
-    try:
-        value, _ = parse(line)
-    except ValueError:
-        return _KEEP_SCANNING  # blank or malformed
-    if value is None or value is False or value == "" or (type(value) in (int, float) and value == 0):
-        return _KEEP_SCANNING  # parses to a falsy value
-    if type(value) is not dict or value.get("type") != "session" or type(value.get("id")) is not str:
-        return None
-    return value
 
 
 def header_cwd_matches(header: Mapping[str, Any], resolved_cwd: str, env: Mapping[str, str]) -> bool:

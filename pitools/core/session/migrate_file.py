@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pitools.core.js.json.encode import js_stringify
-from pitools.core.session.load import _iter_lines
+from pitools.core.session.lines import _iter_lines
 from pitools.core.session.loaded import Session
 
 

@@ -20,22 +20,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from pitools.core.js.json.encode import short_json as _js
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.load import (
-    ERROR,
-    INFO,
-    WARNING,
-    Diagnostic,
-    RawSession,
-    ScannedValue,
-    accepted_header,
-    finish_raw,
-    stream_session,
-)
+from pitools.core.session.findings import ERROR, INFO, WARNING, Diagnostic
+from pitools.core.session.load import RawSession, ScannedValue, accepted_header, finish_raw, load
 from pitools.core.session.migrate import MigrationError, effective_version
 from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
 from pitools.core.validate.parts import PartResult, ShareParts, merge_part, scan_part, split_points
@@ -179,7 +171,7 @@ class _Run:
         try:
             bounds = split_points(self.path) if share is not None else None
             if bounds is None:
-                raw, values = stream_session(self.path)
+                raw, values = load(Path(self.path), keep="none")
                 self.loader = raw.diagnostics
                 scanner = self._scan(values)
             else:
@@ -212,7 +204,7 @@ class _Run:
         path = self.path
 
         def first() -> tuple[RawSession, Scanner | None]:
-            raw, values = stream_session(path, stop=bounds[1], finish=False)
+            raw, values = load(Path(path), keep="none", stop=bounds[1], finish=False)
             self.loader = raw.diagnostics
             return raw, self._scan(values)
 
@@ -265,11 +257,9 @@ class _Run:
 
     def _migration_crash(self, exc: MigrationError) -> None:
         # The file is readable; report what the loader saw, then Pi's refusal.
-        from pitools.core.session.load import read_session
-
         header_line = None
         try:
-            raw = read_session(self.path)
+            raw = load(Path(self.path), strict=False, migrate=False).session.raw
             self.loader = raw.diagnostics
             header_line = raw.lines[0] if raw.lines else None
         except SessionParseError:

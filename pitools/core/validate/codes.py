@@ -25,7 +25,7 @@ class CodeInfo:
 
 #: Every finding code, its fixed severity and what it means. The table in docs/validate.md is checked against this.
 CODES: dict[str, CodeInfo] = {
-    # -- reading the file (reported by pitools.core.session.load / session) --
+    # -- reading the file (reported by the loader: pitools.core.session.lines / loaded) --
     "unreadable-file": CodeInfo(ERROR, "the file cannot be opened or read"),
     "empty-file": CodeInfo(INFO, "the file is empty; Pi starts a new session in it"),
     "missing-header": CodeInfo(ERROR, "the first JSON line is not a session header; Pi rejects the file"),

@@ -21,12 +21,14 @@ import os
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass, fields, replace
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import orjson
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.load import Diagnostic, RawSession, accepted_header, stream_session
+from pitools.core.session.findings import Diagnostic
+from pitools.core.session.load import RawSession, accepted_header, load
 from pitools.core.session.migrate import effective_version
 from pitools.core.validate.codes import Finding
 from pitools.core.validate.scan import RankedFinding, Records, Scanner, scan_entries
@@ -129,7 +131,7 @@ def split_points(path: str, min_bytes: int | None = None, part_bytes: int | None
 
 def scan_part(path: str, start: int, stop: int) -> PartResult:
     """Scan the bytes ``[start, stop)`` of a v3 session (``start`` just after a newline)."""
-    raw, values = stream_session(path, start=start, stop=stop, finish=False)
+    raw, values = load(Path(path), keep="none", start=start, stop=stop, finish=False)
     scanner = Scanner(part=start)
     extra_headers: list[Finding] = []
     scan_entries(values, scanner, extra_headers)

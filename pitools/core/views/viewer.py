@@ -24,7 +24,7 @@ from pitools.core.session.tree import js_truthy_id, labels_by_id, mkey
 
 if TYPE_CHECKING:
     from pitools.core.compaction.prepare import CompactionSettings
-    from pitools.core.session.api import Loaded
+    from pitools.core.session.load import Loaded
 
 #: Exact replays (context estimate + compaction plan) are made at leaves while the branches
 #: walked stay under this many entries in total; beyond it, at the default and chosen leaf only.
@@ -228,7 +228,7 @@ def _leaves(index: Any) -> list[Any]:
 def all_entries(loaded: Loaded) -> Iterator[Any]:
     """Every entry in file order; under the lean loader (``keep="context"``) read back from the
     file in batches and not kept, so the page's model needs no more than one batch parsed."""
-    from pitools.core.session.api import LoadedSession
+    from pitools.core.session.load import LoadedSession
 
     if isinstance(loaded, LoadedSession):
         yield from loaded.session.entries
@@ -251,10 +251,9 @@ def build_viewer_model(
     from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
     from pitools.core.js import ops as jsops
     from pitools.core.js.date import js_date_ms
-    from pitools.core.session.lean import LeanIndex
 
     index = loaded.index
-    if isinstance(index, LeanIndex):
+    if loaded.kept == "context":
         budget //= LEAN_BUDGET_DIVISOR
     pos_by_id = index.pos_by_id
     times: list[float] = []

@@ -48,7 +48,7 @@ def test_plan_compact_is_what_compact_dry_run_prints(leaf: str | None) -> None:
 
 @pytest.mark.parametrize(("leaf", "to"), [(None, "A2"), ("A3", "C1"), ("A6", "U2B")])
 def test_setup_navigation_is_what_navigate_dry_run_prints(leaf: str | None, to: str) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.ops.navigate import setup_navigation
 
     args = ["navigate", SEED, "--to", to, "--format", "json", "--no-config"]
@@ -61,7 +61,7 @@ def test_setup_navigation_is_what_navigate_dry_run_prints(leaf: str | None, to: 
 
 
 def test_setup_navigation_names_to_in_its_error() -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.errors import LeafError
     from pitools.ops.navigate import setup_navigation
 

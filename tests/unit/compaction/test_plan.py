@@ -15,7 +15,7 @@ from pitools.core.compaction import prompts
 from pitools.core.compaction.plan import build_compaction_entry, compaction_line, plan_compaction, summary_inputs
 from pitools.core.compaction.prepare import CompactionSettings
 from pitools.core.compaction.prompts import SYSTEM_PROMPT, join_summaries
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from tests.support import LAZY, golden_session, recorded_leaves
 
 LEAVES = recorded_leaves(

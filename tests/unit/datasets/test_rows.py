@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pitools.core.datasets.rows import SessionMeta, session_rows
-from pitools.core.session.loaded import open_session, require_valid
+from pitools.core.session.load import load
 from pitools.core.session.tree import SessionIndex
 from pitools.errors import PitoolsError
 from tests import support
@@ -40,7 +40,7 @@ def _rows(case: str) -> dict[str, list[dict[str, Any]]]:
     """The rows of one case, made once per test process (the tests only read them)."""
     path = str(support.golden_session(case))
     try:
-        session = require_valid(open_session(path))
+        session = load(path).session
     except PitoolsError as exc:  # pragma: no cover - a comparable case always loads
         pytest.fail(f"{case}: {exc}")
     index = SessionIndex.build(session.entries)

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from pitools.core.js.json import parse as jsonparse
 from pitools.core.js.json.parse import DeepJSONError, parse_deep
-from pitools.core.session import load
-from pitools.core.session.load import read_session
+from pitools.core.session import lines
+from pitools.core.session.load import load
 
 HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'
 DEPTH = 100_000  # far beyond orjson (1,024) and the CLI's recursion limit (20,000)
@@ -35,7 +35,7 @@ def hidden_message(depth: int) -> str:
 def test_a_line_deeper_than_any_recursion_limit_is_read(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
     p.write_text(HEADER + "\n" + hidden_message(DEPTH) + "\n")
-    raw = read_session(p)
+    raw = load(p, strict=False).session.raw
     assert raw.valid
     assert [d.code for d in raw.diagnostics] == []
     assert len(raw.values) == 2
@@ -49,7 +49,7 @@ def test_a_line_deeper_than_any_recursion_limit_is_read(tmp_path: Path) -> None:
 def test_invalid_deep_json_is_still_malformed(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
     p.write_text(HEADER + "\n" + hidden_message(DEPTH)[:-1] + "\n")
-    assert [d.code for d in read_session(p).diagnostics] == ["malformed-json"]
+    assert [d.code for d in load(p, strict=False).session.raw.diagnostics] == ["malformed-json"]
 
 
 def test_what_pitools_cannot_parse_is_reported_not_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,10 +59,10 @@ def test_what_pitools_cannot_parse_is_reported_not_dropped(tmp_path: Path, monke
     monkeypatch.setattr(jsonparse, "parse_deep", out_of_memory)
     p = tmp_path / "s.jsonl"
     p.write_text(HEADER + "\n" + hidden_message(DEPTH) + "\n")
-    diags = read_session(p).diagnostics
+    diags = load(p, strict=False).session.raw.diagnostics
     assert [(d.code, d.severity, d.line) for d in diags] == [("unparsed-line", "error", 2)]
     assert "Pi reads this line, pitools could not" in diags[0].message
-    assert load  # parse_json_line looks parse_deep up when it needs it, so the patch above reaches it
+    assert lines  # parse_json_line looks parse_deep up when it needs it, so the patch above reaches it
 
 
 json_values = st.recursive(

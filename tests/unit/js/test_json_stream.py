@@ -36,7 +36,7 @@ def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("cli_recursion_limit", "small_pieces")
 @pytest.mark.parametrize("case", CASES)
 def test_streamed_plan_is_the_whole_document(case: str) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     try:
         loaded = load(GOLDEN / case / "session.jsonl")

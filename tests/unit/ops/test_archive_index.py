@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pitools.core.session.loaded import open_session
+from pitools.core.session.load import load
 from pitools.core.views.stats import session_stats
 from pitools.ops import index as index_mod
 from pitools.ops import index_limits
@@ -124,7 +124,7 @@ def test_usage_totals_match_the_truth(home: dict[str, Any]) -> None:
     report = _usage(home["env"], by="session")
     _check_totals(report, ar.truth())
     # The naive sum (every file's getSessionStats) counts the copied history again.
-    naive = sum(session_stats(open_session(x.path).entries).totals.cost for x in ar.present())
+    naive = sum(session_stats(load(x.path, strict=False).session.entries).totals.cost for x in ar.present())
     assert naive > report.totals.cost + 0.01
     assert report.copied_excluded.records > 0
     # Every usage source is counted.
@@ -135,7 +135,7 @@ def test_usage_totals_match_the_truth(home: dict[str, Any]) -> None:
     assert sources == {"assistant", "toolResult", "compaction", "branch_summary", "usage"}
     # One session's row equals what `pitools inspect` (getSessionStats) reports for it.
     row = next(r for r in report.rows if r.key == str(w["parent"].path))
-    stats = session_stats(open_session(w["parent"].path).entries).totals
+    stats = session_stats(load(w["parent"].path, strict=False).session.entries).totals
     assert (row.sums.input, row.sums.output, row.sums.cache_read, row.sums.cache_write) == (
         stats.input,
         stats.output,
@@ -179,7 +179,7 @@ def test_by_session_every_fork_has_a_row_with_its_own_and_copied_usage(home: dic
     assert report.rows[-1] is row  # no cost of its own: last
     for x in ar.present():
         r = rows[str(x.path)]
-        stats = session_stats(open_session(x.path).entries).totals
+        stats = session_stats(load(x.path, strict=False).session.entries).totals
         assert r.copied is not None
         both = (r.sums.input + r.copied.input, r.sums.output + r.copied.output, r.sums.cost + r.copied.cost)
         assert both[:2] == (stats.input, stats.output) and _close(both[2], stats.cost), x.path

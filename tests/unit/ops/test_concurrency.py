@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from pitools import store
-from pitools.core.session.load import read_session
+from pitools.core.session.lines import read_session
 from pitools.errors import SessionChangedError
 from tests import support
 
@@ -83,14 +83,14 @@ def test_a_torn_tail_that_completes_during_the_read_is_not_split(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Deterministic version of the race: the writer completes the line right after pitools saw it torn."""
-    import pitools.core.session.load as load
+    import pitools.core.session.lines as lines
 
     path = tmp_path / "s.jsonl"
     first = E0
     torn = b'{"type":"message","id":"e1","parentId":"e0","timestamp":"t","mess'
     rest = b'age":{"role":"user","content":"b"}}\n'
     path.write_bytes(HEADER + first + torn)
-    real = load.parse_json_line
+    real = lines.parse_json_line
 
     def racing(data: bytes) -> Any:
         if data == torn:  # pitools has just read the torn tail: the writer finishes the line now
@@ -98,8 +98,8 @@ def test_a_torn_tail_that_completes_during_the_read_is_not_split(
                 fh.write(rest)
         return real(data)
 
-    monkeypatch.setattr(load, "parse_json_line", racing)
-    raw = load.read_session(path)
+    monkeypatch.setattr(lines, "parse_json_line", racing)
+    raw = lines.read_session(path)
     # Either the torn tail only (a consistent prefix) or the completed line: never two halves.
     assert raw.line_count == 3
     assert [v["id"] for v in raw.values[1:]] == ["e0"]

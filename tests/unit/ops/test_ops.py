@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core.session.api import load
 from pitools.core.session.fork import clone_session
+from pitools.core.session.load import load
 from pitools.errors import PitoolsError, SessionChangedError
 from pitools.ops import listing as ops_listing
 from pitools.ops import migrate as ops_migrate

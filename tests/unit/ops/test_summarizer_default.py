@@ -62,7 +62,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
 
 def _chosen(session: Path) -> tuple[str, str]:
     """The model compact --apply and navigate --summarize would call, without --model."""
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     planning = plan_compact(str(session), for_apply=True)
     compact = choose(SummarizeRequest(), session_model=planning.session_model, default_model=planning.default_model)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pitools.core.js.json.encode import indent_json, to_json_bytes
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.errors import PitoolsError
 from pitools.ops import traces as ops
 from pitools.render.export_atif import atif_chunks

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pitools.cli import output as output_mod
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.render import export_md
 from pitools.render.export_md import build_transcript, markdown_pieces
 from pitools.render.mdsafe import _longest_run, code, inline

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.core.views.branches import list_branches
 from pitools.render.branches import render_branches
 

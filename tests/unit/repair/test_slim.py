@@ -34,8 +34,7 @@ from pitools.core.repair.slim_check import (
     compare_fingerprints,
     slim_fingerprints,
 )
-from pitools.core.session.load import read_session_bytes
-from pitools.core.session.loaded import Session, session_from_raw
+from pitools.core.session.load import Session, load
 from pitools.core.session.migrate import MigrationError
 from pitools.core.session.tree import SessionIndex
 from tests import support
@@ -46,8 +45,8 @@ ALL = SlimOptions(images=True, thinking=True, tool_output=100)
 
 
 def _load(data: bytes) -> tuple[Session, SessionIndex]:
-    session = session_from_raw(read_session_bytes(data))
-    return session, SessionIndex.build(session.entries)
+    loaded = load(data, strict=False, freeze=False)
+    return loaded.session, loaded.index
 
 
 def _slim_case(name: str = "slim-images") -> tuple[Session, SessionIndex]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pitools.core.request.build import branch_model
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from tests import support
 
 # (case, leaf or None for Pi's default leaf, Pi's answer)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pitools.core.request.heal import plan_heal, rewrite_tool_ids
-from pitools.core.session.api import load_bytes
+from pitools.core.session.load import load
 from pitools.ops.request import resolve_model
 
 NOW = _dt.datetime(2026, 11, 3, tzinfo=_dt.UTC)
@@ -39,7 +39,7 @@ def _claude(content: list[Any], stop: str = "toolUse") -> dict[str, Any]:
 
 
 def _plan(data: bytes, model: str = CLAUDE) -> Any:
-    loaded = load_bytes(data)
+    loaded = load(data)
     return plan_heal(list(loaded.session.entries), loaded.leaf(None), "s1", resolve_model(model, False), None, now=NOW)
 
 
@@ -90,7 +90,7 @@ def test_a_leaf_without_an_id_is_refused() -> None:
     from pitools.errors import PitoolsError
 
     data = _session({"role": "user", "content": "go"})
-    loaded = load_bytes(data)
+    loaded = load(data)
     with pytest.raises(PitoolsError, match="no usable id"):
         plan_heal(list(loaded.session.entries), "", "s1", resolve_model(CLAUDE, False), None)
 
@@ -130,7 +130,7 @@ def test_a_body_over_the_size_limit_loses_the_largest_tool_output_first() -> Non
     calls = [{"type": "toolCall", "id": f"toolu_{n}", "name": "bash", "arguments": {"command": "x"}} for n in (1, 2)]
     data = _session({"role": "user", "content": "go"}, _claude(calls), big, small,
                     _claude([{"type": "text", "text": "done"}], "stop"))  # fmt: skip
-    loaded = load_bytes(data)
+    loaded = load(data)
     plan = plan_heal(list(loaded.session.entries), loaded.leaf(None), "s1", model, None, now=NOW)
     assert [f.code for f in plan.before] == ["request-too-large"]
     assert [(r.entry_id, r.action) for r in plan.remedies] == [("m3", "replace")]
@@ -148,7 +148,7 @@ def test_calls_sharing_an_id_take_their_results_in_order() -> None:
     plan = _plan(data)
     texts = [b["text"] for b in plan.remedies[0].replacement["content"]]
     assert "AAA" in texts[0] and "BBB" not in texts[0] and "BBB" in texts[1] and "AAA" not in texts[1]
-    loaded = load_bytes(data)
+    loaded = load(data)
     out, rewrites = rewrite_tool_ids(list(loaded.session.entries))
     assert [r.results for r in rewrites] == [["m3"], ["m4"]]
     assert out[3]["message"]["toolCallId"] == rewrites[0].new and out[4]["message"]["toolCallId"] == rewrites[1].new

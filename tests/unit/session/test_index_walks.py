@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import load
 from pitools.core.session.index import EntryIndex
+from pitools.core.session.load import load
 from pitools.errors import CycleError, PitoolsError
 from tests import support
 

@@ -18,9 +18,9 @@ from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session import lean as lean_module
-from pitools.core.session.api import LeanLoaded, LoadedSession, load
 from pitools.core.session.lean import LeanIndex, open_lean
-from pitools.core.session.load import read_session
+from pitools.core.session.lines import read_session
+from pitools.core.session.load import LoadedSession, load
 from pitools.core.session.loaded import session_from_raw
 from pitools.core.session.migrate import effective_version
 from pitools.core.session.tree import SessionIndex
@@ -106,7 +106,7 @@ def test_lean_context_equals_full(case: str, keep_after: str) -> None:
     if full.session.migration.needed:
         assert isinstance(lean, LoadedSession)
         return
-    assert isinstance(lean, LeanLoaded)
+    assert lean.kept == "context"
     for leaf in _targets(full):
         want = _outcome(lambda leaf=leaf: _context_doc(full, leaf))
         got = _outcome(lambda leaf=leaf: _context_doc(lean, leaf))
@@ -128,7 +128,7 @@ def test_lean_context_matches_pi(case: str) -> None:
     if recording.get("invalid") or recording.get("migrated") or "byLeaf" not in recording:
         pytest.skip("Pi rejects or migrates this file (the full path is used)")
     loaded = load(path, keep="context")
-    assert isinstance(loaded, LeanLoaded)
+    assert loaded.kept == "context"
     checked = 0
     for key, pi in recording["byLeaf"].items():
         if "error" in pi or not isinstance(pi.get("context"), dict) or "messages" not in pi["context"]:
@@ -183,7 +183,7 @@ def _chain(n: int) -> list[Any]:
 def test_file_rewritten_in_place_is_noticed(tmp_path: Path) -> None:
     path = _write(tmp_path / "s.jsonl", _chain(6))
     loaded = load(path, keep="context")
-    assert isinstance(loaded, LeanLoaded)
+    assert loaded.kept == "context"
     # Same inode, other content: an entry read back no longer matches what the scan saw.
     values = _chain(6)
     values[3]["id"] = "zz"
@@ -209,7 +209,7 @@ def test_long_stretch_is_kept_and_not_read_back(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(lean_module, "KEEP_AFTER_BYTES", 1000)
     path = _write(tmp_path / "s.jsonl", _chain(40))
     loaded = load(path, keep="context")
-    assert isinstance(loaded, LeanLoaded)
+    assert loaded.kept == "context"
     index: LeanIndex = loaded.index
     dropped = [i for i, v in enumerate(index.values) if v is None]
     assert dropped and dropped == list(range(len(dropped)))  # only the first 1000 bytes' worth
@@ -233,7 +233,7 @@ def test_only_the_context_is_read_back(tmp_path: Path) -> None:
     values.append(_msg(30, "c1"))
     path = _write(tmp_path / "s.jsonl", values)
     loaded = load(path, keep="context")
-    assert isinstance(loaded, LeanLoaded)
+    assert loaded.kept == "context"
     replay = replay_context(loaded.index, loaded.leaf(None))
     assert [e["id"] for e in replay.context_entries] == ["c1", "e27", "e28", "e29", "e30"]
     # e27..e30 and the last assistant message (the model): e29; nothing else is parsed again.
@@ -263,7 +263,7 @@ def test_forward_parent_and_duplicate_ids(tmp_path: Path) -> None:
     path = _write(tmp_path / "s.jsonl", [HEADER, a, b, c, dup])
     full = load(path)
     lean = load(path, keep="context")
-    assert isinstance(lean, LeanLoaded)
+    assert lean.kept == "context"
     assert lean.index.known_parents is None  # duplicates: every parent is looked up
     for leaf in ("e3", "e1", "e2"):
         assert _context_doc(lean, leaf)[0] == _context_doc(full, leaf)[0]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitools.core.session.load import read_session
-from pitools.core.session.loaded import open_session
+from pitools.core.session.lines import read_session
+from pitools.core.session.load import load
 
 HEADER = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'
 ENTRY = (
@@ -70,13 +70,13 @@ def test_falsy_line_names_the_value_as_json_text(tmp_path: Path) -> None:
 
 
 def test_second_header_is_reported_and_dropped(tmp_path: Path) -> None:
-    s = open_session(write(tmp_path, HEADER + b"\n" + ENTRY + b"\n" + HEADER + b"\n"))
+    s = load(write(tmp_path, HEADER + b"\n" + ENTRY + b"\n" + HEADER + b"\n"), strict=False).session
     assert [d.code for d in s.diagnostics] == ["extra-header"]
     assert len(s.entries) == 1
 
 
 def test_lone_surrogate_and_infinity_parse_like_json_parse(tmp_path: Path) -> None:
-    s = open_session(write(tmp_path, HEADER + b'\n{"type":"custom","id":"c","x":"\\ud800","n":1e400}\n'))
+    s = load(write(tmp_path, HEADER + b'\n{"type":"custom","id":"c","x":"\\ud800","n":1e400}\n'), strict=False).session
     assert s.entries[0]["x"] == "\ud800"
     assert s.entries[0]["n"] == float("inf")
 
@@ -98,7 +98,7 @@ def test_line_numbers_and_offsets_point_at_the_line(tmp_path: Path) -> None:
 def test_reading_never_writes(tmp_path: Path) -> None:
     p = write(tmp_path, HEADER + b"\n" + ENTRY)  # Pi would append a newline here
     before = p.read_bytes()
-    open_session(p)
+    load(p, strict=False)
     assert p.read_bytes() == before
 
 
@@ -116,7 +116,7 @@ def test_arbitrary_bytes_only_give_diagnostics(tmp_path_factory: pytest.TempPath
 def test_line_soup_never_raises(tmp_path_factory: pytest.TempPathFactory, lines: list[bytes]) -> None:
     p = tmp_path_factory.mktemp("fz") / "s.jsonl"
     p.write_bytes(b"\n".join(lines))
-    s = open_session(p)
+    s = load(p, strict=False).session
     # Pi's rule: the first line that parses to a truthy JSON value must be the header.
     first = next((x for x in lines if x in (HEADER, ENTRY, b"42", b"[]", b"{}")), None)
     assert s.valid == (first == HEADER)

@@ -1,4 +1,4 @@
-"""The one loader on bytes in memory (``load_bytes``): the same session as ``load(path)``, and
+"""The one loader on bytes in memory (``load(data)``): the same session as ``load(path)``, and
 the "skeleton" keep policy ``repair``'s check uses."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.api import load, load_bytes
+from pitools.core.session.load import load
 from pitools.core.session.migrate import MigrationError
 from pitools.errors import SessionParseError
 from tests import support
@@ -27,8 +27,8 @@ def _outcome(fn: object) -> object:
 @pytest.mark.parametrize("path", GOLDEN, ids=[p.parent.name for p in GOLDEN])
 def test_bytes_load_as_the_file_does(path: Path) -> None:
     from_file = _outcome(lambda: load(path))
-    from_bytes = _outcome(lambda: load_bytes(path.read_bytes(), str(path)))
-    skeleton = _outcome(lambda: load_bytes(path.read_bytes(), str(path), keep="skeleton"))
+    from_bytes = _outcome(lambda: load(path.read_bytes(), name=str(path)))
+    skeleton = _outcome(lambda: load(path.read_bytes(), name=str(path), keep="skeleton"))
     if isinstance(from_file, str):
         assert from_bytes == skeleton == from_file  # rejected or unmigratable all the same
         return

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pitools.core.session import header as session_header
 from pitools.core.session import locate
 from pitools.errors import ConfigError, PitoolsError
 from tests import support
@@ -141,16 +142,16 @@ def test_filter_cwd_only_in_a_configured_non_default_dir(pi_env: dict[str, str],
 def test_read_session_header(tmp_path: Path, text: str, expected_id: str | None) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(text, encoding="utf-8")
-    header = locate.read_session_header(path)
+    header = session_header.read_session_header(path)
     assert (header or {}).get("id") == expected_id
 
 
 def test_header_scan_stops_after_one_mebibyte(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_bytes(b"x" * (locate.HEADER_SCAN_LIMIT + 10) + b'\n{"type":"session","id":"late"}\n')
-    assert locate.read_session_header(path) is None
-    path.write_bytes(b"x" * 1000 + b'\n{"type":"session","id":"early"}\n' + b"y" * locate.HEADER_SCAN_LIMIT)
-    assert locate.read_session_header(path) == {"type": "session", "id": "early"}
+    path.write_bytes(b"x" * (session_header.HEADER_SCAN_LIMIT + 10) + b'\n{"type":"session","id":"late"}\n')
+    assert session_header.read_session_header(path) is None
+    path.write_bytes(b"x" * 1000 + b'\n{"type":"session","id":"early"}\n' + b"y" * session_header.HEADER_SCAN_LIMIT)
+    assert session_header.read_session_header(path) == {"type": "session", "id": "early"}
 
 
 # -- --continue -------------------------------------------------------------------------------
@@ -242,7 +243,7 @@ def test_bare_name_of_an_existing_file(pi_env: dict[str, str]) -> None:
 
 
 def test_api_load_accepts_references(pi_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     for key, value in pi_env.items():
         monkeypatch.setenv(key, value)

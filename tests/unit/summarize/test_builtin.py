@@ -288,7 +288,7 @@ def test_summarizers_satisfy_cores_protocol() -> None:
 def _golden_requests() -> list[tuple[str, SummaryRequest]]:
     from pitools.core.compaction.plan import summary_inputs
     from pitools.core.compaction.prepare import CompactionSettings, prepare_compaction
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.errors import PitoolsError
     from tests import support
 

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.core.validate import validate_file
 from tests.support import free_usage
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pitools.core.session.load import stream_session
+from pitools.core.session.load import load
 from pitools.core.validate.scan import Scanner, scan_entries
 from pitools.core.validate.structure import Structure
 from tests import support
@@ -18,7 +18,7 @@ GOLDEN = ROOT / "golden"
 
 
 def _structure(path: Path) -> Structure | None:
-    _raw, values = stream_session(path)
+    _raw, values = load(path, keep="none")
     first = next(values, None)
     if first is None or not isinstance(first[0], dict) or first[0].get("version") != 3:
         return None

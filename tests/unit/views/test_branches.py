@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pitools.core.js.json.parse import parse_json_line
-from pitools.core.session.api import load
+from pitools.core.session.load import load
 from pitools.core.session.tree import SessionIndex
 from pitools.core.views.branches import (
     display_text,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pitools.core.context.build import replay_context
-from pitools.core.session.loaded import open_session
+from pitools.core.session.load import load
 from pitools.core.session.tree import SessionIndex
 from pitools.core.views.entry_tree import skeleton, tree_facts
 from pitools.errors import PitoolsError
@@ -27,7 +27,7 @@ def test_facts_match_branches_and_context(case: str) -> None:
     from pitools.core.session.migrate import MigrationError
 
     try:
-        session = open_session(GOLDEN / case / "session.jsonl")
+        session = load(GOLDEN / case / "session.jsonl", strict=False).session
     except MigrationError:
         pytest.skip("Pi cannot open this file")
     entries = session.entries
@@ -85,7 +85,7 @@ def test_damaged_sessions_never_crash_the_facts(case: str) -> None:
     from pitools.core.session.migrate import MigrationError
 
     try:
-        session = open_session(GOLDEN / case / "session.jsonl")
+        session = load(GOLDEN / case / "session.jsonl", strict=False).session
     except MigrationError:
         pytest.skip("Pi cannot open this file")
     facts = tree_facts(session.entries)

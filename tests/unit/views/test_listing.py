@@ -70,12 +70,12 @@ def test_fast_path_gives_the_same_summary(monkeypatch: pytest.MonkeyPatch) -> No
 @pytest.mark.parametrize("case", CASES)
 def test_summary_from_loaded_values_equals_reading_the_file(case: str) -> None:
     """The archive index summarises from the loader's values: the same summary, byte for byte."""
-    from pitools.core.session.loaded import open_session
+    from pitools.core.session.load import load
 
     path = str(GOLDEN / case / "session.jsonl")
     st = os.stat(path)
     try:
-        session = open_session(path)
+        session = load(path, strict=False).session
     except Exception:  # files the loader refuses are summarised by reading them
         return
     if not session.valid or session.needs_migration:

@@ -24,7 +24,7 @@ TOTALS = Path(__file__).parents[2] / "viewer" / "fixtures" / "pi_entry_totals.js
 
 
 def _model(case: str) -> ViewerModel | None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
     from pitools.errors import PitoolsError
 
     try:
@@ -106,7 +106,7 @@ def test_totals_are_pis_at_every_recorded_entry() -> None:
 def test_past_the_budget_totals_are_flagged_estimates(tmp_path: Path) -> None:
     """With no replay budget, entries with no usage since their last compaction get the sum of
     their context's estimates, flagged; those with usage keep Pi's usage-based figure."""
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     case = next(c for c in _cases() if "compact" in c and _model(c) is not None)
     loaded = load(support.golden_session(case))
@@ -128,7 +128,7 @@ def test_past_the_budget_totals_are_flagged_estimates(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("budget", [0, 10**9])
 def test_facts_cover_every_entry(budget: int) -> None:
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     case = _cases()[0]
     model = build_viewer_model(load(support.golden_session(case)), None, None, budget=budget)
@@ -141,7 +141,7 @@ def test_an_edit_of_a_later_entry_is_no_usage_based_total() -> None:
     """golden/branches-usage-tails: a context edit names an entry written after it and after a
     reply with usage; Pi's total there counts the edited text, so the usage plus the unedited
     estimate is not Pi's: replayed within the budget, flagged as an estimate beyond it."""
-    from pitools.core.session.api import load
+    from pitools.core.session.load import load
 
     loaded = load(support.golden_session("branches-usage-tails"))
     pi = json.loads(gzip.decompress(TOTALS.read_bytes()))["branches-usage-tails"]["pc3"]
