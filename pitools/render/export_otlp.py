@@ -104,11 +104,12 @@ def otlp_request(traces: Sequence[TraceData]) -> ExportTraceServiceRequest:
     resource = resource_pb2.Resource(
         attributes=_attrs(common_pb2, {"service.name": "pi-coding-agent", "gen_ai.agent.name": "pi"})
     )
-    return trace_service_pb2.ExportTraceServiceRequest(
+    request: ExportTraceServiceRequest = trace_service_pb2.ExportTraceServiceRequest(
         resource_spans=[
             trace_pb2.ResourceSpans(resource=resource, scope_spans=[trace_pb2.ScopeSpans(scope=scope, spans=spans)])
         ]
     )
+    return request
 
 
 def otlp_json_chunks(traces: Iterable[TraceData]) -> Iterator[bytes]:
