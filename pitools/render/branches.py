@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.value import UNDEFINED
@@ -10,6 +10,9 @@ from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
 from pitools.render.preview import entry_preview, entry_tag, message_preview
 from pitools.render.safe import safe_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _plain(value: Any) -> Any:
@@ -96,7 +99,7 @@ def _id(value: Any) -> str:
     return _text(_short(text))
 
 
-def render_branches(console: Any, result: BranchList, session_name: Any) -> None:
+def render_branches(console: Console, result: BranchList, session_name: Any) -> None:
     """Human view: a header line and one two-line row per leaf (★ marks Pi's default leaf).
 
     Laid out by hand rather than with ``rich.table.Table``: a table measures and wraps every cell

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools.core.compaction.plan import (
     REGION_KEPT,
@@ -15,6 +15,9 @@ from pitools.core.compaction.plan import (
 )
 from pitools.render.preview import clip, entry_preview, entry_tag
 from pitools.render.safe import safe_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _STYLE = {
     REGION_SUMMARIZED: "dim",
@@ -85,7 +88,7 @@ def _cut_reason(plan: CompactionPlan) -> list[str]:
     return why
 
 
-def render_plan(console: Any, plan: CompactionPlan, *, entries: bool = False) -> None:
+def render_plan(console: Console, plan: CompactionPlan, *, entries: bool = False) -> None:
     """The plan first (settings, verdict, regions, cut, previous summary, files, what Pi sends
     after), then the entries: all of them with ``entries``, else each region's first and last
     few with the middle collapsed ("… 14,200 entries …")."""
@@ -211,7 +214,7 @@ def _frees(before: Any, after: Any) -> str:
     return ""
 
 
-def render_prompts(console: Any, requests: list[dict[str, str]]) -> None:
+def render_prompts(console: Console, requests: list[dict[str, str]]) -> None:
     from rich.text import Text
 
     for r in requests:
@@ -221,7 +224,7 @@ def render_prompts(console: Any, requests: list[dict[str, str]]) -> None:
         console.print(Text(r["prompt"]))
 
 
-def render_applied(console: Any, d: dict[str, Any]) -> None:
+def render_applied(console: Console, d: dict[str, Any]) -> None:
     from rich.text import Text
 
     e = d["entry"]

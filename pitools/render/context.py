@@ -7,7 +7,7 @@ it); ``tests/oracles/context_document.py`` keeps the plain one-dict form it is c
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.context.build import ContextReplay
@@ -15,6 +15,9 @@ from pitools.core.js.value import UNDEFINED
 from pitools.core.session.lean import LeanSession
 from pitools.core.session.loaded import Session, entry_id, entry_type
 from pitools.render.preview import clip, entry_preview, entry_tag, message_preview
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _head(replay: ContextReplay) -> dict[str, Any]:
@@ -182,7 +185,7 @@ def _estimates_note(replay: ContextReplay) -> str:
 
 
 def render_context(
-    console: Any, replay: ContextReplay, session: Session | LeanSession, counts: list[int] | None = None
+    console: Console, replay: ContextReplay, session: Session | LeanSession, counts: list[int] | None = None
 ) -> None:
     """Human view: a header line, then one line per projected entry and message.
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools.render.safe import safe_text
 from pitools.render.vocab import local_time, model_name, more, n, plural
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Items per list before "… N more (use --all)".
 LIST_LIMIT = 12
@@ -37,7 +40,7 @@ def _model(m: dict[str, Any]) -> str:
     return f"{name} ×{n(count)}" if count else f"{name} (switched to, no replies)"
 
 
-def render_inspect(console: Any, d: dict[str, Any], *, all_: bool = False) -> None:
+def render_inspect(console: Console, d: dict[str, Any], *, all_: bool = False) -> None:
     from rich.table import Table
     from rich.text import Text
 

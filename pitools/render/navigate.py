@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools.core.compaction.branch import NavigationPlan
 from pitools.render.compact import n, plural
 from pitools.render.preview import clip, entry_preview, entry_tag
 from pitools.render.safe import safe_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Entries shown at each end of the summarized span when it is long (``--entries`` lists all).
 EDGE = 4
@@ -19,7 +22,7 @@ def _id(value: Any) -> str:
     return safe_text(str(value), one_line=True)
 
 
-def render_plan(console: Any, plan: NavigationPlan, *, entries: bool = False) -> None:
+def render_plan(console: Console, plan: NavigationPlan, *, entries: bool = False) -> None:
     """What Pi's ``navigateTree`` would do, most important first: where the leaf lands, what gets
     summarized within which budget, the files, the editor text; then the summarized entries."""
     from pitools.render.tree import LineWriter
@@ -115,7 +118,7 @@ def render_plan(console: Any, plan: NavigationPlan, *, entries: bool = False) ->
     out.flush()
 
 
-def render_prompt(console: Any, system: str, prompt: str | None) -> None:
+def render_prompt(console: Console, system: str, prompt: str | None) -> None:
     """The exact request, whole (session text made safe for the terminal)."""
     from rich.text import Text
 
@@ -128,7 +131,7 @@ def render_prompt(console: Any, system: str, prompt: str | None) -> None:
     console.print(Text(safe_text(prompt)))
 
 
-def render_applied(console: Any, data: dict[str, Any]) -> None:
+def render_applied(console: Console, data: dict[str, Any]) -> None:
     """What ``navigate --summarize``/``--label`` wrote."""
     from rich.text import Text
 

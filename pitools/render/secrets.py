@@ -8,11 +8,14 @@ controls escaped) and human output is printed as ``rich.text.Text``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import __version__
 from pitools.core.secrets.patterns import ENTROPY_KIND, PATTERNS
 from pitools.core.secrets.scan import Finding
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Kinds that are not patterns, with their descriptions (for SARIF rules).
 EXTRA_KINDS = {
@@ -48,7 +51,7 @@ def summary(findings: Sequence[Finding], files: int, accepted: int = 0) -> str:
     return f"{base}: {_plural(len(findings), 'secret')} of {_plural(kinds, 'kind')} found{extra}"
 
 
-def render_human(console: Any, findings: Sequence[Finding], files: int, accepted: int = 0) -> None:
+def render_human(console: Console, findings: Sequence[Finding], files: int, accepted: int = 0) -> None:
     from rich.text import Text
 
     for f in findings:

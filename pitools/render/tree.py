@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.json.encode import to_json_bytes
@@ -11,6 +11,9 @@ from pitools.core.session.loaded import entry_type
 from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
 from pitools.render.safe import UNLIMITED_WIDTH, safe_text
 from pitools.render.vocab import plural
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: rich styles for Pi's theme colours (theme.fg("accent"), "success", "muted", ...).
 _PREFIX_STYLE = {
@@ -214,7 +217,7 @@ class LineWriter:
     so lines are measured, cut and styled here with rich's own cell widths and styles.
     """
 
-    def __init__(self, console: Any) -> None:
+    def __init__(self, console: Console) -> None:
         self.console = console
         self.width = max(1, int(console.width))
         system = console.color_system
@@ -323,7 +326,7 @@ def display_level(view: TreeView, row: TreeRow) -> int:
 
 
 def render_tree(
-    console: Any,
+    console: Console,
     view: TreeView,
     session_name: Any,
     *,
