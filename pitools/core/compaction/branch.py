@@ -37,6 +37,7 @@ from pitools.core.context.messages import (
 from pitools.core.context.tokens import estimate_tokens
 from pitools.core.js.date import iso_now
 from pitools.core.js.ops import prop, truthy
+from pitools.core.js.types import Entry, EntryId, Message
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, id_text, mkey
@@ -92,7 +93,9 @@ class NavigateError(PitoolsError):
 # -- collectEntriesForBranchSummary -------------------------------------------------------------
 
 
-def collect_entries_for_branch_summary(index: SessionIndex, old_leaf_id: Any, target_id: Any) -> tuple[list[Any], Any]:
+def collect_entries_for_branch_summary(
+    index: SessionIndex, old_leaf_id: EntryId, target_id: EntryId
+) -> tuple[list[Any], Any]:
     """Pi's ``collectEntriesForBranchSummary``: the entries from the old leaf up to (not including)
     the deepest entry it shares with the target's path, oldest first, and that common ancestor.
 
@@ -120,11 +123,11 @@ def collect_entries_for_branch_summary(index: SessionIndex, old_leaf_id: Any, ta
 # -- prepareBranchEntries ---------------------------------------------------------------------
 
 
-def _first(messages: list[Any]) -> Any:
+def _first(messages: list[Message]) -> Any:
     return messages[0] if messages else None
 
 
-def message_from_entry(entry: Any, edit: Any) -> Any:
+def message_from_entry(entry: Entry, edit: Any) -> Any:
     """Pi's ``getMessageFromEntry`` (branch-summarization.js): the one message an entry gives the
     summary, or ``None`` (tool results, metadata, an entry hidden by a context edit)."""
     etype = entry_type(entry)
@@ -167,7 +170,7 @@ def _add_paths(target: dict[str, None], values: Any) -> None:
             continue
 
 
-def prepare_branch_entries(entries: Sequence[Any], token_budget: Any = 0) -> BranchPreparation:
+def prepare_branch_entries(entries: Sequence[Entry], token_budget: Any = 0) -> BranchPreparation:
     """Pi's ``prepareBranchEntries``: newest messages first until ``token_budget`` (0 = no limit).
 
     File operations come from every entry: earlier Pi-written branch summaries' details and the
@@ -212,7 +215,7 @@ def _positive(value: Any) -> bool:
 # -- the request --------------------------------------------------------------------------------
 
 
-def branch_summary_prompt(messages: list[Any], instructions: str | None = None) -> str:
+def branch_summary_prompt(messages: list[Message], instructions: str | None = None) -> str:
     """The one user message of the summary request: the transcript (Pi's ``serializeConversation``
     of ``convertToLlm(messages)``, byte for byte) in ``<conversation>`` tags, then the
     instructions, then ``Additional focus: …`` when the user gave one."""
@@ -308,8 +311,8 @@ def token_budget(context_window: Any, reserve_tokens: Any) -> Any:
 
 def plan_navigation(
     index: SessionIndex,
-    from_id: Any,
-    target_id: Any,
+    from_id: EntryId,
+    target_id: EntryId,
     budget: Any,
     *,
     instructions: str | None = None,
@@ -386,8 +389,8 @@ def build_branch_summary_entry(
 
 def build_label_entry(
     index: SessionIndex,
-    parent_id: Any,
-    target_id: Any,
+    parent_id: EntryId,
+    target_id: EntryId,
     label: str,
     *,
     taken: Sequence[str] = (),

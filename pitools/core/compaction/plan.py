@@ -34,6 +34,7 @@ from pitools.core.js.date import iso_now
 from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.stream import JsonStream, json_chunks
+from pitools.core.js.types import Entry
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import Loaded, LoadedSession
 from pitools.core.session.loaded import entry_id, entry_type
@@ -63,7 +64,7 @@ class RegionEntry:
     def __init__(
         self,
         entry_id: Any,
-        entry: Any,
+        entry: Entry,
         region: str,
         tokens: int,
         is_cut: bool = False,
@@ -247,7 +248,7 @@ def plan_compaction(
     *,
     context_window: int,
     settings_json: dict[str, Any] | None = None,
-    branch: Sequence[Any] | None = None,
+    branch: Sequence[Entry] | None = None,
     projection: Any = None,
     keys: BranchKeys | None = None,
     estimates: list[Any] | None = None,
@@ -274,7 +275,7 @@ def _plan_compaction(
     settings: CompactionSettings,
     context_window: int,
     settings_json: dict[str, Any] | None,
-    branch: Sequence[Any] | None,
+    branch: Sequence[Entry] | None,
     projection: Any,
     keys: BranchKeys | None = None,
     estimates: list[Any] | None = None,

@@ -11,6 +11,12 @@ These are type aliases only: nothing here runs per entry, and no value is checke
 * :data:`JsonObject` is one parsed object, :data:`JsonArray` one parsed array.  :data:`Entry` (a
   session line: header or entry) and :data:`Message` (an ``AgentMessage``: the ``message`` of a
   message entry, or one built from a summary) are the same shape under the names Pi uses.
+  They name the shape Pi's own types declare.  A broken file can put another value in that place
+  (Pi keeps a truthy non-object line as an entry; a message can be ``null`` or a string), so code
+  that may meet one still tests ``type(x) is dict`` before reading into it, as it does today
+  (:func:`pitools.core.session.loaded.entry_type` does): the alias documents the usual shape, it
+  does not promise it.  Inside an entry every value is a :data:`JsonValue`, so reading one level
+  deeper (``entry["message"]["role"]``) needs that test, which is where broken files crash.
 * :data:`EntryId` is an entry's ``id`` or ``parentId`` as the file spells it: Pi compares them
   with ``===`` whatever their JSON type, so they stay :data:`JsonValue`, not ``str``.
 

@@ -36,6 +36,7 @@ from pitools.core.js import ops as jsops
 from pitools.core.js.date import js_date_ms, to_iso_string
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.ops import prop
+from pitools.core.js.types import Entry, JsValue
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED
 from pitools.core.session.locate import (
     SessionDirChoice,
@@ -95,7 +96,7 @@ def _note_pi_error(scan: SummaryScan, message: str) -> None:
         scan.pi_error = message
 
 
-def _text_content(content: Any) -> str | None:
+def _text_content(content: JsValue) -> str | None:
     """Pi's ``extractTextContent``; None where Pi would throw."""
     if type(content) is str:
         return content
@@ -105,7 +106,7 @@ def _text_content(content: Any) -> str | None:
     return jsops.join(texts, " ")
 
 
-def _content_ok(content: Any) -> bool:
+def _content_ok(content: JsValue) -> bool:
     """Whether ``extractTextContent`` would run without throwing (no text needed)."""
     return type(content) is str or (type(content) is list and None not in content)
 
@@ -113,7 +114,7 @@ def _content_ok(content: Any) -> bool:
 _USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 
 
-def _add_usage(totals: list[Any], usage: Any) -> None:
+def _add_usage(totals: list[Any], usage: JsValue) -> None:
     """``addUsageToTotals`` on numbers only: what Pi sums for a well-formed usage record.
 
     Fields that are not numbers count as 0 (Pi would throw, or concatenate strings).
@@ -172,14 +173,14 @@ def _message_entry(scan: SummaryScan, entry: dict[str, Any]) -> None:
         _note_pi_error(scan, "TypeError: content.filter is not a function")
 
 
-def _add_model(scan: SummaryScan, provider: Any, model: Any) -> None:
+def _add_model(scan: SummaryScan, provider: JsValue, model: Any) -> None:
     """Remember ``provider/model`` (first-seen order); messages that name no model add nothing."""
     if jsops.nullish(provider) and jsops.nullish(model):
         return
     scan.models.setdefault(f"{jsops.to_string(provider)}/{jsops.to_string(model)}", None)
 
 
-def _entry(scan: SummaryScan, entry: Any) -> None:
+def _entry(scan: SummaryScan, entry: Entry) -> None:
     """Fold one parsed non-header value into the scan."""
     if type(entry) is not dict:
         scan.entries += 1
@@ -450,7 +451,7 @@ def _error_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, 
     return out
 
 
-def _masked(text: Any) -> Any:
+def _masked(text: JsValue) -> Any:
     """A preview (the name, the first message) with the secrets ``scan`` detects masked: listings
     show it in every format (``ls``, ``usage --by session``, search hits, the serve list). Done
     here, once per summary, so the archive index keeps the masked text and a warm ``ls`` never

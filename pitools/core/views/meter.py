@@ -27,6 +27,7 @@ from pitools.core.compaction.prepare import CompactionSettings, should_compact
 from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
 from pitools.core.js import ops as jsops
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import Entry, EntryId, JsonObject, JsValue
 
 #: Message roles whose entry is projected as the message itself (checked against a full replay
 #: on the golden sessions, ``tests/unit/ops/test_watch.py``).
@@ -67,7 +68,7 @@ class Reading:
             return None
         return max(0, self.threshold - self.tokens)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = record_json(self, ("leaf_id", "model", "tokens", "context_window", "reserve_tokens"))
         data["compactionEnabled"] = self.enabled
         data["threshold"] = self.threshold
@@ -77,13 +78,15 @@ class Reading:
         return data
 
 
-def reading(leaf_id: Any, tokens: Any, context_window: int, settings: CompactionSettings, model: str | None) -> Reading:
+def reading(
+    leaf_id: EntryId, tokens: JsValue, context_window: int, settings: CompactionSettings, model: str | None
+) -> Reading:
     """The meter for ``tokens`` (``estimateProjectedContextTokens`` at the leaf)."""
     will = context_window > 0 and should_compact(tokens, context_window, settings)
     return Reading(leaf_id, tokens, context_window, settings.reserve_tokens, settings.enabled, model, will)
 
 
-def advance(current: Reading, entries: Iterable[Any]) -> Reading | None:
+def advance(current: Reading, entries: Iterable[Entry]) -> Reading | None:
     """``current`` after Pi appended ``entries`` (parsed lines, oldest first), or None when a
     replay is needed to know (see the module docstring)."""
     leaf_id = current.leaf_id

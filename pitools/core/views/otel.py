@@ -29,6 +29,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pitools.core.js.types import JsValue
 from pitools.core.session.tree import id_text
 from pitools.core.views.branch_common import entry_ms, fnum, message_ms, str_or, usage_numbers
 
@@ -111,12 +112,12 @@ def _n(value: AttrValue) -> int | float:
     return value if type(value) in (int, float) and type(value) is not bool else 0  # type: ignore[return-value]
 
 
-def provider_name(provider: Any) -> str:
+def provider_name(provider: JsValue) -> str:
     text = str_or(provider, "")
     return PROVIDER_NAMES.get(text, text or "_OTHER")
 
 
-def _usage_attrs(usage: Any) -> dict[str, AttrValue]:
+def _usage_attrs(usage: JsValue) -> dict[str, AttrValue]:
     nums = usage_numbers(usage)
     if nums is None:
         return {}

@@ -9,6 +9,7 @@ from typing import Any
 
 from pitools.core.js import ops as jsops
 from pitools.core.js.ops import prop, truthy
+from pitools.core.js.types import Entry, JsonObject, JsValue
 
 
 @dataclass(slots=True)
@@ -19,7 +20,7 @@ class UsageTotals:
     cache_write: Any = 0
     cost: Any = 0
 
-    def add(self, usage: Any, strict: bool = True) -> None:
+    def add(self, usage: JsValue, strict: bool = True) -> None:
         """Pi's ``addUsageToTotals`` (throws like Pi on a missing usage or cost unless not strict)."""
         if not strict:
             if type(usage) is not dict:
@@ -49,7 +50,7 @@ class SessionStats:
     total_messages: int = 0
     totals: UsageTotals = field(default_factory=UsageTotals)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         t = self.totals
         return {
             "userMessages": self.user_messages,
@@ -106,7 +107,7 @@ def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStat
     return stats
 
 
-def usage_breakdown(entries: Iterable[Any]) -> list[dict[str, Any]]:
+def usage_breakdown(entries: Iterable[Entry]) -> list[dict[str, Any]]:
     """Pi's ``getUsageCostBreakdown``: cost and tokens per provider/model, summaries apart."""
     by_key: dict[str, UsageTotals] = {}
     for entry in entries:
