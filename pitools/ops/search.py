@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
+from pitools.core.js.types import JsonObject
 from pitools.ops import search_core
 from pitools.ops.archive import Scope, _session_filters, time_range
 from pitools.ops.index import ArchiveIndex
@@ -93,7 +94,7 @@ class SearchResult:
     truncated: bool
     candidates: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return search_core.result_json(self.query, self.mode, self.hits, self.truncated)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
+from pitools.core.js.types import JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: JsValue) -> Any:
     return None if value is UNDEFINED else safe_value(value)
 
 
@@ -66,7 +67,7 @@ def branches_json(result: BranchList, session_name: Any) -> dict[str, Any]:
     }
 
 
-def _when(value: Any) -> str:
+def _when(value: JsValue) -> str:
     if value is None or value is UNDEFINED:
         return ""
     from pitools.render.vocab import local_time
@@ -92,7 +93,7 @@ def _short(text: str, limit: int = MAX_ID_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _id(value: Any) -> str:
+def _id(value: JsValue) -> str:
     if value is None or value is UNDEFINED:
         return "—"
     text = value if type(value) is str else repr(safe_value(value))

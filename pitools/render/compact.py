@@ -13,6 +13,7 @@ from pitools.core.compaction.plan import (
     CompactionPlan,
     RegionEntry,
 )
+from pitools.core.js.types import JsValue
 from pitools.render.preview import clip, entry_preview, entry_tag
 from pitools.render.safe import safe_text
 
@@ -47,7 +48,7 @@ EDGE = 3
 Piece = tuple[str, str]
 
 
-def n(value: Any) -> str:
+def n(value: JsValue) -> str:
     """A count with thousands separators; anything else as text."""
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 

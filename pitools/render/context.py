@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.context.build import ContextReplay
+from pitools.core.js.types import JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.lean import LeanSession
 from pitools.core.session.loaded import Session, entry_id, entry_type
@@ -123,7 +124,7 @@ def context_json_chunks(
     yield b"]," + to_json_bytes(tail)[1:] + b"\n"
 
 
-def _json_value(value: Any) -> bytes | None:
+def _json_value(value: JsValue) -> bytes | None:
     """``value`` as an object member's JSON bytes, None when JSON.stringify leaves the member out."""
     import orjson
 

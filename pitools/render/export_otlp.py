@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pitools import __version__
+from pitools.core.js.types import JsValue
 from pitools.core.views.branch_common import fnum
 from pitools.core.views.otel import SEMCONV_VERSION, AttrValue, TraceData
 from pitools.errors import MissingExtraError
@@ -157,7 +158,7 @@ def otlp_json_chunks(traces: Iterable[TraceData]) -> Iterator[bytes]:
     yield b"]" + tail + b"\n"
 
 
-def _hex_ids(value: Any) -> None:
+def _hex_ids(value: JsValue) -> None:
     import base64
 
     if isinstance(value, dict):

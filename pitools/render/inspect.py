@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pitools.core.js.types import JsValue
 from pitools.render.safe import safe_text
 from pitools.render.vocab import local_time, model_name, more, n, plural
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 LIST_LIMIT = 12
 
 
-def _money(value: Any) -> str:
+def _money(value: JsValue) -> str:
     """A cost by the one rule of :func:`pitools.render.vocab.money` (``$1,094.91``)."""
     from pitools.render.vocab import money
 
@@ -44,7 +45,7 @@ def render_inspect(console: Console, d: dict[str, Any], *, all_: bool = False) -
     from rich.table import Table
     from rich.text import Text
 
-    def t(text: Any, style: str = "") -> Any:
+    def t(text: JsValue, style: str = "") -> Any:
         return Text(safe_text(str(text)), style=style)
 
     h = d["header"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pitools.core.js.types import JsValue
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -131,7 +133,7 @@ TSV_COLUMNS = (
 )  # fmt: skip
 
 
-def _tsv_cell(value: Any) -> str:
+def _tsv_cell(value: JsValue) -> str:
     from pitools.render.safe import safe_text
 
     if value is None:

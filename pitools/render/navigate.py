@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pitools.core.compaction.branch import NavigationPlan
+from pitools.core.js.types import JsValue
 from pitools.render.compact import n, plural
 from pitools.render.preview import clip, entry_preview, entry_tag
 from pitools.render.safe import safe_text
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 EDGE = 4
 
 
-def _id(value: Any) -> str:
+def _id(value: JsValue) -> str:
     if value is None:
         return "(root: no parent)"
     return safe_text(str(value), one_line=True)

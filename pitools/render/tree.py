@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.js.types import JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_type
 from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
@@ -33,7 +34,7 @@ _TEXT_STYLE = {
 }
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: JsValue) -> Any:
     return None if value is UNDEFINED else value
 
 
@@ -43,7 +44,7 @@ def _clean(text: str) -> str:
     return safe_text(text, one_line=True)
 
 
-def _id_text(value: Any) -> str:
+def _id_text(value: JsValue) -> str:
     if type(value) is str:
         return value
     return "(no id)" if value is UNDEFINED else repr(safe_value(value))
