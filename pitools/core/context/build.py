@@ -19,6 +19,7 @@ from pitools.core.context.tokens import ContextEstimate, estimate_context_tokens
 from pitools.core.js import ops as jsops
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.ops import prop
+from pitools.core.js.types import Entry, EntryId, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.index import MARK_CRASH, MARK_MODEL, MARK_THINKING, mkey
 from pitools.errors import PiCrashError
@@ -74,7 +75,7 @@ class Projection:
         return None
 
 
-def latest_compaction_on(path: Sequence[Any]) -> Any:
+def latest_compaction_on(path: Sequence[Entry]) -> Any:
     """The last compaction entry of ``path`` (Pi's ``getLatestCompactionEntry``), or None."""
     for entry in reversed(path):
         if type(entry) is dict and entry.get("type") == "compaction":
@@ -82,7 +83,7 @@ def latest_compaction_on(path: Sequence[Any]) -> Any:
     return None
 
 
-def context_entries_from_path(path: Sequence[Any]) -> list[Any]:
+def context_entries_from_path(path: Sequence[Entry]) -> list[Any]:
     """Pi's ``buildContextEntries`` on a path already built as a list of entries (the same
     layout as :func:`build_context_entries`, which reads the path through the index)."""
     comp_at = -1
@@ -151,11 +152,11 @@ def _context_assemble(compaction: Any, kept: Sequence[Any], after: Sequence[Any]
     return out
 
 
-def _id(entry: Any) -> Any:
+def _id(entry: Entry) -> Any:
     return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
 
 
-def _is_system_message(entry: Any) -> bool:
+def _is_system_message(entry: Entry) -> bool:
     return (
         type(entry) is dict
         and entry.get("type") == "message"
@@ -163,7 +164,7 @@ def _is_system_message(entry: Any) -> bool:
     )
 
 
-def session_settings(path: Sequence[Any]) -> tuple[Any, Any]:
+def session_settings(path: Sequence[Entry]) -> tuple[Any, Any]:
     """Pi's ``getSessionContextSettings``: thinking level and model recovered from the path."""
     thinking: Any = "off"
     model: Any = None
@@ -188,7 +189,7 @@ def session_settings(path: Sequence[Any]) -> tuple[Any, Any]:
 _EDITABLE_ROLES = ("user", "assistant", "toolResult", "custom")
 
 
-def project_entry(entry: Any, edit: Any) -> list[Any]:
+def project_entry(entry: Entry, edit: Any) -> list[Any]:
     """Pi's ``projectContextEntry``: the entry's messages with its latest context edit applied."""
     messages = entry_to_messages(entry)
     if edit is None:
@@ -212,7 +213,7 @@ def project_entry(entry: Any, edit: Any) -> list[Any]:
 
 
 def build_projection(
-    path: list[Any], context_entries: list[Any] | None = None, settings: tuple[Any, Any] | None = None
+    path: list[Entry], context_entries: list[Any] | None = None, settings: tuple[Any, Any] | None = None
 ) -> Projection:
     """Pi's ``buildSessionProjection`` for a path (``buildSessionPath`` already applied).
 
@@ -320,7 +321,7 @@ def estimate_projected_context_tokens(
     return ContextEstimate(tokens, 0, tokens, None)
 
 
-def context_usage(projection: Projection, branch: Sequence[Any], context_window: int) -> dict[str, Any] | None:
+def context_usage(projection: Projection, branch: Sequence[Entry], context_window: int) -> dict[str, Any] | None:
     """``AgentSession.getContextUsage``: tokens are unknown after a compaction until a new reply."""
     from pitools.core.context.tokens import calculate_context_tokens
 
@@ -392,7 +393,7 @@ class ContextReplay:
         return self._estimate
 
 
-def replay_context(index: EntryIndex, leaf_id: Any) -> ContextReplay:
+def replay_context(index: EntryIndex, leaf_id: EntryId) -> ContextReplay:
     """Replay Pi's context at ``leaf_id`` (``UNDEFINED`` → Pi's fallback to the last entry).
 
     ``path`` is ``getBranch(leaf)`` (``[]`` for an unknown leaf); the context uses
@@ -441,7 +442,7 @@ def replay_context(index: EntryIndex, leaf_id: Any) -> ContextReplay:
         )
 
 
-def _estimate_or_none(message: Any) -> Any:
+def _estimate_or_none(message: JsValue) -> Any:
     try:
         return estimate_tokens(message)
     except PiCrashError:
