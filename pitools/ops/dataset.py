@@ -161,7 +161,7 @@ class JsonlSink:
         self.times = [c.name for c in columns if c.type == "timestamp"]
 
     def add(self, row: dict[str, Any]) -> None:
-        from pitools.core.views.usage import iso_utc
+        from pitools.core.views.isotime import iso_utc
 
         for name in self.times:
             if row[name] is not None:

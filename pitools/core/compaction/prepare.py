@@ -208,7 +208,7 @@ def _plain_message(msg: dict[str, Any]) -> bool:
     """True when :func:`_fast_part` takes ``msg`` and nothing it calls can throw: blocks are
     dicts, texts and tool names strings, tool arguments objects of strings (other argument
     values go through ``JSON.stringify``, which is left to the step that may throw)."""
-    role = msg.get("role")
+    role: JsValue = msg.get("role")
     if role == "toolResult" or role == "user" or role == "assistant":
         content = msg.get("content")
         if type(content) is str:

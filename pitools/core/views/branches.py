@@ -471,7 +471,8 @@ def _line_number(value: Any) -> float | int | None:
     if type(value) is str and value.strip(_JS_TRIM) != "":
         value = to_number(value)
     if type(value) in (int, float) and math.isfinite(value):
-        return value
+        number: float | int = value
+        return number
     return None
 
 

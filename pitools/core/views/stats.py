@@ -10,6 +10,7 @@ from typing import Any
 from pitools.core.js import ops as jsops
 from pitools.core.js.ops import prop, truthy
 from pitools.core.js.types import Entry, JsonObject, JsValue
+from pitools.core.js.value import UNDEFINED
 
 
 @dataclass(slots=True)
@@ -88,7 +89,7 @@ def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStat
         if etype != "message":
             continue
         stats.total_messages += 1
-        message = entry.get("message", jsops.UNDEFINED)
+        message = entry.get("message", UNDEFINED)
         if not strict and jsops.nullish(message):
             continue  # Pi throws reading its role; the tolerant totals count the entry and go on
         role = prop(message, "role")
@@ -116,7 +117,7 @@ def usage_breakdown(entries: Iterable[Entry]) -> list[dict[str, Any]]:
         etype = entry.get("type")
         key: str | None = None
         usage: Any = None
-        message = entry.get("message", jsops.UNDEFINED)
+        message = entry.get("message", UNDEFINED)
         if etype == "message" and prop(message, "role") == "assistant":
             model = prop(message, "responseModel")
             if jsops.nullish(model):
@@ -124,9 +125,9 @@ def usage_breakdown(entries: Iterable[Entry]) -> list[dict[str, Any]]:
             key = f"{jsops.to_string(prop(message, 'provider'))}/{jsops.to_string(model)}"
             usage = prop(message, "usage")
         elif etype == "usage":
-            provider = jsops.to_string(entry.get("provider", jsops.UNDEFINED))
-            key = f"{provider}/{jsops.to_string(entry.get('model', jsops.UNDEFINED))}"
-            usage = entry.get("usage", jsops.UNDEFINED)
+            provider = jsops.to_string(entry.get("provider", UNDEFINED))
+            key = f"{provider}/{jsops.to_string(entry.get('model', UNDEFINED))}"
+            usage = entry.get("usage", UNDEFINED)
         elif etype == "message" and prop(message, "role") == "toolResult" and truthy(prop(message, "usage")):
             key = "Tools/summaries"
             usage = prop(message, "usage")
