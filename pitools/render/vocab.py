@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from pitools.core.js.types import JsValue
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from pitools.core.js.types import JsValue
 
 UNKNOWN_MODEL = "unknown model"
 

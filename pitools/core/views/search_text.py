@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import sys
 
-from pitools.core.js.types import Entry, JsValue
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from pitools.core.js.types import Entry, JsValue
 
 # No dataclass and no orjson at import: a warm ``pitools search`` imports this module on its
 # start-up path, and needs orjson only when a matching entry holds a tool call's arguments.
