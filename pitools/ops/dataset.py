@@ -27,6 +27,7 @@ import orjson
 from pitools import store
 from pitools.core.datasets.tables import SCHEMA_VERSION, TABLES, Column
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.js.types import Entry
 from pitools.errors import MissingExtraError, PitoolsError
 
 MANIFEST = "_pitools_dataset.json"
@@ -434,7 +435,7 @@ def _remove(outdir: str, rel: Any) -> None:
 
 
 def _copied_ids(
-    key: str, entries: list[Any], chain: list[str], key_cache: dict[str, set[Any]], has_children: bool
+    key: str, entries: list[Entry], chain: list[str], key_cache: dict[str, set[Any]], has_children: bool
 ) -> set[str]:
     from pitools.core.session.loaded import open_session
     from pitools.core.views import lineage

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools.core.js.types import Entry
 from pitools.core.session.api import LoadedSession
 
 
@@ -83,7 +84,7 @@ def fork_split(loaded: LoadedSession) -> dict[str, Any] | None:
     return {"parentSession": header.get("parentSession"), "own": part(mine), "copied": part(theirs)}
 
 
-def _ref(key: str, header: dict[str, Any] | None) -> Any:
+def _ref(key: str, header: Entry | None) -> Any:
     import os
 
     from pitools.core.views.lineage import SessionRef
