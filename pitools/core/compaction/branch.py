@@ -37,7 +37,7 @@ from pitools.core.context.messages import (
 from pitools.core.context.tokens import estimate_tokens
 from pitools.core.js.date import iso_now
 from pitools.core.js.ops import prop, truthy
-from pitools.core.js.types import Entry, EntryId, Message
+from pitools.core.js.types import Entry, EntryId, JsonObject, Message
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, id_text, mkey
@@ -365,11 +365,11 @@ def build_branch_summary_entry(
     plan: NavigationPlan,
     summary: str,
     details: dict[str, Any],
-    usage: dict[str, Any] | None,
+    usage: JsonObject | None,
     *,
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
-) -> dict[str, Any]:
+) -> Entry:
     """The entry Pi's ``branchWithSummary(newLeafId, summary, details, false, usage)`` appends."""
     from pitools.core.session.ids import generate_id
 
@@ -396,7 +396,7 @@ def build_label_entry(
     taken: Sequence[str] = (),
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
-) -> dict[str, Any]:
+) -> Entry:
     """The entry Pi's ``appendLabelChange(targetId, label)`` appends (child of the current leaf)."""
     from pitools.core.session.ids import generate_id
 

@@ -34,7 +34,7 @@ from pitools.core.js.date import iso_now
 from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.stream import JsonStream, json_chunks
-from pitools.core.js.types import Entry
+from pitools.core.js.types import Entry, EntryId, JsonObject
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.api import Loaded, LoadedSession
 from pitools.core.session.loaded import entry_id, entry_type
@@ -243,7 +243,7 @@ def _region_stream(rows: list[RegionRow]) -> JsonStream:
 
 def plan_compaction(
     loaded: Loaded,
-    leaf: Any,
+    leaf: EntryId,
     settings: CompactionSettings,
     *,
     context_window: int,
@@ -271,7 +271,7 @@ def plan_compaction(
 
 def _plan_compaction(
     loaded: Loaded,
-    leaf: Any,
+    leaf: EntryId,
     settings: CompactionSettings,
     context_window: int,
     settings_json: dict[str, Any] | None,
@@ -380,14 +380,14 @@ def _region_rows(keys: BranchKeys, prep: CompactionPreparation | None, current: 
 
 def build_compaction_entry(
     loaded: LoadedSession,
-    leaf: Any,
+    leaf: EntryId,
     prep: CompactionPreparation,
     summary: str,
-    usage: dict[str, Any] | None,
+    usage: JsonObject | None,
     *,
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
-) -> dict[str, Any]:
+) -> Entry:
     """The entry Pi's ``appendCompaction(summary, firstKeptEntryId, tokensBefore, details, false, usage)`` writes."""
     from pitools.core.session.ids import generate_id  # secrets, hmac: only when an entry is made
 
@@ -421,7 +421,7 @@ def _reasoning(level: str | None) -> Any:
 
 
 def summary_inputs(
-    loaded: LoadedSession, leaf: Any, prep: CompactionPreparation, instructions: str | None = None
+    loaded: LoadedSession, leaf: EntryId, prep: CompactionPreparation, instructions: str | None = None
 ) -> list[SummaryRequest]:
     """The one or two summarization calls Pi's ``compact`` makes (history, then turn prefix)."""
     from pitools.core.compaction.prompts import summary_requests
@@ -448,7 +448,7 @@ def summary_inputs(
     return out
 
 
-def compaction_line(entry: dict[str, Any]) -> bytes:
+def compaction_line(entry: Entry) -> bytes:
     """The entry as the one JSONL line Pi appends (``JSON.stringify`` + newline)."""
     from pitools.core.js.json.encode import js_stringify
 

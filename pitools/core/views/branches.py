@@ -787,7 +787,7 @@ def fork_index(path: Sequence[Entry], children: dict[Any, list[int]]) -> int | N
     return None
 
 
-def first_user_message(entries: Sequence[Entry]) -> Any:
+def first_user_message(entries: Sequence[Entry]) -> Entry | None:
     for entry in entries:
         if entry_type(entry) == "message":
             msg = entry.get("message")

@@ -195,7 +195,7 @@ def copied_keys(own: Iterable[EntryKey], ancestor_keys: Sequence[set[EntryKey]])
 
 def copied_entry_ids(
     key: str,
-    entries_by_session: Mapping[str, Iterable[Any]],
+    entries_by_session: Mapping[str, Iterable[Entry]],
     parents: Mapping[str, str | None],
 ) -> set[str]:
     """Ids of the entries of session ``key`` that are copies of an ancestor's entries.
