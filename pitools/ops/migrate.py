@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import store
+
+if TYPE_CHECKING:
+    from pathlib import Path
 from pitools.core.session.loaded import Session, open_session, require_valid
 from pitools.core.session.migrate_file import migrated_lines
 from pitools.errors import PitoolsError
@@ -39,7 +42,7 @@ def plan_migration(path: str, *, in_place: bool = False) -> MigrationPlan:
     return MigrationPlan(session, before, report.needed and not pointless, pointless)
 
 
-def write_in_place(plan: MigrationPlan, *, backup: bool = True) -> Any:
+def write_in_place(plan: MigrationPlan, *, backup: bool = True) -> Path | None:
     """Replace the file atomically with its migrated form; returns the backup path (or None)."""
     assert plan.before is not None, "plan_migration(in_place=True) stamps the file"
     return store.atomic_replace(plan.session.path, plan.lines(), expected=plan.before, backup=backup)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pitools.core.js.types import Entry
+from pitools.core.js.types import Entry, EntryId
 from pitools.core.session.api import LoadedSession
 
+if TYPE_CHECKING:
+    from pitools.core.views.otel import TraceData
 
-def branch_leaves(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[Any]:
+
+def branch_leaves(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[EntryId]:
     """The leaf ids to export: every leaf with ``all_``, else the one ``--leaf`` names (or Pi's default)."""
     if all_:
         return list(loaded.index.leaves())
@@ -102,7 +105,7 @@ def _branches(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[l
     return out
 
 
-def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, legacy: bool = False) -> list[Any]:
+def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, legacy: bool = False) -> list[TraceData]:
     from pitools.core.views.otel import branch_trace
 
     header = loaded.session.header or {}

@@ -55,7 +55,7 @@ def branch_json(branch: Branch) -> dict[str, Any]:
     }
 
 
-def branches_json(result: BranchList, session_name: Any) -> dict[str, Any]:
+def branches_json(result: BranchList, session_name: JsValue) -> dict[str, Any]:
     """The ``pitools branches --format json`` object (schemas/output/branches.schema.json)."""
     return {
         "pi": PI_REFERENCE_VERSION,
@@ -100,7 +100,7 @@ def _id(value: JsValue) -> str:
     return _text(_short(text))
 
 
-def render_branches(console: Console, result: BranchList, session_name: Any) -> None:
+def render_branches(console: Console, result: BranchList, session_name: JsValue) -> None:
     """Human view: a header line and one two-line row per leaf (★ marks Pi's default leaf).
 
     Laid out by hand rather than with ``rich.table.Table``: a table measures and wraps every cell

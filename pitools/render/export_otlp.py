@@ -172,7 +172,7 @@ def _hex_ids(value: JsValue) -> None:
             _hex_ids(item)
 
 
-def otlp_json(request: Any) -> dict[str, Any]:
+def otlp_json(request: ExportTraceServiceRequest) -> dict[str, Any]:
     """OTLP/JSON for a request: protobuf's JSON mapping, hex ids, integer enums."""
     json_format = _json_format()
     data: dict[str, Any] = json_format.MessageToDict(request, use_integers_for_enums=True)

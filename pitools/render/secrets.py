@@ -17,6 +17,8 @@ from pitools.core.secrets.scan import Finding
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from pitools.core.secrets.redact import RedactStats
+
 #: Kinds that are not patterns, with their descriptions (for SARIF rules).
 EXTRA_KINDS = {
     ENTROPY_KIND: "high-entropy string (random-looking token of 32-200 characters)",
@@ -148,7 +150,7 @@ def _uri(path: str) -> str:
     return quote(path.replace("\\", "/"), safe="/._-~")
 
 
-def redact_summary(stats: Any, output: str | None) -> str:
+def redact_summary(stats: RedactStats, output: str | None) -> str:
     kinds = len({f.kind for f in stats.findings})
     parts = [f"redacted {_plural(len(stats.findings), 'secret')} of {_plural(kinds, 'kind')}"]
     if stats.images_removed:
@@ -163,6 +165,6 @@ def redact_summary(stats: Any, output: str | None) -> str:
     return safe(f"{', '.join(parts)}; {changed} of {stats.lines} rewritten; wrote {output}")
 
 
-def export_redact_note(stats: Any) -> str:
+def export_redact_note(stats: RedactStats) -> str:
     kinds = len({f.kind for f in stats.findings})
     return f"redacted {_plural(len(stats.findings), 'secret')} of {_plural(kinds, 'kind')} before exporting"

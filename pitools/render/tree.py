@@ -77,7 +77,7 @@ def _open_object(data: dict[str, Any]) -> bytes:
     return to_json_bytes(data)[:-1]
 
 
-def tree_json(view: TreeView, session_name: Any) -> bytes:
+def tree_json(view: TreeView, session_name: JsValue) -> bytes:
     """The ``pitools tree --format json`` document (schemas/output/tree.schema.json).
 
     A run of single-child descendants is a flat ``chain`` list, and ``children`` appear only
@@ -329,7 +329,7 @@ def display_level(view: TreeView, row: TreeRow) -> int:
 def render_tree(
     console: Console,
     view: TreeView,
-    session_name: Any,
+    session_name: JsValue,
     *,
     leaf_note: str,
     show_ids: bool = True,
