@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.compaction.prepare import (
@@ -42,6 +42,9 @@ from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.session.tree import SessionIndex, id_text, mkey
 from pitools.errors import PiCrashError, PitoolsError
+
+if TYPE_CHECKING:
+    from pitools.core.compaction.summarizer import SummaryRequest
 
 #: ``model.contextWindow || 128000`` in ``generateBranchSummary``.
 FALLBACK_CONTEXT_WINDOW = 128000
@@ -274,7 +277,7 @@ class NavigationPlan:
     budget_sources: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def entry_ids(self) -> list[Any]:
+    def entry_ids(self) -> list[EntryId]:
         return [entry_id(e) for e in self.entries]
 
     @property
@@ -413,7 +416,7 @@ def build_label_entry(
     }
 
 
-def summary_request(index: SessionIndex, plan: NavigationPlan, instructions: str | None = None) -> Any:
+def summary_request(index: SessionIndex, plan: NavigationPlan, instructions: str | None = None) -> SummaryRequest:
     """The one summarization call ``generateBranchSummary`` makes for ``plan``.
 
     The system prompt is the compaction's (pitools' wording); the reasoning level is the

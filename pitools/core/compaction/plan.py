@@ -80,7 +80,7 @@ class RegionEntry:
         self._at = at
 
     @property
-    def entry(self) -> Any:
+    def entry(self) -> Entry:
         if self._source is not None:
             self._entry = self._source[self._at]
             self._source = None

@@ -89,11 +89,11 @@ class TreeRow:
     style: str = ""
 
     @property
-    def entry(self) -> Any:
+    def entry(self) -> Entry:
         return self.node.entry
 
     @property
-    def id(self) -> Any:
+    def id(self) -> EntryId:
         return entry_id(self.node.entry)
 
     @property

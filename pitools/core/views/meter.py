@@ -62,7 +62,7 @@ class Reading:
         return float(tokens / self.context_window * 100)
 
     @property
-    def tokens_to_threshold(self) -> Any:
+    def tokens_to_threshold(self) -> int | float | None:
         """Tokens that still fit before the threshold (0 once above it)."""
         if type(self.tokens) not in (int, float):
             return None
