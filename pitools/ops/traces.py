@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pitools.core.js.types import Entry, EntryId
+from pitools.core.js.types import Entry, EntryId, JsonObject
 from pitools.core.session.api import LoadedSession
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, leg
 
 def build_trajectories(
     loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, images: bool = True
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     from pitools.core.views.atif import branch_trajectory
 
     header = loaded.session.header or {}

@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from pitools.core.js.json.encode import jsonable
-from pitools.core.js.types import Entry, JsValue
+from pitools.core.js.types import Entry, JsonObject, JsValue
 from pitools.core.session.tree import id_text
 from pitools.core.views.branch_common import entry_ms, fnum, str_or, text_of, usage_numbers
 
@@ -113,7 +113,7 @@ def branch_trajectory(
     copied: Collection[str] = (),
     agent_version: str = "unknown",
     images: bool = True,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The ATIF trajectory (a JSON-ready dict) of one branch, root → leaf; ``images=False``
     writes images as text placeholders instead of content parts."""
     session_id = str_or(header.get("id"), "")
@@ -275,7 +275,7 @@ def branch_trajectories(
     copied: Collection[str] = (),
     agent_version: str = "unknown",
     images: bool = True,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[JsonObject]:
     """:func:`branch_trajectory` of each branch, made only when asked for: with ``branches``
     itself lazy, one trajectory exists at a time (``export --all`` writes each before the next)."""
     for branch in branches:
