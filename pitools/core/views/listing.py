@@ -36,7 +36,7 @@ from pitools.core.js import ops as jsops
 from pitools.core.js.date import js_date_ms, to_iso_string
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.ops import prop
-from pitools.core.js.types import Entry, JsValue
+from pitools.core.js.types import Entry, JsonObject, JsValue
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED
 from pitools.core.session.locate import (
     SessionDirChoice,
@@ -235,14 +235,14 @@ def _skippable(buf: Any, start: int, end: int) -> re.Match[bytes] | None:
     return m
 
 
-def summarize_file(path: str, st: os.stat_result | None = None) -> dict[str, Any]:
+def summarize_file(path: str, st: os.stat_result | None = None) -> JsonObject:
     """One session's summary (JSON-ready, Pi's field names)."""
     return summarize_file_scan(path, st)[0]
 
 
 def summarize_file_scan(
     path: str, st: os.stat_result | None = None, *, stop: int | None = None
-) -> tuple[dict[str, Any], SummaryScan | None]:
+) -> tuple[JsonObject, SummaryScan | None]:
     """:func:`summarize_file`, and the finished scan when the file has a valid header (else None).
 
     ``stop``: read only the bytes before it (the size the caller indexes, in case the file grew).
@@ -270,7 +270,7 @@ def summarize_file_scan(
     return _finish(path, st, scan), scan
 
 
-def summarize_values(path: str, st: os.stat_result, values: Sequence[Any]) -> dict[str, Any] | None:
+def summarize_values(path: str, st: os.stat_result, values: Sequence[Any]) -> JsonObject | None:
     """:func:`summarize_file` from values already parsed, or None when it must read the file itself.
 
     ``values`` is the loader's ``RawSession.values`` for an unmigrated file (every truthy parsed
@@ -320,7 +320,7 @@ def fold_values(scan: SummaryScan, values: Sequence[Any]) -> None:
         _entry(scan, value)
 
 
-def finish_scan(path: str, st: os.stat_result, scan: SummaryScan) -> dict[str, Any]:
+def finish_scan(path: str, st: os.stat_result, scan: SummaryScan) -> JsonObject:
     """The summary of a scan (what :func:`summarize_file` returns for a file with a valid header)."""
     return _finish(path, st, scan)
 
@@ -439,13 +439,13 @@ def _base(path: str, st: os.stat_result | None) -> dict[str, Any]:
     }
 
 
-def _invalid_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, Any]:
+def _invalid_summary(path: str, st: os.stat_result | None, why: str) -> JsonObject:
     out = _base(path, st)
     out.update(status=STATUS_INVALID, piListed=False, problem=why + "; Pi cannot open it")
     return out
 
 
-def _error_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, Any]:
+def _error_summary(path: str, st: os.stat_result | None, why: str) -> JsonObject:
     out = _base(path, st)
     out.update(status=STATUS_ERROR, piListed=False, problem=why)
     return out
@@ -531,9 +531,9 @@ class CacheLike(Protocol):
 
     hits: int
 
-    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None: ...
+    def get(self, path: str, st: os.stat_result) -> JsonObject | None: ...
 
-    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None: ...
+    def put(self, path: str, st: os.stat_result, summary: JsonObject) -> None: ...
 
     def forget_missing(self, folders: list[str], seen: set[str]) -> None: ...
 
@@ -543,10 +543,10 @@ class NoCache:
 
     hits = 0
 
-    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None:
+    def get(self, path: str, st: os.stat_result) -> JsonObject | None:
         return None
 
-    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None:
+    def put(self, path: str, st: os.stat_result, summary: JsonObject) -> None:
         return None
 
     def forget_missing(self, folders: list[str], seen: set[str]) -> None:
