@@ -13,7 +13,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pitools.errors import OptionValueError
 from pitools.ops.index import ArchiveIndex, IndexUnavailableError, open_index
@@ -23,6 +23,7 @@ from pitools.ops.queries import UsageQuery
 if TYPE_CHECKING:
     from pitools.core.session.locate import SessionDirChoice
     from pitools.core.views.usage_report import UsageReport
+    from pitools.ops.search_core import SqlParam
 
 _T = TypeVar("_T")
 
@@ -244,7 +245,7 @@ def usage_report(
     src = _usage_source(conn, tz if by in PERIODS else None, lo, hi, " AND ".join(where), params)
     ts = src.ts
     times: list[str] = []
-    time_params: list[Any] = []
+    time_params: list[SqlParam] = []
     if lo is not None:
         times.append(f"{ts} >= ?")
         time_params.append(lo)
@@ -338,7 +339,12 @@ def _covers_index(conn: sqlite3.Connection, scope: Scope) -> bool:
 
 
 def _usage_source(
-    conn: sqlite3.Connection, tz: _dt.tzinfo | None, lo: int | None, hi: int | None, cond: str, params: Sequence[Any]
+    conn: sqlite3.Connection,
+    tz: _dt.tzinfo | None,
+    lo: int | None,
+    hi: int | None,
+    cond: str,
+    params: Sequence[SqlParam],
 ) -> _Source:
     """The quarter-hour sums when they give exactly the records' answer, else the records.
 
@@ -365,7 +371,7 @@ def _usage_source(
 
 
 def _local_day_sql(
-    conn: sqlite3.Connection, tz: _dt.tzinfo, cond: str, params: Sequence[Any], src: _Source = _RECORDS
+    conn: sqlite3.Connection, tz: _dt.tzinfo, cond: str, params: Sequence[SqlParam], src: _Source = _RECORDS
 ) -> str:
     """SQL for a record's local day number in ``tz``: its time plus the offset in force then."""
     from pitools.core.views.usage_report import offset_pieces
@@ -389,9 +395,9 @@ def _local_day_sql(
 
 def _session_filters(
     scope: Scope, *, project: str | None = None, cwd: str | None = None, session: str | None = None
-) -> tuple[list[str], list[Any]]:
+) -> tuple[list[str], list[SqlParam]]:
     where: list[str] = []
-    params: list[Any] = []
+    params: list[SqlParam] = []
     where.append("s.folder IN (" + ",".join("?" * len(scope.folders)) + ")" if scope.folders else "0")
     params.extend(scope.folders)
     from pitools.ops.search_core import project_filter, session_filter
