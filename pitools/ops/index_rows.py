@@ -18,6 +18,8 @@ from pitools.ops.index_limits import ROWID_SHIFT
 from pitools.ops.search_core import as_stored
 
 if TYPE_CHECKING:  # the loader and tree core load only when a file is indexed (warm runs skip them)
+    import sqlite3
+
     from pitools.core.views.entry_tree import TreeFacts
 
 #: Bytes at the end of the indexed part whose hash proves the prefix unchanged on the next run.
@@ -301,7 +303,9 @@ def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any],
     return entries, offsets, lengths, raw.ends_with_newline
 
 
-def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[bytes, int], *, complete: bool = False) -> None:
+def insert_texts(
+    conn: sqlite3.Connection, prefix: str, rows: FileRows, seen: dict[bytes, int], *, complete: bool = False
+) -> None:
     """Write ``rows``' search text into a shard (``prefix``: ``""`` or ``"s<k>."``).
 
     A long text already indexed in this shard (``seen``, then the shard's ``texts`` table) gets
@@ -366,7 +370,7 @@ def json_bytes(value: JsValue) -> bytes:
         return to_json_bytes(value)
 
 
-def insert_many(conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+def insert_many(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
     """``conn.executemany(sql, rows)`` for ``INSERT OR REPLACE`` rows; when a string holds a lone
     surrogate (a hostile or broken session: sqlite3 cannot encode it, and one such file would fail
     every ``ls``, ``usage`` and ``search`` of the archive) the rows are stored again with
