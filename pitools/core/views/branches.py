@@ -90,11 +90,13 @@ class TreeRow:
 
     @property
     def entry(self) -> Entry:
-        return self.node.entry
+        entry: Entry = self.node.entry
+        return entry
 
     @property
     def id(self) -> EntryId:
-        return entry_id(self.node.entry)
+        eid: EntryId = entry_id(self.node.entry)
+        return eid
 
     @property
     def preview(self) -> str:

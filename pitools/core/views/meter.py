@@ -41,8 +41,8 @@ _SILENT_TYPES = frozenset({"label", "custom", "session_info", "thinking_level_ch
 class Reading:
     """One reading of the meter."""
 
-    leaf_id: Any
-    tokens: Any
+    leaf_id: EntryId
+    tokens: JsValue
     context_window: int
     reserve_tokens: int
     enabled: bool
@@ -57,16 +57,17 @@ class Reading:
     @property
     def percent(self) -> float | None:
         tokens = self.tokens
-        if type(tokens) not in (int, float) or self.context_window <= 0:
+        if (type(tokens) is not int and type(tokens) is not float) or self.context_window <= 0:
             return None
         return float(tokens / self.context_window * 100)
 
     @property
     def tokens_to_threshold(self) -> int | float | None:
         """Tokens that still fit before the threshold (0 once above it)."""
-        if type(self.tokens) not in (int, float):
+        tokens = self.tokens
+        if type(tokens) is not int and type(tokens) is not float:
             return None
-        return max(0, self.threshold - self.tokens)
+        return max(0, self.threshold - tokens)
 
     def to_json(self) -> JsonObject:
         data = record_json(self, ("leaf_id", "model", "tokens", "context_window", "reserve_tokens"))
