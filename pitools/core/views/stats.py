@@ -70,7 +70,7 @@ class SessionStats:
         }
 
 
-def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStats:
+def session_stats(entries: Iterable[Entry], *, strict: bool = True) -> SessionStats:
     """Pi's ``getSessionStats`` message counts and usage totals.
 
     ``strict=False`` skips usage records Pi would choke on (missing usage or cost) instead of
@@ -97,8 +97,8 @@ def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStat
             stats.user_messages += 1
         elif role == "toolResult":
             stats.tool_results += 1
-            if truthy(prop(message, "usage")):
-                totals.add(message["usage"], strict)
+            if truthy(usage := prop(message, "usage")):
+                totals.add(usage, strict)
         elif role == "assistant":
             stats.assistant_messages += 1
             content = prop(message, "content")
