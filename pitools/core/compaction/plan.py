@@ -25,6 +25,7 @@ from pitools.core.compaction.prepare import (
 from pitools.core.context.build import (
     BranchKeys,
     ProjectedEntry,
+    Projection,
     build_projection,
     estimate_projected_context_tokens,
     message_estimates,
@@ -249,7 +250,7 @@ def plan_compaction(
     context_window: int,
     settings_json: dict[str, Any] | None = None,
     branch: Sequence[Entry] | None = None,
-    projection: Any = None,
+    projection: Projection | None = None,
     keys: BranchKeys | None = None,
     estimates: list[Any] | None = None,
 ) -> CompactionPlan:
@@ -276,7 +277,7 @@ def _plan_compaction(
     context_window: int,
     settings_json: dict[str, Any] | None,
     branch: Sequence[Entry] | None,
-    projection: Any,
+    projection: Projection | None,
     keys: BranchKeys | None = None,
     estimates: list[Any] | None = None,
 ) -> CompactionPlan:
