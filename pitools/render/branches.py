@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
-from pitools.core.js.types import JsValue
+from pitools.core.js.types import JsonObject, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_id, entry_type
 from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
@@ -31,7 +31,7 @@ def divergent_preview(branch: Branch, limit: int = 200) -> str | None:
     return message_preview(branch.divergent_user.get("message"), limit)
 
 
-def branch_json(branch: Branch) -> dict[str, Any]:
+def branch_json(branch: Branch) -> JsonObject:
     """One ``branches[]`` item of ``pitools branches --format json``."""
     leaf = branch.leaf
     msg = leaf.get("message") if type(leaf) is dict else None
@@ -55,7 +55,7 @@ def branch_json(branch: Branch) -> dict[str, Any]:
     }
 
 
-def branches_json(result: BranchList, session_name: JsValue) -> dict[str, Any]:
+def branches_json(result: BranchList, session_name: JsValue) -> JsonObject:
     """The ``pitools branches --format json`` object (schemas/output/branches.schema.json)."""
     return {
         "pi": PI_REFERENCE_VERSION,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.context.build import ContextReplay
-from pitools.core.js.types import JsValue
+from pitools.core.js.types import JsonObject, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.lean import LeanSession
 from pitools.core.session.loaded import Session, entry_id, entry_type
@@ -48,7 +48,7 @@ def _tail(replay: ContextReplay, counts: list[int] | None) -> dict[str, Any]:
     return tail
 
 
-def _estimate_json(replay: ContextReplay) -> dict[str, Any]:
+def _estimate_json(replay: ContextReplay) -> JsonObject:
     if replay.estimate_error is not None:
         return {"tokens": None, "usageTokens": None, "trailingTokens": None, "lastUsageIndex": None}
     return replay.estimate.to_json()

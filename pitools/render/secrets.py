@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pitools import __version__
+from pitools.core.js.types import JsonObject
 from pitools.core.secrets.patterns import ENTROPY_KIND, PATTERNS
 from pitools.core.secrets.scan import Finding
 
@@ -62,7 +63,7 @@ def render_human(console: Console, findings: Sequence[Finding], files: int, acce
     console.print(Text(summary(findings, files, accepted), style=style), soft_wrap=True)
 
 
-def scan_json(findings: Sequence[Finding], files: int, accepted: int = 0) -> dict[str, Any]:
+def scan_json(findings: Sequence[Finding], files: int, accepted: int = 0) -> JsonObject:
     """The ``pitools scan --format json`` document (schemas/output/scan.schema.json)."""
     return {
         "findings": [f.to_json() for f in findings],

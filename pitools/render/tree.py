@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.json.encode import to_json_bytes
-from pitools.core.js.types import JsValue
+from pitools.core.js.types import JsonObject, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import entry_type
 from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
@@ -53,7 +53,7 @@ def _id_text(value: JsValue) -> str:
 # -- JSON ---------------------------------------------------------------------------------------
 
 
-def node_json(row: TreeRow) -> dict[str, Any]:
+def node_json(row: TreeRow) -> JsonObject:
     """The fields of one node (without ``chain``/``children``)."""
     entry = row.entry
     data: dict[str, Any] = {"id": safe_value(_plain(row.id)), "type": safe_value(_plain(entry_type(entry)))}

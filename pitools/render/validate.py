@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
+from pitools.core.js.types import JsonObject
 from pitools.core.validate import Finding, ValidationReport
 from pitools.render.safe import safe_text
 
@@ -48,9 +49,7 @@ def any_failed(reports: Sequence[ValidationReport], fail_on: str, checks: Reques
     )
 
 
-def validate_json(
-    reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None
-) -> dict[str, Any]:
+def validate_json(reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None) -> JsonObject:
     """The ``pitools validate --format json`` document (schemas/output/validate.schema.json)."""
     document: dict[str, Any] = {
         "pi": PI_REFERENCE_VERSION,
