@@ -399,7 +399,7 @@ def build_label_entry(
     taken: Sequence[str] = (),
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
-) -> Entry:
+) -> dict[str, Any]:
     """The entry Pi's ``appendLabelChange(targetId, label)`` appends (child of the current leaf)."""
     from pitools.core.session.ids import generate_id
 

@@ -19,7 +19,7 @@ from pitools.core.context.tokens import ContextEstimate, estimate_context_tokens
 from pitools.core.js import ops as jsops
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.ops import prop
-from pitools.core.js.types import Entry, EntryId, JsValue
+from pitools.core.js.types import Entry, EntryId, JsValue, Message
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.index import MARK_CRASH, MARK_MODEL, MARK_THINKING, mkey
 from pitools.errors import PiCrashError
@@ -33,7 +33,7 @@ class ProjectedEntry:
     """One context entry and the messages it contributes (Pi's ``ProjectedSessionEntry``)."""
 
     source: Any
-    messages: list[Any]
+    messages: list[Message]
     #: Why an entry contributes nothing: "edited-out", "older-compaction", or None.
     omitted: str | None = None
     #: The context_edit entry applied to it, if any.
@@ -50,11 +50,11 @@ class ProjectedEntry:
         return self._tokens
 
     @property
-    def source_id(self) -> Any:
+    def source_id(self) -> JsValue:
         return self.source.get("id", UNDEFINED) if type(self.source) is dict else UNDEFINED
 
     @property
-    def source_type(self) -> Any:
+    def source_type(self) -> JsValue:
         return self.source.get("type", UNDEFINED) if type(self.source) is dict else UNDEFINED
 
 
@@ -75,7 +75,7 @@ class Projection:
         return None
 
 
-def latest_compaction_on(path: Sequence[Entry]) -> Any:
+def latest_compaction_on(path: Sequence[Entry]) -> Entry | None:
     """The last compaction entry of ``path`` (Pi's ``getLatestCompactionEntry``), or None."""
     for entry in reversed(path):
         if type(entry) is dict and entry.get("type") == "compaction":
@@ -83,7 +83,7 @@ def latest_compaction_on(path: Sequence[Entry]) -> Any:
     return None
 
 
-def context_entries_from_path(path: Sequence[Entry]) -> list[Any]:
+def context_entries_from_path(path: Sequence[Entry]) -> list[Entry]:
     """Pi's ``buildContextEntries`` on a path already built as a list of entries (the same
     layout as :func:`build_context_entries`, which reads the path through the index)."""
     comp_at = -1
@@ -103,7 +103,9 @@ def context_entries_from_path(path: Sequence[Entry]) -> list[Any]:
     return _context_assemble(compaction, path[start:comp_idx], path[comp_idx + 1 :])
 
 
-def build_context_entries(index: EntryIndex, path: Sequence[int], path_ids: Sequence[Any] | None = None) -> list[Any]:
+def build_context_entries(
+    index: EntryIndex, path: Sequence[int], path_ids: Sequence[EntryId] | None = None
+) -> list[Entry]:
     """Pi's ``buildContextEntries`` on a path of positions, parsing only the entries it returns.
 
     The newest compaction comes first, then the entries from its ``firstKeptEntryId`` up to it
@@ -129,7 +131,7 @@ def build_context_entries(index: EntryIndex, path: Sequence[int], path_ids: Sequ
     return _context_assemble(compaction, index.entries_at(path[start:comp_idx]), index.entries_at(path[comp_idx + 1 :]))
 
 
-def context_layout(path_ids: Sequence[Any], comp_at: int, compaction: dict[str, Any]) -> tuple[int, int]:
+def context_layout(path_ids: Sequence[EntryId], comp_at: int, compaction: Entry) -> tuple[int, int]:
     """Where ``buildContextEntries`` cuts the path: ``(compaction index, first kept index)``.
 
     The compaction is the first entry whose id is ``===`` the newest compaction's (``comp_at``;
@@ -356,17 +358,17 @@ def context_usage(projection: Projection, branch: Sequence[Entry], context_windo
 class ContextReplay:
     """Everything ``pitools context`` reports for one leaf."""
 
-    leaf_id: Any
+    leaf_id: EntryId
     leaf_exists: bool
     #: ``getBranch(leaf)``: a list, or on a lean index a sequence that parses entries when read.
-    path: Sequence[Any]
-    context_entries: list[Any]
+    path: Sequence[Entry]
+    context_entries: list[Entry]
     projection: Projection
     #: ``estimateTokens`` of each message; None for a message Pi throws on (see ``estimates_error``).
     shown_estimates: list[Any]
     _estimate: ContextEstimate | None
     #: The ids of ``path`` (what JSON output prints; reading them needs no entry parsed again).
-    path_ids: list[Any] | None = None
+    path_ids: list[EntryId] | None = None
     #: The positions of ``path`` in the index, and the types of its entries.
     path_positions: list[int] = field(default_factory=list)
     path_types: Sequence[Any] = ()

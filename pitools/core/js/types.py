@@ -18,7 +18,8 @@ These are type aliases only: nothing here runs per entry, and no value is checke
   does not promise it.  Inside an entry every value is a :data:`JsonValue`, so reading one level
   deeper (``entry["message"]["role"]``) needs that test, which is where broken files crash.
 * :data:`EntryId` is an entry's ``id`` or ``parentId`` as the file spells it: Pi compares them
-  with ``===`` whatever their JSON type, so they stay :data:`JsonValue`, not ``str``.
+  with ``===`` whatever their JSON type, so they stay a :data:`JsValue`, not ``str``, and an
+  entry without one has ``UNDEFINED`` (a leaf with no id, a path id list).
 
 A function that only passes these values on takes and returns them under these names; one that
 reads into them narrows first (``type(v) is dict``: mypy narrows on it, and it is the check the
@@ -44,4 +45,4 @@ JsValue: TypeAlias = "JsonValue | Undefined"
 
 Entry: TypeAlias = JsonObject
 Message: TypeAlias = JsonObject
-EntryId: TypeAlias = JsonValue
+EntryId: TypeAlias = JsValue
