@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pitools.core.compaction.branch import NavigationPlan
-from pitools.core.js.types import JsValue
+from pitools.core.js.types import Entry, JsValue
 from pitools.render.compact import n, plural
 from pitools.render.preview import clip, entry_preview, entry_tag
 from pitools.render.safe import safe_text
@@ -99,7 +99,7 @@ def render_plan(console: Console, plan: NavigationPlan, *, entries: bool = False
                     out.line([(f"    {safe_text(str(path), one_line=True)}", "")])
         title = "Entries summarized" + ("" if entries else f" (first and last {EDGE}; --entries lists all)")
         out.line([(title + ":", "bold")])
-        rows = list(plan.entries)
+        rows: list[Entry | None] = list(plan.entries)
         hidden = 0
         if not entries and len(rows) > 2 * EDGE + 1:
             hidden = len(rows) - 2 * EDGE

@@ -257,14 +257,14 @@ def landing(target: Any) -> tuple[Any, str | None]:
 class NavigationPlan:
     """Everything ``navigateTree(target)`` would do from ``from_id``, computed without a model."""
 
-    from_id: Any
-    target_id: Any
-    common_ancestor_id: Any
-    entries: list[Any]
+    from_id: EntryId
+    target_id: EntryId
+    common_ancestor_id: EntryId
+    entries: list[Entry]
     token_budget: Any
     prepared: BranchPreparation
     prompt: str | None
-    new_leaf_id: Any
+    new_leaf_id: EntryId
     editor_text: str | None
     #: Pi returns at once when the target is the current leaf: nothing is summarized or moved.
     noop: bool = False
@@ -372,7 +372,7 @@ def build_branch_summary_entry(
     *,
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
-) -> Entry:
+) -> dict[str, Any]:
     """The entry Pi's ``branchWithSummary(newLeafId, summary, details, false, usage)`` appends."""
     from pitools.core.session.ids import generate_id
 

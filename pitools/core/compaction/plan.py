@@ -64,7 +64,7 @@ class RegionEntry:
 
     def __init__(
         self,
-        entry_id: Any,
+        entry_id: EntryId,
         entry: Entry,
         region: str,
         tokens: int,
@@ -96,7 +96,7 @@ RegionRow = tuple[Any, Any, str, int, bool]
 class CompactionPlan:
     """Everything ``compact --dry-run`` reports."""
 
-    leaf_id: Any
+    leaf_id: EntryId
     settings: CompactionSettings
     settings_json: dict[str, Any]
     context_window: int
@@ -388,7 +388,7 @@ def build_compaction_entry(
     *,
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
-) -> Entry:
+) -> dict[str, Any]:
     """The entry Pi's ``appendCompaction(summary, firstKeptEntryId, tokensBefore, details, false, usage)`` writes."""
     from pitools.core.session.ids import generate_id  # secrets, hmac: only when an entry is made
 

@@ -21,7 +21,7 @@ from pitools.core.js import ops as jsops
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.json.exact import quote as _quote
 from pitools.core.js.ops import nullish, prop, truthy
-from pitools.core.js.types import Entry, JsValue, Message
+from pitools.core.js.types import Entry, EntryId, JsValue, Message
 from pitools.core.js.value import UNDEFINED, slice_head_utf16, utf16_len
 
 DEFAULT_RESERVE_TOKENS = 16384
@@ -503,9 +503,9 @@ class CompactionSettings:
 class CompactionPreparation:
     """Pi's ``CompactionPreparation`` plus the regions (projected-entry index ranges) behind it."""
 
-    first_kept_entry_id: Any
-    messages_to_summarize: list[Any]
-    turn_prefix_messages: list[Any]
+    first_kept_entry_id: EntryId
+    messages_to_summarize: list[Message]
+    turn_prefix_messages: list[Message]
     is_split_turn: bool
     tokens_before: Any
     previous_summary: Any
