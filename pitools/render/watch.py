@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pitools.core.js.types import JsonObject, JsValue
+from typing import Any
+
+from pitools.core.js.types import JsValue
 from pitools.core.views.meter import Reading
 
 
@@ -31,6 +33,6 @@ def meter_line(meter: Reading) -> str:
     return f"{head} · {threshold}: {_count(meter.tokens_to_threshold)} to go"
 
 
-def meter_json(meter: Reading, path: str, how: str) -> JsonObject:
+def meter_json(meter: Reading, path: str, how: str) -> dict[str, Any]:
     """The reading as ``watch --format json`` writes it (one object a line)."""
     return {"file": path, **meter.to_json(), "readBy": how}

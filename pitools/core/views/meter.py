@@ -27,7 +27,7 @@ from pitools.core.compaction.prepare import CompactionSettings, should_compact
 from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
 from pitools.core.js import ops as jsops
 from pitools.core.js.json.record import record_json
-from pitools.core.js.types import Entry, EntryId, JsonObject, JsValue
+from pitools.core.js.types import Entry, EntryId, JsValue
 
 #: Message roles whose entry is projected as the message itself (checked against a full replay
 #: on the golden sessions, ``tests/unit/ops/test_watch.py``).
@@ -69,7 +69,7 @@ class Reading:
             return None
         return max(0, self.threshold - tokens)
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> dict[str, Any]:  # the leaf id or tokens may be UNDEFINED
         data = record_json(self, ("leaf_id", "model", "tokens", "context_window", "reserve_tokens"))
         data["compactionEnabled"] = self.enabled
         data["threshold"] = self.threshold
