@@ -30,6 +30,7 @@ from pitools.core.context.messages import convert_to_llm, get_current_system_mes
 from pitools.core.context.tokens import estimate_tokens
 from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import jsonable
+from pitools.core.js.types import Entry
 from pitools.core.js.value import UNDEFINED, js_to_string
 from pitools.core.session.load import load
 from pitools.core.session.loaded import Session
@@ -183,7 +184,7 @@ def navigate_view(index: SessionIndex, leaf: Any, target: Any, context_window: i
     return nav
 
 
-def _labels(entries: list[Any]) -> dict[str, Any]:
+def _labels(entries: list[Entry]) -> dict[str, Any]:
     """The oracle's ``labels``: Pi's ``labelsById`` with each key through JavaScript's ``String(k)``
     (``true``, ``1e+21``, ``[object Object]``, ``1,,x``), so the target's own value is needed, not its
     map key (which stands for a boolean or an object by identity)."""

@@ -10,14 +10,20 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pitools.errors import OptionValueError
 from pitools.ops.index import ArchiveIndex, IndexUnavailableError, open_index
 from pitools.ops.index_limits import SLOT_MS, ProgressFn, UpdateStats, WarnFn
 from pitools.ops.queries import UsageQuery
+
+if TYPE_CHECKING:
+    from pitools.core.session.locate import SessionDirChoice
+    from pitools.core.views.usage_report import UsageReport
+    from pitools.ops.search_core import SqlParam
 
 _T = TypeVar("_T")
 
@@ -28,7 +34,7 @@ class Scope:
 
     folders: list[str]
     cwd: str
-    choice: Any
+    choice: SessionDirChoice
     all: bool
 
 
@@ -204,13 +210,13 @@ def parse_time(
 # -- usage --------------------------------------------------------------------------------------------
 
 
-def usage_archive(query: UsageQuery, *, progress: ProgressFn | None = None, warn: WarnFn | None = None) -> Any:
+def usage_archive(query: UsageQuery, *, progress: ProgressFn | None = None, warn: WarnFn | None = None) -> UsageReport:
     """``pitools usage``: bring the index up to date for every session folder (or
     ``query.session_dir``), then :func:`usage_report` it in the query's zone."""
     tz, tz_name = local_timezone(query.where.timezone)
     scope = archive_scope(session_dir=query.session_dir, all_=True)
 
-    def report(index: ArchiveIndex) -> Any:
+    def report(index: ArchiveIndex) -> UsageReport:
         return usage_report(index, scope, query, tz=tz, tz_name=tz_name)
 
     return query_index(scope, report, progress=progress, warn=warn)
@@ -223,7 +229,7 @@ def usage_report(
     *,
     tz: _dt.tzinfo = _dt.UTC,
     tz_name: str = "UTC",
-) -> Any:
+) -> UsageReport:
     """``pitools usage``: sums over every usage record in scope, copied fork history counted once."""
     from pitools.core.views.usage import UsageSum
     from pitools.core.views.usage_report import PERIODS, SessionInfo, UsageGroup, build_report
@@ -239,7 +245,7 @@ def usage_report(
     src = _usage_source(conn, tz if by in PERIODS else None, lo, hi, " AND ".join(where), params)
     ts = src.ts
     times: list[str] = []
-    time_params: list[Any] = []
+    time_params: list[SqlParam] = []
     if lo is not None:
         times.append(f"{ts} >= ?")
         time_params.append(lo)
@@ -323,7 +329,7 @@ _SLOTS = _Source("usage_slots", f"(u.q * {SLOT_MS})", "sum(u.n)", f"(u.q * {SLOT
 _GLOB = _Source("usage_glob", _SLOTS.ts, _SLOTS.count, _SLOTS.last)
 
 
-def _covers_index(conn: Any, scope: Scope) -> bool:
+def _covers_index(conn: sqlite3.Connection, scope: Scope) -> bool:
     """Whether ``scope``'s folders hold every session the index knows (then usage_glob is theirs)."""
     if not scope.folders:
         return False
@@ -333,7 +339,12 @@ def _covers_index(conn: Any, scope: Scope) -> bool:
 
 
 def _usage_source(
-    conn: Any, tz: _dt.tzinfo | None, lo: int | None, hi: int | None, cond: str, params: Sequence[Any]
+    conn: sqlite3.Connection,
+    tz: _dt.tzinfo | None,
+    lo: int | None,
+    hi: int | None,
+    cond: str,
+    params: Sequence[SqlParam],
 ) -> _Source:
     """The quarter-hour sums when they give exactly the records' answer, else the records.
 
@@ -359,7 +370,9 @@ def _usage_source(
     return slots
 
 
-def _local_day_sql(conn: Any, tz: _dt.tzinfo, cond: str, params: Sequence[Any], src: _Source = _RECORDS) -> str:
+def _local_day_sql(
+    conn: sqlite3.Connection, tz: _dt.tzinfo, cond: str, params: Sequence[SqlParam], src: _Source = _RECORDS
+) -> str:
     """SQL for a record's local day number in ``tz``: its time plus the offset in force then."""
     from pitools.core.views.usage_report import offset_pieces
 
@@ -382,9 +395,9 @@ def _local_day_sql(conn: Any, tz: _dt.tzinfo, cond: str, params: Sequence[Any], 
 
 def _session_filters(
     scope: Scope, *, project: str | None = None, cwd: str | None = None, session: str | None = None
-) -> tuple[list[str], list[Any]]:
+) -> tuple[list[str], list[SqlParam]]:
     where: list[str] = []
-    params: list[Any] = []
+    params: list[SqlParam] = []
     where.append("s.folder IN (" + ",".join("?" * len(scope.folders)) + ")" if scope.folders else "0")
     params.extend(scope.folders)
     from pitools.ops.search_core import project_filter, session_filter

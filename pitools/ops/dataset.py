@@ -28,6 +28,7 @@ import orjson
 from pitools import store
 from pitools.core.datasets.tables import SCHEMA_VERSION, TABLES, Column
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.js.types import Entry
 from pitools.errors import MissingExtraError, PitoolsError
 
 MANIFEST = "_pitools_dataset.json"
@@ -162,7 +163,7 @@ class JsonlSink:
         self.times = [c.name for c in columns if c.type == "timestamp"]
 
     def add(self, row: dict[str, Any]) -> None:
-        from pitools.core.views.usage import iso_utc
+        from pitools.core.views.isotime import iso_utc
 
         for name in self.times:
             if row[name] is not None:
@@ -435,7 +436,7 @@ def _remove(outdir: str, rel: Any) -> None:
 
 
 def _copied_ids(
-    key: str, entries: list[Any], chain: list[str], key_cache: dict[str, set[Any]], has_children: bool
+    key: str, entries: list[Entry], chain: list[str], key_cache: dict[str, set[Any]], has_children: bool
 ) -> set[str]:
     from pitools.core.session.load import load
     from pitools.core.views import lineage

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import JsonObject
 
 #: SQLite's busy timeout for every connection to the index.
 BUSY_TIMEOUT_MS = 30_000
@@ -60,5 +61,5 @@ class UpdateStats:
     rebuilt: bool = False
     warnings: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return record_json(self, _UPDATE_KEYS)

@@ -13,10 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pitools.core.js.types import Entry, JsValue
 from pitools.ops.index_limits import ROWID_SHIFT
 from pitools.ops.search_core import as_stored
 
 if TYPE_CHECKING:  # the loader and tree core load only when a file is indexed (warm runs skip them)
+    import sqlite3
+
     from pitools.core.views.entry_tree import TreeFacts
 
 #: Bytes at the end of the indexed part whose hash proves the prefix unchanged on the next run.
@@ -98,7 +101,7 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MS = _dt.timedelta(milliseconds=1)
 
 
-def ts_ms(entry: Any) -> int | None:
+def ts_ms(entry: Entry) -> int | None:
     """The entry's time in Unix milliseconds (see :func:`pitools.core.views.usage.entry_time`)."""
     from pitools.core.js.date import js_date_ms
     from pitools.core.views.usage import entry_time
@@ -120,7 +123,9 @@ def ts_ms(entry: Any) -> int | None:
     return int(ms) if ms == ms else None
 
 
-def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool, *, seen: set[str] | None = None) -> bool:
+def is_regular(
+    entries: Sequence[Entry], version: Any, ends_with_newline: bool, *, seen: set[str] | None = None
+) -> bool:
     """Whether later appends may be indexed alone: a v3 file of string ids, no duplicates, whole lines.
 
     ``seen``: the ids of earlier entries already known regular (it is added to).
@@ -150,7 +155,7 @@ def is_regular(entries: Sequence[Any], version: Any, ends_with_newline: bool, *,
 
 def entry_rows(
     sid: int,
-    entries: Sequence[Any],
+    entries: Sequence[Entry],
     offsets: Sequence[int],
     lengths: Sequence[int],
     first_ord: int,
@@ -196,9 +201,8 @@ def entry_rows(
                 aux_null = 1 if entry.get("replacement", 0) is None else 0
             message = entry.get("message")
             if etype == "message" and type(message) is dict:
-                role = message.get("role")
-                if type(role) is not str:
-                    role = None
+                got = message.get("role")
+                role = got if type(got) is str else None
             eid, parent = entry.get("id"), entry.get("parentId")
         if with_text:
             text = entry_text(entry)
@@ -303,7 +307,9 @@ def read_appended(path: str, start: int, st: os.stat_result) -> tuple[list[Any],
     return entries, offsets, lengths, raw.ends_with_newline
 
 
-def insert_texts(conn: Any, prefix: str, rows: FileRows, seen: dict[bytes, int], *, complete: bool = False) -> None:
+def insert_texts(
+    conn: sqlite3.Connection, prefix: str, rows: FileRows, seen: dict[bytes, int], *, complete: bool = False
+) -> None:
     """Write ``rows``' search text into a shard (``prefix``: ``""`` or ``"s<k>."``).
 
     A long text already indexed in this shard (``seen``, then the shard's ``texts`` table) gets
@@ -354,7 +360,7 @@ def _utf8_rows(rows: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
-def json_bytes(value: Any) -> bytes:
+def json_bytes(value: JsValue) -> bytes:
     """``value`` as JSON for the index: orjson's bytes, or (for a lone surrogate, which session
     text may hold and orjson refuses) ``JSON.stringify``'s escaped form. Read it back with
     :func:`pitools.core.js.json.parse.parse_json_line`."""
@@ -368,7 +374,7 @@ def json_bytes(value: Any) -> bytes:
         return to_json_bytes(value)
 
 
-def insert_many(conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+def insert_many(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
     """``conn.executemany(sql, rows)`` for ``INSERT OR REPLACE`` rows; when a string holds a lone
     surrogate (a hostile or broken session: sqlite3 cannot encode it, and one such file would fail
     every ``ls``, ``usage`` and ``search`` of the archive) the rows are stored again with
@@ -380,7 +386,7 @@ def insert_many(conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
         conn.executemany(sql, [tuple(sql_text(v) for v in row) for row in rows])
 
 
-def sql_text(value: Any) -> Any:
+def sql_text(value: JsValue) -> Any:
     """``value`` as SQLite can bind it: a string with a lone surrogate gets U+FFFD in its place
     (sqlite3 refuses to encode it, which would fail the whole update); anything else as is."""
     if type(value) is str:

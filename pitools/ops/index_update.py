@@ -15,6 +15,8 @@ from pitools.ops import index_limits as _limits
 from pitools.ops.index_limits import BUSY_TIMEOUT_MS, MAX_SHARDS, SLOT_MS, Changed, ProgressFn, UpdateStats
 
 if TYPE_CHECKING:
+    from multiprocessing.synchronize import Lock
+
     from pitools.ops.index import ArchiveIndex
 
 from pitools.ops.index_rows import (
@@ -560,7 +562,7 @@ def _shard_worker(
     *,
     fts: bool,
     main_path: str,
-    lock: Any,
+    lock: Lock,
 ) -> None:
     """Worker process (:func:`pitools.ops.parallel.fork_workers`): index the files of some
     shards and store all their rows; ``send`` s a 1 per file read."""
@@ -580,7 +582,7 @@ def _index_shard(
     shard_path: str | None,
     fts: bool,
     items: list[tuple[str, int, os.stat_result]],
-    lock: Any,
+    lock: Lock,
     real_dirs: dict[str, str],
     send: Callable[[Any], None],
 ) -> None:

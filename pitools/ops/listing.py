@@ -9,7 +9,8 @@ from typing import Any
 from pitools.core.views.listing import Listing
 from pitools.core.views.listing import list_sessions as _list_sessions
 from pitools.ops.archive import archive_scope, updated_index
-from pitools.ops.index import ArchiveIndex, cache_dir
+from pitools.ops.cachedir import cache_dir
+from pitools.ops.index import ArchiveIndex
 from pitools.ops.index_limits import ProgressFn, WarnFn
 from pitools.ops.queries import SORTS, ListQuery
 

@@ -41,7 +41,7 @@ def plan_migration(path: str, *, in_place: bool = False) -> MigrationPlan:
     return MigrationPlan(session, before, report.needed and not pointless, pointless)
 
 
-def write_in_place(plan: MigrationPlan, *, backup: bool = True) -> Any:
+def write_in_place(plan: MigrationPlan, *, backup: bool = True) -> Path | None:
     """Replace the file atomically with its migrated form; returns the backup path (or None)."""
     assert plan.before is not None, "plan_migration(in_place=True) stamps the file"
     return store.atomic_replace(plan.session.path, plan.lines(), expected=plan.before, backup=backup)

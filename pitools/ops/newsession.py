@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
 from pitools import store
 from pitools.core.session.fork import NewSession
@@ -32,7 +31,7 @@ def write_where_pi_would(
     source: str,
     output: str | None,
     *,
-    session_dir: Any = None,
+    session_dir: str | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> str:
     """Write ``new`` to ``output`` or ``--session-dir`` (folders created: the user named them), else

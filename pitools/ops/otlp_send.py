@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from pitools.errors import ExportError
+
+if TYPE_CHECKING:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 
 @dataclass(slots=True)
@@ -60,7 +63,9 @@ def display_url(url: str) -> str:
     return _printable(shown, 300)
 
 
-def send(request: Any, endpoint: str, *, timeout: float = 30.0, headers: dict[str, str] | None = None) -> SendResult:
+def send(
+    request: ExportTraceServiceRequest, endpoint: str, *, timeout: float = 30.0, headers: dict[str, str] | None = None
+) -> SendResult:
     """POST ``request`` (an ``ExportTraceServiceRequest``) and read the collector's answer."""
     import httpx
 

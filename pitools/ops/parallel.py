@@ -34,7 +34,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from multiprocessing.synchronize import Lock
 
 __all__ = ["can_fork", "fork_workers", "map_processes", "process_lock", "share_work", "start_method"]
 
@@ -259,7 +262,7 @@ def share_work(
 # -- one worker per item, streaming messages -------------------------------------------------------
 
 
-def process_lock() -> Any:
+def process_lock() -> Lock:
     """A lock :func:`fork_workers`' workers share (created before they start, inherited)."""
     import multiprocessing
 

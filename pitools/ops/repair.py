@@ -96,7 +96,7 @@ def repair_file(
     reattach: bool = False,
 ) -> RepairResult:
     """Plan the repair of ``path``, check the invariant and (unless ``dry_run``) write it."""
-    from pitools.core.session.fork import uuid7
+    from pitools.core.session.ids import uuid7
 
     try:
         data, stamp = store.read_stamped(path)

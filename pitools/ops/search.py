@@ -15,14 +15,18 @@ head and the tail).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+from pitools.core.js.types import JsonObject
 from pitools.ops import search_core
 from pitools.ops.archive import Scope, _session_filters, time_range
 from pitools.ops.index import ArchiveIndex
 from pitools.ops.index_limits import ROWID_SHIFT, ProgressFn, WarnFn
 from pitools.ops.queries import SearchQuery
 from pitools.ops.search_core import SNIPPET_CONTEXT, Term, find, snippet
+
+if TYPE_CHECKING:
+    import datetime
 
 assert ROWID_SHIFT == search_core.ROWID_SHIFT  # search decodes the row ids the index writes
 
@@ -93,11 +97,11 @@ class SearchResult:
     truncated: bool
     candidates: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return search_core.result_json(self.query, self.mode, self.hits, self.truncated)
 
 
-def search(index: ArchiveIndex, scope: Scope, query: SearchQuery, *, tz: Any = None) -> SearchResult:
+def search(index: ArchiveIndex, scope: Scope, query: SearchQuery, *, tz: datetime.tzinfo | None = None) -> SearchResult:
     """``query``'s hits in ``scope``, newest first, each checked against its file (``tz``: the
     zone of ``query.where``'s dates, UTC when None)."""
     import datetime as _dt

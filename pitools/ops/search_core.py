@@ -27,7 +27,10 @@ from pitools.core.views.resume import resume_command, shell_quote
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from typing import Any
+    from typing import Any, TypeAlias
+
+    #: A value bound to a ``?`` or ``:name`` of an index query (what sqlite3 accepts).
+    SqlParam: TypeAlias = str | int | float | bytes | None
 
 SNIPPET_CONTEXT = 80
 #: An entry's full-text row id is ``sid << ROWID_SHIFT | ord`` (as :mod:`pitools.ops.index` writes it).
@@ -259,12 +262,12 @@ COLUMNS = (
 )
 
 
-def project_filter(project: str) -> tuple[str, list[Any]]:
+def project_filter(project: str) -> tuple[str, list[SqlParam]]:
     """``--project TEXT``: the session's cwd contains TEXT, ignoring case."""
     return "instr(lower(coalesce(s.cwd, '')), ?) > 0", [project.lower()]
 
 
-def session_filter(session: str) -> tuple[str, list[Any]]:
+def session_filter(session: str) -> tuple[str, list[SqlParam]]:
     """``--session REF``: the session's path, id, id prefix, or a part of its path."""
     esc = session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return (
@@ -282,11 +285,11 @@ def filters(
     *,
     project: str | None = None,
     session: str | None = None,
-) -> tuple[list[str], list[Any]]:
+) -> tuple[list[str], list[SqlParam]]:
     """The conditions of a search: folders, ``--project``, ``--session``, ``--role``, ``--tool``,
     ``--in-context``, ``--branch`` (``--cwd``, ``--since``, ``--until`` are added by ops.search)."""
     where = ["s.folder IN (" + ",".join("?" * len(folders)) + ")" if folders else "0"]
-    params: list[Any] = list(folders)
+    params: list[SqlParam] = list(folders)
     for value, make in ((project, project_filter), (session, session_filter)):
         if value:
             clause, values = make(value)
@@ -306,8 +309,8 @@ def filters(
 
 
 def fts_sql(
-    where: Sequence[str], params: Sequence[Any], shards: int, thinking: bool, fts: str
-) -> tuple[str, dict[str, Any]]:
+    where: Sequence[str], params: Sequence[SqlParam], shards: int, thinking: bool, fts: str
+) -> tuple[str, dict[str, SqlParam]]:
     """The full-text query: candidates of every shard, newest first."""
     tables = ["fts"] + (["fts_thinking"] if thinking else [])
     union = " UNION ".join(f"SELECT rowid AS r FROM s{k}.{t} WHERE {t} MATCH :q" for k in range(shards) for t in tables)

@@ -27,6 +27,7 @@ from typing import Any
 from pitools import store
 from pitools.core.js.json.parse import gc_paused, parse_json_line
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import JsonObject
 from pitools.core.repair.slim import Candidate, SlimOptions, SlimPlan, plan_from_candidates, skeleton, slim_candidate
 from pitools.core.repair.slim_check import check_slim
 from pitools.core.session.load import load
@@ -57,7 +58,7 @@ class SlimResult:
     def refused(self) -> bool:
         return bool(self.violations)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             **record_json(self, ("path", "dry_run", "written", "backup", "bytes_before", "bytes_after")),
             "bytesSaved": self.bytes_before - self.bytes_after,

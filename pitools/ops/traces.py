@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pitools.core.js.types import Entry, EntryId, JsonObject
 from pitools.core.session.load import LoadedSession
 
+if TYPE_CHECKING:
+    from pitools.core.views.otel import TraceData
 
-def branch_leaves(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[Any]:
+
+def branch_leaves(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[EntryId]:
     """The leaf ids to export: every leaf with ``all_``, else the one ``--leaf`` names (or Pi's default)."""
     if all_:
         return list(loaded.index.leaves())
@@ -84,7 +88,7 @@ def fork_split(loaded: LoadedSession) -> dict[str, Any] | None:
     return {"parentSession": header.get("parentSession"), "own": part(mine), "copied": part(theirs)}
 
 
-def _ref(key: str, header: dict[str, Any] | None) -> Any:
+def _ref(key: str, header: Entry | None) -> Any:
     import os
 
     from pitools.core.views.lineage import SessionRef
@@ -102,7 +106,7 @@ def _branches(loaded: LoadedSession, leaf_ref: str | None, all_: bool) -> list[l
     return out
 
 
-def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, legacy: bool = False) -> list[Any]:
+def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, legacy: bool = False) -> list[TraceData]:
     from pitools.core.views.otel import branch_trace
 
     header = loaded.session.header or {}
@@ -112,7 +116,7 @@ def build_traces(loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, leg
 
 def build_trajectories(
     loaded: LoadedSession, leaf_ref: str | None, all_: bool, *, images: bool = True
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     from pitools.core.views.atif import branch_trajectory
 
     header = loaded.session.header or {}

@@ -7,6 +7,7 @@ pyproject.toml): core may call into it, and so may every layer above core.
 
 from __future__ import annotations
 
+from pitools.nodepath import js_join
 from pitools.piconfig.jsonc import load_json_file, parse_json, read_json_object, read_text, strip_json_comments
 from pitools.piconfig.paths import (
     CONFIG_DIR_NAME,
@@ -18,7 +19,6 @@ from pitools.piconfig.paths import (
     agent_folder,
     auth_path,
     home_dir,
-    js_join,
     models_path,
     normalize_path,
     paths_equal,

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _zone(name: str) -> str:
@@ -39,7 +42,7 @@ def _tokens(n: Any) -> str:
 # -- search ---------------------------------------------------------------------------------------
 
 
-def render_search(console: Any, result: dict[str, Any], now: Any = None) -> None:
+def render_search(console: Console, result: dict[str, Any], now: Any = None) -> None:
     """The hits through rich (the layout: :func:`pitools.render.search_hits.segments`)."""
     from rich.text import Text
 
@@ -58,7 +61,7 @@ def render_search(console: Any, result: dict[str, Any], now: Any = None) -> None
 _COLUMNS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost", "records")
 
 
-def render_usage(console: Any, report: dict[str, Any]) -> None:
+def render_usage(console: Console, report: dict[str, Any]) -> None:
     """A table (one row per key, models indented under it with --breakdown), totals, and a cost bar."""
     from rich.cells import cell_len
     from rich.text import Text
@@ -170,7 +173,7 @@ def _csv_safe(text: str) -> str:
 # -- index ----------------------------------------------------------------------------------------
 
 
-def render_index(console: Any, data: dict[str, Any]) -> None:
+def render_index(console: Console, data: dict[str, Any]) -> None:
     from rich.text import Text
 
     s = data["update"]

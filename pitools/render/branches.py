@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.access import entry_id, entry_type
+from pitools.core.js.types import JsonObject, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.views.branches import Branch, BranchList, js_text, safe_value
 from pitools.render.preview import entry_preview, entry_tag, message_preview
 from pitools.render.safe import safe_text
 
+if TYPE_CHECKING:
+    from rich.console import Console
 
-def _plain(value: Any) -> Any:
+
+def _plain(value: JsValue) -> Any:
     return None if value is UNDEFINED else safe_value(value)
 
 
@@ -27,7 +31,7 @@ def divergent_preview(branch: Branch, limit: int = 200) -> str | None:
     return message_preview(branch.divergent_user.get("message"), limit)
 
 
-def branch_json(branch: Branch) -> dict[str, Any]:
+def branch_json(branch: Branch) -> JsonObject:
     """One ``branches[]`` item of ``pitools branches --format json``."""
     leaf = branch.leaf
     msg = leaf.get("message") if type(leaf) is dict else None
@@ -51,7 +55,7 @@ def branch_json(branch: Branch) -> dict[str, Any]:
     }
 
 
-def branches_json(result: BranchList, session_name: Any) -> dict[str, Any]:
+def branches_json(result: BranchList, session_name: JsValue) -> JsonObject:
     """The ``pitools branches --format json`` object (schemas/output/branches.schema.json)."""
     return {
         "pi": PI_REFERENCE_VERSION,
@@ -63,7 +67,7 @@ def branches_json(result: BranchList, session_name: Any) -> dict[str, Any]:
     }
 
 
-def _when(value: Any) -> str:
+def _when(value: JsValue) -> str:
     if value is None or value is UNDEFINED:
         return ""
     from pitools.render.vocab import local_time
@@ -89,14 +93,14 @@ def _short(text: str, limit: int = MAX_ID_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _id(value: Any) -> str:
+def _id(value: JsValue) -> str:
     if value is None or value is UNDEFINED:
         return "—"
     text = value if type(value) is str else repr(safe_value(value))
     return _text(_short(text))
 
 
-def render_branches(console: Any, result: BranchList, session_name: Any) -> None:
+def render_branches(console: Console, result: BranchList, session_name: JsValue) -> None:
     """Human view: a header line and one two-line row per leaf (★ marks Pi's default leaf).
 
     Laid out by hand rather than with ``rich.table.Table``: a table measures and wraps every cell

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools.core.compaction.plan import (
     REGION_KEPT,
@@ -13,8 +13,12 @@ from pitools.core.compaction.plan import (
     CompactionPlan,
     RegionEntry,
 )
+from pitools.core.js.types import JsValue
 from pitools.render.preview import clip, entry_preview, entry_tag
 from pitools.render.safe import safe_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _STYLE = {
     REGION_SUMMARIZED: "dim",
@@ -44,7 +48,7 @@ EDGE = 3
 Piece = tuple[str, str]
 
 
-def n(value: Any) -> str:
+def n(value: JsValue) -> str:
     """A count with thousands separators; anything else as text."""
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
@@ -85,7 +89,7 @@ def _cut_reason(plan: CompactionPlan) -> list[str]:
     return why
 
 
-def render_plan(console: Any, plan: CompactionPlan, *, entries: bool = False) -> None:
+def render_plan(console: Console, plan: CompactionPlan, *, entries: bool = False) -> None:
     """The plan first (settings, verdict, regions, cut, previous summary, files, what Pi sends
     after), then the entries: all of them with ``entries``, else each region's first and last
     few with the middle collapsed ("… 14,200 entries …")."""
@@ -211,7 +215,7 @@ def _frees(before: Any, after: Any) -> str:
     return ""
 
 
-def render_prompts(console: Any, requests: list[dict[str, str]]) -> None:
+def render_prompts(console: Console, requests: list[dict[str, str]]) -> None:
     from rich.text import Text
 
     for r in requests:
@@ -221,7 +225,7 @@ def render_prompts(console: Any, requests: list[dict[str, str]]) -> None:
         console.print(Text(r["prompt"]))
 
 
-def render_applied(console: Any, d: dict[str, Any]) -> None:
+def render_applied(console: Console, d: dict[str, Any]) -> None:
     from rich.text import Text
 
     e = d["entry"]

@@ -7,14 +7,18 @@ it); ``tests/oracles/context_document.py`` keeps the plain one-dict form it is c
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.context.build import ContextReplay
 from pitools.core.js.access import entry_id, entry_type
+from pitools.core.js.types import JsonObject, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import AnySession
 from pitools.render.preview import clip, entry_preview, entry_tag, message_preview
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _head(replay: ContextReplay) -> dict[str, Any]:
@@ -44,7 +48,7 @@ def _tail(replay: ContextReplay, counts: list[int] | None) -> dict[str, Any]:
     return tail
 
 
-def _estimate_json(replay: ContextReplay) -> dict[str, Any]:
+def _estimate_json(replay: ContextReplay) -> JsonObject:
     if replay.estimate_error is not None:
         return {"tokens": None, "usageTokens": None, "trailingTokens": None, "lastUsageIndex": None}
     return replay.estimate.to_json()
@@ -120,7 +124,7 @@ def context_json_chunks(
     yield b"]," + to_json_bytes(tail)[1:] + b"\n"
 
 
-def _json_value(value: Any) -> bytes | None:
+def _json_value(value: JsValue) -> bytes | None:
     """``value`` as an object member's JSON bytes, None when JSON.stringify leaves the member out."""
     import orjson
 
@@ -181,7 +185,9 @@ def _estimates_note(replay: ContextReplay) -> str:
     )
 
 
-def render_context(console: Any, replay: ContextReplay, session: AnySession, counts: list[int] | None = None) -> None:
+def render_context(
+    console: Console, replay: ContextReplay, session: AnySession, counts: list[int] | None = None
+) -> None:
     """Human view: a header line, then one line per projected entry and message.
 
     Written through the fast line writer (one rich ``print`` per line took most of the run on

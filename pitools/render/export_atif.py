@@ -6,9 +6,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pitools.core.js.json.encode import indent_json, to_json_bytes
+from pitools.core.js.types import JsonObject, JsValue
 
 
-def atif_chunks(trajectories: Iterable[dict[str, Any]], *, single: bool, release: bool = False) -> Iterator[bytes]:
+def atif_chunks(trajectories: Iterable[JsonObject], *, single: bool, release: bool = False) -> Iterator[bytes]:
     """One trajectory object (``single``), else a JSON array of trajectories, indented as
     ``JSON.stringify(value, null, 2)`` would and newline-ended: in pieces, one step at a time, so
     the document is never held whole.
@@ -41,7 +42,7 @@ def atif_chunks(trajectories: Iterable[dict[str, Any]], *, single: bool, release
     yield b"\n"
 
 
-def _indented(value: Any, depth: int) -> bytes:
+def _indented(value: JsValue, depth: int) -> bytes:
     """``value`` as JSON.stringify(value, null, 2) lays it out when it starts ``depth`` levels in."""
     raw = indent_json(to_json_bytes(_fresh_strings(value, FRESH_DEPTH)))
     return raw.replace(b"\n", b"\n" + b"  " * depth) if depth else raw

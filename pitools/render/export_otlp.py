@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pitools import __version__
+from pitools.core.js.types import JsValue
 from pitools.core.views.branch_common import fnum
 from pitools.core.views.otel import SEMCONV_VERSION, AttrValue, TraceData
 from pitools.errors import MissingExtraError
@@ -104,11 +105,12 @@ def otlp_request(traces: Sequence[TraceData]) -> ExportTraceServiceRequest:
     resource = resource_pb2.Resource(
         attributes=_attrs(common_pb2, {"service.name": "pi-coding-agent", "gen_ai.agent.name": "pi"})
     )
-    return trace_service_pb2.ExportTraceServiceRequest(
+    request: ExportTraceServiceRequest = trace_service_pb2.ExportTraceServiceRequest(
         resource_spans=[
             trace_pb2.ResourceSpans(resource=resource, scope_spans=[trace_pb2.ScopeSpans(scope=scope, spans=spans)])
         ]
     )
+    return request
 
 
 def otlp_json_chunks(traces: Iterable[TraceData]) -> Iterator[bytes]:
@@ -156,7 +158,7 @@ def otlp_json_chunks(traces: Iterable[TraceData]) -> Iterator[bytes]:
     yield b"]" + tail + b"\n"
 
 
-def _hex_ids(value: Any) -> None:
+def _hex_ids(value: JsValue) -> None:
     import base64
 
     if isinstance(value, dict):
@@ -170,7 +172,7 @@ def _hex_ids(value: Any) -> None:
             _hex_ids(item)
 
 
-def otlp_json(request: Any) -> dict[str, Any]:
+def otlp_json(request: ExportTraceServiceRequest) -> dict[str, Any]:
     """OTLP/JSON for a request: protobuf's JSON mapping, hex ids, integer enums."""
     json_format = _json_format()
     data: dict[str, Any] = json_format.MessageToDict(request, use_integers_for_enums=True)

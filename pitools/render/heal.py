@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools.core.js.types import JsValue
 from pitools.render.safe import safe_text
 
 
@@ -65,7 +66,7 @@ def _findings(plan: Any) -> list[str]:
     return out
 
 
-def _short(value: Any) -> str:
+def _short(value: JsValue) -> str:
     text = value if type(value) is str else repr(value)
     return repr(text[:45] + "..." if len(text) > 48 else text)
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pitools.core.js.types import JsValue
 from pitools.render.safe import safe_text
 from pitools.render.vocab import local_time, model_name, more, n, plural
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Items per list before "… N more (use --all)".
 LIST_LIMIT = 12
 
 
-def _money(value: Any) -> str:
+def _money(value: JsValue) -> str:
     """A cost by the one rule of :func:`pitools.render.vocab.money` (``$1,094.91``)."""
     from pitools.render.vocab import money
 
@@ -37,11 +41,11 @@ def _model(m: dict[str, Any]) -> str:
     return f"{name} ×{n(count)}" if count else f"{name} (switched to, no replies)"
 
 
-def render_inspect(console: Any, d: dict[str, Any], *, all_: bool = False) -> None:
+def render_inspect(console: Console, d: dict[str, Any], *, all_: bool = False) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    def t(text: Any, style: str = "") -> Any:
+    def t(text: JsValue, style: str = "") -> Any:
         return Text(safe_text(str(text)), style=style)
 
     h = d["header"]

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pitools.core.js.types import JsValue
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Short markers for the status column, and what they mean (printed under the table).
 MARKERS = {
@@ -128,7 +133,7 @@ TSV_COLUMNS = (
 )  # fmt: skip
 
 
-def _tsv_cell(value: Any) -> str:
+def _tsv_cell(value: JsValue) -> str:
     from pitools.render.safe import safe_text
 
     if value is None:
@@ -198,7 +203,7 @@ PIPE_TITLE = 60
 MAX_ID = 36
 
 
-def render_ls(console: Any, listing: dict[str, Any], short: dict[str, str] | None = None) -> None:
+def render_ls(console: Console, listing: dict[str, Any], short: dict[str, str] | None = None) -> None:
     """The table, laid out by hand (a rich Table is slow for thousands of rows), then a summary.
 
     ``short``: the id prefix to show for each session id (:func:`pitools.core.views.resume.short_ids`).

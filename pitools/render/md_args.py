@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pitools.core.js.types import JsValue
+
 #: How deep into the arguments multi-line strings are looked for, and how many are taken out;
 #: anything beyond stays in the JSON (hostile nesting costs nothing here).
 MAX_DEPTH = 6
@@ -82,7 +84,7 @@ def _label(parent: str, key: str | int) -> str:
     return f"{parent}.{key}" if parent else key
 
 
-def split_arguments(args: Any) -> tuple[Any, list[TextBlock]]:
+def split_arguments(args: JsValue) -> tuple[Any, list[TextBlock]]:
     """``args`` with each multi-line string replaced by a pointer (``"↓ label"``), and the strings.
 
     Nothing is taken out (and ``args`` comes back unchanged) when no string holds a line break.
@@ -123,7 +125,7 @@ def split_arguments(args: Any) -> tuple[Any, list[TextBlock]]:
 
 
 def arguments_markdown(
-    args: Any,
+    args: JsValue,
     json_text: Callable[[Any], str],
     fence: Callable[[str, str], str],
     code: Callable[[str], str],

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools.core.compaction.branch import NavigationPlan
+from pitools.core.js.types import Entry, JsValue
 from pitools.render.compact import n, plural
 from pitools.render.preview import clip, entry_preview, entry_tag
 from pitools.render.safe import safe_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Entries shown at each end of the summarized span when it is long (``--entries`` lists all).
 EDGE = 4
 
 
-def _id(value: Any) -> str:
+def _id(value: JsValue) -> str:
     if value is None:
         return "(root: no parent)"
     return safe_text(str(value), one_line=True)
 
 
-def render_plan(console: Any, plan: NavigationPlan, *, entries: bool = False) -> None:
+def render_plan(console: Console, plan: NavigationPlan, *, entries: bool = False) -> None:
     """What Pi's ``navigateTree`` would do, most important first: where the leaf lands, what gets
     summarized within which budget, the files, the editor text; then the summarized entries."""
     from pitools.render.tree import LineWriter
@@ -95,7 +99,7 @@ def render_plan(console: Any, plan: NavigationPlan, *, entries: bool = False) ->
                     out.line([(f"    {safe_text(str(path), one_line=True)}", "")])
         title = "Entries summarized" + ("" if entries else f" (first and last {EDGE}; --entries lists all)")
         out.line([(title + ":", "bold")])
-        rows = list(plan.entries)
+        rows: list[Entry | None] = list(plan.entries)
         hidden = 0
         if not entries and len(rows) > 2 * EDGE + 1:
             hidden = len(rows) - 2 * EDGE
@@ -115,7 +119,7 @@ def render_plan(console: Any, plan: NavigationPlan, *, entries: bool = False) ->
     out.flush()
 
 
-def render_prompt(console: Any, system: str, prompt: str | None) -> None:
+def render_prompt(console: Console, system: str, prompt: str | None) -> None:
     """The exact request, whole (session text made safe for the terminal)."""
     from rich.text import Text
 
@@ -128,7 +132,7 @@ def render_prompt(console: Any, system: str, prompt: str | None) -> None:
     console.print(Text(safe_text(prompt)))
 
 
-def render_applied(console: Any, data: dict[str, Any]) -> None:
+def render_applied(console: Console, data: dict[str, Any]) -> None:
     """What ``navigate --summarize``/``--label`` wrote."""
     from rich.text import Text
 

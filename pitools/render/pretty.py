@@ -14,6 +14,7 @@ from typing import Any
 
 from pitools.core.js.json.encode import jsonable, scalar_text
 from pitools.core.js.json.exact import quote
+from pitools.core.js.types import JsValue
 from pitools.core.js.value import UNDEFINED
 
 #: Levels indented as ``json.dumps(indent=2)`` would; deeper values go on one line.
@@ -22,12 +23,12 @@ MAX_INDENT_DEPTH = 16
 MAX_CHARS = 1_000_000
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: JsValue) -> str:
     text = scalar_text(value)  # JSON.stringify's own text: the export shows what Pi would write
     return str(value) if text is None else text
 
 
-def pretty_json(value: Any, *, max_depth: int = MAX_INDENT_DEPTH, max_chars: int = MAX_CHARS) -> str:
+def pretty_json(value: JsValue, *, max_depth: int = MAX_INDENT_DEPTH, max_chars: int = MAX_CHARS) -> str:
     """``value`` as indented JSON (non-ASCII kept), bounded in depth of indentation and in size."""
     if value is UNDEFINED:
         return "undefined"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.types import Entry, JsValue
 
 ELLIPSIS = "…"
 
@@ -47,14 +48,14 @@ def block_text(block: Any) -> str:
     return f"[{btype} block]"
 
 
-def tool_args(args: Any, limit: int = 160) -> str:
+def tool_args(args: JsValue, limit: int = 160) -> str:
     if isinstance(args, dict):
         parts = [f"{k}={js_stringify(v)}" for k, v in args.items()]
         return clip(", ".join(parts), limit)
     return clip(js_stringify(args) or "", limit)
 
 
-def content_preview(content: Any) -> str:
+def content_preview(content: JsValue) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -97,7 +98,7 @@ def message_preview(message: Any, limit: int = 200) -> str:
     return clip(content_preview(message.get("content")), limit)
 
 
-def entry_preview(entry: Any, limit: int = 200) -> str:
+def entry_preview(entry: Entry, limit: int = 200) -> str:
     """A preview for any entry type (metadata entries included)."""
     if not isinstance(entry, dict):
         return clip(f"(not an object: {js_stringify(entry)})", limit)
@@ -137,7 +138,7 @@ def entry_preview(entry: Any, limit: int = 200) -> str:
     return clip(js_stringify(entry) or "", limit)
 
 
-def entry_tag(entry: Any) -> str:
+def entry_tag(entry: Entry) -> str:
     """A short role/type tag: user, assistant, tool, compaction, ..."""
     if not isinstance(entry, dict):
         return "?"

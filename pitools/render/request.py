@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.types import JsValue
 from pitools.core.js.value import UNDEFINED, utf16_len
 from pitools.core.request.build import RequestBuild
 from pitools.core.request.check import RequestFinding
@@ -17,7 +18,7 @@ def _list_key(payload: dict[str, Any]) -> str:
     return next((k for k in _LIST_KEYS if isinstance(payload.get(k), list)), "messages")
 
 
-def _size(value: Any) -> int:
+def _size(value: JsValue) -> int:
     text = value if type(value) is str else (js_stringify(value) or "")
     return utf16_len(text)
 
@@ -136,7 +137,7 @@ def findings_human(findings: list[RequestFinding]) -> list[str]:
     return out
 
 
-def _short(value: Any) -> str:
+def _short(value: JsValue) -> str:
     text = js_stringify(value) or "undefined"
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -8,11 +8,17 @@ controls escaped) and human output is printed as ``rich.text.Text``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import __version__
+from pitools.core.js.types import JsonObject
 from pitools.core.secrets.patterns import ENTROPY_KIND, PATTERNS
 from pitools.core.secrets.scan import Finding
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from pitools.core.secrets.redact import RedactStats
 
 #: Kinds that are not patterns, with their descriptions (for SARIF rules).
 EXTRA_KINDS = {
@@ -48,7 +54,7 @@ def summary(findings: Sequence[Finding], files: int, accepted: int = 0) -> str:
     return f"{base}: {_plural(len(findings), 'secret')} of {_plural(kinds, 'kind')} found{extra}"
 
 
-def render_human(console: Any, findings: Sequence[Finding], files: int, accepted: int = 0) -> None:
+def render_human(console: Console, findings: Sequence[Finding], files: int, accepted: int = 0) -> None:
     from rich.text import Text
 
     for f in findings:
@@ -57,7 +63,7 @@ def render_human(console: Any, findings: Sequence[Finding], files: int, accepted
     console.print(Text(summary(findings, files, accepted), style=style), soft_wrap=True)
 
 
-def scan_json(findings: Sequence[Finding], files: int, accepted: int = 0) -> dict[str, Any]:
+def scan_json(findings: Sequence[Finding], files: int, accepted: int = 0) -> JsonObject:
     """The ``pitools scan --format json`` document (schemas/output/scan.schema.json)."""
     return {
         "findings": [f.to_json() for f in findings],
@@ -145,7 +151,7 @@ def _uri(path: str) -> str:
     return quote(path.replace("\\", "/"), safe="/._-~")
 
 
-def redact_summary(stats: Any, output: str | None) -> str:
+def redact_summary(stats: RedactStats, output: str | None) -> str:
     kinds = len({f.kind for f in stats.findings})
     parts = [f"redacted {_plural(len(stats.findings), 'secret')} of {_plural(kinds, 'kind')}"]
     if stats.images_removed:
@@ -160,6 +166,6 @@ def redact_summary(stats: Any, output: str | None) -> str:
     return safe(f"{', '.join(parts)}; {changed} of {stats.lines} rewritten; wrote {output}")
 
 
-def export_redact_note(stats: Any) -> str:
+def export_redact_note(stats: RedactStats) -> str:
     kinds = len({f.kind for f in stats.findings})
     return f"redacted {_plural(len(stats.findings), 'secret')} of {_plural(kinds, 'kind')} before exporting"

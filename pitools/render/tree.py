@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.access import entry_type
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.js.types import JsonObject, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.views.branches import TreeRow, TreeView, js_text, safe_value
 from pitools.render.safe import UNLIMITED_WIDTH, safe_text
 from pitools.render.vocab import plural
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: rich styles for Pi's theme colours (theme.fg("accent"), "success", "muted", ...).
 _PREFIX_STYLE = {
@@ -30,7 +34,7 @@ _TEXT_STYLE = {
 }
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: JsValue) -> Any:
     return None if value is UNDEFINED else value
 
 
@@ -40,7 +44,7 @@ def _clean(text: str) -> str:
     return safe_text(text, one_line=True)
 
 
-def _id_text(value: Any) -> str:
+def _id_text(value: JsValue) -> str:
     if type(value) is str:
         return value
     return "(no id)" if value is UNDEFINED else repr(safe_value(value))
@@ -49,7 +53,7 @@ def _id_text(value: Any) -> str:
 # -- JSON ---------------------------------------------------------------------------------------
 
 
-def node_json(row: TreeRow) -> dict[str, Any]:
+def node_json(row: TreeRow) -> JsonObject:
     """The fields of one node (without ``chain``/``children``)."""
     entry = row.entry
     data: dict[str, Any] = {"id": safe_value(_plain(row.id)), "type": safe_value(_plain(entry_type(entry)))}
@@ -73,7 +77,7 @@ def _open_object(data: dict[str, Any]) -> bytes:
     return to_json_bytes(data)[:-1]
 
 
-def tree_json(view: TreeView, session_name: Any) -> bytes:
+def tree_json(view: TreeView, session_name: JsValue) -> bytes:
     """The ``pitools tree --format json`` document (schemas/output/tree.schema.json).
 
     A run of single-child descendants is a flat ``chain`` list, and ``children`` appear only
@@ -214,7 +218,7 @@ class LineWriter:
     so lines are measured, cut and styled here with rich's own cell widths and styles.
     """
 
-    def __init__(self, console: Any) -> None:
+    def __init__(self, console: Console) -> None:
         self.console = console
         self.width = max(1, int(console.width))
         system = console.color_system
@@ -323,9 +327,9 @@ def display_level(view: TreeView, row: TreeRow) -> int:
 
 
 def render_tree(
-    console: Any,
+    console: Console,
     view: TreeView,
-    session_name: Any,
+    session_name: JsValue,
     *,
     leaf_note: str,
     show_ids: bool = True,

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
+from pitools.core.js.types import JsonObject
 from pitools.core.validate import Finding, ValidationReport
 from pitools.render.safe import safe_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 #: GitHub Actions workflow commands per severity.
@@ -45,9 +49,7 @@ def any_failed(reports: Sequence[ValidationReport], fail_on: str, checks: Reques
     )
 
 
-def validate_json(
-    reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None
-) -> dict[str, Any]:
+def validate_json(reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None) -> JsonObject:
     """The ``pitools validate --format json`` document (schemas/output/validate.schema.json)."""
     document: dict[str, Any] = {
         "pi": PI_REFERENCE_VERSION,
@@ -132,7 +134,7 @@ def human_lines(reports: Sequence[ValidationReport], fail_on: str, checks: Reque
 
 
 def render_human(
-    console: Any, reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None
+    console: Console, reports: Sequence[ValidationReport], fail_on: str, checks: RequestChecks | None = None
 ) -> None:
     """``path:line: severity code message`` per group of identical findings, then the summary.
 

@@ -20,15 +20,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from pitools.core.js.types import JsValue
+
 UNKNOWN_MODEL = "unknown model"
 
 
-def n(value: Any) -> str:
+def n(value: JsValue) -> str:
     """A count with thousands separators; anything else (Pi may add strings) as text."""
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-def _number(value: Any) -> bool:
+def _number(value: JsValue) -> bool:
     return type(value) in (int, float)
 
 
@@ -70,7 +72,7 @@ def plural(count: int, word: str, words: str | None = None) -> str:
     return f"{n(count)} {word if count == 1 else (words or word + 's')}"
 
 
-def model_name(provider: Any, model_id: Any) -> str:
+def model_name(provider: JsValue, model_id: JsValue) -> str:
     """``provider/model`` when both are known strings, else "unknown model"."""
     if isinstance(provider, str) and isinstance(model_id, str) and provider and model_id:
         return f"{provider}/{model_id}"
@@ -79,7 +81,7 @@ def model_name(provider: Any, model_id: Any) -> str:
     return UNKNOWN_MODEL
 
 
-def parse_time(value: Any) -> _dt.datetime | None:
+def parse_time(value: JsValue) -> _dt.datetime | None:
     """An ISO 8601 string (Pi's ``toISOString``) or epoch milliseconds, as an aware datetime."""
     if isinstance(value, bool):
         return None
@@ -97,7 +99,7 @@ def parse_time(value: Any) -> _dt.datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=_dt.UTC)
 
 
-def local_time(value: Any, *, seconds: bool = False) -> str:
+def local_time(value: JsValue, *, seconds: bool = False) -> str:
     """Local time with the zone shown (``2026-07-29 11:01 CEST``); odd values as they are."""
     when = parse_time(value)
     if when is None:
@@ -106,7 +108,7 @@ def local_time(value: Any, *, seconds: bool = False) -> str:
     return local.strftime("%Y-%m-%d %H:%M:%S %Z" if seconds else "%Y-%m-%d %H:%M %Z").strip()
 
 
-def ago(value: Any, now: _dt.datetime | None = None) -> str:
+def ago(value: JsValue, now: _dt.datetime | None = None) -> str:
     """Relative time for lists: ``just now``, ``5 min ago``, ``3 h ago``, ``2 d ago``, else the date."""
     when = parse_time(value)
     if when is None:

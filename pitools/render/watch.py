@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pitools.core.js.types import JsValue
 from pitools.core.views.meter import Reading
 
 
-def _count(value: Any) -> str:
+def _count(value: JsValue) -> str:
     if type(value) is int:
         return f"{value:,}"
     if type(value) is float and value.is_integer():

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
 from pitools.cli.output import Output, pass_output
+
+if TYPE_CHECKING:
+    from pitools.core.js.types import JsValue
 
 
 @click.command("tree")
@@ -88,7 +92,7 @@ def command(
     return 0
 
 
-def _name(entries: list[object]) -> object:
+def _name(entries: list[object]) -> JsValue:
     from pitools.core.session.name import session_name
     from pitools.errors import PiCrashError
 

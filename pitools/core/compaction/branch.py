@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.compaction.prepare import (
@@ -38,9 +38,13 @@ from pitools.core.context.tokens import estimate_tokens
 from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.date import iso_now
 from pitools.core.js.ops import prop, truthy
+from pitools.core.js.types import Entry, EntryId, JsonObject, Message
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.tree import SessionIndex, id_text, mkey
 from pitools.errors import PiCrashError, PitoolsError
+
+if TYPE_CHECKING:
+    from pitools.core.compaction.summarizer import SummaryRequest
 
 #: ``model.contextWindow || 128000`` in ``generateBranchSummary``.
 FALLBACK_CONTEXT_WINDOW = 128000
@@ -92,7 +96,9 @@ class NavigateError(PitoolsError):
 # -- collectEntriesForBranchSummary -------------------------------------------------------------
 
 
-def collect_entries_for_branch_summary(index: SessionIndex, old_leaf_id: Any, target_id: Any) -> tuple[list[Any], Any]:
+def collect_entries_for_branch_summary(
+    index: SessionIndex, old_leaf_id: EntryId, target_id: EntryId
+) -> tuple[list[Any], Any]:
     """Pi's ``collectEntriesForBranchSummary``: the entries from the old leaf up to (not including)
     the deepest entry it shares with the target's path, oldest first, and that common ancestor.
 
@@ -120,11 +126,11 @@ def collect_entries_for_branch_summary(index: SessionIndex, old_leaf_id: Any, ta
 # -- prepareBranchEntries ---------------------------------------------------------------------
 
 
-def _first(messages: list[Any]) -> Any:
+def _first(messages: list[Message]) -> Any:
     return messages[0] if messages else None
 
 
-def message_from_entry(entry: Any, edit: Any) -> Any:
+def message_from_entry(entry: Entry, edit: Any) -> Any:
     """Pi's ``getMessageFromEntry`` (branch-summarization.js): the one message an entry gives the
     summary, or ``None`` (tool results, metadata, an entry hidden by a context edit)."""
     etype = entry_type(entry)
@@ -167,7 +173,7 @@ def _add_paths(target: dict[str, None], values: Any) -> None:
             continue
 
 
-def prepare_branch_entries(entries: Sequence[Any], token_budget: Any = 0) -> BranchPreparation:
+def prepare_branch_entries(entries: Sequence[Entry], token_budget: Any = 0) -> BranchPreparation:
     """Pi's ``prepareBranchEntries``: newest messages first until ``token_budget`` (0 = no limit).
 
     File operations come from every entry: earlier Pi-written branch summaries' details and the
@@ -212,7 +218,7 @@ def _positive(value: Any) -> bool:
 # -- the request --------------------------------------------------------------------------------
 
 
-def branch_summary_prompt(messages: list[Any], instructions: str | None = None) -> str:
+def branch_summary_prompt(messages: list[Message], instructions: str | None = None) -> str:
     """The one user message of the summary request: the transcript (Pi's ``serializeConversation``
     of ``convertToLlm(messages)``, byte for byte) in ``<conversation>`` tags, then the
     instructions, then ``Additional focus: …`` when the user gave one."""
@@ -251,14 +257,14 @@ def landing(target: Any) -> tuple[Any, str | None]:
 class NavigationPlan:
     """Everything ``navigateTree(target)`` would do from ``from_id``, computed without a model."""
 
-    from_id: Any
-    target_id: Any
-    common_ancestor_id: Any
-    entries: list[Any]
+    from_id: EntryId
+    target_id: EntryId
+    common_ancestor_id: EntryId
+    entries: list[Entry]
     token_budget: Any
     prepared: BranchPreparation
     prompt: str | None
-    new_leaf_id: Any
+    new_leaf_id: EntryId
     editor_text: str | None
     #: Pi returns at once when the target is the current leaf: nothing is summarized or moved.
     noop: bool = False
@@ -271,7 +277,7 @@ class NavigationPlan:
     budget_sources: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def entry_ids(self) -> list[Any]:
+    def entry_ids(self) -> list[EntryId]:
         return [entry_id(e) for e in self.entries]
 
     @property
@@ -308,8 +314,8 @@ def token_budget(context_window: Any, reserve_tokens: Any) -> Any:
 
 def plan_navigation(
     index: SessionIndex,
-    from_id: Any,
-    target_id: Any,
+    from_id: EntryId,
+    target_id: EntryId,
     budget: Any,
     *,
     instructions: str | None = None,
@@ -362,7 +368,7 @@ def build_branch_summary_entry(
     plan: NavigationPlan,
     summary: str,
     details: dict[str, Any],
-    usage: dict[str, Any] | None,
+    usage: JsonObject | None,
     *,
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
@@ -386,8 +392,8 @@ def build_branch_summary_entry(
 
 def build_label_entry(
     index: SessionIndex,
-    parent_id: Any,
-    target_id: Any,
+    parent_id: EntryId,
+    target_id: EntryId,
     label: str,
     *,
     taken: Sequence[str] = (),
@@ -410,7 +416,7 @@ def build_label_entry(
     }
 
 
-def summary_request(index: SessionIndex, plan: NavigationPlan, instructions: str | None = None) -> Any:
+def summary_request(index: SessionIndex, plan: NavigationPlan, instructions: str | None = None) -> SummaryRequest:
     """The one summarization call ``generateBranchSummary`` makes for ``plan``.
 
     The system prompt is the compaction's (pitools' wording); the reasoning level is the

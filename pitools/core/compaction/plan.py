@@ -25,6 +25,7 @@ from pitools.core.compaction.prepare import (
 from pitools.core.context.build import (
     BranchKeys,
     ProjectedEntry,
+    Projection,
     build_projection,
     estimate_projected_context_tokens,
     message_estimates,
@@ -35,6 +36,7 @@ from pitools.core.js.date import iso_now
 from pitools.core.js.json.encode import fragment, jsonable, to_json_bytes
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.stream import JsonStream, json_chunks
+from pitools.core.js.types import Entry, EntryId, JsonObject
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import Loaded, LoadedSession
 from pitools.errors import PitoolsError
@@ -62,8 +64,8 @@ class RegionEntry:
 
     def __init__(
         self,
-        entry_id: Any,
-        entry: Any,
+        entry_id: EntryId,
+        entry: Entry,
         region: str,
         tokens: int,
         is_cut: bool = False,
@@ -79,7 +81,7 @@ class RegionEntry:
         self._at = at
 
     @property
-    def entry(self) -> Any:
+    def entry(self) -> Entry:
         if self._source is not None:
             self._entry = self._source[self._at]
             self._source = None
@@ -94,7 +96,7 @@ RegionRow = tuple[Any, Any, str, int, bool]
 class CompactionPlan:
     """Everything ``compact --dry-run`` reports."""
 
-    leaf_id: Any
+    leaf_id: EntryId
     settings: CompactionSettings
     settings_json: dict[str, Any]
     context_window: int
@@ -242,13 +244,13 @@ def _region_stream(rows: list[RegionRow]) -> JsonStream:
 
 def plan_compaction(
     loaded: Loaded,
-    leaf: Any,
+    leaf: EntryId,
     settings: CompactionSettings,
     *,
     context_window: int,
     settings_json: dict[str, Any] | None = None,
-    branch: Sequence[Any] | None = None,
-    projection: Any = None,
+    branch: Sequence[Entry] | None = None,
+    projection: Projection | None = None,
     keys: BranchKeys | None = None,
     estimates: list[Any] | None = None,
 ) -> CompactionPlan:
@@ -270,12 +272,12 @@ def plan_compaction(
 
 def _plan_compaction(
     loaded: Loaded,
-    leaf: Any,
+    leaf: EntryId,
     settings: CompactionSettings,
     context_window: int,
     settings_json: dict[str, Any] | None,
-    branch: Sequence[Any] | None,
-    projection: Any,
+    branch: Sequence[Entry] | None,
+    projection: Projection | None,
     keys: BranchKeys | None = None,
     estimates: list[Any] | None = None,
 ) -> CompactionPlan:
@@ -379,10 +381,10 @@ def _region_rows(keys: BranchKeys, prep: CompactionPreparation | None, current: 
 
 def build_compaction_entry(
     loaded: LoadedSession,
-    leaf: Any,
+    leaf: EntryId,
     prep: CompactionPreparation,
     summary: str,
-    usage: dict[str, Any] | None,
+    usage: JsonObject | None,
     *,
     now: _dt.datetime | None = None,
     entry_id_: str | None = None,
@@ -420,7 +422,7 @@ def _reasoning(level: str | None) -> Any:
 
 
 def summary_inputs(
-    loaded: LoadedSession, leaf: Any, prep: CompactionPreparation, instructions: str | None = None
+    loaded: LoadedSession, leaf: EntryId, prep: CompactionPreparation, instructions: str | None = None
 ) -> list[SummaryRequest]:
     """The one or two summarization calls Pi's ``compact`` makes (history, then turn prefix)."""
     from pitools.core.compaction.prompts import summary_requests
@@ -447,7 +449,7 @@ def summary_inputs(
     return out
 
 
-def compaction_line(entry: dict[str, Any]) -> bytes:
+def compaction_line(entry: Entry) -> bytes:
     """The entry as the one JSONL line Pi appends (``JSON.stringify`` + newline)."""
     from pitools.core.js.json.encode import js_stringify
 

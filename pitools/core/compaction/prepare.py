@@ -21,6 +21,7 @@ from pitools.core.js import ops as jsops
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.json.exact import quote as _quote
 from pitools.core.js.ops import nullish, prop, truthy
+from pitools.core.js.types import Entry, EntryId, JsValue, Message
 from pitools.core.js.value import UNDEFINED, slice_head_utf16, utf16_len
 
 DEFAULT_RESERVE_TOKENS = 16384
@@ -52,12 +53,12 @@ def js_sorted(items: Any) -> list[Any]:
     return sorted(items, key=_utf16_key)
 
 
-def _utf16_key(value: Any) -> bytes:
+def _utf16_key(value: JsValue) -> bytes:
     text = value if type(value) is str else jsops.to_string(value)
     return text.encode("utf-16-be", "surrogatepass")
 
 
-def _add_file_op(name: Any, args: Any, ops: FileOps) -> None:
+def _add_file_op(name: JsValue, args: JsValue, ops: FileOps) -> None:
     path = prop(args, "path") if not nullish(args) else UNDEFINED
     if type(path) is not str or not path:
         return
@@ -145,18 +146,18 @@ def truncate_for_summary(text: str, max_chars: int) -> str:
     return f"{head}\n\n[... {n - max_chars} more characters truncated]"
 
 
-def _entries_of(value: Any) -> list[tuple[str, Any]]:
+def _entries_of(value: JsValue) -> list[tuple[str, Any]]:
     from pitools.core.context.messages import _object_entries
 
     return _object_entries(value)
 
 
-def serialize_conversation(messages: list[Any]) -> str:
+def serialize_conversation(messages: list[Message]) -> str:
     """Pi's ``serializeConversation``: the plain-text transcript the summarizer reads."""
     return "\n\n".join(conversation_parts(messages))
 
 
-def conversation_parts(messages: list[Any]) -> Iterator[str]:
+def conversation_parts(messages: list[Message]) -> Iterator[str]:
     """The parts ``serializeConversation`` joins with blank lines, one at a time.
 
     The usual shapes (dict messages whose blocks are dicts with string fields) are read directly;
@@ -172,7 +173,7 @@ def conversation_parts(messages: list[Any]) -> Iterator[str]:
         yield from _general_parts(msg)
 
 
-def checked_conversation(messages: list[Any]) -> Callable[[], Iterator[str]]:
+def checked_conversation(messages: list[Message]) -> Callable[[], Iterator[str]]:
     """:func:`conversation_parts` in two steps: everything that can throw runs now, the text is
     made later, by the returned function, as often as it is called.
 
@@ -207,7 +208,7 @@ def _plain_message(msg: dict[str, Any]) -> bool:
     """True when :func:`_fast_part` takes ``msg`` and nothing it calls can throw: blocks are
     dicts, texts and tool names strings, tool arguments objects of strings (other argument
     values go through ``JSON.stringify``, which is left to the step that may throw)."""
-    role = msg.get("role")
+    role: JsValue = msg.get("role")
     if role == "toolResult" or role == "user" or role == "assistant":
         content = msg.get("content")
         if type(content) is str:
@@ -317,7 +318,7 @@ def _fast_part(msg: dict[str, Any]) -> Any:
 _DIGITS = frozenset("0123456789")
 
 
-def _arg_json(value: Any) -> str:
+def _arg_json(value: JsValue) -> str:
     """``JSON.stringify(value)`` as a template literal shows it."""
     if type(value) is str:
         return js_stringify(value) or ""
@@ -475,7 +476,7 @@ def find_cut_point(entries: list[ProjectedEntry], start: int, end: int, keep_rec
     return CutPoint(cut, turn_start, not starts_turn and turn_start != -1)
 
 
-def _key(value: Any) -> Any:
+def _key(value: JsValue) -> Any:
     from pitools.core.session.tree import mkey
 
     return mkey(value)
@@ -502,9 +503,9 @@ class CompactionSettings:
 class CompactionPreparation:
     """Pi's ``CompactionPreparation`` plus the regions (projected-entry index ranges) behind it."""
 
-    first_kept_entry_id: Any
-    messages_to_summarize: list[Any]
-    turn_prefix_messages: list[Any]
+    first_kept_entry_id: EntryId
+    messages_to_summarize: list[Message]
+    turn_prefix_messages: list[Message]
     is_split_turn: bool
     tokens_before: Any
     previous_summary: Any
@@ -587,7 +588,7 @@ def _summary_messages(entries: list[ProjectedEntry]) -> list[Any]:
 
 
 def prepare_compaction(
-    path_entries: Sequence[Any],
+    path_entries: Sequence[Entry],
     settings: CompactionSettings,
     *,
     projection: Projection | None = None,
@@ -665,7 +666,7 @@ def prepare_compaction(
     )
 
 
-def reprojected_path(path: list[Any]) -> list[Any]:
+def reprojected_path(path: list[Entry]) -> list[Any]:
     """The path Pi's ``buildSessionProjection(pathEntries)`` walks: from the last entry up, by id.
 
     For a branch whose ids are all distinct that is the branch itself; only duplicate ids can
@@ -679,7 +680,7 @@ def reprojected_path(path: list[Any]) -> list[Any]:
     return SessionIndex.build(path).session_path(UNDEFINED)
 
 
-def _hashable(value: Any) -> Any:
+def _hashable(value: JsValue) -> Any:
     return value if type(value) is str else jsops.to_string(value)
 
 

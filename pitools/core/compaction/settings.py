@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from pitools import piconfig
 from pitools.core.js.date import js_date_ms
+from pitools.core.js.types import JsonObject, JsValue
 from pitools.core.js.value import JSTypeError, js_to_string, js_truthy
 from pitools.errors import ConfigError
 from pitools.piconfig.jsonc import load_json_file, parse_json, strip_json_comments
@@ -97,7 +98,7 @@ class Sourced:
     value: Any
     source: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"value": self.value, "source": self.source}
 
 
@@ -154,7 +155,7 @@ class ResolvedSettings:
             enabled=self.enabled.value,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "enabled": self.enabled.to_json(),
             "reserveTokens": self.reserve_tokens.to_json(),
@@ -189,7 +190,7 @@ class _Leaf:
 
     __slots__ = ("path", "source", "value")
 
-    def __init__(self, value: Any, source: str, path: str) -> None:
+    def __init__(self, value: JsValue, source: str, path: str) -> None:
         self.value = value
         self.source = source
         self.path = path
@@ -202,7 +203,7 @@ class _Obj(dict[str, Any]):
     path: str
 
 
-def _wrap(value: Any, source: str, path: str) -> Any:
+def _wrap(value: JsValue, source: str, path: str) -> Any:
     if isinstance(value, dict):
         obj = _Obj((k, _wrap(v, source, path)) for k, v in value.items())
         obj.source, obj.path = source, path
@@ -269,7 +270,7 @@ def _is_safe_non_negative(node: Any) -> bool:
     return False
 
 
-def _check_flag(name: str, value: Any, *, minimum: int) -> int:
+def _check_flag(name: str, value: JsValue, *, minimum: int) -> int:
     if type(value) is not int or not minimum <= value <= MAX_SAFE_INTEGER:
         kind = "a positive" if minimum > 0 else "a non-negative"
         raise ConfigError(f"{_FLAG_NAMES[name]} must be {kind} integer, got {value!r}")

@@ -20,6 +20,7 @@ from pitools.core.js import ops as jsops
 from pitools.core.js.access import entry_id
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.ops import prop
+from pitools.core.js.types import Entry, EntryId, JsValue, Message
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.index import MARK_CRASH, MARK_MODEL, MARK_THINKING, mkey
 from pitools.errors import PiCrashError
@@ -33,7 +34,7 @@ class ProjectedEntry:
     """One context entry and the messages it contributes (Pi's ``ProjectedSessionEntry``)."""
 
     source: Any
-    messages: list[Any]
+    messages: list[Message]
     #: Why an entry contributes nothing: "edited-out", "older-compaction", or None.
     omitted: str | None = None
     #: The context_edit entry applied to it, if any.
@@ -50,11 +51,11 @@ class ProjectedEntry:
         return self._tokens
 
     @property
-    def source_id(self) -> Any:
+    def source_id(self) -> JsValue:
         return entry_id(self.source)
 
     @property
-    def source_type(self) -> Any:
+    def source_type(self) -> JsValue:
         return self.source.get("type", UNDEFINED) if type(self.source) is dict else UNDEFINED
 
 
@@ -75,7 +76,7 @@ class Projection:
         return None
 
 
-def latest_compaction_on(path: Sequence[Any]) -> Any:
+def latest_compaction_on(path: Sequence[Entry]) -> Entry | None:
     """The last compaction entry of ``path`` (Pi's ``getLatestCompactionEntry``), or None."""
     for entry in reversed(path):
         if type(entry) is dict and entry.get("type") == "compaction":
@@ -83,7 +84,7 @@ def latest_compaction_on(path: Sequence[Any]) -> Any:
     return None
 
 
-def context_entries_from_path(path: Sequence[Any]) -> list[Any]:
+def context_entries_from_path(path: Sequence[Entry]) -> list[Entry]:
     """Pi's ``buildContextEntries`` on a path already built as a list of entries (the same
     layout as :func:`build_context_entries`, which reads the path through the index)."""
     comp_at = -1
@@ -103,7 +104,9 @@ def context_entries_from_path(path: Sequence[Any]) -> list[Any]:
     return _context_assemble(compaction, path[start:comp_idx], path[comp_idx + 1 :])
 
 
-def build_context_entries(index: EntryIndex, path: Sequence[int], path_ids: Sequence[Any] | None = None) -> list[Any]:
+def build_context_entries(
+    index: EntryIndex, path: Sequence[int], path_ids: Sequence[EntryId] | None = None
+) -> list[Entry]:
     """Pi's ``buildContextEntries`` on a path of positions, parsing only the entries it returns.
 
     The newest compaction comes first, then the entries from its ``firstKeptEntryId`` up to it
@@ -129,7 +132,7 @@ def build_context_entries(index: EntryIndex, path: Sequence[int], path_ids: Sequ
     return _context_assemble(compaction, index.entries_at(path[start:comp_idx]), index.entries_at(path[comp_idx + 1 :]))
 
 
-def context_layout(path_ids: Sequence[Any], comp_at: int, compaction: dict[str, Any]) -> tuple[int, int]:
+def context_layout(path_ids: Sequence[EntryId], comp_at: int, compaction: Entry) -> tuple[int, int]:
     """Where ``buildContextEntries`` cuts the path: ``(compaction index, first kept index)``.
 
     The compaction is the first entry whose id is ``===`` the newest compaction's (``comp_at``;
@@ -152,7 +155,7 @@ def _context_assemble(compaction: Any, kept: Sequence[Any], after: Sequence[Any]
     return out
 
 
-def _is_system_message(entry: Any) -> bool:
+def _is_system_message(entry: Entry) -> bool:
     return (
         type(entry) is dict
         and entry.get("type") == "message"
@@ -160,7 +163,7 @@ def _is_system_message(entry: Any) -> bool:
     )
 
 
-def session_settings(path: Sequence[Any]) -> tuple[Any, Any]:
+def session_settings(path: Sequence[Entry]) -> tuple[Any, Any]:
     """Pi's ``getSessionContextSettings``: thinking level and model recovered from the path."""
     thinking: Any = "off"
     model: Any = None
@@ -185,7 +188,7 @@ def session_settings(path: Sequence[Any]) -> tuple[Any, Any]:
 _EDITABLE_ROLES = ("user", "assistant", "toolResult", "custom")
 
 
-def project_entry(entry: Any, edit: Any) -> list[Any]:
+def project_entry(entry: Entry, edit: Any) -> list[Any]:
     """Pi's ``projectContextEntry``: the entry's messages with its latest context edit applied."""
     messages = entry_to_messages(entry)
     if edit is None:
@@ -209,7 +212,7 @@ def project_entry(entry: Any, edit: Any) -> list[Any]:
 
 
 def build_projection(
-    path: list[Any], context_entries: list[Any] | None = None, settings: tuple[Any, Any] | None = None
+    path: list[Entry], context_entries: list[Any] | None = None, settings: tuple[Any, Any] | None = None
 ) -> Projection:
     """Pi's ``buildSessionProjection`` for a path (``buildSessionPath`` already applied).
 
@@ -317,7 +320,7 @@ def estimate_projected_context_tokens(
     return ContextEstimate(tokens, 0, tokens, None)
 
 
-def context_usage(projection: Projection, branch: Sequence[Any], context_window: int) -> dict[str, Any] | None:
+def context_usage(projection: Projection, branch: Sequence[Entry], context_window: int) -> dict[str, Any] | None:
     """``AgentSession.getContextUsage``: tokens are unknown after a compaction until a new reply."""
     from pitools.core.context.tokens import calculate_context_tokens
 
@@ -352,17 +355,17 @@ def context_usage(projection: Projection, branch: Sequence[Any], context_window:
 class ContextReplay:
     """Everything ``pitools context`` reports for one leaf."""
 
-    leaf_id: Any
+    leaf_id: EntryId
     leaf_exists: bool
     #: ``getBranch(leaf)``: a list, or on a lean index a sequence that parses entries when read.
-    path: Sequence[Any]
-    context_entries: list[Any]
+    path: Sequence[Entry]
+    context_entries: list[Entry]
     projection: Projection
     #: ``estimateTokens`` of each message; None for a message Pi throws on (see ``estimates_error``).
     shown_estimates: list[Any]
     _estimate: ContextEstimate | None
     #: The ids of ``path`` (what JSON output prints; reading them needs no entry parsed again).
-    path_ids: list[Any] | None = None
+    path_ids: list[EntryId] | None = None
     #: The positions of ``path`` in the index, and the types of its entries.
     path_positions: list[int] = field(default_factory=list)
     path_types: Sequence[Any] = ()
@@ -389,7 +392,7 @@ class ContextReplay:
         return self._estimate
 
 
-def replay_context(index: EntryIndex, leaf_id: Any) -> ContextReplay:
+def replay_context(index: EntryIndex, leaf_id: EntryId) -> ContextReplay:
     """Replay Pi's context at ``leaf_id`` (``UNDEFINED`` → Pi's fallback to the last entry).
 
     ``path`` is ``getBranch(leaf)`` (``[]`` for an unknown leaf); the context uses
@@ -438,7 +441,7 @@ def replay_context(index: EntryIndex, leaf_id: Any) -> ContextReplay:
         )
 
 
-def _estimate_or_none(message: Any) -> Any:
+def _estimate_or_none(message: JsValue) -> Any:
     try:
         return estimate_tokens(message)
     except PiCrashError:

@@ -11,6 +11,7 @@ from typing import Any
 from pitools.core.js import ops as jsops
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.ops import nullish, prop, truthy
+from pitools.core.js.types import Entry, JsValue, Message
 from pitools.core.js.value import UNDEFINED
 
 COMPACTION_SUMMARY_PREFIX = (
@@ -23,7 +24,7 @@ BRANCH_SUMMARY_SUFFIX = "</summary>"
 _CONTENT_ROLES = ("user", "assistant", "toolResult")
 
 
-def _spread(message: Any, **changes: Any) -> Any:
+def _spread(message: JsValue, **changes: Any) -> Any:
     """``{...message, key: value}`` for a parsed JSON value."""
     if type(message) is dict:
         out = dict(message)
@@ -75,7 +76,7 @@ def _summary_message(role: str, entry: dict[str, Any], extra: str) -> dict[str, 
     }
 
 
-def entry_to_messages(entry: Any) -> list[Any]:
+def entry_to_messages(entry: Entry) -> list[Any]:
     """Pi's ``sessionEntryToContextMessages``: what one entry contributes to the context."""
     if type(entry) is not dict:
         return []
@@ -99,7 +100,7 @@ def entry_to_messages(entry: Any) -> list[Any]:
     return []
 
 
-def contributes(entry: Any) -> bool:
+def contributes(entry: Entry) -> bool:
     """True when ``entry_to_messages`` would return something (cheap check, no copies)."""
     if type(entry) is not dict:
         return False
@@ -114,7 +115,7 @@ def contributes(entry: Any) -> bool:
 # -- pi-ai text utilities -------------------------------------------------------------
 
 
-def content_text(content: Any, separator: str = "\n") -> str:
+def content_text(content: JsValue, separator: str = "\n") -> str:
     """pi-ai ``contentText``: a string as is, else the text blocks joined."""
     if type(content) is str:
         return content
@@ -151,7 +152,7 @@ def _user_text(text: str, m: Any) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": prop(m, "timestamp")}
 
 
-def convert_to_llm(messages: list[Any]) -> list[Any]:
+def convert_to_llm(messages: list[Message]) -> list[Any]:
     """Pi's ``convertToLlm``: custom roles become user messages; unknown roles are dropped."""
     out: list[Any] = []
     for m in messages:
@@ -179,7 +180,7 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
     return out
 
 
-def _object_entries(value: Any) -> list[tuple[str, Any]]:
+def _object_entries(value: JsValue) -> list[tuple[str, Any]]:
     from pitools.core.js.value import js_keys
 
     if type(value) is dict:
@@ -193,7 +194,7 @@ def _object_entries(value: Any) -> list[tuple[str, Any]]:
     return []
 
 
-def get_current_tools(messages: list[Any]) -> list[Any]:
+def get_current_tools(messages: list[Message]) -> list[Any]:
     """pi-ai ``getCurrentTools``: the tool set after replaying every system message's delta."""
     from pitools.core.session.tree import mkey
 
@@ -210,7 +211,7 @@ def get_current_tools(messages: list[Any]) -> list[Any]:
     return list(tools.values())
 
 
-def get_current_system_message(messages: list[Any]) -> dict[str, Any] | None:
+def get_current_system_message(messages: list[Message]) -> dict[str, Any] | None:
     """pi-ai ``getCurrentSystemMessage``: every system message folded into one checkpoint."""
     content: list[str] = []
     sections: dict[str, Any] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from pitools.core.js.types import Message
 from pitools.errors import PitoolsError
 
 KNOWN = ("o200k_base", "cl100k_base", "p50k_base", "r50k_base")
@@ -46,7 +47,7 @@ def _encoding(name: str) -> Any:
         ) from None
 
 
-def count_messages(messages: list[Any], name: str) -> list[int]:
+def count_messages(messages: list[Message], name: str) -> list[int]:
     """Token count of each message's text as the named encoding splits it."""
     from pitools.core.js.json.encode import js_stringify
 

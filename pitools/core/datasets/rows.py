@@ -15,6 +15,7 @@ from typing import Any
 from pitools.core.context.build import context_entries_from_path
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.js.types import Entry, JsValue
 from pitools.core.session.loaded import Session
 from pitools.core.session.tree import SessionIndex
 from pitools.core.views.branch_common import entry_ms, fnum, text_of
@@ -36,7 +37,7 @@ class SessionMeta:
     lineage_root: str | None = None
 
 
-def clean(text: Any) -> str | None:
+def clean(text: JsValue) -> str | None:
     """A string Arrow and UTF-8 accept: lone surrogates (damaged files) become U+FFFD."""
     if type(text) is not str:
         return None
@@ -47,7 +48,7 @@ def clean(text: Any) -> str | None:
     return text
 
 
-def tokens(value: Any) -> int:
+def tokens(value: JsValue) -> int:
     """A token count as an int64 (a non-integral number from a damaged file is truncated)."""
     if type(value) is int:
         return value if -(2**63) <= value < 2**63 else 0
@@ -56,14 +57,14 @@ def tokens(value: Any) -> int:
     return 0
 
 
-def project_of(cwd: Any) -> str | None:
+def project_of(cwd: JsValue) -> str | None:
     if type(cwd) is not str or not cwd:
         return None
     parts = [p for p in cwd.replace("\\", "/").split("/") if p]
     return clean(parts[-1]) if parts else clean(cwd)
 
 
-def _usage_cols(usage: Any) -> Row:
+def _usage_cols(usage: JsValue) -> Row:
     if type(usage) is not dict:
         return dict.fromkeys(
             ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens", "cost")
@@ -82,7 +83,7 @@ def _usage_cols(usage: Any) -> Row:
     }
 
 
-def _str(value: Any) -> str | None:
+def _str(value: JsValue) -> str | None:
     return clean(value) if type(value) is str else None
 
 
@@ -109,7 +110,7 @@ def _default_path(index: SessionIndex) -> list[Any]:
         return []
 
 
-def _tool_results(index: SessionIndex, entries: list[Any]) -> dict[int, dict[str, Any]]:
+def _tool_results(index: SessionIndex, entries: list[Entry]) -> dict[int, dict[str, Any]]:
     """id(assistant entry) → {toolCallId: the tool result entry answering it}.
 
     A tool result hangs off its assistant message directly or after earlier results of the same

@@ -10,9 +10,12 @@ They sit inside per-entry loops, so each stays one type check and one ``dict.get
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools.core.js.value import UNDEFINED
+
+if TYPE_CHECKING:
+    from pitools.core.js.types import JsValue
 
 __all__ = ["entry_id", "entry_type", "get", "parent_id"]
 
@@ -22,16 +25,16 @@ def get(obj: Any, key: str) -> Any:
     return obj.get(key, UNDEFINED) if type(obj) is dict else UNDEFINED
 
 
-def entry_type(entry: Any) -> Any:
+def entry_type(entry: Any) -> JsValue:
     """``entry?.type``."""
     return entry.get("type", UNDEFINED) if type(entry) is dict else UNDEFINED
 
 
-def entry_id(entry: Any) -> Any:
+def entry_id(entry: Any) -> JsValue:
     """``entry?.id``."""
     return entry.get("id", UNDEFINED) if type(entry) is dict else UNDEFINED
 
 
-def parent_id(entry: Any) -> Any:
+def parent_id(entry: Any) -> JsValue:
     """``entry?.parentId``."""
     return entry.get("parentId", UNDEFINED) if type(entry) is dict else UNDEFINED

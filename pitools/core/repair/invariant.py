@@ -21,6 +21,7 @@ from pitools.core.context.build import Projection, build_projection
 from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import EntryId, JsonObject, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.load import LoadedSession, RawSession, kept_whole, load
 from pitools.core.session.loaded import Session
@@ -44,7 +45,7 @@ class InvariantReport:
     def holds(self) -> bool:
         return not self.violations
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"holds": self.holds, **record_json(self)}
 
 
@@ -239,7 +240,7 @@ def _entries_kept(
     return after_pos
 
 
-def _show(value: Any) -> str:
+def _show(value: JsValue) -> str:
     return repr(value) if value is not UNDEFINED else "(no id)"
 
 
@@ -290,7 +291,7 @@ def _lean(data: bytes, loaded: LoadedSession) -> _Lean:
 
 
 def _judge_leaf(
-    report: InvariantReport, line: Any, leaf_id: Any, comparable: bool, before_fp: bytes, after_fp: bytes
+    report: InvariantReport, line: Any, leaf_id: EntryId, comparable: bool, before_fp: bytes, after_fp: bytes
 ) -> None:
     """One leaf's verdict, for the full and the lean check alike.
 

@@ -27,6 +27,7 @@ import orjson
 from pitools.core.js.json.encode import short_json, to_json_bytes
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import Entry, JsonObject, JsValue
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_truthy
 from pitools.core.session.load import line_spans
 
@@ -51,7 +52,7 @@ class RepairItem:
     line: int | None = None
     entry_id: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return record_json(self, ("code", "action", "line", "entry_id", "message"))
 
 
@@ -142,7 +143,7 @@ def preview(data: bytes, limit: int = 120) -> str:
 # -- fused lines ---------------------------------------------------------------------------------
 
 
-def _entry_like(value: Any) -> bool:
+def _entry_like(value: JsValue) -> bool:
     """An object that can be a session entry (not a content block or other nested value)."""
     if type(value) is not dict:
         return False
@@ -242,7 +243,7 @@ def split_fused(line: bytes) -> tuple[list[bytes], bytes] | None:
 # -- the line pass ---------------------------------------------------------------------------------
 
 
-def _truthy_json(value: Any) -> bool:
+def _truthy_json(value: JsValue) -> bool:
     if value is None or value is False:
         return False
     if type(value) in (int, float):
@@ -366,7 +367,7 @@ def _unparsable(line: bytes, lineno: int, torn_tail: bool, plan: RepairPlan) -> 
 # -- the header ----------------------------------------------------------------------------------
 
 
-def _is_header(value: Any) -> bool:
+def _is_header(value: JsValue) -> bool:
     return type(value) is dict and value.get("type") == "session"
 
 
@@ -520,7 +521,7 @@ def _fix_header(plan: RepairPlan, options: RepairOptions) -> None:
     )
 
 
-def _reorder_header(header: dict[str, Any]) -> dict[str, Any]:
+def _reorder_header(header: Entry) -> dict[str, Any]:
     order = ["type", "version", "id", "timestamp", "cwd"]
     out = {k: header[k] for k in order if k in header}
     out.update((k, v) for k, v in header.items() if k not in out)
@@ -539,7 +540,7 @@ def _set(line: OutLine, value: dict[str, Any], plan: RepairPlan) -> None:
         plan.touched.add(line.origin)
 
 
-def _id_of(value: Any) -> str | None:
+def _id_of(value: JsValue) -> str | None:
     eid = value.get("id") if type(value) is dict else None
     return eid if type(eid) is str else None
 

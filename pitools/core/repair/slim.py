@@ -24,6 +24,7 @@ from typing import Any
 
 from pitools.core.js.json.encode import to_json_bytes
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import Entry, JsonObject, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.tree import SessionIndex
 
@@ -58,7 +59,7 @@ class CategoryTotals:
     #: Matching content left alone because some leaf's context still holds it.
     kept_in_context: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return record_json(self)
 
 
@@ -95,7 +96,7 @@ class Candidate:
     matching: list[str]
 
 
-def _json_size(value: Any) -> int:
+def _json_size(value: JsValue) -> int:
     """Length of ``JSON.stringify(value)`` (orjson directly: no copy of a big string first)."""
     import orjson
 
@@ -163,7 +164,7 @@ def _with_content(entry: dict[str, Any], where: str, content: list[Any]) -> dict
     return new
 
 
-def slim_candidate(entry: Any, options: SlimOptions) -> Candidate | None:
+def slim_candidate(entry: Entry, options: SlimOptions) -> Candidate | None:
     """The slimmed line of ``entry`` and what it saves; None when nothing in it is selected."""
     found = _candidate_content(entry)
     if found is None:
@@ -221,7 +222,7 @@ def skeleton(entry: Any, *, in_place: bool = False) -> Any:
 # -- which entries some leaf's context holds ---------------------------------------------------------
 
 
-def _is_system_message(entry: Any) -> bool:
+def _is_system_message(entry: Entry) -> bool:
     if type(entry) is not dict or entry.get("type") != "message":
         return False
     message = entry.get("message", UNDEFINED)
@@ -344,7 +345,7 @@ def compacted_away(index: SessionIndex, union: ContextUnion | None = None) -> tu
 # -- the plan ---------------------------------------------------------------------------------------
 
 
-def plan_from_candidates(entries: Sequence[Any], candidates: dict[int, Candidate], options: SlimOptions) -> SlimPlan:
+def plan_from_candidates(entries: Sequence[Entry], candidates: dict[int, Candidate], options: SlimOptions) -> SlimPlan:
     """Replacement lines for the compacted-away candidates (``candidates`` keyed by entry position).
 
     ``entries`` may be skeletons: only the tree and the compaction fields are read here.
@@ -374,7 +375,7 @@ def plan_from_candidates(entries: Sequence[Any], candidates: dict[int, Candidate
     return plan
 
 
-def candidates_of(entries: Iterable[Any], options: SlimOptions) -> dict[int, Candidate]:
+def candidates_of(entries: Iterable[Entry], options: SlimOptions) -> dict[int, Candidate]:
     """:func:`slim_candidate` of every entry, keyed by position."""
     out: dict[int, Candidate] = {}
     if not options.categories():
@@ -386,7 +387,7 @@ def candidates_of(entries: Iterable[Any], options: SlimOptions) -> dict[int, Can
     return out
 
 
-def plan_slim(entries: Sequence[Any], options: SlimOptions) -> SlimPlan:
+def plan_slim(entries: Sequence[Entry], options: SlimOptions) -> SlimPlan:
     """:func:`plan_from_candidates` on parsed entries held in memory (small files, tests)."""
     return plan_from_candidates(entries, candidates_of(entries, options), options)
 

@@ -39,18 +39,19 @@ from typing import Any
 
 from pitools.core.js.access import entry_id
 from pitools.core.js.json.encode import to_json_bytes
+from pitools.core.js.types import Entry, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.repair.slim import ContextUnion, SlimPlan, context_union, skeleton
 from pitools.core.session.tree import SessionIndex, id_text
 
 
-def _show(entry: Any) -> str:
+def _show(entry: Entry) -> str:
     eid = entry_id(entry)
     return repr(eid) if type(eid) is str else "(no id)" if eid is UNDEFINED else id_text(eid)
 
 
 def check_slim(
-    entries: Sequence[Any],
+    entries: Sequence[Entry],
     plan: SlimPlan,
     after: Mapping[int, Any],
     lines: Sequence[int] | None = None,
@@ -133,7 +134,7 @@ class MessageHashes:
     def __init__(self) -> None:
         self.memo: dict[int, tuple[Any, bytes]] = {}
 
-    def __call__(self, message: Any) -> bytes:
+    def __call__(self, message: JsValue) -> bytes:
         hit = self.memo.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pitools.core.js.access import get
 from pitools.core.request.common import Note, Notes, RequestError
 from pitools.core.request.simple_options import Budgets, StreamOptions
 from pitools.core.request.thinking import clamp_thinking_level
+
+if TYPE_CHECKING:
+    from pitools.core.js.types import EntryId, JsonValue
+    from pitools.core.session.index import EntryIndex
 
 #: APIs whose body pitools builds exactly (each has golden recordings from pi-ai).
 SUPPORTED_APIS = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
@@ -38,8 +41,8 @@ class RequestBuild:
     """One built request and how it came about."""
 
     model: dict[str, Any]
-    leaf_id: Any
-    session_id: Any
+    leaf_id: EntryId
+    session_id: JsonValue
     thinking_requested: str
     thinking_level: str  # after clamping to the model
     thinking_source: str  # "option", "session", "settings", "default"
@@ -99,7 +102,7 @@ def build_payload(
         ) from exc
 
 
-def _leaf_positions(index: Any, leaf_id: Any) -> tuple[list[int], list[int]]:
+def _leaf_positions(index: EntryIndex, leaf_id: EntryId) -> tuple[list[int], list[int]]:
     """(the branch Pi reads settings from, the path the context is built from) at ``leaf_id``, as
     positions: only the entries a step needs are read (under the viewer's lean index, the others
     stay in the file)."""
@@ -107,7 +110,7 @@ def _leaf_positions(index: Any, leaf_id: Any) -> tuple[list[int], list[int]]:
     return branch, branch if branch else index.session_path_positions(leaf_id)
 
 
-def branch_model(index: Any, leaf_id: Any) -> str | None:
+def branch_model(index: EntryIndex, leaf_id: EntryId) -> str | None:
     """``PROVIDER/ID`` of the model Pi resumes the session with at ``leaf_id`` (``sdk.js`` with
     ``getBranchSelection``): the last ``model_change`` or assistant reply on the branch, whichever
     comes later (replies of an extension's virtual model skipped). None when the branch names none."""
@@ -121,8 +124,10 @@ def branch_model(index: Any, leaf_id: Any) -> str | None:
             continue
         if entry.get("type") == "model_change":
             provider, model_id = entry.get("provider"), entry.get("modelId")
-        elif entry.get("type") == "message" and get(entry.get("message"), "role") == "assistant":
-            message = entry["message"]
+        elif entry.get("type") == "message" and type(message := entry.get("message")) is dict:
+            # `message?.role === "assistant"`: only an object has a role
+            if message.get("role") != "assistant":
+                continue
             if message.get("api") == "pi-virtual":
                 continue
             provider, model_id = message.get("provider"), message.get("model")
@@ -135,9 +140,9 @@ def branch_model(index: Any, leaf_id: Any) -> str | None:
 
 
 def build_request(
-    index: Any,
-    leaf_id: Any,
-    session_id: Any,
+    index: EntryIndex,
+    leaf_id: EntryId,
+    session_id: JsonValue,
     model: dict[str, Any],
     thinking: str | None,
     *,

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import JsonObject, JsValue
 from pitools.core.secrets.detect import Detector, Hit
 
 #: Keys whose strings are random by design: pattern-checked, never entropy-checked.
@@ -143,7 +144,7 @@ class Finding:
     def fingerprint(self) -> str:
         return fingerprint(self.kind, self.secret.value)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return record_json(self, ("file", "line", "entry_id", "field", "kind", "preview", "fingerprint"))
 
 
@@ -173,7 +174,7 @@ class StringHit:
     is_key: bool = False
 
 
-def line_hits(value: Any, detector: Detector) -> list[StringHit]:
+def line_hits(value: JsValue, detector: Detector) -> list[StringHit]:
     """Every string of one parsed line that holds secrets."""
     out: list[StringHit] = []
     _walk(value, detector, [], out, True)
@@ -216,7 +217,7 @@ def _walk(value: Any, det: Detector, path: list[str | int], out: list[StringHit]
                 path.pop()
 
 
-def entry_id_of(value: Any, hits: list[StringHit]) -> str | None:
+def entry_id_of(value: JsValue, hits: list[StringHit]) -> str | None:
     """The entry's id, unless the id itself holds a secret."""
     if type(value) is not dict or type(value.get("id")) is not str:
         return None
@@ -225,7 +226,9 @@ def entry_id_of(value: Any, hits: list[StringHit]) -> str | None:
     return str(value["id"])
 
 
-def findings_for_line(file: str, lineno: int, value: Any, hits: list[StringHit], *, raw: bool = False) -> list[Finding]:
+def findings_for_line(
+    file: str, lineno: int, value: JsValue, hits: list[StringHit], *, raw: bool = False
+) -> list[Finding]:
     eid = None if raw else entry_id_of(value, hits)
     out: list[Finding] = []
     for sh in hits:

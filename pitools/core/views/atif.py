@@ -31,6 +31,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from pitools.core.js.json.encode import jsonable
+from pitools.core.js.types import Entry, JsonObject, JsValue
 from pitools.core.session.tree import id_text
 from pitools.core.views.branch_common import entry_ms, fnum, str_or, text_of, usage_numbers
 
@@ -41,7 +42,7 @@ AGENT_NAME = "pi"
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
-def _content(content: Any, images: bool) -> str | list[dict[str, Any]]:
+def _content(content: JsValue, images: bool) -> str | list[dict[str, Any]]:
     """A message's text, or (when it holds an image ATIF can carry) its ``ContentPart`` array."""
     if not images or type(content) is not list or not any(_carried_image(b) for b in content):
         return text_of(content, images=True)
@@ -98,7 +99,7 @@ def _iso(ms: int | None) -> str | None:
     return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _arguments(value: Any) -> dict[str, Any]:
+def _arguments(value: JsValue) -> dict[str, Any]:
     """ATIF wants a JSON object; Pi's arguments are one unless the file is damaged."""
     if type(value) is dict:
         return value
@@ -106,13 +107,13 @@ def _arguments(value: Any) -> dict[str, Any]:
 
 
 def branch_trajectory(
-    header: dict[str, Any],
-    branch: Sequence[Any],
+    header: Entry,
+    branch: Sequence[Entry],
     *,
     copied: Collection[str] = (),
     agent_version: str = "unknown",
     images: bool = True,
-) -> dict[str, Any]:
+) -> JsonObject:
     """The ATIF trajectory (a JSON-ready dict) of one branch, root → leaf; ``images=False``
     writes images as text placeholders instead of content parts."""
     session_id = str_or(header.get("id"), "")
@@ -268,13 +269,13 @@ def branch_trajectory(
 
 
 def branch_trajectories(
-    header: dict[str, Any],
-    branches: Iterable[Sequence[Any]],
+    header: Entry,
+    branches: Iterable[Sequence[Entry]],
     *,
     copied: Collection[str] = (),
     agent_version: str = "unknown",
     images: bool = True,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[JsonObject]:
     """:func:`branch_trajectory` of each branch, made only when asked for: with ``branches``
     itself lazy, one trajectory exists at a time (``export --all`` writes each before the next)."""
     for branch in branches:

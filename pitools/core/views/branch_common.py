@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from pitools.core.js.date import js_date_ms
+from pitools.core.js.types import Entry, JsValue
 
 
-def entry_ms(entry: Any) -> int | None:
+def entry_ms(entry: Entry) -> int | None:
     """The entry's ISO ``timestamp`` in epoch milliseconds, or None when it does not parse."""
     if type(entry) is not dict:
         return None
@@ -19,7 +19,7 @@ def entry_ms(entry: Any) -> int | None:
     return None if isinstance(ms, float) and math.isnan(ms) else int(ms)
 
 
-def message_ms(message: Any) -> int | None:
+def message_ms(message: JsValue) -> int | None:
     """A message's numeric ``timestamp`` (Pi stamps it when the message object is created)."""
     if type(message) is not dict:
         return None
@@ -29,7 +29,7 @@ def message_ms(message: Any) -> int | None:
     return None
 
 
-def num(value: Any) -> int | float:
+def num(value: JsValue) -> int | float:
     """A usage count as a number: anything but a finite JSON number counts as 0."""
     if type(value) is int:
         return value
@@ -38,7 +38,7 @@ def num(value: Any) -> int | float:
     return 0
 
 
-def fnum(value: Any) -> float:
+def fnum(value: JsValue) -> float:
     """A number as a finite float (cost columns); anything else, or out of range, is 0.0."""
     if type(value) is not int and type(value) is not float:
         return 0.0
@@ -49,7 +49,7 @@ def fnum(value: Any) -> float:
     return f if math.isfinite(f) else 0.0
 
 
-def usage_numbers(usage: Any) -> dict[str, int | float] | None:
+def usage_numbers(usage: JsValue) -> dict[str, int | float] | None:
     """Pi's usage record as plain numbers (input excludes cache reads and writes, as Pi counts)."""
     if type(usage) is not dict:
         return None
@@ -63,7 +63,7 @@ def usage_numbers(usage: Any) -> dict[str, int | float] | None:
     }
 
 
-def text_of(content: Any, kinds: tuple[str, ...] = ("text",), *, images: bool = False) -> str:
+def text_of(content: JsValue, kinds: tuple[str, ...] = ("text",), *, images: bool = False) -> str:
     """The text blocks of a message content (a plain string is its own text); with ``images``, an
     image block stands as a short placeholder."""
     if type(content) is str:
@@ -84,5 +84,5 @@ def text_of(content: Any, kinds: tuple[str, ...] = ("text",), *, images: bool = 
     return "\n".join(parts)
 
 
-def str_or(value: Any, default: str = "") -> str:
+def str_or(value: JsValue, default: str = "") -> str:
     return value if type(value) is str else default

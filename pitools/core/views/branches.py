@@ -30,6 +30,7 @@ from pitools.core.js.access import entry_id, entry_type
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.nesting import MAX_NESTING, nesting_ok
 from pitools.core.js.ops import to_number, to_string, truthy
+from pitools.core.js.types import Entry, EntryId, JsValue
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED, js_number_to_string, slice_head_utf16, utf16_len
 from pitools.core.session.tree import SessionIndex, TreeNode, get_tree, js_truthy_id, mkey
 from pitools.errors import PitoolsError
@@ -41,12 +42,12 @@ FILTERS: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", 
 SETTINGS_TYPES = frozenset({"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"})
 
 
-def safe_value(value: Any) -> Any:
+def safe_value(value: JsValue) -> Any:
     """``value`` itself, or a marker string when it nests absurdly deep (broken or hostile files)."""
     return value if nesting_ok(value) else f"[value nested more than {MAX_NESTING} levels deep]"
 
 
-def js_text(value: Any) -> str:
+def js_text(value: JsValue) -> str:
     """``String(value)`` as a template literal does it, guarded against absurd nesting."""
     return to_string(value) if type(value) is str or nesting_ok(value) else "[nested value]"
 
@@ -88,12 +89,14 @@ class TreeRow:
     style: str = ""
 
     @property
-    def entry(self) -> Any:
-        return self.node.entry
+    def entry(self) -> Entry:
+        entry: Entry = self.node.entry
+        return entry
 
     @property
-    def id(self) -> Any:
-        return entry_id(self.node.entry)
+    def id(self) -> EntryId:
+        eid: EntryId = entry_id(self.node.entry)
+        return eid
 
     @property
     def preview(self) -> str:
@@ -123,7 +126,9 @@ class _Flat:
     revisit: bool
 
 
-def tree_view(index: SessionIndex, leaf_id: Any, filter_mode: str = "default", *, home: str | None = None) -> TreeView:
+def tree_view(
+    index: SessionIndex, leaf_id: EntryId, filter_mode: str = "default", *, home: str | None = None
+) -> TreeView:
     """Pi's ``TreeList`` (flattenTree → applyFilter → recalculateVisualStructure) as data.
 
     ``home`` is ``$HOME`` for shortening tool paths to ``~/…`` as Pi does; ``None`` keeps them.
@@ -178,7 +183,7 @@ def tree_view(index: SessionIndex, leaf_id: Any, filter_mode: str = "default", *
     )
 
 
-def _contains_active(roots: list[TreeNode], leaf_id: Any) -> set[int]:
+def _contains_active(roots: list[TreeNode], leaf_id: EntryId) -> set[int]:
     """Nodes (by ``id()``) with the current leaf in their subtree (Pi's post-order ``containsActive``)."""
     if leaf_id is None:
         return set()
@@ -252,7 +257,7 @@ def _tool_call_map(flat: list[_Flat]) -> dict[Any, tuple[Any, Any]]:
     return calls
 
 
-def _active_path(index: SessionIndex, leaf_id: Any) -> set[Any]:
+def _active_path(index: SessionIndex, leaf_id: EntryId) -> set[Any]:
     """Ids from the leaf up to its root (Pi's ``buildActivePath``), stopping at a revisit."""
     keys: set[Any] = set()
     current = leaf_id
@@ -268,7 +273,7 @@ def _active_path(index: SessionIndex, leaf_id: Any) -> set[Any]:
     return keys
 
 
-def _nearest_visible(rows: list[TreeRow], flat: list[_Flat], row_of: list[int], leaf_id: Any) -> int | None:
+def _nearest_visible(rows: list[TreeRow], flat: list[_Flat], row_of: list[int], leaf_id: EntryId) -> int | None:
     """Pi's ``findNearestVisibleIndex``: the leaf's row, else its nearest visible ancestor's."""
     if not rows:
         return None
@@ -350,7 +355,7 @@ def _normalize(text: str) -> str:
 _JS_TRIM = JS_WHITESPACE  # what String.prototype.trim() removes
 
 
-def extract_full_content(content: Any) -> str:
+def extract_full_content(content: JsValue) -> str:
     """Pi's ``extractFullContent``: a string as is, else the text blocks concatenated."""
     if type(content) is str:
         return content
@@ -359,12 +364,12 @@ def extract_full_content(content: Any) -> str:
     return "".join(js_text(b.get("text", UNDEFINED)) for b in content if type(b) is dict and b.get("type") == "text")
 
 
-def _extract(content: Any) -> str:
+def _extract(content: JsValue) -> str:
     # extractContent: the first 200 UTF-16 units (a surrogate pair is never split here).
     return slice_head_utf16(extract_full_content(content), 200)
 
 
-def has_text_content(content: Any) -> bool:
+def has_text_content(content: JsValue) -> bool:
     """Pi's ``hasTextContent``: some non-blank text."""
     if type(content) is str:
         return content.strip(_JS_TRIM) != ""
@@ -377,7 +382,7 @@ def has_text_content(content: Any) -> bool:
     return False
 
 
-def display_text(entry: Any, tool_calls: dict[Any, tuple[Any, Any]], home: str | None = None) -> tuple[str, str, str]:
+def display_text(entry: Entry, tool_calls: dict[Any, tuple[Any, Any]], home: str | None = None) -> tuple[str, str, str]:
     """Pi's ``getEntryDisplayText`` as ``(prefix, text, style)``; Pi prints ``prefix + text``."""
     etype = entry_type(entry)
     e: dict[str, Any] = entry if type(entry) is dict else {}
@@ -441,7 +446,7 @@ def display_text(entry: Any, tool_calls: dict[Any, tuple[Any, Any]], home: str |
     return "", "", "dim"
 
 
-def _round_thousands(value: Any) -> str:
+def _round_thousands(value: JsValue) -> str:
     """``Math.round(value / 1000)`` printed as JavaScript prints numbers."""
     n = to_number(value)
     x = n / 1000
@@ -468,11 +473,12 @@ def _line_number(value: Any) -> float | int | None:
     if type(value) is str and value.strip(_JS_TRIM) != "":
         value = to_number(value)
     if type(value) in (int, float) and math.isfinite(value):
-        return value
+        number: float | int = value
+        return number
     return None
 
 
-def format_read_range(offset: Any, limit: Any) -> str:
+def format_read_range(offset: JsValue, limit: JsValue) -> str:
     """Pi's ``formatReadLineRange``: ``:start`` or ``:start-end``."""
     if (offset is None or offset is UNDEFINED) and (limit is None or limit is UNDEFINED):
         return ""
@@ -488,7 +494,7 @@ def format_read_range(offset: Any, limit: Any) -> str:
     return f":{js_number_to_string(start)}" + (f"-{js_number_to_string(end)}" if end else "")
 
 
-def format_tool_call(name: Any, args: Any, home: str | None = None) -> str:
+def format_tool_call(name: JsValue, args: JsValue, home: str | None = None) -> str:
     """Pi's ``formatToolCall`` for a tool result row: ``[read: ~/src/a.ts:1-40]`` and so on."""
     a: dict[str, Any] = args if type(args) is dict else {}
 
@@ -602,7 +608,7 @@ def list_branches(index: SessionIndex) -> BranchList:
 
 def _branch(
     index: SessionIndex,
-    leaf_id: Any,
+    leaf_id: EntryId,
     children: dict[Any, list[int]],
     labels: dict[Any, tuple[Any, Any]],
     depths: dict[int, int | None],
@@ -669,7 +675,7 @@ def _branch(
 
 
 def _branch_from_path(
-    index: SessionIndex, leaf_id: Any, base: dict[str, Any], path: list[Any], children: dict[Any, list[int]]
+    index: SessionIndex, leaf_id: EntryId, base: dict[str, Any], path: list[Entry], children: dict[Any, list[int]]
 ) -> Branch:
     """A leaf's record from its whole ``getBranch`` path (the rare leaves the depth pass skips)."""
     from pitools.core.context.build import replay_context
@@ -692,7 +698,7 @@ def _branch_from_path(
 
 
 def _context_tokens(
-    index: SessionIndex, leaf_id: Any, leaf_pos: int, depths: dict[int, int | None], edited: set[Any]
+    index: SessionIndex, leaf_id: EntryId, leaf_pos: int, depths: dict[int, int | None], edited: set[Any]
 ) -> Any:
     """Pi's ``estimateProjectedContextTokens`` at ``leaf``, from the tail of its path that matters.
 
@@ -774,7 +780,7 @@ def _tail_estimate(tail: list[Any]) -> Any:
     return estimate_projected_context_tokens(projection, tail, message_estimates(projection)).tokens
 
 
-def fork_index(path: Sequence[Any], children: dict[Any, list[int]]) -> int | None:
+def fork_index(path: Sequence[Entry], children: dict[Any, list[int]]) -> int | None:
     """Position on ``path`` of the deepest ancestor of the leaf with more than one child
     (``children``: the index's ``children_positions()``)."""
     for i in range(len(path) - 2, -1, -1):
@@ -783,7 +789,7 @@ def fork_index(path: Sequence[Any], children: dict[Any, list[int]]) -> int | Non
     return None
 
 
-def first_user_message(entries: Sequence[Any]) -> Any:
+def first_user_message(entries: Sequence[Entry]) -> Entry | None:
     for entry in entries:
         if entry_type(entry) == "message":
             msg = entry.get("message")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.context.build import context_entries_from_path
+from pitools.core.js.types import Entry
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.session.tree import SessionIndex, mkey
 from pitools.errors import PitoolsError
@@ -46,7 +47,7 @@ class TreeFacts:
         return self.leaves[self.leaf_lo[i] : self.leaf_hi[i]]
 
 
-def tree_facts(entries: Sequence[Any]) -> TreeFacts:
+def tree_facts(entries: Sequence[Entry]) -> TreeFacts:
     """Branch ranges, in-context and summarized-away flags for every entry."""
     n = len(entries)
     index = SessionIndex.build(entries)
@@ -127,7 +128,7 @@ def _edited_out(ctx: Sequence[Any]) -> set[Any]:
     return {k for k, e in edits.items() if e.get("replacement", UNDEFINED) is None}
 
 
-def skeleton(entry: Any) -> dict[str, Any]:
+def skeleton(entry: Entry) -> dict[str, Any]:
     """The fields :func:`tree_facts` reads, for storing and recomputing after an append."""
     if type(entry) is not dict:
         return {}

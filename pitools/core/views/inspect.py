@@ -8,6 +8,7 @@ from typing import Any
 
 from pitools import PI_REFERENCE_VERSION
 from pitools.core.js.access import entry_id, entry_type
+from pitools.core.js.types import Entry, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.session.loaded import Session
 from pitools.core.session.name import session_name
@@ -16,12 +17,12 @@ from pitools.core.views.stats import session_stats, usage_breakdown
 from pitools.errors import PiCrashError
 
 
-def _role(entry: Any) -> Any:
+def _role(entry: Entry) -> Any:
     msg = entry.get("message") if type(entry) is dict else None
     return msg.get("role") if type(msg) is dict else None
 
 
-def _text_or_none(value: Any) -> str | None:
+def _text_or_none(value: JsValue) -> str | None:
     return value if type(value) is str else None
 
 

@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pitools.core.js.types import Entry
+
 #: An entry's identity across copies: (id, timestamp as written).
 EntryKey = tuple[str, Any]
 
@@ -163,7 +165,7 @@ def descendants(keys: Iterable[str], parents: Mapping[str, str | None]) -> set[s
     return out
 
 
-def entry_key(entry: Any) -> EntryKey | None:
+def entry_key(entry: Entry) -> EntryKey | None:
     """(id, timestamp) of an entry with a string id, else None."""
     if type(entry) is not dict:
         return None
@@ -174,7 +176,7 @@ def entry_key(entry: Any) -> EntryKey | None:
     return (eid, ts if type(ts) in (str, int, float) else None)
 
 
-def entry_keys(entries: Iterable[Any]) -> set[EntryKey]:
+def entry_keys(entries: Iterable[Entry]) -> set[EntryKey]:
     """The (id, timestamp) keys of ``entries``."""
     out: set[EntryKey] = set()
     for entry in entries:
@@ -193,7 +195,7 @@ def copied_keys(own: Iterable[EntryKey], ancestor_keys: Sequence[set[EntryKey]])
 
 def copied_entry_ids(
     key: str,
-    entries_by_session: Mapping[str, Iterable[Any]],
+    entries_by_session: Mapping[str, Iterable[Entry]],
     parents: Mapping[str, str | None],
 ) -> set[str]:
     """Ids of the entries of session ``key`` that are copies of an ancestor's entries.

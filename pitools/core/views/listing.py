@@ -36,6 +36,7 @@ from pitools.core.js import ops as jsops
 from pitools.core.js.date import js_date_ms, to_iso_string
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.js.ops import prop
+from pitools.core.js.types import Entry, JsonObject, JsValue
 from pitools.core.js.value import JS_WHITESPACE, UNDEFINED
 from pitools.core.session.locate import (
     SessionDirChoice,
@@ -95,7 +96,7 @@ def _note_pi_error(scan: SummaryScan, message: str) -> None:
         scan.pi_error = message
 
 
-def _text_content(content: Any) -> str | None:
+def _text_content(content: JsValue) -> str | None:
     """Pi's ``extractTextContent``; None where Pi would throw."""
     if type(content) is str:
         return content
@@ -105,7 +106,7 @@ def _text_content(content: Any) -> str | None:
     return jsops.join(texts, " ")
 
 
-def _content_ok(content: Any) -> bool:
+def _content_ok(content: JsValue) -> bool:
     """Whether ``extractTextContent`` would run without throwing (no text needed)."""
     return type(content) is str or (type(content) is list and None not in content)
 
@@ -113,7 +114,7 @@ def _content_ok(content: Any) -> bool:
 _USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 
 
-def _add_usage(totals: list[Any], usage: Any) -> None:
+def _add_usage(totals: list[Any], usage: JsValue) -> None:
     """``addUsageToTotals`` on numbers only: what Pi sums for a well-formed usage record.
 
     Fields that are not numbers count as 0 (Pi would throw, or concatenate strings).
@@ -172,14 +173,14 @@ def _message_entry(scan: SummaryScan, entry: dict[str, Any]) -> None:
         _note_pi_error(scan, "TypeError: content.filter is not a function")
 
 
-def _add_model(scan: SummaryScan, provider: Any, model: Any) -> None:
+def _add_model(scan: SummaryScan, provider: JsValue, model: Any) -> None:
     """Remember ``provider/model`` (first-seen order); messages that name no model add nothing."""
     if jsops.nullish(provider) and jsops.nullish(model):
         return
     scan.models.setdefault(f"{jsops.to_string(provider)}/{jsops.to_string(model)}", None)
 
 
-def _entry(scan: SummaryScan, entry: Any) -> None:
+def _entry(scan: SummaryScan, entry: Entry) -> None:
     """Fold one parsed non-header value into the scan."""
     if type(entry) is not dict:
         scan.entries += 1
@@ -234,14 +235,14 @@ def _skippable(buf: Any, start: int, end: int) -> re.Match[bytes] | None:
     return m
 
 
-def summarize_file(path: str, st: os.stat_result | None = None) -> dict[str, Any]:
+def summarize_file(path: str, st: os.stat_result | None = None) -> JsonObject:
     """One session's summary (JSON-ready, Pi's field names)."""
     return summarize_file_scan(path, st)[0]
 
 
 def summarize_file_scan(
     path: str, st: os.stat_result | None = None, *, stop: int | None = None
-) -> tuple[dict[str, Any], SummaryScan | None]:
+) -> tuple[JsonObject, SummaryScan | None]:
     """:func:`summarize_file`, and the finished scan when the file has a valid header (else None).
 
     ``stop``: read only the bytes before it (the size the caller indexes, in case the file grew).
@@ -269,7 +270,7 @@ def summarize_file_scan(
     return _finish(path, st, scan), scan
 
 
-def summarize_values(path: str, st: os.stat_result, values: Sequence[Any]) -> dict[str, Any] | None:
+def summarize_values(path: str, st: os.stat_result, values: Sequence[Any]) -> JsonObject | None:
     """:func:`summarize_file` from values already parsed, or None when it must read the file itself.
 
     ``values`` is the loader's ``RawSession.values`` for an unmigrated file (every truthy parsed
@@ -319,7 +320,7 @@ def fold_values(scan: SummaryScan, values: Sequence[Any]) -> None:
         _entry(scan, value)
 
 
-def finish_scan(path: str, st: os.stat_result, scan: SummaryScan) -> dict[str, Any]:
+def finish_scan(path: str, st: os.stat_result, scan: SummaryScan) -> JsonObject:
     """The summary of a scan (what :func:`summarize_file` returns for a file with a valid header)."""
     return _finish(path, st, scan)
 
@@ -438,19 +439,19 @@ def _base(path: str, st: os.stat_result | None) -> dict[str, Any]:
     }
 
 
-def _invalid_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, Any]:
+def _invalid_summary(path: str, st: os.stat_result | None, why: str) -> JsonObject:
     out = _base(path, st)
     out.update(status=STATUS_INVALID, piListed=False, problem=why + "; Pi cannot open it")
     return out
 
 
-def _error_summary(path: str, st: os.stat_result | None, why: str) -> dict[str, Any]:
+def _error_summary(path: str, st: os.stat_result | None, why: str) -> JsonObject:
     out = _base(path, st)
     out.update(status=STATUS_ERROR, piListed=False, problem=why)
     return out
 
 
-def _masked(text: Any) -> Any:
+def _masked(text: JsValue) -> Any:
     """A preview (the name, the first message) with the secrets ``scan`` detects masked: listings
     show it in every format (``ls``, ``usage --by session``, search hits, the serve list). Done
     here, once per summary, so the archive index keeps the masked text and a warm ``ls`` never
@@ -530,9 +531,9 @@ class CacheLike(Protocol):
 
     hits: int
 
-    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None: ...
+    def get(self, path: str, st: os.stat_result) -> JsonObject | None: ...
 
-    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None: ...
+    def put(self, path: str, st: os.stat_result, summary: JsonObject) -> None: ...
 
     def forget_missing(self, folders: list[str], seen: set[str]) -> None: ...
 
@@ -542,10 +543,10 @@ class NoCache:
 
     hits = 0
 
-    def get(self, path: str, st: os.stat_result) -> dict[str, Any] | None:
+    def get(self, path: str, st: os.stat_result) -> JsonObject | None:
         return None
 
-    def put(self, path: str, st: os.stat_result, summary: dict[str, Any]) -> None:
+    def put(self, path: str, st: os.stat_result, summary: JsonObject) -> None:
         return None
 
     def forget_missing(self, folders: list[str], seen: set[str]) -> None:

@@ -27,6 +27,7 @@ from pitools.core.compaction.prepare import CompactionSettings, should_compact
 from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
 from pitools.core.js import ops as jsops
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import Entry, EntryId, JsValue
 
 #: Message roles whose entry is projected as the message itself (checked against a full replay
 #: on the golden sessions, ``tests/unit/ops/test_watch.py``).
@@ -40,8 +41,8 @@ _SILENT_TYPES = frozenset({"label", "custom", "session_info", "thinking_level_ch
 class Reading:
     """One reading of the meter."""
 
-    leaf_id: Any
-    tokens: Any
+    leaf_id: EntryId
+    tokens: JsValue
     context_window: int
     reserve_tokens: int
     enabled: bool
@@ -56,18 +57,19 @@ class Reading:
     @property
     def percent(self) -> float | None:
         tokens = self.tokens
-        if type(tokens) not in (int, float) or self.context_window <= 0:
+        if (type(tokens) is not int and type(tokens) is not float) or self.context_window <= 0:
             return None
         return float(tokens / self.context_window * 100)
 
     @property
-    def tokens_to_threshold(self) -> Any:
+    def tokens_to_threshold(self) -> int | float | None:
         """Tokens that still fit before the threshold (0 once above it)."""
-        if type(self.tokens) not in (int, float):
+        tokens = self.tokens
+        if type(tokens) is not int and type(tokens) is not float:
             return None
-        return max(0, self.threshold - self.tokens)
+        return max(0, self.threshold - tokens)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:  # the leaf id or tokens may be UNDEFINED
         data = record_json(self, ("leaf_id", "model", "tokens", "context_window", "reserve_tokens"))
         data["compactionEnabled"] = self.enabled
         data["threshold"] = self.threshold
@@ -77,13 +79,15 @@ class Reading:
         return data
 
 
-def reading(leaf_id: Any, tokens: Any, context_window: int, settings: CompactionSettings, model: str | None) -> Reading:
+def reading(
+    leaf_id: EntryId, tokens: JsValue, context_window: int, settings: CompactionSettings, model: str | None
+) -> Reading:
     """The meter for ``tokens`` (``estimateProjectedContextTokens`` at the leaf)."""
     will = context_window > 0 and should_compact(tokens, context_window, settings)
     return Reading(leaf_id, tokens, context_window, settings.reserve_tokens, settings.enabled, model, will)
 
 
-def advance(current: Reading, entries: Iterable[Any]) -> Reading | None:
+def advance(current: Reading, entries: Iterable[Entry]) -> Reading | None:
     """``current`` after Pi appended ``entries`` (parsed lines, oldest first), or None when a
     replay is needed to know (see the module docstring)."""
     leaf_id = current.leaf_id

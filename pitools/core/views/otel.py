@@ -27,8 +27,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from pitools.core.js.types import Entry, JsValue
 from pitools.core.session.tree import id_text
 from pitools.core.views.branch_common import entry_ms, fnum, message_ms, str_or, usage_numbers
 
@@ -111,12 +111,12 @@ def _n(value: AttrValue) -> int | float:
     return value if type(value) in (int, float) and type(value) is not bool else 0  # type: ignore[return-value]
 
 
-def provider_name(provider: Any) -> str:
+def provider_name(provider: JsValue) -> str:
     text = str_or(provider, "")
     return PROVIDER_NAMES.get(text, text or "_OTHER")
 
 
-def _usage_attrs(usage: Any) -> dict[str, AttrValue]:
+def _usage_attrs(usage: JsValue) -> dict[str, AttrValue]:
     nums = usage_numbers(usage)
     if nums is None:
         return {}
@@ -131,8 +131,8 @@ def _usage_attrs(usage: Any) -> dict[str, AttrValue]:
 
 
 def branch_trace(
-    header: dict[str, Any],
-    branch: Sequence[Any],
+    header: Entry,
+    branch: Sequence[Entry],
     *,
     copied: Collection[str] = (),
     legacy: bool = False,
@@ -192,17 +192,17 @@ def branch_trace(
                     "gen_ai.request.model": model,
                     "gen_ai.response.model": response_model,
                 }
-                if type(message.get("responseId")) is str:
-                    attrs["gen_ai.response.id"] = message["responseId"]
+                if type(response_id := message.get("responseId")) is str:
+                    attrs["gen_ai.response.id"] = response_id
                 stop = message.get("stopReason")
                 if type(stop) is str:
                     attrs["gen_ai.response.finish_reasons"] = [FINISH_REASONS.get(stop, stop)]
                     attrs["pi.stop_reason"] = stop
                 attrs.update(_usage_attrs(message.get("usage")))
-                if type(message.get("provider")) is str:
-                    attrs["pi.provider"] = message["provider"]
-                if type(message.get("api")) is str:
-                    attrs["pi.api"] = message["api"]
+                if type(provider_field := message.get("provider")) is str:
+                    attrs["pi.provider"] = provider_field
+                if type(api := message.get("api")) is str:
+                    attrs["pi.api"] = api
                 error = None
                 if stop in ("error", "aborted"):
                     error = str_or(message.get("errorMessage"), stop)
@@ -304,10 +304,10 @@ def branch_trace(
         "pi.usage.cost": total_cost,
         "pi.leaf.id": leaf_id,
     }
-    if type(header.get("cwd")) is str:
-        root_attrs["pi.session.cwd"] = header["cwd"]
-    if type(header.get("parentSession")) is str:
-        root_attrs["pi.session.parent"] = header["parentSession"]
+    if type(cwd := header.get("cwd")) is str:
+        root_attrs["pi.session.cwd"] = cwd
+    if type(parent_session := header.get("parentSession")) is str:
+        root_attrs["pi.session.parent"] = parent_session
     root = SpanData(root_id, None, f"invoke_agent {AGENT_NAME}", "internal", start_ms, end_ms, leaf_id, root_attrs)
     if legacy:
         for span in (root, *spans):
@@ -316,8 +316,8 @@ def branch_trace(
 
 
 def branch_traces(
-    header: dict[str, Any],
-    branches: Iterable[Sequence[Any]],
+    header: Entry,
+    branches: Iterable[Sequence[Entry]],
     *,
     copied: Collection[str] = (),
     legacy: bool = False,

@@ -21,6 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from pitools.core.js.types import Entry, JsValue
+
 # No dataclass and no orjson at import: a warm ``pitools search`` imports this module on its
 # start-up path, and needs orjson only when a matching entry holds a tool call's arguments.
 _dumps: Any = None
@@ -55,7 +57,7 @@ class EntryText:
         return "\n".join(self.thinking)
 
 
-def _blocks(content: Any, out: EntryText, *, tool_calls: bool = False) -> None:
+def _blocks(content: JsValue, out: EntryText, *, tool_calls: bool = False) -> None:
     if type(content) is str:
         out.parts.append(content)
         return
@@ -85,7 +87,7 @@ def _blocks(content: Any, out: EntryText, *, tool_calls: bool = False) -> None:
                     out.parts.append(dumped)
 
 
-def args_json(args: Any) -> str | None:
+def args_json(args: JsValue) -> str | None:
     """``orjson.dumps(args)`` as text, or None where orjson refuses the value.
 
     A process that has not loaded orjson (the warm ``pitools search``) writes plain values
@@ -107,7 +109,7 @@ def args_json(args: Any) -> str | None:
     return dumped.decode("utf-8")
 
 
-def _plain_json(value: Any) -> str | None:
+def _plain_json(value: JsValue) -> str | None:
     """``orjson.dumps(value)`` for plain values (64-bit integers, nesting under 200 levels: orjson
     stops at 255), else None (floats: orjson has its own number forms)."""
     from pitools.core.js.json.lean import plain_json
@@ -115,7 +117,7 @@ def _plain_json(value: Any) -> str | None:
     return plain_json(value, min_int=-(1 << 63), max_int=(1 << 64) - 1, max_depth=200)
 
 
-def entry_text(entry: Any) -> EntryText:
+def entry_text(entry: Entry) -> EntryText:
     """The searchable text of one entry (empty for entries that hold none)."""
     out = EntryText()
     if type(entry) is not dict:

@@ -9,6 +9,8 @@ from typing import Any
 
 from pitools.core.js import ops as jsops
 from pitools.core.js.ops import prop, truthy
+from pitools.core.js.types import Entry, JsonObject, JsValue
+from pitools.core.js.value import UNDEFINED
 
 
 @dataclass(slots=True)
@@ -19,7 +21,7 @@ class UsageTotals:
     cache_write: Any = 0
     cost: Any = 0
 
-    def add(self, usage: Any, strict: bool = True) -> None:
+    def add(self, usage: JsValue, strict: bool = True) -> None:
         """Pi's ``addUsageToTotals`` (throws like Pi on a missing usage or cost unless not strict)."""
         if not strict:
             if type(usage) is not dict:
@@ -49,7 +51,7 @@ class SessionStats:
     total_messages: int = 0
     totals: UsageTotals = field(default_factory=UsageTotals)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         t = self.totals
         return {
             "userMessages": self.user_messages,
@@ -68,7 +70,7 @@ class SessionStats:
         }
 
 
-def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStats:
+def session_stats(entries: Iterable[Entry], *, strict: bool = True) -> SessionStats:
     """Pi's ``getSessionStats`` message counts and usage totals.
 
     ``strict=False`` skips usage records Pi would choke on (missing usage or cost) instead of
@@ -87,7 +89,7 @@ def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStat
         if etype != "message":
             continue
         stats.total_messages += 1
-        message = entry.get("message", jsops.UNDEFINED)
+        message = entry.get("message", UNDEFINED)
         if not strict and jsops.nullish(message):
             continue  # Pi throws reading its role; the tolerant totals count the entry and go on
         role = prop(message, "role")
@@ -95,8 +97,8 @@ def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStat
             stats.user_messages += 1
         elif role == "toolResult":
             stats.tool_results += 1
-            if truthy(prop(message, "usage")):
-                totals.add(message["usage"], strict)
+            if truthy(usage := prop(message, "usage")):
+                totals.add(usage, strict)
         elif role == "assistant":
             stats.assistant_messages += 1
             content = prop(message, "content")
@@ -106,7 +108,7 @@ def session_stats(entries: Iterable[Any], *, strict: bool = True) -> SessionStat
     return stats
 
 
-def usage_breakdown(entries: Iterable[Any]) -> list[dict[str, Any]]:
+def usage_breakdown(entries: Iterable[Entry]) -> list[dict[str, Any]]:
     """Pi's ``getUsageCostBreakdown``: cost and tokens per provider/model, summaries apart."""
     by_key: dict[str, UsageTotals] = {}
     for entry in entries:
@@ -115,7 +117,7 @@ def usage_breakdown(entries: Iterable[Any]) -> list[dict[str, Any]]:
         etype = entry.get("type")
         key: str | None = None
         usage: Any = None
-        message = entry.get("message", jsops.UNDEFINED)
+        message = entry.get("message", UNDEFINED)
         if etype == "message" and prop(message, "role") == "assistant":
             model = prop(message, "responseModel")
             if jsops.nullish(model):
@@ -123,9 +125,9 @@ def usage_breakdown(entries: Iterable[Any]) -> list[dict[str, Any]]:
             key = f"{jsops.to_string(prop(message, 'provider'))}/{jsops.to_string(model)}"
             usage = prop(message, "usage")
         elif etype == "usage":
-            provider = jsops.to_string(entry.get("provider", jsops.UNDEFINED))
-            key = f"{provider}/{jsops.to_string(entry.get('model', jsops.UNDEFINED))}"
-            usage = entry.get("usage", jsops.UNDEFINED)
+            provider = jsops.to_string(entry.get("provider", UNDEFINED))
+            key = f"{provider}/{jsops.to_string(entry.get('model', UNDEFINED))}"
+            usage = entry.get("usage", UNDEFINED)
         elif etype == "message" and prop(message, "role") == "toolResult" and truthy(prop(message, "usage")):
             key = "Tools/summaries"
             usage = prop(message, "usage")

@@ -28,6 +28,7 @@ from typing import Any
 from pitools.core.js import ops as jsops
 from pitools.core.js.date import js_date_ms
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import Entry, JsonObject, JsValue
 from pitools.core.js.value import UNDEFINED
 from pitools.core.views.isotime import iso_utc
 
@@ -66,7 +67,7 @@ class UsageRecord:
     def total_tokens(self) -> int | float:
         return self.input + self.output + self.cache_read + self.cache_write
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return record_json(self, (*_IDENTITY, *_TOTALS, "source"))
 
 
@@ -105,7 +106,7 @@ def entry_time(entry: dict[str, Any]) -> str | None:
 UsageFields = tuple[str, str, "int | float", "int | float", "int | float", "int | float", "int | float", str]
 
 
-def _fields(usage: dict[str, Any], provider: Any, model: Any, source: str) -> UsageFields:
+def _fields(usage: dict[str, Any], provider: JsValue, model: Any, source: str) -> UsageFields:
     cost = usage.get("cost")
     return (
         jsops.to_string(provider),
@@ -119,7 +120,7 @@ def _fields(usage: dict[str, Any], provider: Any, model: Any, source: str) -> Us
     )
 
 
-def entry_usage_fields(entry: Any) -> UsageFields | None:
+def entry_usage_fields(entry: Entry) -> UsageFields | None:
     """:func:`entry_usage` without the session, entry id and timestamp (a cold index build
     meets every entry of the archive: it reads the time once, in its own way)."""
     if type(entry) is not dict:
@@ -154,7 +155,7 @@ def entry_usage_fields(entry: Any) -> UsageFields | None:
     return None
 
 
-def entry_usage(entry: Any, session_id: str | None = None) -> UsageRecord | None:
+def entry_usage(entry: Entry, session_id: str | None = None) -> UsageRecord | None:
     """The usage record ``entry`` carries in Pi's ``getSessionStats``, or None."""
     fields = entry_usage_fields(entry)
     if fields is None:
@@ -163,7 +164,7 @@ def entry_usage(entry: Any, session_id: str | None = None) -> UsageRecord | None
     return UsageRecord(session_id, eid if type(eid) is str else None, entry_time(entry), *fields)
 
 
-def iter_usage_records(entries: Iterable[Any], session_id: str | None = None) -> Iterator[UsageRecord]:
+def iter_usage_records(entries: Iterable[Entry], session_id: str | None = None) -> Iterator[UsageRecord]:
     """Every usage record of ``entries`` (Pi's ``getEntries()``, file order), as ``getSessionStats`` counts."""
     for entry in entries:
         record = entry_usage(entry, session_id)
@@ -171,7 +172,7 @@ def iter_usage_records(entries: Iterable[Any], session_id: str | None = None) ->
             yield record
 
 
-def usage_records(entries: Iterable[Any], session_id: str | None = None) -> list[UsageRecord]:
+def usage_records(entries: Iterable[Entry], session_id: str | None = None) -> list[UsageRecord]:
     """:func:`iter_usage_records` as a list."""
     return list(iter_usage_records(entries, session_id))
 
@@ -206,7 +207,7 @@ class UsageSum:
     def total_tokens(self) -> int | float:
         return self.input + self.output + self.cache_read + self.cache_write
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return record_json(self, (*_TOTALS, "records"))
 
 

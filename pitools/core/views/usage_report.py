@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pitools.core.js.json.record import record_json
+from pitools.core.js.types import JsonObject
 from pitools.core.views.usage import UsageSum
 
 BY_CHOICES = ("day", "week", "month", "model", "provider", "project", "session")
@@ -56,7 +57,7 @@ class ReportRow:
     #: own usage (``sums``) and counted in the parent's row, not in this row or the totals.
     copied: UsageSum | None = None
 
-    def to_json(self, breakdown: bool) -> dict[str, Any]:
+    def to_json(self, breakdown: bool) -> JsonObject:
         out: dict[str, Any] = {"key": self.key, **self.sums.to_json()}
         if self.session is not None:
             out["session"] = {
@@ -87,7 +88,7 @@ class UsageReport:
     sessions: int
     copied_excluded: UsageSum
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             **record_json(self, ("by", "timezone", "since", "until", "sessions")),
             "rows": [r.to_json(self.breakdown) for r in self.rows],
