@@ -181,7 +181,9 @@ class App:
         from pitools.core.session.load import load
 
         stamp = self.stamp(path)
-        return load(path, keep="context"), stamp
+        # freeze=False: a command exempts its one session from cyclic collection for speed; a
+        # server loads session after session, and frozen objects would never be collected.
+        return load(path, keep="context", freeze=False), stamp
 
     def _prefix(self, path: str, loaded: Any, stamp: str) -> dict[str, Any] | None:
         """The page's prefix (:func:`~pitools.ops.viewer.session_prefix`); None if the file

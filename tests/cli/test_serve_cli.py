@@ -492,3 +492,14 @@ def test_serve_reports_through_its_error_stream(archive: Path, monkeypatch: Any)
     with pytest.raises(Stop):
         serve_app.serve(fake, port=0, open_browser=False, session_dir=str(archive))
     assert seen == ["probe"]
+
+
+def test_serving_pages_never_freezes_objects_out_of_the_collector(server: Any) -> None:
+    """A command freezes its one loaded session (gc.freeze) to spare the cyclic collector; a
+    long-running server must not, or every page it served would stay in the permanent generation."""
+    import gc
+
+    frozen = gc.get_freeze_count()
+    for route in ("/session/S1", "/session/S1/data", "/api/ls"):
+        assert get(server, route)[0] == 200, route
+    assert gc.get_freeze_count() == frozen
