@@ -196,7 +196,7 @@ class App:
     def session_page(self, session_id: str, leaf: str | None, listed: str | None = None) -> Stream:
         """The viewer page, in pieces as they are serialized (a 40 MB session is never held as
         one string); the session is read and its read model built before the first piece."""
-        from pitools.ops.viewer import close_loaded, viewer_page
+        from pitools.ops.viewer import close_loaded, viewer_chunks
 
         path = self.session_path(session_id, listed)
         loaded, stamp = self._load(path)
@@ -210,11 +210,11 @@ class App:
                 "home": self.root + "/",
                 "prefix": self._prefix(path, loaded, stamp),
             }
-            pieces = viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)
+            pieces = viewer_chunks(loaded, loaded.leaf(leaf) if leaf else None, live=live)
         except BaseException:
             close_loaded(loaded)
             raise
-        return Stream((piece.encode("utf-8") for piece in pieces), lambda: close_loaded(loaded))
+        return Stream(pieces, lambda: close_loaded(loaded))
 
     def session_data(
         self, session_id: str, have: int = 0, upto: int = 0, sha: str = "", listed: str | None = None
