@@ -83,6 +83,8 @@ class ViewerModel:
     compactions: dict[int, list[int]] = field(default_factory=dict)
     #: Each context edit's position → its ``targetId`` (not in the page's data).
     edit_targets: dict[int, Any] = field(default_factory=dict)
+    #: :func:`_unique_ids`' answer once it is asked (not in the page's data; four readers).
+    unique_ids_memo: list[dict[str, int] | None] = field(default_factory=list)
 
     def meta_json(self) -> dict[str, Any]:
         """The part of the page's data that is not the entries themselves."""
@@ -172,10 +174,13 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
-def _tree(times: list[float], parent: list[int]) -> list[int]:
+def _tree(times: list[float | str], parent: list[int]) -> list[int]:
     """Pi's ``getTree`` as a flat pre-order list of positions (the page draws the connectors
     over the rows its filter shows); ``times`` are the entries' timestamps in ms (NaN: none or
-    unreadable)."""
+    unreadable), or a timestamp string not parsed yet: only the roots and entries with a sibling
+    are sorted, so most of a long session's timestamps are never parsed."""
+    from pitools.core.js.date import js_date_ms
+
     n = len(times)
     children: list[list[int]] = [[] for _ in range(n)]
     roots: list[int] = []
@@ -184,6 +189,8 @@ def _tree(times: list[float], parent: list[int]) -> list[int]:
 
     def ts(i: int) -> float:
         value = times[i]
+        if type(value) is str:
+            value = js_date_ms(value)  # a string never throws: only other values are parsed up front
         return float("inf") if value != value else value  # NaN sorts last (a stable, total order)
 
     order: list[int] = []
@@ -257,7 +264,7 @@ def build_viewer_model(
     if isinstance(index, LeanIndex):
         budget //= LEAN_BUDGET_DIVISOR
     pos_by_id = index.pos_by_id
-    times: list[float] = []
+    times: list[float | str] = []
     label_entries: list[Any] = []
     parent: list[int] = []
     tokens: list[int | None] = []
@@ -286,7 +293,8 @@ def build_viewer_model(
         c_usage: int | float = 0
         c_calls = 0
         if type(e) is dict:
-            times.append(js_date_ms(e.get("timestamp", UNDEFINED)))
+            stamp = e.get("timestamp", UNDEFINED)
+            times.append(stamp if type(stamp) is str else js_date_ms(stamp))
             if e.get("type") == "label":
                 label_entries.append(e)
             eid = e.get("id", UNDEFINED)
@@ -395,7 +403,8 @@ def build_viewer_model(
         if i >= 2 and spent + length > budget:
             break
         spent += length
-        model.replays[p] = replay_at(loaded, index.ids[p], settings_for)
+        if p not in model.replays:  # the chosen leaf is usually the default one: replayed once
+            model.replays[p] = replay_at(loaded, index.ids[p], settings_for)
     model.exact = exact_totals(loaded, model, budget)
     context_facts(loaded, model)
     return model
@@ -466,9 +475,12 @@ def _preorder(model: ViewerModel) -> tuple[list[int], list[int]]:
 
 def _unique_ids(model: ViewerModel) -> dict[str, int] | None:
     """Position by id when every id is a distinct string (then ``===`` on ids is a lookup)."""
-    pos_of = {eid: p for p, eid in enumerate(model.ids)}
-    if len(pos_of) != len(model.ids) or any(f & FLAG_ODD_ID for f in model.flags):
-        return None
+    if model.unique_ids_memo:
+        return model.unique_ids_memo[0]
+    pos_of: dict[str, int] | None = {eid: p for p, eid in enumerate(model.ids)}
+    if len(pos_of or ()) != len(model.ids) or any(f & FLAG_ODD_ID for f in model.flags):
+        pos_of = None
+    model.unique_ids_memo.append(pos_of)
     return pos_of
 
 
