@@ -188,9 +188,9 @@ def _tree(times: list[float | str], parent: list[int]) -> list[int]:
         (roots if p < 0 else children[p]).append(i)
 
     def ts(i: int) -> float:
-        value = times[i]
-        if type(value) is str:
-            value = js_date_ms(value)  # a string never throws: only other values are parsed up front
+        stamp = times[i]
+        # A string never throws: only other values are parsed up front.
+        value = js_date_ms(stamp) if isinstance(stamp, str) else stamp
         return float("inf") if value != value else value  # NaN sorts last (a stable, total order)
 
     order: list[int] = []
