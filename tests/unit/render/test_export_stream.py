@@ -267,3 +267,20 @@ def test_html_escaping_is_html_escape(text: str) -> None:
     from pitools.render.viewer_html import _e
 
     assert _e(text) == html.escape(text, quote=True)
+
+
+@given(st.text(alphabet=st.sampled_from("AZaz09+/=-_ \né\x00"), max_size=14))
+@settings(max_examples=2000)
+def test_base64_size_is_what_strict_decoding_gives(text: str) -> None:
+    import base64
+    import binascii
+
+    # The rule it stands for: a multiple of four long, the alphabet then at most two "=", and
+    # what strict decoding then gives (strict decoding alone also takes "0000=").
+    expected: int | None = None
+    if len(text) % 4 == 0 and re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", text):
+        try:
+            expected = len(base64.b64decode(text, validate=True))
+        except (binascii.Error, ValueError):
+            expected = None
+    assert export_md._base64_size(text) == expected
