@@ -174,8 +174,8 @@ def _image_part(block: dict[str, Any]) -> Part:
     mime = block.get("mimeType")
     data = block.get("data")
     mime_s = mime if type(mime) is str and _MIME.fullmatch(mime) else ""
-    decoded = _base64_size(data) if type(data) is str and data else None
-    data_s = data if decoded is not None else ""
+    decoded = _base64_size(data) if isinstance(data, str) and data else None
+    data_s = data if isinstance(data, str) and decoded is not None else ""
     size = _size(decoded) if decoded is not None else ""
     title = f"image {mime_s or _text(mime) or 'of unknown type'}" + (f", {size}" if size else "")
     return Part("image", title=title, mime=mime_s, data=data_s if mime_s else "")
