@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools.core.session.api import Loaded
+
+if TYPE_CHECKING:
+    from pitools.core.views.viewer import EntryFacts
 
 
 def settings_resolver(loaded: Loaded, *, use_config: bool = True) -> Any:
@@ -214,6 +217,17 @@ def viewer_page(
     return (chunk.decode("utf-8") for chunk in chunks)
 
 
+def load_for_page(file: str) -> tuple[Loaded, EntryFacts]:
+    """``file`` loaded for the page (the lean loader: entries read back from the file when
+    needed keep the memory near the file's size), with the read model's facts of every entry
+    gathered while the loader parses them (see :func:`viewer_chunks`)."""
+    from pitools.core.session.api import load
+    from pitools.core.views.viewer import EntryFacts
+
+    facts = EntryFacts()
+    return load(file, keep="context", on_entry=facts), facts
+
+
 def viewer_chunks(
     loaded: Loaded,
     leaf: Any,
@@ -221,12 +235,14 @@ def viewer_chunks(
     live: dict[str, Any] | None = None,
     use_config: bool = True,
     embed_images: bool = True,
+    facts: EntryFacts | None = None,
 ) -> Iterator[bytes]:
-    """The page's UTF-8 pieces: the read model is computed first, the entries serialized as written."""
+    """The page's UTF-8 pieces: the read model is computed first, the entries serialized as
+    written. ``facts``: what :func:`load_for_page` gathered (else the entries are read again)."""
     from pitools.core.views.viewer import build_viewer_model
     from pitools.render.viewer_html import page_chunks
 
-    model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config))
+    model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config), facts=facts)
     from pitools.ops.request import leaf_check
 
     first = first_view(loaded, model) if embed_images else None

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -157,6 +157,7 @@ def load(
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     session_dir: str | None = None,
+    on_entry: Callable[[Any], None] | None = None,
 ) -> Loaded: ...
 def load(
     path: str | os.PathLike[str] | None = None,
@@ -165,6 +166,7 @@ def load(
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     session_dir: str | None = None,
+    on_entry: Callable[[Any], None] | None = None,
 ) -> Loaded:
     """Open a session as Pi would (rejecting what Pi rejects) and index its entries.
 
@@ -172,13 +174,15 @@ def load(
     (:func:`pitools.core.session.locate.locate_session`): a session id or unique id prefix, or None for the
     most recent session of ``cwd``. A string naming an existing file is always that file.
     ``keep`` is the keep policy (see the module docstring): ``"all"`` gives a
-    :class:`LoadedSession`; ``"context"`` a :class:`LeanLoaded` where the file allows it.
+    :class:`LoadedSession`; ``"context"`` a :class:`LeanLoaded` where the file allows it, calling
+    ``on_entry`` with every entry as the scan parses it (see :func:`~pitools.core.session.lean.open_lean`;
+    not called when the file takes the "all" policy).
     """
     path = _resolve(path, cwd=cwd, env=env, session_dir=session_dir)
     if keep == "context":
         from pitools.core.session.lean import open_lean
 
-        lean = open_lean(path)
+        lean = open_lean(path, on_entry)
         if lean is not None:
             if not lean.valid:
                 lean.index.close()
