@@ -368,8 +368,10 @@ class Output:
         return "utf-8" if encoding.lower().replace("-", "").replace("_", "") == "utf8" else encoding
 
 
-#: How much text :func:`encoded_text` gathers before making it safe and encoding it.
-TEXT_CHUNK = 1 << 18
+#: How much text :func:`encoded_text` gathers before making it safe and encoding it. A chunk,
+#: its UTF-8 and what the safety check keeps of it then stay in the CPU's cache: 64 Ki
+#: characters made a 100 MB Markdown export 5-8 % cheaper than 256 Ki (issue 39).
+TEXT_CHUNK = 1 << 16
 
 
 #: Bytes :func:`_safe_utf8` drops before its check: everything but the ASCII controls safe_text
