@@ -173,12 +173,14 @@ class App:
         st = os.stat(path)
         return f"{st.st_size}-{st.st_mtime_ns}"
 
-    def _load(self, path: str) -> tuple[Any, str]:
-        """The session loaded lean, and the stamp of the file it was read from."""
-        from pitools.core.session.api import load
+    def _load(self, path: str) -> tuple[Any, str, Any]:
+        """The session loaded lean, the stamp of the file it was read from, and the read
+        model's facts of every entry, gathered as the loader parsed it."""
+        from pitools.ops.viewer import load_for_page
 
         stamp = self.stamp(path)
-        return load(path, keep="context"), stamp
+        loaded, facts = load_for_page(path)
+        return loaded, stamp, facts
 
     def _prefix(self, path: str, loaded: Any, stamp: str) -> dict[str, Any] | None:
         """The page's prefix (:func:`~pitools.ops.viewer.session_prefix`); None if the file
@@ -199,7 +201,7 @@ class App:
         from pitools.ops.viewer import close_loaded, viewer_chunks
 
         path = self.session_path(session_id, listed)
-        loaded, stamp = self._load(path)
+        loaded, stamp, facts = self._load(path)
         try:
             base = self.root + "/session/" + quote(session_id, safe="")
             query = "" if listed is None else "?path=" + quote(listed, safe="")
@@ -210,7 +212,7 @@ class App:
                 "home": self.root + "/",
                 "prefix": self._prefix(path, loaded, stamp),
             }
-            pieces = viewer_chunks(loaded, loaded.leaf(leaf) if leaf else None, live=live)
+            pieces = viewer_chunks(loaded, loaded.leaf(leaf) if leaf else None, live=live, facts=facts)
         except BaseException:
             close_loaded(loaded)
             raise
@@ -232,9 +234,9 @@ class App:
         from pitools.render.viewer_html import embed_json
 
         path = self.session_path(session_id, listed)
-        loaded, stamp = self._load(path)
+        loaded, stamp, facts = self._load(path)
         try:
-            model = build_viewer_model(loaded, None, settings_resolver(loaded))
+            model = build_viewer_model(loaded, None, settings_resolver(loaded), facts=facts)
             start = have if have and sha and unchanged_prefix(loaded, have, upto, sha) else 0
             prefix = self._prefix(path, loaded, stamp)
             head = to_json_bytes({"stamp": stamp, "from": start, "meta": model.meta_json(), "prefix": prefix})
