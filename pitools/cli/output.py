@@ -307,6 +307,11 @@ class Output:
         writes it whole: the same bytes, with only about a megabyte held at a time."""
         self.write_chunks(encoded_text(pieces, self._encoding()))
 
+    def write_utf8_pieces(self, chunks: Iterable[bytes]) -> None:
+        """A document already encoded as UTF-8 (the viewer page) on stdout, as
+        :meth:`write_text_pieces` writes the same text (:func:`safe_utf8_chunks`)."""
+        self.write_chunks(safe_utf8_chunks(chunks, self._encoding()))
+
     def write_bytes(self, data: bytes) -> None:
         """Bytes on stdout, unchanged (session lines, JSON)."""
         self.stop_progress()
@@ -363,8 +368,10 @@ class Output:
         return "utf-8" if encoding.lower().replace("-", "").replace("_", "") == "utf8" else encoding
 
 
-#: How much text :func:`encoded_text` gathers before making it safe and encoding it.
-TEXT_CHUNK = 1 << 18
+#: How much text :func:`encoded_text` gathers before making it safe and encoding it. A chunk,
+#: its UTF-8 and what the safety check keeps of it then stay in the CPU's cache: 64 Ki
+#: characters made a 100 MB Markdown export 5-8 % cheaper than 256 Ki (issue 39).
+TEXT_CHUNK = 1 << 16
 
 
 #: Bytes :func:`_safe_utf8` drops before its check: everything but the ASCII controls safe_text
@@ -396,6 +403,19 @@ def _safe_utf8(text: str) -> bytes:
     if _UNSAFE_UTF8.search(data.translate(None, _SAFE_UTF8_BYTES)) is None:
         return data
     return safe_text(text).encode("utf-8", "backslashreplace")
+
+
+def safe_utf8_chunks(chunks: Iterable[bytes], encoding: str = "utf-8") -> Iterator[bytes]:
+    """UTF-8 pieces of a document as :func:`encoded_text` writes their text: a piece with
+    nothing to escape (nearly all) goes out as it is, without being decoded and encoded again."""
+    if encoding != "utf-8":
+        yield from encoded_text((chunk.decode("utf-8") for chunk in chunks), encoding)
+        return
+    for chunk in chunks:
+        if _UNSAFE_UTF8.search(chunk.translate(None, _SAFE_UTF8_BYTES)) is None:
+            yield chunk
+        else:
+            yield _safe_utf8(chunk.decode("utf-8"))
 
 
 def encoded_text(pieces: Iterable[str], encoding: str = "utf-8") -> Iterator[bytes]:

@@ -176,14 +176,16 @@ class App:
         st = os.stat(path)
         return f"{st.st_size}-{st.st_mtime_ns}"
 
-    def _load(self, path: str) -> tuple[Any, str]:
-        """The session loaded lean, and the stamp of the file it was read from."""
-        from pitools.core.session.load import load
+    def _load(self, path: str) -> tuple[Any, str, Any]:
+        """The session loaded lean, the stamp of the file it was read from, and the read
+        model's facts of every entry, gathered as the loader parsed it."""
+        from pitools.ops.viewer import load_for_page
 
         stamp = self.stamp(path)
         # freeze=False: a command exempts its one session from cyclic collection for speed; a
         # server loads session after session, and frozen objects would never be collected.
-        return load(path, keep="context", freeze=False), stamp
+        loaded, facts = load_for_page(path, freeze=False)
+        return loaded, stamp, facts
 
     def _prefix(self, path: str, loaded: Any, stamp: str) -> dict[str, Any] | None:
         """The page's prefix (:func:`~pitools.ops.viewer.session_prefix`); None if the file
@@ -201,10 +203,10 @@ class App:
     def session_page(self, session_id: str, leaf: str | None, listed: str | None = None) -> Stream:
         """The viewer page, in pieces as they are serialized (a 40 MB session is never held as
         one string); the session is read and its read model built before the first piece."""
-        from pitools.ops.viewer import close_loaded, viewer_page
+        from pitools.ops.viewer import close_loaded, viewer_chunks
 
         path = self.session_path(session_id, listed)
-        loaded, stamp = self._load(path)
+        loaded, stamp, facts = self._load(path)
         try:
             base = self.root + "/session/" + quote(session_id, safe="")
             query = "" if listed is None else "?path=" + quote(listed, safe="")
@@ -215,11 +217,11 @@ class App:
                 "home": self.root + "/",
                 "prefix": self._prefix(path, loaded, stamp),
             }
-            pieces = viewer_page(loaded, loaded.leaf(leaf) if leaf else None, live=live)
+            pieces = viewer_chunks(loaded, loaded.leaf(leaf) if leaf else None, live=live, facts=facts)
         except BaseException:
             close_loaded(loaded)
             raise
-        return Stream((piece.encode("utf-8") for piece in pieces), lambda: close_loaded(loaded))
+        return Stream(pieces, lambda: close_loaded(loaded))
 
     def session_data(
         self, session_id: str, have: int = 0, upto: int = 0, sha: str = "", listed: str | None = None
@@ -237,9 +239,9 @@ class App:
         from pitools.render.viewer_html import embed_json
 
         path = self.session_path(session_id, listed)
-        loaded, stamp = self._load(path)
+        loaded, stamp, facts = self._load(path)
         try:
-            model = build_viewer_model(loaded, None, settings_resolver(loaded))
+            model = build_viewer_model(loaded, None, settings_resolver(loaded), facts=facts)
             start = have if have and sha and unchanged_prefix(loaded, have, upto, sha) else 0
             prefix = self._prefix(path, loaded, stamp)
             head = to_json_bytes({"stamp": stamp, "from": start, "meta": model.meta_json(), "prefix": prefix})

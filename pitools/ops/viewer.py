@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pitools.core.session.load import Loaded
+
+if TYPE_CHECKING:
+    from pitools.core.views.viewer import EntryFacts
 
 
 def settings_resolver(loaded: Loaded, *, use_config: bool = True) -> Any:
@@ -72,6 +75,51 @@ class RawLines:
             self.file = None
 
 
+#: Bytes of consecutive lines :func:`file_lines` reads at once.
+_LINES_READ = 1 << 20
+
+
+def file_lines(index: Any) -> Iterator[bytes | None]:
+    """Each entry's line (as :class:`RawLines` gives it) from the lean loader's open file: the
+    very file its scan read, a megabyte of consecutive lines per read instead of a seek and a
+    read per entry. None where a line is not UTF-8 or the file no longer holds it (the caller
+    then reads the entry back through the index, which notices a changed file)."""
+    import os
+    from bisect import bisect_right
+
+    offsets, lengths, fd = index.offsets, index.lengths, index.fd
+    n = len(offsets)
+    i = 0
+    while i < n:
+        base = offsets[i]
+        j = max(i + 1, bisect_right(offsets, base + _LINES_READ, i))
+        want = offsets[j - 1] + lengths[j - 1] - base
+        parts: list[bytes] = []
+        got = 0
+        while got < want:
+            part = os.pread(fd, want - got, base + got)
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        data = b"".join(parts)
+        for k in range(i, j):
+            at = offsets[k] - base
+            end = at + lengths[k]
+            if end > len(data):
+                yield None
+                continue
+            line = data[at:end].strip()
+            if not line.isascii():
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError:
+                    yield None
+                    continue
+            yield line
+        i = j
+
+
 class _Lengths:
     """Entry ``i``'s line length, through the loader's line positions."""
 
@@ -87,7 +135,6 @@ def entry_texts(loaded: Loaded, *, embed_images: bool = True, start: int = 0) ->
     they can be used."""
     from itertools import islice
 
-    from pitools.core.session.load import LoadedSession
     from pitools.core.views.viewer import all_entries
     from pitools.render.viewer_html import entry_texts as texts
 
@@ -95,11 +142,10 @@ def entry_texts(loaded: Loaded, *, embed_images: bool = True, start: int = 0) ->
     try:
         if start:
             yield from texts(islice(all_entries(loaded), start, None), lambda i: raw(i + start))
-        elif embed_images and not isinstance(loaded, LoadedSession):
+        elif embed_images and _lean_index(loaded) is not None:
             # Lines used as they are; an entry is parsed (and not kept) only where one cannot be.
             index: Any = loaded.index
-            for i in range(len(index)):
-                line = raw(i)
+            for i, line in enumerate(file_lines(index)):
                 yield line if line is not None else next(texts(index.entries_at([i], keep=False)))
         elif embed_images:
             yield from texts(all_entries(loaded), raw)
@@ -166,11 +212,38 @@ def viewer_page(
     use_config: bool = True,
     embed_images: bool = True,
 ) -> Iterator[str]:
-    """The page's pieces: the read model is computed first, the entries serialized as written."""
-    from pitools.core.views.viewer import build_viewer_model
-    from pitools.render.viewer_html import page_pieces
+    """The page's pieces as text (:func:`viewer_chunks`; the read model is built before this returns)."""
+    chunks = viewer_chunks(loaded, leaf, live=live, use_config=use_config, embed_images=embed_images)
+    return (chunk.decode("utf-8") for chunk in chunks)
 
-    model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config))
+
+def load_for_page(file: str, *, freeze: bool = True) -> tuple[Loaded, EntryFacts]:
+    """``file`` loaded for the page (the lean loader: entries read back from the file when
+    needed keep the memory near the file's size), with the read model's facts of every entry
+    gathered while the loader parses them (see :func:`viewer_chunks`). ``freeze=False`` for a
+    server, which loads page after page (see :func:`~pitools.core.session.load.load`)."""
+    from pitools.core.session.load import load
+    from pitools.core.views.viewer import EntryFacts
+
+    facts = EntryFacts()
+    return load(file, keep="context", freeze=freeze, on_entry=facts), facts
+
+
+def viewer_chunks(
+    loaded: Loaded,
+    leaf: Any,
+    *,
+    live: dict[str, Any] | None = None,
+    use_config: bool = True,
+    embed_images: bool = True,
+    facts: EntryFacts | None = None,
+) -> Iterator[bytes]:
+    """The page's UTF-8 pieces: the read model is computed first, the entries serialized as
+    written. ``facts``: what :func:`load_for_page` gathered (else the entries are read again)."""
+    from pitools.core.views.viewer import build_viewer_model
+    from pitools.render.viewer_html import page_chunks
+
+    model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config), facts=facts)
     from pitools.ops.request import leaf_check
 
     first = first_view(loaded, model) if embed_images else None
@@ -178,7 +251,7 @@ def viewer_page(
     meta["check"] = leaf_check(loaded, leaf, use_config=use_config)
     meta["resume"] = resume_parts(loaded.path)
     texts = entry_texts(loaded, embed_images=embed_images)
-    return page_pieces(meta, texts, title=f"{model.name} · pi session", live=live, first_view=first)
+    return page_chunks(meta, texts, title=f"{model.name} · pi session", live=live, first_view=first)
 
 
 #: The first view: the last entries of the initial path the transcript draws at once (the

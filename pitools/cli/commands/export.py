@@ -195,14 +195,20 @@ def _export(out: Output, file: str, request: _Request) -> int:
     leaf_ref, all_, format_, images, output, endpoint, legacy, force = request
 
     if format_ == "html":
-        from pitools.ops.viewer import viewer_page
+        from pitools.ops.viewer import load_for_page, viewer_chunks
 
-        # The viewer page reads every entry once and writes the file's own lines: the lean loader
-        # (entries read back from the file when needed) keeps its memory near the file's size.
-        # It always holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
-        lean = load(file, keep="context")
+        # The viewer page reads every entry once and writes the file's own lines. It always
+        # holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
+        lean, facts = load_for_page(file)
         leaf_html = None if all_ else lean.leaf(leaf_ref)
-        return _write_pieces(out, viewer_page(lean, leaf_html, embed_images=images != "placeholder"), output, force)
+        page = viewer_chunks(lean, leaf_html, embed_images=images != "placeholder", facts=facts)
+        if output:
+            from pitools.cli.output import safe_utf8_chunks
+
+            out.write_chunks_to(output, safe_utf8_chunks(page), overwrite=force)
+        else:
+            out.write_utf8_pieces(page)
+        return 0
     loaded = load(file)
     if format_ in ("otlp", "atif"):
         from pitools.cli.export_traces import export_every_branch, export_traces

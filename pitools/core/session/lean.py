@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -244,11 +244,13 @@ class LeanSession:
         return self.index.lines
 
 
-def open_lean(path: str | os.PathLike[str]) -> LeanSession | None:
+def open_lean(path: str | os.PathLike[str], on_entry: Callable[[Any], None] | None = None) -> LeanSession | None:
     """Load ``path`` like ``load(path)`` does, keeping entries lean (``load(path, keep="context")``).
 
     Returns None when the lean path does not apply (the file needs migration, or is not a
-    regular file that can be read again): the loader keeps everything instead. Raises
+    regular file that can be read again): the loader keeps everything instead. ``on_entry``
+    is called with each entry's parsed value, in order, before a value is dropped (a caller
+    that needs one fact of every entry gets it without parsing the file again). Raises
     :class:`~pitools.errors.SessionParseError` when the file cannot be read.
     """
     spath = os.fspath(path)
@@ -269,7 +271,7 @@ def open_lean(path: str | os.PathLike[str]) -> LeanSession | None:
         try:
             raw, scanned = stream_session(alias if same else spath)
             raw.path = spath
-            session = _consume_lean(raw, scanned, spath, fd)
+            session = _consume_lean(raw, scanned, spath, fd, on_entry)
         except SessionParseError as exc:
             exc.path = spath
             raise
@@ -282,7 +284,9 @@ def open_lean(path: str | os.PathLike[str]) -> LeanSession | None:
     return session
 
 
-def _consume_lean(raw: RawSession, scanned: Iterator[Any], path: str, fd: int) -> LeanSession:
+def _consume_lean(
+    raw: RawSession, scanned: Iterator[Any], path: str, fd: int, on_entry: Callable[[Any], None] | None = None
+) -> LeanSession:
     lines: list[int] = []
     offsets: list[int] = []
     lengths: list[int] = []
@@ -326,6 +330,8 @@ def _consume_lean(raw: RawSession, scanned: Iterator[Any], path: str, fd: int) -
                 if etype == "session":
                     extra.append(extra_header(value, lineno, offset))
                     continue
+                if on_entry is not None:
+                    on_entry(value)
                 eid = get("id", UNDEFINED)
                 pid = get("parentId", UNDEFINED)
                 mark = entry_mark(etype, value)
@@ -354,6 +360,8 @@ def _consume_lean(raw: RawSession, scanned: Iterator[Any], path: str, fd: int) -
                     value = None
                 since += size
             else:
+                if on_entry is not None:
+                    on_entry(value)
                 etype = UNDEFINED
                 eid = UNDEFINED
                 pid = UNDEFINED

@@ -248,6 +248,8 @@ def load(
     source: Source | None = None,
     *,
     keep: Keep,
+    freeze: bool = True,
+    on_entry: Callable[[Any], None] | None = None,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     session_dir: str | None = None,
@@ -264,6 +266,7 @@ def load(
     start: int = 0,
     stop: int | None = None,
     finish: bool = True,
+    on_entry: Callable[[Any], None] | None = None,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     session_dir: str | None = None,
@@ -289,7 +292,10 @@ def load(
     ``tap`` sees every byte of a file read, in order, when the entries are kept (``slim`` hashes
     and counts them); ``freeze=False`` for a caller that loads many sessions in one process: a
     kept session is otherwise exempted from cyclic garbage collection (``gc.freeze``), as a
-    command's one session should be (bytes never are).
+    command's one session should be (bytes never are); ``on_entry`` (``"context"`` only) is
+    called with every entry as the lean scan parses it, so a caller that needs one fact of each
+    entry does not parse the file again (not called when the file takes the ``"all"`` path:
+    see :func:`~pitools.core.session.lean.open_lean`).
     """
     if isinstance(source, bytes):
         if keep == "none":
@@ -303,7 +309,7 @@ def load(
     if keep == "context":
         from pitools.core.session.lean import open_lean
 
-        lean = open_lean(path)
+        lean = open_lean(path, on_entry)
         if lean is not None:
             if lean.valid or strict:
                 if not lean.valid:

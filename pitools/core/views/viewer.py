@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pitools.core.js.access import entry_id, parent_id
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED, js_to_string
 from pitools.core.session.tree import js_truthy_id, labels_by_id, mkey
@@ -83,6 +82,8 @@ class ViewerModel:
     compactions: dict[int, list[int]] = field(default_factory=dict)
     #: Each context edit's position → its ``targetId`` (not in the page's data).
     edit_targets: dict[int, Any] = field(default_factory=dict)
+    #: :func:`_unique_ids`' answer once it is asked (not in the page's data; four readers).
+    unique_ids_memo: list[dict[str, int] | None] = field(default_factory=list)
 
     def meta_json(self) -> dict[str, Any]:
         """The part of the page's data that is not the entries themselves."""
@@ -172,10 +173,13 @@ def _int_or_none(value: Any) -> int | None:
     return None
 
 
-def _tree(times: list[float], parent: list[int]) -> list[int]:
+def _tree(times: list[float | str], parent: list[int]) -> list[int]:
     """Pi's ``getTree`` as a flat pre-order list of positions (the page draws the connectors
     over the rows its filter shows); ``times`` are the entries' timestamps in ms (NaN: none or
-    unreadable)."""
+    unreadable), or a timestamp string not parsed yet: only the roots and entries with a sibling
+    are sorted, so most of a long session's timestamps are never parsed."""
+    from pitools.core.js.date import js_date_ms
+
     n = len(times)
     children: list[list[int]] = [[] for _ in range(n)]
     roots: list[int] = []
@@ -183,7 +187,9 @@ def _tree(times: list[float], parent: list[int]) -> list[int]:
         (roots if p < 0 else children[p]).append(i)
 
     def ts(i: int) -> float:
-        value = times[i]
+        stamp = times[i]
+        # A string never throws: only other values are parsed up front.
+        value = js_date_ms(stamp) if isinstance(stamp, str) else stamp
         return float("inf") if value != value else value  # NaN sorts last (a stable, total order)
 
     order: list[int] = []
@@ -239,72 +245,87 @@ def all_entries(loaded: Loaded) -> Iterator[Any]:
         yield from index.entries_at(range(start, min(n, start + 512)), keep=False)
 
 
-def build_viewer_model(
-    loaded: Loaded,
-    initial_leaf: Any,
-    settings_for: SettingsFor | None,
-    *,
-    budget: int = REPLAY_BUDGET,
-) -> ViewerModel:
-    """The viewer's read model of ``loaded``; ``initial_leaf`` is the entry selected on open."""
-    from pitools.core.context.build import project_entry
-    from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
-    from pitools.core.js import ops as jsops
-    from pitools.core.js.date import js_date_ms
+class EntryFacts:
+    """The read model's per-entry columns (everything but the parent positions), gathered one
+    entry at a time: by :func:`build_viewer_model` over the loaded entries, or before that as
+    the loader's ``on_entry`` (``load(path, keep="context", on_entry=facts)``), so a lean load
+    of a big session is not parsed a second time for them.
 
-    index = loaded.index
-    if loaded.kept == "context":
-        budget //= LEAN_BUDGET_DIVISOR
-    pos_by_id = index.pos_by_id
-    times: list[float] = []
-    label_entries: list[Any] = []
-    parent: list[int] = []
-    tokens: list[int | None] = []
-    usage_tokens: list[int | None] = []
-    ids: list[str] = []
-    kinds: list[str] = []
-    flags: list[int] = []
-    cost: list[float] = []
-    usage_total: list[int | float] = []
-    calls: list[int] = []
-    info_name: Any = None
-    edit_targets: dict[int, Any] = {}
-    first_text: str | None = None
-    for e in all_entries(loaded):
-        pid = parent_id(e)
-        p = -1
-        if js_truthy_id(pid):
-            k = pid if type(pid) is str else mkey(pid)
-            p = pos_by_id.get(k, -1)
-            if p >= 0 and mkey(pid) == mkey(entry_id(e)):
-                p = -1  # Pi's tree treats parentId === id as a root
-        parent.append(p)
+    As ``on_entry`` a failure is not raised inside the loader: the facts are marked incomplete
+    and :func:`build_viewer_model` gathers them again itself, failing where it always did.
+    """
+
+    def __init__(self) -> None:
+        from pitools.core.context.build import project_entry
+        from pitools.core.context.tokens import assistant_usage, calculate_context_tokens, estimate_tokens
+        from pitools.core.js import ops as jsops
+        from pitools.core.js.date import js_date_ms
+
+        self._project_entry = project_entry
+        self._assistant_usage = assistant_usage
+        self._calculate_context_tokens = calculate_context_tokens
+        self._estimate_tokens = estimate_tokens
+        self._truthy = jsops.truthy
+        self._add = jsops.add
+        self._js_date_ms = js_date_ms
+        self.times: list[float | str] = []
+        self.label_entries: list[Any] = []
+        self.tokens: list[int | None] = []
+        self.usage_tokens: list[int | None] = []
+        self.ids: list[str] = []
+        self.kinds: list[str] = []
+        self.flags: list[int] = []
+        self.cost: list[float] = []
+        self.usage_total: list[int | float] = []
+        self.calls: list[int] = []
+        self.info_name: Any = None
+        self.edit_targets: dict[int, Any] = {}
+        self.first_text: str | None = None
+        #: Whether gathering failed as the loader's ``on_entry`` (then the facts are not used).
+        self.failed = False
+
+    def __len__(self) -> int:
+        return len(self.flags)
+
+    def __call__(self, e: Any) -> None:
+        """The loader's ``on_entry``: :meth:`add`, never raising inside the loader's scan."""
+        if self.failed:
+            return
+        try:
+            self.add(e)
+        except Exception:  # gathered again by build_viewer_model, which then raises it
+            self.failed = True
+
+    def add(self, e: Any) -> None:
+        """The next entry's facts."""
         total: Any = 0
         flag = 0
         c_cost: float = 0
         c_usage: int | float = 0
         c_calls = 0
         if type(e) is dict:
-            times.append(js_date_ms(e.get("timestamp", UNDEFINED)))
+            stamp = e.get("timestamp", UNDEFINED)
+            # A string is parsed only if the tree compares it (see _tree); a string never throws.
+            self.times.append(stamp if type(stamp) is str else self._js_date_ms(stamp))
             if e.get("type") == "label":
-                label_entries.append(e)
+                self.label_entries.append(e)
             eid = e.get("id", UNDEFINED)
             if type(eid) is str:
-                ids.append(eid)
+                self.ids.append(eid)
             else:
-                ids.append("" if eid is UNDEFINED else _js_string(eid))
+                self.ids.append("" if eid is UNDEFINED else _js_string(eid))
                 flag |= FLAG_ODD_ID
             message = e.get("message") if e.get("type") == "message" else None
             if type(message) is dict:
                 flag |= FLAG_MESSAGE
                 role = message.get("role", UNDEFINED)
-                kinds.append(_js_string(role))
-                if role == "user" and first_text is None:
-                    first_text = _first_line(message.get("content"))
+                self.kinds.append(_js_string(role))
+                if role == "user" and self.first_text is None:
+                    self.first_text = _first_line(message.get("content"))
                 if role == "assistant":
                     stop = message.get("stopReason")
                     if not _has_text(message.get("content")) and not (
-                        jsops.truthy(stop) and stop not in ("stop", "toolUse")
+                        self._truthy(stop) and stop not in ("stop", "toolUse")
                     ):
                         flag |= FLAG_EMPTY_REPLY
                     u = message.get("usage")
@@ -318,31 +339,66 @@ def build_viewer_model(
                         c_calls = sum(1 for c in content if type(c) is dict and c.get("type") == "toolCall")
             else:
                 etype = e.get("type", UNDEFINED)
-                kinds.append(_js_string(etype))
+                self.kinds.append(_js_string(etype))
                 if etype in _SETTINGS_TYPES:
                     flag |= FLAG_SETTINGS
                     if etype == "context_edit":
-                        edit_targets[len(flags)] = e.get("targetId", UNDEFINED)
+                        self.edit_targets[len(self.flags)] = e.get("targetId", UNDEFINED)
                 elif etype == "session_info":
-                    info_name = e.get("name")
+                    self.info_name = e.get("name")
             messages = [message] if type(message) is dict and message.get("content") is not None else None
-            for m in messages if messages is not None else project_entry(e, None):
-                total = jsops.add(total, estimate_tokens(m))
-            usage = assistant_usage(message) if type(message) is dict else None
-            usage_tokens.append(_int_or_none(calculate_context_tokens(usage)) if usage is not None else None)
+            estimate, add = self._estimate_tokens, self._add
+            for m in messages if messages is not None else self._project_entry(e, None):
+                total = add(total, estimate(m))
+            usage = self._assistant_usage(message) if type(message) is dict else None
+            self.usage_tokens.append(_int_or_none(self._calculate_context_tokens(usage)) if usage is not None else None)
         else:
-            times.append(float("nan"))
-            ids.append("")
-            kinds.append("other")
+            self.times.append(float("nan"))
+            self.ids.append("")
+            self.kinds.append("other")
             flag |= FLAG_ODD_ID
-            usage_tokens.append(None)
-        flags.append(flag)
-        cost.append(c_cost)
-        usage_total.append(c_usage)
-        calls.append(c_calls)
-        tokens.append(_int_or_none(total))
+            self.usage_tokens.append(None)
+        self.flags.append(flag)
+        self.cost.append(c_cost)
+        self.usage_total.append(c_usage)
+        self.calls.append(c_calls)
+        self.tokens.append(_int_or_none(total))
+
+
+def build_viewer_model(
+    loaded: Loaded,
+    initial_leaf: Any,
+    settings_for: SettingsFor | None,
+    *,
+    budget: int = REPLAY_BUDGET,
+    facts: EntryFacts | None = None,
+) -> ViewerModel:
+    """The viewer's read model of ``loaded``; ``initial_leaf`` is the entry selected on open.
+    ``facts``: the entries' facts gathered while ``loaded`` was read (used when complete)."""
+    index = loaded.index
+    if loaded.kept == "context":
+        budget //= LEAN_BUDGET_DIVISOR
+    pos_by_id = index.pos_by_id
+    if facts is None or facts.failed or len(facts) != len(index):
+        facts = EntryFacts()
+        for e in all_entries(loaded):
+            facts.add(e)
+    parent: list[int] = []
+    entry_ids, parent_ids = index.ids, index.parents
+    for i in range(len(facts)):
+        pid = parent_ids[i]
+        p = -1
+        if js_truthy_id(pid):
+            k = pid if type(pid) is str else mkey(pid)
+            p = pos_by_id.get(k, -1)
+            if p >= 0 and mkey(pid) == mkey(entry_ids[i]):
+                p = -1  # Pi's tree treats parentId === id as a root
+        parent.append(p)
+    times, label_entries, info_name, first_text = facts.times, facts.label_entries, facts.info_name, facts.first_text
+    tokens, usage_tokens, ids, kinds, flags = facts.tokens, facts.usage_tokens, facts.ids, facts.kinds, facts.flags
+    cost, usage_total, calls, edit_targets = facts.cost, facts.usage_total, facts.calls, facts.edit_targets
     order = _tree(times, parent)
-    del times
+    facts.times = []
     labels: dict[int, str] = {}
     found = labels_by_id(label_entries)
     if found:
@@ -394,7 +450,8 @@ def build_viewer_model(
         if i >= 2 and spent + length > budget:
             break
         spent += length
-        model.replays[p] = replay_at(loaded, index.ids[p], settings_for)
+        if p not in model.replays:  # the chosen leaf is usually the default one: replayed once
+            model.replays[p] = replay_at(loaded, index.ids[p], settings_for)
     model.exact = exact_totals(loaded, model, budget)
     context_facts(loaded, model)
     return model
@@ -465,9 +522,12 @@ def _preorder(model: ViewerModel) -> tuple[list[int], list[int]]:
 
 def _unique_ids(model: ViewerModel) -> dict[str, int] | None:
     """Position by id when every id is a distinct string (then ``===`` on ids is a lookup)."""
-    pos_of = {eid: p for p, eid in enumerate(model.ids)}
-    if len(pos_of) != len(model.ids) or any(f & FLAG_ODD_ID for f in model.flags):
-        return None
+    if model.unique_ids_memo:
+        return model.unique_ids_memo[0]
+    pos_of: dict[str, int] | None = {eid: p for p, eid in enumerate(model.ids)}
+    if len(pos_of or ()) != len(model.ids) or any(f & FLAG_ODD_ID for f in model.flags):
+        pos_of = None
+    model.unique_ids_memo.append(pos_of)
     return pos_of
 
 

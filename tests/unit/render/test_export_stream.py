@@ -5,6 +5,7 @@ what the general code prints."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,27 @@ def test_encoded_text_chunks_join_to_the_whole_text_encoded(pieces: list[str], e
 #: Characters next to the unsafe ones in code point or in UTF-8 bytes, and the unsafe ones.
 _NEAR_UNSAFE = "\t\n\r\x00\x1b\x1f \x7e\x7f\x80\x9f\xa0\xb7\xe9\u061b\u061c\u061d\u0600\u200d\u200e\u200f\u2010"
 _NEAR_UNSAFE += "\u2019\u2027\u2028\u202e\u202f\u2065\u2066\u2069\u206a\u2193\u30c6\ud7ff\ud800\udfff\ue000😀🚀"
+
+
+@given(
+    pieces=st.lists(st.text(alphabet=st.sampled_from(_NEAR_UNSAFE.replace("\ud800", "").replace("\udfff", "") + "ab")))
+)
+@settings(max_examples=300)
+def test_safe_utf8_chunks_are_the_text_encoded(pieces: list[str]) -> None:
+    # The viewer page is written as UTF-8 pieces: the same bytes as its text through encoded_text.
+    for encoding in ("utf-8", "ascii"):
+        chunks = output_mod.safe_utf8_chunks([p.encode("utf-8") for p in pieces], encoding)
+        assert b"".join(chunks) == b"".join(output_mod.encoded_text(pieces, encoding))
+
+
+@given(st.text(alphabet=st.sampled_from(_NEAR_UNSAFE.replace("\ud800", "").replace("\udfff", "") + '<"ab')))
+@settings(max_examples=500)
+def test_embed_json_escapes_as_the_one_regular_expression_does(text: str) -> None:
+    from pitools.render import viewer_html
+
+    data = text.encode("utf-8")
+    expected = viewer_html._UNSAFE_IN_PAGE.sub(viewer_html._escape_unsafe, data.replace(b"<", b"\\u003c"))
+    assert viewer_html.embed_json(data) == expected
 
 
 @pytest.mark.slow
@@ -121,16 +143,17 @@ def test_output_file_is_not_created_when_rendering_fails_midway(
         from pitools.ops import viewer
         from pitools.render import viewer_html
 
-        real = viewer.RawLines.__call__
+        real = viewer.file_lines
 
-        def failing_line(self: viewer.RawLines, i: int) -> bytes | None:
-            calls[0] += 1
-            if calls[0] == 5:
-                raise RuntimeError("boom")
-            return real(self, i)
+        def failing_lines(index: object) -> Iterator[bytes | None]:
+            for line in real(index):
+                calls[0] += 1
+                if calls[0] == 5:
+                    raise RuntimeError("boom")
+                yield line
 
         monkeypatch.setattr(viewer_html, "_BATCH", 1)  # the page's head and entries reach the file first
-        monkeypatch.setattr(viewer.RawLines, "__call__", failing_line)
+        monkeypatch.setattr(viewer, "file_lines", failing_lines)
     monkeypatch.setattr(output_mod, "TEXT_CHUNK", 10)  # several chunks reach the temp file first
     out = tmp_path / "out.txt"
     result = CliRunner().invoke(PITOOLS, ["export", str(SESSION), "--format", format_, "-o", str(out)])
@@ -244,3 +267,20 @@ def test_html_escaping_is_html_escape(text: str) -> None:
     from pitools.render.viewer_html import _e
 
     assert _e(text) == html.escape(text, quote=True)
+
+
+@given(st.text(alphabet=st.sampled_from("AZaz09+/=-_ \né\x00"), max_size=14))
+@settings(max_examples=2000)
+def test_base64_size_is_what_strict_decoding_gives(text: str) -> None:
+    import base64
+    import binascii
+
+    # The rule it stands for: a multiple of four long, the alphabet then at most two "=", and
+    # what strict decoding then gives (strict decoding alone also takes "0000=").
+    expected: int | None = None
+    if len(text) % 4 == 0 and re.fullmatch(r"[A-Za-z0-9+/]*={0,2}", text):
+        try:
+            expected = len(base64.b64decode(text, validate=True))
+        except (binascii.Error, ValueError):
+            expected = None
+    assert export_md._base64_size(text) == expected

@@ -150,3 +150,46 @@ def test_an_edit_of_a_later_entry_is_no_usage_based_total() -> None:
     assert full.ctx_tokens[p] == pi and not full.flags[p] & FLAG_ESTIMATED
     none = build_viewer_model(loaded, None, None, budget=0)
     assert none.flags[p] & FLAG_ESTIMATED
+
+
+@pytest.mark.parametrize("case", support.golden_cases())
+def test_facts_gathered_while_loading_make_the_same_model(case: str) -> None:
+    # export --format html gathers the entries' facts as the loader parses them (load_for_page);
+    # the model must be the one built by reading the entries back afterwards.
+    from pitools.core.session.load import load
+
+    from pitools.errors import PitoolsError
+    from pitools.ops.viewer import load_for_page
+
+    path = str(support.golden_session(case))
+    try:
+        gathered, facts = load_for_page(path)
+        plain = load(path, keep="context")
+        with_facts = build_viewer_model(gathered, None, None, facts=facts)
+        without = build_viewer_model(plain, None, None)
+    except PitoolsError:
+        return  # a file pitools refuses: no page either
+    assert with_facts.meta_json() == without.meta_json()
+
+
+def test_a_failure_while_loading_leaves_the_facts_to_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Raised inside the loader, the error would change what fails first; the facts are marked
+    # incomplete instead, and the model gathers them again (raising there, where it always did).
+    from pitools.core.views import viewer
+    from pitools.ops.viewer import load_for_page
+
+    real = viewer.EntryFacts.add
+    calls = [0]
+
+    def flaky(self: viewer.EntryFacts, e: Any) -> None:
+        calls[0] += 1
+        if calls[0] == 3:
+            raise RuntimeError("boom")
+        real(self, e)
+
+    monkeypatch.setattr(viewer.EntryFacts, "add", flaky)
+    loaded, facts = load_for_page(str(support.GOLDEN / "seed-running-example" / "session.jsonl"))
+    assert facts.failed and len(facts) == 2
+    monkeypatch.setattr(viewer.EntryFacts, "add", real)
+    model = build_viewer_model(loaded, None, None, facts=facts)
+    assert len(model.flags) == len(loaded.index)
