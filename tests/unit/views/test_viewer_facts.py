@@ -157,7 +157,6 @@ def test_facts_gathered_while_loading_make_the_same_model(case: str) -> None:
     # export --format html gathers the entries' facts as the loader parses them (load_for_page);
     # the model must be the one built by reading the entries back afterwards.
     from pitools.core.session.load import load
-
     from pitools.errors import PitoolsError
     from pitools.ops.viewer import load_for_page
 
