@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     import gen_big
 
     from pitools.core.session.load import load
-    from pitools.ops.viewer import viewer_page
+    from pitools.ops.viewer import viewer_chunks
     from tests.browser import CHROMIUM, Browser
 
     if CHROMIUM is None:
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         session.write_bytes(gen_big.generate(1.5, 3, "chatty"))
         loaded = load(session)
         page = Path(tmp) / "page.html"
-        page.write_text("".join(viewer_page(loaded, None, use_config=False)), encoding="utf-8")
+        page.write_bytes(b"".join(viewer_chunks(loaded, None, use_config=False)))
         with Browser(width=args.width, height=args.height) as b:
             b.open(page.as_uri())
             b.eval(f"localStorage.setItem('pitools-theme', '{args.theme}')")

@@ -204,19 +204,6 @@ def resume_parts(path: str) -> dict[str, str]:
     return {"leaf": resume_command(absolute), "cloneBefore": before, "cloneAfter": after}
 
 
-def viewer_page(
-    loaded: Loaded,
-    leaf: Any,
-    *,
-    live: dict[str, Any] | None = None,
-    use_config: bool = True,
-    embed_images: bool = True,
-) -> Iterator[str]:
-    """The page's pieces as text (:func:`viewer_chunks`; the read model is built before this returns)."""
-    chunks = viewer_chunks(loaded, leaf, live=live, use_config=use_config, embed_images=embed_images)
-    return (chunk.decode("utf-8") for chunk in chunks)
-
-
 def load_for_page(file: str, *, freeze: bool = True) -> tuple[Loaded, EntryFacts]:
     """``file`` loaded for the page (the lean loader: entries read back from the file when
     needed keep the memory near the file's size), with the read model's facts of every entry

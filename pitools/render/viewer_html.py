@@ -196,19 +196,6 @@ def page_chunks(
     yield b"\n]</script>\n</body></html>\n"
 
 
-def page_pieces(
-    meta: dict[str, Any],
-    entries: Iterable[bytes],
-    *,
-    title: str,
-    live: dict[str, Any] | None = None,
-    first_view: list[tuple[int, bytes]] | None = None,
-) -> Iterator[str]:
-    """:func:`page_chunks` as text."""
-    for chunk in page_chunks(meta, entries, title=title, live=live, first_view=first_view):
-        yield chunk.decode("utf-8")
-
-
 def entry_texts(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] | None = None) -> Iterator[bytes]:
     """Each entry's JSON text: its line in the file when ``raw_line`` gives it (the very text Pi
     parses, and serializing every string again would keep a UTF-8 copy of each non-ASCII one

@@ -151,9 +151,9 @@ def test_the_served_page_without_a_browser(session: Path) -> None:
     """The same check without Chromium: each embedded line (after what HTML parsing does to a
     script element's text: CRLF and CR become LF) parses to the file's value."""
     from pitools.core.session.load import load
-    from pitools.ops.viewer import viewer_page
+    from pitools.ops.viewer import viewer_chunks
 
-    page = "".join(viewer_page(load(session), None, use_config=False))
+    page = b"".join(viewer_chunks(load(session), None, use_config=False)).decode("utf-8")
     block = page.split('<script type="application/json" id="pt-entries">', 1)[1].split("</script>", 1)[0]
     block = block.replace("\r\n", "\n").replace("\r", "\n")
     lines = [line.rstrip(",") for line in block.split("\n") if line not in ("[", "]", "")]

@@ -33,10 +33,10 @@ def browser() -> Iterator[Browser]:
 
 def write_page(session: Path, out: Path, leaf: str | None = None) -> Path:
     from pitools.core.session.load import load
-    from pitools.ops.viewer import viewer_page
+    from pitools.ops.viewer import viewer_chunks
 
     loaded = load(session)
-    out.write_text("".join(viewer_page(loaded, loaded.leaf(leaf), use_config=False)), encoding="utf-8")
+    out.write_bytes(b"".join(viewer_chunks(loaded, loaded.leaf(leaf), use_config=False)))
     return out
 
 

@@ -30,10 +30,10 @@ def browser() -> Iterator[Browser]:
 
 def write_page(session: Path, out: Path) -> Path:
     from pitools.core.session.load import load
-    from pitools.ops.viewer import viewer_page
+    from pitools.ops.viewer import viewer_chunks
 
     loaded = load(session)
-    out.write_text("".join(viewer_page(loaded, None, use_config=False)), encoding="utf-8")
+    out.write_bytes(b"".join(viewer_chunks(loaded, None, use_config=False)))
     return out
 
 
@@ -280,11 +280,11 @@ def test_a_hostile_first_line_is_inert_in_the_page_title(tmp_path: Path) -> None
     """The title comes from session text: controls, bidi overrides and a lone surrogate show as
     U+FFFD (a lone surrogate has no UTF-8 form: a served page was cut off at its first byte)."""
     from pitools.core.session.load import load
-    from pitools.ops.viewer import viewer_page
+    from pitools.ops.viewer import viewer_chunks
 
     first = "a\x7fb\x85c\u202ed\ud800e</title><script>"
     session = write_session(tmp_path / "t.jsonl", [msg("u1", None, 1, "user", first)])
-    page = "".join(viewer_page(load(session), None, use_config=False))
+    page = b"".join(viewer_chunks(load(session), None, use_config=False)).decode("utf-8")
     title = page.split("<title>", 1)[1].split("</title>", 1)[0]
     assert title == "a\ufffdb\ufffdc\ufffdd\ufffde&lt;/title&gt;&lt;script&gt; · pi session"
     page.encode("utf-8")  # the whole page has a UTF-8 form

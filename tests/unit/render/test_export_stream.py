@@ -96,9 +96,9 @@ def test_pieces_make_one_block_per_entry(all_: bool) -> None:
     # The viewer page embeds every entry of the file once, whatever the leaf.
     import json
 
-    from pitools.ops.viewer import viewer_page
+    from pitools.ops.viewer import viewer_chunks
 
-    html = "".join(viewer_page(loaded, leaf, use_config=False))
+    html = b"".join(viewer_chunks(loaded, leaf, use_config=False)).decode("utf-8")
     data = html.split('<script type="application/json" id="pt-entries">', 1)[1].split("</script>", 1)[0]
     assert len(json.loads(data)) == len(loaded.session.entries)
     assert html.endswith("</body></html>\n")
