@@ -75,7 +75,8 @@ def to_string(v: Any) -> str:
     """String conversion as a template literal or ``Array.prototype.join`` element would do it."""
     t = type(v)
     if t is str:
-        return v
+        text: str = v
+        return text
     if v is None:
         return "null"
     if v is UNDEFINED:
@@ -107,7 +108,8 @@ def add(a: Any, b: Any) -> Any:
 def to_number(v: Any) -> float | int:
     t = type(v)
     if t is int or t is float:
-        return v
+        number: float | int = v
+        return number
     if v is None or v is False:
         return 0
     if v is True:

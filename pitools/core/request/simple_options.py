@@ -33,7 +33,8 @@ def clamp_max_tokens_to_context(model: dict[str, Any], messages: list[Any], max_
     room = window - tokens - margin
     if room < _MIN_OUTPUT_WITH_RATIO_MARGIN:
         room = min(_MIN_OUTPUT_WITH_RATIO_MARGIN, window - tokens - _CONTEXT_SAFETY_TOKENS)
-    return min(max_tokens, max(1, room))
+    budget: float = min(max_tokens, max(1, room))
+    return budget
 
 
 def openai_budget(model: dict[str, Any], messages: list[Any], level: str) -> tuple[Any, str | None]:

@@ -61,7 +61,8 @@ def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
             break
         verdict = _header_candidate(scanned[start:nl], parse_json_line)
         if verdict is not _KEEP_SCANNING:
-            return verdict
+            header: dict[str, Any] | None = verdict
+            return header
         start = nl + 1
     if over_limit:
         return None  # SessionHeaderScanLimitError: not a session for discovery

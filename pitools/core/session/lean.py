@@ -33,6 +33,7 @@ from typing import Any, overload
 
 from pitools.core.js.json.parse import gc_paused, parse_json_line
 from pitools.core.js.value import UNDEFINED, js_truthy
+from pitools.core.session.findings import Diagnostic
 from pitools.core.session.header import accepted_header, extra_header
 from pitools.core.session.index import (
     MARK_CRASH,
@@ -41,7 +42,7 @@ from pitools.core.session.index import (
     entry_mark,
     mkey,
 )
-from pitools.core.session.lines import Diagnostic, RawSession, stream_session
+from pitools.core.session.lines import RawSession, stream_session
 from pitools.core.session.migrate import CURRENT_VERSION, MigrationReport, effective_version
 from pitools.errors import SessionChangedError, SessionParseError
 

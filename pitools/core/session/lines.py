@@ -128,7 +128,8 @@ def _truthy_json(value: Any) -> bool:
     if value is None or value is False:
         return False
     if type(value) in (int, float):
-        return value != 0
+        nonzero: bool = value != 0
+        return nonzero
     return not (type(value) is str and value == "")
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from pitools.core.session.findings import ERROR, Diagnostic
 from pitools.core.session.header import extra_header
-from pitools.core.session.lines import ERROR, Diagnostic, RawSession
+from pitools.core.session.lines import RawSession
 from pitools.core.session.migrate import MigrationError, MigrationReport, migrate_values
 
 

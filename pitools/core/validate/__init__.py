@@ -26,10 +26,10 @@ from typing import Any
 from pitools.core.js.json.encode import short_json as _js
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.findings import ERROR, INFO, WARNING, Diagnostic
+from pitools.core.session.findings import ERROR, INFO, WARNING, Diagnostic, Finding
 from pitools.core.session.load import RawSession, ScannedValue, accepted_header, finish_raw, load
 from pitools.core.session.migrate import MigrationError, effective_version
-from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, Finding, ValidationReport, severity_rank
+from pitools.core.validate.codes import CODES, SEVERITIES, CodeInfo, ValidationReport, severity_rank
 from pitools.core.validate.parts import PartResult, ShareParts, merge_part, scan_part, split_points
 from pitools.core.validate.pi_crashes import MAX_FIELD_FINDINGS_PER_ENTRY
 from pitools.core.validate.scan import RankedFinding, Scanner, internal_message, iso_ok, scan_entries

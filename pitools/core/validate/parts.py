@@ -27,10 +27,9 @@ from typing import Any, Protocol, TypeVar
 import orjson
 
 from pitools.core.js.value import UNDEFINED
-from pitools.core.session.findings import Diagnostic
+from pitools.core.session.findings import Diagnostic, Finding
 from pitools.core.session.load import RawSession, accepted_header, load
 from pitools.core.session.migrate import effective_version
-from pitools.core.validate.codes import Finding
 from pitools.core.validate.scan import RankedFinding, Records, Scanner, scan_entries
 
 T = TypeVar("T")

@@ -19,10 +19,11 @@ from pitools.core.js.date import js_date_ms
 from pitools.core.js.json.encode import short_json as _js
 from pitools.core.js.ops import prop, strict_equal
 from pitools.core.js.value import UNDEFINED
+from pitools.core.session.findings import Finding
 from pitools.core.session.load import ScannedValue
 from pitools.core.session.tree import id_text as tree_id_text
 from pitools.core.session.tree import js_truthy_id
-from pitools.core.validate.codes import CODES, Finding
+from pitools.core.validate.codes import CODES
 from pitools.core.validate.pi_crashes import (
     PI_STRINGIFY_MIN_BYTES,
     Suspicion,

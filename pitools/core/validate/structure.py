@@ -11,7 +11,8 @@ from array import array
 from typing import Any
 
 from pitools.core.js.json.encode import short_json as _js
-from pitools.core.validate.codes import CODES, Finding
+from pitools.core.session.findings import Finding
+from pitools.core.validate.codes import CODES
 from pitools.core.validate.scan import R_DUPLICATE, UNDEF_KEY, RankedFinding, Records, before
 
 _TURN_ROLES = ("user", "assistant")

@@ -195,7 +195,8 @@ def _skip(text: str, pos: int) -> int:
 
 def _string(text: str, pos: int) -> tuple[str, int]:
     try:
-        return scanstring(text, pos, True)
+        found: tuple[str, int] = scanstring(text, pos, True)
+        return found
     except ValueError as exc:
         raise DeepJSONError(str(exc)) from None
 
