@@ -238,3 +238,32 @@ def test_new_honours_session_dir(run: Any, wedged: Path, tmp_path: Path) -> None
         ).stdout
     )
     assert Path(data["writtenTo"]).parent == folder
+
+
+def test_each_finding_is_healed_by_its_own_entry(run: Any, tmp_path: Path) -> None:
+    """Two messages with the same refused image bytes: the human view and ``healedBy`` name, for
+    each finding, the entry holding that image, not every entry holding those bytes."""
+    lines = (GOLDEN / "heal-wedges" / "session.jsonl").read_text().splitlines()[:6]  # header .. e005
+    image = json.loads(lines[4])["message"]["content"][1]
+    assert image["mimeType"] == "image/bmp"
+    reply = json.loads(lines[5])
+    more = [
+        {"type": "message", "id": "e006", "parentId": "e005", "timestamp": "2026-11-02T09:00:06.000Z",
+         "message": {"role": "user", "content": [{"type": "text", "text": "And this?"}, image], "timestamp": 1}},
+        {**reply, "id": "e007", "parentId": "e006"},
+        {"type": "message", "id": "e008", "parentId": "e007", "timestamp": "2026-11-02T09:00:08.000Z",
+         "message": {"role": "user", "content": "thanks", "timestamp": 2}},
+    ]  # fmt: skip
+    p = tmp_path / "two.jsonl"
+    p.write_text("\n".join([*lines, *(json.dumps(e) for e in more)]) + "\n")
+    data = json.loads(run("heal", p, "--for-model", MODEL, "--no-config", "--format", "json", exit_code=1).stdout)
+    _schema_ok(data)
+    assert [(f["code"], f["index"], f["healedBy"]) for f in data["before"]] == [
+        ("image-media-type", 0, ["e004"]),
+        ("image-media-type", 2, ["e006"]),
+    ]
+    human = run("heal", p, "--for-model", MODEL, "--no-config", exit_code=1).stdout
+    assert [line.strip() for line in human.splitlines() if "healed by" in line] == [
+        "healed by editing e004",
+        "healed by editing e006",
+    ]
