@@ -267,3 +267,46 @@ def test_each_finding_is_healed_by_its_own_entry(run: Any, tmp_path: Path) -> No
         "healed by editing e004",
         "healed by editing e006",
     ]
+
+
+def test_a_finding_no_edit_reaches_names_no_entry(run: Any) -> None:
+    """golden/fork-s0022-compactions holds the same mislabelled PNG in three messages; the first is a
+    message entry with the custom role, which Pi's appendContextEdit does not edit. Its finding
+    names no entry (it is listed as not healable) instead of borrowing the other two."""
+    case = GOLDEN / "fork-s0022-compactions" / "session.jsonl"
+    data = json.loads(run("heal", case, "--for-model", MODEL, "--no-config", "--format", "json", exit_code=1).stdout)
+    _schema_ok(data)
+    assert [(f["code"], f["healedBy"]) for f in data["before"]] == [
+        ("image-data-mismatch", []),
+        ("image-data-mismatch", ["20d35d7c"]),
+        ("image-data-mismatch", ["40b88333"]),
+    ]
+    assert [u["path"] for u in data["unhealed"]] == [data["before"][0]["path"]]
+
+
+#: One model of each API the check has rules for.
+SWEEP_MODELS = ["anthropic/claude-sonnet-4-5", "groq/llama-3.1-8b-instant", "google/gemini-3.1-pro-preview",
+                "openai/gpt-4o"]  # fmt: skip
+
+
+@pytest.mark.parametrize("model", support.fast_sample(SWEEP_MODELS, 1))
+def test_every_golden_session_heals_to_the_schema(run: Any, model: str) -> None:
+    """``heal --format json`` on every golden session (Pi-written, generated and broken ones): the
+    output fits the schema, each finding's ``healedBy`` names only entries a remedy edits, and a
+    file heal refuses gets one stderr line (exit 1), never a traceback."""
+    files = sorted(p for p in GOLDEN.glob("*/*.jsonl") if p.name not in ("requests.jsonl", "heal.jsonl"))
+    files = [p for p in files if not p.name.startswith("requests-")]
+    assert len(files) > 150
+    healed = 0
+    for path in files:
+        result = run("heal", path, "--for-model", model, "--no-config", "--format", "json", exit_code=None)
+        assert result.exit_code in (0, 1), (path, result.stderr)
+        if not result.stdout:
+            assert result.stderr.startswith("pitools: ") and result.stderr.count("\n") == 1, (path, result.stderr)
+            continue
+        data = json.loads(result.stdout)
+        _schema_ok(data)
+        edited = {r["entryId"] for r in data["remedies"]}
+        assert all(set(f["healedBy"]) <= edited for f in data["before"]), path
+        healed += bool(data["remedies"])
+    assert healed > 10
