@@ -236,3 +236,23 @@ def test_a_string_argument_repairs_only_its_own_call() -> None:
     by_code = {f.code: ids for f, ids in zip(plan.before, plan.healed_by_finding(), strict=True)}
     assert by_code["tool-arguments-not-object"] == ["m4"]
     assert "m2" not in {r.entry_id for r in plan.remedies}
+
+
+@pytest.mark.parametrize("model", ["google/gemini-2.5-pro", "openai/gpt-4o", CLAUDE])
+def test_each_orphaned_result_names_its_own_entry(model: str) -> None:
+    """Two orphaned results in two turns. Gemini's finding names a whole turn's parts, no id: the
+    k-th finding of the rule is the k-th orphan in Pi's messages."""
+
+    def orphan(call: str) -> dict[str, Any]:
+        return {"role": "toolResult", "toolCallId": call, "toolName": "bash",
+                "content": [{"type": "text", "text": "x"}], "isError": False}  # fmt: skip
+
+    data = _session({"role": "user", "content": "go"}, orphan("gone1"), _stop("A"), {"role": "user", "content": "more"},
+                    orphan("gone2"), _stop("B"), {"role": "user", "content": "end"})  # fmt: skip
+    plan = _plan(data, model)
+    got = [
+        ids
+        for f, ids in zip(plan.before, plan.healed_by_finding(), strict=True)
+        if f.code == "tool-result-without-call"
+    ]
+    assert got == [["m2"], ["m5"]]
