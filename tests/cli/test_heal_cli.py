@@ -238,3 +238,75 @@ def test_new_honours_session_dir(run: Any, wedged: Path, tmp_path: Path) -> None
         ).stdout
     )
     assert Path(data["writtenTo"]).parent == folder
+
+
+def test_each_finding_is_healed_by_its_own_entry(run: Any, tmp_path: Path) -> None:
+    """Two messages with the same refused image bytes: the human view and ``healedBy`` name, for
+    each finding, the entry holding that image, not every entry holding those bytes."""
+    lines = (GOLDEN / "heal-wedges" / "session.jsonl").read_text().splitlines()[:6]  # header .. e005
+    image = json.loads(lines[4])["message"]["content"][1]
+    assert image["mimeType"] == "image/bmp"
+    reply = json.loads(lines[5])
+    more = [
+        {"type": "message", "id": "e006", "parentId": "e005", "timestamp": "2026-11-02T09:00:06.000Z",
+         "message": {"role": "user", "content": [{"type": "text", "text": "And this?"}, image], "timestamp": 1}},
+        {**reply, "id": "e007", "parentId": "e006"},
+        {"type": "message", "id": "e008", "parentId": "e007", "timestamp": "2026-11-02T09:00:08.000Z",
+         "message": {"role": "user", "content": "thanks", "timestamp": 2}},
+    ]  # fmt: skip
+    p = tmp_path / "two.jsonl"
+    p.write_text("\n".join([*lines, *(json.dumps(e) for e in more)]) + "\n")
+    data = json.loads(run("heal", p, "--for-model", MODEL, "--no-config", "--format", "json", exit_code=1).stdout)
+    _schema_ok(data)
+    assert [(f["code"], f["index"], f["healedBy"]) for f in data["before"]] == [
+        ("image-media-type", 0, ["e004"]),
+        ("image-media-type", 2, ["e006"]),
+    ]
+    human = run("heal", p, "--for-model", MODEL, "--no-config", exit_code=1).stdout
+    assert [line.strip() for line in human.splitlines() if "healed by" in line] == [
+        "healed by editing e004",
+        "healed by editing e006",
+    ]
+
+
+def test_a_finding_no_edit_reaches_names_no_entry(run: Any) -> None:
+    """golden/fork-s0022-compactions holds the same mislabelled PNG in three messages; the first is a
+    message entry with the custom role, which Pi's appendContextEdit does not edit. Its finding
+    names no entry (it is listed as not healable) instead of borrowing the other two."""
+    case = GOLDEN / "fork-s0022-compactions" / "session.jsonl"
+    data = json.loads(run("heal", case, "--for-model", MODEL, "--no-config", "--format", "json", exit_code=1).stdout)
+    _schema_ok(data)
+    assert [(f["code"], f["healedBy"]) for f in data["before"]] == [
+        ("image-data-mismatch", []),
+        ("image-data-mismatch", ["20d35d7c"]),
+        ("image-data-mismatch", ["40b88333"]),
+    ]
+    assert [u["path"] for u in data["unhealed"]] == [data["before"][0]["path"]]
+
+
+#: One model of each API the check has rules for.
+SWEEP_MODELS = ["anthropic/claude-sonnet-4-5", "groq/llama-3.1-8b-instant", "google/gemini-3.1-pro-preview",
+                "openai/gpt-4o"]  # fmt: skip
+
+
+@pytest.mark.parametrize("model", support.fast_sample(SWEEP_MODELS, 1))
+def test_every_golden_session_heals_to_the_schema(run: Any, model: str) -> None:
+    """``heal --format json`` on every golden session (Pi-written, generated and broken ones): the
+    output fits the schema, each finding's ``healedBy`` names only entries a remedy edits, and a
+    file heal refuses gets one stderr line (exit 1), never a traceback."""
+    files = sorted(p for p in GOLDEN.glob("*/*.jsonl") if p.name not in ("requests.jsonl", "heal.jsonl"))
+    files = [p for p in files if not p.name.startswith("requests-")]
+    assert len(files) > 150
+    healed = 0
+    for path in files:
+        result = run("heal", path, "--for-model", model, "--no-config", "--format", "json", exit_code=None)
+        assert result.exit_code in (0, 1), (path, result.stderr)
+        if not result.stdout:
+            assert result.stderr.startswith("pitools: ") and result.stderr.count("\n") == 1, (path, result.stderr)
+            continue
+        data = json.loads(result.stdout)
+        _schema_ok(data)
+        edited = {r["entryId"] for r in data["remedies"]}
+        assert all(set(f["healedBy"]) <= edited for f in data["before"]), path
+        healed += bool(data["remedies"])
+    assert healed > 10

@@ -192,6 +192,16 @@ def test_validate_for_model(run: Any) -> None:
     run("validate", HANDOFF, "--for-model", "google/gemini-2.5-pro")
 
 
+def test_validate_for_model_over_the_golden_corpus_fits_the_schema(run: Any) -> None:
+    """Every golden session at once (Pi-written, generated, broken, healed): one JSON document that
+    fits the schema, with a request check for each file Pi can load."""
+    data = json.loads(
+        run("validate", GOLDEN, "--for-model", "anthropic/claude-sonnet-4-5", "--format", "json", exit_code=1).stdout
+    )
+    _schema_ok(data, VALIDATE_SCHEMA)
+    assert len(data["files"]) > 150 and len(data["requestChecks"]) > 100
+
+
 def test_validate_for_model_counts_the_request_findings(run: Any) -> None:
     result = run("validate", HANDOFF, "--for-model", "anthropic/claude-sonnet-4-5", exit_code=1)
     lines = result.stdout.rstrip("\n").splitlines()

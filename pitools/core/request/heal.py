@@ -341,7 +341,12 @@ def _context_edit(
 
 
 def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> tuple[list[_Edit], list[list[Any]]]:
-    """This round's edits, and for each finding the entries whose edit answers it."""
+    """This round's edits, and for each finding the entries whose edit answers it.
+
+    A finding's value (an id, a signature, image bytes) can sit in several messages; the finding
+    is about one of them (its path names one body node), and only that message's entry, with the
+    entries its remedy drops alongside (a tool exchange's results), answers it. Where its own
+    message cannot be told (see ``_Where``), every message the value leads to does."""
     edits: dict[int, _Edit] = {}  # by the owner's position in the LLM messages
     touched: list[set[Any]] = [set() for _ in errors]
     current: list[set[Any]] = []  # the findings being remedied now
@@ -358,15 +363,37 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> tuple[list[_Edi
             sink.add(owner.source_id)
         return edits[key]
 
+    def credit(n: int, i: int, own: set[int] | None) -> None:
+        """The edits made next are credited to finding ``n`` only when ``i`` is its own message."""
+        current[:] = [touched[n]] if own is None or i in own else []
+
     exchanges: dict[int, set[str]] = {}
     exchange_findings: dict[int, set[int]] = {}
     look = _Lookup.build(ctx.llm)
+    where = _Where(build.payload, ctx.llm)
+    by_code: dict[str, list[int]] = {}
+    for n, f in enumerate(errors):
+        by_code.setdefault(f.code, []).append(n)
+
+    def own_of(n: int, kind: str, found: list[int]) -> set[int] | None:
+        i = where.message(errors[n].path, kind)
+        return {i} if i is not None and i in found else None
+
+    def nth(n: int, found: list[int]) -> set[int] | None:
+        """A rule located by scanning the messages: the k-th finding of its code is about the k-th
+        message found, when both counts agree."""
+        group = by_code[errors[n].code]
+        return {found[group.index(n)]} if len(found) > 1 and len(group) == len(found) else None
+
     for n, f in enumerate(errors):
         current[:] = [touched[n]]
         code = f.code
         keys = _identifiers(build.payload, f.path)
         if code in ARGUMENT_CODES:
-            for a in look.find(look.calls, keys.get("id", ())):
+            found = look.find(look.calls, keys.get("id", ()))
+            own = own_of(n, "call", found)
+            # Only its own call: another call with the same id may hold good arguments.
+            for a in sorted(own) if own else found:
                 e = edit_of(a)
                 if e is None or not _repair_arguments(e, set(keys.get("id", ())), code):
                     exchanges.setdefault(a, set()).add(code)  # no faithful repair: the call as text
@@ -375,28 +402,49 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> tuple[list[_Edi
             found = look.find(look.calls, keys.get("id", ()))
             if code == "duplicate-tool-id" and len(found) > 1:
                 found = found[1:]  # the first call keeps its id; the later ones are the duplicates
+            own = own_of(n, "call", found)
+            if own is None and found:  # a result's id: the exchange is the latest call before it
+                r = where.message(f.path, "result")
+                before = [a for a in found if r is not None and a < r]
+                own = {before[-1]} if before else None
             if not found and code == "thinking-missing-in-tool-loop":
                 found = _last_tool_turn(ctx.llm)
             if not found and code == "missing-thought-signature":
                 found = _unsigned_current_turn(ctx.llm)
+                own = nth(n, found)
             if not found:
-                for r in look.find(look.results, keys.get("id", ())):
+                results = look.find(look.results, keys.get("id", ()))
+                own = own_of(n, "result", results)
+                for r in results:
+                    credit(n, r, own)
                     _drop(edit_of(r), code, "the tool result (its call is gone)")
             for a in found:
                 exchanges.setdefault(a, set()).add(code)
-                exchange_findings.setdefault(a, set()).add(n)
+                if own is None or a in own:
+                    exchange_findings.setdefault(a, set()).add(n)
         elif code == "tool-result-without-call":
             named = look.find(look.results, keys.get("id", ()))
-            orphans = [r for r in named if not look.answers.get(r, False)] or _orphans(ctx.llm, look)
+            orphans = [r for r in named if not look.answers.get(r, False)]
+            own = own_of(n, "result", orphans)
+            if not orphans:
+                orphans = _orphans(ctx.llm, look)
+                own = nth(n, orphans)
             for r in orphans:
+                credit(n, r, own)
                 _drop(edit_of(r), code, "this tool result, which answers no call the model made")
         elif code == "foreign-thinking-signature":
-            for i in look.find(look.signatures, keys.get("signature", ())):
+            found = look.find(look.signatures, keys.get("signature", ()))
+            own = own_of(n, "signature", found)
+            for i in found:
+                credit(n, i, own)
                 e = edit_of(i)
                 if e is not None:
                     _strip_thinking(e, set(keys.get("signature", ())), code)
         elif code in IMAGE_CODES:
-            for i in look.find(look.images, keys.get("data", ())):
+            found = look.find(look.images, keys.get("data", ()))
+            own = own_of(n, "data", found)
+            # Only its own image: the same bytes elsewhere may be declared with a type the API takes.
+            for i in sorted(own) if own else found:
                 e = edit_of(i)
                 if e is not None:
                     _replace_images(e, set(keys.get("data", ())), code, f.message)
@@ -405,16 +453,19 @@ def _plan_round(errors: list[Any], build: Any, ctx: _Context) -> tuple[list[_Edi
         elif code == "request-too-large":
             _shrink_body(ctx.llm, build, edit_of, code)
         elif code == "empty-text-block":
-            for i, msg in enumerate(ctx.llm):
-                content = msg.get("content")
-                if isinstance(content, list) and any(_is_empty_text(b) for b in content):
-                    e = edit_of(i)
-                    if e is not None:
-                        _strip_empty_text(e, code)
+            found = [i for i, msg in enumerate(ctx.llm) for b in _blocks(msg) if _is_empty_text(b)]
+            own = nth(n, found)
+            for i in sorted(set(found)):
+                credit(n, i, own)
+                e = edit_of(i)
+                if e is not None:
+                    _strip_empty_text(e, code)
         elif code == "empty-message":
-            for i, msg in enumerate(ctx.llm):
-                if _is_empty_message(msg, build.model):
-                    _drop(edit_of(i), code, "an empty message")
+            found = [i for i, msg in enumerate(ctx.llm) if _is_empty_message(msg, build.model)]
+            own = nth(n, found)
+            for i in found:
+                credit(n, i, own)
+                _drop(edit_of(i), code, "an empty message")
     for a, codes in exchanges.items():
         current[:] = [touched[n] for n in exchange_findings.get(a, ())]
         _exchange_as_text(ctx.llm, a, edit_of, sorted(codes))
@@ -463,45 +514,135 @@ def _drop(e: _Edit | None, code: str, loses: str) -> None:
 # --- where a finding came from -----------------------------------------------------------------
 
 
-def _identifiers(payload: Any, path: str | None) -> dict[str, list[Any]]:
-    """The identifying values along ``path`` in the body: tool call ids, signatures, image data."""
-    keys: dict[str, list[Any]] = {}
-    if not path:
-        return keys
+def _path_nodes(payload: Any, path: str | None) -> list[tuple[str, Any]]:
+    """The body's nodes along ``path``, each with its own path (the body itself first, as "")."""
     node = payload
-    nodes = [node]
-    for part in path.split("."):
+    nodes: list[tuple[str, Any]] = [("", node)]
+    where = ""
+    for part in (path or "").split(".") if path else ():
         if isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         elif isinstance(node, dict) and part in node:
             node = node[part]
         else:
             break
-        nodes.append(node)
-    for n in nodes:
-        if type(n) is not dict:
-            continue
-        for name in ("tool_use_id", "tool_call_id", "call_id"):
-            if type(n.get(name)) is str:
-                keys.setdefault("id", []).append(n[name])
-        if n.get("type") in ("tool_use", "function_call", "function") and type(n.get("id")) is str:
-            keys.setdefault("id", []).append(n["id"])
-        for inner in ("functionCall", "functionResponse"):
-            if type(n.get(inner)) is dict and type(n[inner].get("id")) is str:
-                keys.setdefault("id", []).append(n[inner]["id"])
-        if type(n.get("signature")) is str:
-            keys.setdefault("signature", []).append(n["signature"])
-        source = n.get("source")
-        if type(source) is dict and type(source.get("data")) is str:
-            keys.setdefault("data", []).append(source["data"])
-        inline = n.get("inlineData")
-        if type(inline) is dict and type(inline.get("data")) is str:
-            keys.setdefault("data", []).append(inline["data"])
-        url = n.get("image_url")
-        url = url.get("url") if type(url) is dict else url
-        if type(url) is str and url.startswith("data:") and "," in url:
-            keys.setdefault("data", []).append(url.split(",", 1)[1])
+        where = f"{where}.{part}" if where else part
+        nodes.append((where, node))
+    return nodes
+
+
+def _node_keys(n: Any) -> dict[str, list[Any]]:
+    """The identifying values one body node holds, by kind: ``call`` (a tool call's id),
+    ``result`` (the call id a tool result answers), ``signature`` and ``data`` (image bytes)."""
+    keys: dict[str, list[Any]] = {}
+    if type(n) is not dict:
+        return keys
+    ntype = n.get("type")
+    for name in ("tool_use_id", "tool_call_id", "call_id"):
+        if type(n.get(name)) is str:
+            # Responses' function_call carries the call_id it makes; every other holder answers one.
+            keys.setdefault("call" if ntype == "function_call" else "result", []).append(n[name])
+    if ntype in ("tool_use", "function_call", "function") and type(n.get("id")) is str:
+        keys.setdefault("call", []).append(n["id"])
+    for inner, kind in (("functionCall", "call"), ("functionResponse", "result")):
+        if type(n.get(inner)) is dict and type(n[inner].get("id")) is str:
+            keys.setdefault(kind, []).append(n[inner]["id"])
+    if type(n.get("signature")) is str:
+        keys.setdefault("signature", []).append(n["signature"])
+    source = n.get("source")
+    if type(source) is dict and type(source.get("data")) is str:
+        keys.setdefault("data", []).append(source["data"])
+    inline = n.get("inlineData")
+    if type(inline) is dict and type(inline.get("data")) is str:
+        keys.setdefault("data", []).append(inline["data"])
+    url = n.get("image_url")
+    url = url.get("url") if type(url) is dict else url
+    if type(url) is str and url.startswith("data:") and "," in url:
+        keys.setdefault("data", []).append(url.split(",", 1)[1])
     return keys
+
+
+def _identifiers(payload: Any, path: str | None) -> dict[str, list[Any]]:
+    """The identifying values along ``path`` in the body: tool call ids (``id``: made or answered),
+    signatures, image data."""
+    keys: dict[str, list[Any]] = {}
+    for _where, n in _path_nodes(payload, path):
+        for kind, values in _node_keys(n).items():
+            keys.setdefault("id" if kind in ("call", "result") else kind, []).extend(values)
+    return keys
+
+
+def _body_occurrences(payload: Any) -> list[tuple[str, dict[str, list[Any]]]]:
+    """Every body node holding an identifying value, in document order, with its path."""
+    out: list[tuple[str, dict[str, list[Any]]]] = []
+    stack: list[tuple[str, Any]] = [("", payload)]
+    while stack:
+        where, node = stack.pop()
+        if type(node) is dict:
+            keys = _node_keys(node)
+            if keys:
+                out.append((where, keys))
+            children = list(node.items())
+        elif type(node) is list:
+            children = list(enumerate(node))
+        else:
+            continue
+        for name, child in reversed(children):
+            if type(child) in (dict, list):
+                stack.append((f"{where}.{name}" if where else str(name), child))
+    return out
+
+
+def _llm_occurrences(llm: list[Any], kind: str, values: set[Any]) -> list[int]:
+    """The LLM message of each occurrence of one of ``values`` (of ``kind``), in order: a message
+    appears once per block that holds one."""
+    out: list[int] = []
+    for i, m in enumerate(llm):
+        role = m.get("role") if type(m) is dict else None
+        if kind == "result":
+            if role == "toolResult" and _id_forms(m.get("toolCallId")) & values:
+                out.append(i)
+            continue
+        for b in _blocks(m):
+            if type(b) is not dict:
+                continue
+            btype = b.get("type")
+            if (
+                (kind == "call" and role == "assistant" and btype == "toolCall" and _id_forms(b.get("id")) & values)
+                or (kind == "signature" and btype == "thinking" and b.get("thinkingSignature") in values)
+                or (kind == "data" and btype == "image" and b.get("data") in values)
+            ):
+                out.append(i)
+    return out
+
+
+@dataclass(slots=True)
+class _Where:
+    """Which LLM message a body finding is about, when several hold the same value (the same
+    image bytes, a tool call id used twice): the n-th body node with that value is the n-th
+    occurrence in Pi's LLM messages, as long as both hold it the same number of times (pi-ai
+    keeps the order of blocks; when it drops or adds some, the count differs and no one message
+    is chosen)."""
+
+    payload: Any
+    llm: list[Any]
+    _nodes: list[tuple[str, dict[str, list[Any]]]] | None = None
+
+    def message(self, path: str | None, kind: str) -> int | None:
+        node = next(
+            ((where, n) for where, n in reversed(_path_nodes(self.payload, path)) if _node_keys(n).get(kind)),
+            None,
+        )
+        if node is None:
+            return None
+        where, values = node[0], set(_node_keys(node[1])[kind])
+        if self._nodes is None:
+            self._nodes = _body_occurrences(self.payload)
+        peers = [w for w, keys in self._nodes if values & set(keys.get(kind, ()))]
+        found = _llm_occurrences(self.llm, kind, values)
+        if where not in peers or len(peers) != len(found):
+            return None
+        return found[peers.index(where)]
 
 
 def _k(value: Any) -> Any:

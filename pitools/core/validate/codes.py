@@ -220,7 +220,10 @@ PI_BEHAVIOUR: dict[str, str] = {
         "of the context; the summary remains"
     ),
     "context-edit-missing-target": "the edit matches no context entry and Pi silently ignores it",
-    "context-edit-off-branch": "Pi applies an edit only where its target is in the same context: here it is ignored",
+    "context-edit-off-branch": (
+        "Pi applies an edit only where its target is in the same context: ignored on the edit's branch, applied"
+        " on the paths through both (an edit above its target)"
+    ),
     "context-edit-not-editable": (
         "projectContextEntry leaves summaries and other roles unchanged, except that a null replacement "
         "hides them from the context"
@@ -235,8 +238,9 @@ PI_BEHAVIOUR: dict[str, str] = {
     ),
     "tool-result-without-call": (
         "Pi sends the result as it is; providers reject a tool result that answers no call. Not reported once"
-        " a context_edit hides it on every path below it (what pitools heal writes): Pi's projection applies"
-        " the edit, the raw entry stays in the file"
+        " a context_edit hides it on every path below it (what pitools heal writes; an edit above it counts"
+        " unless a compaction between them drops the edit): Pi's projection applies the edit, the raw entry"
+        " stays in the file"
     ),
     "tool-call-unanswered": (
         "pi-ai's transformMessages adds a 'No result provided' error result for the call, which is how Pi "

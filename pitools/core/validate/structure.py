@@ -179,6 +179,11 @@ class Structure:
         result: hides it; for a turn: hides it or replaces its content with no tool call), and no
         edit of it anywhere keeps the problem. An edit on another branch, or a leaf below the entry
         that no edit reaches, leaves the finding as it was.
+
+        Pi collects the edits from the whole context, so an edit *above* its target (which Pi's
+        ``appendContextEdit`` never writes, but a hand-made file may hold) applies too, unless a
+        compaction between them leaves the edit out of the context while keeping the target
+        (:meth:`_edited_from_above`).
         """
         rec = self.rec
         removing: dict[int, set[int]] = {}  # edit position -> the targets it takes the problem out of
@@ -196,9 +201,27 @@ class Structure:
         candidates = {t for targets in removing.values() for t in targets} - kept
         if not candidates:
             return set()
+        children = self._children()
         if self.parents_first and not rec.self_parents:
-            return self._edited_out_bottom_up(removing, candidates)
-        return {t for t in candidates if self._edited_below(t, removing)}
+            out = self._edited_out_bottom_up(removing, candidates)
+        else:
+            out = {t for t in candidates if self._edited_below(t, removing, children)}
+        above: dict[int, list[int]] = {}  # target -> the removing edits among its ancestors
+        for pos, targets in removing.items():
+            for t in targets:
+                if t in candidates and t not in out and self.is_ancestor(pos, t):
+                    above.setdefault(t, []).append(pos)
+        if above:
+            out |= self._edited_from_above(above, removing, children)
+        return out
+
+    def _children(self) -> dict[int, list[int]]:
+        children: dict[int, list[int]] = {}
+        for pos in self.held():
+            parent = self.parents[pos]
+            if parent is not None and parent != pos:
+                children.setdefault(parent, []).append(pos)
+        return children
 
     def _edited_out_bottom_up(self, removing: dict[int, set[int]], candidates: set[int]) -> set[int]:
         """:meth:`edited_out` in one pass from the last entry up (each parent comes before its children):
@@ -217,13 +240,8 @@ class Structure:
                 below[parent] = mine if seen is None else seen & mine
         return {t for t in candidates if t in below.get(t, _NO_TARGETS)}
 
-    def _edited_below(self, target: int, removing: dict[int, set[int]]) -> bool:
+    def _edited_below(self, target: int, removing: dict[int, set[int]], children: dict[int, list[int]]) -> bool:
         """Whether every leaf below ``target`` passes an edit that removes its problem (any tree)."""
-        children: dict[int, list[int]] = {}
-        for pos in self.held():
-            parent = self.parents[pos]
-            if parent is not None and parent != pos:
-                children.setdefault(parent, []).append(pos)
         stack, seen = list(children.get(target, ())), {target}
         if not stack:
             return False
@@ -239,6 +257,71 @@ class Structure:
                 return False
             stack.extend(kids)
         return True
+
+    def _edited_from_above(
+        self, above: dict[int, list[int]], removing: dict[int, set[int]], children: dict[int, list[int]]
+    ) -> set[int]:
+        """Targets taken out by a removing edit among their ancestors, at every leaf below them.
+
+        Pi's ``buildSessionProjection`` gathers the edits of every context entry, before or after
+        the target. The edit is in a leaf's context unless the latest compaction on that path lies
+        below the edit and keeps nothing from the edit on (its ``firstKeptEntryId`` is not the edit
+        nor above it): then Pi sends the target as it is, unless an edit below the target takes it
+        out there. Only the edit nearest the target matters (a compaction that keeps an edit keeps
+        every later one). Without a compaction in the file every such edit applies; otherwise the
+        walks share one budget (8 steps an entry), and targets left when it runs out stay reported.
+        """
+        rec = self.rec
+        types, parents = rec.types, self.parents
+        if "compaction" not in types:  # nothing can leave an edit out of a context
+            return set(above)
+        first_kept: dict[int, int | None] = {}
+        for pos, etype, data in rec.refs:
+            if etype == "compaction":
+                first_kept[pos] = self.pos_by_key.get(data["key"])
+
+        def keeps(compaction: int, edit: int) -> bool:
+            kept = first_kept.get(compaction)  # absent: no firstKeptEntryId, or its own id (keeps nothing)
+            return kept is not None and (kept == edit or self.is_ancestor(kept, edit) is True)
+
+        budget = 8 * len(rec) + 64
+        out: set[int] = set()
+        for target, edits in above.items():
+            # The nearest: all are on the target's path, so the deepest (latest in the walk's order).
+            edit = max(edits, key=lambda e: self.depth[e] if self.depth else self.tin[e])
+            # The latest compaction between the edit and the target decides where the walk starts.
+            state, current = True, parents[target]
+            while current is not None and current != edit:
+                budget -= 1
+                if budget < 0:
+                    return out
+                if types[current] == "compaction":
+                    state = keeps(current, edit)
+                    break
+                current = parents[current]
+            stack = [(child, state) for child in children.get(target, ())]
+            healed = state if not stack else True
+            seen = {target}
+            while stack and healed:
+                budget -= 1
+                if budget < 0:
+                    return out
+                pos, alive = stack.pop()
+                if pos in seen:
+                    continue
+                seen.add(pos)
+                if target in removing.get(pos, ()):
+                    continue  # an edit below the target: taken out on every path through here
+                if types[pos] == "compaction":
+                    alive = keeps(pos, edit)
+                kids = children.get(pos)
+                if not kids:
+                    healed = alive
+                else:
+                    stack.extend((kid, alive) for kid in kids)
+            if healed:
+                out.add(target)
+        return out
 
     def _walk_in_file_order(self, budget_per_entry: int = 8) -> list[Finding] | None:
         """:meth:`walk` as loops over file order (valid when every parent comes first).

@@ -165,3 +165,94 @@ def test_a_message_entry_with_the_custom_role_is_not_edited() -> None:
     plan = _plan(_session({"role": "user", "content": "go"}, custom, {"role": "user", "content": "and?"}))
     assert "image-data-mismatch" in [f.code for f in plan.before]
     assert plan.remedies == [] and "image-data-mismatch" in [f.code for f in plan.after]
+
+
+def _image(mime: str) -> dict[str, Any]:
+    from tests.golden.request_cases import PNG
+
+    return {"type": "image", "data": PNG, "mimeType": mime}
+
+
+def _stop(text: str) -> dict[str, Any]:
+    return _claude([{"type": "text", "text": text}], "stop")
+
+
+def test_each_image_finding_names_only_its_own_entry() -> None:
+    """The same bytes in two messages, each refused: each finding is answered by its own entry."""
+    data = _session({"role": "user", "content": [{"type": "text", "text": "a"}, _image("image/bmp")]}, _stop("A"),
+                    {"role": "user", "content": [{"type": "text", "text": "b"}, _image("image/bmp")]}, _stop("B"),
+                    {"role": "user", "content": "thanks"})  # fmt: skip
+    plan = _plan(data)
+    assert [(f.code, f.index) for f in plan.before] == [("image-media-type", 0), ("image-media-type", 2)]
+    assert plan.healed_by_finding() == [["m1"], ["m3"]]
+    assert [r.entry_id for r in plan.remedies] == ["m1", "m3"] and plan.after == []
+
+
+def test_the_same_bytes_declared_with_a_type_the_api_takes_stay() -> None:
+    """Only the image the finding is about becomes a note: the same bytes as a PNG elsewhere are fine."""
+    data = _session({"role": "user", "content": [{"type": "text", "text": "a"}, _image("image/png")]}, _stop("A"),
+                    {"role": "user", "content": [{"type": "text", "text": "b"}, _image("image/bmp")]}, _stop("B"),
+                    {"role": "user", "content": "thanks"})  # fmt: skip
+    plan = _plan(data)
+    assert [(f.code, f.index) for f in plan.before] == [("image-media-type", 2)]
+    assert plan.healed_by_finding() == [["m3"]]
+    assert [r.entry_id for r in plan.remedies] == ["m3"] and plan.after == []
+
+
+def test_an_image_finding_and_a_thinking_finding_name_their_own_entries() -> None:
+    thinking = {"type": "thinking", "thinking": "hm", "thinkingSignature": '{"type": "reasoning", "id": "rs_1"}'}
+    data = _session({"role": "user", "content": [{"type": "text", "text": "a"}, _image("image/bmp")]},
+                    _claude([thinking, {"type": "text", "text": "A"}], "stop"),
+                    {"role": "user", "content": [{"type": "text", "text": "b"}, _image("image/bmp")]}, _stop("B"),
+                    {"role": "user", "content": "thanks"})  # fmt: skip
+    plan = _plan(data)
+    got = [(f.code, ids) for f, ids in zip(plan.before, plan.healed_by_finding(), strict=True)]
+    assert got == [("image-media-type", ["m1"]), ("foreign-thinking-signature", ["m2"]), ("image-media-type", ["m3"])]
+
+
+def test_each_duplicate_tool_id_names_its_own_exchange() -> None:
+    """One id used by three turns: the two later calls are the duplicates, each healed with its result."""
+    call = {"type": "toolCall", "id": "toolu_same", "name": "read", "arguments": {"path": "a"}}
+    result = {"role": "toolResult", "toolCallId": "toolu_same", "toolName": "read",
+              "content": [{"type": "text", "text": "ok"}], "isError": False}  # fmt: skip
+    data = _session({"role": "user", "content": "go"}, _claude([call]), result, _claude([call]), dict(result),
+                    _claude([call]), dict(result), _stop("done"))  # fmt: skip
+    plan = _plan(data)
+    dupes = [(f.index, ids) for f, ids in zip(plan.before, plan.healed_by_finding(), strict=True)
+             if f.code == "duplicate-tool-id"]  # fmt: skip
+    assert dupes == [(3, ["m4", "m5"]), (5, ["m6", "m7"])]
+
+
+def test_a_string_argument_repairs_only_its_own_call() -> None:
+    """A later call reuses an earlier call's id with arguments stored as text: the earlier call,
+    whose arguments are fine, is not rewritten for it."""
+    good = {"type": "toolCall", "id": "toolu_same", "name": "read", "arguments": {"path": "a"}}
+    bad = {**good, "arguments": '{"path": "b"}'}
+    result = {"role": "toolResult", "toolCallId": "toolu_same", "toolName": "read",
+              "content": [{"type": "text", "text": "ok"}], "isError": False}  # fmt: skip
+    data = _session({"role": "user", "content": "go"}, _claude([good]), result, _claude([bad]), dict(result),
+                    _stop("done"))  # fmt: skip
+    plan = _plan(data)
+    by_code = {f.code: ids for f, ids in zip(plan.before, plan.healed_by_finding(), strict=True)}
+    assert by_code["tool-arguments-not-object"] == ["m4"]
+    assert "m2" not in {r.entry_id for r in plan.remedies}
+
+
+@pytest.mark.parametrize("model", ["google/gemini-2.5-pro", "openai/gpt-4o", CLAUDE])
+def test_each_orphaned_result_names_its_own_entry(model: str) -> None:
+    """Two orphaned results in two turns. Gemini's finding names a whole turn's parts, no id: the
+    k-th finding of the rule is the k-th orphan in Pi's messages."""
+
+    def orphan(call: str) -> dict[str, Any]:
+        return {"role": "toolResult", "toolCallId": call, "toolName": "bash",
+                "content": [{"type": "text", "text": "x"}], "isError": False}  # fmt: skip
+
+    data = _session({"role": "user", "content": "go"}, orphan("gone1"), _stop("A"), {"role": "user", "content": "more"},
+                    orphan("gone2"), _stop("B"), {"role": "user", "content": "end"})  # fmt: skip
+    plan = _plan(data, model)
+    got = [
+        ids
+        for f, ids in zip(plan.before, plan.healed_by_finding(), strict=True)
+        if f.code == "tool-result-without-call"
+    ]
+    assert got == [["m2"], ["m5"]]

@@ -553,6 +553,44 @@ def test_unanswered_calls_an_edit_turns_into_text_are_not_reported(tmp_path: Pat
     assert codes(b.write(tmp_path, "calls.jsonl")) == ["tool-call-unanswered"]
 
 
+def _sent_by_pi(case: str) -> set[str]:
+    """The tool results and tool-calling assistant turns Pi 1.6.0 sends at some leaf of a golden
+    case (its recorded LLM messages), by entry id: what validate must still report."""
+    lines = [json.loads(line) for line in support.golden_session(case).read_text().splitlines()[1:]]
+    by_call = {e["message"]["toolCallId"]: e["id"] for e in lines if e["type"] == "message"
+               and e["message"]["role"] == "toolResult"}  # fmt: skip
+    by_call_turn = {b["id"]: e["id"] for e in lines if e["type"] == "message" for b in e["message"]["content"]
+                    if isinstance(b, dict) and b.get("type") == "toolCall"}  # fmt: skip
+    sent: set[str] = set()
+    for view in support.golden_recording(case)["byLeaf"].values():
+        for m in view["llmMessages"]:
+            if m["role"] == "toolResult":
+                sent.add(by_call[m["toolCallId"]])
+            elif m["role"] == "assistant":
+                sent.update(by_call_turn[b["id"]] for b in m["content"] if b.get("type") == "toolCall")
+    return sent
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["file-order", "parents-later"])
+def test_an_edit_above_its_target_takes_it_out_as_pi_does(tmp_path: Path, shuffled: bool) -> None:
+    """golden/validate-edit-above: context edits written *above* their target (Pi's
+    appendContextEdit never does that, a hand-made file may). Pi's projection gathers the edits of
+    the whole context, so such an edit applies, unless a compaction between them drops the edit
+    and keeps the target, or a later edit puts the target back. What is still reported is exactly
+    what Pi sends at some leaf (the recorded LLM messages); each such edit is still off its branch."""
+    path = support.golden_session("validate-edit-above")
+    if shuffled:  # every entry after its children: the depth-first walk, with the same answer
+        head, *rest = path.read_bytes().splitlines(keepends=True)
+        path = tmp_path / "reversed.jsonl"
+        path.write_bytes(b"".join([head, *reversed(rest)]))
+    found = findings(path)
+    pairing = {f.entry_id for f in found if f.code in ("tool-result-without-call", "tool-call-unanswered")}
+    assert pairing == _sent_by_pi("validate-edit-above") == {"rB", "rD", "rF"}
+    assert sorted(f.entry_id for f in found if f.code == "context-edit-off-branch") == sorted(
+        ["xA", "xB", "xC", "xD", "xE", "xF", "xG"]
+    )
+
+
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("heal-*/healed*.jsonl")), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_golden_healed_file_validates_clean(path: Path) -> None:
     """``pitools heal``'s own output (golden/heal-*): Pi's projection takes every orphan and every
