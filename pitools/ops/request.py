@@ -72,9 +72,10 @@ def provider_request_at(
     )
 
 
-def check_requests(files: Sequence[str], model_ref: str) -> list[dict[str, Any]]:
+def check_requests(files: Sequence[str], model_ref: str, *, use_config: bool = True) -> list[dict[str, Any]]:
     """``validate --for-model``: the request check at each loadable file's default leaf
-    (unloadable files already have their findings from validate)."""
+    (unloadable files already have their findings from validate); ``use_config=False`` reads
+    none of Pi's config files (``--no-config``)."""
     from pitools.core.request.build import check_api
     from pitools.core.request.check import check_request
     from pitools.core.session.load import load
@@ -82,7 +83,7 @@ def check_requests(files: Sequence[str], model_ref: str) -> list[dict[str, Any]]
     from pitools.render.request import check_json
 
     # An unknown model or an API pitools does not build is the user's to fix: one line, exit 1.
-    check_api(resolve_model(model_ref))
+    check_api(resolve_model(model_ref, use_config))
     checks: list[dict[str, Any]] = []
     for path in files:
         try:
@@ -90,7 +91,7 @@ def check_requests(files: Sequence[str], model_ref: str) -> list[dict[str, Any]]
         except PitoolsError:
             continue
         try:
-            build = provider_request_at(loaded, loaded.leaf(None), model_ref, None)
+            build = provider_request_at(loaded, loaded.leaf(None), model_ref, None, use_config=use_config)
         except PitoolsError as exc:  # this file's request cannot be built (a shape pi-ai throws on)
             checks.append({"path": path, "ok": False, "error": str(exc), "findings": []})
             continue

@@ -34,12 +34,13 @@ COMMANDS: dict[str, list[str]] = {
     "compact": ["compact", "{session}", "--dry-run"],
     "navigate": ["navigate", "{session}", "--to", "3a7f1c02", "--dry-run"],
     "heal": ["heal", "{session}", "--for-model", "anthropic/claude-sonnet-4-5", "--dry-run"],
+    "validate": ["validate", "{session}", "--for-model", "anthropic/claude-sonnet-4-5", "--format", "json"],
     "ls": ["ls", "--cwd", "{project}", "--no-cache", "--format", "json"],
 }
 #: Commands that report configuration warnings on stderr.
 WARNS = ("request", "compact", "navigate", "heal")
 #: Commands whose output does not show the configuration: a skipped file leaves it as it was.
-SAME_OUTPUT = ("request", "heal", "ls")
+SAME_OUTPUT = ("request", "heal", "validate", "ls")
 
 
 def _case_id(case: dict[str, Any]) -> str:

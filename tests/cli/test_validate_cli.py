@@ -345,3 +345,21 @@ def test_list_codes_and_explain(run) -> None:
 def test_select_bogus_names_the_valid_codes(run) -> None:
     r = run("validate", "x.jsonl", "--select", "dupe-id", exit_code=2)
     assert "did you mean 'duplicate-id'?" in r.stderr and "valid codes: unreadable-file" in r.stderr
+
+
+def test_for_model_reads_models_json_unless_no_config(run: Any, tmp_path: Path) -> None:
+    """``--no-config`` on validate as on request and heal: the agent folder's models.json names a
+    model the catalogue lacks; with the flag it is an unknown model (one line, exit 1)."""
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    provider = {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "x",
+                "models": [{"id": "m1", "contextWindow": 100000, "maxTokens": 4096}]}  # fmt: skip
+    (agent / "models.json").write_text(json.dumps({"providers": {"local": provider}}), encoding="utf-8")
+    env = {"PI_CODING_AGENT_DIR": str(agent)}
+    session = support.golden_session("seed-running-example")
+    with_config = run("validate", session, "--for-model", "local/m1", "--format", "json", env=env, exit_code=None)
+    assert [c["model"] for c in json.loads(with_config.stdout)["requestChecks"]] == ["local/m1"]
+    without = run("validate", session, "--for-model", "local/m1", "--no-config", env=env, exit_code=1)
+    assert without.stderr.strip().splitlines() == [
+        "pitools: --model local/m1: no such model in Pi's catalogue (unknown provider 'local')"
+    ]

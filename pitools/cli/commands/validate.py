@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, jobs_option, model_reference, session_paths_argument
+from pitools.cli.options import format_option, jobs_option, model_reference, no_config_option, session_paths_argument
 from pitools.cli.output import Output, pass_output
 from pitools.core.validate import CODES, SEVERITIES, ValidationReport
 
@@ -72,6 +72,7 @@ def _unknown_codes(unknown: Sequence[str]) -> str:
     help="Also check the request pi-ai would send to this model at each file's default leaf "
     "(the rules of `pitools request --check`).",
 )
+@no_config_option
 @pass_output
 def command(
     out: Output,
@@ -85,6 +86,7 @@ def command(
     min_severity: str,
     jobs: int | None,
     for_model: str | None,
+    no_config: bool,
 ) -> int:
     """Check Pi session files for everything Pi 1.6.0 would trip over.
 
@@ -130,7 +132,7 @@ def command(
         )
     else:
         reports = validate_many(files, **options)
-    request_checks = check_requests(files, for_model) if for_model else None
+    request_checks = check_requests(files, for_model, use_config=not no_config) if for_model else None
     spool = stdin_spool()
     if spool:  # `-`: the session came on stdin; its private spool file is no name to show
         from dataclasses import replace
