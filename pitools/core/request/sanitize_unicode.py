@@ -15,7 +15,9 @@ _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 def sanitize_surrogates(text: str) -> str:
     """pi-ai ``sanitizeSurrogates``: drop unpaired UTF-16 surrogates (pairs are one code point here)."""
-    if not _LONE_SURROGATE.search(text):
+    # isascii() is a word-at-a-time scan, several times faster than the regex on the plain
+    # text that makes up almost every block; it runs on each text of a body.
+    if text.isascii() or not _LONE_SURROGATE.search(text):
         return text
     out: list[str] = []
     i, n = 0, len(text)
