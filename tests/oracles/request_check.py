@@ -3,8 +3,9 @@
 every golden session, pi-ai's recorded bodies and mutated copies of the sessions).
 
 ``_images`` visited every object of the body with one ``access.get`` call per read and built a
-field path for every node; the body's size was measured on the whole ``JSON.stringify`` text,
-decoded and encoded again. Production code lives in ``pitools/core/request/check.py`` and
+field path for every node, as ``_lone_surrogate_at`` did for every value of a tool call's
+arguments; the body's size was measured on the whole ``JSON.stringify`` text, decoded and
+encoded again. Production code lives in ``pitools/core/request/check.py`` and
 ``pitools/core/js/json/encode.py`` (``js_stringify_size``); nothing in ``pitools/`` imports this
 module.
 """
@@ -16,6 +17,7 @@ from typing import Any
 from pitools.core.js.access import get
 from pitools.core.js.json.encode import js_stringify
 from pitools.core.js.value import UNDEFINED
+from pitools.core.request.sanitize_unicode import sanitize_surrogates
 
 
 def body_size(payload: Any) -> int:
@@ -62,3 +64,22 @@ def images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]]
                 (child, f"{where}.{k}") for k, child in reversed(list(node.items())) if isinstance(child, (dict, list))
             )
     return found
+
+
+def lone_surrogate_at(value: Any, path: str) -> str | None:
+    """The path of the first key or string under ``value`` with an unpaired surrogate."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if type(node) is str:
+            if sanitize_surrogates(node) != node:
+                return where
+        elif isinstance(node, dict):
+            items = list(node.items())
+            for key, child in reversed(items):
+                if type(key) is str and sanitize_surrogates(key) != key:
+                    return f"{where}.{key}"
+                stack.append((child, f"{where}.{key}"))
+        elif isinstance(node, list):
+            stack.extend((child, f"{where}.{k}") for k, child in reversed(list(enumerate(node))))
+    return None

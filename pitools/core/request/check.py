@@ -21,7 +21,7 @@ from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED, json_kind, utf16_len
 from pitools.core.request.estimate import estimate_input_tokens
-from pitools.core.request.sanitize_unicode import sanitize_surrogates
+from pitools.core.request.sanitize_unicode import has_surrogates, sanitize_surrogates
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
@@ -643,22 +643,33 @@ def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFi
 
 
 def _lone_surrogate_at(value: Any, path: str) -> str | None:
-    """The path of the first key or string under ``value`` with an unpaired surrogate."""
-    stack: list[tuple[Any, str]] = [(value, path)]
+    """The path of the first key or string under ``value`` with an unpaired surrogate (a path is
+    made only for the one found: each stack entry holds its parent's entry and its own key)."""
+    stack: list[tuple[Any, Any]] = [(value, path)]
     while stack:
         node, where = stack.pop()
         if type(node) is str:
-            if sanitize_surrogates(node) != node:
-                return where
+            if has_surrogates(node) and sanitize_surrogates(node) != node:
+                return _joined(where)
         elif isinstance(node, dict):
             items = list(node.items())
             for key, child in reversed(items):
-                if type(key) is str and sanitize_surrogates(key) != key:
-                    return f"{where}.{key}"
-                stack.append((child, f"{where}.{key}"))
+                if type(key) is str and has_surrogates(key) and sanitize_surrogates(key) != key:
+                    return _joined((where, key))
+                stack.append((child, (where, key)))
         elif isinstance(node, list):
-            stack.extend((child, f"{where}.{k}") for k, child in reversed(list(enumerate(node))))
+            stack.extend((child, (where, k)) for k, child in reversed(list(enumerate(node))))
     return None
+
+
+def _joined(where: Any, tail: str | None = None) -> str:
+    """``root.key.key`` (``.tail``) from a chain of (parent, key) pairs ending in the root path."""
+    keys = [] if tail is None else [tail]
+    while type(where) is tuple:
+        where, k = where
+        keys.append(str(k))
+    keys.append(where)
+    return ".".join(reversed(keys))
 
 
 def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]]:
@@ -669,14 +680,7 @@ def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]
     parent's entry and its own key, joined into ``messages.3.content.1`` on a find."""
     key = {"openai-responses": "input", "google-generative-ai": "contents"}.get(str(api), "messages")
     found: list[tuple[int, str, Any, Any]] = []
-
-    def path_of(where: Any, tail: str) -> str:
-        keys = [tail]
-        while type(where) is tuple:
-            where, k = where
-            keys.append(str(k))
-        keys.append(where)
-        return ".".join(reversed(keys))
+    path_of = _joined
 
     for i, item in enumerate(payload.get(key) or []):
         stack: list[tuple[Any, Any]] = [(item, f"{key}.{i}")]
@@ -690,6 +694,12 @@ def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]
                         push((child, (where, k)))
                 continue
             if not isinstance(node, dict):
+                continue
+            if "source" not in node and "inlineData" not in node and "image_url" not in node:
+                # nothing below can match (each find needs one of these keys): straight to the children
+                for k, child in reversed(node.items()):
+                    if isinstance(child, (dict, list)):
+                        push((child, (where, k)))
                 continue
             source = node.get("source")
             if node.get("type") == "image" and type(source) is dict and source.get("type") == "base64":
