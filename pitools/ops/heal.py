@@ -134,7 +134,7 @@ def write_new(
     from pitools.ops.request import provider_request_at
 
     original = provider_request_at(loaded, leaf, model_ref, thinking, settings, use_config)
-    plan.before = check_request(original.model, original.payload, original.llm_messages)
+    plan.before = check_request(original.model, original.payload, original.llm_messages, original.input_tokens)
     plan.healed_by = []  # the original's findings: the rewrites and the clone's edits answer them together
     new.entries = [*entries, *plan.entries]
     written = write_where_pi_would(new, loaded.path, output, session_dir=session_dir, warn=warn)

@@ -95,7 +95,7 @@ def check_requests(files: Sequence[str], model_ref: str, *, use_config: bool = T
         except PitoolsError as exc:  # this file's request cannot be built (a shape pi-ai throws on)
             checks.append({"path": path, "ok": False, "error": str(exc), "findings": []})
             continue
-        findings = check_request(build.model, build.payload, build.llm_messages)
+        findings = check_request(build.model, build.payload, build.llm_messages, build.input_tokens)
         checks.append({"path": path, **check_json(build, findings)})
     return checks
 
@@ -119,7 +119,7 @@ def leaf_check(loaded: Any, leaf: Any, *, use_config: bool = True) -> dict[str, 
         build = provider_request_at(loaded, leaf_id, ref, None, use_config=use_config)
     except PitoolsError as exc:
         return {"leafId": leaf_id, "model": ref, "error": str(exc)}
-    findings = check_request(build.model, build.payload, build.llm_messages)
+    findings = check_request(build.model, build.payload, build.llm_messages, build.input_tokens)
     out = check_json(build, findings)
     if findings:
         out["heal"] = heal_command(loaded.path, ref)

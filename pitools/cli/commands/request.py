@@ -111,7 +111,7 @@ def command(
         from pitools.core.request.check import check_request, worst_severity
         from pitools.render.request import check_json, request_human
 
-        findings = check_request(build.model, build.payload, build.llm_messages)
+        findings = check_request(build.model, build.payload, build.llm_messages, build.input_tokens)
         if format_ == "json":
             out.write_json(check_json(build, findings))
         else:

@@ -22,6 +22,7 @@ from pitools.core.request.simple_options import (
     StreamOptions,
     adjust_max_tokens_for_thinking,
     clamp_max_tokens_to_context,
+    input_estimate,
     resolve_sampling_params,
 )
 from pitools.core.request.text import render_system_message_update, system_message_text
@@ -169,7 +170,8 @@ def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes
     level, session_id, budgets = call.level, call.session_id, call.budgets
     c = _anthropic_compat(model)
     reasoning = None if level == "off" else level
-    base_max = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    tokens = call.input_tokens if call.input_tokens is not None else input_estimate(model, messages)
+    base_max = clamp_max_tokens_to_context(model, messages, model["maxTokens"], tokens)
     resolve_sampling_params(model, reasoning or "off")  # Anthropic ignores sampling params; kept for parity
     options: dict[str, Any] = {"maxTokens": base_max, "sessionId": session_id}
     if not reasoning:
@@ -179,7 +181,7 @@ def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes
         options["effort"] = adaptive_effort(model, reasoning)
     else:
         adjusted, budget = adjust_max_tokens_for_thinking(base_max, model["maxTokens"], reasoning, budgets)
-        max_tokens = clamp_max_tokens_to_context(model, messages, adjusted)
+        max_tokens = clamp_max_tokens_to_context(model, messages, adjusted, tokens)
         options["maxTokens"] = max_tokens
         options["thinkingEnabled"] = True
         options["thinkingBudgetTokens"] = min(budget, max(0, max_tokens - 1024))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pitools.core.request.common import Note, Notes, RequestError
-from pitools.core.request.simple_options import Budgets, StreamOptions
+from pitools.core.request.simple_options import Budgets, StreamOptions, input_estimate
 from pitools.core.request.thinking import clamp_thinking_level
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ class RequestBuild:
     llm_messages: list[Any]  # Pi's messages before the adapter (convertToLlm + normalizeContext)
     payload: dict[str, Any]
     notes: list[Note] = field(default_factory=list)
+    #: pi-ai's input estimate of ``llm_messages`` the body's ``max_tokens`` was clamped with (None:
+    #: the model has no window); ``check_request`` reuses it rather than walking the messages again.
+    input_tokens: float | None = None
 
 
 def thinking_from_path(path: Sequence[Any], context_level: Any, default_level: str | None = None) -> tuple[str, str]:
@@ -81,6 +84,20 @@ def build_payload(
 ) -> dict[str, Any]:
     """The adapter step alone: Pi's LLM messages → the provider body (``cache_retention``: pi-ai's
     option; Pi's summaries pass ``none``)."""
+    return _adapter_payload(model, llm_messages, level, session_id, notes, budgets, cache_retention)[0]
+
+
+def _adapter_payload(
+    model: dict[str, Any],
+    llm_messages: list[Any],
+    level: str,
+    session_id: Any,
+    notes: Notes,
+    budgets: Budgets | None = None,
+    cache_retention: str = "short",
+) -> tuple[dict[str, Any], float | None]:
+    """:func:`build_payload` and the input estimate it clamped ``max_tokens`` with (every adapter
+    makes one; it is computed here once and handed to the adapter)."""
     check_api(model)
     from pitools.core.request import anthropic, google, openai_completions, openai_responses
 
@@ -92,7 +109,9 @@ def build_payload(
     }
     sid = session_id if type(session_id) is str else None
     try:
-        return adapters[model["api"]](model, llm_messages, StreamOptions(level, sid, budgets, cache_retention), notes)
+        tokens = input_estimate(model, llm_messages)
+        options = StreamOptions(level, sid, budgets, cache_retention, tokens)
+        return adapters[model["api"]](model, llm_messages, options, notes), tokens
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
         # Pi's own sessions never hold these shapes; a hand-edited or damaged one can. pi-ai reads
         # such fields without checks and throws too, so the request would fail in Pi as well.
@@ -151,6 +170,23 @@ def build_request(
 ) -> RequestBuild:
     """Replay the context at ``leaf_id`` and build the body ``model`` would receive
     (``default_level`` and ``budgets``: Pi's ``defaultThinkingLevel`` and ``thinkingBudgets``)."""
+    from pitools.core.js.json.parse import gc_paused
+
+    # The replay and the body are acyclic dicts and lists; on a 100 MB session the collector's
+    # rescans of them cost a fifth of the build (see gc_paused).
+    with gc_paused():
+        return _build_request(index, leaf_id, session_id, model, thinking, default_level, budgets)
+
+
+def _build_request(
+    index: EntryIndex,
+    leaf_id: EntryId,
+    session_id: JsonValue,
+    model: dict[str, Any],
+    thinking: str | None,
+    default_level: str | None,
+    budgets: Budgets | None,
+) -> RequestBuild:
     from pitools.core.context.build import build_context_entries, build_projection, path_settings
     from pitools.core.context.messages import convert_to_llm
 
@@ -173,7 +209,7 @@ def build_request(
     notes = Notes()
     if level != requested:
         notes.add("thinking-clamped", f"thinking level {requested} is not available on this model: {level} is used")
-    payload = build_payload(model, llm, level, session_id, notes, budgets)
+    payload, tokens = _adapter_payload(model, llm, level, session_id, notes, budgets)
     return RequestBuild(
         model=model,
         leaf_id=leaf_id,
@@ -184,4 +220,5 @@ def build_request(
         llm_messages=llm,
         payload=payload,
         notes=notes.items,
+        input_tokens=tokens,
     )

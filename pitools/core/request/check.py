@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.js.access import get
-from pitools.core.js.json.encode import js_stringify
+from pitools.core.js.json.encode import js_stringify, js_stringify_size
+from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED, json_kind, utf16_len
 from pitools.core.request.estimate import estimate_input_tokens
-from pitools.core.request.sanitize_unicode import sanitize_surrogates
+from pitools.core.request.sanitize_unicode import has_surrogates, sanitize_surrogates
 
 ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
@@ -217,8 +218,18 @@ def _looks_foreign_anthropic_signature(signature: Any) -> bool:
     )
 
 
-def check_request(model: dict[str, Any], payload: dict[str, Any], llm_messages: list[Any]) -> list[RequestFinding]:
-    """Every rule for ``model``'s API over ``payload``."""
+def check_request(
+    model: dict[str, Any], payload: dict[str, Any], llm_messages: list[Any], input_tokens: float | None = None
+) -> list[RequestFinding]:
+    """Every rule for ``model``'s API over ``payload`` (``input_tokens``: pi-ai's estimate of
+    ``llm_messages`` when the caller has it, :attr:`RequestBuild.input_tokens`; else it is made here)."""
+    with gc_paused():  # only acyclic findings and paths are made here (see gc_paused)
+        return _check_request(model, payload, llm_messages, input_tokens)
+
+
+def _check_request(
+    model: dict[str, Any], payload: dict[str, Any], llm_messages: list[Any], input_tokens: float | None
+) -> list[RequestFinding]:
     api = model.get("api")
     findings: list[RequestFinding] = []
     if api == "anthropic-messages":
@@ -232,7 +243,7 @@ def check_request(model: dict[str, Any], payload: dict[str, Any], llm_messages: 
     _check_tool_arguments(api, payload, findings)
     _check_image_data(api, payload, findings)
     _check_thinking_budget(model, payload, findings)
-    _check_size(model, payload, llm_messages, findings)
+    _check_size(model, payload, llm_messages, input_tokens, findings)
     return findings
 
 
@@ -632,62 +643,94 @@ def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFi
 
 
 def _lone_surrogate_at(value: Any, path: str) -> str | None:
-    """The path of the first key or string under ``value`` with an unpaired surrogate."""
-    stack: list[tuple[Any, str]] = [(value, path)]
+    """The path of the first key or string under ``value`` with an unpaired surrogate (a path is
+    made only for the one found: each stack entry holds its parent's entry and its own key)."""
+    stack: list[tuple[Any, Any]] = [(value, path)]
     while stack:
         node, where = stack.pop()
         if type(node) is str:
-            if sanitize_surrogates(node) != node:
-                return where
+            if has_surrogates(node) and sanitize_surrogates(node) != node:
+                return _joined(where)
         elif isinstance(node, dict):
             items = list(node.items())
             for key, child in reversed(items):
-                if type(key) is str and sanitize_surrogates(key) != key:
-                    return f"{where}.{key}"
-                stack.append((child, f"{where}.{key}"))
+                if type(key) is str and has_surrogates(key) and sanitize_surrogates(key) != key:
+                    return _joined((where, key))
+                stack.append((child, (where, key)))
         elif isinstance(node, list):
-            stack.extend((child, f"{where}.{k}") for k, child in reversed(list(enumerate(node))))
+            stack.extend((child, (where, k)) for k, child in reversed(list(enumerate(node))))
     return None
 
 
+def _joined(where: Any, tail: str | None = None) -> str:
+    """``root.key.key`` (``.tail``) from a chain of (parent, key) pairs ending in the root path."""
+    keys = [] if tail is None else [tail]
+    while type(where) is tuple:
+        where, k = where
+        keys.append(str(k))
+    keys.append(where)
+    return ".".join(reversed(keys))
+
+
 def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]]:
-    """(item index, path of the data, declared type, base64 data) of every inline image in the body."""
+    """(item index, path of the data, declared type, base64 data) of every inline image in the body.
+
+    Every object is visited (an image may sit anywhere, a tool call's input included), so the walk
+    keeps to plain reads and builds a path only for an image it finds: each stack entry holds its
+    parent's entry and its own key, joined into ``messages.3.content.1`` on a find."""
     key = {"openai-responses": "input", "google-generative-ai": "contents"}.get(str(api), "messages")
     found: list[tuple[int, str, Any, Any]] = []
+    path_of = _joined
+
     for i, item in enumerate(payload.get(key) or []):
-        stack: list[tuple[Any, str]] = [(item, f"{key}.{i}")]
+        stack: list[tuple[Any, Any]] = [(item, f"{key}.{i}")]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, where = stack.pop()
+            node, where = pop()
             if isinstance(node, list):
-                stack.extend(
-                    (child, f"{where}.{k}")
-                    for k, child in reversed(list(enumerate(node)))
-                    if isinstance(child, (dict, list))
-                )
+                for k in range(len(node) - 1, -1, -1):
+                    child = node[k]
+                    if isinstance(child, (dict, list)):
+                        push((child, (where, k)))
                 continue
             if not isinstance(node, dict):
                 continue
+            if "source" not in node and "inlineData" not in node and "image_url" not in node:
+                # nothing below can match (each find needs one of these keys): straight to the children
+                for k, child in reversed(node.items()):
+                    if isinstance(child, (dict, list)):
+                        push((child, (where, k)))
+                continue
             source = node.get("source")
-            if node.get("type") == "image" and get(source, "type") == "base64":
-                found.append((i, f"{where}.source.data", get(source, "media_type"), get(source, "data")))
+            if node.get("type") == "image" and type(source) is dict and source.get("type") == "base64":
+                found.append(
+                    (
+                        i,
+                        path_of(where, "source.data"),
+                        source.get("media_type", UNDEFINED),
+                        source.get("data", UNDEFINED),
+                    )
+                )
                 continue
             inline = node.get("inlineData")
             if isinstance(inline, dict):
-                found.append((i, f"{where}.inlineData.data", inline.get("mimeType"), inline.get("data", UNDEFINED)))
+                found.append(
+                    (i, path_of(where, "inlineData.data"), inline.get("mimeType"), inline.get("data", UNDEFINED))
+                )
                 continue
             url = node.get("image_url")
             if url is not None:
-                url_path = f"{where}.image_url"
+                url_tail = "image_url"
                 if isinstance(url, dict):
-                    url, url_path = url.get("url"), f"{url_path}.url"
+                    url, url_tail = url.get("url"), "image_url.url"
                 if type(url) is str and url.startswith("data:"):
                     head, sep, data = url.partition(",")
                     if head.endswith(";base64") and sep:
-                        found.append((i, url_path, head[5 : -len(";base64")], data))
+                        found.append((i, path_of(where, url_tail), head[5 : -len(";base64")], data))
                     continue
-            stack.extend(
-                (child, f"{where}.{k}") for k, child in reversed(list(node.items())) if isinstance(child, (dict, list))
-            )
+            for k, child in reversed(node.items()):
+                if isinstance(child, (dict, list)):
+                    push((child, (where, k)))
     return found
 
 
@@ -791,7 +834,11 @@ def _number(value: Any) -> bool:
 
 
 def _check_size(
-    model: dict[str, Any], payload: dict[str, Any], llm_messages: list[Any], out: list[RequestFinding]
+    model: dict[str, Any],
+    payload: dict[str, Any],
+    llm_messages: list[Any],
+    input_tokens: float | None,
+    out: list[RequestFinding],
 ) -> None:
     limits = _image_limits(model)
     if model.get("api") != "anthropic-messages":
@@ -799,7 +846,7 @@ def _check_size(
         _image_count(count, limits, out)
     max_request = limits.get("maxRequestBytes")
     if max_request:
-        size = len((js_stringify(payload) or "").encode("utf-8", "surrogatepass"))
+        size = js_stringify_size(payload)
         if size > max_request:
             out.append(
                 RequestFinding(
@@ -808,7 +855,7 @@ def _check_size(
             )
     window = model.get("contextWindow") or 0
     if window > 0:
-        tokens = estimate_input_tokens(llm_messages)
+        tokens = input_tokens if input_tokens is not None else estimate_input_tokens(llm_messages)
         if tokens > window:
             out.append(
                 RequestFinding("context-over-window", f"Pi estimates {tokens:,.0f} tokens; the window is {window:,}")

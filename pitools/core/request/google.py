@@ -228,7 +228,7 @@ def rewrite_const_as_enum(schema: Any, name_map: bool = False) -> Any:
 def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes: Notes) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     level, budgets = call.level, call.budgets
-    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"], call.input_tokens)
     thinking: dict[str, Any]
     reasoning = None if level == "off" else level
     if not reasoning or clamp_thinking_level(model, reasoning) == "off":

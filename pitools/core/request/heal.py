@@ -230,7 +230,7 @@ def plan_heal(
     rounds = 0
     while True:
         build = build_request(index, leaf, session_id, model, thinking, default_level=default_level, budgets=budgets)
-        findings = check_request(build.model, build.payload, build.llm_messages)
+        findings = check_request(build.model, build.payload, build.llm_messages, build.input_tokens)
         if before is None:
             before = findings
         errors = [f for f in findings if f.severity == "error"]

@@ -369,7 +369,7 @@ def _has_tool_history(messages: list[Any]) -> bool:
 def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes: Notes) -> dict[str, Any]:
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``."""
     level, budgets = call.level, call.budgets
-    max_tokens, effort = openai_budget(model, messages, level)
+    max_tokens, effort = openai_budget(model, messages, level, call.input_tokens)
     c = get_compat(model)
     context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")), notes)
     support = (

@@ -345,7 +345,7 @@ def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes
     """The params ``onPayload`` receives for ``streamSimple(model, {messages}, {reasoning, sessionId})``
     (the Responses adapter sends no thinking budget)."""
     level = call.level
-    max_tokens, effort = openai_budget(model, messages, level)
+    max_tokens, effort = openai_budget(model, messages, level, call.input_tokens)
     c = get_compat(model)
     level_map = model.get("thinkingLevelMap") or {}
     config_effort: Any = None

@@ -8,14 +8,25 @@ body as UTF-8.
 
 from __future__ import annotations
 
-import re
 
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+def has_surrogates(text: str) -> bool:
+    """Whether ``text`` holds a UTF-16 surrogate code point (paired or not).
+
+    Runs on every text of a request body: ``isascii()`` settles plain text at once, and strict
+    UTF-8 encoding, which fails on surrogates and nothing else, scans the rest several times
+    faster than a regular expression."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def sanitize_surrogates(text: str) -> str:
     """pi-ai ``sanitizeSurrogates``: drop unpaired UTF-16 surrogates (pairs are one code point here)."""
-    if not _LONE_SURROGATE.search(text):
+    if not has_surrogates(text):
         return text
     out: list[str] = []
     i, n = 0, len(text)
@@ -35,6 +46,6 @@ def sanitize_surrogates(text: str) -> str:
 def join_surrogate_pairs(text: str) -> str:
     """``text`` with each paired high/low surrogate joined into the character it encodes, so it
     can be encoded as UTF-8 (run :func:`sanitize_surrogates` first: lone ones become U+FFFD)."""
-    if not _LONE_SURROGATE.search(text):
+    if not has_surrogates(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")

@@ -23,12 +23,25 @@ MIN_ANSWER_TOKENS = 1024
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 
 
-def clamp_max_tokens_to_context(model: dict[str, Any], messages: list[Any], max_tokens: float) -> float:
-    """pi-ai ``clampMaxTokensToContext``."""
+def input_estimate(model: dict[str, Any], messages: list[Any]) -> float | None:
+    """pi-ai's input estimate as ``clampMaxTokensToContext`` takes it: None when the model has no
+    window (then nothing is estimated). Computed once per body and passed on: on a long session
+    each estimate walks every message."""
+    window = model.get("contextWindow", 0)
+    if window <= 0:
+        return None
+    return estimate_input_tokens(messages)
+
+
+def clamp_max_tokens_to_context(
+    model: dict[str, Any], messages: list[Any], max_tokens: float, tokens: float | None = None
+) -> float:
+    """pi-ai ``clampMaxTokensToContext`` (``tokens``: :func:`input_estimate`'s result, when known)."""
     window = model.get("contextWindow", 0)
     if window <= 0:
         return max(1, max_tokens)
-    tokens = estimate_input_tokens(messages)
+    if tokens is None:
+        tokens = estimate_input_tokens(messages)
     margin = max(_CONTEXT_SAFETY_TOKENS, math.ceil(tokens * _CONTEXT_SAFETY_RATIO))
     room = window - tokens - margin
     if room < _MIN_OUTPUT_WITH_RATIO_MARGIN:
@@ -37,9 +50,11 @@ def clamp_max_tokens_to_context(model: dict[str, Any], messages: list[Any], max_
     return budget
 
 
-def openai_budget(model: dict[str, Any], messages: list[Any], level: str) -> tuple[Any, str | None]:
+def openai_budget(
+    model: dict[str, Any], messages: list[Any], level: str, tokens: float | None = None
+) -> tuple[Any, str | None]:
     """The OpenAI builders' ``max_tokens`` (clamped to the context) and reasoning effort (None when off)."""
-    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"])
+    max_tokens = clamp_max_tokens_to_context(model, messages, model["maxTokens"], tokens)
     clamped = clamp_thinking_level(model, level) if level != "off" else None
     return max_tokens, None if clamped in (None, "off") else clamped
 
@@ -68,6 +83,8 @@ class StreamOptions:
     session_id: str | None
     budgets: Budgets | None = None
     cache_retention: str = "short"
+    #: :func:`input_estimate` of the messages, when the caller already has it (None: estimated here).
+    input_tokens: float | None = None
 
     @property
     def cache_session_id(self) -> str | None:

@@ -17,7 +17,7 @@ from pitools.core.request.check import RULES, check_request
 from pitools.core.request.common import Notes, RequestError
 from pitools.core.request.estimate import estimate_input_tokens
 from pitools.core.request.models import resolve_request_model
-from pitools.core.request.sanitize_unicode import sanitize_surrogates
+from pitools.core.request.sanitize_unicode import has_surrogates, join_surrogate_pairs, sanitize_surrogates
 from pitools.piconfig.catalog import chat_models
 
 SONNET = resolve_request_model("anthropic/claude-sonnet-4-5", chat_models())
@@ -176,6 +176,28 @@ def test_unsupported_api_is_refused_by_name() -> None:
 
 def test_sanitize_surrogates_keeps_pairs_and_drops_lone_halves() -> None:
     assert sanitize_surrogates("a\ud83d b\U0001f600 c\udc00") == "a b\U0001f600 c"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "plain",
+        "h\xe9llo",
+        "\u4e2d\u6587",
+        "\U0001f600",
+        "a\ud83d",
+        "\udc00b",
+        "\ud83d\ude00",
+        "\ud7ff\ue000",
+        "\udfff",
+    ],
+)
+def test_has_surrogates_is_the_surrogate_range_test(text: str) -> None:
+    expected = any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+    assert has_surrogates(text) is expected
+    if not expected:  # nothing to drop or join: the same string comes back
+        assert sanitize_surrogates(text) is text and join_surrogate_pairs(text) is text
 
 
 def test_gemini_3_current_turn_needs_thought_signatures() -> None:

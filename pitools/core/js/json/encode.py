@@ -43,6 +43,7 @@ __all__ = [
     "indent_json",
     "js_stringify",
     "js_stringify_len",
+    "js_stringify_size",
     "jsonable",
     "needs_exact",
     "scalar_text",
@@ -352,6 +353,56 @@ def js_stringify_len(value: Any) -> int:
     if s is None:
         return 0
     return utf16_len(s)
+
+
+def js_stringify_size(value: Any, depth: int = 2) -> int:
+    """The UTF-8 byte length of ``JSON.stringify(value)`` (:func:`js_stringify`'s text; 0 for
+    ``undefined``), without holding that text: the members of objects and arrays down to
+    ``depth`` levels are serialized one at a time, so a request body of 100 MB costs the memory
+    of its largest message, not of three copies of the body."""
+    if value is UNDEFINED:
+        return 0
+    size = 0
+
+    def add(piece: bytes) -> None:
+        nonlocal size
+        size += len(piece)
+
+    _size(value, depth, add)
+    return size
+
+
+def _size(value: Any, depth: int, emit: Emit) -> None:
+    t = type(value)
+    if depth <= 0 or not (t is dict or t is list or t is tuple):
+        _encode(value, emit, strict_form)
+        return
+    if t is dict:
+        if any(type(k) is not str or (k and k[0] in _DIGITS and is_array_index(k)) for k in value):
+            _encode(value, emit, strict_form)  # JS puts index keys first: the whole object at once
+            return
+        emit(b"{")
+        first = True
+        for k, v in value.items():
+            if v is UNDEFINED:
+                continue  # JSON.stringify leaves undefined members out
+            if not first:
+                emit(b",")
+            first = False
+            emit(quote(k).encode("utf-8", "surrogatepass"))
+            emit(b":")
+            _size(v, depth - 1, emit)
+        emit(b"}")
+        return
+    emit(b"[")
+    for n, v in enumerate(value):
+        if n:
+            emit(b",")
+        if v is UNDEFINED:
+            emit(b"null")
+        else:
+            _size(v, depth - 1, emit)
+    emit(b"]")
 
 
 # -- plain data, short forms, layout -------------------------------------------------------------------
