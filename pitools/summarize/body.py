@@ -70,4 +70,4 @@ def build_body(spec: ModelSpec, request: SummaryRequest) -> dict[str, Any]:
     notes = Notes()
     return build_payload(
         model, summary_messages(request), summary_level(model, request), None, notes, cache_retention="none"
-    )
+    ).body

@@ -102,7 +102,7 @@ def test_the_summarizer_body_is_pi_ais(name: str, index: int) -> None:
         level = summary_level(pi_model, request)
         assert level == record["level"]
         messages = summary_messages(request)
-        got = js_stringify(build_payload(pi_model, messages, level, None, Notes(), cache_retention="none"))
+        got = js_stringify(build_payload(pi_model, messages, level, None, Notes(), cache_retention="none").body)
     assert got == expected
 
 

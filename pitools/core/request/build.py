@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pitools.core.request.common import Note, Notes, RequestError
 from pitools.core.request.simple_options import Budgets, StreamOptions, input_estimate
@@ -73,6 +73,14 @@ def check_api(model: dict[str, Any]) -> None:
         )
 
 
+class Payload(NamedTuple):
+    """The provider body, and the input estimate its ``max_tokens`` was clamped with (every
+    adapter needs one: it is computed once here, and the check reuses it)."""
+
+    body: dict[str, Any]
+    input_tokens: float | None
+
+
 def build_payload(
     model: dict[str, Any],
     llm_messages: list[Any],
@@ -81,23 +89,9 @@ def build_payload(
     notes: Notes,
     budgets: Budgets | None = None,
     cache_retention: str = "short",
-) -> dict[str, Any]:
+) -> Payload:
     """The adapter step alone: Pi's LLM messages → the provider body (``cache_retention``: pi-ai's
     option; Pi's summaries pass ``none``)."""
-    return _adapter_payload(model, llm_messages, level, session_id, notes, budgets, cache_retention)[0]
-
-
-def _adapter_payload(
-    model: dict[str, Any],
-    llm_messages: list[Any],
-    level: str,
-    session_id: Any,
-    notes: Notes,
-    budgets: Budgets | None = None,
-    cache_retention: str = "short",
-) -> tuple[dict[str, Any], float | None]:
-    """:func:`build_payload` and the input estimate it clamped ``max_tokens`` with (every adapter
-    makes one; it is computed here once and handed to the adapter)."""
     check_api(model)
     from pitools.core.request import anthropic, google, openai_completions, openai_responses
 
@@ -111,7 +105,7 @@ def _adapter_payload(
     try:
         tokens = input_estimate(model, llm_messages)
         options = StreamOptions(level, sid, budgets, cache_retention, tokens)
-        return adapters[model["api"]](model, llm_messages, options, notes), tokens
+        return Payload(adapters[model["api"]](model, llm_messages, options, notes), tokens)
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
         # Pi's own sessions never hold these shapes; a hand-edited or damaged one can. pi-ai reads
         # such fields without checks and throws too, so the request would fail in Pi as well.
@@ -209,7 +203,7 @@ def _build_request(
     notes = Notes()
     if level != requested:
         notes.add("thinking-clamped", f"thinking level {requested} is not available on this model: {level} is used")
-    payload, tokens = _adapter_payload(model, llm, level, session_id, notes, budgets)
+    payload, tokens = build_payload(model, llm, level, session_id, notes, budgets)
     return RequestBuild(
         model=model,
         leaf_id=leaf_id,

@@ -56,7 +56,7 @@ def _result(call_id: str, text: str = "ok", images: list[Any] | None = None) -> 
 
 
 def _codes(model: dict[str, Any], messages: list[Any], level: str = "off") -> set[str]:
-    payload = build_payload(model, messages, level, "sid", Notes())
+    payload = build_payload(model, messages, level, "sid", Notes()).body
     return {f.code for f in check_request(model, payload, messages)}
 
 
@@ -219,7 +219,7 @@ QWEN = resolve_request_model("groq/qwen/qwen3.6-27b", chat_models())  # Chat Com
 
 
 def _findings(model: dict[str, Any], messages: list[Any], level: str = "off", budgets: Any = None) -> list[Any]:
-    payload = build_payload(model, messages, level, "sid", Notes(), budgets)
+    payload = build_payload(model, messages, level, "sid", Notes(), budgets).body
     return check_request(model, payload, messages)
 
 
