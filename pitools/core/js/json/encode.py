@@ -373,36 +373,13 @@ def js_stringify_size(value: Any, depth: int = 2) -> int:
 
 
 def _size(value: Any, depth: int, emit: Emit) -> None:
+    """One level by :func:`write_exact` (V8's key order, undefined left out), each member by this
+    again, and below ``depth`` a member whole by :func:`_encode` (the fast path)."""
     t = type(value)
     if depth <= 0 or not (t is dict or t is list or t is tuple):
         _encode(value, emit, strict_form)
         return
-    if t is dict:
-        if any(type(k) is not str or (k and k[0] in _DIGITS and is_array_index(k)) for k in value):
-            _encode(value, emit, strict_form)  # JS puts index keys first: the whole object at once
-            return
-        emit(b"{")
-        first = True
-        for k, v in value.items():
-            if v is UNDEFINED:
-                continue  # JSON.stringify leaves undefined members out
-            if not first:
-                emit(b",")
-            first = False
-            emit(quote(k).encode("utf-8", "surrogatepass"))
-            emit(b":")
-            _size(v, depth - 1, emit)
-        emit(b"}")
-        return
-    emit(b"[")
-    for n, v in enumerate(value):
-        if n:
-            emit(b",")
-        if v is UNDEFINED:
-            emit(b"null")
-        else:
-            _size(v, depth - 1, emit)
-    emit(b"]")
+    write_exact(value, emit, strict_form, lambda item, out, _other: _size(item, depth - 1, out))
 
 
 # -- plain data, short forms, layout -------------------------------------------------------------------
