@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pitools.core.js.access import get
-from pitools.core.js.json.encode import js_stringify, js_stringify_size
+from pitools.core.js.json.encode import js_stringify_size
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED, json_kind, utf16_len
@@ -871,8 +871,26 @@ def _check_size(
 
 
 def _count_images(value: Any) -> int:
-    text = js_stringify(value) or ""
-    return text.count('"inlineData"') + text.count('"image_url"')
+    """The inline images in a Chat Completions, Responses or Gemini body: the objects holding an
+    ``image_url`` (``{"type": "image_url", "image_url": {...}}`` is one image, not two) or an
+    ``inlineData`` member, wherever they sit; strings are never searched."""
+    count = 0
+    stack: list[Any] = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if type(node) is dict:
+            if "image_url" in node or "inlineData" in node:
+                count += 1
+                continue
+            for child in node.values():
+                if type(child) is dict or type(child) is list:
+                    push(child)
+        elif type(node) is list:
+            for child in node:
+                if type(child) is dict or type(child) is list:
+                    push(child)
+    return count
 
 
 def _q(value: Any) -> str:

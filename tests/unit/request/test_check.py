@@ -156,6 +156,22 @@ def test_images() -> None:
     assert "image-count" in _codes(SONNET, many)
 
 
+@pytest.mark.parametrize("base", [LLAMA, GPT5, GEMINI], ids=lambda m: m["api"])
+def test_image_count_counts_each_image_once_on_every_api(base: dict[str, Any]) -> None:
+    """Chat Completions writes an image as ``{"type": "image_url", "image_url": {...}}``: counting
+    the text ``"image_url"`` in the serialized body saw two images in each, so the rule fired at
+    half the limit; a text that merely says "image_url" or "inlineData" is no image either."""
+    model = {**base, "input": ["text", "image"], "inputLimits": {"images": {"maxPerRequest": 3}}}
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    words = {"type": "text", "text": 'a note about "image_url" and "inlineData" keys'}
+
+    def turn(n: int) -> list[Any]:
+        return [{"role": "user", "content": [words, *[image] * n], "timestamp": 1}]
+
+    assert "image-count" not in _codes(model, turn(3))
+    assert "image-count" in _codes(model, turn(4))
+
+
 def test_context_window_rules() -> None:
     small = {**LLAMA, "contextWindow": 1000, "maxTokens": 500}
     assert "context-over-window" in _codes(small, [_user("word " * 2000)])
