@@ -209,6 +209,21 @@ def messages_by_entry(loaded: Any, llm: list[Any]) -> dict[Any, list[str]]:
     return out
 
 
+def assert_only_named_changed(
+    named: set[Any], before: Any, after: Any, before_pi: list[Any], after_pi: list[Any]
+) -> None:
+    """Pi's messages from every entry no remedy names are byte-identical before and after
+    healing (``before``/``after``: the loaded files; ``*_pi``: Pi's LLM messages at their leaves),
+    and every named entry's did change."""
+    old, new = messages_by_entry(before, before_pi), messages_by_entry(after, after_pi)
+    assert named and named <= set(old)
+    for eid, messages in old.items():
+        if eid not in named:
+            assert new.get(eid) == messages, eid
+    for eid in named:
+        assert new.get(eid) != old[eid], eid
+
+
 def record_extra(folder: Path, oracle: Path, ref: Path) -> None:
     """Pi's results (the oracle, every leaf) on ``healed.jsonl`` and ``healed-new.jsonl``."""
     import lzma

@@ -24,7 +24,7 @@ from pitools.core.request.check import check_request
 from pitools.core.session.load import load
 from pitools.ops.request import resolve_model
 from tests import support
-from tests.golden.heal_cases import CASES, GOLDEN, heal_files, messages_by_entry, plan_for
+from tests.golden.heal_cases import CASES, GOLDEN, assert_only_named_changed, heal_files, plan_for
 
 HEALED = ("healed.jsonl", "healed-new.jsonl")
 
@@ -97,14 +97,7 @@ def test_messages_no_remedy_names_are_unchanged(case: str) -> None:
     named = {r.entry_id for r in plan.remedies}
     before = load(str(GOLDEN / case / "session.jsonl"))
     after = load(str(GOLDEN / case / "healed.jsonl"))
-
-    old, new = messages_by_entry(before, before_pi), messages_by_entry(after, after_pi)
-    assert named and named <= set(old)
-    for eid, messages in old.items():
-        if eid not in named:
-            assert new.get(eid) == messages, eid
-    for eid in named:
-        assert new.get(eid) != old[eid], eid
+    assert_only_named_changed(named, before, after, before_pi, after_pi)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -24,7 +24,7 @@ from pitools.core.request.check import check_request
 from pitools.core.session.load import load
 from pitools.ops.request import resolve_model
 from tests import support
-from tests.golden.heal_cases import heal_files, messages_by_entry, plan_for
+from tests.golden.heal_cases import assert_only_named_changed, heal_files, plan_for
 from tests.golden.heal_generated import GENERATED, GOLDEN, generate, sha256, shrink
 
 HEALED = ("healed.jsonl", "healed-new.jsonl")
@@ -150,11 +150,5 @@ def test_messages_no_remedy_names_are_unchanged(healed: Path) -> None:
     before_pi = parse_json_line(records["session.jsonl"]["llm"].encode())[0]
     after_pi = parse_json_line(records["healed.jsonl"]["llm"].encode())[0]
     named = {r.entry_id for r in plan_for(healed, "healed.jsonl", GENERATED[case][0]).remedies}
-    old = messages_by_entry(load(str(healed / "session.jsonl")), before_pi)
-    new = messages_by_entry(load(str(healed / "healed.jsonl")), after_pi)
-    assert named and named <= set(old)
-    for eid, messages in old.items():
-        if eid not in named:
-            assert new.get(eid) == messages, eid
-    for eid in named:
-        assert new.get(eid) != old[eid], eid
+    before, after = load(str(healed / "session.jsonl")), load(str(healed / "healed.jsonl"))
+    assert_only_named_changed(named, before, after, before_pi, after_pi)
