@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Lock
 
-__all__ = ["can_fork", "fork_workers", "map_processes", "process_lock", "share_work", "start_method"]
+__all__ = ["can_fork", "default_jobs", "fork_workers", "map_processes", "process_lock", "share_work", "start_method"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -51,6 +51,11 @@ def can_fork() -> bool:
     import threading
 
     return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def default_jobs() -> int:
+    """Both cores of a typical laptop or CI runner, when the machine has them."""
+    return min(2, os.cpu_count() or 1)
 
 
 def start_method(*, threaded_work: bool = False) -> str:

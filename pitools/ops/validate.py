@@ -15,18 +15,13 @@ from pathlib import Path
 
 from pitools.core.validate import ValidationReport, prepare, validate_file
 from pitools.core.validate.parts import ShareParts
-from pitools.ops.parallel import map_processes, share_work
+from pitools.ops.parallel import default_jobs, map_processes, share_work
 
 __all__ = ["PARALLEL_THRESHOLD", "default_jobs", "find_session_files", "part_sharer", "validate_many"]
 
 #: More files than this are checked by a pool of worker processes; fewer are checked one by
 #: one, each big one split between two processes.
 PARALLEL_THRESHOLD = 4
-
-
-def default_jobs() -> int:
-    """Both cores of a typical laptop or CI runner, when the machine has them."""
-    return min(2, os.cpu_count() or 1)
 
 
 def part_sharer(jobs: int) -> ShareParts | None:

@@ -195,13 +195,16 @@ def _export(out: Output, file: str, request: _Request) -> int:
     leaf_ref, all_, format_, images, output, endpoint, legacy, force = request
 
     if format_ == "html":
+        from pitools.ops.parallel import default_jobs
         from pitools.ops.viewer import load_for_page, viewer_chunks
 
         # The viewer page reads every entry once and writes the file's own lines. It always
         # holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
         lean, facts = load_for_page(file)
         leaf_html = None if all_ else lean.leaf(leaf_ref)
-        page = viewer_chunks(lean, leaf_html, embed_images=images != "placeholder", facts=facts)
+        page = viewer_chunks(
+            lean, leaf_html, embed_images=images != "placeholder", facts=facts, jobs=default_jobs()
+        )
         if output:
             from pitools.cli.output import safe_utf8_chunks
 

@@ -1,0 +1,81 @@
+"""The viewer page with its request check built in a forked helper (``export --format html`` on
+a big session): the same bytes as the page built in one process, the check really done by the
+helper, and redone here when the helper cannot hand it back."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from pitools.ops import request as ops_request
+from pitools.ops import viewer as ops_viewer
+from pitools.ops.parallel import can_fork
+from tests import support
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+#: Sessions whose pages carry a check with findings (the heal cases), one without a model on
+#: its branch, broken ones, and a compacted one.
+CASES = ["heal-wedges", "heal-images", "heal-gemini", "broken-orphan", "gen-s0013_broken-orphan+dupids", "compacted-builtin-gen-s0001"]
+
+
+def _page(case: str, jobs: int) -> bytes:
+    loaded, facts = ops_viewer.load_for_page(str(support.golden_session(case)), freeze=False)
+    try:
+        return b"".join(ops_viewer.viewer_chunks(loaded, None, facts=facts, jobs=jobs, use_config=False))
+    finally:
+        ops_viewer.close_loaded(loaded)
+
+
+@pytest.fixture
+def every_session_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Fork for every session however small, and count the checks done in this process."""
+    monkeypatch.setattr(ops_viewer, "PARALLEL_CHECK_ENTRIES", 0)
+    here: list[int] = []
+    real = ops_request.leaf_check
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if os.getpid() == parent:
+            here.append(1)
+        return real(*args, **kwargs)
+
+    parent = os.getpid()
+    monkeypatch.setattr(ops_request, "leaf_check", counted)
+    return here
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_page_is_the_same_when_a_helper_checks(case: str, every_session_forks: list[int]) -> None:
+    assert can_fork()
+    alone = _page(case, 1)
+    assert every_session_forks == [1]
+    shared = _page(case, 2)
+    assert shared == alone
+    assert every_session_forks == [1], "the helper's check was not used: it was done here again"
+    assert b'"check":{' in alone
+
+
+def test_a_check_the_helper_cannot_send_is_done_here(
+    every_session_forks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A value marshal refuses (as pitools' UNDEFINED would be) fails the helper's send.
+    real = ops_request.leaf_check
+
+    def unsendable(*args: Any, **kwargs: Any) -> Any:
+        out = dict(real(*args, **kwargs))
+        out["odd"] = object() if os.getpid() != parent else "here"
+        return out
+
+    parent = os.getpid()
+    monkeypatch.setattr(ops_request, "leaf_check", unsendable)
+    page = _page("heal-wedges", 2)
+    assert b'"odd":"here"' in page
+
+
+def test_small_sessions_are_checked_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    forks: list[int] = []
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or -1)
+    _page("heal-wedges", 2)
+    assert forks == []
