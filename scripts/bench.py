@@ -18,6 +18,9 @@ Per session:
   pitools' output (``context``: byte for byte; ``compact``: the preparation, parsed);
 * Pi, load-only (``bench_pi.mjs load-context|load-compact``): the older, lighter baseline
   (``buildSessionContext``; ``prepareCompaction`` + serialized conversation);
+* the HTML page: ``pitools export --format html -o OUT`` against Pi's ``pi --export FILE OUT``
+  (``bench_pi.mjs export-html``: ``exportFromFile``), each writing its own self-contained page of
+  the whole session to a file (not on the 1 GB session);
 * a bare orjson parse of every line (``python -c``), the parse floor;
 * ``pitools inspect`` and ``pitools validate -j 1`` for peak memory on the 1 GB session.
 
@@ -312,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         sessions.append(("compacted", args.big))
     results: dict[str, Any] = {"sessions": [], "notes": notes}
     bench_pi = str(SCRIPTS / "bench_pi.mjs")
+    scratch = tempfile.mkdtemp(prefix="pitools-bench-")  # the HTML pages pitools writes
     for shape, size in sessions:
         path = ensure_session(args.data, shape, size)
         f = str(path)
@@ -320,6 +324,11 @@ def main(argv: list[str] | None = None) -> int:
             Case("pitools context", [*pit, "context", f, "--format", "json"], env),
             Case("pitools compact", [*pit, "compact", f, "--dry-run", "--format", "json", "--no-config"], env),
         ]
+        if not big:  # Pi's page of a 1 GB session would need tens of GB of memory
+            page = str(Path(scratch) / f"{shape}-{size}.html")
+            cases.append(
+                Case("pitools export-html", [*pit, "export", f, "--format", "html", "-o", page, "--force"], env)
+            )
         if node_env is not None:
             cases += [
                 Case("pi context", ["node", bench_pi, "context", f], node_env),
@@ -327,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                 Case("pi load-context", ["node", bench_pi, "load-context", f], node_env),
                 Case("pi load-compact", ["node", bench_pi, "load-compact", f], node_env),
             ]
+            if not big:
+                cases.append(Case("pi export-html", ["node", bench_pi, "export-html", f], node_env))
         cases.append(Case("orjson parse", [sys.executable, "-c", ORJSON_SNIPPET, f], env))
         if big:
             cases.append(Case("pitools inspect", [*pit, "inspect", f, "--format", "json"], env))
@@ -346,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         for mine, theirs in (
             ("pitools context", "pi context"),
             ("pitools compact", "pi compact"),
+            ("pitools export-html", "pi export-html"),
             ("pitools context", "pi load-context"),
             ("pitools compact", "pi load-compact"),
             ("pitools context", "orjson parse"),
@@ -382,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(results, indent=2) + "\n")
 
+    shutil.rmtree(scratch, ignore_errors=True)
     helps = [run_once([*pit, "--help"], env)[0] for _ in range(10)]
     results["help"] = {
         "medianSeconds": statistics.median(s.wall for s in helps),
@@ -418,6 +431,15 @@ def _count_lines(path: Path) -> int:
     return n
 
 
+#: The commands timed against Pi doing the same work, as the tables name them.
+COMMAND_NAMES = {
+    "context": "context --format json",
+    "compact": "compact --dry-run --format json",
+    # Pi: `pi --export FILE OUT.html`; each writes its own self-contained page of the whole session.
+    "export-html": "export --format html -o OUT",
+}
+
+
 def markdown(results: dict[str, Any]) -> str:
     out: list[str] = []
     out.append(
@@ -434,7 +456,7 @@ def markdown(results: dict[str, Any]) -> str:
         def get(name: str, key: str, c: dict[str, Any] = cases) -> Any:
             return c.get(name, {}).get(key)
 
-        for cmd in ("context", "compact"):
+        for cmd in ("context", "compact", "export-html"):
             mine, same, light = f"pitools {cmd}", f"pi {cmd}", f"pi load-{cmd}"
             if get(mine, "medianSeconds") is None:
                 continue
@@ -442,7 +464,7 @@ def markdown(results: dict[str, Any]) -> str:
             o, oc = get(same, "medianSeconds"), get(same, "cpuSeconds")
             lo, loc = get(light, "medianSeconds"), get(light, "cpuSeconds")
             rss = get(mine, "peakRssBytes")
-            name = "context --format json" if cmd == "context" else "compact --dry-run --format json"
+            name = COMMAND_NAMES[cmd]
             out.append(
                 f"| {label} | {name} | {fmt_s(m)} | {fmt_s(mc)} | {fmt_s(o)} / {fmt_s(oc)} | "
                 f"{fmt_r(ratio(m, o), TARGET_PI_RATIO)} | {fmt_r(ratio(mc, oc), TARGET_PI_RATIO)} | "
@@ -455,7 +477,7 @@ def markdown(results: dict[str, Any]) -> str:
     out.append("| session | command | pitools best | Pi best | ratio (wall / CPU) |")
     out.append("| --- | --- | ---: | ---: | ---: |")
     for sess in sessions:
-        for cmd in ("context", "compact"):
+        for cmd in COMMAND_NAMES:
             mine, same = sess["cases"].get(f"pitools {cmd}", {}), sess["cases"].get(f"pi {cmd}", {})
             if mine.get("minSeconds") is None or same.get("minSeconds") is None:
                 continue

@@ -2,7 +2,7 @@
 // bench_pi: do with the real Pi 1.6.0 what `pitools context` / `pitools compact --dry-run` do,
 // so scripts/bench.py can time both as whole processes side by side.
 //
-// usage: node scripts/bench_pi.mjs context|compact|load|load-context|load-compact SESSION.jsonl
+// usage: node scripts/bench_pi.mjs context|compact|export-html|load|load-context|load-compact SESSION.jsonl
 //
 //   load     SessionManager.open() on a temp copy (load + migrate), nothing else
 //   context  the same work as `pitools context --format json`: load, then at Pi's default leaf
@@ -14,6 +14,10 @@
 //            AgentSession.compact() prepares), the context estimate shouldCompact reads,
 //            serializeConversation(convertToLlm(...)) of the messages to summarize and of the
 //            turn prefix, JSON.stringify to stdout
+//   export-html
+//            what `pi --export SESSION out.html` does (exportFromFile: load, the page with the
+//            session embedded, written to a file in the temp folder); pitools' counterpart is
+//            `pitools export SESSION --format html -o OUT`, a different page of the same session
 //   load-context, load-compact
 //            the older, lighter baselines: buildSessionContext only / prepareCompaction plus the
 //            serialized conversation (no projection, estimates or turn prefix text)
@@ -45,8 +49,9 @@ function findPiRoot() {
 }
 
 const [mode, file] = process.argv.slice(2);
-if (!["context", "compact", "load", "load-context", "load-compact"].includes(mode) || !file) {
-    process.stderr.write("usage: node bench_pi.mjs context|compact|load|load-context|load-compact SESSION.jsonl\n");
+const MODES = ["context", "compact", "export-html", "load", "load-context", "load-compact"];
+if (!MODES.includes(mode) || !file) {
+    process.stderr.write(`usage: node bench_pi.mjs ${MODES.join("|")} SESSION.jsonl\n`);
     process.exit(2);
 }
 
@@ -66,6 +71,21 @@ try {
     const tmpFile = path.join(tmpDir, path.basename(file));
     fs.copyFileSync(file, tmpFile);
     const t2 = performance.now();
+    if (mode === "export-html") {
+        // Pi's CLI imports the exporter for --export; it opens the session itself.
+        const E = await load("export-html/index.js");
+        const out = path.join(tmpDir, "out.html");
+        const t3 = performance.now();
+        await E.exportFromFile(tmpFile, out);
+        const t4 = performance.now();
+        const round = (x) => Math.round(x * 10) / 10;
+        fs.writeSync(1, JSON.stringify({ outputBytes: fs.statSync(out).size }) + "\n");
+        process.stderr.write(
+            JSON.stringify({ importMs: round(t1 - t0), copyMs: round(t2 - t1), exportMs: round(t4 - t3) }) + "\n",
+        );
+        fs.rmSync(tmpDir, { recursive: true, force: true }); // process.exit skips the finally below
+        process.exit(0);
+    }
     const sm = SM.SessionManager.open(tmpFile, tmpDir);
     const t3 = performance.now();
     let result = null;
