@@ -9,6 +9,8 @@ Three shapes of work, one function each:
   they share with this process, which joins in when its own job is done; results come back as
   bytes (a big file's parts for ``validate``: this process scans the first, which holds the
   header, while a helper starts on the others);
+* :func:`in_background` starts one job in a forked helper and lets this process go on with
+  other work, joining it later (the HTML page's request check while the page is written);
 * :func:`fork_workers` starts one forked worker per item and passes on the messages they send
   as they come (the archive index's shard workers, which report each file they store and share
   a :func:`process_lock`).
@@ -34,12 +36,22 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Lock
 
-__all__ = ["can_fork", "default_jobs", "fork_workers", "map_processes", "process_lock", "share_work", "start_method"]
+__all__ = [
+    "Background",
+    "can_fork",
+    "default_jobs",
+    "fork_workers",
+    "in_background",
+    "map_processes",
+    "process_lock",
+    "share_work",
+    "start_method",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -262,6 +274,67 @@ def share_work(
         if task not in results:
             results[task] = work(task)
     return head, results
+
+
+# -- one job in the background ---------------------------------------------------------------------
+
+
+class Background(Generic[R]):
+    """One job running in a forked helper (see :func:`in_background`)."""
+
+    def __init__(
+        self, work: Callable[[], R], decode: Callable[[bytes], R], child: Helper | None, queue_fd: int
+    ) -> None:
+        self._work = work
+        self._decode = decode
+        self._child = child
+        self._queue_fd = queue_fd
+
+    def result(self) -> R:
+        """The job's result: the helper's, waited for; the job done here when there was no
+        helper or it did not hand back a result that decodes."""
+        child, self._child = self._child, None
+        if child is not None:
+            done = child.results()
+            self._close_queue()
+            if len(done) == 1:
+                with contextlib.suppress(Exception):  # undecodable: done here below
+                    return self._decode(done[0][1])
+        return self._work()
+
+    def cancel(self) -> None:
+        """Stop the helper if it still runs, and reap it (nothing if :meth:`result` was called)."""
+        child, self._child = self._child, None
+        if child is not None:
+            child.cancel()
+            self._close_queue()
+
+    def _close_queue(self) -> None:
+        if self._queue_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._queue_fd)
+            self._queue_fd = -1
+
+
+def in_background(
+    work: Callable[[], R], *, encode: Callable[[R], bytes], decode: Callable[[bytes], R]
+) -> Background[R]:
+    """Start ``work()`` in a forked helper now, while this process does something else; the
+    handle's :meth:`~Background.result` waits for it (``encode(work())`` sent back, decoded
+    here), :meth:`~Background.cancel` stops it. When forking is not safe (:func:`can_fork`) or
+    fails, or the helper dies, ``result()`` runs ``work()`` here: the result is the same either
+    way. Call ``result()`` or ``cancel()`` exactly once: the helper is reaped there."""
+    if not can_fork():
+        return Background(work, decode, None, -1)
+    queue_r, queue_w = os.pipe()
+    os.write(queue_w, (0).to_bytes(4, "little"))
+    os.close(queue_w)
+    child = fork_helper(queue_r, lambda _task: encode(work()))
+    if child is None:
+        os.close(queue_r)
+        return Background(work, decode, None, -1)
+    child.reader.start()
+    return Background(work, decode, child, queue_r)
 
 
 # -- one worker per item, streaming messages -------------------------------------------------------

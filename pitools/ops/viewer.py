@@ -226,42 +226,55 @@ def viewer_chunks(
     facts: EntryFacts | None = None,
     jobs: int = 1,
 ) -> Iterator[bytes]:
-    """The page's UTF-8 pieces: the read model is computed first, the entries serialized as
-    written. ``facts``: what :func:`load_for_page` gathered (else the entries are read again).
-    ``jobs``: processes to use; with 2, a big session's request check runs in a forked helper
-    while this process builds the read model (the same page; everything here when forking is
-    not safe, e.g. in ``serve``'s threads)."""
+    """The page's UTF-8 pieces: the read model is computed first (before this returns), the
+    entries serialized as written, and the request check last, in its own block after them
+    (the page draws it once the entries are in). ``facts``: what :func:`load_for_page` gathered
+    (else the entries are read again). ``jobs``: processes to use; with 2, a big session's
+    request check runs in a forked helper while this process builds the read model and writes
+    the entries (the same page; everything here when forking is not safe, e.g. in ``serve``'s
+    threads)."""
     from pitools.core.views.viewer import build_viewer_model
+    from pitools.ops.parallel import Background
     from pitools.ops.request import leaf_check
     from pitools.render.viewer_html import page_chunks
 
-    def page_model() -> tuple[Any, Any]:
-        model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config), facts=facts)
-        return model, (first_view(loaded, model) if embed_images else None)
-
-    def check(_task: int) -> dict[str, Any]:
+    def check() -> dict[str, Any]:
         return leaf_check(loaded, leaf, use_config=use_config)
 
+    later: Background[dict[str, Any]] | None = None
     if jobs > 1 and len(loaded.index) >= PARALLEL_CHECK_ENTRIES:
         import marshal
 
-        from pitools.ops.parallel import share_work
+        from pitools.ops.parallel import in_background
 
-        # The request check (pi-ai's body at the leaf, and its rules) needs nothing from the read
-        # model: a forked helper builds it while this process builds the model, and hands it
-        # back marshalled (plain JSON values; anything else fails to marshal and is redone here).
-        (model, first), done = share_work(
-            [0], check, first=page_model, encode=marshal.dumps, decode=marshal.loads, helpers=jobs - 1
-        )
-        checked = done[0]
-    else:
-        model, first = page_model()
-        checked = check(0)
-    meta = model.meta_json()
-    meta["check"] = checked
-    meta["resume"] = resume_parts(loaded.path)
+        # The request check (pi-ai's body at the leaf, and its rules) needs nothing from the
+        # read model: a forked helper builds it meanwhile and hands it back marshalled (plain
+        # JSON values; anything else fails to marshal and is done here instead).
+        later = in_background(check, encode=marshal.dumps, decode=marshal.loads)
+    try:
+        model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config), facts=facts)
+        first = first_view(loaded, model) if embed_images else None
+        meta = model.meta_json()
+        meta["resume"] = resume_parts(loaded.path)
+    except BaseException:
+        if later is not None:
+            later.cancel()
+        raise
+
+    def late() -> dict[str, Any]:
+        return {"check": check() if later is None else later.result()}
+
     texts = entry_texts(loaded, embed_images=embed_images)
-    return page_chunks(meta, texts, title=f"{model.name} · pi session", live=live, first_view=first)
+    pieces = page_chunks(meta, texts, title=f"{model.name} · pi session", live=live, first_view=first, late=late)
+    return pieces if later is None else _cancelling(pieces, later)
+
+
+def _cancelling(pieces: Iterator[bytes], job: Any) -> Iterator[bytes]:
+    """``pieces``, stopping ``job`` if they are not all written (a failed or closed output)."""
+    try:
+        yield from pieces
+    finally:
+        job.cancel()  # nothing once the page has its result
 
 
 #: A session with fewer entries than this is checked in this process: a fork costs more than

@@ -145,6 +145,7 @@ def page_chunks(
     title: str,
     live: dict[str, Any] | None = None,
     first_view: list[tuple[int, bytes]] | None = None,
+    late: Callable[[], dict[str, Any]] | None = None,
 ) -> Iterator[bytes]:
     """The page in UTF-8 pieces (they join to it); ``entries`` are the entries' JSON texts, read
     or serialized as they are written (:func:`entry_texts`).
@@ -153,6 +154,9 @@ def page_chunks(
     ``first_view`` (position, JSON text) are the entries the transcript opens on: they go into
     the read model, and the script comes before the entries' block, so the browser draws the
     transcript while it is still parsing the rest of the page.
+
+    ``late()``, called once the entries are written, gives more of the read model (the request
+    check): a block after the entries that the script adds to it when the page is complete.
 
     Bytes, not text: the entries are the file's own UTF-8 lines, and decoding a hundred
     megabytes only for the writer to encode them again costs more than the rest of the writing.
@@ -193,7 +197,10 @@ def page_chunks(
             batch = []
     if batch:
         yield (b"" if first else b",\n") + embed_json(b",\n".join(batch))
-    yield b"\n]</script>\n</body></html>\n"
+    yield b"\n]</script>\n"
+    if late is not None:
+        yield b'<script type="application/json" id="pt-late">' + embed_json(to_json_bytes(late())) + b"</script>\n"
+    yield b"</body></html>\n"
 
 
 def entry_texts(entries: Iterable[Any], raw_line: Callable[[int], bytes | None] | None = None) -> Iterator[bytes]:

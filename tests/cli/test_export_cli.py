@@ -215,8 +215,10 @@ def test_html_is_self_contained_and_escaped(run: Run, workdir: Path) -> None:
     names = [t for t, _ in page.tags]
     assert "link" not in names and "iframe" not in names and "img" not in names  # the script draws images
     scripts = [a for t, a in page.tags if t == "script"]
-    # The read model, the page's script, then the entries (the script draws while they are parsed).
-    assert [a.get("type") for a in scripts] == ["application/json", None, "application/json"]
+    # The read model, the page's script, the entries (the script draws while they are parsed),
+    # then the request check (built while the entries were written).
+    assert [a.get("type") for a in scripts] == ["application/json", None, "application/json", "application/json"]
+    assert [a.get("id") for a in scripts] == ["pt-meta", None, "pt-entries", "pt-late"]
     assert not any("src" in a for a in scripts)
     csp = [a for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
     policy = csp[0]["content"] or ""
@@ -274,7 +276,7 @@ def test_html_hostile_text_stays_text_in_chromium(run: Run, workdir: Path) -> No
         # Pi's context at b1: the compaction, kept from t1 (firstKeptEntryId), then what follows.
         assert state["inContext"] == ["t1", "lb", "c1", "bs", "si", "cm", "cu", "ce", "b1"]
         assert HOSTILE in state["text"] and "Private </details> reasoning" not in state["text"]  # thinking folded
-        assert state["scripts"] == 3  # nothing the session says became a script
+        assert state["scripts"] == 4  # nothing the session says became a script
         found = b.eval(
             "({imgs: Array.from(document.images, i => i.src.slice(0, 22)), "
             "handlers: Array.from(document.querySelectorAll('*'))"

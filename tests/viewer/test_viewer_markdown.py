@@ -96,7 +96,7 @@ def test_markdown_renders_and_hostile_text_stays_inert(tmp_path: Path) -> None:
     for links in (found["links"],):
         assert [link[0] for link in links] == ["https://example.com/a?b=1&c=2"] * 2
         assert all(link[1] == "noopener noreferrer" for link in links)
-    assert found["imgs"] == 0 and found["scripts"] == 3 and found["handlers"] == 0
+    assert found["imgs"] == 0 and found["scripts"] == 4 and found["handlers"] == 0
     for shown in ('<img src=x onerror="alert(1)">', "<script>alert(2)</script>", "javascript:alert(3)",
                   "[image: tracker https://evil.example/p.png]", '<a href="https://evil.example"'):  # fmt: skip
         assert shown in found["text"], shown

@@ -202,9 +202,7 @@ def _export(out: Output, file: str, request: _Request) -> int:
         # holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
         lean, facts = load_for_page(file)
         leaf_html = None if all_ else lean.leaf(leaf_ref)
-        page = viewer_chunks(
-            lean, leaf_html, embed_images=images != "placeholder", facts=facts, jobs=default_jobs()
-        )
+        page = viewer_chunks(lean, leaf_html, embed_images=images != "placeholder", facts=facts, jobs=default_jobs())
         if output:
             from pitools.cli.output import safe_utf8_chunks
 

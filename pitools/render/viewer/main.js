@@ -105,6 +105,12 @@
       requestAnimationFrame(function () { mark_("data-transcript-frame-ms"); });  // the next frame: painted
     }
     var rest = function () {
+      // What pitools wrote after the entries (the request check): part of the read model.
+      var late = document.getElementById("pt-late");
+      if (late) {
+        var more = JSON.parse(late.textContent);
+        for (var key in more) if (Object.prototype.hasOwnProperty.call(more, key)) META[key] = more[key];
+      }
       RAW = splitLines(document.getElementById("pt-entries").textContent, []);
       loaded = true;
       mark_("data-data-ms");

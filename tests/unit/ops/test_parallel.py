@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 
 from pitools.ops import parallel
-from pitools.ops.parallel import can_fork, fork_workers, map_processes, process_lock, share_work, start_method
+from pitools.ops.parallel import (
+    can_fork,
+    fork_workers,
+    in_background,
+    map_processes,
+    process_lock,
+    share_work,
+    start_method,
+)
 from pitools.ops.validate import PARALLEL_THRESHOLD, find_session_files, validate_many
 from tests import support
 
@@ -181,6 +189,54 @@ def test_a_failure_here_kills_the_helpers(monkeypatch: pytest.MonkeyPatch) -> No
     for helper in helpers:
         with pytest.raises(ChildProcessError):  # killed and reaped
             os.waitpid(helper.pid, os.WNOHANG)
+
+
+# -- in_background: one job in a forked helper -----------------------------------------------------
+
+
+def test_a_background_job_runs_in_a_helper_while_this_process_goes_on() -> None:
+    job = in_background(lambda: (os.getpid(), "done"), encode=marshal.dumps, decode=marshal.loads)
+    here = sum(range(100_000))  # this process's own work meanwhile
+    pid, value = job.result()
+    assert value == "done" and pid != os.getpid() and here == 4999950000
+
+
+def test_a_background_job_is_done_here_when_the_helper_cannot_give_it() -> None:
+    parent = os.getpid()
+
+    def dies_in_the_helper() -> int:
+        if os.getpid() != parent:
+            os._exit(3)
+        return os.getpid()
+
+    assert in_background(dies_in_the_helper, encode=marshal.dumps, decode=marshal.loads).result() == parent
+    unsendable = in_background(lambda: (os.getpid(), object()), encode=marshal.dumps, decode=marshal.loads)
+    assert unsendable.result()[0] == parent  # marshal refused it in the helper
+
+
+def test_no_background_helper_while_another_thread_runs() -> None:
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        job = in_background(os.getpid, encode=marshal.dumps, decode=marshal.loads)
+    finally:
+        stop.set()
+        thread.join()
+    assert job.result() == os.getpid()
+
+
+def test_a_cancelled_background_job_is_killed_and_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    helpers: list[parallel.Helper] = []
+    real_fork = parallel.fork_helper
+    monkeypatch.setattr(parallel, "fork_helper", lambda *a: helpers.append(real_fork(*a)) or helpers[-1])
+    started = time.monotonic()
+    job = in_background(lambda: time.sleep(60), encode=marshal.dumps, decode=marshal.loads)
+    job.cancel()
+    assert time.monotonic() - started < 30
+    assert len(helpers) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(helpers[0].pid, os.WNOHANG)
 
 
 # -- fork_workers: one worker per item, streaming messages -----------------------------------------

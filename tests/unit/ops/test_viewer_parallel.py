@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pitools.ops import parallel
 from pitools.ops import request as ops_request
 from pitools.ops import viewer as ops_viewer
 from pitools.ops.parallel import can_fork
@@ -18,7 +19,14 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
 #: Sessions whose pages carry a check with findings (the heal cases), one without a model on
 #: its branch, broken ones, and a compacted one.
-CASES = ["heal-wedges", "heal-images", "heal-gemini", "broken-orphan", "gen-s0013_broken-orphan+dupids", "compacted-builtin-gen-s0001"]
+CASES = [
+    "heal-wedges",
+    "heal-images",
+    "heal-gemini",
+    "broken-orphan",
+    "gen-s0013_broken-orphan+dupids",
+    "compacted-builtin-gen-s0001",
+]
 
 
 def _page(case: str, jobs: int) -> bytes:
@@ -79,3 +87,21 @@ def test_small_sessions_are_checked_here(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or -1)
     _page("heal-wedges", 2)
     assert forks == []
+
+
+def test_a_page_not_written_to_the_end_stops_its_helper(
+    every_session_forks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    helpers: list[parallel.Helper] = []
+    real_fork = parallel.fork_helper
+    monkeypatch.setattr(parallel, "fork_helper", lambda *a: helpers.append(real_fork(*a)) or helpers[-1])
+    loaded, facts = ops_viewer.load_for_page(str(support.golden_session("heal-wedges")), freeze=False)
+    try:
+        pieces = ops_viewer.viewer_chunks(loaded, None, facts=facts, jobs=2, use_config=False)
+        next(pieces)
+        pieces.close()  # the output failed: the helper is killed and reaped, no zombie left
+    finally:
+        ops_viewer.close_loaded(loaded)
+    assert len(helpers) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(helpers[0].pid, os.WNOHANG)
