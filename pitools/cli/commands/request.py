@@ -5,20 +5,18 @@ from __future__ import annotations
 import click
 
 from pitools.cli.options import (
+    SessionAt,
     format_option,
-    leaf_option,
     model_reference,
     no_config_option,
-    note_synthetic_ids,
-    session_argument,
+    session_at_leaf,
     thinking_option,
 )
 from pitools.cli.output import Output, pass_output
 
 
 @click.command("request")
-@session_argument
-@leaf_option
+@session_at_leaf
 @click.option(
     "--model",
     "model_ref",
@@ -42,8 +40,7 @@ from pitools.cli.output import Output, pass_output
 @pass_output
 def command(
     out: Output,
-    file: str,
-    leaf_ref: str | None,
+    at: SessionAt,
     model_ref: str | None,
     thinking: str | None,
     check: bool,
@@ -80,14 +77,11 @@ def command(
       pitools request session.jsonl --model openai/gpt-5 --format json > body.json
       pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
     """
-    from pitools.core.session.load import load
     from pitools.ops.request import leaf_model, provider_request_at, request_settings
 
     if check and diff_ref:
         raise click.UsageError("--check and --diff-model do not combine; run them one at a time")
-    loaded = load(file)
-    leaf = loaded.leaf(leaf_ref)
-    note_synthetic_ids(out, loaded)
+    loaded, leaf = at.load(out)
     if model_ref is None:
         model_ref = leaf_model(loaded, leaf)
         if model_ref is None:
@@ -115,7 +109,7 @@ def command(
         if format_ == "json":
             out.write_json(check_json(build, findings))
         else:
-            out.write_text(request_human(build, findings, file=file))
+            out.write_text(request_human(build, findings, file=at.file))
         return 1 if worst_severity(findings) == "error" else 0
     if format_ == "json":
         out.write_json(build.payload)
