@@ -386,6 +386,14 @@ def since_value(value: str | None) -> str | None:
         raise click.BadParameter(exc.message) from None
 
 
+def model_option(flag: str, dest: str, help: str, *, required: bool = False) -> Callable[[F], F]:
+    """A ``PROVIDER/ID`` option (``--model``, ``--for-model``, ``--diff-model``), handed to the
+    command as ``dest`` and checked by :func:`model_reference`."""
+    return click.option(
+        flag, dest, metavar="PROVIDER/ID", default=None, required=required, callback=model_reference, help=help
+    )
+
+
 def model_reference(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A click callback for ``--model``-like options: ``PROVIDER/ID`` or a usage error (exit 2).
 

@@ -8,7 +8,7 @@ from pitools.cli.commands.fork import _SESSION_DIR_META
 from pitools.cli.options import (
     SessionAt,
     format_option,
-    model_reference,
+    model_option,
     no_config_option,
     session_at_leaf,
     thinking_option,
@@ -18,13 +18,11 @@ from pitools.cli.output import Output, pass_output
 
 @click.command("heal")
 @session_at_leaf
-@click.option(
+@model_option(
     "--for-model",
     "model_ref",
-    metavar="PROVIDER/ID",
+    "The model the session should resume on, e.g. anthropic/claude-sonnet-4-5.",
     required=True,
-    callback=model_reference,
-    help="The model the session should resume on, e.g. anthropic/claude-sonnet-4-5.",
 )
 @thinking_option("Thinking level to check with (default: the level at the leaf, as Pi resumes it).")
 @click.option("--dry-run", "dry_run", is_flag=True, help="Show the findings and remedies; never writes (the default).")

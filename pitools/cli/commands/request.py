@@ -7,7 +7,7 @@ import click
 from pitools.cli.options import (
     SessionAt,
     format_option,
-    model_reference,
+    model_option,
     no_config_option,
     session_at_leaf,
     thinking_option,
@@ -17,24 +17,14 @@ from pitools.cli.output import Output, pass_output
 
 @click.command("request")
 @session_at_leaf
-@click.option(
+@model_option(
     "--model",
     "model_ref",
-    metavar="PROVIDER/ID",
-    default=None,
-    callback=model_reference,
-    help="The target model, e.g. anthropic/claude-sonnet-4-5 (default: the model at the leaf, as Pi resumes it).",
+    "The target model, e.g. anthropic/claude-sonnet-4-5 (default: the model at the leaf, as Pi resumes it).",
 )
 @thinking_option("Thinking level (default: the level at the leaf, as Pi resumes it; clamped to the model).")
 @click.option("--check", is_flag=True, help="Apply the provider's rules to the body; exit 1 on an error.")
-@click.option(
-    "--diff-model",
-    "diff_ref",
-    metavar="PROVIDER/ID",
-    default=None,
-    callback=model_reference,
-    help="Compare with the body this model would get.",
-)
+@model_option("--diff-model", "diff_ref", "Compare with the body this model would get.")
 @no_config_option
 @format_option("human", "json")
 @pass_output
