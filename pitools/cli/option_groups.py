@@ -8,36 +8,19 @@ without these groups does not build their records when it starts.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from pitools.cli.options import format_option, from_stdin
+from pitools.cli.options import format_option, from_stdin, options_of
 
 if TYPE_CHECKING:
     from pitools.cli.output import Output
     from pitools.ops.summarizing import SummarizeRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def gather(cls: type[Any], name: str) -> Callable[[F], F]:
-    """Hand a command the values of the options named like ``cls``'s fields as one ``cls``
-    object, passed as ``name`` (fields the command has no option for keep their defaults)."""
-    names = [field.name for field in fields(cls)]
-
-    def decorate(f: F) -> F:
-        @functools.wraps(f)
-        def gathered(*args: Any, **kwargs: Any) -> Any:
-            value = cls(**{n: kwargs.pop(n) for n in names if n in kwargs})
-            return f(*args, **{name: value}, **kwargs)
-
-        return cast(F, gathered)
-
-    return decorate
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,18 +109,6 @@ def plan_options(reserve_help: str, prompt_help: str, entries_help: str) -> Call
         click.option("--show-prompt", is_flag=True, help=prompt_help),
         click.option("--entries", "list_entries", is_flag=True, help=entries_help),
     )
-
-
-def options_of(cls: type[Any], name: str, *options: Callable[[Any], Any]) -> Callable[[F], F]:
-    """``options`` (in help order) whose values reach the command as one ``cls`` named ``name``."""
-
-    def decorate(f: F) -> F:
-        f = gather(cls, name)(f)
-        for option in reversed(options):
-            f = option(f)
-        return f
-
-    return decorate
 
 
 @dataclass(frozen=True, slots=True)

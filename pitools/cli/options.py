@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast, overload
 
 import click
 
 if TYPE_CHECKING:
     from pitools.cli.archive_options import Param
     from pitools.cli.output import Output
+    from pitools.core.session.load import Keep, Loaded, LoadedSession
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -310,6 +313,68 @@ def note_synthetic_ids(out: Output, loaded: Any) -> None:
     )
 
 
+# -- option groups: options that reach a command as one record -------------------------------------
+
+
+def gather(cls: type[Any], name: str) -> Callable[[F], F]:
+    """Hand a command the values of the options named like ``cls``'s fields as one ``cls``
+    object, passed as ``name`` (fields the command has no option for keep their defaults)."""
+    names = [field.name for field in fields(cls)]
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def gathered(*args: Any, **kwargs: Any) -> Any:
+            value = cls(**{n: kwargs.pop(n) for n in names if n in kwargs})
+            return f(*args, **{name: value}, **kwargs)
+
+        return cast(F, gathered)
+
+    return decorate
+
+
+def options_of(cls: type[Any], name: str, *options: Callable[[Any], Any]) -> Callable[[F], F]:
+    """``options`` (in help order) whose values reach the command as one ``cls`` named ``name``
+    (the option groups: :class:`SessionAt` here, the planning and rewriting ones in
+    :mod:`pitools.cli.option_groups`)."""
+
+    def decorate(f: F) -> F:
+        f = gather(cls, name)(f)
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+@dataclass(frozen=True, slots=True)
+class SessionAt:
+    """``[FILE]`` and ``--leaf REF``: the session a command reads and the leaf it works at
+    (``leaf_ref`` None: Pi's default leaf, the last entry)."""
+
+    file: str
+    leaf_ref: str | None
+
+    @overload
+    def load(self, out: Output) -> tuple[LoadedSession, Any]: ...
+    @overload
+    def load(self, out: Output, *, keep: Keep) -> tuple[Loaded, Any]: ...
+    def load(self, out: Output, *, keep: Keep = "all") -> tuple[Loaded, Any]:
+        """The session through the one loader (``keep``: its keep policy) and the entry at the
+        leaf; a v1 file's stand-in ids are noted on stderr, as every command at a leaf does."""
+        from pitools.core.session.load import load
+
+        loaded = load(self.file, keep=keep)
+        leaf = loaded.leaf(self.leaf_ref)
+        note_synthetic_ids(out, loaded)
+        return loaded, leaf
+
+
+def session_at_leaf(f: F) -> F:
+    """:func:`session_argument` and :func:`leaf_option`,
+    handed to the command as one :class:`SessionAt` named ``at``."""
+    return options_of(SessionAt, "at", session_argument, leaf_option)(f)
+
+
 def since_value(value: str | None) -> str | None:
     """``ls --since`` read by :func:`pitools.ops.queries.activity_since`; a bad value exits 2."""
     from pitools.errors import OptionValueError
@@ -319,6 +384,14 @@ def since_value(value: str | None) -> str | None:
         return activity_since(value)
     except OptionValueError as exc:
         raise click.BadParameter(exc.message) from None
+
+
+def model_option(flag: str, dest: str, help: str, *, required: bool = False) -> Callable[[F], F]:
+    """A ``PROVIDER/ID`` option (``--model``, ``--for-model``, ``--diff-model``), handed to the
+    command as ``dest`` and checked by :func:`model_reference`."""
+    return click.option(
+        flag, dest, metavar="PROVIDER/ID", default=None, required=required, callback=model_reference, help=help
+    )
 
 
 def model_reference(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
+from pitools.cli.options import SessionAt, format_option, session_at_leaf
 from pitools.cli.output import Output, pass_output
 
 
@@ -21,8 +21,7 @@ def _check_tokenizer(name: str | None) -> str | None:
 
 
 @click.command("context")
-@session_argument
-@leaf_option
+@session_at_leaf
 @format_option("human", "json", "markdown")
 @click.option(
     "--tokenizer",
@@ -32,7 +31,7 @@ def _check_tokenizer(name: str | None) -> str | None:
     help="Also count real tokens with a tiktoken encoding (cl100k_base works offline; o200k_base, ...).",
 )
 @pass_output
-def command(out: Output, file: str, leaf_ref: str | None, format_: str, tokenizer: str | None) -> int:
+def command(out: Output, at: SessionAt, format_: str, tokenizer: str | None) -> int:
     """Replay Pi's context (buildSessionContext) at a leaf.
 
     Shows the path, the context entries after compaction and context edits, every message
@@ -43,13 +42,11 @@ def command(out: Output, file: str, leaf_ref: str | None, format_: str, tokenize
       pitools context session.jsonl --leaf a1b2c3d4 --format json
     """
     from pitools.core.context.build import replay_context
-    from pitools.core.session.load import KEEP_CONTEXT, load
+    from pitools.core.session.load import KEEP_CONTEXT
 
     # Only the entries after the leaf's last compaction are needed in full: the loader's
     # "context" keep policy parses every line (Pi's rules) but keeps and re-reads only those.
-    loaded = load(file, keep=KEEP_CONTEXT)
-    leaf = loaded.leaf(leaf_ref)
-    note_synthetic_ids(out, loaded)
+    loaded, leaf = at.load(out, keep=KEEP_CONTEXT)
     replay = replay_context(loaded.index, leaf)
     counts = None
     if tokenizer:

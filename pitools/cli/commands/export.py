@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import click
 
-from pitools.cli.commands._secrets_options import value_options
+from pitools.cli.commands._secrets_options import ValueArgs, value_options
 from pitools.cli.options import leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
 
@@ -126,11 +126,7 @@ def command(
     output: str | None,
     force: bool,
     redact: bool,
-    given: tuple[str, ...],
-    values_file: str | None,
-    env_names: bool,
-    no_pi_keys: bool,
-    no_entropy: bool,
+    values: ValueArgs,
     endpoint: str | None,
     legacy: bool,
 ) -> int:
@@ -175,15 +171,14 @@ def command(
         require_otlp()  # one line and exit 1 before anything is read, redacted or written
     request = _Request(leaf_ref, all_, format_, images, output, endpoint, legacy, force)
     if not redact:
-        if given or values_file or env_names or no_pi_keys or no_entropy:
+        if values.any_given():
             raise click.UsageError("--value, --values-file, --env, --no-pi-keys and --no-entropy go with --redact")
         return _export(out, file, request)
-    from pitools.cli.commands._secrets_options import build_detector
     from pitools.core.secrets.redact import RedactOptions
     from pitools.ops.redact import redacted_copy, run_key
     from pitools.render.secrets import export_redact_note
 
-    detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
+    detector = values.detector(out)
     with redacted_copy(file, detector=detector, options=RedactOptions(key=run_key(None))) as (copy, stats):
         out.message(export_redact_note(stats))
         return _export(out, copy, request)

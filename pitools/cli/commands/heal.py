@@ -6,27 +6,23 @@ import click
 
 from pitools.cli.commands.fork import _SESSION_DIR_META
 from pitools.cli.options import (
+    SessionAt,
     format_option,
-    leaf_option,
-    model_reference,
+    model_option,
     no_config_option,
-    note_synthetic_ids,
-    session_argument,
+    session_at_leaf,
     thinking_option,
 )
 from pitools.cli.output import Output, pass_output
 
 
 @click.command("heal")
-@session_argument
-@leaf_option
-@click.option(
+@session_at_leaf
+@model_option(
     "--for-model",
     "model_ref",
-    metavar="PROVIDER/ID",
+    "The model the session should resume on, e.g. anthropic/claude-sonnet-4-5.",
     required=True,
-    callback=model_reference,
-    help="The model the session should resume on, e.g. anthropic/claude-sonnet-4-5.",
 )
 @thinking_option("Thinking level to check with (default: the level at the leaf, as Pi resumes it).")
 @click.option("--dry-run", "dry_run", is_flag=True, help="Show the findings and remedies; never writes (the default).")
@@ -40,8 +36,7 @@ from pitools.cli.output import Output, pass_output
 @pass_output
 def command(
     out: Output,
-    file: str,
-    leaf_ref: str | None,
+    at: SessionAt,
     model_ref: str,
     thinking: str | None,
     dry_run: bool,
@@ -93,7 +88,6 @@ def command(
         raise click.UsageError("a session read from stdin cannot be healed in place or beside itself: use -o NEW")
 
     from pitools.core.request.check import worst_severity
-    from pitools.core.session.load import load
     from pitools.ops import heal as ops
     from pitools.ops.request import request_settings
     from pitools.render.heal import heal_human
@@ -102,10 +96,8 @@ def command(
     if apply_:
         from pitools import store
 
-        stamp = store.stamp(file)  # before the read: anything appended after it is noticed
-    loaded = load(file)
-    leaf = loaded.leaf(leaf_ref)
-    note_synthetic_ids(out, loaded)
+        stamp = store.stamp(at.file)  # before the read: anything appended after it is noticed
+    loaded, leaf = at.load(out)
     use_config = not no_config
     settings = request_settings(loaded, use_config)
     for warning in settings.warnings:
@@ -128,14 +120,14 @@ def command(
         outcome = ops.HealOutcome(plan)
         mode = "apply" if apply_ else "dry-run"
         if apply_ and stamp is not None and plan.entries:
-            if not yes and not _consent(out, file, len(plan.entries)):
+            if not yes and not _consent(out, at.file, len(plan.entries)):
                 out.message("nothing written")
                 return 1
-            outcome = ops.apply_in_place(file, stamp, loaded, plan, backup=not no_backup)
+            outcome = ops.apply_in_place(at.file, stamp, loaded, plan, backup=not no_backup)
     if format_ == "json":
         out.write_json(outcome.to_json())
     else:
-        shown = "-" if from_stdin() else file  # the temporary copy of stdin is nobody's file
+        shown = "-" if from_stdin() else at.file  # the temporary copy of stdin is nobody's file
         out.write_text(heal_human(outcome, file=shown, model_ref=model_ref, mode=mode))
     if mode == "dry-run":
         return 1 if outcome.plan.entries or worst_severity(outcome.plan.before) == "error" else 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.commands._secrets_options import build_detector, value_options
+from pitools.cli.commands._secrets_options import ValueArgs, value_options
 from pitools.cli.option_groups import RewriteArgs, rewrite_options
 from pitools.cli.options import format_option, session_argument
 from pitools.cli.output import Output, pass_output
@@ -40,11 +40,7 @@ def command(
     out: Output,
     file: str,
     key: str | None,
-    given: tuple[str, ...],
-    values_file: str | None,
-    env_names: bool,
-    no_pi_keys: bool,
-    no_entropy: bool,
+    values: ValueArgs,
     paths: bool,
     strip_images: bool,
     strip_thinking: bool,
@@ -74,7 +70,7 @@ def command(
     target.check()
     # Like every writer, a dry run unless told where to write.
     dry_run = target.dry_run or not (output or in_place)
-    detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
+    detector = values.detector(out)
     home, user = path_options(paths)
     options = RedactOptions(
         key=run_key(key),

@@ -5,45 +5,32 @@ from __future__ import annotations
 import click
 
 from pitools.cli.options import (
+    SessionAt,
     format_option,
-    leaf_option,
-    model_reference,
+    model_option,
     no_config_option,
-    note_synthetic_ids,
-    session_argument,
+    session_at_leaf,
     thinking_option,
 )
 from pitools.cli.output import Output, pass_output
 
 
 @click.command("request")
-@session_argument
-@leaf_option
-@click.option(
+@session_at_leaf
+@model_option(
     "--model",
     "model_ref",
-    metavar="PROVIDER/ID",
-    default=None,
-    callback=model_reference,
-    help="The target model, e.g. anthropic/claude-sonnet-4-5 (default: the model at the leaf, as Pi resumes it).",
+    "The target model, e.g. anthropic/claude-sonnet-4-5 (default: the model at the leaf, as Pi resumes it).",
 )
 @thinking_option("Thinking level (default: the level at the leaf, as Pi resumes it; clamped to the model).")
 @click.option("--check", is_flag=True, help="Apply the provider's rules to the body; exit 1 on an error.")
-@click.option(
-    "--diff-model",
-    "diff_ref",
-    metavar="PROVIDER/ID",
-    default=None,
-    callback=model_reference,
-    help="Compare with the body this model would get.",
-)
+@model_option("--diff-model", "diff_ref", "Compare with the body this model would get.")
 @no_config_option
 @format_option("human", "json")
 @pass_output
 def command(
     out: Output,
-    file: str,
-    leaf_ref: str | None,
+    at: SessionAt,
     model_ref: str | None,
     thinking: str | None,
     check: bool,
@@ -80,14 +67,11 @@ def command(
       pitools request session.jsonl --model openai/gpt-5 --format json > body.json
       pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
     """
-    from pitools.core.session.load import load
     from pitools.ops.request import leaf_model, provider_request_at, request_settings
 
     if check and diff_ref:
         raise click.UsageError("--check and --diff-model do not combine; run them one at a time")
-    loaded = load(file)
-    leaf = loaded.leaf(leaf_ref)
-    note_synthetic_ids(out, loaded)
+    loaded, leaf = at.load(out)
     if model_ref is None:
         model_ref = leaf_model(loaded, leaf)
         if model_ref is None:
@@ -115,7 +99,7 @@ def command(
         if format_ == "json":
             out.write_json(check_json(build, findings))
         else:
-            out.write_text(request_human(build, findings, file=file))
+            out.write_text(request_human(build, findings, file=at.file))
         return 1 if worst_severity(findings) == "error" else 0
     if format_ == "json":
         out.write_json(build.payload)

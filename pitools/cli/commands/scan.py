@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.commands._secrets_options import build_detector, value_options
+from pitools.cli.commands._secrets_options import ValueArgs, value_options
 from pitools.cli.options import format_option, session_paths_argument
 from pitools.cli.output import Output, pass_output
 
@@ -30,11 +30,7 @@ def command(
     out: Output,
     paths: tuple[str, ...],
     format_: str,
-    given: tuple[str, ...],
-    values_file: str | None,
-    env_names: bool,
-    no_pi_keys: bool,
-    no_entropy: bool,
+    values: ValueArgs,
     baseline: str | None,
 ) -> int:
     """Find secrets in session files: API keys, tokens, private keys, passwords, given values.
@@ -56,7 +52,7 @@ def command(
     """
     from pitools.ops.scan import is_backup, load_baseline, scan_file, session_files
 
-    detector = build_detector(out, given, values_file, env_names, no_pi_keys, no_entropy)
+    detector = values.detector(out)
     files = session_files(paths)
     if not files:
         from pitools.cli.options import no_session_files

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pitools.cli.options import format_option, leaf_option, note_synthetic_ids, session_argument
+from pitools.cli.options import SessionAt, format_option, session_at_leaf
 from pitools.cli.output import Output, pass_output
 
 if TYPE_CHECKING:
@@ -15,8 +15,7 @@ if TYPE_CHECKING:
 
 
 @click.command("tree")
-@session_argument
-@leaf_option
+@session_at_leaf
 @click.option(
     "--filter",
     "filter_",
@@ -47,8 +46,7 @@ if TYPE_CHECKING:
 @pass_output
 def command(
     out: Output,
-    file: str,
-    leaf_ref: str | None,
+    at: SessionAt,
     filter_: str,
     ids: bool,
     depth: int | None,
@@ -67,14 +65,11 @@ def command(
       pitools tree session.jsonl --depth 1 --no-pager
       pitools tree session.jsonl --leaf a1b2c3d4 --format json
     """
-    from pitools.core.session.load import load
     from pitools.core.views.branches import tree_view
 
     if depth is not None and format_ == "json":
         raise click.UsageError("--depth shapes the human tree; --format json always holds the whole tree")
-    loaded = load(file)
-    leaf = loaded.leaf(leaf_ref)
-    note_synthetic_ids(out, loaded)
+    loaded, leaf = at.load(out)
     home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or None
     view = tree_view(loaded.index, leaf, filter_, home=home)
     name = _name(loaded.session.entries)
@@ -86,7 +81,7 @@ def command(
         from pitools.core.session.leaf import default_leaf_text
         from pitools.render.tree import render_tree
 
-        note = default_leaf_text(leaf) + (" (--leaf)" if leaf_ref is not None else " (default)")
+        note = default_leaf_text(leaf) + (" (--leaf)" if at.leaf_ref is not None else " (default)")
         with out.paged(not no_pager):
             render_tree(out.line_console(), view, name, leaf_note=note, show_ids=ids, depth=depth)
     return 0

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pitools.cli.options import format_option, jobs_option, model_reference, no_config_option, session_paths_argument
+from pitools.cli.options import format_option, jobs_option, model_option, no_config_option, session_paths_argument
 from pitools.cli.output import Output, pass_output
 from pitools.core.validate import CODES, SEVERITIES, ValidationReport
 
@@ -63,13 +63,10 @@ def _unknown_codes(unknown: Sequence[str]) -> str:
     help="Leave out findings below this severity.",
 )
 @jobs_option("Processes to use (default: 2 when the machine has two cores; 1 = no extra process).")
-@click.option(
+@model_option(
     "--for-model",
     "for_model",
-    metavar="PROVIDER/ID",
-    default=None,
-    callback=model_reference,
-    help="Also check the request pi-ai would send to this model at each file's default leaf "
+    "Also check the request pi-ai would send to this model at each file's default leaf "
     "(the rules of `pitools request --check`).",
 )
 @no_config_option

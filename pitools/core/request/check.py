@@ -557,6 +557,15 @@ def _check_thought_signatures(model: dict[str, Any], payload: dict[str, Any], ou
                 break  # only the first function call of a step carries the signature
 
 
+#: Where a body keeps its tool calls when a call is a member of a block (Gemini's
+#: ``contents[i].parts[j].functionCall.args``, Chat Completions'
+#: ``messages[i].tool_calls[j].function.arguments``): items, blocks, call, arguments.
+_CALL_MEMBERS = {
+    "google-generative-ai": ("contents", "parts", "functionCall", "args"),
+    "openai-completions": ("messages", "tool_calls", "function", "arguments"),
+}
+
+
 def _tool_calls(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any]]:
     """(item index, field path, arguments value) of every tool call in the body: Anthropic's
     ``input`` and Gemini's ``args`` as objects, Chat Completions' ``arguments`` as JSON text."""
@@ -567,20 +576,14 @@ def _tool_calls(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any]]
             for b, block in enumerate(content if isinstance(content, list) else []):
                 if get(block, "type") == "tool_use":
                     calls.append((i, f"messages.{i}.content.{b}.input", get(block, "input")))
-    elif api == "google-generative-ai":
-        for i, content in enumerate(payload.get("contents") or []):
-            parts = get(content, "parts")
-            for j, part in enumerate(parts if isinstance(parts, list) else []):
-                call = get(part, "functionCall")
+    elif api in _CALL_MEMBERS:
+        items, blocks, member, args = _CALL_MEMBERS[api]
+        for i, item in enumerate(payload.get(items) or []):
+            listed = get(item, blocks)
+            for j, block in enumerate(listed if isinstance(listed, list) else []):
+                call = get(block, member)
                 if call is not UNDEFINED:
-                    calls.append((i, f"contents.{i}.parts.{j}.functionCall.args", get(call, "args")))
-    elif api == "openai-completions":
-        for i, msg in enumerate(payload.get("messages") or []):
-            tool_calls = get(msg, "tool_calls")
-            for c, call in enumerate(tool_calls if isinstance(tool_calls, list) else []):
-                function = get(call, "function")
-                if function is not UNDEFINED:
-                    calls.append((i, f"messages.{i}.tool_calls.{c}.function.arguments", get(function, "arguments")))
+                    calls.append((i, f"{items}.{i}.{blocks}.{j}.{member}.{args}", get(call, args)))
     return calls
 
 

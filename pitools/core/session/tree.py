@@ -8,9 +8,9 @@ iterative and cycle-checked: where Pi's parent walk would grow an array forever,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cmp_to_key
+from functools import cached_property, cmp_to_key
 from typing import Any
 
 from pitools.core.js.access import entry_id, entry_type, parent_id
@@ -23,7 +23,17 @@ __all__ = ["SessionIndex", "TreeNode", "get_tree", "id_text", "js_truthy_id", "l
 js_truthy_id = js_truthy
 
 
-@dataclass(slots=True)
+def _member_list(member: str) -> Callable[[SessionIndex], list[Any]]:
+    """An :class:`~pitools.core.session.index.EntryIndex` list: ``member`` of every entry, in file
+    order (``UNDEFINED`` where the entry has none or is not an object)."""
+
+    def made(index: SessionIndex) -> list[Any]:
+        return [e.get(member, UNDEFINED) if type(e) is dict else UNDEFINED for e in index.entries]
+
+    return made
+
+
+@dataclass
 class SessionIndex(PositionWalks):
     """Pi's ``byId`` map over ``entries`` (file order): the loader's "keep everything" index
     (:class:`~pitools.core.session.index.EntryIndex`), whose entries are all parsed and held.
@@ -34,10 +44,6 @@ class SessionIndex(PositionWalks):
     #: Position in ``entries`` of the entry Pi's ``byId`` holds for each id key.
     pos_by_id: dict[Any, int] = field(default_factory=dict)
     leaf_id: Any = None
-    # The EntryIndex lists, made from the entries the first time they are asked for.
-    _ids: list[Any] | None = None
-    _parents: list[Any] | None = None
-    _types: list[Any] | None = None
     _marks: bytearray | None = None
     _crashes: int = 0
     _by_id: dict[Any, Any] | None = None
@@ -68,23 +74,11 @@ class SessionIndex(PositionWalks):
     def known_parents(self) -> list[int] | None:
         return None  # every parent is resolved through byId as the walk goes
 
-    @property
-    def ids(self) -> list[Any]:
-        if self._ids is None:
-            self._ids = [e.get("id", UNDEFINED) if type(e) is dict else UNDEFINED for e in self.entries]
-        return self._ids
-
-    @property
-    def parents(self) -> list[Any]:
-        if self._parents is None:
-            self._parents = [e.get("parentId", UNDEFINED) if type(e) is dict else UNDEFINED for e in self.entries]
-        return self._parents
-
-    @property
-    def types(self) -> list[Any]:
-        if self._types is None:
-            self._types = [e.get("type", UNDEFINED) if type(e) is dict else UNDEFINED for e in self.entries]
-        return self._types
+    # The EntryIndex lists, made from the entries the first time they are asked for (the class
+    # has no __slots__, so each is then a plain instance attribute).
+    ids = cached_property(_member_list("id"))
+    parents = cached_property(_member_list("parentId"))
+    types = cached_property(_member_list("type"))
 
     @property
     def marks(self) -> bytearray:
