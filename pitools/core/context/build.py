@@ -10,7 +10,7 @@ that interface returns. :func:`context_entries_from_path` runs the same layout o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +114,13 @@ def build_context_entries(
     A ``firstKeptEntryId`` that is not on the path keeps nothing before the compaction.
     ``path_ids``, if given, is ``[index.ids[p] for p in path]``, made already.
     """
+    return context_entries_at(index, path, path_ids)[1]
+
+
+def context_entries_at(
+    index: EntryIndex, path: Sequence[int], path_ids: Sequence[EntryId] | None = None
+) -> tuple[Sequence[int], list[Entry]]:
+    """:func:`build_context_entries`, with the position of each entry it returns."""
     types = index.types
     comp_at = -1
     for i in range(len(path) - 1, -1, -1):
@@ -121,15 +128,22 @@ def build_context_entries(
             comp_at = i
             break
     if comp_at < 0:
-        return index.entries_at(path)
+        return path, index.entries_at(path)
     if path_ids is None:
         ids = index.ids
         path_ids = [ids[p] for p in path]
     compaction = index.entry(path[comp_at])
     comp_idx, start = context_layout(path_ids, comp_at, compaction)
     if comp_idx < 0:  # pragma: no cover - the compaction itself is on the path
-        return index.entries_at(path)
-    return _context_assemble(compaction, index.entries_at(path[start:comp_idx]), index.entries_at(path[comp_idx + 1 :]))
+        return path, index.entries_at(path)
+    kept = [
+        (p, entry)
+        for p, entry in zip(path[start:comp_idx], index.entries_at(path[start:comp_idx]), strict=True)
+        if not _is_system_message(entry)
+    ]
+    after = path[comp_idx + 1 :]
+    positions = [path[comp_at], *(p for p, _ in kept), *after]
+    return positions, _context_assemble(compaction, [entry for _, entry in kept], index.entries_at(after))
 
 
 def context_layout(path_ids: Sequence[EntryId], comp_at: int, compaction: Entry) -> tuple[int, int]:
@@ -251,10 +265,23 @@ def build_projection(
     return Projection(projected, thinking, model, messages)
 
 
-def message_estimates(projection: Projection) -> list[Any]:
+def message_estimates(projection: Projection, known: Callable[[int], int | None] | None = None) -> list[Any]:
     """``estimateTokens`` of every projected message, computed once; each projected entry's
-    :meth:`ProjectedEntry.tokens` is filled in from them (the same sums, in the same order)."""
-    estimates = [estimate_tokens(m) for m in projection.messages]
+    :meth:`ProjectedEntry.tokens` is filled in from them (the same sums, in the same order).
+
+    ``known(j)``, if given, is the estimate of projected entry ``j``'s one message when it was
+    computed already (the viewer's per-entry facts), or None: it is used for an entry that
+    contributes exactly its own one message, unedited, and estimated again for anything else."""
+    if known is None:
+        estimates = [estimate_tokens(m) for m in projection.messages]
+    else:
+        estimates = []
+        for j, pe in enumerate(projection.entries):
+            if len(pe.messages) == 1 and pe.edit is None:
+                value = known(j)
+                estimates.append(estimate_tokens(pe.messages[0]) if value is None else value)
+            else:
+                estimates.extend(estimate_tokens(m) for m in pe.messages)
     at = 0
     for pe in projection.entries:
         n = len(pe.messages)
@@ -392,7 +419,9 @@ class ContextReplay:
         return self._estimate
 
 
-def replay_context(index: EntryIndex, leaf_id: EntryId) -> ContextReplay:
+def replay_context(
+    index: EntryIndex, leaf_id: EntryId, entry_tokens: Callable[[int], int | None] | None = None
+) -> ContextReplay:
     """Replay Pi's context at ``leaf_id`` (``UNDEFINED`` → Pi's fallback to the last entry).
 
     ``path`` is ``getBranch(leaf)`` (``[]`` for an unknown leaf); the context uses
@@ -408,12 +437,13 @@ def replay_context(index: EntryIndex, leaf_id: EntryId) -> ContextReplay:
         # A leaf that exists gives the same walk for both (only a missing leaf falls back differently).
         session_path = branch if branch else index.session_path_positions(leaf_id)
         path_ids = [ids[p] for p in session_path]
-        ctx_entries = build_context_entries(index, session_path, path_ids)
+        positions, ctx_entries = context_entries_at(index, session_path, path_ids)
         projection = build_projection([], ctx_entries, path_settings(index, session_path))
+        known = None if entry_tokens is None else (lambda j: entry_tokens(positions[j]))
         estimates: list[Any] | None
         estimates_error = estimate_error = None
         try:
-            estimates = shown = message_estimates(projection)
+            estimates = shown = message_estimates(projection, known)
         except PiCrashError as exc:
             # Pi builds the context all the same: only the figures that estimate this message fail.
             estimates_error, estimates = exc, None

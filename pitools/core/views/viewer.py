@@ -70,6 +70,9 @@ class ViewerModel:
     initial_leaf: int
     leaves: list[int]
     replays: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Entries whose ``tokens`` is not ``estimateTokens`` itself (not a whole number, or made one):
+    #: a replay estimates their messages again (not in the page's data).
+    inexact: set[int] = field(default_factory=set)
     #: Pi's estimate at entries where the page cannot work it out from usage (see
     #: :func:`exact_totals`): position → tokens.
     exact: dict[int, int | None] = field(default_factory=dict)
@@ -84,6 +87,11 @@ class ViewerModel:
     edit_targets: dict[int, Any] = field(default_factory=dict)
     #: :func:`_unique_ids`' answer once it is asked (not in the page's data; four readers).
     unique_ids_memo: list[dict[str, int] | None] = field(default_factory=list)
+
+    def known_tokens(self, pos: int) -> int | None:
+        """Pi's ``estimateTokens`` of the one message entry ``pos`` contributes unedited, as
+        gathered with the entry's facts (None: not known; a replay estimates it again)."""
+        return None if pos in self.inexact else self.tokens[pos]
 
     def meta_json(self) -> dict[str, Any]:
         """The part of the page's data that is not the entries themselves."""
@@ -281,6 +289,8 @@ class EntryFacts:
         self.info_name: Any = None
         self.edit_targets: dict[int, Any] = {}
         self.first_text: str | None = None
+        #: Positions whose ``tokens`` is not Pi's estimate itself (see ViewerModel.inexact).
+        self.inexact: set[int] = set()
         #: Whether gathering failed as the loader's ``on_entry`` (then the facts are not used).
         self.failed = False
 
@@ -362,6 +372,8 @@ class EntryFacts:
         self.cost.append(c_cost)
         self.usage_total.append(c_usage)
         self.calls.append(c_calls)
+        if type(total) is not int:
+            self.inexact.add(len(self.tokens))
         self.tokens.append(_int_or_none(total))
 
 
@@ -437,6 +449,7 @@ def build_viewer_model(
         initial_leaf=chosen,
         leaves=leaf_positions,
         edit_targets=edit_targets,
+        inexact=facts.inexact,
     )
     if settings_for is None:
         model.exact = exact_totals(loaded, model, budget)
@@ -451,7 +464,7 @@ def build_viewer_model(
             break
         spent += length
         if p not in model.replays:  # the chosen leaf is usually the default one: replayed once
-            model.replays[p] = replay_at(loaded, index.ids[p], settings_for)
+            model.replays[p] = replay_at(loaded, index.ids[p], settings_for, model.known_tokens)
     model.exact = exact_totals(loaded, model, budget)
     context_facts(loaded, model)
     return model
@@ -500,7 +513,7 @@ def exact_totals(loaded: Loaded, model: ViewerModel, budget: int = REPLAY_BUDGET
         if spent + depth[p] > budget:
             break
         spent += depth[p]
-        out[p] = _int_or_none(replay_context(loaded.index, ids[p]).estimate.tokens)
+        out[p] = _int_or_none(replay_context(loaded.index, ids[p], model.known_tokens).estimate.tokens)
     return out
 
 
@@ -653,13 +666,16 @@ def _path_length(parent: list[int], p: int) -> int:
     return n
 
 
-def replay_at(loaded: Loaded, leaf: Any, settings_for: SettingsFor) -> dict[str, Any]:
+def replay_at(
+    loaded: Loaded, leaf: Any, settings_for: SettingsFor, known: Callable[[int], int | None] | None = None
+) -> dict[str, Any]:
     """The exact context estimate and compaction plan at ``leaf`` (what ``pitools context`` and
-    ``pitools compact --dry-run`` report), in the small shape the page shows."""
+    ``pitools compact --dry-run`` report), in the small shape the page shows. ``known``: the
+    estimates gathered already (:meth:`ViewerModel.known_tokens`)."""
     from pitools.core.compaction.plan import plan_compaction
     from pitools.core.context.build import BranchKeys, replay_context
 
-    replay = replay_context(loaded.index, leaf)
+    replay = replay_context(loaded.index, leaf, known)
     model = replay.projection.model
     key = None
     if isinstance(model, dict) and isinstance(model.get("provider"), str) and isinstance(model.get("modelId"), str):

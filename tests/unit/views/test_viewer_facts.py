@@ -192,3 +192,32 @@ def test_a_failure_while_loading_leaves_the_facts_to_the_model(monkeypatch: pyte
     monkeypatch.setattr(viewer.EntryFacts, "add", real)
     model = build_viewer_model(loaded, None, None, facts=facts)
     assert len(model.flags) == len(loaded.index)
+
+
+@pytest.mark.parametrize("case", [c for c in support.golden_cases() if _model(c) is not None])
+def test_estimates_reused_from_the_facts_are_the_replays_own(case: str) -> None:
+    # The page's replays take each unedited message's estimate from the facts gathered while
+    # loading instead of estimating it again: at every entry of every golden session, the
+    # figures must be those of a replay that estimates everything itself.
+    from pitools.core.context.build import replay_context
+    from pitools.core.session.load import load
+
+    loaded = load(support.golden_session(case))
+    model = build_viewer_model(loaded, None, None)
+    calls: list[int] = []
+
+    def known(p: int) -> int | None:
+        calls.append(p)
+        return model.known_tokens(p)
+
+    for eid in loaded.index.ids:
+        alone = replay_context(loaded.index, eid)
+        shared = replay_context(loaded.index, eid, known)
+        assert shared.shown_estimates == alone.shown_estimates
+        assert [type(x) for x in shared.shown_estimates] == [type(x) for x in alone.shown_estimates]
+        assert (shared.estimates_error is None) == (alone.estimates_error is None)
+        assert (shared.estimate_error is None) == (alone.estimate_error is None)
+        if alone.estimate_error is None:
+            assert shared.estimate == alone.estimate
+        assert [pe.tokens() for pe in shared.projection.entries] == [pe.tokens() for pe in alone.projection.entries]
+    assert calls or len(loaded.index) < 3
