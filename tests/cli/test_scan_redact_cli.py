@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +285,20 @@ def test_export_redact(run, tmp_path: Path) -> None:
     run("export", src, "--value", "abcdefgh", exit_code=2)
     plain = run("export", src).stdout
     assert GH in plain
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_export_redact_names_the_users_file_not_its_temporary_copy(run, tmp_path: Path, fmt: str) -> None:
+    # The redacted copy is a temporary file: the document names (and the page resumes) the
+    # user's session, while its text stays redacted.
+    src = session(tmp_path, f"token {GH}")
+    first = run("export", src, "--redact", "--format", fmt).stdout
+    assert "pitools-redact" not in first and tempfile.gettempdir() not in first.replace(str(tmp_path), "")
+    assert GH not in first and "[REDACTED:github-token:" in first
+    if fmt == "html":
+        assert f"pi --session {os.path.abspath(src)}" in first
+    else:
+        assert f"**File:** `{src}`" in first
 
 
 def test_help_mentions_thinking_replay(run) -> None:

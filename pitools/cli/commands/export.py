@@ -181,10 +181,12 @@ def command(
     detector = values.detector(out)
     with redacted_copy(file, detector=detector, options=RedactOptions(key=run_key(None))) as (copy, stats):
         out.message(export_redact_note(stats))
-        return _export(out, copy, request)
+        return _export(out, copy, request, shown=file)
 
 
-def _export(out: Output, file: str, request: _Request) -> int:
+def _export(out: Output, file: str, request: _Request, shown: str | None = None) -> int:
+    """Export ``file``; ``shown``: the path the output names instead (the user's file, when
+    ``file`` is its redacted temporary copy)."""
     from pitools.core.session.load import load
 
     leaf_ref, all_, format_, images, output, endpoint, legacy, force = request
@@ -196,6 +198,7 @@ def _export(out: Output, file: str, request: _Request) -> int:
         # The viewer page reads every entry once and writes the file's own lines. It always
         # holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
         lean, facts = load_for_page(file)
+        lean.show_as(shown)
         leaf_html = None if all_ else lean.leaf(leaf_ref)
         page = viewer_chunks(lean, leaf_html, embed_images=images != "placeholder", facts=facts, jobs=default_jobs())
         if output:
@@ -206,6 +209,7 @@ def _export(out: Output, file: str, request: _Request) -> int:
             out.write_utf8_pieces(page)
         return 0
     loaded = load(file)
+    loaded.show_as(shown)
     if format_ in ("otlp", "atif"):
         from pitools.cli.export_traces import export_every_branch, export_traces
 

@@ -105,6 +105,9 @@ class Loaded:
     __slots__ = ()
     session: AnySession
     index: EntryIndex
+    #: The path to show for the session instead of the one it was read from (``export --redact``
+    #: reads a redacted temporary copy but names the user's file); never read from.
+    shown_path: str | None
 
     def _entry_lines(self) -> Sequence[int]:
         raise NotImplementedError
@@ -122,9 +125,14 @@ class Loaded:
         """Whether the ids shown are pitools' stand-ins: a v1 file has none, migration made them up."""
         raise NotImplementedError
 
+    def show_as(self, path: str | None) -> None:
+        """Name ``path`` in outputs instead of the file read (see ``shown_path``)."""
+        object.__setattr__(self, "shown_path", path)  # a slot of every subclass
+
     @property
     def path(self) -> str:
-        return str(self.session.path)
+        """The session's path as outputs name it (see ``shown_path``)."""
+        return str(self.session.path) if self.shown_path is None else self.shown_path
 
     def leaf(self, ref: str | None) -> Any:
         """The entry ``ref`` names (see the class)."""
@@ -157,6 +165,7 @@ class LoadedSession(Loaded):
 
     session: Session
     index: SessionIndex
+    shown_path: str | None = None
 
     def _entry_lines(self) -> Sequence[int]:
         return self.session.lines
@@ -182,6 +191,7 @@ class _LeanLoaded(Loaded):
 
     session: LeanSession
     index: LeanIndex
+    shown_path: str | None = None
 
     def _entry_lines(self) -> Sequence[int]:
         return self.index.lines
