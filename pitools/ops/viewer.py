@@ -242,7 +242,7 @@ def viewer_chunks(
         return leaf_check(loaded, leaf, use_config=use_config)
 
     later: Background[dict[str, Any]] | None = None
-    if jobs > 1 and len(loaded.index) >= PARALLEL_CHECK_ENTRIES:
+    if jobs > 1 and _context_span(loaded, leaf) >= PARALLEL_CHECK_ENTRIES:
         import marshal
 
         from pitools.ops.parallel import in_background
@@ -277,9 +277,27 @@ def _cancelling(pieces: Iterator[bytes], job: Any) -> Iterator[bytes]:
         job.cancel()  # nothing once the page has its result
 
 
-#: A session with fewer entries than this is checked in this process: a fork costs more than
-#: the check saves.
+#: A leaf whose context spans fewer entries than this is checked in this process: a fork
+#: costs more than the check saves (the check builds and walks the body of that context).
 PARALLEL_CHECK_ENTRIES = 2000
+
+
+def _context_span(loaded: Loaded, leaf: Any) -> int:
+    """How many entries of ``leaf``'s branch (Pi's default leaf for None) come after its newest
+    compaction (all of them without one): the bulk of the context the request check builds
+    (0 when the branch cannot be walked)."""
+    from pitools.errors import PitoolsError
+
+    index = loaded.index
+    try:
+        branch = index.branch_positions(index.leaf_id if leaf is None else leaf)
+    except PitoolsError:  # a parentId loop: the check says so, at no cost
+        return 0
+    types = index.types
+    for i in range(len(branch) - 1, -1, -1):
+        if types[branch[i]] == "compaction":
+            return len(branch) - i
+    return len(branch)
 
 
 #: The first view: the last entries of the initial path the transcript draws at once (the

@@ -105,3 +105,18 @@ def test_a_page_not_written_to_the_end_stops_its_helper(
     assert len(helpers) == 1
     with pytest.raises(ChildProcessError):
         os.waitpid(helpers[0].pid, os.WNOHANG)
+
+
+def test_a_page_that_cannot_be_built_stops_its_helper(
+    every_session_forks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pitools.errors import CycleError
+
+    helpers: list[parallel.Helper] = []
+    real_fork = parallel.fork_helper
+    monkeypatch.setattr(parallel, "fork_helper", lambda *a: helpers.append(real_fork(*a)) or helpers[-1])
+    with pytest.raises(CycleError):  # the read model refuses a parentId loop, as in one process
+        _page("broken-cycle", 2)
+    assert len(helpers) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(helpers[0].pid, os.WNOHANG)
