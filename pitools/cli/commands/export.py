@@ -10,7 +10,7 @@ from typing import NamedTuple
 import click
 
 from pitools.cli.commands._secrets_options import ValueArgs, value_options
-from pitools.cli.options import leaf_option, session_argument
+from pitools.cli.options import jobs_option, leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
 
 
@@ -69,6 +69,7 @@ class _Request(NamedTuple):
     endpoint: str | None
     legacy: bool
     force: bool
+    jobs: int | None
 
 
 @click.command("export")
@@ -115,6 +116,10 @@ class _Request(NamedTuple):
     help="otlp only: the attribute names of the conventions before they moved (gen_ai.system, "
     "gen_ai.usage.cache_creation.input_tokens), for a backend that still reads them.",
 )
+@jobs_option(
+    "html only: processes to use (default: 2 when the machine has two cores, and then a big context's request "
+    "check is built in a second process while the page is written; 1 = no extra process)."
+)
 @pass_output
 def command(
     out: Output,
@@ -129,6 +134,7 @@ def command(
     values: ValueArgs,
     endpoint: str | None,
     legacy: bool,
+    jobs: int | None,
 ) -> int:
     """Export a session as a readable transcript, or its branch as a standalone session.
 
@@ -157,6 +163,8 @@ def command(
         raise PitoolsError("already exists; pass --force to replace it, or choose another path", path=output)
     if endpoint is not None and format_ != "otlp":
         raise click.UsageError("--endpoint is only for --format otlp")
+    if jobs is not None and format_ != "html":
+        raise click.UsageError("--jobs is only for --format html")
     if legacy and format_ != "otlp":
         raise click.UsageError("--otel-legacy-names is only for --format otlp")
     if endpoint is not None and output is not None:
@@ -169,7 +177,7 @@ def command(
         from pitools.render.export_otlp import require_otlp
 
         require_otlp()  # one line and exit 1 before anything is read, redacted or written
-    request = _Request(leaf_ref, all_, format_, images, output, endpoint, legacy, force)
+    request = _Request(leaf_ref, all_, format_, images, output, endpoint, legacy, force, jobs)
     if not redact:
         if values.any_given():
             raise click.UsageError("--value, --values-file, --env, --no-pi-keys and --no-entropy go with --redact")
@@ -189,7 +197,7 @@ def _export(out: Output, file: str, request: _Request, shown: str | None = None)
     ``file`` is its redacted temporary copy)."""
     from pitools.core.session.load import load
 
-    leaf_ref, all_, format_, images, output, endpoint, legacy, force = request
+    leaf_ref, all_, format_, images, output, endpoint, legacy, force, jobs = request
 
     if format_ == "html":
         from pitools.ops.parallel import default_jobs
@@ -200,7 +208,13 @@ def _export(out: Output, file: str, request: _Request, shown: str | None = None)
         lean, facts = load_for_page(file)
         lean.show_as(shown)
         leaf_html = None if all_ else lean.leaf(leaf_ref)
-        page = viewer_chunks(lean, leaf_html, embed_images=images != "placeholder", facts=facts, jobs=default_jobs())
+        page = viewer_chunks(
+            lean,
+            leaf_html,
+            embed_images=images != "placeholder",
+            facts=facts,
+            jobs=default_jobs() if jobs is None else jobs,
+        )
         if output:
             from pitools.cli.output import safe_utf8_chunks
 
