@@ -45,7 +45,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
 from pitools.core.js.value import UNDEFINED
@@ -95,6 +95,7 @@ KEEP_CONTEXT: Keep = "context"
 AnySession = Session | LeanSession
 
 
+@dataclass(slots=True)
 class Loaded:
     """A loaded session under any keep policy: ``session`` (header, diagnostics, lines) and
     ``index`` (:class:`~pitools.core.session.index.EntryIndex`), and ``--leaf`` references
@@ -102,12 +103,11 @@ class Loaded:
     (the entry on that line of the file: stable for any file, v1/v2 ones whose ids are made up
     too). Subclasses say where the entries' lines and ids are."""
 
-    __slots__ = ()
     session: AnySession
     index: EntryIndex
     #: The path to show for the session instead of the one it was read from (``export --redact``
     #: reads a redacted temporary copy but names the user's file); never read from.
-    shown_path: str | None
+    shown_path: str | None = field(default=None, kw_only=True)
 
     def _entry_lines(self) -> Sequence[int]:
         raise NotImplementedError
@@ -127,7 +127,7 @@ class Loaded:
 
     def show_as(self, path: str | None) -> None:
         """Name ``path`` in outputs instead of the file read (see ``shown_path``)."""
-        object.__setattr__(self, "shown_path", path)  # a slot of every subclass
+        self.shown_path = path
 
     @property
     def path(self) -> str:
@@ -165,7 +165,6 @@ class LoadedSession(Loaded):
 
     session: Session
     index: SessionIndex
-    shown_path: str | None = None
 
     def _entry_lines(self) -> Sequence[int]:
         return self.session.lines
@@ -191,7 +190,6 @@ class _LeanLoaded(Loaded):
 
     session: LeanSession
     index: LeanIndex
-    shown_path: str | None = None
 
     def _entry_lines(self) -> Sequence[int]:
         return self.index.lines

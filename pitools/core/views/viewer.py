@@ -297,6 +297,24 @@ class EntryFacts:
     def __len__(self) -> int:
         return len(self.flags)
 
+    #: The facts the read model carries as they were gathered (:class:`ViewerModel`'s fields).
+    COLUMNS = (
+        "tokens",
+        "usage_tokens",
+        "ids",
+        "kinds",
+        "flags",
+        "cost",
+        "usage_total",
+        "calls",
+        "edit_targets",
+        "inexact",
+    )
+
+    def columns(self) -> dict[str, Any]:
+        """The :data:`COLUMNS`, by name."""
+        return {name: getattr(self, name) for name in self.COLUMNS}
+
     def __call__(self, e: Any) -> None:
         """The loader's ``on_entry``: :meth:`add`, never raising inside the loader's scan."""
         if self.failed:
@@ -407,8 +425,6 @@ def build_viewer_model(
                 p = -1  # Pi's tree treats parentId === id as a root
         parent.append(p)
     times, label_entries, info_name, first_text = facts.times, facts.label_entries, facts.info_name, facts.first_text
-    tokens, usage_tokens, ids, kinds, flags = facts.tokens, facts.usage_tokens, facts.ids, facts.kinds, facts.flags
-    cost, usage_total, calls, edit_targets = facts.cost, facts.usage_total, facts.calls, facts.edit_targets
     order = _tree(times, parent)
     facts.times = []
     labels: dict[int, str] = {}
@@ -436,20 +452,11 @@ def build_viewer_model(
         name=_title(info_name, first_text, header),
         parent=parent,
         order=order,
-        tokens=tokens,
-        usage_tokens=usage_tokens,
         labels=labels,
-        ids=ids,
-        kinds=kinds,
-        flags=flags,
-        cost=cost,
-        usage_total=usage_total,
-        calls=calls,
         default_leaf=default_leaf,
         initial_leaf=chosen,
         leaves=leaf_positions,
-        edit_targets=edit_targets,
-        inexact=facts.inexact,
+        **facts.columns(),
     )
     if settings_for is None:
         model.exact = exact_totals(loaded, model, budget)
