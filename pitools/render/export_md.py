@@ -21,6 +21,8 @@ from pitools.core.js.value import UNDEFINED
 from pitools.render.md_args import arguments_markdown
 from pitools.render.mdsafe import code, fence, fence_ticks, html_text, inline, prose, quote
 from pitools.render.pretty import MAX_CHARS, MAX_INDENT_DEPTH, pretty_json
+from pitools.render.vocab import money
+from pitools.render.vocab import size as _size
 
 #: Tool output longer than this (characters or lines) is folded.
 FOLD_CHARS = 1500
@@ -181,12 +183,6 @@ def _image_part(block: dict[str, Any]) -> Part:
     return Part("image", title=title, mime=mime_s, data=data_s if mime_s else "")
 
 
-def _size(n: int) -> str:
-    from pitools.render.vocab import size
-
-    return size(n)
-
-
 def content_parts(content: Any, *, as_output: bool = False) -> list[Part]:
     """Parts for a message ``content`` (a string or a list of blocks)."""
     if type(content) is str:
@@ -243,8 +239,6 @@ def _usage_meta(usage: Any) -> str | None:
     cost = get("cost")
     total = cost.get("total") if type(cost) is dict else None
     if total and (type(total) is int or type(total) is float):
-        from pitools.render.vocab import money
-
         bits.append(money(total))
     return "tokens " + ", ".join(bits) if bits else None
 
@@ -554,7 +548,8 @@ def markdown_pieces(t: Transcript) -> Iterator[str]:
     held: list[str] | None = None
     for group in _markdown_groups(t):
         if held is not None:
-            yield from held
+            # One piece per group: the writer's loop runs once an entry, not once a piece.
+            yield "".join(held)
         held = group
     yield "".join(held or ()).rstrip("\n") + "\n"
 
