@@ -108,7 +108,7 @@ def main(argv: list[str]) -> int:
     from tests.golden import navigate_cases
 
     navigated = navigate_cases.write_applied()  # golden/navigated-*: sessions pitools navigated
-    write_fork_cases()  # golden/{fork,clone}-*: also records each source at the fork point (node)
+    write_fork_cases(argv)  # golden/{fork,clone}-*: also records each named case's source at the fork point (node)
     from tests.golden.repair_cases import record_extra
     from tests.golden.repair_cases import write_all as write_repair_cases
 

@@ -21,7 +21,7 @@ import lzma
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,8 +241,9 @@ def record_source(case: Case) -> None:
         )
 
 
-def write_all() -> None:
-    """Write every case's session (and the crafted source), then record the sources at the fork points."""
+def write_all(only: Collection[str] = ()) -> None:
+    """Write every case's session (and the crafted source), then record the sources at the fork
+    points: of every case, or of the cases named in ``only`` (a recording runs Pi, in node)."""
     for case in CASES:
         folder = GOLDEN / case.name
         folder.mkdir(exist_ok=True)
@@ -254,7 +255,7 @@ def write_all() -> None:
     import concurrent.futures
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        list(pool.map(record_source, CASES))
+        list(pool.map(record_source, [case for case in CASES if not only or case.name in only]))
 
 
 if __name__ == "__main__":
