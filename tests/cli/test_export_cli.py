@@ -461,3 +461,36 @@ def test_html_jobs_give_the_same_page(run: Run, monkeypatch: pytest.MonkeyPatch)
     assert one == two and 'id="pt-late">{"check":{' in one
     err = run("export", src, "--format", "markdown", "--jobs", "2", exit_code=2).stderr
     assert "--jobs is only for --format html" in err
+
+
+@pytest.mark.parametrize("fmt", ["html", "markdown"])
+def test_a_non_utf8_stdout_gets_the_same_document_escaped(tmp_path: Path, fmt: str) -> None:
+    # The page is written as UTF-8 bytes end to end; a terminal or pipe in another encoding gets
+    # the same text with what it cannot hold as \uXXXX (safe_utf8_chunks' fallback), through the
+    # real entry point in a process of its own.
+    import os
+    import sys
+
+    src = tmp_path / "s.jsonl"
+    text = "caf\u00e9 \u2014 \u65e5\u672c \U0001f600 \u202e evil \x1b[31m"
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    entry = {
+        "type": "message",
+        "id": "u1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1},
+    }
+    src.write_text("\n".join(json.dumps(v, ensure_ascii=False) for v in (header, entry)) + "\n", encoding="utf-8")
+
+    def export(encoding: str) -> bytes:
+        env = {**os.environ, "PYTHONIOENCODING": encoding, "PITOOLS_DEBUG": "0"}
+        argv = [sys.executable, "-m", "pitools", "export", str(src), "--format", fmt]
+        done = subprocess.run(argv, env=env, capture_output=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    utf8, ascii_ = export("utf-8"), export("ascii")
+    assert ascii_.isascii() and "\u00e9".encode() in utf8
+    assert ascii_ == utf8.decode("utf-8").encode("ascii", "backslashreplace")
+    assert b"\x1b" not in utf8 and "\u202e".encode() not in utf8  # made safe either way
