@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from pitools.core.js.access import get
 from pitools.core.js.json.encode import js_stringify_size
 from pitools.core.js.json.parse import gc_paused
@@ -257,7 +259,7 @@ def _check_tool_name(
 
 def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:
     messages = payload.get("messages") or []
-    seen_ids: dict[str, str] = {}
+    seen_ids: dict[str, tuple[int, int]] = {}
     thinking_on = get(payload.get("thinking"), "type") in ("enabled", "adaptive")
     for t, tool in enumerate(payload.get("tools") or []):
         _check_tool_name(get(tool, "name"), TOOL_NAME, f"tools.{t}.name", out)
@@ -275,30 +277,39 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
             )
         calls_here: set[Any] = set()
         for b, block in enumerate(content if isinstance(content, list) else []):
-            btype = get(block, "type")
-            path = f"messages.{i}.content.{b}"
-            if btype == "text" and get(block, "text") == "":
-                out.append(
-                    RequestFinding("empty-text-block", f"message {i} has an empty text block", f"{path}.text", i)
-                )
+            # Paths are made only for a finding: most blocks of a long body have none.
+            btype = block.get("type", UNDEFINED) if type(block) is dict else UNDEFINED
+            if btype == "text":
+                if block.get("text", UNDEFINED) == "":
+                    out.append(
+                        RequestFinding(
+                            "empty-text-block",
+                            f"message {i} has an empty text block",
+                            f"messages.{i}.content.{b}.text",
+                            i,
+                        )
+                    )
             elif btype == "tool_use":
-                tid = get(block, "id")
+                tid = block.get("id", UNDEFINED)
                 calls_here.add(tid)
-                _anthropic_id(tid, f"{path}.id", i, out)
+                if not _good_anthropic_id(tid):
+                    _anthropic_id(tid, f"messages.{i}.content.{b}.id", i, out)
                 if type(tid) is str:
-                    if tid in seen_ids:
+                    first = seen_ids.setdefault(tid, (i, b))
+                    if first != (i, b):
                         out.append(
                             RequestFinding(
                                 "duplicate-tool-id",
-                                f"tool_use id {_q(tid)} is also used at {seen_ids[tid]}",
-                                f"{path}.id",
+                                f"tool_use id {_q(tid)} is also used at messages.{first[0]}.content.{first[1]}.id",
+                                f"messages.{i}.content.{b}.id",
                                 i,
                             )
                         )
-                    seen_ids.setdefault(tid, f"{path}.id")
             elif btype == "tool_result":
-                tid = get(block, "tool_use_id")
-                _anthropic_id(tid, f"{path}.tool_use_id", i, out)
+                path = f"messages.{i}.content.{b}"
+                tid = block.get("tool_use_id", UNDEFINED)
+                if not _good_anthropic_id(tid):
+                    _anthropic_id(tid, f"{path}.tool_use_id", i, out)
                 if tid not in previous_calls:
                     out.append(
                         RequestFinding(
@@ -308,27 +319,27 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
                             i,
                         )
                     )
-                inner = get(block, "content")
+                inner = block.get("content", UNDEFINED)
                 if isinstance(inner, list):
                     for k, sub in enumerate(inner):
                         if get(sub, "type") == "image":
                             images += 1
                             _anthropic_image(sub, f"{path}.content.{k}", i, limits, out)
             elif btype == "thinking":
-                signature = get(block, "signature")
+                signature = block.get("signature", UNDEFINED)
                 if _looks_foreign_anthropic_signature(signature):
                     out.append(
                         RequestFinding(
                             "foreign-thinking-signature",
                             f"thinking block signature {_q(signature)} is not one Anthropic wrote "
                             "(the message claims this model, but the signature came from elsewhere)",
-                            f"{path}.signature",
+                            f"messages.{i}.content.{b}.signature",
                             i,
                         )
                     )
             elif btype == "image":
                 images += 1
-                _anthropic_image(block, path, i, limits, out)
+                _anthropic_image(block, f"messages.{i}.content.{b}", i, limits, out)
         previous_calls = calls_here if role == "assistant" else set()
         if isinstance(content, str) and content == "":
             out.append(
@@ -359,6 +370,11 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
                             prev_i,
                         )
                     )
+
+
+def _good_anthropic_id(tid: Any) -> bool:
+    """Whether ``tid`` is an id :func:`_anthropic_id` finds nothing in (so no path need be made)."""
+    return type(tid) is str and len(tid) <= 64 and ANTHROPIC_ID.fullmatch(tid) is not None
 
 
 def _anthropic_id(tid: Any, path: str, i: int, out: list[RequestFinding]) -> None:
@@ -566,25 +582,30 @@ _CALL_MEMBERS = {
 }
 
 
-def _tool_calls(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any]]:
-    """(item index, field path, arguments value) of every tool call in the body: Anthropic's
-    ``input`` and Gemini's ``args`` as objects, Chat Completions' ``arguments`` as JSON text."""
-    calls: list[tuple[int, str, Any]] = []
+def _tool_calls(api: Any, payload: dict[str, Any]) -> tuple[str, list[tuple[int, int, Any]]]:
+    """Every tool call in the body: the field path's template (``str.format`` of the item and
+    block index) and (item index, block index, arguments value) per call: Anthropic's ``input``
+    and Gemini's ``args`` as objects, Chat Completions' ``arguments`` as JSON text. (A path is
+    made only for a finding.)"""
+    calls: list[tuple[int, int, Any]] = []
     if api == "anthropic-messages":
         for i, msg in enumerate(payload.get("messages") or []):
             content = get(msg, "content")
-            for b, block in enumerate(content if isinstance(content, list) else []):
-                if get(block, "type") == "tool_use":
-                    calls.append((i, f"messages.{i}.content.{b}.input", get(block, "input")))
-    elif api in _CALL_MEMBERS:
+            if type(content) is list:
+                for b, block in enumerate(content):
+                    if type(block) is dict and block.get("type") == "tool_use":
+                        calls.append((i, b, block.get("input", UNDEFINED)))
+        return "messages.{}.content.{}.input", calls
+    if api in _CALL_MEMBERS:
         items, blocks, member, args = _CALL_MEMBERS[api]
         for i, item in enumerate(payload.get(items) or []):
             listed = get(item, blocks)
             for j, block in enumerate(listed if isinstance(listed, list) else []):
                 call = get(block, member)
                 if call is not UNDEFINED:
-                    calls.append((i, f"{items}.{i}.{blocks}.{j}.{member}.{args}", get(call, args)))
-    return calls
+                    calls.append((i, j, get(call, args)))
+        return f"{items}.{{}}.{blocks}.{{}}.{member}.{args}", calls
+    return "", calls
 
 
 def _json_kind(value: Any) -> str:
@@ -599,12 +620,18 @@ def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFi
     """Arguments that are no JSON object, and (Anthropic) lone surrogates inside them."""
     from pitools.core.js.json.parse import parse_json_line
 
-    for i, path, value in _tool_calls(api, payload):
+    template, calls = _tool_calls(api, payload)
+    for i, j, value in calls:
         if api == "openai-completions":
             # The body carries JSON.stringify(arguments): a string whose JSON must be an object.
             if type(value) is not str:
                 out.append(
-                    RequestFinding("tool-arguments-not-object", f"function.arguments is {_json_kind(value)}", path, i)
+                    RequestFinding(
+                        "tool-arguments-not-object",
+                        f"function.arguments is {_json_kind(value)}",
+                        template.format(i, j),
+                        i,
+                    )
                 )
                 continue
             try:
@@ -618,7 +645,7 @@ def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFi
                         "tool-arguments-not-object",
                         f"function.arguments {_q(value)} is {kind}, not of an object"
                         + (" (the session stored the arguments as a JSON string)" if type(parsed) is str else ""),
-                        path,
+                        template.format(i, j),
                         i,
                     )
                 )
@@ -628,11 +655,14 @@ def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFi
             hint = " (the session stored the arguments as a JSON string)" if type(value) is str else ""
             out.append(
                 RequestFinding(
-                    "tool-arguments-not-object", f"{what} is {_json_kind(value)}, not an object{hint}", path, i
+                    "tool-arguments-not-object",
+                    f"{what} is {_json_kind(value)}, not an object{hint}",
+                    template.format(i, j),
+                    i,
                 )
             )
-        if api == "anthropic-messages":
-            where = _lone_surrogate_at(value, path)
+        if api == "anthropic-messages" and not _surrogate_free(value):
+            where = _lone_surrogate_at(value, template.format(i, j))
             if where is not None:
                 out.append(
                     RequestFinding(
@@ -643,6 +673,17 @@ def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFi
                         i,
                     )
                 )
+
+
+def _surrogate_free(value: Any) -> bool:
+    """True when no key or string under ``value`` holds a surrogate code point: orjson refuses
+    those (they are no UTF-8), so a value it writes needs no walk. False also for anything else
+    it refuses (undefined, non-string keys, great depth): :func:`_lone_surrogate_at` decides."""
+    try:
+        orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError included
+        return False
+    return True
 
 
 def _lone_surrogate_at(value: Any, path: str) -> str | None:
@@ -686,6 +727,8 @@ def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]
     path_of = _joined
 
     for i, item in enumerate(payload.get(key) or []):
+        if not _may_hold_image(item):
+            continue
         stack: list[tuple[Any, Any]] = [(item, f"{key}.{i}")]
         pop, push = stack.pop, stack.append
         while stack:
@@ -735,6 +778,29 @@ def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]
                 if isinstance(child, (dict, list)):
                     push((child, (where, k)))
     return found
+
+
+def _may_hold_image(value: Any) -> bool:
+    """Whether an object under ``value`` has one of the keys every :func:`_images` find needs: a
+    walk that makes no paths, so the items of a long body that hold no image are passed at once."""
+    if not isinstance(value, (dict, list)):
+        return False
+    stack: list[Any] = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if isinstance(node, dict):
+            if "source" in node or "inlineData" in node or "image_url" in node:
+                return True
+            children: Any = node.values()
+        else:
+            children = node
+        for child in children:
+            t = type(child)
+            # (a subclass of dict or list is rare; the type test settles the rest at once)
+            if t is dict or t is list or (t is not str and isinstance(child, (dict, list))):
+                push(child)
+    return False
 
 
 def _base64_problem(data: Any, google: bool) -> str | None:

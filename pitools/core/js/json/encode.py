@@ -175,6 +175,26 @@ def needs_exact(value: Any) -> bool:
     return False
 
 
+def _odd_float_in(value: Any) -> bool:
+    """:func:`needs_exact` without the keys: enough where only the length counts
+    (:func:`js_stringify_size`), since V8's key order moves members but never changes their bytes."""
+    stack = [value]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        v = pop()
+        for x in v.values() if type(v) is dict else v:
+            t = type(x)
+            if t is str or t is int or t is bool or x is None:
+                continue
+            if t is float:
+                if x.is_integer() or -1e-5 < x < 1e-5:  # the layouts needs_exact names
+                    return True
+            elif t is dict or t is list or t is tuple:
+                push(x)
+    return False
+
+
 class _Dump:
     """One orjson pass; remembers the :class:`Serialized` values it left holes for, in order."""
 
@@ -206,7 +226,9 @@ def encode(value: Any, emit: Emit, *, strict: bool = False) -> None:
     _encode(value, emit, strict_form if strict else plain_form)
 
 
-def _encode(value: Any, emit: Emit, other: Other) -> None:
+def _encode(value: Any, emit: Emit, other: Other, exact: Callable[[Any], bool] = needs_exact) -> None:
+    """:func:`encode`'s work; ``exact`` tells whether a container must take the exact writer
+    (only its own level: the members go through :func:`needs_exact` again)."""
     t = type(value)
     if t is Serialized:
         emit(value.raw)
@@ -214,7 +236,7 @@ def _encode(value: Any, emit: Emit, other: Other) -> None:
     if t is float:
         emit(number_text(value).encode())
         return
-    if (t is dict or t is list or t is tuple) and needs_exact(value):
+    if (t is dict or t is list or t is tuple) and exact(value):
         write_exact(value, emit, other, _encode)
         return
     dump = _Dump(other)
@@ -377,7 +399,7 @@ def _size(value: Any, depth: int, emit: Emit) -> None:
     again, and below ``depth`` a member whole by :func:`_encode` (the fast path)."""
     t = type(value)
     if depth <= 0 or not (t is dict or t is list or t is tuple):
-        _encode(value, emit, strict_form)
+        _encode(value, emit, strict_form, _odd_float_in)
         return
     write_exact(value, emit, strict_form, lambda item, out, _other: _size(item, depth - 1, out))
 
