@@ -103,9 +103,15 @@ def _image(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _content_blocks(content: list[Any]) -> Any:
-    if not any(get(c, "type") == "image" for c in content):
-        texts = [get(c, "text") for c in content]
-        return sanitize_surrogates("\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts))
+    for c in content:
+        if type(c) is dict and c.get("type") == "image":
+            break
+    else:  # text only (nearly every tool result): one string
+        texts: list[str] = []
+        for c in content:
+            t = c.get("text") if type(c) is dict else None
+            texts.append(t if type(t) is str else "" if t is None or t is UNDEFINED else to_string(t))
+        return sanitize_surrogates(texts[0] if len(texts) == 1 else "\n".join(texts))
     blocks: list[Any] = [
         {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
         for b in content
@@ -343,10 +349,12 @@ def _convert_messages(
         params.extend(pending_system)
         pending_system.clear()
 
+    # (``messages`` come from transform_messages: plain dicts, so members are read with dict.get)
     i = 0
-    while i < len(messages):
+    n = len(messages)
+    while i < n:
         msg = messages[i]
-        role = get(msg, "role")
+        role = msg.get("role")
         if role == "system":
             text = render_system_message_update(msg)
             blocks: list[Any] = []
@@ -387,16 +395,16 @@ def _convert_messages(
         elif role == "assistant":
             blocks = []
             for block in msg["content"]:
-                btype = get(block, "type")
+                btype = block.get("type") if type(block) is dict else None
                 if btype == "text":
                     if is_blank(block.get("text")):
                         continue
                     blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
                 elif btype == "thinking":
-                    if js_truthy(get(block, "redacted")):
-                        blocks.append({"type": "redacted_thinking", "data": get(block, "thinkingSignature")})
+                    if js_truthy(block.get("redacted")):
+                        blocks.append({"type": "redacted_thinking", "data": block.get("thinkingSignature", UNDEFINED)})
                         continue
-                    signature = get(block, "thinkingSignature")
+                    signature = block.get("thinkingSignature", UNDEFINED)
                     has_signature = js_truthy(signature) and not is_blank(signature)
                     thinking = block.get("thinking")
                     if is_blank(thinking) and not has_signature:
@@ -446,7 +454,7 @@ def _convert_messages(
             results: list[Any] = []
             error_images: list[Any] = []
             j = i
-            while j < len(messages) and get(messages[j], "role") == "toolResult":
+            while j < n and messages[j].get("role") == "toolResult":
                 tool_msg = messages[j]
                 split = split_error_tool_result_images(tool_msg)
                 results.append(_tool_result(tool_msg, split["content"] if split else tool_msg["content"]))

@@ -59,7 +59,9 @@ def transform_messages(
     """pi-ai ``transformMessages``: the cross-provider clean-up every adapter runs first."""
     notes = notes if notes is not None else Notes()
     id_map: dict[str, str] = {}
-    normalized = [({**m, "content": []} if nullish(get(m, "content")) else m) for m in messages]
+    # After this every message is a plain dict: the loops below read members with dict.get
+    # (``None`` where JavaScript sees ``undefined`` is the same to every comparison they make).
+    normalized = [(m if type(m) is dict and not nullish(m.get("content")) else {**m, "content": []}) for m in messages]
     vision = "image" in (model.get("input") or [])
     if not vision:
         downgraded: list[Any] = []
@@ -79,7 +81,7 @@ def transform_messages(
 
     transformed: list[Any] = []
     for i, msg in enumerate(normalized):
-        role = get(msg, "role")
+        role = msg.get("role")
         if role in ("system", "user"):
             transformed.append(msg)
             continue
@@ -99,15 +101,15 @@ def transform_messages(
             content: list[Any] = []
             dropped_thinking = 0
             for block in _as_list(msg["content"]):
-                btype = get(block, "type")
+                btype = block.get("type") if type(block) is dict else None
                 if btype == "thinking":
                     if not same:
                         dropped_thinking += 1
                         continue
-                    if js_truthy(get(block, "redacted")) or js_truthy(get(block, "thinkingSignature")):
+                    if js_truthy(block.get("redacted")) or js_truthy(block.get("thinkingSignature")):
                         content.append(block)
                         continue
-                    thinking = get(block, "thinking")
+                    thinking = block.get("thinking")
                     if not js_truthy(thinking) or is_blank(thinking):
                         continue
                     content.append(block)
@@ -115,7 +117,7 @@ def transform_messages(
                     content.append(block if same else {"type": "text", "text": block.get("text", UNDEFINED)})
                 elif btype == "toolCall":
                     call = block
-                    if not same and js_truthy(get(call, "thoughtSignature")):
+                    if not same and js_truthy(call.get("thoughtSignature")):
                         call = {k: v for k, v in call.items() if k != "thoughtSignature"}
                     if not same and normalize_tool_call_id is not None:
                         old = call.get("id")
@@ -175,7 +177,7 @@ def transform_messages(
         held.clear()
 
     for msg in transformed:
-        role = get(msg, "role")
+        role = msg.get("role")
         if role == "assistant":
             close()
             if msg.get("stopReason") in ("error", "aborted"):
@@ -184,7 +186,7 @@ def transform_messages(
                     f"an assistant message that ended with '{msg.get('stopReason')}' is not replayed",
                 )
                 continue
-            calls = [b for b in msg["content"] if get(b, "type") == "toolCall"]
+            calls = [b for b in msg["content"] if type(b) is dict and b.get("type") == "toolCall"]
             if calls:
                 pending = calls
                 answered = set()
