@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from pitools.core.js.access import get
-from pitools.core.js.json.encode import js_stringify_size
+from pitools.core.js.json.encode import js_stringify_size, size_probe
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED, json_kind, utf16_len
@@ -243,9 +243,10 @@ def _check_request(
     elif api == "google-generative-ai":
         _check_google(model, payload, findings)
     _check_tool_arguments(api, payload, findings)
-    _check_image_data(api, payload, findings)
+    probes = _probe_items(api, payload)
+    _check_image_data(api, payload, findings, probes)
     _check_thinking_budget(model, payload, findings)
-    _check_size(model, payload, llm_messages, input_tokens, findings)
+    _check_size(model, payload, llm_messages, input_tokens, findings, probes)
     return findings
 
 
@@ -716,18 +717,46 @@ def _joined(where: Any, tail: str | None = None) -> str:
     return ".".join(reversed(keys))
 
 
-def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]]:
+_NO_KEYS: frozenset[str] = frozenset()
+#: A key every inline image :func:`_images` finds sits under.
+_IMAGE_KEYS = frozenset(("source", "inlineData", "image_url"))
+
+#: ``id(item)`` → :func:`~pitools.core.js.json.encode.size_probe`'s answers for each object or
+#: array in the body's list of messages (``input``, ``contents``): may it hold an image, and must
+#: its size be measured with the exact writer.
+Probes = dict[int, tuple[bool, bool]]
+
+
+def _items_key(api: Any) -> str:
+    """The member holding the body's messages."""
+    return {"openai-responses": "input", "google-generative-ai": "contents"}.get(str(api), "messages")
+
+
+def _probe_items(api: Any, payload: dict[str, Any]) -> Probes:
+    """One walk per message for the image search and the size (each would walk it whole)."""
+    return {
+        id(item): size_probe(item, _IMAGE_KEYS)
+        for item in payload.get(_items_key(api)) or []
+        if type(item) is dict or type(item) is list
+    }
+
+
+def _images(api: Any, payload: dict[str, Any], probes: Probes | None = None) -> list[tuple[int, str, Any, Any]]:
     """(item index, path of the data, declared type, base64 data) of every inline image in the body.
 
     Every object is visited (an image may sit anywhere, a tool call's input included), so the walk
     keeps to plain reads and builds a path only for an image it finds: each stack entry holds its
-    parent's entry and its own key, joined into ``messages.3.content.1`` on a find."""
-    key = {"openai-responses": "input", "google-generative-ai": "contents"}.get(str(api), "messages")
+    parent's entry and its own key, joined into ``messages.3.content.1`` on a find. An item whose
+    probe (``probes``, else made here) finds no image key is passed over."""
+    key = _items_key(api)
+    if probes is None:
+        probes = _probe_items(api, payload)
     found: list[tuple[int, str, Any, Any]] = []
     path_of = _joined
 
     for i, item in enumerate(payload.get(key) or []):
-        if not _may_hold_image(item):
+        probe = probes.get(id(item))
+        if probe is not None and not probe[0]:
             continue
         stack: list[tuple[Any, Any]] = [(item, f"{key}.{i}")]
         pop, push = stack.pop, stack.append
@@ -780,29 +809,6 @@ def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]
     return found
 
 
-def _may_hold_image(value: Any) -> bool:
-    """Whether an object under ``value`` has one of the keys every :func:`_images` find needs: a
-    walk that makes no paths, so the items of a long body that hold no image are passed at once."""
-    if not isinstance(value, (dict, list)):
-        return False
-    stack: list[Any] = [value]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        if isinstance(node, dict):
-            if "source" in node or "inlineData" in node or "image_url" in node:
-                return True
-            children: Any = node.values()
-        else:
-            children = node
-        for child in children:
-            t = type(child)
-            # (a subclass of dict or list is rare; the type test settles the rest at once)
-            if t is dict or t is list or (t is not str and isinstance(child, (dict, list))):
-                push(child)
-    return False
-
-
 def _base64_problem(data: Any, google: bool) -> str | None:
     """Why ``data`` is no base64 the API decodes (None: it is). Padding may be left out; Google
     also takes the URL-safe letters."""
@@ -843,9 +849,9 @@ def _sniff_image(data: str) -> str | None:
     return None
 
 
-def _check_image_data(api: Any, payload: dict[str, Any], out: list[RequestFinding]) -> None:
+def _check_image_data(api: Any, payload: dict[str, Any], out: list[RequestFinding], probes: Probes) -> None:
     google = api == "google-generative-ai"
-    for i, path, mime, data in _images(api, payload):
+    for i, path, mime, data in _images(api, payload, probes):
         problem = _base64_problem(data, google)
         if problem is not None:
             out.append(RequestFinding("image-base64-invalid", f"the image data {problem}", path, i))
@@ -908,6 +914,7 @@ def _check_size(
     llm_messages: list[Any],
     input_tokens: float | None,
     out: list[RequestFinding],
+    probes: Probes,
 ) -> None:
     limits = _image_limits(model)
     if model.get("api") != "anthropic-messages":
@@ -915,7 +922,12 @@ def _check_size(
         _image_count(count, limits, out)
     max_request = limits.get("maxRequestBytes")
     if max_request:
-        size = js_stringify_size(payload)
+
+        def exact(member: Any) -> bool:
+            probe = probes.get(id(member))
+            return size_probe(member, _NO_KEYS)[1] if probe is None else probe[1]
+
+        size = js_stringify_size(payload, exact=exact)
         if size > max_request:
             out.append(
                 RequestFinding(
