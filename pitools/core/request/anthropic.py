@@ -236,7 +236,10 @@ def _build_params(
         notes,
     )
     active_effort = options.get("effort") or "high"
-    betas = _betas(model, context, options, native_tool_changes, threads, c)
+    # a walk of the whole transcript, made once for both uses (native tool changes need it only
+    # for some betas, and pi-ai reads it only then)
+    tools = None if native_tool_changes else current_tools(context)
+    betas = _betas(model, context, tools, options, native_tool_changes, threads, c)
     params: dict[str, Any] = {
         "model": model["id"],
         "messages": _insert_levels(converted, levels, active_effort) if effort_messages else converted,
@@ -253,10 +256,8 @@ def _build_params(
     tool_cc = cache_control if c["supportsCacheControlOnTools"] else None
     if native_tool_changes:
         params["tools"] = [*tool_defs(initial_tools, tool_cc), dict(DEFERRED_TOOL_PLACEHOLDER)]
-    else:
-        tools = current_tools(context)
-        if tools:
-            params["tools"] = tool_defs(tools, tool_cc)
+    elif tools:
+        params["tools"] = tool_defs(tools, tool_cc)
     if thinking_disabled:
         params["thinking"] = {"type": "disabled"}
     elif effort_messages:
@@ -284,8 +285,15 @@ def _build_params(
 
 
 def _betas(
-    model: dict[str, Any], context: list[Any], options: dict[str, Any], native: bool, threads: bool, c: dict[str, Any]
+    model: dict[str, Any],
+    context: list[Any],
+    tools: list[Any] | None,
+    options: dict[str, Any],
+    native: bool,
+    threads: bool,
+    c: dict[str, Any],
 ) -> list[str]:
+    """The ``betas`` list (``tools``: the transcript's current tools, None when not read yet)."""
     headers = model.get("headers") or {}
     configured: Any = UNDEFINED
     for name, value in headers.items():
@@ -300,7 +308,7 @@ def _betas(
                 seen.setdefault(feature.strip(), None)
         return list(seen)
     features: list[str] = []
-    if current_tools(context) and not c["supportsEagerToolInputStreaming"]:
+    if (current_tools(context) if tools is None else tools) and not c["supportsEagerToolInputStreaming"]:
         features.append(FINE_GRAINED_TOOL_STREAMING_BETA)
     if (
         model.get("reasoning")

@@ -179,7 +179,8 @@ def transform_messages(
     for msg in transformed:
         role = msg.get("role")
         if role == "assistant":
-            close()
+            if pending or held:  # (close() does nothing else: most turns skip the call)
+                close()
             if msg.get("stopReason") in ("error", "aborted"):
                 notes.add(
                     "assistant-skipped",
@@ -200,7 +201,8 @@ def transform_messages(
             else:
                 result.append(msg)
         elif role == "user":
-            close()
+            if pending or held:
+                close()
             result.append(msg)
         else:
             result.append(msg)
