@@ -55,12 +55,15 @@ _STRICT_FORMATS = frozenset(
 )
 
 _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+_GOOD_ID = re.compile(r"[a-zA-Z0-9_-]+")
 
 
 def normalize_tool_call_id(tool_id: Any, model: dict[str, Any], message: dict[str, Any]) -> Any:
     """Anthropic tool_use ids must match ``^[a-zA-Z0-9_-]+$``, at most 64 characters."""
     from pitools.core.js.value import slice_head_utf16
 
+    if type(tool_id) is str and len(tool_id) <= 64 and _GOOD_ID.fullmatch(tool_id):
+        return tool_id  # already fits: nothing to replace or cut
     return slice_head_utf16(_BAD_ID_CHARS.sub("_", tool_id), 64)
 
 

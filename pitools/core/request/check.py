@@ -267,6 +267,7 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
     previous_calls: set[Any] = set()
     images = 0
     limits = _image_limits(model)
+    good_id = ANTHROPIC_ID.fullmatch
     for i, msg in enumerate(messages):
         content = msg.get("content")
         role = msg.get("role")
@@ -293,7 +294,7 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
             elif btype == "tool_use":
                 tid = block.get("id", UNDEFINED)
                 calls_here.add(tid)
-                if not _good_anthropic_id(tid):
+                if type(tid) is not str or len(tid) > 64 or not good_id(tid):  # else _anthropic_id finds nothing
                     _anthropic_id(tid, f"messages.{i}.content.{b}.id", i, out)
                 if type(tid) is str:
                     first = seen_ids.setdefault(tid, (i, b))
@@ -309,7 +310,7 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
             elif btype == "tool_result":
                 path = f"messages.{i}.content.{b}"
                 tid = block.get("tool_use_id", UNDEFINED)
-                if not _good_anthropic_id(tid):
+                if type(tid) is not str or len(tid) > 64 or not good_id(tid):
                     _anthropic_id(tid, f"{path}.tool_use_id", i, out)
                 if tid not in previous_calls:
                     out.append(
@@ -371,11 +372,6 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
                             prev_i,
                         )
                     )
-
-
-def _good_anthropic_id(tid: Any) -> bool:
-    """Whether ``tid`` is an id :func:`_anthropic_id` finds nothing in (so no path need be made)."""
-    return type(tid) is str and len(tid) <= 64 and ANTHROPIC_ID.fullmatch(tid) is not None
 
 
 def _anthropic_id(tid: Any, path: str, i: int, out: list[RequestFinding]) -> None:
@@ -592,7 +588,7 @@ def _tool_calls(api: Any, payload: dict[str, Any]) -> tuple[str, list[tuple[int,
     if api == "anthropic-messages":
         for i, msg in enumerate(payload.get("messages") or []):
             content = get(msg, "content")
-            if type(content) is list:
+            if isinstance(content, list):
                 for b, block in enumerate(content):
                     if type(block) is dict and block.get("type") == "tool_use":
                         calls.append((i, b, block.get("input", UNDEFINED)))

@@ -80,6 +80,7 @@ def transform_messages(
         normalized = downgraded
 
     transformed: list[Any] = []
+    provider, api, model_id = model["provider"], model["api"], model["id"]
     for i, msg in enumerate(normalized):
         role = msg.get("role")
         if role in ("system", "user"):
@@ -93,11 +94,7 @@ def transform_messages(
                 transformed.append(msg)
             continue
         if role == "assistant":
-            same = (
-                msg.get("provider") == model["provider"]
-                and msg.get("api") == model["api"]
-                and msg.get("model") == model["id"]
-            )
+            same = msg.get("provider") == provider and msg.get("api") == api and msg.get("model") == model_id
             content: list[Any] = []
             dropped_thinking = 0
             for block in _as_list(msg["content"]):
