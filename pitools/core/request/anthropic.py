@@ -241,7 +241,11 @@ def _build_params(
     active_effort = options.get("effort") or "high"
     # a walk of the whole transcript, made once for both uses (native tool changes need it only
     # for some betas, and pi-ai reads it only then)
-    tools = None if native_tool_changes else current_tools(context)
+    # (folded by resolve_transcript, only the first message can be a system message: the rest
+    # need no walk)
+    tools = (
+        None if native_tool_changes else current_tools(context if c["supportsMidConvoSystemMessages"] else context[:1])
+    )
     betas = _betas(model, context, tools, options, native_tool_changes, threads, c)
     params: dict[str, Any] = {
         "model": model["id"],

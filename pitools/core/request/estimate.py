@@ -115,7 +115,10 @@ def estimate_input_tokens(messages: list[Any]) -> float:
             tokens = _usage_tokens(message.get("usage", UNDEFINED))
             if tokens > 0:
                 usage_index, usage_tokens = i, tokens
-        latest_prefix = max(latest_prefix, ts) if number else math.nan
+        if not number:
+            latest_prefix = math.nan
+        elif ts > latest_prefix:  # max(latest_prefix, ts), without the call
+            latest_prefix = ts
     if usage_index is not None:
         return usage_tokens + sum(estimate_input_message_tokens(m) for m in messages[usage_index + 1 :])
     return sum(estimate_input_message_tokens(m) for m in messages)
