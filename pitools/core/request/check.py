@@ -234,15 +234,16 @@ def _check_request(
 ) -> list[RequestFinding]:
     api = model.get("api")
     findings: list[RequestFinding] = []
+    calls = None
     if api == "anthropic-messages":
-        _check_anthropic(model, payload, findings)
+        calls = _check_anthropic(model, payload, findings)
     elif api == "openai-completions":
         _check_completions(payload, findings)
     elif api == "openai-responses":
         _check_responses(payload, findings)
     elif api == "google-generative-ai":
         _check_google(model, payload, findings)
-    _check_tool_arguments(api, payload, findings)
+    _check_tool_arguments(api, payload, findings, calls)
     probes = _probe_items(api, payload)
     _check_image_data(api, payload, findings, probes)
     _check_thinking_budget(model, payload, findings)
@@ -258,8 +259,13 @@ def _check_tool_name(
         out.append(RequestFinding("tool-name-pattern", f"{what} name {_q(name)} is not ^{pattern.pattern}$", where))
 
 
-def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:
+def _check_anthropic(
+    model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]
+) -> list[tuple[int, int, Any]]:
+    """The Anthropic rules; returns the body's tool calls as :func:`_tool_calls` lists them (the
+    walk over the blocks is made once)."""
     messages = payload.get("messages") or []
+    calls: list[tuple[int, int, Any]] = []
     seen_ids: dict[str, tuple[int, int]] = {}
     thinking_on = get(payload.get("thinking"), "type") in ("enabled", "adaptive")
     for t, tool in enumerate(payload.get("tools") or []):
@@ -271,7 +277,14 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
     for i, msg in enumerate(messages):
         content = msg.get("content")
         role = msg.get("role")
+        plain = type(msg) is dict  # (_tool_calls reads plain objects only)
         if role == "system":
+            if plain and isinstance(content, list):
+                calls.extend(
+                    (i, b, block.get("input", UNDEFINED))
+                    for b, block in enumerate(content)
+                    if type(block) is dict and block.get("type") == "tool_use"
+                )
             continue
         if isinstance(content, list) and not content:
             out.append(
@@ -292,6 +305,8 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
                         )
                     )
             elif btype == "tool_use":
+                if plain:
+                    calls.append((i, b, block.get("input", UNDEFINED)))
                 tid = block.get("id", UNDEFINED)
                 calls_here.add(tid)
                 if type(tid) is not str or len(tid) > 64 or not good_id(tid):  # else _anthropic_id finds nothing
@@ -349,7 +364,12 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
             )
     _image_count(images, limits, out)
     if thinking_on:
-        convo = [(i, m) for i, m in enumerate(messages) if m.get("role") != "system"]
+        convo: list[tuple[int, Any]] = []  # the last two messages that are no system message
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].get("role") != "system":
+                convo.insert(0, (i, messages[i]))
+                if len(convo) == 2:
+                    break
         if len(convo) >= 2:
             _last_i, last = convo[-1]
             prev_i, prev = convo[-2]
@@ -372,6 +392,7 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
                             prev_i,
                         )
                     )
+    return calls
 
 
 def _anthropic_id(tid: Any, path: str, i: int, out: list[RequestFinding]) -> None:
@@ -613,11 +634,17 @@ def _json_kind(value: Any) -> str:
     return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
-def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFinding]) -> None:
-    """Arguments that are no JSON object, and (Anthropic) lone surrogates inside them."""
+def _check_tool_arguments(
+    api: Any, payload: dict[str, Any], out: list[RequestFinding], anthropic_calls: list[Any] | None = None
+) -> None:
+    """Arguments that are no JSON object, and (Anthropic) lone surrogates inside them
+    (``anthropic_calls``: the Anthropic body's calls when :func:`_check_anthropic` listed them)."""
     from pitools.core.js.json.parse import parse_json_line
 
-    template, calls = _tool_calls(api, payload)
+    if anthropic_calls is not None:
+        template, calls = "messages.{}.content.{}.input", anthropic_calls
+    else:
+        template, calls = _tool_calls(api, payload)
     for i, j, value in calls:
         if api == "openai-completions":
             # The body carries JSON.stringify(arguments): a string whose JSON must be an object.
