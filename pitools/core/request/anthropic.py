@@ -471,7 +471,9 @@ def _convert_messages(
             j = i
             while j < n and messages[j].get("role") == "toolResult":
                 tool_msg = messages[j]
-                split = split_error_tool_result_images(tool_msg)
+                is_error = tool_msg.get("isError", UNDEFINED)
+                # (only an error result can have its images split off; most are not)
+                split = None if is_error is False or is_error is UNDEFINED else split_error_tool_result_images(tool_msg)
                 results.append(_tool_result(tool_msg, split["content"] if split else tool_msg["content"]))
                 if split:
                     notes.add("error-images-moved", "images of an error tool result moved after the tool results")

@@ -259,6 +259,9 @@ def _check_tool_name(
         out.append(RequestFinding("tool-name-pattern", f"{what} name {_q(name)} is not ^{pattern.pattern}$", where))
 
 
+_NO_CALLS: frozenset[Any] = frozenset()
+
+
 def _check_anthropic(
     model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]
 ) -> list[tuple[int, int, Any]]:
@@ -270,7 +273,7 @@ def _check_anthropic(
     thinking_on = get(payload.get("thinking"), "type") in ("enabled", "adaptive")
     for t, tool in enumerate(payload.get("tools") or []):
         _check_tool_name(get(tool, "name"), TOOL_NAME, f"tools.{t}.name", out)
-    previous_calls: set[Any] = set()
+    previous_calls: set[Any] | frozenset[Any] = _NO_CALLS
     images = 0
     limits = _image_limits(model)
     good_id = ANTHROPIC_ID.fullmatch
@@ -323,16 +326,15 @@ def _check_anthropic(
                             )
                         )
             elif btype == "tool_result":
-                path = f"messages.{i}.content.{b}"
                 tid = block.get("tool_use_id", UNDEFINED)
                 if type(tid) is not str or len(tid) > 64 or not good_id(tid):
-                    _anthropic_id(tid, f"{path}.tool_use_id", i, out)
+                    _anthropic_id(tid, f"messages.{i}.content.{b}.tool_use_id", i, out)
                 if tid not in previous_calls:
                     out.append(
                         RequestFinding(
                             "tool-result-without-call",
                             f"tool_result for {_q(tid)} follows no tool_use with that id in message {i - 1}",
-                            f"{path}.tool_use_id",
+                            f"messages.{i}.content.{b}.tool_use_id",
                             i,
                         )
                     )
@@ -341,7 +343,7 @@ def _check_anthropic(
                     for k, sub in enumerate(inner):
                         if get(sub, "type") == "image":
                             images += 1
-                            _anthropic_image(sub, f"{path}.content.{k}", i, limits, out)
+                            _anthropic_image(sub, f"messages.{i}.content.{b}.content.{k}", i, limits, out)
             elif btype == "thinking":
                 signature = block.get("signature", UNDEFINED)
                 if _looks_foreign_anthropic_signature(signature):
@@ -357,7 +359,7 @@ def _check_anthropic(
             elif btype == "image":
                 images += 1
                 _anthropic_image(block, f"messages.{i}.content.{b}", i, limits, out)
-        previous_calls = calls_here if role == "assistant" else set()
+        previous_calls = calls_here if role == "assistant" else _NO_CALLS
         if isinstance(content, str) and content == "":
             out.append(
                 RequestFinding("empty-message", f"{role} message {i} is an empty string", f"messages.{i}.content", i)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pitools.core.js.access import get
-from pitools.core.js.ops import is_blank, nullish, to_string
+from pitools.core.js.ops import is_blank, to_string
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.request.common import Notes, RequestError, short_repr
 
@@ -61,7 +61,10 @@ def transform_messages(
     id_map: dict[str, str] = {}
     # After this every message is a plain dict: the loops below read members with dict.get
     # (``None`` where JavaScript sees ``undefined`` is the same to every comparison they make).
-    normalized = [(m if type(m) is dict and not nullish(m.get("content")) else {**m, "content": []}) for m in messages]
+    normalized = [
+        m if type(m) is dict and (c := m.get("content")) is not None and c is not UNDEFINED else {**m, "content": []}
+        for m in messages
+    ]
     vision = "image" in (model.get("input") or [])
     if not vision:
         downgraded: list[Any] = []
