@@ -112,7 +112,10 @@ def estimate_input_tokens(messages: list[Any]) -> float:
             and ts >= latest_prefix
             and message.get("stopReason") not in ("aborted", "error")
         ):
-            tokens = _usage_tokens(message.get("usage", UNDEFINED))
+            usage = message.get("usage", UNDEFINED)
+            total = usage.get("totalTokens") if type(usage) is dict else None
+            # the usual usage (a positive totalTokens) without the call; the rest by _usage_tokens
+            tokens = float(total) if type(total) is int and total > 0 else _usage_tokens(usage)
             if tokens > 0:
                 usage_index, usage_tokens = i, tokens
         if not number:

@@ -187,7 +187,10 @@ def transform_messages(
                     f"an assistant message that ended with '{msg.get('stopReason')}' is not replayed",
                 )
                 continue
-            calls = [b for b in msg["content"] if type(b) is dict and b.get("type") == "toolCall"]
+            calls: list[Any] = []
+            for b in msg["content"]:
+                if type(b) is dict and b.get("type") == "toolCall":
+                    calls.append(b)
             if calls:
                 pending = calls
                 answered = set()

@@ -222,14 +222,17 @@ def size_probe(value: Any, keys: frozenset[str]) -> tuple[bool, bool]:
 class _Dump:
     """One orjson pass; remembers the :class:`Serialized` values it left holes for, in order."""
 
-    __slots__ = ("holes", "other")
+    __slots__ = ("holes", "other", "undefined")
 
     def __init__(self, other: Callable[[Any], Any]) -> None:
         self.holes: list[Serialized] = []
         self.other = other
+        #: whether a ``\x00`` marker was written (else the output need not be searched for one)
+        self.undefined = False
 
     def default(self, value: Any) -> Any:
         if value is UNDEFINED:
+            self.undefined = True
             return _UNDEF_FRAGMENT
         if type(value) is Serialized:
             self.holes.append(value)
@@ -273,7 +276,7 @@ def _encode(value: Any, emit: Emit, other: Other, exact: Callable[[Any], bool] =
             return
         write_exact(value, emit, other, _encode)
         return
-    if _UNDEF in out:
+    if dump.undefined:  # (a marker is the only raw \x00 orjson writes: no search of every output)
         out = _drop_undefined(out)
     if dump.holes:
         pieces = out.split(_HOLE)
