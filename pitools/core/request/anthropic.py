@@ -114,7 +114,8 @@ def _content_blocks(content: list[Any]) -> Any:
         for c in content:
             t = c.get("text") if type(c) is dict else None
             texts.append(t if type(t) is str else "" if t is None or t is UNDEFINED else to_string(t))
-        return sanitize_surrogates(texts[0] if len(texts) == 1 else "\n".join(texts))
+        text = texts[0] if len(texts) == 1 else "\n".join(texts)
+        return text if text.isascii() else sanitize_surrogates(text)  # (ASCII holds no surrogate)
     blocks: list[Any] = [
         {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
         for b in content
@@ -414,7 +415,9 @@ def _convert_messages(
                 if btype == "text":
                     if is_blank(block.get("text")):
                         continue
-                    blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
+                    text = block["text"]
+                    # (ASCII holds no surrogate: the usual text skips the call)
+                    blocks.append({"type": "text", "text": text if text.isascii() else sanitize_surrogates(text)})
                 elif btype == "thinking":
                     if js_truthy(block.get("redacted")):
                         blocks.append({"type": "redacted_thinking", "data": block.get("thinkingSignature", UNDEFINED)})
@@ -436,7 +439,7 @@ def _convert_messages(
                         blocks.append(
                             {
                                 "type": "thinking",
-                                "thinking": sanitize_surrogates(thinking),
+                                "thinking": thinking if thinking.isascii() else sanitize_surrogates(thinking),
                                 "signature": signature,
                             }
                         )
