@@ -106,6 +106,11 @@ def _image(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _content_blocks(content: list[Any]) -> Any:
+    if len(content) == 1:  # the usual tool result: one text block, sent as its text
+        c = content[0]
+        t = c.get("text") if type(c) is dict and c.get("type") != "image" else None
+        if type(t) is str:
+            return t if t.isascii() else sanitize_surrogates(t)
     for c in content:
         if type(c) is dict and c.get("type") == "image":
             break
