@@ -22,7 +22,14 @@ import pytest
 from pitools.core.js.json.encode import js_stringify_size
 from pitools.core.js.json.parse import parse_json_line
 from pitools.core.request.build import RequestBuild, build_request
-from pitools.core.request.check import _images, _lone_surrogate_at, _tool_calls, check_request
+from pitools.core.request.check import (
+    _check_anthropic,
+    _images,
+    _lone_surrogate_at,
+    _surrogate_free,
+    _tool_calls,
+    check_request,
+)
 from pitools.core.request.estimate import estimate_input_tokens
 from pitools.core.request.models import resolve_request_model
 from pitools.errors import PitoolsError
@@ -43,13 +50,20 @@ def _models() -> list[dict[str, Any]]:
 
 def _same_body_walks(api: Any, payload: dict[str, Any], where: str) -> None:
     assert _images(api, payload) == oracle.images(api, payload), where
-    for _i, path, value in _tool_calls(api, payload):
-        assert _lone_surrogate_at(value, path) == oracle.lone_surrogate_at(value, path), where
+    template, calls = _tool_calls(api, payload)
+    for i, j, value in calls:
+        path = template.format(i, j)
+        expected = oracle.lone_surrogate_at(value, path)
+        assert _lone_surrogate_at(value, path) == expected, where
+        # the orjson pre-check that skips the walk must never skip a finding
+        assert not (_surrogate_free(value) and expected is not None), where
     assert js_stringify_size(payload) == oracle.body_size(payload), where
 
 
 def _same_check(build: RequestBuild, where: str) -> None:
     _same_body_walks(build.model.get("api"), build.payload, where)
+    if build.model.get("api") == "anthropic-messages":  # the Anthropic rules list the calls on the way
+        assert _check_anthropic(build.model, build.payload, []) == _tool_calls("anthropic-messages", build.payload)[1]
     window = build.model.get("contextWindow", 0)
     if window > 0:
         fresh = estimate_input_tokens(build.llm_messages)

@@ -55,12 +55,15 @@ _STRICT_FORMATS = frozenset(
 )
 
 _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+_GOOD_ID = re.compile(r"[a-zA-Z0-9_-]+")
 
 
 def normalize_tool_call_id(tool_id: Any, model: dict[str, Any], message: dict[str, Any]) -> Any:
     """Anthropic tool_use ids must match ``^[a-zA-Z0-9_-]+$``, at most 64 characters."""
     from pitools.core.js.value import slice_head_utf16
 
+    if type(tool_id) is str and len(tool_id) <= 64 and _GOOD_ID.fullmatch(tool_id):
+        return tool_id  # already fits: nothing to replace or cut
     return slice_head_utf16(_BAD_ID_CHARS.sub("_", tool_id), 64)
 
 
@@ -103,9 +106,21 @@ def _image(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _content_blocks(content: list[Any]) -> Any:
-    if not any(get(c, "type") == "image" for c in content):
-        texts = [get(c, "text") for c in content]
-        return sanitize_surrogates("\n".join("" if t is None or t is UNDEFINED else to_string(t) for t in texts))
+    if len(content) == 1:  # the usual tool result: one text block, sent as its text
+        c = content[0]
+        t = c.get("text") if type(c) is dict and c.get("type") != "image" else None
+        if type(t) is str:
+            return t if t.isascii() else sanitize_surrogates(t)
+    for c in content:
+        if type(c) is dict and c.get("type") == "image":
+            break
+    else:  # text only (nearly every tool result): one string
+        texts: list[str] = []
+        for c in content:
+            t = c.get("text") if type(c) is dict else None
+            texts.append(t if type(t) is str else "" if t is None or t is UNDEFINED else to_string(t))
+        text = texts[0] if len(texts) == 1 else "\n".join(texts)
+        return text if text.isascii() else sanitize_surrogates(text)  # (ASCII holds no surrogate)
     blocks: list[Any] = [
         {"type": "text", "text": sanitize_surrogates(b["text"])} if get(b, "type") == "text" else _image(b)
         for b in content
@@ -230,7 +245,14 @@ def _build_params(
         notes,
     )
     active_effort = options.get("effort") or "high"
-    betas = _betas(model, context, options, native_tool_changes, threads, c)
+    # a walk of the whole transcript, made once for both uses (native tool changes need it only
+    # for some betas, and pi-ai reads it only then)
+    # (folded by resolve_transcript, only the first message can be a system message: the rest
+    # need no walk)
+    tools = (
+        None if native_tool_changes else current_tools(context if c["supportsMidConvoSystemMessages"] else context[:1])
+    )
+    betas = _betas(model, context, tools, options, native_tool_changes, threads, c)
     params: dict[str, Any] = {
         "model": model["id"],
         "messages": _insert_levels(converted, levels, active_effort) if effort_messages else converted,
@@ -247,10 +269,8 @@ def _build_params(
     tool_cc = cache_control if c["supportsCacheControlOnTools"] else None
     if native_tool_changes:
         params["tools"] = [*tool_defs(initial_tools, tool_cc), dict(DEFERRED_TOOL_PLACEHOLDER)]
-    else:
-        tools = current_tools(context)
-        if tools:
-            params["tools"] = tool_defs(tools, tool_cc)
+    elif tools:
+        params["tools"] = tool_defs(tools, tool_cc)
     if thinking_disabled:
         params["thinking"] = {"type": "disabled"}
     elif effort_messages:
@@ -278,8 +298,15 @@ def _build_params(
 
 
 def _betas(
-    model: dict[str, Any], context: list[Any], options: dict[str, Any], native: bool, threads: bool, c: dict[str, Any]
+    model: dict[str, Any],
+    context: list[Any],
+    tools: list[Any] | None,
+    options: dict[str, Any],
+    native: bool,
+    threads: bool,
+    c: dict[str, Any],
 ) -> list[str]:
+    """The ``betas`` list (``tools``: the transcript's current tools, None when not read yet)."""
     headers = model.get("headers") or {}
     configured: Any = UNDEFINED
     for name, value in headers.items():
@@ -294,7 +321,7 @@ def _betas(
                 seen.setdefault(feature.strip(), None)
         return list(seen)
     features: list[str] = []
-    if current_tools(context) and not c["supportsEagerToolInputStreaming"]:
+    if (current_tools(context) if tools is None else tools) and not c["supportsEagerToolInputStreaming"]:
         features.append(FINE_GRAINED_TOOL_STREAMING_BETA)
     if (
         model.get("reasoning")
@@ -343,10 +370,12 @@ def _convert_messages(
         params.extend(pending_system)
         pending_system.clear()
 
+    # (``messages`` come from transform_messages: plain dicts, so members are read with dict.get)
     i = 0
-    while i < len(messages):
+    n = len(messages)
+    while i < n:
         msg = messages[i]
-        role = get(msg, "role")
+        role = msg.get("role")
         if role == "system":
             text = render_system_message_update(msg)
             blocks: list[Any] = []
@@ -387,16 +416,18 @@ def _convert_messages(
         elif role == "assistant":
             blocks = []
             for block in msg["content"]:
-                btype = get(block, "type")
+                btype = block.get("type") if type(block) is dict else None
                 if btype == "text":
                     if is_blank(block.get("text")):
                         continue
-                    blocks.append({"type": "text", "text": sanitize_surrogates(block["text"])})
+                    text = block["text"]
+                    # (ASCII holds no surrogate: the usual text skips the call)
+                    blocks.append({"type": "text", "text": text if text.isascii() else sanitize_surrogates(text)})
                 elif btype == "thinking":
-                    if js_truthy(get(block, "redacted")):
-                        blocks.append({"type": "redacted_thinking", "data": get(block, "thinkingSignature")})
+                    if js_truthy(block.get("redacted")):
+                        blocks.append({"type": "redacted_thinking", "data": block.get("thinkingSignature", UNDEFINED)})
                         continue
-                    signature = get(block, "thinkingSignature")
+                    signature = block.get("thinkingSignature", UNDEFINED)
                     has_signature = js_truthy(signature) and not is_blank(signature)
                     thinking = block.get("thinking")
                     if is_blank(thinking) and not has_signature:
@@ -413,7 +444,7 @@ def _convert_messages(
                         blocks.append(
                             {
                                 "type": "thinking",
-                                "thinking": sanitize_surrogates(thinking),
+                                "thinking": thinking if thinking.isascii() else sanitize_surrogates(thinking),
                                 "signature": signature,
                             }
                         )
@@ -446,9 +477,11 @@ def _convert_messages(
             results: list[Any] = []
             error_images: list[Any] = []
             j = i
-            while j < len(messages) and get(messages[j], "role") == "toolResult":
+            while j < n and messages[j].get("role") == "toolResult":
                 tool_msg = messages[j]
-                split = split_error_tool_result_images(tool_msg)
+                is_error = tool_msg.get("isError", UNDEFINED)
+                # (only an error result can have its images split off; most are not)
+                split = None if is_error is False or is_error is UNDEFINED else split_error_tool_result_images(tool_msg)
                 results.append(_tool_result(tool_msg, split["content"] if split else tool_msg["content"]))
                 if split:
                     notes.add("error-images-moved", "images of an error tool result moved after the tool results")

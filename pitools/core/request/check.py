@@ -15,8 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from pitools.core.js.access import get
-from pitools.core.js.json.encode import js_stringify_size
+from pitools.core.js.json.encode import js_stringify_size, size_probe
 from pitools.core.js.json.parse import gc_paused
 from pitools.core.js.json.record import record_json
 from pitools.core.js.value import UNDEFINED, json_kind, utf16_len
@@ -232,18 +234,20 @@ def _check_request(
 ) -> list[RequestFinding]:
     api = model.get("api")
     findings: list[RequestFinding] = []
+    calls = None
     if api == "anthropic-messages":
-        _check_anthropic(model, payload, findings)
+        calls = _check_anthropic(model, payload, findings)
     elif api == "openai-completions":
         _check_completions(payload, findings)
     elif api == "openai-responses":
         _check_responses(payload, findings)
     elif api == "google-generative-ai":
         _check_google(model, payload, findings)
-    _check_tool_arguments(api, payload, findings)
-    _check_image_data(api, payload, findings)
+    _check_tool_arguments(api, payload, findings, calls)
+    probes = _probe_items(api, payload)
+    _check_image_data(api, payload, findings, probes)
     _check_thinking_budget(model, payload, findings)
-    _check_size(model, payload, llm_messages, input_tokens, findings)
+    _check_size(model, payload, llm_messages, input_tokens, findings, probes)
     return findings
 
 
@@ -255,19 +259,35 @@ def _check_tool_name(
         out.append(RequestFinding("tool-name-pattern", f"{what} name {_q(name)} is not ^{pattern.pattern}$", where))
 
 
-def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]) -> None:
+_NO_CALLS: frozenset[Any] = frozenset()
+
+
+def _check_anthropic(
+    model: dict[str, Any], payload: dict[str, Any], out: list[RequestFinding]
+) -> list[tuple[int, int, Any]]:
+    """The Anthropic rules; returns the body's tool calls as :func:`_tool_calls` lists them (the
+    walk over the blocks is made once)."""
     messages = payload.get("messages") or []
-    seen_ids: dict[str, str] = {}
+    calls: list[tuple[int, int, Any]] = []
+    seen_ids: dict[str, tuple[int, int]] = {}
     thinking_on = get(payload.get("thinking"), "type") in ("enabled", "adaptive")
     for t, tool in enumerate(payload.get("tools") or []):
         _check_tool_name(get(tool, "name"), TOOL_NAME, f"tools.{t}.name", out)
-    previous_calls: set[Any] = set()
+    previous_calls: set[Any] | frozenset[Any] = _NO_CALLS
     images = 0
     limits = _image_limits(model)
+    good_id = ANTHROPIC_ID.fullmatch
     for i, msg in enumerate(messages):
         content = msg.get("content")
         role = msg.get("role")
+        plain = type(msg) is dict  # (_tool_calls reads plain objects only)
         if role == "system":
+            if plain and isinstance(content, list):
+                calls.extend(
+                    (i, b, block.get("input", UNDEFINED))
+                    for b, block in enumerate(content)
+                    if type(block) is dict and block.get("type") == "tool_use"
+                )
             continue
         if isinstance(content, list) and not content:
             out.append(
@@ -275,68 +295,83 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
             )
         calls_here: set[Any] = set()
         for b, block in enumerate(content if isinstance(content, list) else []):
-            btype = get(block, "type")
-            path = f"messages.{i}.content.{b}"
-            if btype == "text" and get(block, "text") == "":
-                out.append(
-                    RequestFinding("empty-text-block", f"message {i} has an empty text block", f"{path}.text", i)
-                )
+            # Paths are made only for a finding: most blocks of a long body have none.
+            btype = block.get("type", UNDEFINED) if type(block) is dict else UNDEFINED
+            if btype == "text":
+                if block.get("text", UNDEFINED) == "":
+                    out.append(
+                        RequestFinding(
+                            "empty-text-block",
+                            f"message {i} has an empty text block",
+                            f"messages.{i}.content.{b}.text",
+                            i,
+                        )
+                    )
             elif btype == "tool_use":
-                tid = get(block, "id")
+                if plain:
+                    calls.append((i, b, block.get("input", UNDEFINED)))
+                tid = block.get("id", UNDEFINED)
                 calls_here.add(tid)
-                _anthropic_id(tid, f"{path}.id", i, out)
+                if type(tid) is not str or len(tid) > 64 or not good_id(tid):  # else _anthropic_id finds nothing
+                    _anthropic_id(tid, f"messages.{i}.content.{b}.id", i, out)
                 if type(tid) is str:
-                    if tid in seen_ids:
+                    first = seen_ids.setdefault(tid, (i, b))
+                    if first != (i, b):
                         out.append(
                             RequestFinding(
                                 "duplicate-tool-id",
-                                f"tool_use id {_q(tid)} is also used at {seen_ids[tid]}",
-                                f"{path}.id",
+                                f"tool_use id {_q(tid)} is also used at messages.{first[0]}.content.{first[1]}.id",
+                                f"messages.{i}.content.{b}.id",
                                 i,
                             )
                         )
-                    seen_ids.setdefault(tid, f"{path}.id")
             elif btype == "tool_result":
-                tid = get(block, "tool_use_id")
-                _anthropic_id(tid, f"{path}.tool_use_id", i, out)
+                tid = block.get("tool_use_id", UNDEFINED)
+                if type(tid) is not str or len(tid) > 64 or not good_id(tid):
+                    _anthropic_id(tid, f"messages.{i}.content.{b}.tool_use_id", i, out)
                 if tid not in previous_calls:
                     out.append(
                         RequestFinding(
                             "tool-result-without-call",
                             f"tool_result for {_q(tid)} follows no tool_use with that id in message {i - 1}",
-                            f"{path}.tool_use_id",
+                            f"messages.{i}.content.{b}.tool_use_id",
                             i,
                         )
                     )
-                inner = get(block, "content")
+                inner = block.get("content", UNDEFINED)
                 if isinstance(inner, list):
                     for k, sub in enumerate(inner):
                         if get(sub, "type") == "image":
                             images += 1
-                            _anthropic_image(sub, f"{path}.content.{k}", i, limits, out)
+                            _anthropic_image(sub, f"messages.{i}.content.{b}.content.{k}", i, limits, out)
             elif btype == "thinking":
-                signature = get(block, "signature")
+                signature = block.get("signature", UNDEFINED)
                 if _looks_foreign_anthropic_signature(signature):
                     out.append(
                         RequestFinding(
                             "foreign-thinking-signature",
                             f"thinking block signature {_q(signature)} is not one Anthropic wrote "
                             "(the message claims this model, but the signature came from elsewhere)",
-                            f"{path}.signature",
+                            f"messages.{i}.content.{b}.signature",
                             i,
                         )
                     )
             elif btype == "image":
                 images += 1
-                _anthropic_image(block, path, i, limits, out)
-        previous_calls = calls_here if role == "assistant" else set()
+                _anthropic_image(block, f"messages.{i}.content.{b}", i, limits, out)
+        previous_calls = calls_here if role == "assistant" else _NO_CALLS
         if isinstance(content, str) and content == "":
             out.append(
                 RequestFinding("empty-message", f"{role} message {i} is an empty string", f"messages.{i}.content", i)
             )
     _image_count(images, limits, out)
     if thinking_on:
-        convo = [(i, m) for i, m in enumerate(messages) if m.get("role") != "system"]
+        convo: list[tuple[int, Any]] = []  # the last two messages that are no system message
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].get("role") != "system":
+                convo.insert(0, (i, messages[i]))
+                if len(convo) == 2:
+                    break
         if len(convo) >= 2:
             _last_i, last = convo[-1]
             prev_i, prev = convo[-2]
@@ -359,6 +394,7 @@ def _check_anthropic(model: dict[str, Any], payload: dict[str, Any], out: list[R
                             prev_i,
                         )
                     )
+    return calls
 
 
 def _anthropic_id(tid: Any, path: str, i: int, out: list[RequestFinding]) -> None:
@@ -566,25 +602,30 @@ _CALL_MEMBERS = {
 }
 
 
-def _tool_calls(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any]]:
-    """(item index, field path, arguments value) of every tool call in the body: Anthropic's
-    ``input`` and Gemini's ``args`` as objects, Chat Completions' ``arguments`` as JSON text."""
-    calls: list[tuple[int, str, Any]] = []
+def _tool_calls(api: Any, payload: dict[str, Any]) -> tuple[str, list[tuple[int, int, Any]]]:
+    """Every tool call in the body: the field path's template (``str.format`` of the item and
+    block index) and (item index, block index, arguments value) per call: Anthropic's ``input``
+    and Gemini's ``args`` as objects, Chat Completions' ``arguments`` as JSON text. (A path is
+    made only for a finding.)"""
+    calls: list[tuple[int, int, Any]] = []
     if api == "anthropic-messages":
         for i, msg in enumerate(payload.get("messages") or []):
             content = get(msg, "content")
-            for b, block in enumerate(content if isinstance(content, list) else []):
-                if get(block, "type") == "tool_use":
-                    calls.append((i, f"messages.{i}.content.{b}.input", get(block, "input")))
-    elif api in _CALL_MEMBERS:
+            if isinstance(content, list):
+                for b, block in enumerate(content):
+                    if type(block) is dict and block.get("type") == "tool_use":
+                        calls.append((i, b, block.get("input", UNDEFINED)))
+        return "messages.{}.content.{}.input", calls
+    if api in _CALL_MEMBERS:
         items, blocks, member, args = _CALL_MEMBERS[api]
         for i, item in enumerate(payload.get(items) or []):
             listed = get(item, blocks)
             for j, block in enumerate(listed if isinstance(listed, list) else []):
                 call = get(block, member)
                 if call is not UNDEFINED:
-                    calls.append((i, f"{items}.{i}.{blocks}.{j}.{member}.{args}", get(call, args)))
-    return calls
+                    calls.append((i, j, get(call, args)))
+        return f"{items}.{{}}.{blocks}.{{}}.{member}.{args}", calls
+    return "", calls
 
 
 def _json_kind(value: Any) -> str:
@@ -595,16 +636,28 @@ def _json_kind(value: Any) -> str:
     return ("an " if kind[0] in "aeiou" else "a ") + kind
 
 
-def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFinding]) -> None:
-    """Arguments that are no JSON object, and (Anthropic) lone surrogates inside them."""
+def _check_tool_arguments(
+    api: Any, payload: dict[str, Any], out: list[RequestFinding], anthropic_calls: list[Any] | None = None
+) -> None:
+    """Arguments that are no JSON object, and (Anthropic) lone surrogates inside them
+    (``anthropic_calls``: the Anthropic body's calls when :func:`_check_anthropic` listed them)."""
     from pitools.core.js.json.parse import parse_json_line
 
-    for i, path, value in _tool_calls(api, payload):
+    if anthropic_calls is not None:
+        template, calls = "messages.{}.content.{}.input", anthropic_calls
+    else:
+        template, calls = _tool_calls(api, payload)
+    for i, j, value in calls:
         if api == "openai-completions":
             # The body carries JSON.stringify(arguments): a string whose JSON must be an object.
             if type(value) is not str:
                 out.append(
-                    RequestFinding("tool-arguments-not-object", f"function.arguments is {_json_kind(value)}", path, i)
+                    RequestFinding(
+                        "tool-arguments-not-object",
+                        f"function.arguments is {_json_kind(value)}",
+                        template.format(i, j),
+                        i,
+                    )
                 )
                 continue
             try:
@@ -618,7 +671,7 @@ def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFi
                         "tool-arguments-not-object",
                         f"function.arguments {_q(value)} is {kind}, not of an object"
                         + (" (the session stored the arguments as a JSON string)" if type(parsed) is str else ""),
-                        path,
+                        template.format(i, j),
                         i,
                     )
                 )
@@ -628,11 +681,14 @@ def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFi
             hint = " (the session stored the arguments as a JSON string)" if type(value) is str else ""
             out.append(
                 RequestFinding(
-                    "tool-arguments-not-object", f"{what} is {_json_kind(value)}, not an object{hint}", path, i
+                    "tool-arguments-not-object",
+                    f"{what} is {_json_kind(value)}, not an object{hint}",
+                    template.format(i, j),
+                    i,
                 )
             )
-        if api == "anthropic-messages":
-            where = _lone_surrogate_at(value, path)
+        if api == "anthropic-messages" and not _surrogate_free(value):
+            where = _lone_surrogate_at(value, template.format(i, j))
             if where is not None:
                 out.append(
                     RequestFinding(
@@ -643,6 +699,17 @@ def _check_tool_arguments(api: Any, payload: dict[str, Any], out: list[RequestFi
                         i,
                     )
                 )
+
+
+def _surrogate_free(value: Any) -> bool:
+    """True when no key or string under ``value`` holds a surrogate code point: orjson refuses
+    those (they are no UTF-8), so a value it writes needs no walk. False also for anything else
+    it refuses (undefined, non-string keys, great depth): :func:`_lone_surrogate_at` decides."""
+    try:
+        orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError included
+        return False
+    return True
 
 
 def _lone_surrogate_at(value: Any, path: str) -> str | None:
@@ -675,17 +742,47 @@ def _joined(where: Any, tail: str | None = None) -> str:
     return ".".join(reversed(keys))
 
 
-def _images(api: Any, payload: dict[str, Any]) -> list[tuple[int, str, Any, Any]]:
+_NO_KEYS: frozenset[str] = frozenset()
+#: A key every inline image :func:`_images` finds sits under.
+_IMAGE_KEYS = frozenset(("source", "inlineData", "image_url"))
+
+#: ``id(item)`` → :func:`~pitools.core.js.json.encode.size_probe`'s answers for each object or
+#: array in the body's list of messages (``input``, ``contents``): may it hold an image, and must
+#: its size be measured with the exact writer.
+Probes = dict[int, tuple[bool, bool]]
+
+
+def _items_key(api: Any) -> str:
+    """The member holding the body's messages."""
+    return {"openai-responses": "input", "google-generative-ai": "contents"}.get(str(api), "messages")
+
+
+def _probe_items(api: Any, payload: dict[str, Any]) -> Probes:
+    """One walk per message for the image search and the size (each would walk it whole)."""
+    return {
+        id(item): size_probe(item, _IMAGE_KEYS)
+        for item in payload.get(_items_key(api)) or []
+        if type(item) is dict or type(item) is list
+    }
+
+
+def _images(api: Any, payload: dict[str, Any], probes: Probes | None = None) -> list[tuple[int, str, Any, Any]]:
     """(item index, path of the data, declared type, base64 data) of every inline image in the body.
 
     Every object is visited (an image may sit anywhere, a tool call's input included), so the walk
     keeps to plain reads and builds a path only for an image it finds: each stack entry holds its
-    parent's entry and its own key, joined into ``messages.3.content.1`` on a find."""
-    key = {"openai-responses": "input", "google-generative-ai": "contents"}.get(str(api), "messages")
+    parent's entry and its own key, joined into ``messages.3.content.1`` on a find. An item whose
+    probe (``probes``, else made here) finds no image key is passed over."""
+    key = _items_key(api)
+    if probes is None:
+        probes = _probe_items(api, payload)
     found: list[tuple[int, str, Any, Any]] = []
     path_of = _joined
 
     for i, item in enumerate(payload.get(key) or []):
+        probe = probes.get(id(item))
+        if probe is not None and not probe[0]:
+            continue
         stack: list[tuple[Any, Any]] = [(item, f"{key}.{i}")]
         pop, push = stack.pop, stack.append
         while stack:
@@ -777,9 +874,9 @@ def _sniff_image(data: str) -> str | None:
     return None
 
 
-def _check_image_data(api: Any, payload: dict[str, Any], out: list[RequestFinding]) -> None:
+def _check_image_data(api: Any, payload: dict[str, Any], out: list[RequestFinding], probes: Probes) -> None:
     google = api == "google-generative-ai"
-    for i, path, mime, data in _images(api, payload):
+    for i, path, mime, data in _images(api, payload, probes):
         problem = _base64_problem(data, google)
         if problem is not None:
             out.append(RequestFinding("image-base64-invalid", f"the image data {problem}", path, i))
@@ -842,6 +939,7 @@ def _check_size(
     llm_messages: list[Any],
     input_tokens: float | None,
     out: list[RequestFinding],
+    probes: Probes,
 ) -> None:
     limits = _image_limits(model)
     if model.get("api") != "anthropic-messages":
@@ -849,7 +947,12 @@ def _check_size(
         _image_count(count, limits, out)
     max_request = limits.get("maxRequestBytes")
     if max_request:
-        size = js_stringify_size(payload)
+
+        def exact(member: Any) -> bool:
+            probe = probes.get(id(member))
+            return size_probe(member, _NO_KEYS)[1] if probe is None else probe[1]
+
+        size = js_stringify_size(payload, exact=exact)
         if size > max_request:
             out.append(
                 RequestFinding(

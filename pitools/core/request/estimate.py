@@ -101,18 +101,27 @@ def estimate_input_tokens(messages: list[Any]) -> float:
     usage_index: int | None = None
     usage_tokens = 0.0
     for i, message in enumerate(messages):
-        if get(message, "role") == "assistant":
-            ts = get(message, "timestamp")
-            if (
-                type(ts) in (int, float)
-                and ts >= latest_prefix
-                and message.get("stopReason") not in ("aborted", "error")
-            ):
-                tokens = _usage_tokens(get(message, "usage"))
-                if tokens > 0:
-                    usage_index, usage_tokens = i, tokens
-        ts = get(message, "timestamp")
-        latest_prefix = max(latest_prefix, ts) if type(ts) in (int, float) else math.nan
+        if type(message) is not dict:  # (``get`` inlined: this runs over the whole transcript)
+            latest_prefix = math.nan
+            continue
+        ts: Any = message.get("timestamp")
+        number = type(ts) is int or type(ts) is float
+        if (
+            number
+            and message.get("role") == "assistant"
+            and ts >= latest_prefix
+            and message.get("stopReason") not in ("aborted", "error")
+        ):
+            usage = message.get("usage", UNDEFINED)
+            total = usage.get("totalTokens") if type(usage) is dict else None
+            # the usual usage (a positive totalTokens) without the call; the rest by _usage_tokens
+            tokens = float(total) if type(total) is int and total > 0 else _usage_tokens(usage)
+            if tokens > 0:
+                usage_index, usage_tokens = i, tokens
+        if not number:
+            latest_prefix = math.nan
+        elif ts > latest_prefix:  # max(latest_prefix, ts), without the call
+            latest_prefix = ts
     if usage_index is not None:
         return usage_tokens + sum(estimate_input_message_tokens(m) for m in messages[usage_index + 1 :])
     return sum(estimate_input_message_tokens(m) for m in messages)

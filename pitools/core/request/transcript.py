@@ -18,9 +18,14 @@ def resolve_transcript(messages: list[Any], supports_mid_convo_system: bool, not
     """pi-ai ``resolveTranscript``: keep later system messages, or fold them all into the first."""
     if supports_mid_convo_system:
         return messages
-    systems = sum(1 for m in messages if get(m, "role") == "system")
+    systems = 0
+    rest: list[Any] = []
+    for m in messages:  # one pass for both (``get`` inlined: this runs over the whole transcript)
+        if type(m) is dict and m.get("role") == "system":
+            systems += 1
+        else:
+            rest.append(m)
     head = get_current_system_message(messages)
-    rest = [m for m in messages if get(m, "role") != "system"]
     if notes is not None and systems > 1:
         notes.add(
             "system-collapsed",

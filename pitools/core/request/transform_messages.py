@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pitools.core.js.access import get
-from pitools.core.js.ops import is_blank, nullish, to_string
+from pitools.core.js.ops import is_blank, to_string
 from pitools.core.js.value import UNDEFINED, js_truthy
 from pitools.core.request.common import Notes, RequestError, short_repr
 
@@ -59,7 +59,12 @@ def transform_messages(
     """pi-ai ``transformMessages``: the cross-provider clean-up every adapter runs first."""
     notes = notes if notes is not None else Notes()
     id_map: dict[str, str] = {}
-    normalized = [({**m, "content": []} if nullish(get(m, "content")) else m) for m in messages]
+    # After this every message is a plain dict: the loops below read members with dict.get
+    # (``None`` where JavaScript sees ``undefined`` is the same to every comparison they make).
+    normalized = [
+        m if type(m) is dict and (c := m.get("content")) is not None and c is not UNDEFINED else {**m, "content": []}
+        for m in messages
+    ]
     vision = "image" in (model.get("input") or [])
     if not vision:
         downgraded: list[Any] = []
@@ -78,8 +83,9 @@ def transform_messages(
         normalized = downgraded
 
     transformed: list[Any] = []
+    provider, api, model_id = model["provider"], model["api"], model["id"]
     for i, msg in enumerate(normalized):
-        role = get(msg, "role")
+        role = msg.get("role")
         if role in ("system", "user"):
             transformed.append(msg)
             continue
@@ -91,23 +97,19 @@ def transform_messages(
                 transformed.append(msg)
             continue
         if role == "assistant":
-            same = (
-                msg.get("provider") == model["provider"]
-                and msg.get("api") == model["api"]
-                and msg.get("model") == model["id"]
-            )
+            same = msg.get("provider") == provider and msg.get("api") == api and msg.get("model") == model_id
             content: list[Any] = []
             dropped_thinking = 0
             for block in _as_list(msg["content"]):
-                btype = get(block, "type")
+                btype = block.get("type") if type(block) is dict else None
                 if btype == "thinking":
                     if not same:
                         dropped_thinking += 1
                         continue
-                    if js_truthy(get(block, "redacted")) or js_truthy(get(block, "thinkingSignature")):
+                    if js_truthy(block.get("redacted")) or js_truthy(block.get("thinkingSignature")):
                         content.append(block)
                         continue
-                    thinking = get(block, "thinking")
+                    thinking = block.get("thinking")
                     if not js_truthy(thinking) or is_blank(thinking):
                         continue
                     content.append(block)
@@ -115,7 +117,7 @@ def transform_messages(
                     content.append(block if same else {"type": "text", "text": block.get("text", UNDEFINED)})
                 elif btype == "toolCall":
                     call = block
-                    if not same and js_truthy(get(call, "thoughtSignature")):
+                    if not same and js_truthy(call.get("thoughtSignature")):
                         call = {k: v for k, v in call.items() if k != "thoughtSignature"}
                     if not same and normalize_tool_call_id is not None:
                         old = call.get("id")
@@ -175,16 +177,20 @@ def transform_messages(
         held.clear()
 
     for msg in transformed:
-        role = get(msg, "role")
+        role = msg.get("role")
         if role == "assistant":
-            close()
+            if pending or held:  # (close() does nothing else: most turns skip the call)
+                close()
             if msg.get("stopReason") in ("error", "aborted"):
                 notes.add(
                     "assistant-skipped",
                     f"an assistant message that ended with '{msg.get('stopReason')}' is not replayed",
                 )
                 continue
-            calls = [b for b in msg["content"] if get(b, "type") == "toolCall"]
+            calls: list[Any] = []
+            for b in msg["content"]:
+                if type(b) is dict and b.get("type") == "toolCall":
+                    calls.append(b)
             if calls:
                 pending = calls
                 answered = set()
@@ -198,7 +204,8 @@ def transform_messages(
             else:
                 result.append(msg)
         elif role == "user":
-            close()
+            if pending or held:
+                close()
             result.append(msg)
         else:
             result.append(msg)

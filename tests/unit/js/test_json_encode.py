@@ -25,6 +25,7 @@ from pitools.core.js.json.encode import (
     js_stringify_size,
     jsonable,
     serialize_each,
+    size_probe,
     to_json_bytes,
 )
 from pitools.core.js.json.exact import exact_bytes
@@ -91,6 +92,27 @@ def test_js_stringify_size_is_the_utf8_length_of_the_whole_text(value: Any, dept
     # measured member by member down to `depth`: index keys, undefined members and elements,
     # floats V8 prints its own way and lone surrogates must add up as in the whole text
     assert js_stringify_size(value, depth) == len((js_stringify(value) or "").encode("utf-8", "surrogatepass"))
+
+
+def _has_key(value: Any, keys: frozenset[str]) -> bool:
+    if type(value) is dict:
+        return any(k in keys for k in value) or any(_has_key(v, keys) for v in value.values())
+    if type(value) in (list, tuple):
+        return any(_has_key(v, keys) for v in value)
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUES.filter(lambda v: type(v) in (dict, list, tuple)), st.sets(KEYS, max_size=3))
+def test_size_probe_answers_both_questions_of_one_walk(value: Any, keys: set[str]) -> None:
+    # the key search is the caller's (the request check's image search); the float answer is
+    # the one js_stringify_size takes: measuring with it must give the length of the whole text
+    has_key, odd_float = size_probe(value, frozenset(keys))
+    assert has_key == _has_key(value, frozenset(keys))
+    assert odd_float == size_probe(value, frozenset())[1]
+    whole = len((js_stringify(value) or "").encode("utf-8", "surrogatepass"))
+    assert js_stringify_size(value, 0, exact=lambda member: size_probe(member, frozenset())[1]) == whole
+    assert js_stringify_size(value, 0, exact=lambda member: odd_float) == whole
 
 
 @pytest.mark.slow

@@ -49,6 +49,7 @@ __all__ = [
     "scalar_text",
     "serialize_each",
     "short_json",
+    "size_probe",
     "to_json_bytes",
     "utf8_as_utf16_len",
 ]
@@ -175,17 +176,63 @@ def needs_exact(value: Any) -> bool:
     return False
 
 
+def _odd_float_in(value: Any) -> bool:
+    """:func:`needs_exact` without the keys: enough where only the length counts
+    (:func:`js_stringify_size`), since V8's key order moves members but never changes their bytes."""
+    return size_probe(value, frozenset())[1]
+
+
+def size_probe(value: Any, keys: frozenset[str]) -> tuple[bool, bool]:
+    """One walk of the containers under ``value`` for two answers: whether some object has one
+    of ``keys`` (a caller's own question, asked on the way), and whether :func:`js_stringify_size`
+    must measure ``value`` with the exact writer (a float orjson lays out differently; pass that
+    answer on as ``exact``). Each answer stops being looked for once it is yes; the first is
+    also yes when the walk meets a subclass of dict or list, which it does not enter."""
+    has_key = odd_float = False
+    stack = [value]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        v = pop()
+        if type(v) is dict:
+            if not has_key and keys and not keys.isdisjoint(v):
+                has_key = True
+                if odd_float:
+                    break
+            items: Any = v.values()
+        else:
+            items = v
+        for x in items:
+            t = type(x)
+            if t is str or t is int or t is bool or x is None:
+                continue
+            if t is float:
+                # orjson: 100.0, -0.0, 1e+16..1e+20 (all integral) and 1e-6..1e-5 as 3e-6.
+                if not odd_float and (x.is_integer() or -1e-5 < x < 1e-5):
+                    odd_float = True
+                    if has_key or not keys:
+                        return has_key, True
+            elif t is dict or t is list or t is tuple:
+                push(x)
+            elif keys and isinstance(x, (dict, list)):
+                has_key = True  # a subclass is not entered: it might hold one (the caller looks)
+    return has_key, odd_float
+
+
 class _Dump:
     """One orjson pass; remembers the :class:`Serialized` values it left holes for, in order."""
 
-    __slots__ = ("holes", "other")
+    __slots__ = ("holes", "other", "undefined")
 
     def __init__(self, other: Callable[[Any], Any]) -> None:
         self.holes: list[Serialized] = []
         self.other = other
+        #: whether a ``\x00`` marker was written (else the output need not be searched for one)
+        self.undefined = False
 
     def default(self, value: Any) -> Any:
         if value is UNDEFINED:
+            self.undefined = True
             return _UNDEF_FRAGMENT
         if type(value) is Serialized:
             self.holes.append(value)
@@ -206,7 +253,9 @@ def encode(value: Any, emit: Emit, *, strict: bool = False) -> None:
     _encode(value, emit, strict_form if strict else plain_form)
 
 
-def _encode(value: Any, emit: Emit, other: Other) -> None:
+def _encode(value: Any, emit: Emit, other: Other, exact: Callable[[Any], bool] = needs_exact) -> None:
+    """:func:`encode`'s work; ``exact`` tells whether a container must take the exact writer
+    (only its own level: the members go through :func:`needs_exact` again)."""
     t = type(value)
     if t is Serialized:
         emit(value.raw)
@@ -214,7 +263,7 @@ def _encode(value: Any, emit: Emit, other: Other) -> None:
     if t is float:
         emit(number_text(value).encode())
         return
-    if (t is dict or t is list or t is tuple) and needs_exact(value):
+    if (t is dict or t is list or t is tuple) and exact(value):
         write_exact(value, emit, other, _encode)
         return
     dump = _Dump(other)
@@ -227,7 +276,7 @@ def _encode(value: Any, emit: Emit, other: Other) -> None:
             return
         write_exact(value, emit, other, _encode)
         return
-    if _UNDEF in out:
+    if dump.undefined:  # (a marker is the only raw \x00 orjson writes: no search of every output)
         out = _drop_undefined(out)
     if dump.holes:
         pieces = out.split(_HOLE)
@@ -355,11 +404,14 @@ def js_stringify_len(value: Any) -> int:
     return utf16_len(s)
 
 
-def js_stringify_size(value: Any, depth: int = 2) -> int:
+def js_stringify_size(value: Any, depth: int = 2, exact: Callable[[Any], bool] | None = None) -> int:
     """The UTF-8 byte length of ``JSON.stringify(value)`` (:func:`js_stringify`'s text; 0 for
     ``undefined``), without holding that text: the members of objects and arrays down to
     ``depth`` levels are serialized one at a time, so a request body of 100 MB costs the memory
-    of its largest message, not of three copies of the body."""
+    of its largest message, not of three copies of the body.
+
+    ``exact(member)`` tells whether such a member takes the exact writer (default: the float
+    walk of :func:`size_probe`); a caller that walked the members already passes its answers."""
     if value is UNDEFINED:
         return 0
     size = 0
@@ -368,18 +420,18 @@ def js_stringify_size(value: Any, depth: int = 2) -> int:
         nonlocal size
         size += len(piece)
 
-    _size(value, depth, add)
+    _size(value, depth, add, _odd_float_in if exact is None else exact)
     return size
 
 
-def _size(value: Any, depth: int, emit: Emit) -> None:
+def _size(value: Any, depth: int, emit: Emit, exact: Callable[[Any], bool]) -> None:
     """One level by :func:`write_exact` (V8's key order, undefined left out), each member by this
     again, and below ``depth`` a member whole by :func:`_encode` (the fast path)."""
     t = type(value)
     if depth <= 0 or not (t is dict or t is list or t is tuple):
-        _encode(value, emit, strict_form)
+        _encode(value, emit, strict_form, exact)
         return
-    write_exact(value, emit, strict_form, lambda item, out, _other: _size(item, depth - 1, out))
+    write_exact(value, emit, strict_form, lambda item, out, _other: _size(item, depth - 1, out, exact))
 
 
 # -- plain data, short forms, layout -------------------------------------------------------------------
