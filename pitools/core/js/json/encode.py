@@ -150,54 +150,46 @@ def fragment(data: Any) -> Serialized:
 def needs_exact(value: Any) -> bool:
     """Whether orjson would print ``value`` (a dict or list) differently from ``JSON.stringify``,
     as far as keys and floats go: an array-index key, or a float in a layout orjson writes its own way."""
-    stack = [value]
-    pop = stack.pop
-    push = stack.append
-    while stack:
-        v = pop()
-        if type(v) is dict:
-            if not (v.keys() <= _COMMON_KEYS):
-                for k in v:
-                    if type(k) is str and k and k[0] in _DIGITS and is_array_index(k):
-                        return True
-            items = v.values()
-        else:
-            items = v
-        for x in items:
-            t = type(x)
-            if t is str or t is int or t is bool or x is None:
-                continue
-            if t is float:
-                # orjson: 100.0, -0.0, 1e+16..1e+20 (all integral) and 1e-6..1e-5 as 3e-6.
-                if x.is_integer() or -1e-5 < x < 1e-5:
-                    return True
-            elif t is dict or t is list or t is tuple:
-                push(x)
-    return False
+    return size_probe(value, _NO_KEYS, key_order=True)[1]
+
+
+def _odd_float(x: float) -> bool:
+    """Whether orjson lays ``x`` out otherwise than ``JSON.stringify``: 100.0, -0.0,
+    1e+16..1e+20 (all integral) and 1e-6..1e-5 as 3e-6."""
+    return x.is_integer() or -1e-5 < x < 1e-5
 
 
 def _odd_float_in(value: Any) -> bool:
     """:func:`needs_exact` without the keys: enough where only the length counts
     (:func:`js_stringify_size`), since V8's key order moves members but never changes their bytes."""
-    return size_probe(value, frozenset())[1]
+    return size_probe(value, _NO_KEYS)[1]
 
 
-def size_probe(value: Any, keys: frozenset[str]) -> tuple[bool, bool]:
+_NO_KEYS: frozenset[str] = frozenset()
+
+
+def size_probe(value: Any, keys: frozenset[str], *, key_order: bool = False) -> tuple[bool, bool]:
     """One walk of the containers under ``value`` for two answers: whether some object has one
-    of ``keys`` (a caller's own question, asked on the way), and whether :func:`js_stringify_size`
-    must measure ``value`` with the exact writer (a float orjson lays out differently; pass that
-    answer on as ``exact``). Each answer stops being looked for once it is yes; the first is
-    also yes when the walk meets a subclass of dict or list, which it does not enter."""
-    has_key = odd_float = False
+    of ``keys`` (a caller's own question, asked on the way), and whether orjson's bytes for
+    ``value`` differ from ``JSON.stringify``'s: in length (a float orjson lays out differently;
+    what :func:`js_stringify_size` needs, passed on as its ``exact``) or, with ``key_order``, in
+    order too (an array-index key, which V8 lists first: :func:`needs_exact`). Each answer stops
+    being looked for once it is yes; the first is also yes when the walk meets a subclass of dict
+    or list, which it does not enter."""
+    has_key = differs = False
     stack = [value]
     pop = stack.pop
     push = stack.append
     while stack:
         v = pop()
         if type(v) is dict:
+            if key_order and not differs and not (v.keys() <= _COMMON_KEYS) and _has_index_key(v):
+                differs = True
+                if has_key or not keys:
+                    return has_key, True
             if not has_key and keys and not keys.isdisjoint(v):
                 has_key = True
-                if odd_float:
+                if differs:
                     break
             items: Any = v.values()
         else:
@@ -207,16 +199,19 @@ def size_probe(value: Any, keys: frozenset[str]) -> tuple[bool, bool]:
             if t is str or t is int or t is bool or x is None:
                 continue
             if t is float:
-                # orjson: 100.0, -0.0, 1e+16..1e+20 (all integral) and 1e-6..1e-5 as 3e-6.
-                if not odd_float and (x.is_integer() or -1e-5 < x < 1e-5):
-                    odd_float = True
+                if not differs and _odd_float(x):
+                    differs = True
                     if has_key or not keys:
                         return has_key, True
             elif t is dict or t is list or t is tuple:
                 push(x)
             elif keys and isinstance(x, (dict, list)):
                 has_key = True  # a subclass is not entered: it might hold one (the caller looks)
-    return has_key, odd_float
+    return has_key, differs
+
+
+def _has_index_key(obj: dict[Any, Any]) -> bool:
+    return any(type(k) is str and k and k[0] in _DIGITS and is_array_index(k) for k in obj)
 
 
 class _Dump:
