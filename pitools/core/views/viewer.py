@@ -405,6 +405,17 @@ def build_viewer_model(
 ) -> ViewerModel:
     """The viewer's read model of ``loaded``; ``initial_leaf`` is the entry selected on open.
     ``facts``: the entries' facts gathered while ``loaded`` was read (used when complete)."""
+    from pitools.core.js.json.parse import gc_paused
+
+    # Lists of numbers and acyclic replays: paused once here, not re-enabled (and a collection
+    # run) after each of the replays' own pauses (see gc_paused).
+    with gc_paused():
+        return _build_viewer_model(loaded, initial_leaf, settings_for, budget, facts)
+
+
+def _build_viewer_model(
+    loaded: Loaded, initial_leaf: Any, settings_for: SettingsFor | None, budget: int, facts: EntryFacts | None
+) -> ViewerModel:
     index = loaded.index
     if loaded.kept == "context":
         budget //= LEAN_BUDGET_DIVISOR
