@@ -135,13 +135,14 @@ def _paragraphs(lines: list[str]) -> str:
     """Literal lines as Markdown: blank lines end paragraphs, other line breaks are kept (a
     backslash at the end of a line is a hard line break)."""
     out: list[str] = []
+    filled = [bool(line.strip(" \t")) for line in lines]
+    filled.append(False)  # after the last line
     for i, line in enumerate(lines):
-        if not line.strip(" \t"):
+        if not filled[i]:
             out.append("")
             continue
         text = _prose_line(line)
-        following = lines[i + 1] if i + 1 < len(lines) else ""
-        out.append(text + "\\" if following.strip(" \t") else text)
+        out.append(text + "\\" if filled[i + 1] else text)
     return "\n".join(out)
 
 
@@ -151,9 +152,16 @@ def prose(text: str) -> str:
     come from it), and each fenced code block it holds (``` or ~~~, closed or running to the end,
     as CommonMark reads them) as a fence of pitools' own, with its language when that is one
     plain word. The result starts a block and never ends inside one."""
+    lines = _LINE_BREAKS.split(text)
+    if "```" not in text and "~~~" not in text:  # no line can open a fence: one run of prose
+        return _paragraphs(lines)
+    return _prose_blocks(lines)
+
+
+def _prose_blocks(lines: list[str]) -> str:
+    """:func:`prose` of the text's lines, fences looked for on every line."""
     blocks: list[str] = []
     plain: list[str] = []
-    lines = _LINE_BREAKS.split(text)
     i = 0
     while i < len(lines):
         opened = _FENCE_OPEN.fullmatch(lines[i])

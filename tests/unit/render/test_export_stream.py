@@ -284,3 +284,20 @@ def test_base64_size_is_what_strict_decoding_gives(text: str) -> None:
         except (binascii.Error, ValueError):
             expected = None
     assert export_md._base64_size(text) == expected
+
+
+#: Pieces of prose near the rules: blanks, line breaks, fence characters (in runs of one and two,
+#: never three), block openers and markup.
+_PROSE_PIECES = [*" \t\r\n`~#-1.*_x\u00a0\u2028", "``", "~~", "\r\n"]
+
+
+@given(text=st.lists(st.sampled_from(_PROSE_PIECES), max_size=40).map("".join))
+@settings(max_examples=500)
+def test_prose_without_a_fence_is_the_general_rule(text: str) -> None:
+    # prose() skips the per-line fence search when no line can open one ("```" or "~~~"): the
+    # same Markdown as the general rule, which looks on every line.
+    from pitools.render import mdsafe
+
+    if "```" in text or "~~~" in text:
+        return
+    assert mdsafe.prose(text) == mdsafe._prose_blocks(mdsafe._LINE_BREAKS.split(text))
