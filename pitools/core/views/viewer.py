@@ -347,7 +347,7 @@ class EntryFacts:
             if type(message) is dict:
                 flag |= FLAG_MESSAGE
                 role = message.get("role", UNDEFINED)
-                self.kinds.append(_js_string(role))
+                self.kinds.append(role if type(role) is str else _js_string(role))
                 if role == "user" and self.first_text is None:
                     self.first_text = _first_line(message.get("content"))
                 if role == "assistant":
@@ -359,7 +359,8 @@ class EntryFacts:
                     u = message.get("usage")
                     if type(u) is dict:
                         for key in ("input", "output", "cacheRead", "cacheWrite"):
-                            c_usage += _number(u.get(key))
+                            v = u.get(key)
+                            c_usage += v if type(v) is int else _number(v)
                         if type(u.get("cost")) is dict:
                             c_cost = _number(u["cost"].get("total"))
                     content = message.get("content")
@@ -374,10 +375,15 @@ class EntryFacts:
                         self.edit_targets[len(self.flags)] = e.get("targetId", UNDEFINED)
                 elif etype == "session_info":
                     self.info_name = e.get("name")
-            messages = [message] if type(message) is dict and message.get("content") is not None else None
-            estimate, add = self._estimate_tokens, self._add
-            for m in messages if messages is not None else self._project_entry(e, None):
-                total = add(total, estimate(m))
+            if type(message) is dict and message.get("content") is not None:
+                # the usual entry: its message is all it contributes (0 + a whole number is itself)
+                total = self._estimate_tokens(message)
+                if type(total) is not int:
+                    total = self._add(0, total)
+            else:
+                estimate, add = self._estimate_tokens, self._add
+                for m in self._project_entry(e, None):
+                    total = add(total, estimate(m))
             usage = self._assistant_usage(message) if type(message) is dict else None
             self.usage_tokens.append(_int_or_none(self._calculate_context_tokens(usage)) if usage is not None else None)
         else:
