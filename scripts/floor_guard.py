@@ -16,7 +16,8 @@ both sides, so the ratio stays put where seconds do not.
 ``--record FILE`` writes the ratios as the baseline; ``--check FILE`` fails (exit 1) when a ratio
 grew by more than ``--tolerance`` (default 20 %) over the baseline's, or a human view costs more
 than 1.3 times the same command's JSON, naming each one; ``--attempts N`` measures again before
-failing (a neighbour's burst passes, a regression stays). ``make check`` runs ``--check
+failing, and judges each ratio by its best over the attempts (a neighbour's burst passes, a
+regression stays: it is slow in every attempt). ``make check`` runs ``--check
 bench/floor-ratios.json --attempts 3`` after the tests, alone on the machine: run beside the test
 suite's workers, memory-heavy commands (``inspect``) read up to 26 % slower against the floor.
 
@@ -177,12 +178,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     shapes = [s for s in args.shapes.split(",") if s]
     baseline = json.loads(args.check.read_text(encoding="utf-8"))["ratios"] if args.check else None
+    kept: Ratios = {}
     for attempt in range(1, max(1, args.attempts) + 1):
+        if attempt > 1:
+            time.sleep(PAUSE_BETWEEN_ATTEMPTS)  # let a neighbour's burst pass
         measured = measure(shapes, args.size, args.reps, args.data)
         report(measured, args.size, args.reps)
         if baseline is None:
             break
-        worse = compare(measured, baseline, args.tolerance) + human_over_json(measured, TARGET_HUMAN_RATIO)
+        # Each ratio at its best over the attempts so far: a regression is slow in every attempt,
+        # a busy moment only in some (with 55 ratios, one of them was slow in most whole attempts).
+        kept = best_of(kept, measured)
+        worse = compare(kept, baseline, args.tolerance) + human_over_json(kept, TARGET_HUMAN_RATIO)
         if not worse:
             within = f"every ratio within {args.tolerance:.0%} of {args.check}"
             print(f"{within}, every human view within {TARGET_HUMAN_RATIO}x")
@@ -193,6 +200,22 @@ def main(argv: list[str] | None = None) -> int:
         args.record.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         print(f"recorded {args.record}")
     return 1 if baseline is not None else 0
+
+
+#: Seconds between two attempts of ``--check``.
+PAUSE_BETWEEN_ATTEMPTS = 5.0
+
+
+def best_of(kept: Ratios, measured: Ratios) -> Ratios:
+    """Each ratio at the lower of its two values (the floor's milliseconds are reported as measured)."""
+    out: Ratios = {}
+    for shape, ratios in measured.items():
+        before = kept.get(shape, {})
+        out[shape] = {
+            name: value if name == "floor ms" or name not in before else min(value, before[name])
+            for name, value in ratios.items()
+        }
+    return out
 
 
 def report(measured: Ratios, size: str, reps: int) -> None:
