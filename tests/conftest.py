@@ -73,6 +73,24 @@ def every_file_is_big(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 
 @pytest.fixture
+def forked_helpers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every helper ``pitools.ops.parallel`` forks from here on, kept so a test can check that it
+    was killed and reaped (``tests.support.assert_reaped``)."""
+    from pitools.ops import parallel
+
+    forked: list[Any] = []
+    real_fork = parallel.fork_helper
+
+    def keep(*args: Any) -> Any:
+        child = real_fork(*args)
+        forked.append(child)
+        return child
+
+    monkeypatch.setattr(parallel, "fork_helper", keep)
+    return forked
+
+
+@pytest.fixture
 def record(request: pytest.FixtureRequest) -> Any:
     """Pi's whole recording of a golden case (``parametrize(..., indirect=LAZY)``: see tests/support.py)."""
     from tests.support import golden_recording

@@ -68,6 +68,16 @@ def pi_project(tmp_path: Path, monkeypatch: Any, project: Path, agent: Path | No
     return folder
 
 
+def assert_reaped(helper: Any) -> None:
+    """A forked helper is gone and waited for: no zombie left behind."""
+    import os
+
+    import pytest
+
+    with pytest.raises(ChildProcessError):
+        os.waitpid(helper.pid, os.WNOHANG)
+
+
 def golden_session(case: str) -> Path:
     """``golden/<case>/session.jsonl``."""
     return GOLDEN / case / "session.jsonl"

@@ -221,6 +221,23 @@ def fork_helper(queue_fd: int, work: Callable[[int], bytes]) -> Helper | None:
     return Helper(pid, results_r)
 
 
+def _start_helpers(tasks: Sequence[int], work: Callable[[int], bytes], helpers: int) -> tuple[list[Helper], int]:
+    """Up to ``helpers`` forked children taking ``tasks`` from a queue they share with this
+    process (its read end is returned: this process may claim tasks too, and closes it); the
+    children's readers start once every fork is done. Call only when :func:`can_fork`."""
+    queue_r, queue_w = os.pipe()
+    os.write(queue_w, b"".join(task.to_bytes(4, "little") for task in tasks))
+    os.close(queue_w)
+    children: list[Helper] = []
+    for _ in range(min(helpers, len(tasks))):
+        child = fork_helper(queue_r, work)
+        if child is not None:
+            children.append(child)
+    for child in children:  # threads only once every fork is done
+        child.reader.start()
+    return children, queue_r
+
+
 def share_work(
     tasks: Sequence[int],
     work: Callable[[int], R],
@@ -241,19 +258,10 @@ def share_work(
     (:func:`can_fork`) or there are too many tasks for the queue. If ``first`` or ``work``
     raises here, the children are killed and reaped before the exception goes on.
     """
-    numbers = b"".join(task.to_bytes(4, "little") for task in tasks)
     children: list[Helper] = []
     queue_r = -1
     if helpers > 0 and tasks and len(tasks) <= MAX_SHARED_TASKS and can_fork():
-        queue_r, queue_w = os.pipe()
-        os.write(queue_w, numbers)
-        os.close(queue_w)
-        for _ in range(min(helpers, len(tasks))):
-            child = fork_helper(queue_r, lambda task: encode(work(task)))
-            if child is not None:
-                children.append(child)
-        for child in children:  # threads only once every fork is done
-            child.reader.start()
+        children, queue_r = _start_helpers(tasks, lambda task: encode(work(task)), helpers)
     results: dict[int, R] = {}
     try:
         head = first()
@@ -326,15 +334,11 @@ def in_background(
     way. Call ``result()`` or ``cancel()`` exactly once: the helper is reaped there."""
     if not can_fork():
         return Background(work, decode, None, -1)
-    queue_r, queue_w = os.pipe()
-    os.write(queue_w, (0).to_bytes(4, "little"))
-    os.close(queue_w)
-    child = fork_helper(queue_r, lambda _task: encode(work()))
-    if child is None:
+    children, queue_r = _start_helpers([0], lambda _task: encode(work()), 1)
+    if not children:  # the fork failed
         os.close(queue_r)
         return Background(work, decode, None, -1)
-    child.reader.start()
-    return Background(work, decode, child, queue_r)
+    return Background(work, decode, children[0], queue_r)
 
 
 # -- one worker per item, streaming messages -------------------------------------------------------

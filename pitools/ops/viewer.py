@@ -9,6 +9,7 @@ from pitools.core.session.load import Loaded
 
 if TYPE_CHECKING:
     from pitools.core.views.viewer import EntryFacts
+    from pitools.ops.parallel import Background
 
 
 def settings_resolver(loaded: Loaded, *, use_config: bool = True) -> Any:
@@ -234,7 +235,6 @@ def viewer_chunks(
     the entries (the same page; everything here when forking is not safe, e.g. in ``serve``'s
     threads)."""
     from pitools.core.views.viewer import build_viewer_model
-    from pitools.ops.parallel import Background
     from pitools.ops.request import leaf_check
     from pitools.render.viewer_html import page_chunks
 
@@ -269,7 +269,7 @@ def viewer_chunks(
     return pieces if later is None else _cancelling(pieces, later)
 
 
-def _cancelling(pieces: Iterator[bytes], job: Any) -> Iterator[bytes]:
+def _cancelling(pieces: Iterator[bytes], job: Background[Any]) -> Iterator[bytes]:
     """``pieces``, stopping ``job`` if they are not all written (a failed or closed output)."""
     try:
         yield from pieces

@@ -162,14 +162,8 @@ def test_tasks_a_helper_loses_are_done_here() -> None:
     assert results == {1: (parent, 1), 2: (parent, 4)}
 
 
-def test_a_failure_here_kills_the_helpers(monkeypatch: pytest.MonkeyPatch) -> None:
-    helpers: list[parallel.Helper] = []
-    real_fork = parallel.fork_helper
-
-    def keep(*args: Any) -> Any:
-        child = real_fork(*args)
-        helpers.append(child)
-        return child
+def test_a_failure_here_kills_the_helpers(forked_helpers: list[parallel.Helper]) -> None:
+    helpers = forked_helpers
 
     def forever(task: int) -> bytes:
         if os.getpid() != parent:
@@ -180,15 +174,13 @@ def test_a_failure_here_kills_the_helpers(monkeypatch: pytest.MonkeyPatch) -> No
         raise KeyboardInterrupt
 
     parent = os.getpid()
-    monkeypatch.setattr(parallel, "fork_helper", keep)
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         share_work([1, 2], forever, first=fails, encode=bytes, decode=bytes, helpers=2)
     assert time.monotonic() - started < 30
     assert len(helpers) == 2 and all(h is not None for h in helpers)
     for helper in helpers:
-        with pytest.raises(ChildProcessError):  # killed and reaped
-            os.waitpid(helper.pid, os.WNOHANG)
+        support.assert_reaped(helper)
 
 
 # -- in_background: one job in a forked helper -----------------------------------------------------
@@ -226,17 +218,14 @@ def test_no_background_helper_while_another_thread_runs() -> None:
     assert job.result() == os.getpid()
 
 
-def test_a_cancelled_background_job_is_killed_and_reaped(monkeypatch: pytest.MonkeyPatch) -> None:
-    helpers: list[parallel.Helper] = []
-    real_fork = parallel.fork_helper
-    monkeypatch.setattr(parallel, "fork_helper", lambda *a: helpers.append(real_fork(*a)) or helpers[-1])
+def test_a_cancelled_background_job_is_killed_and_reaped(forked_helpers: list[parallel.Helper]) -> None:
+    helpers = forked_helpers
     started = time.monotonic()
     job = in_background(lambda: time.sleep(60), encode=marshal.dumps, decode=marshal.loads)
     job.cancel()
     assert time.monotonic() - started < 30
     assert len(helpers) == 1
-    with pytest.raises(ChildProcessError):
-        os.waitpid(helpers[0].pid, os.WNOHANG)
+    support.assert_reaped(helpers[0])
 
 
 # -- fork_workers: one worker per item, streaming messages -----------------------------------------

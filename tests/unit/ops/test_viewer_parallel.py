@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from pitools.ops import parallel
 from pitools.ops import request as ops_request
 from pitools.ops import viewer as ops_viewer
 from pitools.ops.parallel import can_fork
@@ -90,11 +89,8 @@ def test_small_sessions_are_checked_here(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_a_page_not_written_to_the_end_stops_its_helper(
-    every_session_forks: list[int], monkeypatch: pytest.MonkeyPatch
+    every_session_forks: list[int], forked_helpers: list[Any]
 ) -> None:
-    helpers: list[parallel.Helper] = []
-    real_fork = parallel.fork_helper
-    monkeypatch.setattr(parallel, "fork_helper", lambda *a: helpers.append(real_fork(*a)) or helpers[-1])
     loaded, facts = ops_viewer.load_for_page(str(support.golden_session("heal-wedges")), freeze=False)
     try:
         pieces = ops_viewer.viewer_chunks(loaded, None, facts=facts, jobs=2, use_config=False)
@@ -102,21 +98,16 @@ def test_a_page_not_written_to_the_end_stops_its_helper(
         pieces.close()  # the output failed: the helper is killed and reaped, no zombie left
     finally:
         ops_viewer.close_loaded(loaded)
-    assert len(helpers) == 1
-    with pytest.raises(ChildProcessError):
-        os.waitpid(helpers[0].pid, os.WNOHANG)
+    assert len(forked_helpers) == 1
+    support.assert_reaped(forked_helpers[0])
 
 
 def test_a_page_that_cannot_be_built_stops_its_helper(
-    every_session_forks: list[int], monkeypatch: pytest.MonkeyPatch
+    every_session_forks: list[int], forked_helpers: list[Any]
 ) -> None:
     from pitools.errors import CycleError
 
-    helpers: list[parallel.Helper] = []
-    real_fork = parallel.fork_helper
-    monkeypatch.setattr(parallel, "fork_helper", lambda *a: helpers.append(real_fork(*a)) or helpers[-1])
     with pytest.raises(CycleError):  # the read model refuses a parentId loop, as in one process
         _page("broken-cycle", 2)
-    assert len(helpers) == 1
-    with pytest.raises(ChildProcessError):
-        os.waitpid(helpers[0].pid, os.WNOHANG)
+    assert len(forked_helpers) == 1
+    support.assert_reaped(forked_helpers[0])

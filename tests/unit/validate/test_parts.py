@@ -154,22 +154,16 @@ def test_split_points(tmp_path: Path) -> None:
     assert parts.split_points(str(tmp_path / "missing.jsonl"), min_bytes=1) is None
 
 
-def test_an_error_here_stops_the_child(monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool]) -> None:
-    children: list[parallel.Helper] = []
-    real_fork = parallel.fork_helper
-
-    def keep(*args: Any) -> Any:
-        child = real_fork(*args)
-        children.append(child)
-        return child
+def test_an_error_here_stops_the_child(
+    monkeypatch: pytest.MonkeyPatch, every_file_is_big: list[bool], forked_helpers: list[parallel.Helper]
+) -> None:
+    children = forked_helpers
 
     def interrupted(*args: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(parallel, "fork_helper", keep)
     monkeypatch.setattr(validate_core._Run, "_scan", interrupted)
     with pytest.raises(KeyboardInterrupt):
         validate_file(GOLDEN / "broken-cycle" / "session.jsonl", share=share_work)
     assert len(children) == 1 and children[0] is not None
-    with pytest.raises(ChildProcessError):  # killed and reaped: no zombie left behind
-        os.waitpid(children[0].pid, os.WNOHANG)
+    support.assert_reaped(children[0])  # killed and reaped: no zombie left behind
