@@ -94,8 +94,14 @@ def message_preview(message: Any, limit: int = 200) -> str:
             extra = f" [+{len(message['toolsAdded'])} tools]"
         return clip(content_preview(message.get("content")) + extra, limit)
     if role == "custom":
-        return clip(f"<{message.get('customType')}> " + content_preview(message.get("content")), limit)
+        return _custom_preview(message, limit)
     return clip(content_preview(message.get("content")), limit)
+
+
+def _custom_preview(custom: dict[str, Any], limit: int) -> str:
+    """``<customType> content``: a custom message, whether met as a message or as the
+    ``custom_message`` entry Pi makes it from (the two carry the same two fields)."""
+    return clip(f"<{custom.get('customType')}> " + content_preview(custom.get("content")), limit)
 
 
 def entry_preview(entry: Entry, limit: int = 200) -> str:
@@ -132,7 +138,7 @@ def entry_preview(entry: Entry, limit: int = 200) -> str:
     if etype == "custom":
         return clip(f"<{entry.get('customType')}> {js_stringify(entry.get('data')) or ''}", limit)
     if etype == "custom_message":
-        return clip(f"<{entry.get('customType')}> " + content_preview(entry.get("content")), limit)
+        return _custom_preview(entry, limit)
     if etype == "usage":
         return clip(f"{entry.get('kind')} usage {entry.get('provider')}/{entry.get('model')}", limit)
     return clip(js_stringify(entry) or "", limit)

@@ -29,3 +29,12 @@ def test_a_long_text_is_flattened_only_at_its_head_and_the_rest_counted_raw() ->
 def test_a_long_run_of_whitespace_is_flattened_whole() -> None:
     text = " " * 50_000 + "tail"
     assert clip(text, 200) == "tail"
+
+
+def test_a_custom_message_previews_alike_as_a_message_and_as_its_custom_message_entry() -> None:
+    from pitools.render.preview import entry_preview, message_preview
+
+    fields = {"customType": "note", "content": [{"type": "text", "text": "hello\nthere"}]}
+    entry = {"type": "custom_message", "id": "a", "parentId": None, "timestamp": "t", "display": True, **fields}
+    assert message_preview({"role": "custom", **fields}) == entry_preview(entry) == "<note> hello there"
+    assert entry_preview(entry, 10) == message_preview({"role": "custom", **fields}, 10)
