@@ -1,6 +1,7 @@
-"""The option groups of the commands that plan, summarize or rewrite (``compact``, ``navigate``,
-``migrate``, ``repair``, ``slim``, ``redact``): each group's options reach the command as one
-frozen record (:class:`PlanArgs`, :class:`SummarizerArgs`, :class:`RewriteArgs`).
+"""The option groups of the commands that plan, summarize, rewrite or build a model's request
+(``compact``, ``navigate``, ``migrate``, ``repair``, ``slim``, ``redact``, ``request``, ``heal``):
+each group's options reach the command as one frozen record (:class:`PlanArgs`,
+:class:`SummarizerArgs`, :class:`RewriteArgs`, :class:`RequestArgs`).
 
 Kept apart from :mod:`pitools.cli.options` (the options every command shares) so that a command
 without these groups does not build their records when it starts.
@@ -14,7 +15,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from pitools.cli.options import format_option, from_stdin, options_of
+from pitools.cli.options import (
+    SessionAt,
+    format_option,
+    from_stdin,
+    no_config_option,
+    options_of,
+    session_at_leaf,
+    thinking_option,
+)
 
 if TYPE_CHECKING:
     from pitools.cli.output import Output
@@ -63,6 +72,40 @@ def rewrite_options(
     if dry_run_help is not None:
         where.append(click.option("--dry-run", is_flag=True, help=dry_run_help))
     return options_of(RewriteArgs, "target", *where, click.option("--no-backup", is_flag=True, help=no_backup_help))
+
+
+@dataclass(frozen=True, slots=True)
+class RequestArgs:
+    """What ``request`` and ``heal`` build pi-ai's request body from: the session and its leaf
+    (``at``), the model (``model_ref``; None: the one at the leaf), ``--thinking`` (None: the
+    level at the leaf) and ``--no-config``."""
+
+    at: SessionAt
+    model_ref: str | None
+    thinking: str | None
+    no_config: bool
+
+    @property
+    def use_config(self) -> bool:
+        return not self.no_config
+
+    def settings(self, out: Output, loaded: Any) -> Any:
+        """Pi's settings that change the body, read as Pi reads them (none with ``--no-config``),
+        each warning about them one line on stderr."""
+        from pitools.ops.request import request_settings
+
+        settings = request_settings(loaded, self.use_config)
+        for warning in settings.warnings:
+            out.message(f"warning: {warning}")
+        return settings
+
+
+def request_options(model: Callable[[F], F], thinking_help: str) -> Callable[[F], F]:
+    """``[FILE]``, ``--leaf``, ``model`` (a :func:`~pitools.cli.options.model_option` handing its
+    value over as ``model_ref``), ``--thinking`` and ``--no-config``: what a command that builds
+    the request a model would get at a leaf (``request``, ``heal``) reads, handed to it as one
+    :class:`RequestArgs` named ``request``."""
+    return options_of(RequestArgs, "request", session_at_leaf, model, thinking_option(thinking_help), no_config_option)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,47 +5,38 @@ from __future__ import annotations
 import click
 
 from pitools.cli.commands.fork import _SESSION_DIR_META
-from pitools.cli.options import (
-    SessionAt,
-    format_option,
-    model_option,
-    no_config_option,
-    session_at_leaf,
-    thinking_option,
-)
+from pitools.cli.option_groups import RequestArgs, request_options
+from pitools.cli.options import format_option, model_option
 from pitools.cli.output import Output, pass_output
 
 
 @click.command("heal")
-@session_at_leaf
-@model_option(
-    "--for-model",
-    "model_ref",
-    "The model the session should resume on, e.g. anthropic/claude-sonnet-4-5.",
-    required=True,
+@request_options(
+    model_option(
+        "--for-model",
+        "model_ref",
+        "The model the session should resume on, e.g. anthropic/claude-sonnet-4-5.",
+        required=True,
+    ),
+    "Thinking level to check with (default: the level at the leaf, as Pi resumes it).",
 )
-@thinking_option("Thinking level to check with (default: the level at the leaf, as Pi resumes it).")
 @click.option("--dry-run", "dry_run", is_flag=True, help="Show the findings and remedies; never writes (the default).")
 @click.option("--apply", "apply_", is_flag=True, help="Append Pi's context_edit entries to FILE (keeps a backup).")
 @click.option("-o", "--output", metavar="NEW", default=None, help="Write a new session (like /clone) to NEW instead.")
 @click.option("--new", "new_", is_flag=True, help="Write the new session where Pi's /clone would, named like Pi's.")
 @click.option("--no-backup", is_flag=True, help="With --apply: do not keep FILE.bak-<time>.")
 @click.option("--yes", is_flag=True, help="With --apply: do not ask before writing.")
-@no_config_option
 @format_option("human", "json")
 @pass_output
 def command(
     out: Output,
-    at: SessionAt,
-    model_ref: str,
-    thinking: str | None,
+    request: RequestArgs,
     dry_run: bool,
     apply_: bool,
     output: str | None,
     new_: bool,
     no_backup: bool,
     yes: bool,
-    no_config: bool,
     format_: str,
 ) -> int:
     """Heal a session every request to a model fails on: the request check's findings at a
@@ -89,19 +80,17 @@ def command(
 
     from pitools.core.request.check import worst_severity
     from pitools.ops import heal as ops
-    from pitools.ops.request import request_settings
     from pitools.render.heal import heal_human
 
+    at, model_ref, thinking, use_config = request.at, request.model_ref, request.thinking, request.use_config
+    assert model_ref is not None  # --for-model is required
     stamp = None
     if apply_:
         from pitools import store
 
         stamp = store.stamp(at.file)  # before the read: anything appended after it is noticed
     loaded, leaf = at.load(out)
-    use_config = not no_config
-    settings = request_settings(loaded, use_config)
-    for warning in settings.warnings:
-        out.message(f"warning: {warning}")
+    settings = request.settings(out, loaded)
     if output is not None or new_:
         outcome = ops.write_new(
             loaded,

@@ -4,40 +4,25 @@ from __future__ import annotations
 
 import click
 
-from pitools.cli.options import (
-    SessionAt,
-    format_option,
-    model_option,
-    no_config_option,
-    session_at_leaf,
-    thinking_option,
-)
+from pitools.cli.option_groups import RequestArgs, request_options
+from pitools.cli.options import format_option, model_option
 from pitools.cli.output import Output, pass_output
 
 
 @click.command("request")
-@session_at_leaf
-@model_option(
-    "--model",
-    "model_ref",
-    "The target model, e.g. anthropic/claude-sonnet-4-5 (default: the model at the leaf, as Pi resumes it).",
+@request_options(
+    model_option(
+        "--model",
+        "model_ref",
+        "The target model, e.g. anthropic/claude-sonnet-4-5 (default: the model at the leaf, as Pi resumes it).",
+    ),
+    "Thinking level (default: the level at the leaf, as Pi resumes it; clamped to the model).",
 )
-@thinking_option("Thinking level (default: the level at the leaf, as Pi resumes it; clamped to the model).")
 @click.option("--check", is_flag=True, help="Apply the provider's rules to the body; exit 1 on an error.")
 @model_option("--diff-model", "diff_ref", "Compare with the body this model would get.")
-@no_config_option
 @format_option("human", "json")
 @pass_output
-def command(
-    out: Output,
-    at: SessionAt,
-    model_ref: str | None,
-    thinking: str | None,
-    check: bool,
-    diff_ref: str | None,
-    no_config: bool,
-    format_: str,
-) -> int:
+def command(out: Output, request: RequestArgs, check: bool, diff_ref: str | None, format_: str) -> int:
     """Print the request body pi-ai 1.6.0 would send to a model for the context at a leaf.
 
     Pi's context at the leaf goes through convertToLlm and normalizeContext, then pi-ai's
@@ -67,24 +52,23 @@ def command(
       pitools request session.jsonl --model openai/gpt-5 --format json > body.json
       pitools request session.jsonl --diff-model openai/gpt-5 --model anthropic/claude-sonnet-4-5
     """
-    from pitools.ops.request import leaf_model, provider_request_at, request_settings
+    from pitools.ops.request import leaf_model, provider_request_at
 
     if check and diff_ref:
         raise click.UsageError("--check and --diff-model do not combine; run them one at a time")
+    at, model_ref, thinking, use_config = request.at, request.model_ref, request.thinking, request.use_config
     loaded, leaf = at.load(out)
     if model_ref is None:
         model_ref = leaf_model(loaded, leaf)
         if model_ref is None:
             raise click.UsageError("no model at this leaf (no model change or reply on its branch): give --model")
         out.message(f"model: {model_ref} (the model at the leaf, as Pi resumes it; --model to choose another)")
-    settings = request_settings(loaded, not no_config)
-    for warning in settings.warnings:
-        out.message(f"warning: {warning}")
-    build = provider_request_at(loaded, leaf, model_ref, thinking, settings, not no_config)
+    settings = request.settings(out, loaded)
+    build = provider_request_at(loaded, leaf, model_ref, thinking, settings, use_config)
     if diff_ref:
         from pitools.render.request import diff_human, diff_json
 
-        other = provider_request_at(loaded, leaf, diff_ref, thinking, settings, not no_config)
+        other = provider_request_at(loaded, leaf, diff_ref, thinking, settings, use_config)
         diff = diff_json(other, build)
         if format_ == "json":
             out.write_json(diff)
