@@ -83,10 +83,6 @@ def _item1(y: object) -> bool:
     return type(y) is str or y is None
 
 
-def _item2(y: object) -> bool:
-    return type(y) is str or y is None
-
-
 def check_Tool(v: object) -> bool:
     return (
         type(v) is dict
@@ -105,7 +101,7 @@ def check_SystemMessage(v: object) -> bool:
         type(v) is dict
         and v.get("role") == "system"
         and (type(x := v.get("content")) is str or (type(x) is list and all(map(check_TextContent, x))))
-        and ((x := v.get("sections")) is None or (type(x) is dict and all(map(_item2, x.values()))))
+        and ((x := v.get("sections")) is None or (type(x) is dict and all(map(_item1, x.values()))))
         and ((x := v.get("toolsAdded")) is None or (type(x) is list and all(map(check_Tool, x))))
         and ((x := v.get("toolsRemoved")) is None or (type(x) is list and all(map(check_ToolReference, x))))
         and (type(x := v.get("timestamp")) is float or (type(x) is int and -_BIG < x < _BIG))

@@ -141,6 +141,8 @@ class _CheckWriter:
         self.dispatchers: dict[tuple[str, frozenset[str], str], str] = {}
         self.depth = 0
         self.used: set[str] = set()
+        #: The item tests of lists and dicts, by their text: one function for each test however many fields use it.
+        self.items: dict[tuple[str, str], str] = {}
 
     def const(self, kind: str, value: Any) -> str:
         for name, existing in self.consts.items():
@@ -223,8 +225,10 @@ class _CheckWriter:
             if item[0] == ATOM and item[1].endswith(f"({y})") and item[1].count("(") == 1:
                 each = f"all(map({item[1].removesuffix(f'({y})')}, {values}))"
             else:  # a test of its own, so that the field's line stays short
-                name = f"_item{sum(src.startswith('def _item') for src in self.sources) + 1}"
-                self.sources.append(f"def {name}({y}: object) -> bool:\n    return {item[1]}")
+                name = self.items.get((y, item[1]), "")
+                if not name:
+                    name = self.items[y, item[1]] = f"_item{len(self.items) + 1}"
+                    self.sources.append(f"def {name}({y}: object) -> bool:\n    return {item[1]}")
                 each = f"all(map({name}, {values}))"
             return AND, f"type({x}) is {kind} and {each}"
         if isinstance(tp, type) and issubclass(tp, BaseModel):
