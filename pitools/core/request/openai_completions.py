@@ -198,15 +198,21 @@ def _image_url(block: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, Any], notes: Notes) -> list[Any]:
-    context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")))
-    transformed = transform_messages(context, model, normalize_tool_call_id(model), notes)
-    support = (
+def tool_support(c: dict[str, Any]) -> str:
+    """How far tools may change mid-conversation for this compat (``resolveTranscriptTools``'s
+    second argument): only additions, and only where system messages may come mid-conversation too;
+    the messages and the request's tool list are both resolved with it."""
+    return (
         "additions"
         if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True
         else "none"
     )
-    _, folded = resolve_transcript_tools(context, support)
+
+
+def convert_messages(model: dict[str, Any], messages: list[Any], c: dict[str, Any], notes: Notes) -> list[Any]:
+    context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")))
+    transformed = transform_messages(context, model, normalize_tool_call_id(model), notes)
+    _, folded = resolve_transcript_tools(context, tool_support(c))
     instruction_role = "developer" if model.get("reasoning") and c.get("supportsDeveloperRole") else "system"
     params: list[Any] = []
     last_role: Any = None
@@ -372,12 +378,7 @@ def build(model: dict[str, Any], messages: list[Any], call: StreamOptions, notes
     max_tokens, effort = openai_budget(model, messages, level, call.input_tokens)
     c = get_compat(model)
     context = resolve_transcript(messages, bool(c.get("supportsMidConvoSystemMessages")), notes)
-    support = (
-        "additions"
-        if c.get("supportsMidConvoSystemMessages") is True and c.get("supportsMidConvoToolAdditions") is True
-        else "none"
-    )
-    request_tools, _ = resolve_transcript_tools(context, support)
+    request_tools, _ = resolve_transcript_tools(context, tool_support(c))
     refuse_grammar_tools(current_tools(context), c.get("supportsOpenAIGrammarTools"))
     out_messages = convert_messages(model, context, c, notes)
     key_mode = c.get("promptCacheKeyMode") or "auto"
