@@ -361,9 +361,11 @@ class SessionAt:
     def load(self, out: Output, *, keep: Keep = "all") -> tuple[Loaded, Any]:
         """The session through the one loader (``keep``: its keep policy) and the entry at the
         leaf; a v1 file's stand-in ids are noted on stderr, as every command at a leaf does."""
+        from pitools.cli import leave_for_exit
         from pitools.core.session.load import load
 
         loaded = load(self.file, keep=keep)
+        leave_for_exit(loaded)  # the command's session until its end: not freed for nothing
         leaf = loaded.leaf(self.leaf_ref)
         note_synthetic_ids(out, loaded)
         return loaded, leaf

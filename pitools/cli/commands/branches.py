@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pitools.cli import leave_for_exit
 from pitools.cli.options import format_option, note_synthetic_ids, session_argument
 from pitools.cli.output import Output, pass_output
 
@@ -31,6 +32,8 @@ def command(out: Output, file: str, format_: str) -> int:
     from pitools.errors import PiCrashError
 
     loaded = load(file)
+
+    leave_for_exit(loaded)
     result = list_branches(loaded.index)
     note_synthetic_ids(out, loaded)
     try:

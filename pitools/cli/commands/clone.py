@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pitools.cli import leave_for_exit
 from pitools.cli.options import format_option, leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
 
@@ -32,6 +33,8 @@ def command(out: Output, file: str, leaf_ref: str | None, output: str | None, fo
     from pitools.core.session.load import load
 
     loaded = load(file)
+
+    leave_for_exit(loaded)
     leaf = resolve_ref(loaded, leaf_ref, "--leaf") if leaf_ref is not None else loaded.index.leaf_id
     new = clone_session(loaded, leaf)
     write_new_session(new, file, output)

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from pitools.cli import leave_for_exit
 from pitools.cli.option_groups import PlanArgs, SummarizerArgs, planning_command_options
 from pitools.cli.options import leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
@@ -70,6 +71,7 @@ def command(
         out.message(f"warning: {warning}")
     if not apply_:
         made = planning.plan
+        leave_for_exit(made)
         # The plan holds what it reports; the rest of the session (other branches, the index)
         # is let go, so the memory the writing takes can reuse it.
         del planning

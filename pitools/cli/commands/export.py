@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import click
 
+from pitools.cli import leave_for_exit
 from pitools.cli.commands._secrets_options import ValueArgs, value_options
 from pitools.cli.options import jobs_option, leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
@@ -206,6 +207,7 @@ def _export(out: Output, file: str, request: _Request, shown: str | None = None)
         # The viewer page reads every entry once and writes the file's own lines. It always
         # holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
         lean, facts = load_for_page(file)
+        leave_for_exit(lean, facts)
         lean.show_as(shown)
         leaf_html = None if all_ else lean.leaf(leaf_ref)
         page = viewer_chunks(
@@ -223,6 +225,7 @@ def _export(out: Output, file: str, request: _Request, shown: str | None = None)
             out.write_utf8_pieces(page)
         return 0
     loaded = load(file)
+    leave_for_exit(loaded)
     loaded.show_as(shown)
     if format_ in ("otlp", "atif"):
         from pitools.cli.export_traces import export_every_branch, export_traces

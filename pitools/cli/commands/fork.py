@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from pitools.cli import leave_for_exit
 from pitools.cli.options import format_option, session_argument
 from pitools.cli.output import Output, pass_output
 
@@ -85,6 +86,8 @@ def command(out: Output, file: str, at_ref: str, output: str | None, format_: st
     from pitools.core.session.load import load
 
     loaded = load(file)
+
+    leave_for_exit(loaded)
     at = resolve_ref(loaded, at_ref, "--at")
     new = fork_session(loaded, at)
     write_new_session(new, file, output)

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from pitools.cli import leave_for_exit
 from pitools.cli.options import format_option, from_stdin, session_argument
 from pitools.cli.output import Output, pass_output
 
@@ -33,6 +34,8 @@ def command(out: Output, file: str, format_: str, all_: bool) -> int:
     from pitools.core.views.inspect import inspect_session
 
     loaded = load(file)
+
+    leave_for_exit(loaded)
     data = inspect_session(loaded.session, loaded.index, first_crash)
     from pitools.ops.traces import fork_split
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from pitools.cli import leave_for_exit
 from pitools.cli.option_groups import PlanArgs, SummarizerArgs, planning_command_options
 from pitools.cli.options import leaf_option, session_argument
 from pitools.cli.output import Output, pass_output
@@ -84,6 +85,7 @@ def command(
 
         stamp = store.stamp(file)  # before the read: anything appended after it is noticed
     loaded = load(file)
+    leave_for_exit(loaded)
     note_synthetic_ids(out, loaded)
     setup = setup_navigation(loaded, target_ref, leaf_ref, path=file, stamp=stamp, **plan.settings())
     for warning in setup.warnings:
