@@ -160,6 +160,10 @@ def page_chunks(
 
     Bytes, not text: the entries are the file's own UTF-8 lines, and decoding a hundred
     megabytes only for the writer to encode them again costs more than the rest of the writing.
+    Terminal-safe as they are (``export -o`` writes them without the writer's safety pass): no
+    C0 control but tab and newline, no DEL, C1 control or bidi mark. JSON text holds controls
+    only as escapes, :func:`embed_json` escapes the rest, the title goes through
+    :func:`title_text`, and the page's own assets hold none.
     """
     info = dict(meta)
     if live is not None:

@@ -218,9 +218,9 @@ def _export(out: Output, file: str, request: _Request, shown: str | None = None)
             jobs=default_jobs() if jobs is None else jobs,
         )
         if output:
-            from pitools.cli.output import safe_utf8_chunks
-
-            out.write_chunks_to(output, safe_utf8_chunks(page), overwrite=force)
+            # UTF-8 with nothing a terminal would act on, by construction (page_chunks): as
+            # written, without a second pass over every byte. Stdout may need another encoding.
+            out.write_chunks_to(output, page, overwrite=force)
         else:
             out.write_utf8_pieces(page)
         return 0

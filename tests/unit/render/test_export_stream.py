@@ -175,6 +175,70 @@ def test_output_file_streamed_equals_stdout(tmp_path: Path, monkeypatch: pytest.
     assert out.read_bytes() == shown
 
 
+def _hostile_session(text: str, ensure_ascii: bool) -> str:
+    """A session that puts ``text`` wherever session text reaches the page: its name (the
+    title), the first prompt, a label, a custom type, a model id, a tool call and its result,
+    thinking; every line is valid JSON (controls escaped as JSON escapes them), and one has a
+    raw CR as whitespace between its members."""
+    import json
+
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        ensure_ascii = True  # a lone surrogate has no UTF-8 form: only its JSON escape
+
+    def line(value: dict[str, Any]) -> str:
+        return json.dumps(value, ensure_ascii=ensure_ascii, separators=(",", ":"))
+
+    t = "2026-01-01T00:00:0%d.000Z"
+    msg = {"role": "user", "content": text, "timestamp": 1}
+    reply = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": text},
+            {"type": "text", "text": text},
+            {"type": "toolCall", "id": "c1", "name": text or "x", "arguments": {text: text}},
+        ],
+        "provider": "anthropic",
+        "model": text,
+        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+        "stopReason": "toolUse",
+        "timestamp": 2,
+    }
+    result = {"role": "toolResult", "toolCallId": "c1", "toolName": text, "content": text, "timestamp": 3}
+    lines = [
+        line({"type": "session", "version": 3, "id": "s", "timestamp": t % 0, "cwd": text}),
+        line({"type": "session_info", "id": "i", "parentId": None, "timestamp": t % 1, "name": text}),
+        line({"type": "message", "id": "a", "parentId": "i", "timestamp": t % 2, "message": msg}),
+        line({"type": "message", "id": "b", "parentId": "a", "timestamp": t % 3, "message": reply}),
+        line({"type": "message", "id": "c", "parentId": "b", "timestamp": t % 4, "message": result}),
+        line({"type": "label", "id": "l", "parentId": "c", "timestamp": t % 5, "targetId": "a", "label": text}),
+        line({"type": "custom", "id": "u", "parentId": "l", "timestamp": t % 6, "customType": text, "data": text}),
+    ]
+    lines[2] = lines[2].replace(',"parentId"', ',\r"parentId"', 1)
+    return "\n".join(lines) + "\n"
+
+
+_HOSTILE = _NEAR_UNSAFE.replace("\ud800", "") + "<>&\"'a\u202e\u2066\x85\x08"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_HOSTILE), max_size=12), st.booleans())
+def test_page_file_needs_no_safety_pass(text: str, ensure_ascii: bool) -> None:
+    """``export --format html -o`` writes the page's pieces as they are: they must already be
+    what the writer's terminal-safety pass would leave unchanged, whatever the session holds."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.jsonl"
+        path.write_bytes(_hostile_session(text, ensure_ascii).encode("utf-8"))
+        out = Path(folder) / "page.html"
+        with support.cli_recursion_limit():
+            result = CliRunner().invoke(PITOOLS, ["export", str(path), "--format", "html", "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        page = out.read_bytes()
+    assert output_mod._UNSAFE_UTF8.search(page) is None
+    assert b"".join(output_mod.safe_utf8_chunks([page])) == page
+
+
 # -- the fast paths print exactly what the general code prints --------------------------------
 
 json_values = st.recursive(
