@@ -48,6 +48,7 @@ __all__ = [
     "fork_workers",
     "in_background",
     "map_processes",
+    "memory_available",
     "process_lock",
     "share_work",
     "start_method",
@@ -68,6 +69,23 @@ def can_fork() -> bool:
 def default_jobs() -> int:
     """Both cores of a typical laptop or CI runner, when the machine has them."""
     return min(2, os.cpu_count() or 1)
+
+
+def memory_available() -> int:
+    """Bytes of memory the machine can give a new process without swapping: Linux's
+    ``MemAvailable`` (free memory plus what the kernel can reclaim), else the free pages, else
+    0 (unknown: a caller that needs room then starts no helper)."""
+    try:
+        with open("/proc/meminfo", "rb") as info:
+            for line in info:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return 0
 
 
 def start_method(*, threaded_work: bool = False) -> str:
@@ -291,15 +309,15 @@ class Background(Generic[R]):
     """One job running in a forked helper (see :func:`in_background`)."""
 
     def __init__(
-        self, work: Callable[[], R], decode: Callable[[bytes], R], child: Helper | None, queue_fd: int
+        self, here: Callable[[], R], decode: Callable[[bytes], R], child: Helper | None, queue_fd: int
     ) -> None:
-        self._work = work
+        self._here = here
         self._decode = decode
         self._child = child
         self._queue_fd = queue_fd
 
     def result(self) -> R:
-        """The job's result: the helper's, waited for; the job done here when there was no
+        """The job's result: the helper's, waited for; made here (``here()``) when there was no
         helper or it did not hand back a result that decodes."""
         child, self._child = self._child, None
         if child is not None:
@@ -308,7 +326,7 @@ class Background(Generic[R]):
             if len(done) == 1:
                 with contextlib.suppress(Exception):  # undecodable: done here below
                     return self._decode(done[0][1])
-        return self._work()
+        return self._here()
 
     def cancel(self) -> None:
         """Stop the helper if it still runs, and reap it (nothing if :meth:`result` was called)."""
@@ -325,20 +343,26 @@ class Background(Generic[R]):
 
 
 def in_background(
-    work: Callable[[], R], *, encode: Callable[[R], bytes], decode: Callable[[bytes], R]
+    work: Callable[[], R],
+    *,
+    encode: Callable[[R], bytes],
+    decode: Callable[[bytes], R],
+    here: Callable[[], R] | None = None,
 ) -> Background[R]:
     """Start ``work()`` in a forked helper now, while this process does something else; the
     handle's :meth:`~Background.result` waits for it (``encode(work())`` sent back, decoded
     here), :meth:`~Background.cancel` stops it. When forking is not safe (:func:`can_fork`) or
-    fails, or the helper dies, ``result()`` runs ``work()`` here: the result is the same either
-    way. Call ``result()`` or ``cancel()`` exactly once: the helper is reaped there."""
+    fails, or the helper dies, ``result()`` runs ``here()`` (default: ``work()``) in this process
+    instead, which must give the same result (``here`` may use what this process has made by
+    then). Call ``result()`` or ``cancel()`` exactly once: the helper is reaped there."""
+    local = work if here is None else here
     if not can_fork():
-        return Background(work, decode, None, -1)
+        return Background(local, decode, None, -1)
     children, queue_r = _start_helpers([0], lambda _task: encode(work()), 1)
     if not children:  # the fork failed
         os.close(queue_r)
-        return Background(work, decode, None, -1)
-    return Background(work, decode, children[0], queue_r)
+        return Background(local, decode, None, -1)
+    return Background(local, decode, children[0], queue_r)
 
 
 # -- one worker per item, streaming messages -------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pitools.core.session.load import Loaded
@@ -217,6 +217,93 @@ def load_for_page(file: str, *, freeze: bool = True) -> tuple[Loaded, EntryFacts
     return load(file, keep="context", freeze=freeze, on_entry=facts), facts
 
 
+def file_page(
+    file: str,
+    pick_leaf: Callable[[Loaded], Any],
+    *,
+    embed_images: bool = True,
+    jobs: int = 1,
+    shown: str | None = None,
+    use_config: bool = True,
+    freeze: bool = True,
+) -> tuple[Loaded, Iterator[bytes]]:
+    """``export --format html``: ``file`` loaded and its page (see :func:`viewer_chunks`), selecting
+    ``pick_leaf(loaded)`` on open (None: Pi's default leaf); ``shown`` is the path the page
+    names instead of ``file`` (see :meth:`~pitools.core.session.load.Loaded.show_as`).
+
+    With ``jobs`` > 1, a big file's request check starts before this process reads the file, in
+    a helper that reads it too (:func:`page_check_ahead`): the check's own reading overlaps
+    this one, and the two processes share no parsed objects to copy on write."""
+    ahead = page_check_ahead(file, pick_leaf, shown=shown, jobs=jobs, use_config=use_config)
+    try:
+        loaded, facts = load_for_page(file, freeze=freeze)
+        loaded.show_as(shown)
+        leaf = pick_leaf(loaded)
+    except BaseException:
+        if ahead is not None:
+            ahead.cancel()
+        raise
+    pieces = viewer_chunks(
+        loaded, leaf, embed_images=embed_images, facts=facts, jobs=jobs, ahead=ahead, use_config=use_config
+    )
+    return loaded, pieces
+
+
+#: The page's request check of a file at least this big is made by a helper that reads the file
+#: itself (:func:`page_check_ahead`); below it the file is read in a moment, and the check (if
+#: its context is big) forks only after the read (see :func:`viewer_chunks`).
+PARALLEL_CHECK_BYTES = 8 << 20
+
+#: ... and only where the memory available is at least this many times the file's size: the
+#: helper holds a copy of the session as big as this process's (up to 3 times the file).
+AHEAD_MEMORY_FACTOR = 8
+
+
+def page_check_ahead(
+    file: str, pick_leaf: Callable[[Loaded], Any], *, shown: str | None, jobs: int, use_config: bool = True
+) -> Background[tuple[Any, dict[str, Any]] | None] | None:
+    """The request check of ``file``'s page at ``pick_leaf``, started in a forked helper that
+    loads the file on its own (None: not worth a helper, or no room for one). Its result names
+    what it read (:func:`_page_key`); :func:`viewer_chunks` uses it only where that matches
+    what this process read (Pi may append in between), and checks here otherwise."""
+    if jobs < 2:
+        return None
+    import marshal
+    import os
+
+    from pitools.ops.parallel import in_background, memory_available
+
+    try:
+        size = os.stat(file).st_size
+    except OSError:
+        return None
+    if size < PARALLEL_CHECK_BYTES or size * AHEAD_MEMORY_FACTOR > memory_available():
+        return None
+
+    def check() -> tuple[Any, dict[str, Any]]:
+        from pitools.core.session.load import load
+        from pitools.ops.request import leaf_check
+
+        loaded = load(file, keep="context")
+        loaded.show_as(shown)
+        leaf = pick_leaf(loaded)
+        return _page_key(loaded, leaf), leaf_check(loaded, leaf, use_config=use_config)
+
+    return in_background(check, encode=marshal.dumps, decode=marshal.loads, here=lambda: None)
+
+
+def _page_key(loaded: Loaded, leaf: Any) -> tuple[Any, ...] | None:
+    """What identifies the read of a lean-loaded file and the leaf chosen in it: the entries'
+    count, where the last one ends, the header and the leaf (None for a file loaded whole: a
+    v1/v2 file, whose check is always made where its page is)."""
+    index: Any = loaded.index
+    offsets = getattr(index, "offsets", None)
+    if offsets is None or not offsets:
+        return None
+    header = loaded.session.header or {}
+    return (len(index), offsets[-1] + index.lengths[-1], header.get("id"), leaf)
+
+
 def viewer_chunks(
     loaded: Loaded,
     leaf: Any,
@@ -226,14 +313,15 @@ def viewer_chunks(
     embed_images: bool = True,
     facts: EntryFacts | None = None,
     jobs: int = 1,
+    ahead: Background[tuple[Any, dict[str, Any]] | None] | None = None,
 ) -> Iterator[bytes]:
     """The page's UTF-8 pieces: the read model is computed first (before this returns), the
     entries serialized as written, and the request check last, in its own block after them
     (the page draws it once the entries are in). ``facts``: what :func:`load_for_page` gathered
-    (else the entries are read again). ``jobs``: processes to use; with 2, a big session's
+    (else the entries are read again). ``jobs``: processes to use; with 2, a big context's
     request check runs in a forked helper while this process builds the read model and writes
     the entries (the same page; everything here when forking is not safe, e.g. in ``serve``'s
-    threads)."""
+    threads). ``ahead``: the check started already (:func:`page_check_ahead`)."""
     from pitools.core.views.viewer import build_viewer_model
     from pitools.ops.request import leaf_check
     from pitools.render.viewer_html import page_chunks
@@ -241,8 +329,18 @@ def viewer_chunks(
     def check() -> dict[str, Any]:
         return leaf_check(loaded, leaf, use_config=use_config)
 
-    later: Background[dict[str, Any]] | None = None
-    if jobs > 1 and _context_span(loaded, leaf) >= PARALLEL_CHECK_ENTRIES:
+    later: Background[Any] | None = None
+    if ahead is not None:
+        started, later, key = ahead, ahead, _page_key(loaded, leaf)
+
+        def check_ahead() -> dict[str, Any]:
+            got = started.result()
+            if key is not None and got is not None and got[0] == key:
+                return got[1]
+            return check()  # the helper read something else (or failed): checked here
+
+        late_check = check_ahead
+    elif jobs > 1 and _context_span(loaded, leaf) >= PARALLEL_CHECK_ENTRIES:
         import marshal
 
         from pitools.ops.parallel import in_background
@@ -250,7 +348,10 @@ def viewer_chunks(
         # The request check (pi-ai's body at the leaf, and its rules) needs nothing from the
         # read model: a forked helper builds it meanwhile and hands it back marshalled (plain
         # JSON values; anything else fails to marshal and is done here instead).
-        later = in_background(check, encode=marshal.dumps, decode=marshal.loads)
+        later = background = in_background(check, encode=marshal.dumps, decode=marshal.loads)
+        late_check = background.result
+    else:
+        late_check = check
     try:
         model = build_viewer_model(loaded, leaf, settings_resolver(loaded, use_config=use_config), facts=facts)
         first = first_view(loaded, model) if embed_images else None
@@ -262,7 +363,7 @@ def viewer_chunks(
         raise
 
     def late() -> dict[str, Any]:
-        return {"check": check() if later is None else later.result()}
+        return {"check": late_check()}
 
     texts = entry_texts(loaded, embed_images=embed_images)
     pieces = page_chunks(meta, texts, title=f"{model.name} · pi session", live=live, first_view=first, late=late)

@@ -202,21 +202,18 @@ def _export(out: Output, file: str, request: _Request, shown: str | None = None)
 
     if format_ == "html":
         from pitools.ops.parallel import default_jobs
-        from pitools.ops.viewer import load_for_page, viewer_chunks
+        from pitools.ops.viewer import file_page
 
         # The viewer page reads every entry once and writes the file's own lines. It always
         # holds the whole tree; --leaf (or Pi's default leaf) is selected on open.
-        lean, facts = load_for_page(file)
-        leave_for_exit(lean, facts)
-        lean.show_as(shown)
-        leaf_html = None if all_ else lean.leaf(leaf_ref)
-        page = viewer_chunks(
-            lean,
-            leaf_html,
+        lean, page = file_page(
+            file,
+            lambda loaded: None if all_ else loaded.leaf(leaf_ref),
             embed_images=images != "placeholder",
-            facts=facts,
             jobs=default_jobs() if jobs is None else jobs,
+            shown=shown,
         )
+        leave_for_exit(lean)
         if output:
             # UTF-8 with nothing a terminal would act on, by construction (page_chunks): as
             # written, without a second pass over every byte. Stdout may need another encoding.

@@ -111,3 +111,106 @@ def test_a_page_that_cannot_be_built_stops_its_helper(
         _page("broken-cycle", 2)
     assert len(forked_helpers) == 1
     support.assert_reaped(forked_helpers[0])
+
+
+# -- the check read ahead: a helper that loads the file itself (export of a big file) -------------
+
+
+def _file_page(case: str, jobs: int, pick: Any = None) -> bytes:
+    loaded, pieces = ops_viewer.file_page(
+        str(support.golden_session(case)),
+        pick or (lambda loaded: None),
+        jobs=jobs,
+        use_config=False,
+        freeze=False,
+    )
+    try:
+        return b"".join(pieces)
+    finally:
+        ops_viewer.close_loaded(loaded)
+
+
+@pytest.fixture
+def every_file_reads_ahead(every_session_forks: list[int], monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Read the check ahead for every file however small (the post-load fork is then unused)."""
+    monkeypatch.setattr(ops_viewer, "PARALLEL_CHECK_BYTES", 0)
+    return every_session_forks
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_page_is_the_same_when_its_check_is_read_ahead(case: str, every_file_reads_ahead: list[int]) -> None:
+    alone = _page(case, 1)
+    assert every_file_reads_ahead == [1]
+    ahead = _file_page(case, 2)
+    assert ahead == alone
+    assert every_file_reads_ahead == [1], "the helper's check was not used: it was done here again"
+
+
+def test_a_check_ahead_of_another_read_is_done_here(every_file_reads_ahead: list[int]) -> None:
+    """The helper read something else (here: chose another leaf, as after Pi appended an entry
+    between the two reads): its check is not used, this process checks what it read."""
+    parent = os.getpid()
+    path = support.golden_session("heal-wedges")
+    loaded, _facts = ops_viewer.load_for_page(str(path), freeze=False)
+    first_id = loaded.index.ids[0]
+    ops_viewer.close_loaded(loaded)
+
+    def pick(loaded: Any) -> Any:
+        return None if os.getpid() == parent else first_id
+
+    assert _file_page("heal-wedges", 2, pick) == _page("heal-wedges", 1)
+    assert every_file_reads_ahead == [1, 1]  # the -j 1 page's check, then this one's, here
+
+
+def test_a_check_ahead_that_fails_is_done_here(
+    every_file_reads_ahead: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = os.getpid()
+    real = ops_request.leaf_check
+
+    def dies_in_the_helper(*args: Any, **kwargs: Any) -> Any:
+        if os.getpid() != parent:
+            os._exit(3)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ops_request, "leaf_check", dies_in_the_helper)
+    assert _file_page("heal-images", 2) == _page("heal-images", 1)
+
+
+def test_no_check_ahead_without_room_for_a_second_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitools.ops import parallel
+
+    monkeypatch.setattr(ops_viewer, "PARALLEL_CHECK_BYTES", 0)
+    path = str(support.golden_session("heal-wedges"))
+    size = os.stat(path).st_size
+    monkeypatch.setattr(parallel, "memory_available", lambda: size * ops_viewer.AHEAD_MEMORY_FACTOR - 1)
+    assert ops_viewer.page_check_ahead(path, lambda loaded: None, shown=None, jobs=2) is None
+    assert ops_viewer.page_check_ahead(path, lambda loaded: None, shown=None, jobs=1) is None
+    monkeypatch.setattr(parallel, "memory_available", lambda: size * ops_viewer.AHEAD_MEMORY_FACTOR)
+    job = ops_viewer.page_check_ahead(path, lambda loaded: None, shown=None, jobs=2, use_config=False)
+    assert job is not None
+    job.cancel()
+
+
+def test_a_file_that_cannot_be_read_stops_its_helper(
+    every_file_reads_ahead: list[int], forked_helpers: list[Any], tmp_path: Any
+) -> None:
+    from pitools.errors import PitoolsError
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type":"not a session header"}\n')
+    with pytest.raises(PitoolsError):
+        ops_viewer.file_page(str(bad), lambda loaded: None, jobs=2, use_config=False, freeze=False)
+    assert len(forked_helpers) == 1
+    support.assert_reaped(forked_helpers[0])
+
+
+def test_a_file_page_that_cannot_be_built_stops_its_helper(
+    every_file_reads_ahead: list[int], forked_helpers: list[Any]
+) -> None:
+    from pitools.errors import CycleError
+
+    with pytest.raises(CycleError):
+        _file_page("broken-cycle", 2)
+    assert len(forked_helpers) == 1
+    support.assert_reaped(forked_helpers[0])
