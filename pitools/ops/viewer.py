@@ -251,8 +251,10 @@ def file_page(
 
 #: The page's request check of a file at least this big is made by a helper that reads the file
 #: itself (:func:`page_check_ahead`); below it the file is read in a moment, and the check (if
-#: its context is big) forks only after the read (see :func:`viewer_chunks`).
-PARALLEL_CHECK_BYTES = 8 << 20
+#: its context is big) forks only after the read (see :func:`viewer_chunks`). Reading ahead
+#: costs a second read, worth it where the read is long enough to overlap (the 10 MB sessions of
+#: the floor guard do not use it: its long-lived process pays more for a fork than a command).
+PARALLEL_CHECK_BYTES = 32 << 20
 
 #: ... and only where the memory available is at least this many times the file's size: the
 #: helper holds a copy of the session as big as this process's (up to 3 times the file).
