@@ -451,14 +451,19 @@ def test_force_replaces_the_output(run: Run, workdir: Path) -> None:
     assert "--force only applies to -o" in run("export", seed, "--force", exit_code=2).stderr
 
 
-def test_html_jobs_give_the_same_page(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("ahead", [False, True])
+def test_html_jobs_give_the_same_page(run: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, ahead: bool) -> None:
     from pitools.ops import viewer as ops_viewer
 
     monkeypatch.setattr(ops_viewer, "PARALLEL_CHECK_ENTRIES", 0)  # the helper for any context
+    if ahead:  # the helper that reads the file itself, for any file (a big one's way)
+        monkeypatch.setattr(ops_viewer, "PARALLEL_CHECK_BYTES", 0)
     src = support.golden_session("heal-wedges")
     one = run("export", src, "--format", "html", "--jobs", "1").stdout
     two = run("export", src, "--format", "html", "--jobs", "2").stdout
     assert one == two and 'id="pt-late">{"check":{' in one
+    run("export", src, "--format", "html", "--jobs", "2", "-o", tmp_path / "page.html")
+    assert (tmp_path / "page.html").read_text(encoding="utf-8") == one
     err = run("export", src, "--format", "markdown", "--jobs", "2", exit_code=2).stderr
     assert "--jobs is only for --format html" in err
 
