@@ -439,13 +439,17 @@ class Gen:
         r = self.r
         content: list[dict[str, Any]] = []
         if r.random() < 0.85:
-            content.append(
-                {
-                    "type": "thinking",
-                    "thinking": self.paragraphs(r.randint(200, 2500)),
-                    "thinkingSignature": f"sig_{r.getrandbits(128):032x}",
-                }
+            thinking = self.paragraphs(r.randint(200, 2500))
+            bits = r.getrandbits(128)
+            # What each API stores: an opaque string for Anthropic; for OpenAI's Responses API the
+            # reasoning item as JSON, which pi-ai parses back into the request (a "sig_" string
+            # there made pi-ai throw, so the page's request check of such a leaf was not built).
+            signature = (
+                f'{{"id":"rs_{bits:032x}","type":"reasoning","summary":[]}}'
+                if self.api == "openai-responses"
+                else f"sig_{bits:032x}"
             )
+            content.append({"type": "thinking", "thinking": thinking, "thinkingSignature": signature})
         if final or r.random() < 0.5:
             content.append({"type": "text", "text": self.paragraphs(r.randint(60, 1500 if final else 400))})
         calls = [] if final else [self.tool_call() for _ in range(r.choices([1, 2, 3], weights=[6, 3, 1])[0])]
