@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -514,9 +515,14 @@ def _part_md(out: list[str], part: Part, embed: bool) -> None:
             _fenced(out, text, lang)
 
 
+#: :func:`inline` of entry titles, which repeat ("User", "Assistant · provider/model", "Tool
+#: result · read"): made once each (bounded: a hostile file's titles may all differ).
+_inline_title = lru_cache(maxsize=1024)(inline)
+
+
 def _entry_md(out: list[str], view: EntryView, embed: bool) -> None:
     """One entry appended to ``out`` in pieces: its block, ending in one line break."""
-    bits = [inline(view.title)]
+    bits = [_inline_title(view.title)]
     if view.entry_id:
         bits.append(code(view.entry_id))
     if view.timestamp:

@@ -26,6 +26,14 @@ _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 _SPECIAL = re.compile(r"([\\`*_\[\]<>&!~|])")
 
 
+def split_lines(text: str) -> list[str]:
+    """``text`` cut at every CommonMark line ending (LF, CR, CRLF); ``str.split`` when it holds
+    no CR (the usual text), which gives the same lines without the regex machinery."""
+    if "\r" not in text:
+        return text.split("\n")
+    return _LINE_BREAKS.split(text)
+
+
 def one_line(text: str) -> str:
     """``text`` with every line ending replaced by a space."""
     if "\n" not in text and "\r" not in text:  # the usual case, without the regex machinery
@@ -98,7 +106,7 @@ def html_text(text: str) -> str:
 def quote(block: str) -> str:
     """``block`` (already safe Markdown, e.g. a fence) inside a block quote: every line prefixed,
     CR and CRLF line endings included, so no line escapes the quote."""
-    return "\n".join("> " + line if line else ">" for line in _LINE_BREAKS.split(block))
+    return "\n".join("> " + line if line else ">" for line in split_lines(block))
 
 
 # A fence line of the text (CommonMark 4.5): up to three spaces, then ``` or ~~~ (three or more);
@@ -114,13 +122,14 @@ _PROSE_SPECIAL = re.compile(r"[\\`*\[\]<>&!~|]|(?<![^\W_])_|_(?![^\W_])")
 _LINE_START = re.compile(r"[#+=-]|[0-9]{1,9}(?=[.)])")
 
 
-def _prose_line(line: str) -> str:
+def _prose_line(line: str, special: bool = True) -> str:
     """One line of literal text at the start of a Markdown line: inline markup escaped, leading
     blanks made no-break spaces (four spaces would start an indented code block), and whatever
-    would open a block (``#``, ``-``, ``1.``...) escaped."""
+    would open a block (``#``, ``-``, ``1.``...) escaped. ``special=False``: the line is known
+    to hold none of the characters inline markup is made of."""
     body = line.lstrip(" \t")
     lead = line[: len(line) - len(body)]
-    if _SPECIAL.search(body) is not None:
+    if special and _SPECIAL.search(body) is not None:
         body = _PROSE_SPECIAL.sub(_backslashed, body)
     start = _LINE_START.match(body)
     if start is not None:
@@ -131,9 +140,10 @@ def _prose_line(line: str) -> str:
     return lead.replace("\t", nbsp * 4).replace(" ", nbsp) + body
 
 
-def _paragraphs(lines: list[str]) -> str:
+def _paragraphs(lines: list[str], special: bool = True) -> str:
     """Literal lines as Markdown: blank lines end paragraphs, other line breaks are kept (a
-    backslash at the end of a line is a hard line break)."""
+    backslash at the end of a line is a hard line break). ``special=False``: no line holds a
+    character inline markup is made of (one search of the whole text said so)."""
     out: list[str] = []
     filled = [bool(line.strip(" \t")) for line in lines]
     filled.append(False)  # after the last line
@@ -141,7 +151,7 @@ def _paragraphs(lines: list[str]) -> str:
         if not filled[i]:
             out.append("")
             continue
-        text = _prose_line(line)
+        text = _prose_line(line, special)
         out.append(text + "\\" if filled[i + 1] else text)
     return "\n".join(out)
 
@@ -152,9 +162,9 @@ def prose(text: str) -> str:
     come from it), and each fenced code block it holds (``` or ~~~, closed or running to the end,
     as CommonMark reads them) as a fence of pitools' own, with its language when that is one
     plain word. The result starts a block and never ends inside one."""
-    lines = _LINE_BREAKS.split(text)
+    lines = split_lines(text)
     if "```" not in text and "~~~" not in text:  # no line can open a fence: one run of prose
-        return _paragraphs(lines)
+        return _paragraphs(lines, _SPECIAL.search(text) is not None)
     return _prose_blocks(lines)
 
 

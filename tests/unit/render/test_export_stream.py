@@ -365,3 +365,13 @@ def test_prose_without_a_fence_is_the_general_rule(text: str) -> None:
     if "```" in text or "~~~" in text:
         return
     assert mdsafe.prose(text) == mdsafe._prose_blocks(mdsafe._LINE_BREAKS.split(text))
+
+
+@given(text=st.lists(st.sampled_from([*"\r\nab \u2028\x85", "\r\n"]), max_size=30).map("".join))
+@settings(max_examples=300)
+def test_split_lines_is_the_line_break_rule(text: str) -> None:
+    # split_lines() cuts with str.split where the text holds no CR: the same lines as CommonMark's
+    # line endings (LF, CR, CRLF; not U+2028 or NEL, which are ordinary characters there).
+    from pitools.render import mdsafe
+
+    assert mdsafe.split_lines(text) == mdsafe._LINE_BREAKS.split(text)
