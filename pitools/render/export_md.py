@@ -515,9 +515,14 @@ def _part_md(out: list[str], part: Part, embed: bool) -> None:
             _fenced(out, text, lang)
 
 
-#: :func:`inline` of entry titles, which repeat ("User", "Assistant · provider/model", "Tool
-#: result · read"): made once each (bounded: a hostile file's titles may all differ).
-_inline_title = lru_cache(maxsize=1024)(inline)
+#: :func:`inline` of short entry titles, which repeat ("User", "Assistant · provider/model",
+#: "Tool result · read"): made once each. Bounded in count and in length (a hostile file's
+#: titles may all differ, or each hold megabytes of a model name).
+_inline_short = lru_cache(maxsize=1024)(inline)
+
+
+def _inline_title(title: str) -> str:
+    return _inline_short(title) if len(title) <= 256 else inline(title)
 
 
 def _entry_md(out: list[str], view: EntryView, embed: bool) -> None:
