@@ -110,10 +110,10 @@ def leave_for_exit(*objects: object) -> None:
     :func:`_exit_now`): freeing a parsed session object by object costs ~0.06 s per 100 MB
     that nobody waits for, while the end of the process returns its memory whole.
 
-    Call it where the command is done needing what it keeps less than it needs it now: the
-    objects stay until the end instead of being freed for later work to reuse. Where
-    :func:`main` runs in a process that goes on (tests, ``serve``'s threads, the floor guard),
-    nothing is kept, and a command that runs until stopped must not call it."""
+    The objects stay until the end instead of being freed for the command's later work to
+    reuse: leave only what the command holds to its end anyway. Where :func:`main` runs in a
+    process that goes on (tests, ``serve``'s threads, the floor guard) nothing is kept, and a
+    command that runs until stopped must not call it."""
     if _LEFT_FOR_EXIT is not None:
         _LEFT_FOR_EXIT.extend(objects)
 

@@ -32,7 +32,6 @@ def command(out: Output, file: str, format_: str) -> int:
     from pitools.errors import PiCrashError
 
     loaded = load(file)
-
     leave_for_exit(loaded)
     result = list_branches(loaded.index)
     note_synthetic_ids(out, loaded)

@@ -33,7 +33,6 @@ def command(out: Output, file: str, leaf_ref: str | None, output: str | None, fo
     from pitools.core.session.load import load
 
     loaded = load(file)
-
     leave_for_exit(loaded)
     leaf = resolve_ref(loaded, leaf_ref, "--leaf") if leaf_ref is not None else loaded.index.leaf_id
     new = clone_session(loaded, leaf)

@@ -86,7 +86,6 @@ def command(out: Output, file: str, at_ref: str, output: str | None, format_: st
     from pitools.core.session.load import load
 
     loaded = load(file)
-
     leave_for_exit(loaded)
     at = resolve_ref(loaded, at_ref, "--at")
     new = fork_session(loaded, at)

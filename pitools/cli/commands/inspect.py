@@ -34,7 +34,6 @@ def command(out: Output, file: str, format_: str, all_: bool) -> int:
     from pitools.core.views.inspect import inspect_session
 
     loaded = load(file)
-
     leave_for_exit(loaded)
     data = inspect_session(loaded.session, loaded.index, first_crash)
     from pitools.ops.traces import fork_split
